@@ -1,0 +1,42 @@
+// Command-line parsing for reshardctl: `--name value`, `--name=value`,
+// repeatable options and boolean switches, with errors that name the flag.
+#ifndef RESHARD_CLIENT_CLI_ARGS_H_
+#define RESHARD_CLIENT_CLI_ARGS_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace reshard {
+
+class CliArgs {
+ public:
+  // Parses `args` (after the subcommand). `switches` take no value; every
+  // other name in `options` takes one. INVALID_ARGUMENT on unknown flags,
+  // missing values or stray positional words.
+  static absl::StatusOr<CliArgs> Parse(absl::Span<const std::string> args,
+                                       const std::set<std::string>& options,
+                                       const std::set<std::string>& switches);
+
+  bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  // The last value given for `name`.
+  std::optional<std::string> Get(const std::string& name) const;
+  // Every value given for `name`, in order.
+  std::vector<std::string> GetAll(const std::string& name) const;
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+// Parses "16,16" into sizes; INVALID_ARGUMENT names `flag`.
+absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
+                                                  const std::string& flag);
+
+}  // namespace reshard
+
+#endif  // RESHARD_CLIENT_CLI_ARGS_H_

@@ -1,0 +1,84 @@
+// A CostModel prices a step: the bytes it moves, its estimated time and the
+// peak per-rank memory it needs. Two models exist (DESIGN §3.1, §3.3):
+//  - alpha_beta (default): latency + bandwidth terms on the largest padded
+//    per-rank buffer, ring factors of nccl-tests, per-dim link overrides.
+//  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
+//    torch_graph planner reproduces PyTorch's Dijkstra tie-breaks.
+// A CostModel is immutable and safe for concurrent use; it refers to the
+// Mesh and TensorSpec it was built with, which must outlive it.
+#ifndef RESHARD_PLANNER_COST_MODEL_H_
+#define RESHARD_PLANNER_COST_MODEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/step.h"
+#include "planner/tensor_spec.h"
+
+namespace reshard {
+
+enum class CostModelKind { kAlphaBeta, kTorch };
+
+absl::string_view CostModelName(CostModelKind kind);
+std::optional<CostModelKind> ParseCostModel(absl::string_view name);
+
+struct CostOptions {
+  CostModelKind kind = CostModelKind::kAlphaBeta;
+  int64_t devices_per_host = 8;
+};
+
+// Model constants (DESIGN §3.3); GB = 1e9 bytes for alpha_beta.
+inline constexpr double kBaseLatencyUs = 6.6;
+inline constexpr double kIntraHostBandwidthGBps = 87.7;
+inline constexpr double kIntraHostLatencyUs = 0.6;
+inline constexpr double kInterHostBandwidthFactor = 0.22;
+inline constexpr double kInterHostLatencyUs = 2.7;
+inline constexpr double kLocalBandwidthGBps = 2000;
+
+struct StepCost {
+  int64_t bytes = 0;
+  double time_us = 0;
+  int64_t peak_bytes = 0;  // padded input + output buffer, largest rank.
+};
+
+class CostModel {
+ public:
+  CostModel(const Mesh& mesh, const TensorSpec& tensor, CostOptions options);
+
+  CostModelKind kind() const { return options_.kind; }
+  const CostOptions& options() const { return options_; }
+  const Mesh& mesh() const { return mesh_; }
+  const TensorSpec& tensor() const { return tensor_; }
+
+  // Prices `t` applied to `from` under this model. `t` must be legal there.
+  StepCost Price(const DistState& from, const Transition& t) const;
+
+  // PyTorch's edge cost (one_step_redistribute_cost), in µs, for the torch
+  // model; multi-dim groups use n = group size, max latency, min bandwidth.
+  double TorchTime(const DistState& from, const Transition& t) const;
+
+  // Padded buffer sizes of `t` from `from`, in bytes: {input, output}.
+  std::pair<int64_t, int64_t> PaddedBuffers(const DistState& from,
+                                            const Transition& t) const;
+
+  // Bytes of the largest local buffer under `state`.
+  int64_t LocalBytes(const DistState& state) const;
+
+ private:
+  double AlphaBetaTime(const DistState& from, const Transition& t,
+                       int64_t bytes) const;
+
+  const Mesh& mesh_;
+  const TensorSpec& tensor_;
+  CostOptions options_;
+  // Per mesh dim link values for each model.
+  std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
+};
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_COST_MODEL_H_

@@ -1,0 +1,188 @@
+#include "planner/merge_pass.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "planner/chunking.h"
+#include "planner/plan_costs.h"
+
+namespace reshard {
+namespace {
+
+bool Mergeable(StepOp op) {
+  return op == StepOp::kAllGather || op == StepOp::kAllReduce ||
+         op == StepOp::kReduceScatter;
+}
+
+bool LinearPartial(const Placement& p) {
+  return p.is_partial() && (p.op() == ReduceOp::kSum || p.op() == ReduceOp::kAvg);
+}
+
+// Whether `step` joins the run that `first` opened: same kind and the same
+// per-dim placement pair, or {sum,avg} Partial sources with the same target.
+bool JoinsRun(const Step& first, const Step& step) {
+  if (step.op != first.op || step.group.size() != 1) return false;
+  const int a = first.group[0];
+  const int b = step.group[0];
+  const Placement fs = first.from.placement(a), ft = first.to.placement(a);
+  const Placement ss = step.from.placement(b), st = step.to.placement(b);
+  if (ft != st) return false;
+  return fs == ss || (LinearPartial(fs) && LinearPartial(ss));
+}
+
+// Every extent the split tensor dim can have on some rank just before the
+// run's group (the "outermost extent" PyTorch checks for divisibility).
+std::set<int64_t> OuterExtents(const Mesh& mesh, const DistState& state,
+                               int tensor_dim, int levels, int64_t extent) {
+  std::set<int64_t> extents{extent};
+  const std::vector<int> order = state.ShardOrder(tensor_dim);
+  for (int i = 0; i < levels; ++i) {
+    std::set<int64_t> next;
+    const int64_t n = mesh.size(order[i]);
+    for (int64_t e : extents) {
+      // Parts are full, then at most one partial, then empty: three values.
+      const int64_t full = ChunkFull(e, n);
+      next.insert(full);
+      next.insert(ChunkSize(e, n, e / std::max<int64_t>(full, 1)));
+      next.insert(ChunkSize(e, n, n - 1));
+    }
+    extents = std::move(next);
+  }
+  return extents;
+}
+
+std::vector<std::string> DimNames(const Mesh& mesh, const Group& dims) {
+  std::vector<std::string> names;
+  for (int d : dims) names.push_back(mesh.dim_names()[d]);
+  return names;
+}
+
+class Merger {
+ public:
+  Merger(const Mesh& mesh, const CostModel& model)
+      : mesh_(mesh), model_(model) {}
+
+  // Returns the merged step, or nullopt (with a warning when warranted).
+  std::optional<Step> TryMerge(const std::vector<Step>& run,
+                               std::vector<Warning>& warnings) {
+    if (run.size() < 2) return std::nullopt;
+    const StepOp op = run[0].op;
+    Group dims;
+    for (const Step& s : run) dims.push_back(s.group[0]);
+    Group sorted = dims;
+    std::sort(sorted.begin(), sorted.end());
+    const std::vector<std::string> names = DimNames(mesh_, sorted);
+    const std::string what =
+        absl::StrCat(run.size(), " sequential ", StepOpName(op),
+                     " steps on mesh dims ", QuotedDims(names));
+    bool ordered = true;
+    if (op == StepOp::kReduceScatter) {
+      ordered = dims == sorted && std::adjacent_find(dims.begin(), dims.end()) ==
+                                      dims.end();
+    } else if (op == StepOp::kAllGather) {
+      ordered = Group(sorted.rbegin(), sorted.rend()) == dims;
+    }
+    if (!ordered) {
+      AddWarning(warnings,
+                 {"non_ascending_merge_refused", names,
+                  absl::StrCat(what, ": it is not possible to merge "
+                                     "non-ascending order ",
+                               StepOpName(op), " operations"),
+                  0});
+      return std::nullopt;
+    }
+    absl::StatusOr<Step> merged =
+        MakeStep(mesh_, run.front().from, run.back().to, sorted);
+    if (!merged.ok()) return std::nullopt;
+    if (!mesh_.IsRegistered(sorted)) {
+      const double saving = TotalTime(model_, run) - TotalTime(model_, {*merged});
+      AddWarning(warnings,
+                 {"missing_flattened_group", names,
+                  absl::StrFormat("%s could run as one collective; flatten "
+                                  "mesh dims %s: %s (saves %.4g us)",
+                                  what, QuotedDims(names),
+                                  FlattenRemedy(names), saving),
+                  saving});
+      return std::nullopt;
+    }
+    if (op != StepOp::kAllReduce && !EvenlyDivisible(*merged)) {
+      AddWarning(warnings,
+                 {"uneven_merge_refused", names,
+                  absl::StrCat(what, " cannot merge: the tensor dimension is "
+                                     "not evenly divisible by the product of "
+                                     "the mesh dim sizes (",
+                               mesh_.GroupSize(sorted), ") on every rank"),
+                  0});
+      return std::nullopt;
+    }
+    return *merged;
+  }
+
+ private:
+  bool EvenlyDivisible(const Step& merged) const {
+    const bool gather = merged.op == StepOp::kAllGather;
+    const int dim = gather ? *merged.src_tensor_dim : *merged.dst_tensor_dim;
+    const int depth = merged.from.ShardDepth(dim);
+    const int levels =
+        gather ? depth - static_cast<int>(merged.group.size()) : depth;
+    const int64_t n = mesh_.GroupSize(merged.group);
+    for (int64_t e : OuterExtents(mesh_, merged.from, dim, levels,
+                                  model_.tensor().shape()[dim])) {
+      if (e % n != 0) return false;
+    }
+    return true;
+  }
+
+  const Mesh& mesh_;
+  const CostModel& model_;
+};
+
+}  // namespace
+
+std::string QuotedDims(const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const std::string& n : names) quoted.push_back(absl::StrCat("\"", n, "\""));
+  return absl::StrCat("(", absl::StrJoin(quoted, ", "), ")");
+}
+
+std::string FlattenRemedy(const std::vector<std::string>& names) {
+  std::vector<std::string> quoted;
+  for (const std::string& n : names) quoted.push_back(absl::StrCat("\"", n, "\""));
+  return absl::StrCat("mesh[", absl::StrJoin(quoted, ", "), "]._flatten()");
+}
+
+void AddWarning(std::vector<Warning>& warnings, Warning w) {
+  for (const Warning& existing : warnings) {
+    if (existing.code == w.code && existing.dims == w.dims) return;
+  }
+  warnings.push_back(std::move(w));
+}
+
+MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
+                           std::vector<Step> steps) {
+  MergeResult result;
+  Merger merger(mesh, model);
+  size_t i = 0;
+  while (i < steps.size()) {
+    if (!Mergeable(steps[i].op) || steps[i].group.size() != 1) {
+      result.steps.push_back(std::move(steps[i++]));
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < steps.size() && JoinsRun(steps[i], steps[end])) ++end;
+    std::vector<Step> run(steps.begin() + i, steps.begin() + end);
+    std::optional<Step> merged = merger.TryMerge(run, result.warnings);
+    if (merged.has_value()) {
+      result.steps.push_back(*std::move(merged));
+    } else {
+      for (Step& s : run) result.steps.push_back(std::move(s));
+    }
+    i = end;
+  }
+  return result;
+}
+
+}  // namespace reshard

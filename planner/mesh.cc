@@ -1,0 +1,252 @@
+#include "planner/mesh.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace reshard {
+namespace {
+
+bool IsValidDimName(absl::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+absl::Status Invalid(absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
+}
+
+absl::Status ValidateLink(const LinkParams& link, int dim) {
+  if (link.bandwidth_gbps.has_value() &&
+      !(std::isfinite(*link.bandwidth_gbps) && *link.bandwidth_gbps > 0)) {
+    return Invalid(absl::StrCat("mesh.links[", dim, "].bandwidth_gbps"),
+                   absl::StrCat("must be a finite number > 0, got ",
+                                *link.bandwidth_gbps));
+  }
+  if (link.latency_us.has_value() &&
+      !(std::isfinite(*link.latency_us) && *link.latency_us >= 0)) {
+    return Invalid(
+        absl::StrCat("mesh.links[", dim, "].latency_us"),
+        absl::StrCat("must be a finite number >= 0, got ", *link.latency_us));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
+  Mesh mesh;
+  if (spec.shape.empty()) return Invalid("mesh.shape", "must have >= 1 dim");
+  if (spec.shape.size() > kMaxMeshDims) {
+    return Invalid("mesh.shape", absl::StrCat("has ", spec.shape.size(),
+                                              " dims; at most ", kMaxMeshDims,
+                                              " are supported"));
+  }
+  int64_t world = 1;
+  for (size_t d = 0; d < spec.shape.size(); ++d) {
+    if (spec.shape[d] < 1) {
+      return Invalid(absl::StrCat("mesh.shape[", d, "]"),
+                     absl::StrCat("size must be >= 1, got ", spec.shape[d]));
+    }
+    if (spec.shape[d] > kMaxWorldSize / world) {
+      return Invalid("mesh.shape",
+                     absl::StrCat("world size exceeds ", kMaxWorldSize,
+                                  " (NCCL ranks are int)"));
+    }
+    world *= spec.shape[d];
+  }
+  mesh.world_size_ = world;
+  mesh.shape_ = std::move(spec.shape);
+  const int ndim = mesh.ndim();
+  mesh.strides_.assign(ndim, 1);
+  for (int d = ndim - 2; d >= 0; --d) {
+    mesh.strides_[d] = mesh.strides_[d + 1] * mesh.shape_[d + 1];
+  }
+
+  if (spec.dim_names.empty()) {
+    for (int d = 0; d < ndim; ++d) spec.dim_names.push_back(absl::StrCat("d", d));
+  }
+  if (static_cast<int>(spec.dim_names.size()) != ndim) {
+    return Invalid("mesh.dim_names",
+                   absl::StrCat("has ", spec.dim_names.size(),
+                                " names for a mesh of ", ndim, " dims"));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (int d = 0; d < ndim; ++d) {
+    const std::string& name = spec.dim_names[d];
+    const std::string field = absl::StrCat("mesh.dim_names[", d, "]");
+    if (!IsValidDimName(name)) {
+      return Invalid(field, absl::StrCat("\"", name,
+                                         "\" must be non-empty letters, "
+                                         "digits or '_'"));
+    }
+    if (!seen.insert(name).second) {
+      return Invalid(field, absl::StrCat("duplicate name \"", name, "\""));
+    }
+  }
+  mesh.dim_names_ = std::move(spec.dim_names);
+
+  if (!spec.rank_map.empty()) {
+    if (static_cast<int64_t>(spec.rank_map.size()) != world) {
+      return Invalid("mesh.rank_map",
+                     absl::StrCat("has ", spec.rank_map.size(),
+                                  " ranks for a mesh of ", world, " devices"));
+    }
+    absl::flat_hash_set<int64_t> ranks;
+    bool identity = true;
+    for (int64_t p = 0; p < world; ++p) {
+      const int64_t r = spec.rank_map[p];
+      const std::string field = absl::StrCat("mesh.rank_map[", p, "]");
+      if (r < 0 || r > kMaxWorldSize) {
+        return Invalid(field, absl::StrCat("rank ", r, " is out of range [0, ",
+                                           kMaxWorldSize, "]"));
+      }
+      if (!ranks.insert(r).second) {
+        return Invalid(field, absl::StrCat("duplicate rank ", r));
+      }
+      identity = identity && r == p;
+    }
+    if (!identity) mesh.rank_map_ = std::move(spec.rank_map);
+  }
+
+  for (size_t f = 0; f < spec.flattened.size(); ++f) {
+    const auto& names = spec.flattened[f];
+    const std::string field = absl::StrCat("mesh.flattened[", f, "]");
+    if (names.size() < 2) {
+      return Invalid(field, absl::StrCat("a flattened group needs >= 2 dims, got ",
+                                         names.size()));
+    }
+    Group group;
+    for (size_t i = 0; i < names.size(); ++i) {
+      const int dim = mesh.DimIndex(names[i]);
+      if (dim < 0) {
+        return Invalid(absl::StrCat(field, "[", i, "]"),
+                       absl::StrCat("unknown dim \"", names[i], "\""));
+      }
+      if (std::find(group.begin(), group.end(), dim) != group.end()) {
+        return Invalid(absl::StrCat(field, "[", i, "]"),
+                       absl::StrCat("dim \"", names[i], "\" is repeated"));
+      }
+      group.push_back(dim);
+    }
+    // Registering the same group twice is harmless; keep the first.
+    if (!mesh.IsRegistered(group)) mesh.flattened_.push_back(std::move(group));
+  }
+
+  if (!spec.links.empty()) {
+    if (static_cast<int>(spec.links.size()) != ndim) {
+      return Invalid("mesh.links", absl::StrCat("has ", spec.links.size(),
+                                                " entries for a mesh of ", ndim,
+                                                " dims"));
+    }
+    for (int d = 0; d < ndim; ++d) {
+      absl::Status s = ValidateLink(spec.links[d], d);
+      if (!s.ok()) return s;
+    }
+    mesh.links_ = std::move(spec.links);
+  } else {
+    mesh.links_.assign(ndim, LinkParams{});
+  }
+  return mesh;
+}
+
+int Mesh::DimIndex(absl::string_view name) const {
+  for (int d = 0; d < ndim(); ++d) {
+    if (dim_names_[d] == name) return d;
+  }
+  return -1;
+}
+
+bool Mesh::IsRegistered(absl::Span<const int> group) const {
+  return std::any_of(flattened_.begin(), flattened_.end(), [&](const Group& g) {
+    return absl::MakeConstSpan(g) == group;
+  });
+}
+
+std::string Mesh::GroupName(absl::Span<const int> group) const {
+  std::vector<absl::string_view> names;
+  for (int d : group) names.push_back(dim_names_[d]);
+  return absl::StrJoin(names, "_");
+}
+
+int64_t Mesh::GroupSize(absl::Span<const int> group) const {
+  int64_t n = 1;
+  for (int d : group) n *= shape_[d];
+  return n;
+}
+
+std::vector<int64_t> Mesh::GroupPositions(int64_t position,
+                                          absl::Span<const int> group) const {
+  int64_t base = position;
+  for (int d : group) base -= Coordinate(position, d) * strides_[d];
+  std::vector<int64_t> members{base};
+  // Enumerate lexicographically with group[0] outermost: expand dims in order.
+  for (int d : group) {
+    std::vector<int64_t> next;
+    next.reserve(members.size() * shape_[d]);
+    for (int64_t m : members) {
+      for (int64_t a = 0; a < shape_[d]; ++a) next.push_back(m + a * strides_[d]);
+    }
+    members = std::move(next);
+  }
+  return members;
+}
+
+std::vector<int64_t> Mesh::GroupRanks(int64_t position,
+                                      absl::Span<const int> group) const {
+  std::vector<int64_t> ranks = GroupPositions(position, group);
+  for (int64_t& r : ranks) r = RankAt(r);
+  return ranks;
+}
+
+int64_t Mesh::IndexInGroup(int64_t position, absl::Span<const int> group) const {
+  int64_t index = 0;
+  for (int d : group) index = index * shape_[d] + Coordinate(position, d);
+  return index;
+}
+
+int64_t Mesh::MemberPosition(int64_t position, absl::Span<const int> group,
+                             int64_t index) const {
+  int64_t result = position;
+  for (int i = static_cast<int>(group.size()) - 1; i >= 0; --i) {
+    const int d = group[i];
+    const int64_t a = index % shape_[d];
+    index /= shape_[d];
+    result += (a - Coordinate(position, d)) * strides_[d];
+  }
+  return result;
+}
+
+absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
+                                 absl::string_view field) const {
+  if (group.empty()) return Invalid(field, "group must name >= 1 mesh dim");
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (group[i] < 0 || group[i] >= ndim()) {
+      return Invalid(absl::StrCat(field, "[", i, "]"),
+                     absl::StrCat("mesh dim ", group[i], " out of range [0, ",
+                                  ndim(), ")"));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (group[j] == group[i]) {
+        return Invalid(absl::StrCat(field, "[", i, "]"),
+                       absl::StrCat("mesh dim ", group[i], " is repeated"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool Mesh::operator==(const Mesh& other) const {
+  return shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
+         rank_map_ == other.rank_map_ && flattened_ == other.flattened_ &&
+         links_ == other.links_;
+}
+
+}  // namespace reshard

@@ -1,0 +1,114 @@
+// A Mesh is an immutable, validated N-D device mesh: its shape, its dim names,
+// the global rank at every position, the flattened groups that exist as
+// communicators, and per-dim link parameters.
+//
+// Positions are row-major indices into the mesh; ranks are what the rank map
+// assigns to them. Group math follows DESIGN.md §2.1 and is a pure function of
+// the shape: a group over ordered dims (g1..gk) contains the positions that
+// differ from p only on those dims, enumerated with g1 outermost.
+//
+// A Mesh is safe for concurrent use from multiple threads (it is immutable).
+#ifndef RESHARD_PLANNER_MESH_H_
+#define RESHARD_PLANNER_MESH_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace reshard {
+
+inline constexpr int kMaxMeshDims = 8;
+inline constexpr int64_t kMaxWorldSize = 2147483647;  // NCCL ranks are int.
+
+// Link parameters of one mesh dim; unset fields take the cost model's
+// defaults.
+struct LinkParams {
+  std::optional<double> bandwidth_gbps;  // GB/s, GB = 1e9 bytes.
+  std::optional<double> latency_us;      // per hop.
+  bool operator==(const LinkParams&) const = default;
+};
+
+// What a caller supplies to build a Mesh; everything is validated by
+// Mesh::Create.
+struct MeshSpec {
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;  // empty: "d0", "d1", ...
+  std::vector<int64_t> rank_map;       // empty: identity 0..N-1.
+  std::vector<std::vector<std::string>> flattened;  // groups by dim name.
+  std::vector<LinkParams> links;  // empty or one per dim.
+};
+
+// An ordered tuple of distinct mesh dims, g1 outermost.
+using Group = std::vector<int>;
+
+class Mesh {
+ public:
+  // Validates `spec`. INVALID_ARGUMENT names the offending field, e.g.
+  // `mesh.dim_names[2]: duplicate name "B"`.
+  static absl::StatusOr<Mesh> Create(MeshSpec spec);
+
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t size(int dim) const { return shape_[dim]; }
+  int64_t world_size() const { return world_size_; }
+  const std::vector<std::string>& dim_names() const { return dim_names_; }
+  const std::vector<Group>& flattened() const { return flattened_; }
+  const std::vector<LinkParams>& links() const { return links_; }
+  bool has_identity_rank_map() const { return rank_map_.empty(); }
+
+  // The dim named `name`, or -1.
+  int DimIndex(absl::string_view name) const;
+  // True when `group` (exact order) is a registered flattened group.
+  bool IsRegistered(absl::Span<const int> group) const;
+  // Dim names joined by "_" ("A_C"), the name PyTorch gives a flattened mesh.
+  std::string GroupName(absl::Span<const int> group) const;
+  // Product of the sizes of `group`'s dims.
+  int64_t GroupSize(absl::Span<const int> group) const;
+
+  int64_t Stride(int dim) const { return strides_[dim]; }
+  int64_t Coordinate(int64_t position, int dim) const {
+    return (position / strides_[dim]) % shape_[dim];
+  }
+  int64_t RankAt(int64_t position) const {
+    return rank_map_.empty() ? position : rank_map_[position];
+  }
+
+  // The positions of `position`'s group over `group`, in group order.
+  std::vector<int64_t> GroupPositions(int64_t position,
+                                      absl::Span<const int> group) const;
+  // The global ranks of `position`'s group over `group`, in group order.
+  std::vector<int64_t> GroupRanks(int64_t position,
+                                  absl::Span<const int> group) const;
+  // `position`'s index within its group over `group`.
+  int64_t IndexInGroup(int64_t position, absl::Span<const int> group) const;
+  // The position of the member with index `index` in `position`'s group.
+  int64_t MemberPosition(int64_t position, absl::Span<const int> group,
+                         int64_t index) const;
+
+  // Checks that `group` names distinct, in-range dims; `field` prefixes the
+  // message.
+  absl::Status ValidateGroup(absl::Span<const int> group,
+                             absl::string_view field) const;
+
+  bool operator==(const Mesh& other) const;
+
+ private:
+  Mesh() = default;
+
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> strides_;
+  std::vector<std::string> dim_names_;
+  std::vector<int64_t> rank_map_;  // empty = identity.
+  std::vector<Group> flattened_;
+  std::vector<LinkParams> links_;
+  int64_t world_size_ = 1;
+};
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_MESH_H_

@@ -1,0 +1,51 @@
+// A Plan is a rank-independent sequence of Steps that turns a tensor's source
+// state into its destination state on a mesh, with its costs and warnings.
+// It is a plain value: planners produce it, the simulator checks it, the
+// formatters print it (plan_format.h), executors run it.
+#ifndef RESHARD_PLANNER_PLAN_H_
+#define RESHARD_PLANNER_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/step.h"
+#include "planner/tensor_spec.h"
+
+namespace reshard {
+
+// A structured warning (DESIGN §3.4).
+struct Warning {
+  std::string code;               // "missing_flattened_group", ...
+  std::vector<std::string> dims;  // mesh dim names concerned.
+  std::string message;
+  double saving_us = 0;  // estimated time the remedy would save.
+  bool operator==(const Warning&) const = default;
+};
+
+struct Plan {
+  TensorSpec tensor;
+  DistState src;
+  DistState dst;
+  std::string planner;     // "torch_greedy", "torch_graph", "optimal"
+  std::string cost_model;  // "alpha_beta", "torch"
+  std::vector<Step> steps;
+  std::vector<Warning> warnings;
+  double total_time_us = 0;
+  int64_t total_bytes = 0;
+  int64_t peak_bytes = 0;
+  double planning_us = 0;
+  int64_t states_expanded = 0;
+  bool cache_hit = false;
+
+  // Steps that move data between ranks (collectives on groups of size > 1).
+  int CommunicatingSteps(const Mesh& mesh) const;
+  // Number of steps with `op` (any group size).
+  int CountOp(StepOp op) const;
+};
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_PLAN_H_

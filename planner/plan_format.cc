@@ -1,0 +1,143 @@
+#include "planner/plan_format.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace reshard {
+namespace {
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonStrings(const std::vector<std::string>& items) {
+  std::vector<std::string> quoted;
+  for (const std::string& s : items) quoted.push_back(JsonString(s));
+  return absl::StrCat("[", absl::StrJoin(quoted, ","), "]");
+}
+
+std::string OptionalInt(const std::optional<int>& v) {
+  return v.has_value() ? absl::StrCat(*v) : "null";
+}
+
+std::string StepJson(const Mesh& mesh, const Step& s) {
+  return absl::StrCat(
+      "{\"op\":", JsonString(StepOpName(s.op)), ",\"mesh_dims\":[",
+      absl::StrJoin(s.group, ","), "],\"group\":",
+      JsonString(mesh.GroupName(s.group)),
+      ",\"reduce_op\":", JsonString(ReduceOpName(s.reduce_op)),
+      ",\"avg_divisor\":", s.avg_divisor,
+      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
+      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
+      ",\"from\":", JsonString(s.from.ToString()),
+      ",\"to\":", JsonString(s.to.ToString()), ",\"bytes\":", s.bytes,
+      ",\"time_us\":", FormatDouble(s.time_us), "}");
+}
+
+std::string WarningJson(const Warning& w) {
+  return absl::StrCat("{\"code\":", JsonString(w.code),
+                      ",\"dims\":", JsonStrings(w.dims),
+                      ",\"message\":", JsonString(w.message),
+                      ",\"saving_us\":", FormatDouble(w.saving_us), "}");
+}
+
+}  // namespace
+
+std::string FormatDouble(double value) {
+  if (!std::isfinite(value)) return "null";
+  char buf[64];
+  const auto result = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, result.ptr);
+}
+
+std::string PlanTrace(const Plan& plan) {
+  std::string out = plan.src.ToTorchString();
+  for (const Step& s : plan.steps) {
+    absl::StrAppend(&out, s.group.size() >= 2 ? "-->" : "->",
+                    s.to.ToTorchString());
+  }
+  return out;
+}
+
+std::string PlanTable(const Mesh& mesh, const Plan& plan) {
+  std::string out = absl::StrCat("trace: ", PlanTrace(plan), "\n");
+  absl::StrAppend(&out, absl::StrFormat("%-3s %-17s %-8s %-40s %12s %12s\n",
+                                        "#", "op", "group", "from -> to",
+                                        "bytes", "us"));
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    absl::StrAppend(
+        &out, absl::StrFormat("%-3d %-17s %-8s %-40s %12d %12.4f\n", i,
+                              StepOpName(s.op), mesh.GroupName(s.group),
+                              absl::StrCat(s.from.ToString(), " -> ",
+                                           s.to.ToString()),
+                              s.bytes, s.time_us));
+  }
+  absl::StrAppend(
+      &out,
+      absl::StrFormat("total: %d steps (%d communicating), %d bytes, %.4f us "
+                      "(%s model, %s planner), peak %d bytes/rank\n",
+                      plan.steps.size(), plan.CommunicatingSteps(mesh),
+                      plan.total_bytes, plan.total_time_us, plan.cost_model,
+                      plan.planner, plan.peak_bytes));
+  for (const Warning& w : plan.warnings) {
+    absl::StrAppend(&out, "warning [", w.code, "]: ", w.message, "\n");
+  }
+  return out;
+}
+
+std::string PlanJson(const Mesh& mesh, const Plan& plan) {
+  std::vector<std::string> flattened;
+  for (const Group& g : mesh.flattened()) {
+    std::vector<std::string> names;
+    for (int d : g) names.push_back(mesh.dim_names()[d]);
+    flattened.push_back(JsonStrings(names));
+  }
+  std::vector<std::string> steps;
+  for (const Step& s : plan.steps) steps.push_back(StepJson(mesh, s));
+  std::vector<std::string> warnings;
+  for (const Warning& w : plan.warnings) warnings.push_back(WarningJson(w));
+  return absl::StrCat(
+      "{\"mesh\":{\"shape\":[", absl::StrJoin(mesh.shape(), ","),
+      "],\"dim_names\":", JsonStrings(mesh.dim_names()), ",\"flattened\":[",
+      absl::StrJoin(flattened, ","), "]},\"tensor\":{\"shape\":[",
+      absl::StrJoin(plan.tensor.shape(), ","),
+      "],\"dtype\":", JsonString(DTypeName(plan.tensor.dtype())),
+      "},\"src\":", JsonString(plan.src.ToString()),
+      ",\"dst\":", JsonString(plan.dst.ToString()),
+      ",\"planner\":", JsonString(plan.planner),
+      ",\"cost_model\":", JsonString(plan.cost_model), ",\"steps\":[",
+      absl::StrJoin(steps, ","), "],\"trace\":", JsonString(PlanTrace(plan)),
+      ",\"total_time_us\":", FormatDouble(plan.total_time_us),
+      ",\"total_bytes\":", plan.total_bytes, ",\"peak_bytes\":", plan.peak_bytes,
+      ",\"warnings\":[", absl::StrJoin(warnings, ","),
+      "],\"planning_us\":", FormatDouble(plan.planning_us),
+      ",\"states_expanded\":", plan.states_expanded,
+      ",\"cache_hit\":", plan.cache_hit ? "true" : "false", "}");
+}
+
+}  // namespace reshard

@@ -1,0 +1,29 @@
+// Text renderings of a Plan: PyTorch's trace string, a human-readable step
+// table, and the plan JSON of DESIGN §4 (normative; one object).
+#ifndef RESHARD_PLANNER_PLAN_FORMAT_H_
+#define RESHARD_PLANNER_PLAN_FORMAT_H_
+
+#include <string>
+
+#include "planner/mesh.h"
+#include "planner/plan.h"
+
+namespace reshard {
+
+// States joined by "->", or "-->" before a state reached by a multi-dim step:
+// "P(sum)RP(sum)-->RRR".
+std::string PlanTrace(const Plan& plan);
+
+// One line per step: index, op, group, from -> to, bytes, µs; then totals
+// and warnings.
+std::string PlanTable(const Mesh& mesh, const Plan& plan);
+
+// The plan JSON object of DESIGN §4, on one line.
+std::string PlanJson(const Mesh& mesh, const Plan& plan);
+
+// Shortest decimal text that reads back as exactly `value` ("10.2175").
+std::string FormatDouble(double value);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_PLAN_FORMAT_H_

@@ -1,0 +1,57 @@
+// The planning entry point: one request (tensor, source and destination
+// states, options) on one mesh in, one priced Plan out. Every planner is
+// reached through MakePlan so that options, pricing and warnings mean the
+// same thing everywhere. Pure and thread-safe.
+#ifndef RESHARD_PLANNER_PLANNER_H_
+#define RESHARD_PLANNER_PLANNER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "planner/cost_model.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/plan.h"
+#include "planner/tensor_spec.h"
+
+namespace reshard {
+
+enum class PlannerKind { kTorchGreedy, kTorchGraph };
+
+absl::string_view PlannerName(PlannerKind kind);
+std::optional<PlannerKind> ParsePlanner(absl::string_view name);
+
+struct PlanOptions {
+  PlannerKind planner = PlannerKind::kTorchGreedy;
+  CostModelKind cost_model = CostModelKind::kAlphaBeta;
+  bool merge = false;  // PyTorch's flattened-mesh merge post-pass
+  int64_t devices_per_host = 8;
+};
+
+struct PlanRequest {
+  TensorSpec tensor;
+  DistState src;
+  DistState dst;
+  PlanOptions options;
+};
+
+// Builds a request from the text forms users type. INVALID_ARGUMENT names
+// the field (`tensor.shape[1]`, `src[0]`, `dtype`, ...).
+absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
+                                             std::vector<int64_t> shape,
+                                             absl::string_view dtype,
+                                             absl::string_view src,
+                                             absl::string_view dst,
+                                             PlanOptions options);
+
+// Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
+// the mesh or the planner; FAILED_PRECONDITION where a torch planner cannot
+// plan what PyTorch cannot.
+absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_PLANNER_H_

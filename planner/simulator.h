@@ -1,0 +1,48 @@
+// The reference simulator: the judge of every plan any planner emits.
+//
+// It runs a plan on every rank's local buffer in one process, the way an
+// executor would — collectives pad every member's block to the largest block
+// in the group, exchange, and trim, with sizes each rank derives from
+// (global shape, state, coordinates) — and checks every rank's result
+// exactly against the destination state. It never consults the global tensor
+// while running steps, so a plan that moves the wrong data fails.
+#ifndef RESHARD_PLANNER_SIMULATOR_H_
+#define RESHARD_PLANNER_SIMULATOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "planner/mesh.h"
+#include "planner/plan.h"
+
+namespace reshard {
+
+// One rank's dense row-major local tensor.
+template <typename T>
+struct LocalTensor {
+  std::vector<int64_t> shape;
+  std::vector<T> data;
+};
+
+// Runs `step` on the buffers of every mesh position (indexed by position).
+// Each buffer must have the shape its rank holds under `step.from`.
+// INVALID_ARGUMENT when a buffer's shape disagrees with the state (the plan
+// is inconsistent). Supported T: int64_t and double.
+template <typename T>
+absl::Status RunStep(const Mesh& mesh, absl::Span<const int64_t> global_shape,
+                     const Step& step, std::vector<LocalTensor<T>>& buffers);
+
+// Checks that the plan is well formed (consecutive states chain, each step is
+// what MakeStep infers for its (from, to, group), the final state is
+// equivalent to `dst`) and that running it on random source data consistent
+// with `src` (int64 and double, partial contributions included) leaves every
+// rank with exactly the data `dst` prescribes; for Partial destinations the
+// reduction over each partial group must equal the global value.
+// INTERNAL with a description of the first mismatch otherwise.
+absl::Status CheckPlan(const Mesh& mesh, const Plan& plan, uint64_t seed = 1);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_SIMULATOR_H_

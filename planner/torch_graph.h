@@ -1,0 +1,35 @@
+// torch_graph: PyTorch's Dijkstra redistribute planner reproduced exactly
+// (DESIGN §3.1): the same neighbour order, the same torch cost model (bit
+// for bit), FIFO tie-breaks by push counter, and termination when the
+// destination is popped.
+#ifndef RESHARD_PLANNER_TORCH_GRAPH_H_
+#define RESHARD_PLANNER_TORCH_GRAPH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/cost_model.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/step.h"
+
+namespace reshard {
+
+struct GraphResult {
+  std::vector<Step> steps;  // unpriced single-dim steps
+  int64_t states_expanded = 0;
+};
+
+// Searches with `torch_model` (which must be of kind kTorch).
+// FAILED_PRECONDITION when PyTorch's graph has no path; RESOURCE_EXHAUSTED
+// past `max_expanded` states.
+absl::StatusOr<GraphResult> TorchGraphSteps(const Mesh& mesh,
+                                            const CostModel& torch_model,
+                                            const DistState& src,
+                                            const DistState& dst,
+                                            int64_t max_expanded = 2000000);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_TORCH_GRAPH_H_

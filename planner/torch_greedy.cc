@@ -1,0 +1,97 @@
+#include "planner/torch_greedy.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace reshard {
+namespace {
+
+DistState WithPlacement(DistState state, int mesh_dim, const Placement& p) {
+  if (p.is_shard()) {
+    state.AppendShard(mesh_dim, p.dim());
+  } else if (p.is_partial()) {
+    state.SetPartial(mesh_dim, p.op());
+  } else {
+    state.SetReplicate(mesh_dim);
+  }
+  return state;
+}
+
+// Emits current[m] -> target, or explains why PyTorch cannot.
+absl::Status Emit(const Mesh& mesh, DistState& current, int m,
+                  const Placement& target, std::vector<Step>& steps) {
+  const Placement from = current.placement(m);
+  if (from.is_partial() && target.is_partial()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
+        target.ToString(), " on mesh dim ", m,
+        " (Partial to another Partial is unsupported); use the optimal "
+        "planner"));
+  }
+  if (from.is_shard() && target.is_partial() &&
+      target.op() != ReduceOp::kSum) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
+        target.ToString(), " on mesh dim ", m, "; use the optimal planner"));
+  }
+  const DistState next = WithPlacement(current, m, target);
+  absl::StatusOr<Step> step = MakeStep(mesh, current, next, {m});
+  if (!step.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("torch_greedy: PyTorch cannot plan this: ",
+                     step.status().message()));
+  }
+  steps.push_back(*std::move(step));
+  current = next;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
+                                                   const DistState& src,
+                                                   const DistState& dst) {
+  if (!src.HasDefaultOrder() || !dst.HasDefaultOrder()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "planner: torch_greedy needs default (ascending) shard orders, got ",
+        src.ToString(), " -> ", dst.ToString(),
+        "; PyTorch uses its graph planner for other orders: use torch_graph"));
+  }
+  std::vector<Step> steps;
+  DistState current = src;
+  const int ndim = mesh.ndim();
+  if (ndim == 1) {
+    if (current.placement(0) != dst.placement(0)) {
+      absl::Status s = Emit(mesh, current, 0, dst.placement(0), steps);
+      if (!s.ok()) return s;
+    }
+    return steps;
+  }
+  if (src.NumShards(mesh) > 1) {
+    for (int i = ndim - 1; i >= 0; --i) {
+      Placement target = dst.placement(i);
+      if (target.is_shard()) {
+        bool aligned = true;
+        for (int j = 0; j < i; ++j) {
+          const bool cur = current.placement(j) == target;
+          const bool want = dst.placement(j) == target;
+          aligned = aligned && cur == want;
+        }
+        if (!aligned) target = Placement::Replicate();
+      }
+      if (current.placement(i) != target) {
+        absl::Status s = Emit(mesh, current, i, target, steps);
+        if (!s.ok()) return s;
+      }
+    }
+  }
+  for (int i = 0; i < ndim; ++i) {
+    if (current.placement(i) != dst.placement(i)) {
+      absl::Status s = Emit(mesh, current, i, dst.placement(i), steps);
+      if (!s.ok()) return s;
+    }
+  }
+  return steps;
+}
+
+}  // namespace reshard

@@ -1,0 +1,25 @@
+// torch_greedy: PyTorch's greedy redistribute planner, step for step
+// (DESIGN §3.1). It is the baseline every other planner must not lose to.
+#ifndef RESHARD_PLANNER_TORCH_GREEDY_H_
+#define RESHARD_PLANNER_TORCH_GREEDY_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/step.h"
+
+namespace reshard {
+
+// The single-dim steps PyTorch's greedy planner emits from `src` to `dst`
+// (unpriced). INVALID_ARGUMENT for non-default shard orders (PyTorch uses
+// its graph planner then: use torch_graph); FAILED_PRECONDITION where
+// PyTorch cannot redistribute (e.g. P(sum) -> P(avg), S -> P(max)).
+absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
+                                                   const DistState& src,
+                                                   const DistState& dst);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_TORCH_GREEDY_H_
