@@ -129,13 +129,13 @@ std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
     case StepOp::kPartition:
       return {local, local};
     case StepOp::kShardToPartial: {
-      const int a = *t.src_tensor_dim;
       // The output holds the whole extent the group split.
-      const std::vector<int> order = from.ShardOrder(a);
-      const int64_t prefix = MaxExtent(
-          mesh_, from, tensor_.shape()[a], a,
-          static_cast<int>(order.size() - t.group.size()));
-      return {local, prefix * product_except({a})};
+      const int a = *t.src_tensor_dim;
+      DistState popped = from;
+      for (int m : t.group) popped.SetReplicate(m);
+      const int64_t whole = MaxExtent(mesh_, popped, tensor_.shape()[a], a,
+                                      popped.ShardDepth(a));
+      return {local, whole * product_except({a})};
     }
   }
   return {local, local};

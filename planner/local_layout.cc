@@ -4,28 +4,20 @@
 
 namespace reshard {
 
-Box PrefixBox(const Mesh& mesh, const DistState& state,
-              absl::Span<const int64_t> shape, int64_t position, int tensor_dim,
-              int levels) {
+Box LocalBox(const Mesh& mesh, const DistState& state,
+             absl::Span<const int64_t> shape, int64_t position) {
   Box box;
   box.offset.assign(shape.size(), 0);
   box.extent.assign(shape.begin(), shape.end());
   for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
     const std::vector<int> order = state.ShardOrder(d);
-    const int depth = d == tensor_dim ? levels : static_cast<int>(order.size());
-    for (int i = 0; i < depth; ++i) {
-      const int m = order[i];
+    for (int m : order) {
       const int64_t c = mesh.Coordinate(position, m);
       box.offset[d] += ChunkOffset(box.extent[d], mesh.size(m), c);
       box.extent[d] = ChunkSize(box.extent[d], mesh.size(m), c);
     }
   }
   return box;
-}
-
-Box LocalBox(const Mesh& mesh, const DistState& state,
-             absl::Span<const int64_t> shape, int64_t position) {
-  return PrefixBox(mesh, state, shape, position, -1, 0);
 }
 
 int64_t MaxExtent(const Mesh& mesh, const DistState& state, int64_t extent,

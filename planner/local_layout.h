@@ -31,12 +31,6 @@ struct Box {
 Box LocalBox(const Mesh& mesh, const DistState& state,
              absl::Span<const int64_t> shape, int64_t position);
 
-// The box `position` holds when only the first `levels` entries of
-// `tensor_dim`'s shard order are applied (other tensor dims fully split).
-Box PrefixBox(const Mesh& mesh, const DistState& state,
-              absl::Span<const int64_t> shape, int64_t position, int tensor_dim,
-              int levels);
-
 // The largest extent of `tensor_dim` over all ranks after the first `levels`
 // entries of its shard order: the extent at coordinate 0, since part 0 of a
 // torch.chunk split is always the largest.

@@ -122,14 +122,14 @@ class Merger {
   }
 
  private:
+  // The extents checked are those just outside the group: all_gather's
+  // source order without the group, reduce_scatter's order before it.
   bool EvenlyDivisible(const Step& merged) const {
     const bool gather = merged.op == StepOp::kAllGather;
     const int dim = gather ? *merged.src_tensor_dim : *merged.dst_tensor_dim;
-    const int depth = merged.from.ShardDepth(dim);
-    const int levels =
-        gather ? depth - static_cast<int>(merged.group.size()) : depth;
+    const DistState& outer = gather ? merged.to : merged.from;
     const int64_t n = mesh_.GroupSize(merged.group);
-    for (int64_t e : OuterExtents(mesh_, merged.from, dim, levels,
+    for (int64_t e : OuterExtents(mesh_, outer, dim, outer.ShardDepth(dim),
                                   model_.tensor().shape()[dim])) {
       if (e % n != 0) return false;
     }

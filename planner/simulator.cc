@@ -329,18 +329,17 @@ class GroupRun {
   }
 
   // Zeros of the extent the group split, with the local chunk at its offset.
+  // That extent is the one the rank holds once the group's dims leave the
+  // shard order, i.e. under `step.to`.
   std::vector<LocalTensor<T>> ShardToPartial() {
     const int a = *step_.src_tensor_dim;
-    const int levels =
-        step_.from.ShardDepth(a) - static_cast<int>(step_.group.size());
     std::vector<LocalTensor<T>> outs;
     for (int64_t j = 0; j < n_; ++j) {
-      const Box prefix =
-          PrefixBox(mesh_, step_.from, shape_, members_[j], a, levels);
+      const Box whole = LocalBox(mesh_, step_.to, shape_, members_[j]);
       const Box local = LocalBox(mesh_, step_.from, shape_, members_[j]);
       std::vector<int64_t> out_shape = In(j).shape, to = Zeros();
-      out_shape[a] = prefix.extent[a];
-      to[a] = local.offset[a] - prefix.offset[a];
+      out_shape[a] = whole.extent[a];
+      to[a] = local.offset[a] - whole.offset[a];
       LocalTensor<T> out = Filled<T>(out_shape, T{});
       CopyBox(In(j), Zeros(), out, to, In(j).shape);
       outs.push_back(std::move(out));

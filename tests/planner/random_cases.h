@@ -1,0 +1,91 @@
+// Random planning cases for property tests: meshes of 1-4 dims with sizes
+// 1-4, tensors of rank 1-4 with sizes 1-9 (mostly uneven), random shard
+// orders, Partial ops including sum/avg mixes, random registered groups.
+#ifndef RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
+#define RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/tensor_spec.h"
+
+namespace reshard::testing {
+
+struct RandomCase {
+  Mesh mesh;
+  TensorSpec tensor;
+  DistState src;
+  DistState dst;
+};
+
+inline DistState RandomState(std::mt19937_64& rng, const Mesh& mesh,
+                             int tensor_rank) {
+  // One partial family per state: {sum,avg}, {max} or {min}.
+  const int family = std::uniform_int_distribution<int>(0, 5)(rng);
+  std::vector<Placement> placements;
+  for (int m = 0; m < mesh.ndim(); ++m) {
+    const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+    if (kind < 4) {
+      placements.push_back(Placement::Shard(
+          std::uniform_int_distribution<int>(0, tensor_rank - 1)(rng)));
+    } else if (kind < 7) {
+      placements.push_back(Placement::Replicate());
+    } else {
+      ReduceOp op = family == 4   ? ReduceOp::kMax
+                    : family == 5 ? ReduceOp::kMin
+                    : (rng() & 1) ? ReduceOp::kAvg
+                                  : ReduceOp::kSum;
+      placements.push_back(Placement::Partial(op));
+    }
+  }
+  std::vector<ShardOrderEntry> order;
+  for (int d = 0; d < tensor_rank; ++d) {
+    ShardOrderEntry e{d, {}};
+    for (int m = 0; m < mesh.ndim(); ++m) {
+      if (placements[m] == Placement::Shard(d)) e.mesh_dims.push_back(m);
+    }
+    if (e.mesh_dims.empty()) continue;
+    if (rng() % 2) std::shuffle(e.mesh_dims.begin(), e.mesh_dims.end(), rng);
+    order.push_back(e);
+  }
+  return *DistState::Create(placements, order, tensor_rank, "state");
+}
+
+inline RandomCase MakeRandomCase(std::mt19937_64& rng) {
+  MeshSpec spec;
+  const int ndim = std::uniform_int_distribution<int>(1, 4)(rng);
+  const char* names[] = {"A", "B", "C", "D"};
+  for (int d = 0; d < ndim; ++d) {
+    spec.shape.push_back(std::uniform_int_distribution<int>(1, 4)(rng));
+    spec.dim_names.push_back(names[d]);
+  }
+  // Random registered groups, ascending (as PyTorch can) or not.
+  const int groups = ndim >= 2 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
+  for (int g = 0; g < groups; ++g) {
+    std::vector<int> dims(ndim);
+    for (int d = 0; d < ndim; ++d) dims[d] = d;
+    std::shuffle(dims.begin(), dims.end(), rng);
+    dims.resize(std::uniform_int_distribution<int>(2, ndim)(rng));
+    if (rng() % 4) std::sort(dims.begin(), dims.end());
+    std::vector<std::string> group;
+    for (int d : dims) group.push_back(names[d]);
+    spec.flattened.push_back(group);
+  }
+  Mesh mesh = *Mesh::Create(spec);
+  std::vector<int64_t> shape;
+  const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
+  for (int d = 0; d < rank; ++d) {
+    shape.push_back(std::uniform_int_distribution<int>(1, 9)(rng));
+  }
+  TensorSpec tensor = *TensorSpec::Create(shape, DType::kFloat32);
+  DistState src = RandomState(rng, mesh, rank);
+  DistState dst = RandomState(rng, mesh, rank);
+  return {std::move(mesh), std::move(tensor), src, dst};
+}
+
+}  // namespace reshard::testing
+
+#endif  // RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
