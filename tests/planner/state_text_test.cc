@@ -1,0 +1,339 @@
+// Proves that ParseDistState accepts every text form of DESIGN §2.2 — list
+// form `S(0),R,P(sum)`, PyTorch's concatenated form `S(0)RP(sum)`, PyTorch
+// reprs with or without brackets, bare `P`, `reduce_op=`, negative shard
+// dims, `[k]` order suffixes — and that DistState prints, compares, hashes
+// and canonicalizes as stated: ToString()/ToTorchString() round-trip, `[k]`
+// suffixes appear exactly for tensor dims sharded by >= 2 mesh dims,
+// HasDefaultOrder, Canonical (size-1 mesh dims become R) and absl::Hash.
+#include "planner/state_text.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/placement.h"
+
+namespace reshard {
+namespace {
+
+absl::StatusOr<DistState> Parse(absl::string_view text, int mesh_ndim,
+                                int tensor_rank) {
+  return ParseDistState(text, mesh_ndim, tensor_rank, "src");
+}
+
+struct TextCase {
+  std::string text;
+  int mesh_ndim;
+  int tensor_rank;
+  std::string want;  // ToString() of the parsed state.
+};
+
+// Parses every case, checks its list form, and that both printed forms parse
+// back to the same state.
+void CheckCases(const std::vector<TextCase>& cases) {
+  for (const TextCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<DistState> state = Parse(c.text, c.mesh_ndim, c.tensor_rank);
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_EQ(state->mesh_ndim(), c.mesh_ndim);
+    EXPECT_EQ(state->ToString(), c.want);
+
+    absl::StatusOr<DistState> list = Parse(state->ToString(), c.mesh_ndim,
+                                           c.tensor_rank);
+    ASSERT_TRUE(list.ok()) << list.status();
+    EXPECT_TRUE(*list == *state) << list->ToString();
+
+    absl::StatusOr<DistState> torch =
+        Parse(state->ToTorchString(), c.mesh_ndim, c.tensor_rank);
+    ASSERT_TRUE(torch.ok()) << state->ToTorchString() << ": " << torch.status();
+    EXPECT_TRUE(*torch == *state) << torch->ToString();
+  }
+}
+
+TEST(StateTextTest, ParsesListFormAndReprs) {
+  CheckCases({
+      {"S(0),R,P(sum)", 3, 2, "S(0),R,P(sum)"},
+      {"  S(0) , R ,P(sum) ", 3, 2, "S(0),R,P(sum)"},
+      {"S(0) R P(sum)", 3, 2, "S(0),R,P(sum)"},
+      {"Shard(dim=0), Replicate(), Partial(sum)", 3, 2, "S(0),R,P(sum)"},
+      {"Shard(dim=0)Replicate()Partial(sum)", 3, 2, "S(0),R,P(sum)"},
+      {"[Shard(dim=0), Replicate()]", 2, 2, "S(0),R"},
+      {"(Shard(dim=1), Replicate())", 2, 2, "S(1),R"},
+      {"[S(1), P(avg)]", 2, 2, "S(1),P(avg)"},
+      {"R", 1, 1, "R"},
+      {"S(0)R", 2, 1, "S(0),R"},
+      {"Replicate()Replicate()", 2, 1, "R,R"},
+  });
+}
+
+TEST(StateTextTest, ParsesPartialForms) {
+  CheckCases({
+      {"P", 1, 1, "P(sum)"},
+      {"P,R", 2, 1, "P(sum),R"},
+      {"Partial()", 1, 1, "P(sum)"},
+      {"Partial(sum)", 1, 1, "P(sum)"},
+      {"Partial(reduce_op=avg)", 1, 1, "P(avg)"},
+      {"Partial(reduce_op='max')", 1, 1, "P(max)"},
+      {"P(min),R", 2, 1, "P(min),R"},
+      // {sum, avg} is the one mix of Partial ops that is allowed.
+      {"P(sum),P(avg)", 2, 1, "P(sum),P(avg)"},
+  });
+}
+
+TEST(StateTextTest, NormalizesNegativeShardDims) {
+  CheckCases({
+      {"S(-1),R", 2, 3, "S(2),R"},
+      {"Shard(dim=-3)", 1, 3, "S(0)"},
+      {"S(-1)[1]S(-1)[0]", 2, 2, "S(1)[1],S(1)[0]"},
+  });
+  absl::StatusOr<DistState> negative = Parse("S(-1),R", 2, 3);
+  absl::StatusOr<DistState> positive = Parse("S(2),R", 2, 3);
+  ASSERT_TRUE(negative.ok() && positive.ok());
+  EXPECT_TRUE(*negative == *positive);
+  EXPECT_EQ(negative->placement(0), Placement::Shard(2));
+}
+
+TEST(StateTextTest, ParsesOrderSuffixes) {
+  CheckCases({
+      {"S(0)[1]S(0)[0]R", 3, 2, "S(0)[1],S(0)[0],R"},
+      {"S(0)[1],S(0)[0],R", 3, 2, "S(0)[1],S(0)[0],R"},
+      {"Shard(dim=0)[1], Shard(dim=0)[0], Replicate()", 3, 2,
+       "S(0)[1],S(0)[0],R"},
+      {"S(1)[2],S(0),S(1)[0],S(1)[1]", 4, 2, "S(1)[2],S(0),S(1)[0],S(1)[1]"},
+      // A suffix on a tensor dim sharded by one mesh dim is accepted and not
+      // printed.
+      {"S(0)[0]", 1, 1, "S(0)"},
+  });
+
+  absl::StatusOr<DistState> state = Parse("S(0)[1]S(0)[0]R", 3, 2);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->ShardOrder(0), (std::vector<int>{1, 0}));
+  EXPECT_EQ(state->ShardOrder(1), (std::vector<int>{}));
+  EXPECT_EQ(state->ShardDepth(0), 2);
+  EXPECT_EQ(state->order_index(0), 1);
+  EXPECT_EQ(state->order_index(1), 0);
+  EXPECT_EQ(state->ShardOrderEntries(),
+            (std::vector<ShardOrderEntry>{{0, {1, 0}}}));
+
+  state = Parse("S(1)[2],S(0),S(1)[0],S(1)[1]", 4, 2);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->ShardOrder(1), (std::vector<int>{2, 3, 0}));
+  EXPECT_EQ(state->ShardOrder(0), (std::vector<int>{1}));
+  EXPECT_EQ(state->ShardOrderEntries(),
+            (std::vector<ShardOrderEntry>{{0, {1}}, {1, {2, 3, 0}}}));
+
+  // Without suffixes the order is ascending.
+  state = Parse("S(0),S(0),S(0)", 3, 1);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_EQ(state->ShardOrder(0), (std::vector<int>{0, 1, 2}));
+}
+
+// PyTorch's concatenated form puts single-letter placements (`R`, bare `P`)
+// directly before the next placement: `S(0)RP(sum)`, `RRR`.
+TEST(StateTextTest, ParsesConcatenatedSingleLetterPlacements) {
+  CheckCases({
+      {"S(0)RP(sum)", 3, 2, "S(0),R,P(sum)"},
+      {"P(sum)RP(sum)", 3, 1, "P(sum),R,P(sum)"},
+      {"RRR", 3, 1, "R,R,R"},
+      {"RS(0)", 2, 1, "R,S(0)"},
+      {"PR", 2, 1, "P(sum),R"},
+      {"S(0)[1]S(0)[0]RR", 4, 2, "S(0)[1],S(0)[0],R,R"},
+  });
+}
+
+TEST(StateTextTest, PrintsListAndTorchForms) {
+  struct PrintCase {
+    std::string text;
+    int mesh_ndim;
+    std::string list;
+    std::string torch;
+  };
+  const std::vector<PrintCase> cases = {
+      {"S(0)[1]S(0)[0]R", 3, "S(0)[1],S(0)[0],R", "S(0)[1]S(0)[0]R"},
+      {"P(sum),R,P(sum)", 3, "P(sum),R,P(sum)", "P(sum)RP(sum)"},
+      {"S(0),S(1)", 2, "S(0),S(1)", "S(0)S(1)"},
+      // DESIGN §2.2 / PyTorch format_shard_order_str: the suffix is printed
+      // whenever a tensor dim is sharded by >= 2 mesh dims, also when the
+      // order is the default ascending one.
+      {"S(0),S(0)", 2, "S(0)[0],S(0)[1]", "S(0)[0]S(0)[1]"},
+      {"S(0),S(1),S(0)", 3, "S(0)[0],S(1),S(0)[1]", "S(0)[0]S(1)S(0)[1]"},
+      {"R,P(avg),P(max)", 3, "R,P(avg),P(max)", "RP(avg)P(max)"},
+  };
+  for (const PrintCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    // P(avg) with P(max) is a forbidden mix; build that one by hand.
+    if (c.text == "R,P(avg),P(max)") {
+      DistState state = DistState::Replicated(3);
+      state.SetPartial(1, ReduceOp::kAvg);
+      state.SetPartial(2, ReduceOp::kMax);
+      EXPECT_EQ(state.ToString(), c.list);
+      EXPECT_EQ(state.ToTorchString(), c.torch);
+      continue;
+    }
+    absl::StatusOr<DistState> state = Parse(c.text, c.mesh_ndim, 2);
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_EQ(state->ToString(), c.list);
+    EXPECT_EQ(state->ToTorchString(), c.torch);
+  }
+  EXPECT_EQ(DistState::Replicated(3).ToString(), "R,R,R");
+  EXPECT_EQ(DistState::Replicated(3).ToTorchString(), "RRR");
+}
+
+TEST(StateTextTest, ReprsOfPlacementsParseBack) {
+  for (absl::string_view text :
+       {"S(0),R,P(sum)", "S(1),P(avg),S(0)", "P(max),R,P(max)", "R,R,S(1)"}) {
+    SCOPED_TRACE(text);
+    absl::StatusOr<DistState> state = Parse(text, 3, 2);
+    ASSERT_TRUE(state.ok()) << state.status();
+    std::vector<std::string> reprs;
+    for (const Placement& p : state->placements()) reprs.push_back(p.ToRepr());
+    const std::string repr = absl::StrCat("[", absl::StrJoin(reprs, ", "), "]");
+    absl::StatusOr<DistState> parsed = Parse(repr, 3, 2);
+    ASSERT_TRUE(parsed.ok()) << repr << ": " << parsed.status();
+    EXPECT_TRUE(*parsed == *state) << repr;
+  }
+}
+
+TEST(StateTextTest, PlacementBasics) {
+  EXPECT_EQ(Placement::Shard(3).ToString(), "S(3)");
+  EXPECT_EQ(Placement::Replicate().ToString(), "R");
+  EXPECT_EQ(Placement::Partial().ToString(), "P(sum)");
+  EXPECT_EQ(Placement::Partial(ReduceOp::kMin).ToString(), "P(min)");
+  EXPECT_EQ(Placement::Shard(0).ToRepr(), "Shard(dim=0)");
+  EXPECT_EQ(Placement::Replicate().ToRepr(), "Replicate()");
+  EXPECT_EQ(Placement::Partial(ReduceOp::kAvg).ToRepr(), "Partial(avg)");
+  EXPECT_EQ(ParseReduceOp("max"), ReduceOp::kMax);
+  EXPECT_EQ(ParseReduceOp("prod"), std::nullopt);
+  EXPECT_TRUE(PartialOpsCompatible(ReduceOp::kSum, ReduceOp::kAvg));
+  EXPECT_TRUE(PartialOpsCompatible(ReduceOp::kMax, ReduceOp::kMax));
+  EXPECT_FALSE(PartialOpsCompatible(ReduceOp::kSum, ReduceOp::kMax));
+  EXPECT_FALSE(PartialOpsCompatible(ReduceOp::kMin, ReduceOp::kMax));
+}
+
+TEST(StateTextTest, HasDefaultOrder) {
+  struct OrderCase {
+    std::string text;
+    int mesh_ndim;
+    bool want;
+  };
+  const std::vector<OrderCase> cases = {
+      {"S(0),S(0)", 2, true},
+      {"S(0)[0]S(0)[1]", 2, true},
+      {"S(0)[1]S(0)[0]", 2, false},
+      {"S(0),S(1)", 2, true},
+      {"R,P(sum)", 2, true},
+      {"S(1)[1],S(0),S(1)[0]", 3, false},
+      {"S(0)[0],S(1),S(0)[1]", 3, true},
+      {"S(0)[0],S(0)[2],S(0)[1]", 3, false},
+  };
+  for (const OrderCase& c : cases) {
+    SCOPED_TRACE(c.text);
+    absl::StatusOr<DistState> state = Parse(c.text, c.mesh_ndim, 2);
+    ASSERT_TRUE(state.ok()) << state.status();
+    EXPECT_EQ(state->HasDefaultOrder(), c.want);
+  }
+}
+
+TEST(StateTextTest, EqualityFollowsPlacementsAndOrder) {
+  auto parse = [](absl::string_view text) {
+    return Parse(text, 2, 2).value();
+  };
+  EXPECT_TRUE(parse("S(0)[0]S(0)[1]") == parse("S(0),S(0)"));
+  EXPECT_TRUE(parse("S(0)[1]S(0)[0]") != parse("S(0),S(0)"));
+  EXPECT_TRUE(parse("S(0),R") != parse("R,S(0)"));
+  EXPECT_TRUE(parse("P(sum),R") != parse("P(avg),R"));
+  EXPECT_TRUE(parse("S(0),R") != parse("S(1),R"));
+}
+
+TEST(StateTextTest, MutatorsKeepTheOrderInvariant) {
+  auto parse = [](absl::string_view text) {
+    return Parse(text, 3, 2).value();
+  };
+  // Appending mesh dim 1 then mesh dim 0 gives the order (1, 0).
+  DistState state = DistState::Replicated(3);
+  state.AppendShard(1, 0);
+  state.AppendShard(0, 0);
+  EXPECT_TRUE(state == parse("S(0)[1]S(0)[0]R")) << state.ToString();
+  EXPECT_EQ(absl::Hash<DistState>{}(state),
+            absl::Hash<DistState>{}(parse("S(0)[1]S(0)[0]R")));
+
+  // Removing the outermost split renumbers the rest.
+  state = parse("S(0),S(0),S(0)");
+  state.SetReplicate(0);
+  EXPECT_TRUE(state == parse("R,S(0),S(0)")) << state.ToString();
+  state.SetPartial(1, ReduceOp::kAvg);
+  EXPECT_TRUE(state == parse("R,P(avg),S(0)")) << state.ToString();
+  state.AppendShard(1, 1);
+  EXPECT_TRUE(state == parse("R,S(1),S(0)")) << state.ToString();
+}
+
+TEST(StateTextTest, CanonicalReplacesSize1DimsWithReplicate) {
+  const Mesh mesh_21 = Mesh::Create({.shape = {2, 1, 2}}).value();
+  auto parse = [](absl::string_view text, int tensor_rank = 2) {
+    return Parse(text, 3, tensor_rank).value();
+  };
+  EXPECT_EQ(parse("S(0),S(0),P(sum)").Canonical(mesh_21).ToString(),
+            "S(0),R,P(sum)");
+  EXPECT_EQ(parse("R,P(avg),R").Canonical(mesh_21).ToString(), "R,R,R");
+  // Dims of size > 1 are untouched.
+  EXPECT_TRUE(parse("S(1),R,S(0)").Canonical(mesh_21) ==
+              parse("S(1),R,S(0)"));
+
+  // A size-1 dim's position in a shard order does not matter: both orders
+  // canonicalize to (1, 2).
+  const Mesh mesh_12 = Mesh::Create({.shape = {1, 2, 2}}).value();
+  const DistState outer_last = parse("S(0)[2]S(0)[0]S(0)[1]");
+  const DistState outer_first = parse("S(0),S(0),S(0)");
+  EXPECT_TRUE(outer_last != outer_first);
+  EXPECT_EQ(outer_last.Canonical(mesh_12).ToString(), "R,S(0)[0],S(0)[1]");
+  EXPECT_TRUE(outer_last.Canonical(mesh_12) == outer_first.Canonical(mesh_12));
+  // ... but the order of dims of size > 1 does.
+  EXPECT_TRUE(parse("R,S(0)[1],S(0)[0]").Canonical(mesh_12) !=
+              parse("R,S(0),S(0)").Canonical(mesh_12));
+
+  // Canonical is idempotent.
+  const DistState once = outer_last.Canonical(mesh_12);
+  EXPECT_TRUE(once.Canonical(mesh_12) == once);
+}
+
+TEST(StateTextTest, HashAgreesWithEquality) {
+  // Each row lists spellings of one state (mesh of 3 dims, tensor rank 2).
+  const std::vector<std::vector<std::string>> spellings = {
+      {"S(0),R,P(sum)", "S(0) R P(sum)",
+       "Shard(dim=0), Replicate(), Partial(sum)",
+       "[Shard(dim=0), Replicate(), Partial(reduce_op=sum)]", "S(-2),R,P"},
+      {"S(0)[1]S(0)[0]R", "S(0)[1],S(0)[0],R",
+       "Shard(dim=0)[1], Shard(dim=0)[0], Replicate()"},
+      {"S(0),S(0),R", "S(0)[0],S(0)[1],R"},
+      {"R,R,R", "Replicate(), Replicate(), Replicate()"},
+      {"S(1),R,R", "S(-1),R,R"},
+      {"R,S(1),R"},
+      {"P(avg),R,R", "Partial(reduce_op=avg),R,R"},
+      {"P(sum),R,R"},
+  };
+  const absl::Hash<DistState> hash;
+  absl::flat_hash_set<DistState> distinct;
+  for (const std::vector<std::string>& row : spellings) {
+    SCOPED_TRACE(row[0]);
+    const DistState first = Parse(row[0], 3, 2).value();
+    distinct.insert(first);
+    for (const std::string& text : row) {
+      absl::StatusOr<DistState> state = Parse(text, 3, 2);
+      ASSERT_TRUE(state.ok()) << text << ": " << state.status();
+      EXPECT_TRUE(*state == first) << text;
+      EXPECT_EQ(hash(*state), hash(first)) << text;
+      distinct.insert(*state);
+    }
+  }
+  EXPECT_EQ(distinct.size(), spellings.size());
+}
+
+}  // namespace
+}  // namespace reshard

@@ -1,0 +1,240 @@
+// torch_greedy, torch_graph and the merge post-pass reproduce PyTorch's
+// plans step for step (DESIGN §3.1 and the PyTorch reference notes), refuse
+// what PyTorch cannot plan, and warn as specified.
+#include "gtest/gtest.h"
+#include "planner/plan_format.h"
+#include "planner/planner.h"
+#include "planner/simulator.h"
+
+namespace reshard {
+namespace {
+
+Mesh MakeMesh(std::vector<int64_t> shape,
+              std::vector<std::vector<std::string>> flat = {}) {
+  MeshSpec spec;
+  spec.shape = std::move(shape);
+  const char* names[] = {"A", "B", "C", "D"};
+  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  spec.flattened = std::move(flat);
+  return *Mesh::Create(spec);
+}
+
+absl::StatusOr<Plan> Plan1(const Mesh& mesh, std::vector<int64_t> shape,
+                           const std::string& src, const std::string& dst,
+                           PlannerKind planner = PlannerKind::kTorchGreedy,
+                           bool merge = false,
+                           CostModelKind model = CostModelKind::kTorch) {
+  absl::StatusOr<PlanRequest> request = ParsePlanRequest(
+      mesh, std::move(shape), "f32", src, dst, {planner, model, merge});
+  if (!request.ok()) return request.status();
+  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+  if (plan.ok()) {
+    const absl::Status check = CheckPlan(mesh, *plan);
+    EXPECT_TRUE(check.ok()) << check;
+  }
+  return plan;
+}
+
+// "all_reduce(C) all_gather(B) ..." for compact expectations.
+std::string Ops(const Mesh& mesh, const Plan& plan) {
+  std::string out;
+  for (const Step& s : plan.steps) {
+    if (!out.empty()) out += " ";
+    out += absl::StrCat(StepOpName(s.op), "(", mesh.GroupName(s.group), ")");
+  }
+  return out;
+}
+
+TEST(TorchGreedyTest, PassOneWalksInnerToOuter) {
+  const Mesh mesh = MakeMesh({2, 2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {8, 8}, "P(sum),S(0),P(sum)", "R,R,R");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_reduce(C) all_gather(B) all_reduce(A)");
+  EXPECT_EQ(PlanTrace(*plan), "P(sum)S(0)P(sum)->P(sum)S(0)R->P(sum)RR->RRR");
+}
+
+TEST(TorchGreedyTest, MultiDimShardToShardGoesThroughReplicate) {
+  const Mesh mesh = MakeMesh({2, 2, 2});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {8, 8, 8}, "S(0),S(0),S(0)", "S(1),S(1),S(1)");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan),
+            "all_gather(C) all_gather(B) all_to_all(A) chunk(B) chunk(C)");
+}
+
+TEST(TorchGreedyTest, SingleAllToAllForInnerReshard) {
+  const Mesh mesh = MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {8, 8, 8}, "S(1),S(1)", "S(1),S(2)");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_to_all(B)");
+}
+
+TEST(TorchGreedyTest, NoShardsMeansAscendingOrder) {
+  const Mesh mesh = MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {8}, "P(sum),P(sum)", "S(0),R");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "reduce_scatter(A) all_reduce(B)");
+}
+
+TEST(TorchGreedyTest, RefusesWhatPyTorchCannotDo) {
+  const Mesh mesh = MakeMesh({2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {4}, "P(sum)", "P(avg)");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(plan.status().message().find("P(sum) to P(avg)"), std::string::npos)
+      << plan.status();
+  plan = Plan1(mesh, {4}, "S(0)", "P(max)");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(plan.status().message().find("S(0) to P(max)"), std::string::npos);
+}
+
+TEST(TorchGreedyTest, NonDefaultOrderPointsToTorchGraph) {
+  const Mesh mesh = MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {8}, "S(0)[1]S(0)[0]", "R,R");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plan.status().message().find("use torch_graph"), std::string::npos);
+  plan = Plan1(mesh, {8}, "S(0)[1]S(0)[0]", "R,R", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // Stack discipline: mesh dim 0 was applied last, so it is gathered first.
+  EXPECT_EQ(Ops(mesh, *plan), "all_gather(A) all_gather(B)");
+}
+
+TEST(TorchGraphTest, TiesBreakInGenerationOrder) {
+  const Mesh mesh = MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {8}, "P(sum),P(sum)", "R,R", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(PlanTrace(*plan), "P(sum)P(sum)->RP(sum)->RR");
+  EXPECT_GT(plan->states_expanded, 0);
+}
+
+TEST(TorchGraphTest, PrefersAllToAllOnlyWhenCheaper) {
+  // S->S costs ag(B)+1.0 µs (PyTorch's penalty), S->R ag(B*n): small
+  // tensors gather and chunk, large ones use one all_to_all.
+  const Mesh mesh = MakeMesh({4});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {8, 8}, "S(0)", "S(1)", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_gather(A) chunk(A)");
+  plan = Plan1(mesh, {4096, 4096}, "S(0)", "S(1)", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_to_all(A)");
+}
+
+TEST(TorchGraphTest, PlansPartialConversionsThroughReplicate) {
+  const Mesh mesh = MakeMesh({2});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {4}, "P(sum)", "P(avg)", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A) partition(A)");
+}
+
+TEST(TorchGraphTest, UsesZeroCostShardToPartialForSumDestinations) {
+  const Mesh mesh = MakeMesh({2});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {4}, "S(0)", "P(sum)", PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "shard_to_partial(A)");
+}
+
+TEST(MergePassTest, MergesRunsOntoRegisteredGroups) {
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+                                    PlannerKind::kTorchGreedy, true,
+                                    CostModelKind::kAlphaBeta);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A_C)");
+  EXPECT_EQ(PlanTrace(*plan), "P(sum)RP(sum)-->RRR");
+  EXPECT_TRUE(plan->warnings.empty());
+}
+
+TEST(MergePassTest, WarnsWhenTheGroupIsMissing) {
+  const Mesh mesh = MakeMesh({2, 2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+                                    PlannerKind::kTorchGreedy, true,
+                                    CostModelKind::kAlphaBeta);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A) all_reduce(C)");
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  const Warning& w = plan->warnings[0];
+  EXPECT_EQ(w.code, "missing_flattened_group");
+  EXPECT_EQ(w.dims, (std::vector<std::string>{"A", "C"}));
+  EXPECT_NE(w.message.find("mesh[\"A\", \"C\"]._flatten()"), std::string::npos)
+      << w.message;
+  // Two 10.2 µs all_reduces on 2 ranks vs one on 4: the saving is positive.
+  EXPECT_GT(w.saving_us, 5.0);
+}
+
+TEST(MergePassTest, AvgAndSumMergeWithADivisor) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {16}, "P(avg),P(sum)", "R,R",
+                                    PlannerKind::kTorchGreedy, true);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->steps.size(), 1u);
+  EXPECT_EQ(plan->steps[0].reduce_op, ReduceOp::kSum);
+  EXPECT_EQ(plan->steps[0].avg_divisor, 2);
+}
+
+TEST(MergePassTest, RefusesNonAscendingReduceScatter) {
+  // Greedy gathers inner-first; an explicit (S1,S1)->... order run that is
+  // not descending cannot merge: use torch_graph on a reversed order.
+  const Mesh mesh = MakeMesh({2, 2}, {{"A", "B"}});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {8}, "S(0)[1]S(0)[0]", "R,R",
+                                    PlannerKind::kTorchGraph, true);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_gather(A) all_gather(B)");
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_EQ(plan->warnings[0].code, "non_ascending_merge_refused");
+}
+
+TEST(MergePassTest, RefusesUnevenAllGatherUnlikePyTorch) {
+  const Mesh mesh = MakeMesh({2, 2}, {{"A", "B"}});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {5, 3}, "S(0),S(0)", "R,R", PlannerKind::kTorchGreedy, true);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_gather(B) all_gather(A)");
+  ASSERT_EQ(plan->warnings.size(), 1u);
+  EXPECT_EQ(plan->warnings[0].code, "uneven_merge_refused");
+  EXPECT_NE(plan->warnings[0].message.find("not evenly divisible"),
+            std::string::npos);
+  // Even extents merge.
+  plan = Plan1(mesh, {8, 3}, "S(0),S(0)", "R,R", PlannerKind::kTorchGreedy, true);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan), "all_gather(A_B)");
+}
+
+TEST(PlanFormatTest, JsonMatchesTheDesignExample) {
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+                                    PlannerKind::kTorchGreedy, true,
+                                    CostModelKind::kAlphaBeta);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  plan->planning_us = 8.1;
+  EXPECT_EQ(
+      PlanJson(mesh, *plan),
+      "{\"mesh\":{\"shape\":[2,2,2],\"dim_names\":[\"A\",\"B\",\"C\"],"
+      "\"flattened\":[[\"A\",\"C\"]]},\"tensor\":{\"shape\":[16,16],\"dtype\":"
+      "\"float32\"},\"src\":\"P(sum),R,P(sum)\",\"dst\":\"R,R,R\",\"planner\":"
+      "\"torch_greedy\",\"cost_model\":\"alpha_beta\",\"steps\":[{\"op\":"
+      "\"all_reduce\",\"mesh_dims\":[0,2],\"group\":\"A_C\",\"reduce_op\":"
+      "\"sum\",\"avg_divisor\":1,\"src_tensor_dim\":null,\"dst_tensor_dim\":"
+      "null,\"from\":\"P(sum),R,P(sum)\",\"to\":\"R,R,R\",\"bytes\":1024,"
+      "\"time_us\":10.21751425313569}],\"trace\":\"P(sum)RP(sum)-->RRR\","
+      "\"total_time_us\":10.21751425313569,\"total_bytes\":1024,\"peak_bytes\":"
+      "2048,\"warnings\":[],\"planning_us\":8.1,\"states_expanded\":0,"
+      "\"cache_hit\":false}");
+}
+
+TEST(PlanFormatTest, TorchModelPricesLikePyTorch) {
+  // all_gather of 16x16 f32 sharded over 2 on dim 0: B = 512 B per shard,
+  // S->R prices ag(B*2): 6.6 + 0.6 + (1024/2^30 * 1/2)/87.7 * 1e6.
+  const Mesh mesh = MakeMesh({2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "S(0)", "R");
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const double bytes_gb = 1024.0 / 1024 / 1024 / 1024;
+  EXPECT_DOUBLE_EQ(plan->total_time_us,
+                   6.6 + 0.6 + (bytes_gb * 1 / 2) / 87.7 * 1e6);
+  EXPECT_EQ(plan->steps[0].bytes, 1024);
+}
+
+}  // namespace
+}  // namespace reshard
