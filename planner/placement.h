@@ -59,11 +59,11 @@ class Placement {
 
  private:
   constexpr Placement(PlacementKind kind, int dim, ReduceOp op)
-      : kind_(kind), op_(op), dim_(static_cast<int16_t>(dim)) {}
+      : kind_(kind), op_(op), dim_(dim) {}
 
   PlacementKind kind_ = PlacementKind::kReplicate;
   ReduceOp op_ = ReduceOp::kSum;
-  int16_t dim_ = 0;
+  int32_t dim_ = 0;
 };
 
 // True when the Partial ops {a, b} may coexist in one placement list: equal,

@@ -39,7 +39,7 @@ struct PlanRequest {
 };
 
 // Builds a request from the text forms users type. INVALID_ARGUMENT names
-// the field (`tensor.shape[1]`, `src[0]`, `dtype`, ...).
+// the field (`tensor.shape[1]`, `tensor.dtype`, `src[0]`, ...).
 absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
                                              std::vector<int64_t> shape,
                                              absl::string_view dtype,

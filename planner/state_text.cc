@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 
 namespace reshard {
@@ -58,11 +59,13 @@ class Lexer {
 
   absl::StatusOr<Token> NextToken(size_t index) {
     const size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (absl::ascii_isalpha(text_[pos_]) || text_[pos_] == '_')) {
-      ++pos_;
+    // PyTorch's concatenated form has no separators ("RS(0)P"): take a full
+    // repr name when one starts here, else a single letter.
+    absl::string_view name = text_.substr(start, 1);
+    for (absl::string_view full : {"Shard", "Replicate", "Partial"}) {
+      if (absl::StartsWith(text_.substr(start), full)) name = full;
     }
-    const absl::string_view name = text_.substr(start, pos_ - start);
+    pos_ += name.size();
     std::optional<absl::string_view> args;
     if (pos_ < text_.size() && text_[pos_] == '(') {
       const size_t close = text_.find(')', pos_);

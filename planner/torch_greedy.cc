@@ -53,7 +53,7 @@ absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
                                                    const DistState& dst) {
   if (!src.HasDefaultOrder() || !dst.HasDefaultOrder()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "planner: torch_greedy needs default (ascending) shard orders, got ",
+        "options.planner: torch_greedy needs default (ascending) shard orders, got ",
         src.ToString(), " -> ", dst.ToString(),
         "; PyTorch uses its graph planner for other orders: use torch_graph"));
   }

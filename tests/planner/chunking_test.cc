@@ -28,7 +28,9 @@ namespace {
 
 std::vector<int64_t> Sizes(int64_t extent, int64_t parts) {
   std::vector<int64_t> sizes;
-  for (int64_t r = 0; r < parts; ++r) sizes.push_back(ChunkSize(extent, parts, r));
+  for (int64_t r = 0; r < parts; ++r) {
+    sizes.push_back(ChunkSize(extent, parts, r));
+  }
   return sizes;
 }
 
@@ -215,7 +217,9 @@ TEST(LocalBoxTest, EveryShardOrderTilesTheTensor) {
           const Box box =
               LocalBox(mesh, *state, std::vector<int64_t>{extent}, p);
           largest = std::max(largest, box.extent[0]);
-          if (box.extent[0] > 0) pieces.emplace_back(box.offset[0], box.extent[0]);
+          if (box.extent[0] > 0) {
+            pieces.emplace_back(box.offset[0], box.extent[0]);
+          }
         }
         std::sort(pieces.begin(), pieces.end());
         int64_t next = 0;

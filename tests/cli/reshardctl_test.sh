@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# reshardctl end to end: the DESIGN §4 example as a table and as JSON, the
+# planner/cost-model switches, and errors on stderr with exit status 2.
+set -u
+CTL="$1"
+fail=0
+check() {  # check NAME CONDITION-RESULT
+  if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
+}
+contains() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
+
+ARGS=(plan --offline --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16 --dtype f32
+      --from 'P(sum),R,P(sum)' --to 'R,R,R' --merge)
+out=$("$CTL" "${ARGS[@]}"); rc=$?
+check "table exit 0" $rc
+contains "$out" "trace: P(sum)RP(sum)-->RRR"; check "table has trace" $?
+contains "$out" "all_reduce        A_C"; check "table has merged step" $?
+
+json=$("$CTL" "${ARGS[@]}" --json); rc=$?
+check "json exit 0" $rc
+contains "$json" '"steps":[{"op":"all_reduce","mesh_dims":[0,2],"group":"A_C","reduce_op":"sum","avg_divisor":1'
+check "json step" $?
+contains "$json" '"total_time_us":10.21751425313569,"total_bytes":1024,"peak_bytes":2048'
+check "json totals" $?
+if command -v jq >/dev/null 2>&1; then
+  echo "$json" | jq -e '.trace == "P(sum)RP(sum)-->RRR" and (.warnings|length) == 0' >/dev/null
+  check "json parses with jq" $?
+fi
+
+warn=$("$CTL" plan --offline --mesh A=2,B=2,C=2 --shape 16,16 --from 'P(sum),R,P(sum)' --to 'R,R,R' --merge)
+contains "$warn" 'warning [missing_flattened_group]'; check "missing group warning" $?
+contains "$warn" 'mesh["A", "C"]._flatten()'; check "warning remedy" $?
+
+graph=$("$CTL" plan --offline --mesh A=2,B=2 --shape 8 --from 'S(0)[1]S(0)[0]' --to 'R,R' --planner torch_graph --cost_model torch)
+contains "$graph" "torch model, torch_graph planner"; check "graph planner selectable" $?
+
+err=$("$CTL" plan --offline --mesh A=2,B=2 --shape 8 --from 'S(3),R' --to 'R,R' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "bad placement exits 2" $?
+contains "$err" "INVALID_ARGUMENT: src[0]: shard dim 3 out of range"; check "bad placement message" $?
+
+err=$("$CTL" plan --offline --mesh A=2,A=2 --shape 8 --from 'R,R' --to 'R,R' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "duplicate dim exits 2" $?
+contains "$err" 'mesh.dim_names[1]: duplicate name "A"'; check "duplicate dim message" $?
+
+err=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "torch refusal exits 2" $?
+contains "$err" "FAILED_PRECONDITION"; check "torch refusal message" $?
+
+err=$("$CTL" plan --offline --bogus 1 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "unknown flag exits 2" $?
+contains "$err" "unknown flag --bogus"; check "unknown flag message" $?
+
+exit $fail
