@@ -22,9 +22,10 @@ constexpr char kUsage[] =
     "usage: reshardctl plan --offline --mesh A=2,B=2,C=2 [--flatten A,C]...\n"
     "         --shape 16,16 [--dtype f32] --from 'P(sum),R,P(sum)' --to "
     "'R,R,R'\n"
-    "         [--planner torch_greedy|torch_graph] [--merge]\n"
+    "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
-    "         [--link DIM=GBPS:US]... [--json]\n";
+    "         [--flatten_policy existing|any|none] [--link DIM=GBPS:US]...\n"
+    "         [--max_peak_bytes N] [--search_budget N] [--json]\n";
 
 // "A=2,B=2,C=2" -> names and sizes.
 absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
@@ -71,7 +72,8 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
   absl::StatusOr<CliArgs> args = CliArgs::Parse(
       argv,
       {"mesh", "flatten", "shape", "dtype", "from", "to", "planner",
-       "cost_model", "devices_per_host", "link"},
+       "cost_model", "devices_per_host", "link", "flatten_policy",
+       "max_peak_bytes", "search_budget"},
       {"offline", "merge", "json"});
   if (!args.ok()) return args.status();
   if (!args->Has("offline")) {
@@ -103,7 +105,7 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
     if (!kind.has_value()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--planner: unknown planner \"", *planner,
-          "\"; expected torch_greedy or torch_graph"));
+          "\"; expected optimal, torch_greedy or torch_graph"));
     }
     options.planner = *kind;
   }
@@ -116,11 +118,31 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
     }
     options.cost_model = *kind;
   }
-  if (auto dph = args->Get("devices_per_host")) {
-    if (!absl::SimpleAtoi(*dph, &options.devices_per_host)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--devices_per_host: \"", *dph, "\" is not an integer"));
+  for (auto [flag, target] : {std::pair{"devices_per_host", &options.devices_per_host},
+                              std::pair{"search_budget", &options.search_budget}}) {
+    if (auto value = args->Get(flag)) {
+      if (!absl::SimpleAtoi(*value, target)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, ": \"", *value, "\" is not an integer"));
+      }
     }
+  }
+  if (auto value = args->Get("max_peak_bytes")) {
+    int64_t bytes = 0;
+    if (!absl::SimpleAtoi(*value, &bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--max_peak_bytes: \"", *value, "\" is not an integer"));
+    }
+    options.max_peak_bytes = bytes;
+  }
+  if (auto policy = args->Get("flatten_policy")) {
+    std::optional<FlattenPolicy> parsed = ParseFlattenPolicy(*policy);
+    if (!parsed.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--flatten_policy: unknown policy \"", *policy,
+                       "\"; expected existing, any or none"));
+    }
+    options.flatten_policy = *parsed;
   }
   options.merge = args->Has("merge");
   absl::StatusOr<std::vector<int64_t>> shape =

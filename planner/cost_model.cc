@@ -85,9 +85,8 @@ double CostModel::TorchTime(const DistState& from, const Transition& t) const {
 }
 
 std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
-    const DistState& from, const Transition& t) const {
-  const std::vector<int64_t> ext =
-      MaxLocalExtents(mesh_, from, tensor_.shape());
+    const DistState& from, const Transition& t,
+    absl::Span<const int64_t> ext) const {
   const int64_t n = mesh_.GroupSize(t.group);
   // Nested padded block of `extent` split over the group's dims.
   auto block_over_group = [&](int64_t extent) {
@@ -174,7 +173,13 @@ double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
 }
 
 StepCost CostModel::Price(const DistState& from, const Transition& t) const {
-  const auto [in, out] = PaddedBuffers(from, t);
+  return PriceWithExtents(from, t,
+                          MaxLocalExtents(mesh_, from, tensor_.shape()));
+}
+
+StepCost CostModel::PriceWithExtents(const DistState& from, const Transition& t,
+                                     absl::Span<const int64_t> extents) const {
+  const auto [in, out] = PaddedBuffers(from, t, extents);
   StepCost cost;
   cost.peak_bytes = in + out;
   const int64_t n = mesh_.GroupSize(t.group);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "planner/dist_state.h"
 #include "planner/mesh.h"
 #include "planner/step.h"
@@ -56,14 +57,19 @@ class CostModel {
 
   // Prices `t` applied to `from` under this model. `t` must be legal there.
   StepCost Price(const DistState& from, const Transition& t) const;
+  // The same, given `from`'s MaxLocalExtents (searches price many edges of
+  // one state).
+  StepCost PriceWithExtents(const DistState& from, const Transition& t,
+                            absl::Span<const int64_t> extents) const;
 
   // PyTorch's edge cost (one_step_redistribute_cost), in µs, for the torch
   // model; multi-dim groups use n = group size, max latency, min bandwidth.
   double TorchTime(const DistState& from, const Transition& t) const;
 
   // Padded buffer sizes of `t` from `from`, in bytes: {input, output}.
-  std::pair<int64_t, int64_t> PaddedBuffers(const DistState& from,
-                                            const Transition& t) const;
+  std::pair<int64_t, int64_t> PaddedBuffers(
+      const DistState& from, const Transition& t,
+      absl::Span<const int64_t> extents) const;
 
   // Bytes of the largest local buffer under `state`.
   int64_t LocalBytes(const DistState& state) const;

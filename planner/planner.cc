@@ -1,9 +1,11 @@
 #include "planner/planner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "planner/merge_pass.h"
 #include "planner/plan_costs.h"
 #include "planner/state_text.h"
@@ -13,12 +15,22 @@
 namespace reshard {
 
 absl::string_view PlannerName(PlannerKind kind) {
-  return kind == PlannerKind::kTorchGraph ? "torch_graph" : "torch_greedy";
+  switch (kind) {
+    case PlannerKind::kTorchGreedy:
+      return "torch_greedy";
+    case PlannerKind::kTorchGraph:
+      return "torch_graph";
+    case PlannerKind::kOptimal:
+      break;
+  }
+  return "optimal";
 }
 
 std::optional<PlannerKind> ParsePlanner(absl::string_view name) {
-  if (name == "torch_greedy") return PlannerKind::kTorchGreedy;
-  if (name == "torch_graph") return PlannerKind::kTorchGraph;
+  for (PlannerKind kind : {PlannerKind::kOptimal, PlannerKind::kTorchGreedy,
+                           PlannerKind::kTorchGraph}) {
+    if (PlannerName(kind) == name) return kind;
+  }
   return std::nullopt;
 }
 
@@ -46,6 +58,90 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
   return PlanRequest{*std::move(tensor), *src_state, *dst_state, options};
 }
 
+namespace {
+
+int NonUnitDims(const Mesh& mesh) {
+  return static_cast<int>(std::count_if(mesh.shape().begin(), mesh.shape().end(),
+                                        [](int64_t s) { return s > 1; }));
+}
+
+// Warns when groups that are not registered would lower the cost: a second
+// search under `any`, bounded by the cost found, names the groups it uses.
+void AddMissingGroupWarnings(const Mesh& mesh, const CostModel& model,
+                             const PlanRequest& request, double cost,
+                             Plan& plan) {
+  const PlanOptions& options = request.options;
+  if (options.flatten_policy != FlattenPolicy::kExisting || NonUnitDims(mesh) < 2 ||
+      cost <= 0) {
+    return;
+  }
+  SearchOptions any;
+  any.flatten_policy = FlattenPolicy::kAny;
+  any.budget = options.search_budget;
+  any.max_peak_bytes = options.max_peak_bytes;
+  any.cost_bound = cost - 1e-9 * cost;
+  absl::StatusOr<SearchResult> better =
+      OptimalSearch(mesh, model, request.src, request.dst, any);
+  plan.states_expanded += better.ok() ? better->states_expanded : 0;
+  if (!better.ok()) return;
+  const double saving = cost - better->cost;
+  for (const Step& step : better->steps) {
+    if (step.group.size() < 2 || mesh.IsRegistered(step.group)) continue;
+    std::vector<std::string> names;
+    for (int d : step.group) names.push_back(mesh.dim_names()[d]);
+    AddWarning(plan.warnings,
+               {"missing_flattened_group", names,
+                absl::StrFormat("a %s on mesh dims %s would lower the plan "
+                                "from %.4g us to %.4g us (saving %.4g us, "
+                                "%.1f%%); flatten mesh dims %s: %s",
+                                StepOpName(step.op), QuotedDims(names), cost,
+                                better->cost, saving, 100 * saving / cost,
+                                QuotedDims(names), FlattenRemedy(names)),
+                saving});
+  }
+}
+
+absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
+                         const PlanRequest& request, Plan& plan) {
+  const PlanOptions& options = request.options;
+  SearchOptions search;
+  search.flatten_policy = options.flatten_policy;
+  search.budget = options.search_budget;
+  search.max_peak_bytes = options.max_peak_bytes;
+  absl::StatusOr<SearchResult> result =
+      OptimalSearch(mesh, model, request.src, request.dst, search);
+  if (result.ok()) {
+    plan.steps = std::move(result->steps);
+    plan.states_expanded = result->states_expanded;
+    AddMissingGroupWarnings(mesh, model, request, result->cost, plan);
+    return absl::OkStatus();
+  }
+  if (result.status().code() != absl::StatusCode::kResourceExhausted) {
+    return result.status();
+  }
+  PlanRequest fallback = request;
+  fallback.options.planner = PlannerKind::kTorchGreedy;
+  fallback.options.merge = true;
+  absl::StatusOr<Plan> greedy = MakePlan(mesh, fallback);
+  if (!greedy.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        result.status().message(), ", and the torch_greedy+merge fallback "
+        "failed: ", greedy.status().message(), "; raise the search budget"));
+  }
+  plan.steps = std::move(greedy->steps);
+  plan.warnings = std::move(greedy->warnings);
+  plan.states_expanded = options.search_budget;
+  AddWarning(plan.warnings,
+             {"search_budget_exceeded", {},
+              absl::StrCat("the optimal search expanded more than ",
+                           options.search_budget,
+                           " states; fell back to torch_greedy+merge"),
+              0});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const PlanOptions& options = request.options;
@@ -60,6 +156,15 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
         absl::StrCat("options.devices_per_host: must be >= 1, got ",
                      options.devices_per_host));
   }
+  if (options.search_budget < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.search_budget: must be >= 1, got ", options.search_budget));
+  }
+  if (options.max_peak_bytes.has_value() && *options.max_peak_bytes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.max_peak_bytes: must be >= 1, got ",
+                     *options.max_peak_bytes));
+  }
   Plan plan;
   plan.tensor = request.tensor;
   plan.src = request.src;
@@ -68,7 +173,10 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
   plan.cost_model = std::string(CostModelName(options.cost_model));
   const CostModel model(mesh, plan.tensor,
                         {options.cost_model, options.devices_per_host});
-  if (options.planner == PlannerKind::kTorchGreedy) {
+  if (options.planner == PlannerKind::kOptimal) {
+    absl::Status s = PlanOptimal(mesh, model, request, plan);
+    if (!s.ok()) return s;
+  } else if (options.planner == PlannerKind::kTorchGreedy) {
     absl::StatusOr<std::vector<Step>> steps =
         TorchGreedySteps(mesh, request.src, request.dst);
     if (!steps.ok()) return steps.status();
@@ -83,10 +191,10 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
     plan.steps = std::move(result->steps);
     plan.states_expanded = result->states_expanded;
   }
-  if (options.merge) {
+  if (options.merge && options.planner != PlannerKind::kOptimal) {
     MergeResult merged = MergeFlattened(mesh, model, std::move(plan.steps));
     plan.steps = std::move(merged.steps);
-    plan.warnings = std::move(merged.warnings);
+    for (Warning& w : merged.warnings) AddWarning(plan.warnings, std::move(w));
   }
   PricePlan(model, plan);
   plan.planning_us = std::chrono::duration<double, std::micro>(

@@ -14,21 +14,25 @@
 #include "planner/cost_model.h"
 #include "planner/dist_state.h"
 #include "planner/mesh.h"
+#include "planner/optimal_search.h"
 #include "planner/plan.h"
 #include "planner/tensor_spec.h"
 
 namespace reshard {
 
-enum class PlannerKind { kTorchGreedy, kTorchGraph };
+enum class PlannerKind { kOptimal, kTorchGreedy, kTorchGraph };
 
 absl::string_view PlannerName(PlannerKind kind);
 std::optional<PlannerKind> ParsePlanner(absl::string_view name);
 
 struct PlanOptions {
-  PlannerKind planner = PlannerKind::kTorchGreedy;
+  PlannerKind planner = PlannerKind::kOptimal;
   CostModelKind cost_model = CostModelKind::kAlphaBeta;
-  bool merge = false;  // PyTorch's flattened-mesh merge post-pass
+  bool merge = false;  // PyTorch's merge post-pass (torch planners only)
   int64_t devices_per_host = 8;
+  FlattenPolicy flatten_policy = FlattenPolicy::kExisting;  // optimal only
+  int64_t search_budget = 200000;         // expanded states (optimal)
+  std::optional<int64_t> max_peak_bytes;  // per rank and step (optimal)
 };
 
 struct PlanRequest {
@@ -49,7 +53,10 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
 
 // Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
 // the mesh or the planner; FAILED_PRECONDITION where a torch planner cannot
-// plan what PyTorch cannot.
+// plan what PyTorch cannot, or no plan fits `max_peak_bytes`. When the
+// optimal search exceeds its budget it falls back to torch_greedy+merge
+// with a `search_budget_exceeded` warning (RESOURCE_EXHAUSTED if that
+// fallback cannot plan either).
 absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request);
 
 }  // namespace reshard

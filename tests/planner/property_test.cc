@@ -22,7 +22,8 @@ constexpr int kCases = 20000;
 TEST(PropertyTest, EveryPlanOfEveryPlannerPassesTheSimulator) {
   std::mt19937_64 rng(20261123);
   std::map<std::string, int> planned, refused;
-  for (int i = 0; i < kCases; ++i) {
+  const int cases = testing::ScaledCases(kCases);
+  for (int i = 0; i < cases; ++i) {
     const testing::RandomCase c = testing::MakeRandomCase(rng);
     std::optional<double> greedy_torch_cost, graph_torch_cost;
     for (PlannerKind planner :
@@ -74,7 +75,7 @@ TEST(PropertyTest, EveryPlanOfEveryPlannerPassesTheSimulator) {
     std::cout << name << ": " << n << " planned, " << refused[name]
               << " refused\n";
     // Most random cases are plannable by every torch mode.
-    EXPECT_GT(n, kCases / 3) << name;
+    EXPECT_GT(n, cases / 3) << name;
   }
 }
 

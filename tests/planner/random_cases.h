@@ -5,6 +5,7 @@
 #define RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct RandomCase {
   DistState src;
   DistState dst;
 };
+
+// `cases` divided by RESHARD_PROPERTY_CASES_DIVISOR when set (sanitizer
+// builds run a fraction of the random cases).
+inline int ScaledCases(int cases) {
+  const char* divisor = std::getenv("RESHARD_PROPERTY_CASES_DIVISOR");
+  const int d = divisor != nullptr ? std::max(1, std::atoi(divisor)) : 1;
+  return cases / d;
+}
 
 inline DistState RandomState(std::mt19937_64& rng, const Mesh& mesh,
                              int tensor_rank) {

@@ -1,0 +1,63 @@
+// optimal: the least-cost plan over (placements, shard order) states where
+// the edges are every single-dim step plus every multi-dim step (all_gather,
+// all_to_all, all_reduce, reduce_scatter) on every usable group (DESIGN
+// §3.2). Merges therefore happen wherever they pay — between non-adjacent
+// steps, for all_to_all, on uneven shapes — which PyTorch's post-pass cannot.
+//
+// The search is A* with an admissible, consistent heuristic (a state that
+// still needs a collective costs at least the base latency), ties broken by
+// fewer communicating steps, then fewer steps, then generation order, so the
+// result is deterministic. It is bounded by a budget of expanded states.
+#ifndef RESHARD_PLANNER_OPTIMAL_SEARCH_H_
+#define RESHARD_PLANNER_OPTIMAL_SEARCH_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "planner/cost_model.h"
+#include "planner/dist_state.h"
+#include "planner/mesh.h"
+#include "planner/step.h"
+
+namespace reshard {
+
+// Which multi-dim groups a plan may use.
+enum class FlattenPolicy {
+  kExisting,  // registered flattened groups only (default)
+  kAny,       // any ordered tuple of >= 2 dims; executors create them
+  kNone,      // single-dim steps only
+};
+
+absl::string_view FlattenPolicyName(FlattenPolicy policy);
+std::optional<FlattenPolicy> ParseFlattenPolicy(absl::string_view name);
+
+struct SearchOptions {
+  FlattenPolicy flatten_policy = FlattenPolicy::kExisting;
+  int64_t budget = 200000;                // expanded states
+  std::optional<int64_t> max_peak_bytes;  // per rank, per step
+  // Only paths cheaper than this are of interest (NOT_FOUND otherwise).
+  std::optional<double> cost_bound;
+  bool use_heuristic = true;  // false: plain Dijkstra (for tests)
+};
+
+struct SearchResult {
+  std::vector<Step> steps;  // unpriced
+  double cost = 0;          // under the search's model
+  int64_t states_expanded = 0;
+};
+
+// Finds the least-cost plan from `src` to a state equivalent to `dst`.
+// RESOURCE_EXHAUSTED past the budget; FAILED_PRECONDITION when no plan
+// fits `max_peak_bytes`; NOT_FOUND when none is cheaper than `cost_bound`.
+absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
+                                           const CostModel& model,
+                                           const DistState& src,
+                                           const DistState& dst,
+                                           const SearchOptions& options);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_OPTIMAL_SEARCH_H_
