@@ -63,8 +63,9 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(part, &v)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", flag, ": \"", part, "\" is not an integer (in \"", text, "\")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": \"", part, "\" is not an integer (in \"",
+                       text, "\")"));
     }
     out.push_back(v);
   }

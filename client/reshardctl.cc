@@ -69,12 +69,12 @@ absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
 }
 
 absl::Status RunPlan(const std::vector<std::string>& argv) {
-  absl::StatusOr<CliArgs> args = CliArgs::Parse(
-      argv,
-      {"mesh", "flatten", "shape", "dtype", "from", "to", "planner",
-       "cost_model", "devices_per_host", "link", "flatten_policy",
-       "max_peak_bytes", "search_budget"},
-      {"offline", "merge", "json"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv,
+                     {"mesh", "flatten", "shape", "dtype", "from", "to",
+                      "planner", "cost_model", "devices_per_host", "link",
+                      "flatten_policy", "max_peak_bytes", "search_budget"},
+                     {"offline", "merge", "json"});
   if (!args.ok()) return args.status();
   if (!args->Has("offline")) {
     return absl::UnimplementedError(
@@ -103,9 +103,9 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
   if (auto planner = args->Get("planner")) {
     std::optional<PlannerKind> kind = ParsePlanner(*planner);
     if (!kind.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--planner: unknown planner \"", *planner,
-          "\"; expected optimal, torch_greedy or torch_graph"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--planner: unknown planner \"", *planner,
+                       "\"; expected optimal, torch_greedy or torch_graph"));
     }
     options.planner = *kind;
   }
@@ -118,8 +118,9 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
     }
     options.cost_model = *kind;
   }
-  for (auto [flag, target] : {std::pair{"devices_per_host", &options.devices_per_host},
-                              std::pair{"search_budget", &options.search_budget}}) {
+  for (auto [flag, target] :
+       {std::pair{"devices_per_host", &options.devices_per_host},
+        std::pair{"search_budget", &options.search_budget}}) {
     if (auto value = args->Get(flag)) {
       if (!absl::SimpleAtoi(*value, target)) {
         return absl::InvalidArgumentError(

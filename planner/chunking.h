@@ -26,7 +26,8 @@ inline int64_t ChunkOffset(int64_t extent, int64_t parts, int64_t index) {
 // The extent of part `index`.
 inline int64_t ChunkSize(int64_t extent, int64_t parts, int64_t index) {
   const int64_t full = ChunkFull(extent, parts);
-  return std::max<int64_t>(0, std::min(extent, (index + 1) * full) - index * full);
+  return std::max<int64_t>(0,
+                           std::min(extent, (index + 1) * full) - index * full);
 }
 
 }  // namespace reshard

@@ -1,6 +1,7 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "planner/local_layout.h"
 
@@ -54,6 +55,24 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   }
 }
 
+double CostModel::CollectiveLowerBound(absl::Span<const int> group,
+                                       double min_bytes) const {
+  const bool torch = options_.kind == CostModelKind::kTorch;
+  double lat = 0;
+  double bw = std::numeric_limits<double>::infinity();
+  double n = 1;
+  for (int m : group) {
+    lat = std::max(lat, torch ? torch_lat_[m] : ab_lat_[m]);
+    bw = std::min(
+        bw, torch ? torch_bw_[m] * kBytesPerGiB * kBytesPerGiB * kBytesPerGiB
+                  : ab_bw_[m] * 1e9);
+    n *= static_cast<double>(mesh_.size(m));
+  }
+  if (n <= 1) return 0.0;
+  return (kBaseLatencyUs + (n - 1) * lat + (n - 1) / n * min_bytes / bw * 1e6) *
+         (1 - 1e-9);
+}
+
 double CostModel::TorchTime(const DistState& from, const Transition& t) const {
   const int64_t n = mesh_.GroupSize(t.group);
   double lat = 0;
@@ -62,10 +81,9 @@ double CostModel::TorchTime(const DistState& from, const Transition& t) const {
     lat = std::max(lat, torch_lat_[m]);
     bw = std::min(bw, torch_bw_[m]);
   }
-  double bytes_gb =
-      static_cast<double>(tensor_.itemsize() * tensor_.numel()) /
-      static_cast<double>(from.NumShards(mesh_)) / kBytesPerGiB /
-      kBytesPerGiB / kBytesPerGiB;
+  double bytes_gb = static_cast<double>(tensor_.itemsize() * tensor_.numel()) /
+                    static_cast<double>(from.NumShards(mesh_)) / kBytesPerGiB /
+                    kBytesPerGiB / kBytesPerGiB;
   switch (t.op) {
     case StepOp::kAllGather:
       bytes_gb *= static_cast<double>(n);
@@ -132,8 +150,8 @@ std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
       const int a = *t.src_tensor_dim;
       DistState popped = from;
       for (int m : t.group) popped.SetReplicate(m);
-      const int64_t whole = MaxExtent(mesh_, popped, tensor_.shape()[a], a,
-                                      popped.ShardDepth(a));
+      const int64_t whole =
+          MaxExtent(mesh_, popped, tensor_.shape()[a], a, popped.ShardDepth(a));
       return {local, whole * product_except({a})};
     }
   }

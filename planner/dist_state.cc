@@ -20,24 +20,25 @@ absl::StatusOr<DistState> DistState::Create(
     absl::string_view field) {
   if (placements.empty() || placements.size() > kMaxMeshDims) {
     return absl::InvalidArgumentError(
-        absl::StrCat(field, ": needs 1 to ", kMaxMeshDims,
-                     " placements, got ", placements.size()));
+        absl::StrCat(field, ": needs 1 to ", kMaxMeshDims, " placements, got ",
+                     placements.size()));
   }
   DistState state = Replicated(static_cast<int>(placements.size()));
   std::optional<ReduceOp> partial_op;
   for (size_t m = 0; m < placements.size(); ++m) {
     const Placement& p = placements[m];
     if (p.is_shard() && (p.dim() < 0 || p.dim() >= tensor_rank)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, "[", m, "]: shard dim ", p.dim(),
-          " out of range for a tensor of rank ", tensor_rank));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", m, "]: shard dim ", p.dim(),
+                       " out of range for a tensor of rank ", tensor_rank));
     }
     if (p.is_partial()) {
-      if (partial_op.has_value() && !PartialOpsCompatible(*partial_op, p.op())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            field, "[", m, "]: P(", ReduceOpName(p.op()),
-            ") mixed with P(", ReduceOpName(*partial_op),
-            "); only sum and avg partials may be mixed"));
+      if (partial_op.has_value() &&
+          !PartialOpsCompatible(*partial_op, p.op())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, "[", m, "]: P(", ReduceOpName(p.op()),
+                         ") mixed with P(", ReduceOpName(*partial_op),
+                         "); only sum and avg partials may be mixed"));
       }
       partial_op = p.op();
     }
@@ -57,7 +58,8 @@ absl::StatusOr<DistState> DistState::Create(
   int last_tensor_dim = -1;
   for (size_t e = 0; e < order.size(); ++e) {
     const ShardOrderEntry& entry = order[e];
-    const std::string entry_field = absl::StrCat(field, ".shard_order[", e, "]");
+    const std::string entry_field =
+        absl::StrCat(field, ".shard_order[", e, "]");
     if (entry.tensor_dim <= last_tensor_dim) {
       return absl::InvalidArgumentError(absl::StrCat(
           entry_field, ": tensor dims must be strictly increasing"));
@@ -70,13 +72,13 @@ absl::StatusOr<DistState> DistState::Create(
     for (int m : entry.mesh_dims) {
       if (m < 0 || m >= static_cast<int>(placements.size()) ||
           placements[m] != Placement::Shard(entry.tensor_dim)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            entry_field, ": mesh dim ", m, " does not hold S(",
-            entry.tensor_dim, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(entry_field, ": mesh dim ", m, " does not hold S(",
+                         entry.tensor_dim, ")"));
       }
       if (covered[m]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            entry_field, ": mesh dim ", m, " is listed twice"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(entry_field, ": mesh dim ", m, " is listed twice"));
       }
       covered[m] = true;
       state.AppendShard(m, entry.tensor_dim);

@@ -48,7 +48,9 @@ class DistState {
       absl::string_view field);
 
   int mesh_ndim() const { return ndim_; }
-  const Placement& placement(int mesh_dim) const { return placements_[mesh_dim]; }
+  const Placement& placement(int mesh_dim) const {
+    return placements_[mesh_dim];
+  }
   std::vector<Placement> placements() const {
     return {placements_.begin(), placements_.begin() + ndim_};
   }
@@ -92,9 +94,20 @@ class DistState {
   friend bool operator!=(const DistState& a, const DistState& b) {
     return !(a == b);
   }
+  // Hashes a packed form (16 bits per mesh dim): searches hash millions.
   template <typename H>
   friend H AbslHashValue(H h, const DistState& s) {
-    return H::combine(std::move(h), s.ndim_, s.placements_, s.order_);
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    for (int m = 0; m < s.ndim_; ++m) {
+      const Placement& p = s.placements_[m];
+      const uint64_t code = static_cast<uint64_t>(p.kind()) |
+                            static_cast<uint64_t>(p.op()) << 2 |
+                            static_cast<uint64_t>(p.dim() & 0x7f) << 4 |
+                            static_cast<uint64_t>(s.order_[m] & 0x1f) << 11;
+      (m < 4 ? lo : hi) |= code << (16 * (m % 4));
+    }
+    return H::combine(std::move(h), lo, hi, s.ndim_);
   }
 
  private:

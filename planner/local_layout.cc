@@ -23,7 +23,8 @@ Box LocalBox(const Mesh& mesh, const DistState& state,
 int64_t MaxExtent(const Mesh& mesh, const DistState& state, int64_t extent,
                   int tensor_dim, int levels) {
   const std::vector<int> order = state.ShardOrder(tensor_dim);
-  for (int i = 0; i < levels; ++i) extent = ChunkFull(extent, mesh.size(order[i]));
+  for (int i = 0; i < levels; ++i)
+    extent = ChunkFull(extent, mesh.size(order[i]));
   return extent;
 }
 

@@ -18,7 +18,8 @@ bool Mergeable(StepOp op) {
 }
 
 bool LinearPartial(const Placement& p) {
-  return p.is_partial() && (p.op() == ReduceOp::kSum || p.op() == ReduceOp::kAvg);
+  return p.is_partial() &&
+         (p.op() == ReduceOp::kSum || p.op() == ReduceOp::kAvg);
 }
 
 // Whether `step` joins the run that `first` opened: same kind and the same
@@ -80,40 +81,42 @@ class Merger {
                      " steps on mesh dims ", QuotedDims(names));
     bool ordered = true;
     if (op == StepOp::kReduceScatter) {
-      ordered = dims == sorted && std::adjacent_find(dims.begin(), dims.end()) ==
-                                      dims.end();
+      ordered = dims == sorted &&
+                std::adjacent_find(dims.begin(), dims.end()) == dims.end();
     } else if (op == StepOp::kAllGather) {
       ordered = Group(sorted.rbegin(), sorted.rend()) == dims;
     }
     if (!ordered) {
-      AddWarning(warnings,
-                 {"non_ascending_merge_refused", names,
-                  absl::StrCat(what, ": it is not possible to merge "
-                                     "non-ascending order ",
-                               StepOpName(op), " operations"),
-                  0});
+      AddWarning(warnings, {"non_ascending_merge_refused", names,
+                            absl::StrCat(what,
+                                         ": it is not possible to merge "
+                                         "non-ascending order ",
+                                         StepOpName(op), " operations"),
+                            0});
       return std::nullopt;
     }
     absl::StatusOr<Step> merged =
         MakeStep(mesh_, run.front().from, run.back().to, sorted);
     if (!merged.ok()) return std::nullopt;
     if (!mesh_.IsRegistered(sorted)) {
-      const double saving = TotalTime(model_, run) - TotalTime(model_, {*merged});
+      const double saving =
+          TotalTime(model_, run) - TotalTime(model_, {*merged});
       AddWarning(warnings,
                  {"missing_flattened_group", names,
                   absl::StrFormat("%s could run as one collective; flatten "
                                   "mesh dims %s: %s (saves %.4g us)",
-                                  what, QuotedDims(names),
-                                  FlattenRemedy(names), saving),
+                                  what, QuotedDims(names), FlattenRemedy(names),
+                                  saving),
                   saving});
       return std::nullopt;
     }
     if (op != StepOp::kAllReduce && !EvenlyDivisible(*merged)) {
       AddWarning(warnings,
                  {"uneven_merge_refused", names,
-                  absl::StrCat(what, " cannot merge: the tensor dimension is "
-                                     "not evenly divisible by the product of "
-                                     "the mesh dim sizes (",
+                  absl::StrCat(what,
+                               " cannot merge: the tensor dimension is "
+                               "not evenly divisible by the product of "
+                               "the mesh dim sizes (",
                                mesh_.GroupSize(sorted), ") on every rank"),
                   0});
       return std::nullopt;
@@ -144,13 +147,15 @@ class Merger {
 
 std::string QuotedDims(const std::vector<std::string>& names) {
   std::vector<std::string> quoted;
-  for (const std::string& n : names) quoted.push_back(absl::StrCat("\"", n, "\""));
+  for (const std::string& n : names)
+    quoted.push_back(absl::StrCat("\"", n, "\""));
   return absl::StrCat("(", absl::StrJoin(quoted, ", "), ")");
 }
 
 std::string FlattenRemedy(const std::vector<std::string>& names) {
   std::vector<std::string> quoted;
-  for (const std::string& n : names) quoted.push_back(absl::StrCat("\"", n, "\""));
+  for (const std::string& n : names)
+    quoted.push_back(absl::StrCat("\"", n, "\""));
   return absl::StrCat("mesh[", absl::StrJoin(quoted, ", "), "]._flatten()");
 }
 

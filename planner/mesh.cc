@@ -45,9 +45,9 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   Mesh mesh;
   if (spec.shape.empty()) return Invalid("mesh.shape", "must have >= 1 dim");
   if (spec.shape.size() > kMaxMeshDims) {
-    return Invalid("mesh.shape", absl::StrCat("has ", spec.shape.size(),
-                                              " dims; at most ", kMaxMeshDims,
-                                              " are supported"));
+    return Invalid("mesh.shape",
+                   absl::StrCat("has ", spec.shape.size(), " dims; at most ",
+                                kMaxMeshDims, " are supported"));
   }
   int64_t world = 1;
   for (size_t d = 0; d < spec.shape.size(); ++d) {
@@ -71,7 +71,8 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   }
 
   if (spec.dim_names.empty()) {
-    for (int d = 0; d < ndim; ++d) spec.dim_names.push_back(absl::StrCat("d", d));
+    for (int d = 0; d < ndim; ++d)
+      spec.dim_names.push_back(absl::StrCat("d", d));
   }
   if (static_cast<int>(spec.dim_names.size()) != ndim) {
     return Invalid("mesh.dim_names",
@@ -120,8 +121,9 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
     const auto& names = spec.flattened[f];
     const std::string field = absl::StrCat("mesh.flattened[", f, "]");
     if (names.size() < 2) {
-      return Invalid(field, absl::StrCat("a flattened group needs >= 2 dims, got ",
-                                         names.size()));
+      return Invalid(field,
+                     absl::StrCat("a flattened group needs >= 2 dims, got ",
+                                  names.size()));
     }
     Group group;
     for (size_t i = 0; i < names.size(); ++i) {
@@ -142,9 +144,9 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
 
   if (!spec.links.empty()) {
     if (static_cast<int>(spec.links.size()) != ndim) {
-      return Invalid("mesh.links", absl::StrCat("has ", spec.links.size(),
-                                                " entries for a mesh of ", ndim,
-                                                " dims"));
+      return Invalid("mesh.links",
+                     absl::StrCat("has ", spec.links.size(),
+                                  " entries for a mesh of ", ndim, " dims"));
     }
     for (int d = 0; d < ndim; ++d) {
       absl::Status s = ValidateLink(spec.links[d], d);
@@ -192,7 +194,8 @@ std::vector<int64_t> Mesh::GroupPositions(int64_t position,
     std::vector<int64_t> next;
     next.reserve(members.size() * shape_[d]);
     for (int64_t m : members) {
-      for (int64_t a = 0; a < shape_[d]; ++a) next.push_back(m + a * strides_[d]);
+      for (int64_t a = 0; a < shape_[d]; ++a)
+        next.push_back(m + a * strides_[d]);
     }
     members = std::move(next);
   }
@@ -206,7 +209,8 @@ std::vector<int64_t> Mesh::GroupRanks(int64_t position,
   return ranks;
 }
 
-int64_t Mesh::IndexInGroup(int64_t position, absl::Span<const int> group) const {
+int64_t Mesh::IndexInGroup(int64_t position,
+                           absl::Span<const int> group) const {
   int64_t index = 0;
   for (int d : group) index = index * shape_[d] + Coordinate(position, d);
   return index;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -37,14 +38,15 @@ struct LinkParams {
 // Mesh::Create.
 struct MeshSpec {
   std::vector<int64_t> shape;
-  std::vector<std::string> dim_names;  // empty: "d0", "d1", ...
-  std::vector<int64_t> rank_map;       // empty: identity 0..N-1.
+  std::vector<std::string> dim_names;               // empty: "d0", "d1", ...
+  std::vector<int64_t> rank_map;                    // empty: identity 0..N-1.
   std::vector<std::vector<std::string>> flattened;  // groups by dim name.
-  std::vector<LinkParams> links;  // empty or one per dim.
+  std::vector<LinkParams> links;                    // empty or one per dim.
 };
 
-// An ordered tuple of distinct mesh dims, g1 outermost.
-using Group = std::vector<int>;
+// An ordered tuple of distinct mesh dims, g1 outermost. Inline storage:
+// searches create millions of them.
+using Group = absl::InlinedVector<int, kMaxMeshDims>;
 
 class Mesh {
  public:

@@ -4,8 +4,9 @@
 // §3.2). Merges therefore happen wherever they pay — between non-adjacent
 // steps, for all_to_all, on uneven shapes — which PyTorch's post-pass cannot.
 //
-// The search is A* with an admissible, consistent heuristic (a state that
-// still needs a collective costs at least the base latency), ties broken by
+// The search is A* with an admissible, consistent heuristic (every mesh dim
+// whose Partial/Shard data only a collective can change costs at least a
+// collective's latency plus the bytes it must move), ties broken by
 // fewer communicating steps, then fewer steps, then generation order, so the
 // result is deterministic. It is bounded by a budget of expanded states.
 #ifndef RESHARD_PLANNER_OPTIMAL_SEARCH_H_

@@ -5,9 +5,9 @@
 namespace reshard {
 
 int Plan::CommunicatingSteps(const Mesh& mesh) const {
-  return static_cast<int>(std::count_if(
-      steps.begin(), steps.end(),
-      [&](const Step& s) { return s.IsCommunicating(mesh); }));
+  return static_cast<int>(
+      std::count_if(steps.begin(), steps.end(),
+                    [&](const Step& s) { return s.IsCommunicating(mesh); }));
 }
 
 int Plan::CountOp(StepOp op) const {

@@ -16,20 +16,22 @@ std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
     absl::StrAppend(&key, absl::StrJoin(g, "."), ";");
   }
   for (const LinkParams& l : mesh.links()) {
-    absl::StrAppend(&key, l.bandwidth_gbps ? FormatDouble(*l.bandwidth_gbps) : "-",
+    absl::StrAppend(&key,
+                    l.bandwidth_gbps ? FormatDouble(*l.bandwidth_gbps) : "-",
                     ":", l.latency_us ? FormatDouble(*l.latency_us) : "-", ";");
   }
-  absl::StrAppend(&key, "|t", absl::StrJoin(request.tensor.shape(), ","), ":",
-                  DTypeName(request.tensor.dtype()), "|", request.src.ToString(),
-                  "|", request.dst.ToString(), "|", PlannerName(o.planner), ",",
-                  CostModelName(o.cost_model), ",", o.merge, ",",
-                  o.devices_per_host, ",", FlattenPolicyName(o.flatten_policy),
-                  ",", o.search_budget, ",",
-                  o.max_peak_bytes ? absl::StrCat(*o.max_peak_bytes) : "-");
+  absl::StrAppend(
+      &key, "|t", absl::StrJoin(request.tensor.shape(), ","), ":",
+      DTypeName(request.tensor.dtype()), "|", request.src.ToString(), "|",
+      request.dst.ToString(), "|", PlannerName(o.planner), ",",
+      CostModelName(o.cost_model), ",", o.merge, ",", o.devices_per_host, ",",
+      FlattenPolicyName(o.flatten_policy), ",", o.search_budget, ",",
+      o.max_peak_bytes ? absl::StrCat(*o.max_peak_bytes) : "-");
   return key;
 }
 
-PlanCache::PlanCache(size_t capacity) : capacity_(std::max<size_t>(1, capacity)) {}
+PlanCache::PlanCache(size_t capacity)
+    : capacity_(std::max<size_t>(1, capacity)) {}
 
 std::optional<Plan> PlanCache::Lookup(const std::string& key) {
   absl::MutexLock lock(&mu_);

@@ -78,7 +78,8 @@ class DataCheck {
     std::vector<int64_t> idx(rank, 0);
     while (true) {
       int64_t lin = 0;
-      for (int d = 0; d < rank; ++d) lin = lin * shape_[d] + box.offset[d] + idx[d];
+      for (int d = 0; d < rank; ++d)
+        lin = lin * shape_[d] + box.offset[d] + idx[d];
       out.push_back(lin);
       int d = rank - 1;
       while (d >= 0 && ++idx[d] == box.extent[d]) idx[d--] = 0;
@@ -117,7 +118,8 @@ class DataCheck {
       return avg * y;
     }
     const int64_t chosen = Mix(seed_ ^ e) % n;
-    const int64_t delta = q == chosen ? 0 : std::abs(Noise(seed_, e, q + 7, 20));
+    const int64_t delta =
+        q == chosen ? 0 : std::abs(Noise(seed_, e, q + 7, 20));
     return op == ReduceOp::kMax ? v - delta : v + delta;
   }
 
@@ -174,9 +176,11 @@ absl::Status CheckStructure(const Mesh& mesh, const Plan& plan) {
                                    step.from.ToString(), " but the plan is at ",
                                    state.ToString()));
     }
-    absl::StatusOr<Step> expected = MakeStep(mesh, step.from, step.to, step.group);
+    absl::StatusOr<Step> expected =
+        MakeStep(mesh, step.from, step.to, step.group);
     if (!expected.ok()) {
-      return Mismatch(absl::StrCat("step ", i, ": ", expected.status().message()));
+      return Mismatch(
+          absl::StrCat("step ", i, ": ", expected.status().message()));
     }
     if (!expected->SameAction(step)) {
       return Mismatch(absl::StrCat("step ", i, " (", StepOpName(step.op),

@@ -45,17 +45,17 @@ std::string OptionalInt(const std::optional<int>& v) {
 }
 
 std::string StepJson(const Mesh& mesh, const Step& s) {
-  return absl::StrCat(
-      "{\"op\":", JsonString(StepOpName(s.op)), ",\"mesh_dims\":[",
-      absl::StrJoin(s.group, ","), "],\"group\":",
-      JsonString(mesh.GroupName(s.group)),
-      ",\"reduce_op\":", JsonString(ReduceOpName(s.reduce_op)),
-      ",\"avg_divisor\":", s.avg_divisor,
-      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
-      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
-      ",\"from\":", JsonString(s.from.ToString()),
-      ",\"to\":", JsonString(s.to.ToString()), ",\"bytes\":", s.bytes,
-      ",\"time_us\":", FormatDouble(s.time_us), "}");
+  return absl::StrCat("{\"op\":", JsonString(StepOpName(s.op)),
+                      ",\"mesh_dims\":[", absl::StrJoin(s.group, ","),
+                      "],\"group\":", JsonString(mesh.GroupName(s.group)),
+                      ",\"reduce_op\":", JsonString(ReduceOpName(s.reduce_op)),
+                      ",\"avg_divisor\":", s.avg_divisor,
+                      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
+                      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
+                      ",\"from\":", JsonString(s.from.ToString()),
+                      ",\"to\":", JsonString(s.to.ToString()),
+                      ",\"bytes\":", s.bytes,
+                      ",\"time_us\":", FormatDouble(s.time_us), "}");
 }
 
 std::string WarningJson(const Warning& w) {
@@ -85,17 +85,17 @@ std::string PlanTrace(const Plan& plan) {
 
 std::string PlanTable(const Mesh& mesh, const Plan& plan) {
   std::string out = absl::StrCat("trace: ", PlanTrace(plan), "\n");
-  absl::StrAppend(&out, absl::StrFormat("%-3s %-17s %-8s %-40s %12s %12s\n",
-                                        "#", "op", "group", "from -> to",
-                                        "bytes", "us"));
+  absl::StrAppend(
+      &out, absl::StrFormat("%-3s %-17s %-8s %-40s %12s %12s\n", "#", "op",
+                            "group", "from -> to", "bytes", "us"));
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
     absl::StrAppend(
-        &out, absl::StrFormat("%-3d %-17s %-8s %-40s %12d %12.4f\n", i,
-                              StepOpName(s.op), mesh.GroupName(s.group),
-                              absl::StrCat(s.from.ToString(), " -> ",
-                                           s.to.ToString()),
-                              s.bytes, s.time_us));
+        &out, absl::StrFormat(
+                  "%-3d %-17s %-8s %-40s %12d %12.4f\n", i, StepOpName(s.op),
+                  mesh.GroupName(s.group),
+                  absl::StrCat(s.from.ToString(), " -> ", s.to.ToString()),
+                  s.bytes, s.time_us));
   }
   absl::StrAppend(
       &out,
@@ -133,8 +133,9 @@ std::string PlanJson(const Mesh& mesh, const Plan& plan) {
       ",\"cost_model\":", JsonString(plan.cost_model), ",\"steps\":[",
       absl::StrJoin(steps, ","), "],\"trace\":", JsonString(PlanTrace(plan)),
       ",\"total_time_us\":", FormatDouble(plan.total_time_us),
-      ",\"total_bytes\":", plan.total_bytes, ",\"peak_bytes\":", plan.peak_bytes,
-      ",\"warnings\":[", absl::StrJoin(warnings, ","),
+      ",\"total_bytes\":", plan.total_bytes,
+      ",\"peak_bytes\":", plan.peak_bytes, ",\"warnings\":[",
+      absl::StrJoin(warnings, ","),
       "],\"planning_us\":", FormatDouble(plan.planning_us),
       ",\"states_expanded\":", plan.states_expanded,
       ",\"cache_hit\":", plan.cache_hit ? "true" : "false", "}");

@@ -34,12 +34,9 @@ std::optional<PlannerKind> ParsePlanner(absl::string_view name) {
   return std::nullopt;
 }
 
-absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
-                                             std::vector<int64_t> shape,
-                                             absl::string_view dtype,
-                                             absl::string_view src,
-                                             absl::string_view dst,
-                                             PlanOptions options) {
+absl::StatusOr<PlanRequest> ParsePlanRequest(
+    const Mesh& mesh, std::vector<int64_t> shape, absl::string_view dtype,
+    absl::string_view src, absl::string_view dst, PlanOptions options) {
   std::optional<DType> parsed_dtype = ParseDType(dtype);
   if (!parsed_dtype.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -61,43 +58,42 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
 namespace {
 
 int NonUnitDims(const Mesh& mesh) {
-  return static_cast<int>(std::count_if(mesh.shape().begin(), mesh.shape().end(),
+  return static_cast<int>(std::count_if(mesh.shape().begin(),
+                                        mesh.shape().end(),
                                         [](int64_t s) { return s > 1; }));
 }
 
-// Warns when groups that are not registered would lower the cost: a second
-// search under `any`, bounded by the cost found, names the groups it uses.
-void AddMissingGroupWarnings(const Mesh& mesh, const CostModel& model,
-                             const PlanRequest& request, double cost,
-                             Plan& plan) {
-  const PlanOptions& options = request.options;
-  if (options.flatten_policy != FlattenPolicy::kExisting || NonUnitDims(mesh) < 2 ||
-      cost <= 0) {
-    return;
-  }
-  SearchOptions any;
-  any.flatten_policy = FlattenPolicy::kAny;
-  any.budget = options.search_budget;
-  any.max_peak_bytes = options.max_peak_bytes;
-  any.cost_bound = cost - 1e-9 * cost;
-  absl::StatusOr<SearchResult> better =
-      OptimalSearch(mesh, model, request.src, request.dst, any);
-  plan.states_expanded += better.ok() ? better->states_expanded : 0;
-  if (!better.ok()) return;
-  const double saving = cost - better->cost;
-  for (const Step& step : better->steps) {
+bool UsesOnlyRegisteredGroups(const Mesh& mesh,
+                              const std::vector<Step>& steps) {
+  return std::all_of(steps.begin(), steps.end(), [&](const Step& s) {
+    return s.group.size() < 2 || mesh.IsRegistered(s.group);
+  });
+}
+
+// One missing_flattened_group warning per unregistered group that the
+// cheaper `any` plan uses.
+void AddMissingGroupWarnings(const Mesh& mesh, double cost,
+                             const SearchResult& better, Plan& plan) {
+  const double saving = cost - better.cost;
+  for (const Step& step : better.steps) {
     if (step.group.size() < 2 || mesh.IsRegistered(step.group)) continue;
     std::vector<std::string> names;
     for (int d : step.group) names.push_back(mesh.dim_names()[d]);
-    AddWarning(plan.warnings,
-               {"missing_flattened_group", names,
-                absl::StrFormat("a %s on mesh dims %s would lower the plan "
-                                "from %.4g us to %.4g us (saving %.4g us, "
-                                "%.1f%%); flatten mesh dims %s: %s",
-                                StepOpName(step.op), QuotedDims(names), cost,
-                                better->cost, saving, 100 * saving / cost,
-                                QuotedDims(names), FlattenRemedy(names)),
-                saving});
+    const bool ascending = std::is_sorted(step.group.begin(), step.group.end());
+    AddWarning(
+        plan.warnings,
+        {"missing_flattened_group", names,
+         absl::StrFormat(
+             "one %s on mesh dims %s would lower the plan from %.4g us to "
+             "%.4g us (saving %.4g us, %.1f%%); register the flattened group "
+             "%s%s",
+             StepOpName(step.op), QuotedDims(names), cost, better.cost, saving,
+             100 * saving / cost, QuotedDims(names),
+             ascending
+                 ? absl::StrCat(" (PyTorch: ", FlattenRemedy(names), ")")
+                 : std::string(" (PyTorch can flatten only ascending "
+                               "dims; create it with Reshard's executor)")),
+         saving});
   }
 }
 
@@ -108,12 +104,35 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   search.flatten_policy = options.flatten_policy;
   search.budget = options.search_budget;
   search.max_peak_bytes = options.max_peak_bytes;
+  // Under `existing`, search `any` first: when its best plan uses only
+  // registered groups it is the answer; otherwise the unregistered groups
+  // it uses are worth a missing_flattened_group warning.
+  std::optional<SearchResult> any;
+  if (options.flatten_policy == FlattenPolicy::kExisting &&
+      NonUnitDims(mesh) >= 2) {
+    SearchOptions any_options = search;
+    any_options.flatten_policy = FlattenPolicy::kAny;
+    absl::StatusOr<SearchResult> result =
+        OptimalSearch(mesh, model, request.src, request.dst, any_options);
+    if (result.ok()) {
+      plan.states_expanded = result->states_expanded;
+      if (UsesOnlyRegisteredGroups(mesh, result->steps)) {
+        plan.steps = std::move(result->steps);
+        return absl::OkStatus();
+      }
+      any = *std::move(result);
+    } else if (result.status().code() != absl::StatusCode::kResourceExhausted) {
+      return result.status();
+    }
+  }
   absl::StatusOr<SearchResult> result =
       OptimalSearch(mesh, model, request.src, request.dst, search);
   if (result.ok()) {
     plan.steps = std::move(result->steps);
-    plan.states_expanded = result->states_expanded;
-    AddMissingGroupWarnings(mesh, model, request, result->cost, plan);
+    plan.states_expanded += result->states_expanded;
+    if (any.has_value() && any->cost < result->cost * (1 - 1e-9)) {
+      AddMissingGroupWarnings(mesh, result->cost, *any, plan);
+    }
     return absl::OkStatus();
   }
   if (result.status().code() != absl::StatusCode::kResourceExhausted) {
@@ -124,15 +143,18 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   fallback.options.merge = true;
   absl::StatusOr<Plan> greedy = MakePlan(mesh, fallback);
   if (!greedy.ok()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        result.status().message(), ", and the torch_greedy+merge fallback "
-        "failed: ", greedy.status().message(), "; raise the search budget"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(result.status().message(),
+                     ", and the torch_greedy+merge fallback "
+                     "failed: ",
+                     greedy.status().message(), "; raise the search budget"));
   }
   plan.steps = std::move(greedy->steps);
   plan.warnings = std::move(greedy->warnings);
-  plan.states_expanded = options.search_budget;
+  plan.states_expanded += options.search_budget;
   AddWarning(plan.warnings,
-             {"search_budget_exceeded", {},
+             {"search_budget_exceeded",
+              {},
               absl::StrCat("the optimal search expanded more than ",
                            options.search_budget,
                            " states; fell back to torch_greedy+merge"),
@@ -161,9 +183,8 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
         "options.search_budget: must be >= 1, got ", options.search_budget));
   }
   if (options.max_peak_bytes.has_value() && *options.max_peak_bytes < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.max_peak_bytes: must be >= 1, got ",
-                     *options.max_peak_bytes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.max_peak_bytes: must be >= 1, got ", *options.max_peak_bytes));
   }
   Plan plan;
   plan.tensor = request.tensor;
@@ -183,8 +204,8 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
     plan.steps = *std::move(steps);
   } else {
     // PyTorch's Dijkstra always searches with its own cost model.
-    const CostModel torch_model(mesh, plan.tensor,
-                                {CostModelKind::kTorch, options.devices_per_host});
+    const CostModel torch_model(
+        mesh, plan.tensor, {CostModelKind::kTorch, options.devices_per_host});
     absl::StatusOr<GraphResult> result =
         TorchGraphSteps(mesh, torch_model, request.src, request.dst);
     if (!result.ok()) return result.status();

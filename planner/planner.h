@@ -44,12 +44,9 @@ struct PlanRequest {
 
 // Builds a request from the text forms users type. INVALID_ARGUMENT names
 // the field (`tensor.shape[1]`, `tensor.dtype`, `src[0]`, ...).
-absl::StatusOr<PlanRequest> ParsePlanRequest(const Mesh& mesh,
-                                             std::vector<int64_t> shape,
-                                             absl::string_view dtype,
-                                             absl::string_view src,
-                                             absl::string_view dst,
-                                             PlanOptions options);
+absl::StatusOr<PlanRequest> ParsePlanRequest(
+    const Mesh& mesh, std::vector<int64_t> shape, absl::string_view dtype,
+    absl::string_view src, absl::string_view dst, PlanOptions options);
 
 // Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
 // the mesh or the planner; FAILED_PRECONDITION where a torch planner cannot

@@ -179,7 +179,8 @@ class GroupRun {
     for (int64_t j = 0; j < n_; ++j) pad = std::max(pad, Extent(j, a));
     std::vector<int64_t> padded_shape = In(0).shape;
     padded_shape[a] = n_ * pad;
-    LocalTensor<T> gathered = Filled<T>(padded_shape, static_cast<T>(kPadValue));
+    LocalTensor<T> gathered =
+        Filled<T>(padded_shape, static_cast<T>(kPadValue));
     for (int64_t j = 0; j < n_; ++j) {
       std::vector<int64_t> at = Zeros();
       at[a] = j * pad;
@@ -265,7 +266,8 @@ class GroupRun {
         std::vector<int64_t> block_shape = In(i).shape;
         block_shape[a] = pad_a;
         block_shape[b] = pad_b;
-        LocalTensor<T> block = Filled<T>(block_shape, static_cast<T>(kPadValue));
+        LocalTensor<T> block =
+            Filled<T>(block_shape, static_cast<T>(kPadValue));
         const auto [off, size] = GroupChunk(mesh_, step_.group, extent_b, j);
         std::vector<int64_t> from = Zeros(), box = In(i).shape;
         from[b] = off;
@@ -365,10 +367,10 @@ absl::Status RunStep(const Mesh& mesh, absl::Span<const int64_t> global_shape,
   }
   for (int64_t p = 0; p < mesh.world_size(); ++p) {
     if (buffers[p].shape != LocalBox(mesh, step.from, global_shape, p).extent) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "position ", p, " holds a buffer of shape [",
-          absl::StrJoin(buffers[p].shape, ","), "] that does not match ",
-          step.from.ToString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("position ", p, " holds a buffer of shape [",
+                       absl::StrJoin(buffers[p].shape, ","),
+                       "] that does not match ", step.from.ToString()));
     }
   }
   std::vector<LocalTensor<T>> next(buffers.size());

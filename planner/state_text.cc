@@ -6,9 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 
 namespace reshard {
@@ -17,8 +17,8 @@ namespace {
 // One placement token as typed: "S(0)[1]", "Shard(dim=-1)", "P", ...
 struct Token {
   Placement placement;
-  int raw_shard_dim = 0;     // before normalization of negative dims.
-  int order_index = -1;      // the `[k]` suffix, -1 when absent.
+  int raw_shard_dim = 0;  // before normalization of negative dims.
+  int order_index = -1;   // the `[k]` suffix, -1 when absent.
 };
 
 class Lexer {
@@ -73,7 +73,8 @@ class Lexer {
         return TokenError(index, absl::StrCat("unclosed '(' in \"",
                                               text_.substr(start), "\""));
       }
-      args = absl::StripAsciiWhitespace(text_.substr(pos_ + 1, close - pos_ - 1));
+      args =
+          absl::StripAsciiWhitespace(text_.substr(pos_ + 1, close - pos_ - 1));
       pos_ = close + 1;
     }
     Token token;
@@ -85,8 +86,8 @@ class Lexer {
       absl::ConsumePrefix(&arg, "dim=");
       int dim = 0;
       if (!absl::SimpleAtoi(arg, &dim)) {
-        return TokenError(index, absl::StrCat("shard dim \"", *args,
-                                              "\" is not an integer"));
+        return TokenError(
+            index, absl::StrCat("shard dim \"", *args, "\" is not an integer"));
       }
       token.raw_shard_dim = dim;
       token.placement = Placement::Shard(0);
@@ -115,9 +116,9 @@ class Lexer {
       token.placement = Placement::Partial(op);
     } else {
       const absl::string_view rest = text_.substr(start, 12);
-      return TokenError(index, absl::StrCat("cannot parse a placement at \"",
-                                            rest,
-                                            "\"; expected S(d), R or P(op)"));
+      return TokenError(index,
+                        absl::StrCat("cannot parse a placement at \"", rest,
+                                     "\"; expected S(d), R or P(op)"));
     }
     if (pos_ < text_.size() && text_[pos_] == '[') {
       const size_t close = text_.find(']', pos_);
@@ -200,7 +201,8 @@ absl::StatusOr<DistState> ParseDistState(absl::string_view text, int mesh_ndim,
       entry.mesh_dims.assign(mesh_dims.size(), -1);
       for (int m : mesh_dims) {
         const int k = (*tokens)[m].order_index;
-        if (k >= static_cast<int>(mesh_dims.size()) || entry.mesh_dims[k] != -1) {
+        if (k >= static_cast<int>(mesh_dims.size()) ||
+            entry.mesh_dims[k] != -1) {
           return absl::InvalidArgumentError(absl::StrCat(
               field, "[", m, "]: order suffix [", k, "] of S(", tensor_dim,
               ") must be a distinct index in [0, ", mesh_dims.size(), ")"));

@@ -32,10 +32,10 @@ absl::Status PopSuffix(const Mesh& mesh, DistState& state, int tensor_dim,
   if (group_effective.size() > effective.size() ||
       !std::equal(group_effective.begin(), group_effective.end(),
                   effective.end() - group_effective.size())) {
-    return Illegal(state, t,
-                   absl::StrCat("the group must be the last mesh dims of S(",
-                                tensor_dim, ")'s shard order [",
-                                absl::StrJoin(order, ","), "]"));
+    return Illegal(
+        state, t,
+        absl::StrCat("the group must be the last mesh dims of S(", tensor_dim,
+                     ")'s shard order [", absl::StrJoin(order, ","), "]"));
   }
   for (int m : t.group) state.SetReplicate(m);
   return absl::OkStatus();

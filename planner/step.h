@@ -35,8 +35,8 @@ bool IsCollective(StepOp op);
 struct Transition {
   StepOp op = StepOp::kAllGather;
   Group group;
-  std::optional<int> src_tensor_dim;  // a of S(a) sources.
-  std::optional<int> dst_tensor_dim;  // b of S(b) targets.
+  std::optional<int> src_tensor_dim;    // a of S(a) sources.
+  std::optional<int> dst_tensor_dim;    // b of S(b) targets.
   ReduceOp target_op = ReduceOp::kSum;  // P(op) targets (partition).
 };
 

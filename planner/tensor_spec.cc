@@ -17,9 +17,12 @@ struct DTypeInfo {
 };
 
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kFloat32, "float32", "f32", 4}, {DType::kFloat64, "float64", "f64", 8},
-    {DType::kBFloat16, "bfloat16", "bf16", 2}, {DType::kFloat16, "float16", "f16", 2},
-    {DType::kInt32, "int32", "i32", 4},     {DType::kInt64, "int64", "i64", 8},
+    {DType::kFloat32, "float32", "f32", 4},
+    {DType::kFloat64, "float64", "f64", 8},
+    {DType::kBFloat16, "bfloat16", "bf16", 2},
+    {DType::kFloat16, "float16", "f16", 2},
+    {DType::kInt32, "int32", "i32", 4},
+    {DType::kInt64, "int64", "i64", 8},
 };
 
 const DTypeInfo& Info(DType dtype) {

@@ -45,7 +45,8 @@ class Neighbours {
       const int depth = s.ShardDepth(a);
       if (depth == 0) continue;
       for (int m = 0; m < ndim; ++m) {
-        if (s.placement(m) == Placement::Shard(a) && s.order_index(m) == depth - 1) {
+        if (s.placement(m) == Placement::Shard(a) &&
+            s.order_index(m) == depth - 1) {
           last_dims.push_back(m);
         }
       }
@@ -204,10 +205,9 @@ absl::StatusOr<GraphResult> TorchGraphSteps(const Mesh& mesh,
                   static_cast<int64_t>(nodes.size()) - 1});
     }
   }
-  return absl::FailedPreconditionError(
-      absl::StrCat("torch_graph: PyTorch's planner finds no path from ",
-                   src.ToString(), " to ", dst.ToString(),
-                   "; use the optimal planner"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "torch_graph: PyTorch's planner finds no path from ", src.ToString(),
+      " to ", dst.ToString(), "; use the optimal planner"));
 }
 
 }  // namespace reshard

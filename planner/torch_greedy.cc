@@ -28,8 +28,7 @@ absl::Status Emit(const Mesh& mesh, DistState& current, int m,
         " (Partial to another Partial is unsupported); use the optimal "
         "planner"));
   }
-  if (from.is_shard() && target.is_partial() &&
-      target.op() != ReduceOp::kSum) {
+  if (from.is_shard() && target.is_partial() && target.op() != ReduceOp::kSum) {
     return absl::FailedPreconditionError(absl::StrCat(
         "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
         target.ToString(), " on mesh dim ", m, "; use the optimal planner"));
@@ -37,9 +36,8 @@ absl::Status Emit(const Mesh& mesh, DistState& current, int m,
   const DistState next = WithPlacement(current, m, target);
   absl::StatusOr<Step> step = MakeStep(mesh, current, next, {m});
   if (!step.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("torch_greedy: PyTorch cannot plan this: ",
-                     step.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "torch_greedy: PyTorch cannot plan this: ", step.status().message()));
   }
   steps.push_back(*std::move(step));
   current = next;
@@ -53,7 +51,8 @@ absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
                                                    const DistState& dst) {
   if (!src.HasDefaultOrder() || !dst.HasDefaultOrder()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "options.planner: torch_greedy needs default (ascending) shard orders, got ",
+        "options.planner: torch_greedy needs default (ascending) shard orders, "
+        "got ",
         src.ToString(), " -> ", dst.ToString(),
         "; PyTorch uses its graph planner for other orders: use torch_graph"));
   }

@@ -12,8 +12,14 @@
 namespace reshard::testing {
 
 struct Json {
-  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject } kind =
-      Kind::kNull;
+  enum class Kind {
+    kNull,
+    kBool,
+    kNumber,
+    kString,
+    kArray,
+    kObject
+  } kind = Kind::kNull;
   bool boolean = false;
   double number = 0;
   std::string string;
@@ -21,7 +27,9 @@ struct Json {
   std::map<std::string, Json> object;
 
   bool Has(const std::string& key) const { return object.count(key) > 0; }
-  const Json& operator[](const std::string& key) const { return object.at(key); }
+  const Json& operator[](const std::string& key) const {
+    return object.at(key);
+  }
   int64_t Int() const { return static_cast<int64_t>(number); }
   std::vector<int64_t> Ints() const {
     std::vector<int64_t> out;
@@ -41,8 +49,8 @@ struct Json {
 
  private:
   static void Skip(const std::string& t, size_t& p) {
-    while (p < t.size() && (t[p] == ' ' || t[p] == '\n' || t[p] == '\t' ||
-                            t[p] == '\r')) {
+    while (p < t.size() &&
+           (t[p] == ' ' || t[p] == '\n' || t[p] == '\t' || t[p] == '\r')) {
       ++p;
     }
   }

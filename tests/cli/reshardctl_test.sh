@@ -42,9 +42,30 @@ err=$("$CTL" plan --offline --mesh A=2,A=2 --shape 8 --from 'R,R' --to 'R,R' 2>&
 [ $rc -eq 2 ]; check "duplicate dim exits 2" $?
 contains "$err" 'mesh.dim_names[1]: duplicate name "A"'; check "duplicate dim message" $?
 
-err=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)' 2>&1 >/dev/null); rc=$?
+err=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)' --planner torch_greedy 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "torch refusal exits 2" $?
 contains "$err" "FAILED_PRECONDITION"; check "torch refusal message" $?
+
+out=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)'); rc=$?
+check "optimal plans P(sum)->P(avg)" $rc
+contains "$out" "optimal planner"; check "optimal is the default planner" $?
+
+out=$("$CTL" plan --offline --mesh A=2,B=2,C=2 --shape 16,16 --from 'P(sum),R,P(sum)' --to 'R,R,R' --flatten_policy any --json)
+contains "$out" '"group":"A_C"'; check "flatten_policy any uses A_C" $?
+
+out=$("$CTL" plan --offline --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16 --from 'P(sum),S(0),P(sum)' --to 'R,R,R' --search_budget 1)
+contains "$out" "warning [search_budget_exceeded]"; check "budget fallback warns" $?
+
+err=$("$CTL" plan --offline --mesh A=4 --shape 64,64 --from 'S(0)' --to 'S(1)' --max_peak_bytes 100 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "max_peak_bytes infeasible exits 2" $?
+contains "$err" "FAILED_PRECONDITION: options.max_peak_bytes"; check "max_peak_bytes message" $?
+
+out=$("$CTL" plan --offline --mesh A=2,B=2 --shape 64,64 --from 'S(0),S(1)' --to 'R,R' --link A=10:5 --devices_per_host 2 --cost_model alpha_beta --json)
+echo "$out" | jq -e '.steps | length == 2' >/dev/null; check "link and devices_per_host accepted" $?
+
+err=$("$CTL" plan --offline --mesh A=2 --shape 8 --from R --to R --flatten_policy sometimes 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "bad flatten policy exits 2" $?
+contains "$err" "--flatten_policy: unknown policy"; check "bad flatten policy message" $?
 
 err=$("$CTL" plan --offline --bogus 1 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "unknown flag exits 2" $?

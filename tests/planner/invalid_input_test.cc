@@ -542,11 +542,17 @@ std::vector<InvalidCase> ShardOrderCases() {
 std::vector<InvalidCase> PlanCases() {
   return {
       {"GreedyWithNonDefaultSrcOrder",
-       [] { return PlanStatus("S(0)[1]S(0)[0]R", "R,R,R", PlanOptions{PlannerKind::kTorchGreedy}); },
+       [] {
+         return PlanStatus("S(0)[1]S(0)[0]R", "R,R,R",
+                           PlanOptions{PlannerKind::kTorchGreedy});
+       },
        "options.planner",
        {"torch_greedy needs default", "use torch_graph"}},
       {"GreedyWithNonDefaultDstOrder",
-       [] { return PlanStatus("R,R,R", "R,S(1)[1],S(1)[0]", PlanOptions{PlannerKind::kTorchGreedy}); },
+       [] {
+         return PlanStatus("R,R,R", "R,S(1)[1],S(1)[0]",
+                           PlanOptions{PlannerKind::kTorchGreedy});
+       },
        "options.planner",
        {"torch_greedy needs default", "use torch_graph"}},
       {"DevicesPerHostZero",
@@ -646,7 +652,9 @@ TEST(ValidInputTest, TorchGraphPlansWhatGreedyRefuses) {
   const absl::Status status = PlanStatus("S(0)[1]S(0)[0]R", "R,R,R", options);
   EXPECT_TRUE(status.ok()) << status;
   // Default orders are fine for torch_greedy.
-  EXPECT_TRUE(PlanStatus("S(0),S(0),R", "R,R,R", PlanOptions{PlannerKind::kTorchGreedy}).ok());
+  EXPECT_TRUE(
+      PlanStatus("S(0),S(0),R", "R,R,R", PlanOptions{PlannerKind::kTorchGreedy})
+          .ok());
 }
 
 }  // namespace

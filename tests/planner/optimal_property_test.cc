@@ -43,11 +43,14 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
     const std::string model_name(CostModelName(model));
     // PyTorch's plans under this model.
     double best_torch = 1e300;
-    double greedy = 1e300, greedy_merge = 1e300, graph = 1e300, graph_merge = 1e300;
-    for (PlannerKind planner : {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
+    double greedy = 1e300, greedy_merge = 1e300, graph = 1e300,
+           graph_merge = 1e300;
+    for (PlannerKind planner :
+         {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
       for (bool merge : {false, true}) {
         PlanOptions o{planner, model, merge};
-        absl::StatusOr<Plan> plan = MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
+        absl::StatusOr<Plan> plan =
+            MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
         if (!plan.ok()) continue;
         double& slot = planner == PlannerKind::kTorchGreedy
                            ? (merge ? greedy_merge : greedy)
@@ -57,23 +60,24 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
       }
     }
     double cost[3];
-    for (FlattenPolicy policy :
-         {FlattenPolicy::kExisting, FlattenPolicy::kAny, FlattenPolicy::kNone}) {
+    for (FlattenPolicy policy : {FlattenPolicy::kExisting, FlattenPolicy::kAny,
+                                 FlattenPolicy::kNone}) {
       PlanOptions o{PlannerKind::kOptimal, model};
       o.flatten_policy = policy;
       absl::StatusOr<Plan> plan = MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
-      ASSERT_TRUE(plan.ok()) << "case " << i << " " << Describe(c) << ": "
-                             << plan.status();
+      ASSERT_TRUE(plan.ok())
+          << "case " << i << " " << Describe(c) << ": " << plan.status();
       const absl::Status check = CheckPlan(c.mesh, *plan, i);
-      ASSERT_TRUE(check.ok()) << "case " << i << " "
-                              << FlattenPolicyName(policy) << " " << Describe(c)
-                              << ": " << check << "\n"
-                              << PlanTable(c.mesh, *plan);
+      ASSERT_TRUE(check.ok())
+          << "case " << i << " " << FlattenPolicyName(policy) << " "
+          << Describe(c) << ": " << check << "\n"
+          << PlanTable(c.mesh, *plan);
       cost[static_cast<int>(policy)] = plan->total_time_us;
     }
     const double eps = 1e-9;
     const double existing = cost[0], any = cost[1], none = cost[2];
-    const std::string where = absl::StrCat("case ", i, " ", model_name, " ", Describe(c));
+    const std::string where =
+        absl::StrCat("case ", i, " ", model_name, " ", Describe(c));
     ASSERT_LE(any, existing + eps) << where;
     ASSERT_LE(existing, none + eps) << where;
     ASSERT_LE(none, greedy + eps) << where;
@@ -92,11 +96,12 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
   for (auto& [name, s] : savings) {
     std::sort(s.saving_pct.begin(), s.saving_pct.end());
     const auto pct = [&](double q) {
-      return s.saving_pct.empty()
-                 ? 0.0
-                 : s.saving_pct[static_cast<size_t>(q * (s.saving_pct.size() - 1))];
+      return s.saving_pct.empty() ? 0.0
+                                  : s.saving_pct[static_cast<size_t>(
+                                        q * (s.saving_pct.size() - 1))];
     };
-    std::cout << name << ": optimal strictly better than the best torch plan in "
+    std::cout << name
+              << ": optimal strictly better than the best torch plan in "
               << s.strictly_better << "/" << s.compared
               << " cases; saving when better: median " << pct(0.5) << "%, p90 "
               << pct(0.9) << "%\n";

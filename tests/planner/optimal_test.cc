@@ -19,7 +19,8 @@ Mesh MakeMesh(std::vector<int64_t> shape,
   MeshSpec spec;
   spec.shape = std::move(shape);
   const char* names[] = {"A", "B", "C", "D", "E"};
-  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    spec.dim_names.push_back(names[d]);
   spec.flattened = std::move(flat);
   return *Mesh::Create(spec);
 }
@@ -49,18 +50,21 @@ std::string Ops(const Mesh& mesh, const Plan& plan) {
 
 TEST(OptimalTest, OneAllReduceOnTheRegisteredGroup) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
-  absl::StatusOr<Plan> plan = Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
+  absl::StatusOr<Plan> plan =
+      Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->planner, "optimal");
   EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A_C)");
   EXPECT_EQ(PlanTrace(*plan), "P(sum)RP(sum)-->RRR");
   EXPECT_TRUE(plan->warnings.empty());
-  EXPECT_DOUBLE_EQ(plan->total_time_us, 6.6 + 6 * 0.6 + 1.5 * 1024 / 87.7e9 * 1e6);
+  EXPECT_DOUBLE_EQ(plan->total_time_us,
+                   6.6 + 6 * 0.6 + 1.5 * 1024 / 87.7e9 * 1e6);
 }
 
 TEST(OptimalTest, WarnsWithRemedyWhenTheGroupIsMissing) {
   const Mesh mesh = MakeMesh({2, 2, 2});
-  absl::StatusOr<Plan> plan = Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
+  absl::StatusOr<Plan> plan =
+      Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->CommunicatingSteps(mesh), 2);
   EXPECT_EQ(plan->CountOp(StepOp::kAllReduce), 2);
@@ -106,7 +110,8 @@ TEST(OptimalTest, MergesAllToAll) {
 
 TEST(OptimalTest, MergesOnUnevenShapes) {
   const Mesh mesh = MakeMesh({2, 3}, {{"A", "B"}});
-  absl::StatusOr<Plan> plan = Optimal(mesh, {4, 1}, "P(sum),P(sum)", "S(0),S(0)");
+  absl::StatusOr<Plan> plan =
+      Optimal(mesh, {4, 1}, "P(sum),P(sum)", "S(0),S(0)");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "reduce_scatter(A_B)");
 }
@@ -115,7 +120,8 @@ TEST(OptimalTest, FlattenPolicies) {
   const Mesh mesh = MakeMesh({2, 2, 2});
   PlanOptions options;
   options.flatten_policy = FlattenPolicy::kAny;
-  absl::StatusOr<Plan> any = Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R", options);
+  absl::StatusOr<Plan> any =
+      Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R", options);
   ASSERT_TRUE(any.ok()) << any.status();
   EXPECT_EQ(Ops(mesh, *any), "all_reduce(A_C)");
   EXPECT_TRUE(any->warnings.empty());
@@ -146,7 +152,8 @@ TEST(OptimalTest, RespectsMaxPeakBytes) {
   absl::StatusOr<Plan> rs = Optimal(mesh, {64, 64}, "P(sum)", "S(0)");
   ASSERT_TRUE(rs.ok());
   options.max_peak_bytes = rs->peak_bytes;
-  absl::StatusOr<Plan> bounded = Optimal(mesh, {64, 64}, "P(sum)", "S(0)", options);
+  absl::StatusOr<Plan> bounded =
+      Optimal(mesh, {64, 64}, "P(sum)", "S(0)", options);
   ASSERT_TRUE(bounded.ok()) << bounded.status();
   EXPECT_LE(bounded->peak_bytes, *options.max_peak_bytes);
 }
@@ -173,9 +180,9 @@ TEST(OptimalTest, BudgetFallsBackToGreedyWithAWarning) {
 
 TEST(OptimalTest, PlansWhatPyTorchCannot) {
   const Mesh mesh = MakeMesh({2, 3});
-  for (auto [src, dst] : {std::pair{"P(sum),R", "P(avg),R"},
-                          std::pair{"S(0),R", "P(max),R"},
-                          std::pair{"P(max),P(max)", "P(sum),S(1)"}}) {
+  for (auto [src, dst] :
+       {std::pair{"P(sum),R", "P(avg),R"}, std::pair{"S(0),R", "P(max),R"},
+        std::pair{"P(max),P(max)", "P(sum),S(1)"}}) {
     SCOPED_TRACE(absl::StrCat(src, " -> ", dst));
     absl::StatusOr<Plan> plan = Optimal(mesh, {7, 5}, src, dst);
     EXPECT_TRUE(plan.ok()) << plan.status();
@@ -184,8 +191,10 @@ TEST(OptimalTest, PlansWhatPyTorchCannot) {
 
 TEST(OptimalTest, IsDeterministic) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "B"}, {"B", "C"}});
-  absl::StatusOr<Plan> a = Optimal(mesh, {9, 7, 5}, "S(0),P(sum),S(1)", "S(2),S(0),R");
-  absl::StatusOr<Plan> b = Optimal(mesh, {9, 7, 5}, "S(0),P(sum),S(1)", "S(2),S(0),R");
+  absl::StatusOr<Plan> a =
+      Optimal(mesh, {9, 7, 5}, "S(0),P(sum),S(1)", "S(2),S(0),R");
+  absl::StatusOr<Plan> b =
+      Optimal(mesh, {9, 7, 5}, "S(0),P(sum),S(1)", "S(2),S(0),R");
   ASSERT_TRUE(a.ok() && b.ok());
   a->planning_us = b->planning_us = 0;
   EXPECT_EQ(PlanJson(mesh, *a), PlanJson(mesh, *b));
@@ -199,7 +208,8 @@ TEST(OptimalTest, AStarMatchesDijkstra) {
   const int cases = testing::ScaledCases(3000);
   for (int i = 0; i < cases; ++i) {
     const testing::RandomCase c = testing::MakeRandomCase(rng);
-    for (CostModelKind kind : {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
+    for (CostModelKind kind :
+         {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
       const CostModel model(c.mesh, c.tensor, {kind});
       SearchOptions options;
       options.flatten_policy = static_cast<FlattenPolicy>(i % 3);
@@ -210,7 +220,8 @@ TEST(OptimalTest, AStarMatchesDijkstra) {
           OptimalSearch(c.mesh, model, c.src, c.dst, options);
       ASSERT_TRUE(astar.ok() && dijkstra.ok()) << i;
       ASSERT_NEAR(astar->cost, dijkstra->cost, 1e-9 * (1 + dijkstra->cost))
-          << "case " << i << " " << c.src.ToString() << " -> " << c.dst.ToString();
+          << "case " << i << " " << c.src.ToString() << " -> "
+          << c.dst.ToString();
       astar_expanded += astar->states_expanded;
       dijkstra_expanded += dijkstra->states_expanded;
     }
@@ -223,8 +234,8 @@ TEST(OptimalTest, AStarMatchesDijkstra) {
 TEST(PlanCacheTest, SameRequestSamePlan) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   PlanCache cache(8);
-  const PlanRequest request =
-      *ParsePlanRequest(mesh, {16, 16}, "f32", "P(sum),S(0),P(sum)", "R,R,R", {});
+  const PlanRequest request = *ParsePlanRequest(
+      mesh, {16, 16}, "f32", "P(sum),S(0),P(sum)", "R,R,R", {});
   absl::StatusOr<Plan> first = MakePlanCached(mesh, request, cache);
   absl::StatusOr<Plan> second = MakePlanCached(mesh, request, cache);
   ASSERT_TRUE(first.ok() && second.ok());
@@ -239,7 +250,8 @@ TEST(PlanCacheTest, SameRequestSamePlan) {
   torch.options.cost_model = CostModelKind::kTorch;
   EXPECT_NE(PlanFingerprint(mesh, request), PlanFingerprint(mesh, torch));
   // The rank map is not: plans are rank-independent.
-  MeshSpec spec{{2, 2, 2}, {"A", "B", "C"}, {7, 6, 5, 4, 3, 2, 1, 0}, {{"A", "C"}}, {}};
+  MeshSpec spec{
+      {2, 2, 2}, {"A", "B", "C"}, {7, 6, 5, 4, 3, 2, 1, 0}, {{"A", "C"}}, {}};
   EXPECT_EQ(PlanFingerprint(*Mesh::Create(spec), request),
             PlanFingerprint(mesh, request));
 }
@@ -253,7 +265,8 @@ TEST(PlanCacheTest, EvictsLeastRecentlyUsed) {
   ASSERT_TRUE(MakePlanCached(mesh, request("R"), cache).ok());
   ASSERT_TRUE(MakePlanCached(mesh, request("P(sum)"), cache).ok());
   ASSERT_TRUE(MakePlanCached(mesh, request("R"), cache)->cache_hit);
-  ASSERT_TRUE(MakePlanCached(mesh, request("P(max)"), cache).ok());  // evicts P(sum)
+  ASSERT_TRUE(
+      MakePlanCached(mesh, request("P(max)"), cache).ok());  // evicts P(sum)
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_TRUE(MakePlanCached(mesh, request("R"), cache)->cache_hit);
   EXPECT_FALSE(MakePlanCached(mesh, request("P(sum)"), cache)->cache_hit);
@@ -268,8 +281,8 @@ TEST(PlanCacheTest, ConcurrentUseIsSafe) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 200; ++i) {
-        const PlanRequest r = *ParsePlanRequest(mesh, {8, 8}, "f32", "P(sum),P(sum)",
-                                                dsts[(t + i) % 5], {});
+        const PlanRequest r = *ParsePlanRequest(
+            mesh, {8, 8}, "f32", "P(sum),P(sum)", dsts[(t + i) % 5], {});
         absl::StatusOr<Plan> plan = MakePlanCached(mesh, r, cache);
         if (!plan.ok() || plan->dst != r.dst) ++errors;
       }

@@ -36,10 +36,11 @@ TEST(PropertyTest, EveryPlanOfEveryPlannerPassesTheSimulator) {
             MakePlan(c.mesh, {c.tensor, c.src, c.dst, options});
         if (!plan.ok()) {
           // Only what PyTorch itself cannot do may be refused.
-          ASSERT_TRUE(plan.status().code() == absl::StatusCode::kFailedPrecondition ||
-                      (planner == PlannerKind::kTorchGreedy &&
-                       plan.status().code() == absl::StatusCode::kInvalidArgument &&
-                       (!c.src.HasDefaultOrder() || !c.dst.HasDefaultOrder())))
+          ASSERT_TRUE(
+              plan.status().code() == absl::StatusCode::kFailedPrecondition ||
+              (planner == PlannerKind::kTorchGreedy &&
+               plan.status().code() == absl::StatusCode::kInvalidArgument &&
+               (!c.src.HasDefaultOrder() || !c.dst.HasDefaultOrder())))
               << "case " << i << " " << name << ": " << plan.status();
           ++refused[name];
           continue;
@@ -48,9 +49,9 @@ TEST(PropertyTest, EveryPlanOfEveryPlannerPassesTheSimulator) {
         const absl::Status check = CheckPlan(c.mesh, *plan, i);
         ASSERT_TRUE(check.ok())
             << "case " << i << " " << name << " " << c.src.ToString() << " -> "
-            << c.dst.ToString() << " mesh [" << absl::StrJoin(c.mesh.shape(), ",")
-            << "] shape [" << absl::StrJoin(c.tensor.shape(), ",") << "]: "
-            << check << "\n"
+            << c.dst.ToString() << " mesh ["
+            << absl::StrJoin(c.mesh.shape(), ",") << "] shape ["
+            << absl::StrJoin(c.tensor.shape(), ",") << "]: " << check << "\n"
             << PlanTable(c.mesh, *plan);
         if (!merge && planner == PlannerKind::kTorchGreedy) {
           greedy_torch_cost = plan->total_time_us;

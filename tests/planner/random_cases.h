@@ -72,7 +72,8 @@ inline RandomCase MakeRandomCase(std::mt19937_64& rng) {
     spec.dim_names.push_back(names[d]);
   }
   // Random registered groups, ascending (as PyTorch can) or not.
-  const int groups = ndim >= 2 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
+  const int groups =
+      ndim >= 2 ? std::uniform_int_distribution<int>(0, 3)(rng) : 0;
   for (int g = 0; g < groups; ++g) {
     std::vector<int> dims(ndim);
     for (int d = 0; d < ndim; ++d) dims[d] = d;

@@ -3,19 +3,22 @@
 // steps, wrong reduction, wrong divisor) and check that CheckPlan or the raw
 // data run catches each, and that uneven merged collectives — which PyTorch
 // refuses or corrupts — are exact here.
+#include "planner/simulator.h"
+
 #include "gtest/gtest.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "planner/state_text.h"
 
 namespace reshard {
 namespace {
 
-Mesh MakeMesh(std::vector<int64_t> shape, std::vector<std::vector<std::string>> flat = {}) {
+Mesh MakeMesh(std::vector<int64_t> shape,
+              std::vector<std::vector<std::string>> flat = {}) {
   MeshSpec spec;
   spec.shape = std::move(shape);
   const char* names[] = {"A", "B", "C", "D"};
-  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    spec.dim_names.push_back(names[d]);
   spec.flattened = std::move(flat);
   return *Mesh::Create(spec);
 }
@@ -24,8 +27,9 @@ DistState State(const Mesh& mesh, int rank, const std::string& text) {
   return *ParseDistState(text, mesh.ndim(), rank, "state");
 }
 
-Plan PlanFor(const Mesh& mesh, std::vector<int64_t> shape, const std::string& src,
-             const std::string& dst, bool merge = false) {
+Plan PlanFor(const Mesh& mesh, std::vector<int64_t> shape,
+             const std::string& src, const std::string& dst,
+             bool merge = false) {
   PlanOptions options;
   options.merge = merge;
   absl::StatusOr<PlanRequest> request =
@@ -37,7 +41,8 @@ Plan PlanFor(const Mesh& mesh, std::vector<int64_t> shape, const std::string& sr
 }
 
 // A plan from explicit (to, group) steps, built with MakeStep.
-Plan HandPlan(const Mesh& mesh, std::vector<int64_t> shape, const DistState& src,
+Plan HandPlan(const Mesh& mesh, std::vector<int64_t> shape,
+              const DistState& src,
               const std::vector<std::pair<DistState, Group>>& path) {
   Plan plan;
   plan.tensor = *TensorSpec::Create(std::move(shape), DType::kFloat32);
@@ -96,7 +101,8 @@ TEST(SimulatorTest, WrongAvgDivisorIsCaughtByTheDataRun) {
   EXPECT_TRUE(CheckPlan(mesh, plan).ok()) << CheckPlan(mesh, plan);
   // Run the corrupted step directly: the data no longer reduces to the value.
   std::vector<LocalTensor<int64_t>> buffers(8);
-  for (int64_t p = 0; p < 8; ++p) buffers[p] = {{3, 5}, std::vector<int64_t>(15, 4)};
+  for (int64_t p = 0; p < 8; ++p)
+    buffers[p] = {{3, 5}, std::vector<int64_t>(15, 4)};
   Step wrong = plan.steps[0];
   wrong.avg_divisor = 1;
   ASSERT_TRUE(RunStep(mesh, plan.tensor.shape(), wrong, buffers).ok());
@@ -134,7 +140,8 @@ TEST(SimulatorTest, GatherInTheWrongGroupOrderMovesTheWrongRows) {
 TEST(SimulatorTest, BufferOfTheWrongShapeIsRejected) {
   const Mesh mesh = MakeMesh({2});
   const Plan plan = PlanFor(mesh, {5}, "S(0)", "R");
-  std::vector<LocalTensor<int64_t>> buffers(2, LocalTensor<int64_t>{{5}, std::vector<int64_t>(5)});
+  std::vector<LocalTensor<int64_t>> buffers(
+      2, LocalTensor<int64_t>{{5}, std::vector<int64_t>(5)});
   const absl::Status s = RunStep(mesh, {5}, plan.steps[0], buffers);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("does not match S(0)"), std::string::npos) << s;
@@ -147,15 +154,19 @@ TEST(SimulatorTest, MergedStepsAreExactOnUnevenShapes) {
   const DistState s00 = State(mesh, 2, "S(0),S(0)");
   const DistState rr = State(mesh, 2, "R,R");
   const DistState pp = State(mesh, 2, "P(sum),P(avg)");
-  EXPECT_TRUE(CheckPlan(mesh, HandPlan(mesh, {5, 3}, s00, {{rr, {0, 1}}})).ok());
-  EXPECT_TRUE(CheckPlan(mesh, HandPlan(mesh, {4, 1}, pp, {{s00, {0, 1}}})).ok());
+  EXPECT_TRUE(
+      CheckPlan(mesh, HandPlan(mesh, {5, 3}, s00, {{rr, {0, 1}}})).ok());
+  EXPECT_TRUE(
+      CheckPlan(mesh, HandPlan(mesh, {4, 1}, pp, {{s00, {0, 1}}})).ok());
   const DistState s10 = State(mesh, 2, "S(1),S(1)");
-  EXPECT_TRUE(CheckPlan(mesh, HandPlan(mesh, {5, 7}, s00, {{s10, {0, 1}}})).ok());
+  EXPECT_TRUE(
+      CheckPlan(mesh, HandPlan(mesh, {5, 7}, s00, {{s10, {0, 1}}})).ok());
 }
 
 TEST(SimulatorTest, PartialDestinationsReduceToTheGlobalValue) {
   const Mesh mesh = MakeMesh({3, 2});
-  for (const char* dst : {"P(sum),R", "R,P(avg)", "P(max),S(0)", "S(1),P(min)"}) {
+  for (const char* dst :
+       {"P(sum),R", "R,P(avg)", "P(max),S(0)", "S(1),P(min)"}) {
     SCOPED_TRACE(dst);
     const Plan plan = PlanFor(mesh, {5, 4}, "R,R", dst);
     EXPECT_TRUE(CheckPlan(mesh, plan).ok()) << CheckPlan(mesh, plan);

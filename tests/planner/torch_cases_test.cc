@@ -31,7 +31,8 @@ Mesh CaseMesh(const Json& c) {
   MeshSpec spec;
   spec.shape = c["mesh"].Ints();
   spec.dim_names = c["names"].Strings();
-  for (const Json& g : c["flattened"].array) spec.flattened.push_back(g.Strings());
+  for (const Json& g : c["flattened"].array)
+    spec.flattened.push_back(g.Strings());
   absl::StatusOr<Mesh> mesh = Mesh::Create(spec);
   EXPECT_TRUE(mesh.ok()) << mesh.status();
   return *mesh;
@@ -84,7 +85,8 @@ TEST(TorchCasesTest, GreedyMatchesPyTorch) {
     }
     if (c.Has("warning")) {
       bool found = false;
-      for (const Warning& w : plan->warnings) found |= w.code == c["warning"].string;
+      for (const Warning& w : plan->warnings)
+        found |= w.code == c["warning"].string;
       EXPECT_TRUE(found) << "missing warning " << c["warning"].string;
     } else {
       EXPECT_TRUE(plan->warnings.empty()) << plan->warnings[0].message;
@@ -97,16 +99,19 @@ TEST(TorchCasesTest, EveryPlannerPassesTheSimulator) {
   for (const Json& c : LoadCases()) {
     SCOPED_TRACE(c["id"].string);
     const Mesh mesh = CaseMesh(c);
-    for (PlannerKind planner : {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
+    for (PlannerKind planner :
+         {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
       for (bool merge : {false, true}) {
-        for (CostModelKind model : {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
+        for (CostModelKind model :
+             {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
           PlanOptions options{planner, model, merge};
           absl::StatusOr<PlanRequest> request =
               ParsePlanRequest(mesh, c["shape"].Ints(), "float32",
                                c["src"].string, c["dst"].string, options);
           ASSERT_TRUE(request.ok()) << request.status();
           absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
-          ASSERT_TRUE(plan.ok()) << PlannerName(planner) << ": " << plan.status();
+          ASSERT_TRUE(plan.ok())
+              << PlannerName(planner) << ": " << plan.status();
           EXPECT_TRUE(CheckPlan(mesh, *plan).ok())
               << PlannerName(planner) << " merge=" << merge << ": "
               << CheckPlan(mesh, *plan);

@@ -14,7 +14,8 @@ Mesh MakeMesh(std::vector<int64_t> shape,
   MeshSpec spec;
   spec.shape = std::move(shape);
   const char* names[] = {"A", "B", "C", "D"};
-  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    spec.dim_names.push_back(names[d]);
   spec.flattened = std::move(flat);
   return *Mesh::Create(spec);
 }
@@ -47,7 +48,8 @@ std::string Ops(const Mesh& mesh, const Plan& plan) {
 
 TEST(TorchGreedyTest, PassOneWalksInnerToOuter) {
   const Mesh mesh = MakeMesh({2, 2, 2});
-  absl::StatusOr<Plan> plan = Plan1(mesh, {8, 8}, "P(sum),S(0),P(sum)", "R,R,R");
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {8, 8}, "P(sum),S(0),P(sum)", "R,R,R");
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "all_reduce(C) all_gather(B) all_reduce(A)");
   EXPECT_EQ(PlanTrace(*plan), "P(sum)S(0)P(sum)->P(sum)S(0)R->P(sum)RR->RRR");
@@ -138,9 +140,9 @@ TEST(TorchGraphTest, UsesZeroCostShardToPartialForSumDestinations) {
 
 TEST(MergePassTest, MergesRunsOntoRegisteredGroups) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
-  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
-                                    PlannerKind::kTorchGreedy, true,
-                                    CostModelKind::kAlphaBeta);
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+            PlannerKind::kTorchGreedy, true, CostModelKind::kAlphaBeta);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A_C)");
   EXPECT_EQ(PlanTrace(*plan), "P(sum)RP(sum)-->RRR");
@@ -149,9 +151,9 @@ TEST(MergePassTest, MergesRunsOntoRegisteredGroups) {
 
 TEST(MergePassTest, WarnsWhenTheGroupIsMissing) {
   const Mesh mesh = MakeMesh({2, 2, 2});
-  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
-                                    PlannerKind::kTorchGreedy, true,
-                                    CostModelKind::kAlphaBeta);
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+            PlannerKind::kTorchGreedy, true, CostModelKind::kAlphaBeta);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A) all_reduce(C)");
   ASSERT_EQ(plan->warnings.size(), 1u);
@@ -178,8 +180,8 @@ TEST(MergePassTest, RefusesNonAscendingReduceScatter) {
   // Greedy gathers inner-first; an explicit (S1,S1)->... order run that is
   // not descending cannot merge: use torch_graph on a reversed order.
   const Mesh mesh = MakeMesh({2, 2}, {{"A", "B"}});
-  absl::StatusOr<Plan> plan = Plan1(mesh, {8}, "S(0)[1]S(0)[0]", "R,R",
-                                    PlannerKind::kTorchGraph, true);
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {8}, "S(0)[1]S(0)[0]", "R,R", PlannerKind::kTorchGraph, true);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "all_gather(A) all_gather(B)");
   ASSERT_EQ(plan->warnings.size(), 1u);
@@ -197,16 +199,17 @@ TEST(MergePassTest, RefusesUnevenAllGatherUnlikePyTorch) {
   EXPECT_NE(plan->warnings[0].message.find("not evenly divisible"),
             std::string::npos);
   // Even extents merge.
-  plan = Plan1(mesh, {8, 3}, "S(0),S(0)", "R,R", PlannerKind::kTorchGreedy, true);
+  plan =
+      Plan1(mesh, {8, 3}, "S(0),S(0)", "R,R", PlannerKind::kTorchGreedy, true);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Ops(mesh, *plan), "all_gather(A_B)");
 }
 
 TEST(PlanFormatTest, JsonMatchesTheDesignExample) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
-  absl::StatusOr<Plan> plan = Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
-                                    PlannerKind::kTorchGreedy, true,
-                                    CostModelKind::kAlphaBeta);
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R",
+            PlannerKind::kTorchGreedy, true, CostModelKind::kAlphaBeta);
   ASSERT_TRUE(plan.ok()) << plan.status();
   plan->planning_us = 8.1;
   EXPECT_EQ(
