@@ -21,7 +21,8 @@ Mesh BenchMesh(int dims) {
   spec.shape = kMeshes[dims - 1];
   const char* names[] = {"A", "B", "C", "D", "E"};
   for (int d = 0; d < dims; ++d) spec.dim_names.push_back(names[d]);
-  for (int d = 0; d + 1 < dims; ++d) spec.flattened.push_back({names[d], names[d + 1]});
+  for (int d = 0; d + 1 < dims; ++d)
+    spec.flattened.push_back({names[d], names[d + 1]});
   return *Mesh::Create(spec);
 }
 
@@ -78,7 +79,8 @@ void Args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"mesh_dims", "tensor_rank"});
 }
 
-BENCHMARK_CAPTURE(BM_OptimalCold, existing, FlattenPolicy::kExisting)->Apply(Args);
+BENCHMARK_CAPTURE(BM_OptimalCold, existing, FlattenPolicy::kExisting)
+    ->Apply(Args);
 BENCHMARK_CAPTURE(BM_OptimalCold, any, FlattenPolicy::kAny)->Apply(Args);
 BENCHMARK_CAPTURE(BM_OptimalCold, none, FlattenPolicy::kNone)->Apply(Args);
 BENCHMARK(BM_OptimalCached)->DenseRange(1, 5)->ArgName("mesh_dims");
