@@ -159,6 +159,14 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   return mesh;
 }
 
+int64_t Mesh::PositionOfRank(int64_t rank) const {
+  if (rank_map_.empty()) return rank >= 0 && rank < world_size_ ? rank : -1;
+  for (int64_t p = 0; p < world_size_; ++p) {
+    if (rank_map_[p] == rank) return p;
+  }
+  return -1;
+}
+
 int Mesh::DimIndex(absl::string_view name) const {
   for (int d = 0; d < ndim(); ++d) {
     if (dim_names_[d] == name) return d;

@@ -62,6 +62,10 @@ class Mesh {
   const std::vector<Group>& flattened() const { return flattened_; }
   const std::vector<LinkParams>& links() const { return links_; }
   bool has_identity_rank_map() const { return rank_map_.empty(); }
+  // The rank map as given; empty for the identity.
+  const std::vector<int64_t>& rank_map() const { return rank_map_; }
+  // The position holding global rank `rank`, or -1 when no position does.
+  int64_t PositionOfRank(int64_t rank) const;
 
   // The dim named `name`, or -1.
   int DimIndex(absl::string_view name) const;

@@ -412,6 +412,10 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
       result.cost = nodes[top.node].cost;
       return result;
     }
+    if (options.stop && result.states_expanded % 64 == 0) {
+      absl::Status stop = options.stop();
+      if (!stop.ok()) return stop;
+    }
     if (++result.states_expanded > options.budget) {
       return absl::ResourceExhaustedError(
           absl::StrCat("optimal: search budget of ", options.budget,

@@ -13,6 +13,7 @@
 #define RESHARD_PLANNER_OPTIMAL_SEARCH_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -35,6 +36,10 @@ enum class FlattenPolicy {
 absl::string_view FlattenPolicyName(FlattenPolicy policy);
 std::optional<FlattenPolicy> ParseFlattenPolicy(absl::string_view name);
 
+// Polled during long searches; a non-OK status stops the search with it
+// (servers map deadlines and cancellations here).
+using StopCheck = std::function<absl::Status()>;
+
 struct SearchOptions {
   FlattenPolicy flatten_policy = FlattenPolicy::kExisting;
   int64_t budget = 200000;                // expanded states
@@ -42,6 +47,7 @@ struct SearchOptions {
   // Only paths cheaper than this are of interest (NOT_FOUND otherwise).
   std::optional<double> cost_bound;
   bool use_heuristic = true;  // false: plain Dijkstra (for tests)
+  StopCheck stop;             // may be empty
 };
 
 struct SearchResult {
@@ -52,7 +58,8 @@ struct SearchResult {
 
 // Finds the least-cost plan from `src` to a state equivalent to `dst`.
 // RESOURCE_EXHAUSTED past the budget; FAILED_PRECONDITION when no plan
-// fits `max_peak_bytes`; NOT_FOUND when none is cheaper than `cost_bound`.
+// fits `max_peak_bytes`; NOT_FOUND when none is cheaper than `cost_bound`;
+// whatever `stop` returns when it stops the search.
 absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
                                            const CostModel& model,
                                            const DistState& src,

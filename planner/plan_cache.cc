@@ -79,10 +79,10 @@ int64_t PlanCache::misses() const {
 
 absl::StatusOr<Plan> MakePlanCached(const Mesh& mesh,
                                     const PlanRequest& request,
-                                    PlanCache& cache) {
+                                    PlanCache& cache, const StopCheck& stop) {
   const std::string key = PlanFingerprint(mesh, request);
   if (std::optional<Plan> hit = cache.Lookup(key)) return *std::move(hit);
-  absl::StatusOr<Plan> plan = MakePlan(mesh, request);
+  absl::StatusOr<Plan> plan = MakePlan(mesh, request, stop);
   if (plan.ok()) cache.Insert(key, *plan);
   return plan;
 }

@@ -53,7 +53,8 @@ class PlanCache {
 // set; a miss plans and stores successful results.
 absl::StatusOr<Plan> MakePlanCached(const Mesh& mesh,
                                     const PlanRequest& request,
-                                    PlanCache& cache);
+                                    PlanCache& cache,
+                                    const StopCheck& stop = {});
 
 }  // namespace reshard
 

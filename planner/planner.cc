@@ -98,12 +98,14 @@ void AddMissingGroupWarnings(const Mesh& mesh, double cost,
 }
 
 absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
-                         const PlanRequest& request, Plan& plan) {
+                         const PlanRequest& request, const StopCheck& stop,
+                         Plan& plan) {
   const PlanOptions& options = request.options;
   SearchOptions search;
   search.flatten_policy = options.flatten_policy;
   search.budget = options.search_budget;
   search.max_peak_bytes = options.max_peak_bytes;
+  search.stop = stop;
   // Under `existing`, search `any` first: when its best plan uses only
   // registered groups it is the answer; otherwise the unregistered groups
   // it uses are worth a missing_flattened_group warning.
@@ -164,7 +166,8 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
 
 }  // namespace
 
-absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
+absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
+                              const StopCheck& stop) {
   const auto start = std::chrono::steady_clock::now();
   const PlanOptions& options = request.options;
   if (request.src.mesh_ndim() != mesh.ndim() ||
@@ -195,7 +198,7 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
   const CostModel model(mesh, plan.tensor,
                         {options.cost_model, options.devices_per_host});
   if (options.planner == PlannerKind::kOptimal) {
-    absl::Status s = PlanOptimal(mesh, model, request, plan);
+    absl::Status s = PlanOptimal(mesh, model, request, stop, plan);
     if (!s.ok()) return s;
   } else if (options.planner == PlannerKind::kTorchGreedy) {
     absl::StatusOr<std::vector<Step>> steps =
@@ -206,8 +209,8 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request) {
     // PyTorch's Dijkstra always searches with its own cost model.
     const CostModel torch_model(
         mesh, plan.tensor, {CostModelKind::kTorch, options.devices_per_host});
-    absl::StatusOr<GraphResult> result =
-        TorchGraphSteps(mesh, torch_model, request.src, request.dst);
+    absl::StatusOr<GraphResult> result = TorchGraphSteps(
+        mesh, torch_model, request.src, request.dst, 2000000, stop);
     if (!result.ok()) return result.status();
     plan.steps = std::move(result->steps);
     plan.states_expanded = result->states_expanded;

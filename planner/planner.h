@@ -54,7 +54,9 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(
 // optimal search exceeds its budget it falls back to torch_greedy+merge
 // with a `search_budget_exceeded` warning (RESOURCE_EXHAUSTED if that
 // fallback cannot plan either).
-absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request);
+// `stop` is polled during searches; its non-OK status is returned as is.
+absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
+                              const StopCheck& stop = {});
 
 }  // namespace reshard
 

@@ -159,11 +159,10 @@ struct QueueEntry {
 
 }  // namespace
 
-absl::StatusOr<GraphResult> TorchGraphSteps(const Mesh& mesh,
-                                            const CostModel& torch_model,
-                                            const DistState& src,
-                                            const DistState& dst,
-                                            int64_t max_expanded) {
+absl::StatusOr<GraphResult> TorchGraphSteps(
+    const Mesh& mesh, const CostModel& torch_model, const DistState& src,
+    const DistState& dst, int64_t max_expanded,
+    const std::function<absl::Status()>& stop) {
   const int tensor_rank = torch_model.tensor().rank();
   Neighbours neighbours(mesh, torch_model, dst, tensor_rank,
                         PartialOps(src, dst));
@@ -192,6 +191,10 @@ absl::StatusOr<GraphResult> TorchGraphSteps(const Mesh& mesh,
       return result;
     }
     if (!visited.insert(nodes[top.node].state).second) continue;
+    if (stop && result.states_expanded % 64 == 0) {
+      absl::Status s = stop();
+      if (!s.ok()) return s;
+    }
     if (++result.states_expanded > max_expanded) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "torch_graph: more than ", max_expanded, " states expanded"));

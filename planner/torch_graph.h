@@ -6,6 +6,7 @@
 #define RESHARD_PLANNER_TORCH_GRAPH_H_
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,11 +25,11 @@ struct GraphResult {
 // Searches with `torch_model` (which must be of kind kTorch).
 // FAILED_PRECONDITION when PyTorch's graph has no path; RESOURCE_EXHAUSTED
 // past `max_expanded` states.
-absl::StatusOr<GraphResult> TorchGraphSteps(const Mesh& mesh,
-                                            const CostModel& torch_model,
-                                            const DistState& src,
-                                            const DistState& dst,
-                                            int64_t max_expanded = 2000000);
+// `stop` (may be empty) is polled and its non-OK status returned.
+absl::StatusOr<GraphResult> TorchGraphSteps(
+    const Mesh& mesh, const CostModel& torch_model, const DistState& src,
+    const DistState& dst, int64_t max_expanded = 2000000,
+    const std::function<absl::Status()>& stop = {});
 
 }  // namespace reshard
 

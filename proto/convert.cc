@@ -1,0 +1,440 @@
+#include "proto/convert.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "planner/plan_format.h"
+#include "planner/state_text.h"
+
+namespace reshard {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
+}
+
+uint64_t Fnv1a(absl::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+ReduceOp FromProto(v1::ReduceOp op) {
+  switch (op) {
+    case v1::REDUCE_OP_AVG:
+      return ReduceOp::kAvg;
+    case v1::REDUCE_OP_MAX:
+      return ReduceOp::kMax;
+    case v1::REDUCE_OP_MIN:
+      return ReduceOp::kMin;
+    default:
+      return ReduceOp::kSum;
+  }
+}
+
+v1::ReduceOp ToProto(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kAvg:
+      return v1::REDUCE_OP_AVG;
+    case ReduceOp::kMax:
+      return v1::REDUCE_OP_MAX;
+    case ReduceOp::kMin:
+      return v1::REDUCE_OP_MIN;
+    case ReduceOp::kSum:
+      break;
+  }
+  return v1::REDUCE_OP_SUM;
+}
+
+absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
+  switch (dtype) {
+    case v1::DTYPE_UNSPECIFIED:
+    case v1::DTYPE_FLOAT32:
+      return DType::kFloat32;
+    case v1::DTYPE_FLOAT64:
+      return DType::kFloat64;
+    case v1::DTYPE_BFLOAT16:
+      return DType::kBFloat16;
+    case v1::DTYPE_FLOAT16:
+      return DType::kFloat16;
+    case v1::DTYPE_INT32:
+      return DType::kInt32;
+    case v1::DTYPE_INT64:
+      return DType::kInt64;
+    default:
+      break;
+  }
+  return Invalid("tensor.dtype", absl::StrCat("unknown dtype value ", dtype));
+}
+
+v1::DType DTypeToProto(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64:
+      return v1::DTYPE_FLOAT64;
+    case DType::kBFloat16:
+      return v1::DTYPE_BFLOAT16;
+    case DType::kFloat16:
+      return v1::DTYPE_FLOAT16;
+    case DType::kInt32:
+      return v1::DTYPE_INT32;
+    case DType::kInt64:
+      return v1::DTYPE_INT64;
+    case DType::kFloat32:
+      break;
+  }
+  return v1::DTYPE_FLOAT32;
+}
+
+absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
+                                         const Mesh& mesh, int tensor_rank,
+                                         absl::string_view field) {
+  if (proto.placements().empty()) {
+    if (proto.text().empty()) {
+      return Invalid(field, "needs placements or text");
+    }
+    return ParseDistState(proto.text(), mesh.ndim(), tensor_rank, field);
+  }
+  if (proto.placements_size() != mesh.ndim()) {
+    return Invalid(field, absl::StrCat("has ", proto.placements_size(),
+                                       " placements for a mesh of ",
+                                       mesh.ndim(), " dims"));
+  }
+  std::vector<Placement> placements;
+  for (int m = 0; m < proto.placements_size(); ++m) {
+    const v1::Placement& p = proto.placements(m);
+    const std::string pfield = absl::StrCat(field, ".placements[", m, "]");
+    switch (p.kind_case()) {
+      case v1::Placement::kReplicate:
+        placements.push_back(Placement::Replicate());
+        break;
+      case v1::Placement::kShard: {
+        int dim = p.shard().dim();
+        if (dim < -tensor_rank || dim >= tensor_rank) {
+          return Invalid(pfield, absl::StrCat("shard dim ", dim,
+                                              " out of range for a tensor of "
+                                              "rank ",
+                                              tensor_rank));
+        }
+        if (dim < 0) dim += tensor_rank;
+        placements.push_back(Placement::Shard(dim));
+        break;
+      }
+      case v1::Placement::kPartial:
+        if (!v1::ReduceOp_IsValid(p.partial().op())) {
+          return Invalid(pfield, absl::StrCat("unknown reduce op value ",
+                                              p.partial().op()));
+        }
+        placements.push_back(Placement::Partial(FromProto(p.partial().op())));
+        break;
+      default:
+        return Invalid(pfield, "placement kind is not set");
+    }
+  }
+  std::vector<ShardOrderEntry> order;
+  for (const v1::ShardOrderEntry& e : proto.shard_order()) {
+    order.push_back(
+        {e.tensor_dim(), {e.mesh_dims().begin(), e.mesh_dims().end()}});
+  }
+  return DistState::Create(placements, order, tensor_rank, field);
+}
+
+}  // namespace
+
+MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
+  MeshSpec spec;
+  spec.shape.assign(proto.shape().begin(), proto.shape().end());
+  spec.dim_names.assign(proto.dim_names().begin(), proto.dim_names().end());
+  spec.rank_map.assign(proto.rank_map().begin(), proto.rank_map().end());
+  for (const v1::FlattenedGroup& g : proto.flattened()) {
+    spec.flattened.emplace_back(g.dims().begin(), g.dims().end());
+  }
+  for (const v1::LinkParams& l : proto.links()) {
+    LinkParams link;
+    if (l.has_bandwidth_gbps()) link.bandwidth_gbps = l.bandwidth_gbps();
+    if (l.has_latency_us()) link.latency_us = l.latency_us();
+    spec.links.push_back(link);
+  }
+  return spec;
+}
+
+absl::StatusOr<Mesh> MeshFromProto(const v1::Mesh& proto) {
+  // Refuse absurd sizes before allocating anything for them.
+  if (proto.rank_map_size() > kMaxWorldSize) {
+    return Invalid("mesh.rank_map", "too many ranks");
+  }
+  return Mesh::Create(MeshSpecFromProto(proto));
+}
+
+v1::Mesh MeshToProto(const Mesh& mesh) {
+  v1::Mesh proto;
+  for (int64_t s : mesh.shape()) proto.add_shape(s);
+  for (const std::string& n : mesh.dim_names()) proto.add_dim_names(n);
+  for (int64_t r : mesh.rank_map()) proto.add_rank_map(r);
+  for (const Group& g : mesh.flattened()) {
+    v1::FlattenedGroup* group = proto.add_flattened();
+    for (int d : g) group->add_dims(mesh.dim_names()[d]);
+  }
+  bool any_link = false;
+  for (const LinkParams& l : mesh.links()) {
+    any_link =
+        any_link || l.bandwidth_gbps.has_value() || l.latency_us.has_value();
+  }
+  if (any_link) {
+    for (const LinkParams& l : mesh.links()) {
+      v1::LinkParams* link = proto.add_links();
+      if (l.bandwidth_gbps.has_value())
+        link->set_bandwidth_gbps(*l.bandwidth_gbps);
+      if (l.latency_us.has_value()) link->set_latency_us(*l.latency_us);
+    }
+  }
+  return proto;
+}
+
+std::string MeshId(const Mesh& mesh) {
+  std::string canonical =
+      absl::StrCat(absl::StrJoin(mesh.shape(), ","), "|",
+                   absl::StrJoin(mesh.dim_names(), ","), "|",
+                   absl::StrJoin(mesh.rank_map(), ","), "|");
+  for (const Group& g : mesh.flattened()) {
+    absl::StrAppend(&canonical, absl::StrJoin(g, "."), ";");
+  }
+  absl::StrAppend(&canonical, "|");
+  for (const LinkParams& l : mesh.links()) {
+    absl::StrAppend(&canonical,
+                    l.bandwidth_gbps ? FormatDouble(*l.bandwidth_gbps) : "-",
+                    ":", l.latency_us ? FormatDouble(*l.latency_us) : "-", ";");
+  }
+  return absl::StrFormat("mesh-%016x", Fnv1a(canonical));
+}
+
+absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
+                                                 const v1::Tensor& tensor,
+                                                 const v1::DistState& src,
+                                                 const v1::DistState& dst,
+                                                 const v1::PlanOptions& options,
+                                                 int64_t default_budget) {
+  absl::StatusOr<DType> dtype = DTypeFromProto(tensor.dtype());
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<TensorSpec> spec = TensorSpec::Create(
+      {tensor.shape().begin(), tensor.shape().end()}, *dtype);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<DistState> src_state =
+      StateFromProto(src, mesh, spec->rank(), "src");
+  if (!src_state.ok()) return src_state.status();
+  absl::StatusOr<DistState> dst_state =
+      StateFromProto(dst, mesh, spec->rank(), "dst");
+  if (!dst_state.ok()) return dst_state.status();
+  PlanOptions o;
+  switch (options.planner()) {
+    case v1::PLANNER_KIND_UNSPECIFIED:
+    case v1::PLANNER_KIND_OPTIMAL:
+      o.planner = PlannerKind::kOptimal;
+      break;
+    case v1::PLANNER_KIND_TORCH_GREEDY:
+      o.planner = PlannerKind::kTorchGreedy;
+      break;
+    case v1::PLANNER_KIND_TORCH_GRAPH:
+      o.planner = PlannerKind::kTorchGraph;
+      break;
+    default:
+      return Invalid("options.planner",
+                     absl::StrCat("unknown planner value ", options.planner()));
+  }
+  switch (options.cost_model()) {
+    case v1::COST_MODEL_UNSPECIFIED:
+    case v1::COST_MODEL_ALPHA_BETA:
+      o.cost_model = CostModelKind::kAlphaBeta;
+      break;
+    case v1::COST_MODEL_TORCH:
+      o.cost_model = CostModelKind::kTorch;
+      break;
+    default:
+      return Invalid(
+          "options.cost_model",
+          absl::StrCat("unknown cost model value ", options.cost_model()));
+  }
+  switch (options.flatten_policy()) {
+    case v1::FLATTEN_POLICY_UNSPECIFIED:
+    case v1::FLATTEN_POLICY_EXISTING:
+      o.flatten_policy = FlattenPolicy::kExisting;
+      break;
+    case v1::FLATTEN_POLICY_ANY:
+      o.flatten_policy = FlattenPolicy::kAny;
+      break;
+    case v1::FLATTEN_POLICY_NONE:
+      o.flatten_policy = FlattenPolicy::kNone;
+      break;
+    default:
+      return Invalid("options.flatten_policy",
+                     absl::StrCat("unknown flatten policy value ",
+                                  options.flatten_policy()));
+  }
+  o.merge = options.merge();
+  if (options.devices_per_host() != 0)
+    o.devices_per_host = options.devices_per_host();
+  o.search_budget =
+      options.search_budget() != 0 ? options.search_budget() : default_budget;
+  if (options.has_max_peak_bytes()) o.max_peak_bytes = options.max_peak_bytes();
+  return PlanRequest{*std::move(spec), *src_state, *dst_state, o};
+}
+
+v1::Tensor TensorToProto(const TensorSpec& tensor) {
+  v1::Tensor proto;
+  for (int64_t s : tensor.shape()) proto.add_shape(s);
+  proto.set_dtype(DTypeToProto(tensor.dtype()));
+  return proto;
+}
+
+v1::DistState StateToProto(const DistState& state) {
+  v1::DistState proto;
+  for (int m = 0; m < state.mesh_ndim(); ++m) {
+    const Placement& p = state.placement(m);
+    v1::Placement* out = proto.add_placements();
+    if (p.is_shard()) {
+      out->mutable_shard()->set_dim(p.dim());
+    } else if (p.is_partial()) {
+      out->mutable_partial()->set_op(ToProto(p.op()));
+    } else {
+      out->mutable_replicate();
+    }
+  }
+  for (const ShardOrderEntry& e : state.ShardOrderEntries()) {
+    v1::ShardOrderEntry* entry = proto.add_shard_order();
+    entry->set_tensor_dim(e.tensor_dim);
+    for (int m : e.mesh_dims) entry->add_mesh_dims(m);
+  }
+  return proto;
+}
+
+v1::PlanOptions OptionsToProto(const PlanOptions& o) {
+  v1::PlanOptions proto;
+  switch (o.planner) {
+    case PlannerKind::kOptimal:
+      proto.set_planner(v1::PLANNER_KIND_OPTIMAL);
+      break;
+    case PlannerKind::kTorchGreedy:
+      proto.set_planner(v1::PLANNER_KIND_TORCH_GREEDY);
+      break;
+    case PlannerKind::kTorchGraph:
+      proto.set_planner(v1::PLANNER_KIND_TORCH_GRAPH);
+      break;
+  }
+  proto.set_cost_model(o.cost_model == CostModelKind::kTorch
+                           ? v1::COST_MODEL_TORCH
+                           : v1::COST_MODEL_ALPHA_BETA);
+  switch (o.flatten_policy) {
+    case FlattenPolicy::kExisting:
+      proto.set_flatten_policy(v1::FLATTEN_POLICY_EXISTING);
+      break;
+    case FlattenPolicy::kAny:
+      proto.set_flatten_policy(v1::FLATTEN_POLICY_ANY);
+      break;
+    case FlattenPolicy::kNone:
+      proto.set_flatten_policy(v1::FLATTEN_POLICY_NONE);
+      break;
+  }
+  proto.set_merge(o.merge);
+  proto.set_devices_per_host(o.devices_per_host);
+  proto.set_search_budget(o.search_budget);
+  if (o.max_peak_bytes.has_value()) proto.set_max_peak_bytes(*o.max_peak_bytes);
+  return proto;
+}
+
+void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
+  *proto->mutable_tensor() = TensorToProto(plan.tensor);
+  proto->set_src(plan.src.ToString());
+  proto->set_dst(plan.dst.ToString());
+  proto->set_planner(plan.planner);
+  proto->set_cost_model(plan.cost_model);
+  for (const Step& s : plan.steps) {
+    v1::Step* step = proto->add_steps();
+    step->set_op(std::string(StepOpName(s.op)));
+    for (int m : s.group) step->add_mesh_dims(m);
+    step->set_group(mesh.GroupName(s.group));
+    step->set_reduce_op(ToProto(s.reduce_op));
+    step->set_avg_divisor(s.avg_divisor);
+    if (s.src_tensor_dim.has_value())
+      step->set_src_tensor_dim(*s.src_tensor_dim);
+    if (s.dst_tensor_dim.has_value())
+      step->set_dst_tensor_dim(*s.dst_tensor_dim);
+    step->set_from(s.from.ToString());
+    step->set_to(s.to.ToString());
+    step->set_bytes(s.bytes);
+    step->set_time_us(s.time_us);
+  }
+  proto->set_trace(PlanTrace(plan));
+  proto->set_total_time_us(plan.total_time_us);
+  proto->set_total_bytes(plan.total_bytes);
+  proto->set_peak_bytes(plan.peak_bytes);
+  for (const Warning& w : plan.warnings) {
+    v1::Warning* warning = proto->add_warnings();
+    warning->set_code(w.code);
+    for (const std::string& d : w.dims) warning->add_dims(d);
+    warning->set_message(w.message);
+    warning->set_saving_us(w.saving_us);
+  }
+  proto->set_planning_us(plan.planning_us);
+  proto->set_states_expanded(plan.states_expanded);
+  proto->set_cache_hit(plan.cache_hit);
+}
+
+absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
+  Plan plan;
+  absl::StatusOr<DType> dtype = DTypeFromProto(proto.tensor().dtype());
+  if (!dtype.ok()) return dtype.status();
+  absl::StatusOr<TensorSpec> tensor = TensorSpec::Create(
+      {proto.tensor().shape().begin(), proto.tensor().shape().end()}, *dtype);
+  if (!tensor.ok()) return tensor.status();
+  plan.tensor = *std::move(tensor);
+  const int rank = plan.tensor.rank();
+  absl::StatusOr<DistState> src =
+      ParseDistState(proto.src(), mesh.ndim(), rank, "plan.src");
+  if (!src.ok()) return src.status();
+  absl::StatusOr<DistState> dst =
+      ParseDistState(proto.dst(), mesh.ndim(), rank, "plan.dst");
+  if (!dst.ok()) return dst.status();
+  plan.src = *src;
+  plan.dst = *dst;
+  plan.planner = proto.planner();
+  plan.cost_model = proto.cost_model();
+  for (int i = 0; i < proto.steps_size(); ++i) {
+    const v1::Step& s = proto.steps(i);
+    const std::string field = absl::StrCat("plan.steps[", i, "]");
+    absl::StatusOr<DistState> from =
+        ParseDistState(s.from(), mesh.ndim(), rank, field);
+    if (!from.ok()) return from.status();
+    absl::StatusOr<DistState> to =
+        ParseDistState(s.to(), mesh.ndim(), rank, field);
+    if (!to.ok()) return to.status();
+    absl::StatusOr<Step> step = MakeStep(
+        mesh, *from, *to, Group(s.mesh_dims().begin(), s.mesh_dims().end()));
+    if (!step.ok()) return step.status();
+    if (StepOpName(step->op) != s.op() ||
+        step->avg_divisor != s.avg_divisor()) {
+      return Invalid(field,
+                     absl::StrCat("op ", s.op(), " disagrees with its states"));
+    }
+    step->bytes = s.bytes();
+    step->time_us = s.time_us();
+    plan.steps.push_back(*std::move(step));
+  }
+  for (const v1::Warning& w : proto.warnings()) {
+    plan.warnings.push_back({w.code(),
+                             {w.dims().begin(), w.dims().end()},
+                             w.message(),
+                             w.saving_us()});
+  }
+  plan.total_time_us = proto.total_time_us();
+  plan.total_bytes = proto.total_bytes();
+  plan.peak_bytes = proto.peak_bytes();
+  plan.planning_us = proto.planning_us();
+  plan.states_expanded = proto.states_expanded();
+  plan.cache_hit = proto.cache_hit();
+  return plan;
+}
+
+}  // namespace reshard

@@ -1,0 +1,104 @@
+// reshard-planner: the Reshard planner service. Serves reshard.v1.Planner,
+// grpc.health.v1.Health and server reflection on --listen. On SIGTERM or
+// SIGINT it reports NOT_SERVING, lets in-flight calls finish (up to
+// --drain_seconds) and exits 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/planner_service.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "address to serve on; port 0 picks a free port");
+ABSL_FLAG(std::string, port_file, "",
+          "if set, write the bound port here once serving");
+ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU)");
+ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
+ABSL_FLAG(int64_t, search_budget, 200000,
+          "default optimal-search budget (expanded states) per plan");
+ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
+ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
+          "largest request or response message");
+ABSL_FLAG(int64_t, drain_seconds, 10,
+          "how long SIGTERM waits for in-flight calls");
+
+namespace reshard {
+namespace {
+
+int Serve() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  // Block before any thread starts so that only the waiter sees them.
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  MeshRegistry registry(static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)));
+  PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
+  ServiceOptions options;
+  options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
+  options.max_batch_items =
+      static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
+  PlannerService service(registry, cache, options);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
+                           grpc::InsecureServerCredentials(), &port);
+  const int max_bytes =
+      static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.SetMaxReceiveMessageSize(max_bytes);
+  builder.SetMaxSendMessageSize(max_bytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
+    return 1;
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus("reshard.v1.Planner", true);
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty()) {
+    std::ofstream tmp(port_file + ".tmp");
+    tmp << port << "\n";
+    tmp.close();
+    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  }
+  spdlog::info("reshard-planner serving on port {} (listen {})", port,
+               absl::GetFlag(FLAGS_listen));
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
+  health->SetServingStatus(false);
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  server->Wait();
+  spdlog::info("reshard-planner stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace reshard
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
+  absl::ParseCommandLine(argc, argv);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-planner %v");
+  return reshard::Serve();
+}

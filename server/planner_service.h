@@ -1,0 +1,58 @@
+// PlannerService implements reshard.v1.Planner on gRPC's callback API: a
+// thin adapter that converts requests to core types (proto/convert.h), calls
+// the registry, the plan cache and the planners, and converts back. Every
+// failed request is logged as one line. Deadlines and cancellations stop
+// searches (DEADLINE_EXCEEDED / CANCELLED).
+#ifndef RESHARD_SERVER_PLANNER_SERVICE_H_
+#define RESHARD_SERVER_PLANNER_SERVICE_H_
+
+#include <cstdint>
+
+#include "planner/plan_cache.h"
+#include "reshard/v1/planner.grpc.pb.h"
+#include "server/mesh_registry.h"
+
+namespace reshard {
+
+struct ServiceOptions {
+  int64_t default_search_budget = 200000;
+  int max_batch_items = 4096;
+};
+
+class PlannerService final : public v1::Planner::CallbackService {
+ public:
+  PlannerService(MeshRegistry& registry, PlanCache& cache,
+                 ServiceOptions options)
+      : registry_(registry), cache_(cache), options_(options) {}
+
+  grpc::ServerUnaryReactor* RegisterMesh(
+      grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
+      v1::RegisterMeshResponse* response) override;
+  grpc::ServerUnaryReactor* GetMesh(grpc::CallbackServerContext* ctx,
+                                    const v1::GetMeshRequest* request,
+                                    v1::GetMeshResponse* response) override;
+  grpc::ServerUnaryReactor* ListMeshes(
+      grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest* request,
+      v1::ListMeshesResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteMesh(
+      grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
+      v1::DeleteMeshResponse* response) override;
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* ctx,
+                                 const v1::PlanRequest* request,
+                                 v1::PlanResponse* response) override;
+  grpc::ServerUnaryReactor* PlanBatch(grpc::CallbackServerContext* ctx,
+                                      const v1::PlanBatchRequest* request,
+                                      v1::PlanBatchResponse* response) override;
+  grpc::ServerUnaryReactor* ResolveGroups(
+      grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
+      v1::ResolveGroupsResponse* response) override;
+
+ private:
+  MeshRegistry& registry_;
+  PlanCache& cache_;
+  const ServiceOptions options_;
+};
+
+}  // namespace reshard
+
+#endif  // RESHARD_SERVER_PLANNER_SERVICE_H_
