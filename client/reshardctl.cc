@@ -1,16 +1,24 @@
-// reshardctl: the command-line front end of Reshard. `plan --offline` plans
-// in-process with the core library and prints the trace, a step table and
-// warnings, or the plan JSON of DESIGN §4 with --json. Errors go to stderr
-// with exit status 2.
+// reshardctl: the command-line front end of Reshard.
+//   plan      plans on the planner service (--server or RESHARD_SERVER,
+//             default 127.0.0.1:50051) or in-process with --offline; prints
+//             the trace, a step table and warnings, or with --json the plan
+//             JSON of DESIGN §4 — the same output either way.
+//   mesh register|get|list|delete, health: the service's registry and
+//             health.
+// Errors go to stderr with exit status 2.
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli_args.h"
+#include "client/client.h"
 #include "planner/mesh.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
@@ -19,13 +27,19 @@ namespace reshard {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: reshardctl plan --offline --mesh A=2,B=2,C=2 [--flatten A,C]...\n"
+    "usage: reshardctl [--server HOST:PORT] plan [--offline] --mesh "
+    "A=2,B=2,C=2 [--flatten A,C]...\n"
     "         --shape 16,16 [--dtype f32] --from 'P(sum),R,P(sum)' --to "
     "'R,R,R'\n"
     "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
     "         [--flatten_policy existing|any|none] [--link DIM=GBPS:US]...\n"
-    "         [--max_peak_bytes N] [--search_budget N] [--json]\n";
+    "         [--max_peak_bytes N] [--search_budget N] [--json]\n"
+    "       reshardctl [--server HOST:PORT] mesh register --mesh A=2,B=2 "
+    "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
+    "       reshardctl [--server HOST:PORT] mesh get|delete MESH_ID\n"
+    "       reshardctl [--server HOST:PORT] mesh list\n"
+    "       reshardctl [--server HOST:PORT] health\n";
 
 // "A=2,B=2,C=2" -> names and sizes.
 absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
@@ -68,7 +82,89 @@ absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   return absl::OkStatus();
 }
 
-absl::Status RunPlan(const std::vector<std::string>& argv) {
+// The mesh described by --mesh, --flatten and --link.
+absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
+  if (!args.Has("mesh")) {
+    return absl::InvalidArgumentError("--mesh is required, e.g. A=2,B=2");
+  }
+  MeshSpec spec;
+  absl::Status s = ParseMeshFlag(*args.Get("mesh"), spec);
+  if (!s.ok()) return s;
+  for (const std::string& group : args.GetAll("flatten")) {
+    spec.flattened.push_back(absl::StrSplit(group, ','));
+  }
+  for (const std::string& link : args.GetAll("link")) {
+    s = ParseLinkFlag(link, spec);
+    if (!s.ok()) return s;
+  }
+  return Mesh::Create(std::move(spec));
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& server) {
+  ClientOptions options;
+  options.target = server;
+  options.max_attempts = 2;
+  return Client::Create(options);
+}
+
+std::string MeshSummary(const std::string& id, const Mesh& mesh) {
+  std::vector<std::string> dims;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    dims.push_back(absl::StrCat(mesh.dim_names()[d], "=", mesh.size(d)));
+  }
+  std::vector<std::string> groups;
+  for (const Group& g : mesh.flattened()) groups.push_back(mesh.GroupName(g));
+  return absl::StrCat(id, "  ", absl::StrJoin(dims, ","),
+                      groups.empty() ? "" : "  flattened ",
+                      absl::StrJoin(groups, " "));
+}
+
+absl::Status RunMesh(const std::string& server,
+                     const std::vector<std::string>& argv) {
+  if (argv.empty()) {
+    return absl::InvalidArgumentError(
+        "mesh: expected register, get, list or delete");
+  }
+  const std::string verb = argv[0];
+  absl::StatusOr<std::unique_ptr<Client>> client = Connect(server);
+  if (!client.ok()) return client.status();
+  if (verb == "register") {
+    absl::StatusOr<CliArgs> args = CliArgs::Parse(
+        absl::MakeConstSpan(argv).subspan(1), {"mesh", "flatten", "link"}, {});
+    if (!args.ok()) return args.status();
+    absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
+    if (!mesh.ok()) return mesh.status();
+    absl::StatusOr<std::string> id = (*client)->RegisterMesh(*mesh);
+    if (!id.ok()) return id.status();
+    std::cout << *id << "\n";
+    return absl::OkStatus();
+  }
+  if (verb == "list") {
+    absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> meshes =
+        (*client)->ListMeshes();
+    if (!meshes.ok()) return meshes.status();
+    for (const auto& [id, mesh] : *meshes)
+      std::cout << MeshSummary(id, mesh) << "\n";
+    return absl::OkStatus();
+  }
+  if ((verb == "get" || verb == "delete") && argv.size() == 2) {
+    if (verb == "delete") {
+      absl::Status s = (*client)->DeleteMesh(argv[1]);
+      if (s.ok()) std::cout << "deleted " << argv[1] << "\n";
+      return s;
+    }
+    absl::StatusOr<Mesh> mesh = (*client)->GetMesh(argv[1]);
+    if (!mesh.ok()) return mesh.status();
+    std::cout << MeshSummary(argv[1], *mesh) << "\n";
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("mesh: unknown or incomplete command \"",
+                   absl::StrJoin(argv, " "), "\""));
+}
+
+absl::Status RunPlan(const std::string& server,
+                     const std::vector<std::string>& argv) {
   absl::StatusOr<CliArgs> args =
       CliArgs::Parse(argv,
                      {"mesh", "flatten", "shape", "dtype", "from", "to",
@@ -76,27 +172,13 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
                       "flatten_policy", "max_peak_bytes", "search_budget"},
                      {"offline", "merge", "json"});
   if (!args.ok()) return args.status();
-  if (!args->Has("offline")) {
-    return absl::UnimplementedError(
-        "plan: this build has no planner service client yet; pass --offline");
-  }
   for (const char* required : {"mesh", "shape", "from", "to"}) {
     if (!args->Has(required)) {
       return absl::InvalidArgumentError(
           absl::StrCat("plan: --", required, " is required"));
     }
   }
-  MeshSpec spec;
-  absl::Status s = ParseMeshFlag(*args->Get("mesh"), spec);
-  if (!s.ok()) return s;
-  for (const std::string& group : args->GetAll("flatten")) {
-    spec.flattened.push_back(absl::StrSplit(group, ','));
-  }
-  for (const std::string& link : args->GetAll("link")) {
-    s = ParseLinkFlag(link, spec);
-    if (!s.ok()) return s;
-  }
-  absl::StatusOr<Mesh> mesh = Mesh::Create(std::move(spec));
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();
 
   PlanOptions options;
@@ -153,7 +235,14 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
       *mesh, *std::move(shape), args->Get("dtype").value_or("float32"),
       *args->Get("from"), *args->Get("to"), options);
   if (!request.ok()) return request.status();
-  absl::StatusOr<Plan> plan = MakePlan(*mesh, *request);
+  absl::StatusOr<Plan> plan;
+  if (args->Has("offline")) {
+    plan = MakePlan(*mesh, *request);
+  } else {
+    absl::StatusOr<std::unique_ptr<Client>> client = Connect(server);
+    if (!client.ok()) return client.status();
+    plan = (*client)->PlanInline(*mesh, *request);
+  }
   if (!plan.ok()) return plan.status();
   if (args->Has("json")) {
     std::cout << PlanJson(*mesh, *plan) << "\n";
@@ -168,16 +257,40 @@ absl::Status RunPlan(const std::vector<std::string>& argv) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  const char* env = std::getenv("RESHARD_SERVER");
+  std::string server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+  // Global --server flag before the command.
+  while (!args.empty() && args[0].rfind("--server", 0) == 0) {
+    if (args[0].size() > 9 && args[0][8] == '=') {
+      server = args[0].substr(9);
+      args.erase(args.begin());
+    } else if (args[0] == "--server" && args.size() >= 2) {
+      server = args[1];
+      args.erase(args.begin(), args.begin() + 2);
+    } else {
+      break;
+    }
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "help") {
     std::cout << reshard::kUsage;
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "plan") {
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  absl::Status status;
+  if (args[0] == "plan") {
+    status = reshard::RunPlan(server, rest);
+  } else if (args[0] == "mesh") {
+    status = reshard::RunMesh(server, rest);
+  } else if (args[0] == "health" && rest.empty()) {
+    absl::StatusOr<std::unique_ptr<reshard::Client>> client =
+        reshard::Connect(server);
+    status = client.ok() ? (*client)->Health() : client.status();
+    if (status.ok()) std::cout << "SERVING\n";
+  } else {
     std::cerr << "reshardctl: unknown command \"" << args[0] << "\"\n"
               << reshard::kUsage;
     return 2;
   }
-  const absl::Status status = reshard::RunPlan({args.begin() + 1, args.end()});
   if (!status.ok()) {
     std::cerr << "reshardctl: " << absl::StatusCodeToString(status.code())
               << ": " << status.message() << "\n";

@@ -1,0 +1,239 @@
+#include "client/client.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/convert.h"
+
+namespace reshard {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                      s.error_message());
+}
+
+// A gRPC target for one address or a round-robin list of several.
+std::string ChannelTarget(const std::string& target) {
+  if (target.find(',') == std::string::npos) return target;
+  return absl::StrCat("ipv4:", target);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
+  if (options.target.empty()) {
+    return absl::InvalidArgumentError("target: must name a server host:port");
+  }
+  if (options.max_attempts < 1) {
+    return absl::InvalidArgumentError("max_attempts: must be >= 1");
+  }
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(ChannelTarget(options.target),
+                                           grpc::InsecureChannelCredentials(),
+                                           args);
+  return std::unique_ptr<Client>(new Client(std::move(options), std::move(channel)));
+}
+
+Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      stub_(v1::Planner::NewStub(channel_)) {}
+
+template <typename Call>
+absl::Status Client::WithRetries(Call call) {
+  absl::Duration backoff = options_.initial_backoff;
+  absl::Status status;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+    status = FromGrpc(call(context));
+    if (status.code() != absl::StatusCode::kUnavailable) return status;
+    if (attempt < options_.max_attempts) {
+      absl::SleepFor(backoff);
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+  }
+  return status;
+}
+
+std::shared_ptr<const Mesh> Client::KnownMesh(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  auto it = meshes_.find(id);
+  return it == meshes_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<std::string> Client::RegisterMesh(const Mesh& mesh) {
+  v1::RegisterMeshRequest request;
+  *request.mutable_mesh() = MeshToProto(mesh);
+  v1::RegisterMeshResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->RegisterMesh(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  meshes_[response.mesh_id()] = std::make_shared<const Mesh>(mesh);
+  return response.mesh_id();
+}
+
+absl::StatusOr<Mesh> Client::GetMesh(const std::string& mesh_id) {
+  v1::GetMeshRequest request;
+  request.set_mesh_id(mesh_id);
+  v1::GetMeshResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->GetMesh(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  return MeshFromProto(response.mesh());
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> Client::ListMeshes() {
+  v1::ListMeshesResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->ListMeshes(&ctx, v1::ListMeshesRequest(), &response);
+  });
+  if (!s.ok()) return s;
+  std::vector<std::pair<std::string, Mesh>> out;
+  for (const v1::GetMeshResponse& entry : response.meshes()) {
+    absl::StatusOr<Mesh> mesh = MeshFromProto(entry.mesh());
+    if (!mesh.ok()) return mesh.status();
+    out.emplace_back(entry.mesh_id(), *std::move(mesh));
+  }
+  return out;
+}
+
+absl::Status Client::DeleteMesh(const std::string& mesh_id) {
+  v1::DeleteMeshRequest request;
+  request.set_mesh_id(mesh_id);
+  v1::DeleteMeshResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->DeleteMesh(&ctx, request, &response);
+  });
+  if (s.ok()) {
+    absl::MutexLock lock(&mu_);
+    meshes_.erase(mesh_id);
+  }
+  return s;
+}
+
+namespace {
+
+void FillRequest(const PlanRequest& core, v1::PlanRequest& request) {
+  *request.mutable_tensor() = TensorToProto(core.tensor);
+  *request.mutable_src() = StateToProto(core.src);
+  *request.mutable_dst() = StateToProto(core.dst);
+  *request.mutable_options() = OptionsToProto(core.options);
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
+                                            const PlanRequest& core) {
+  v1::PlanRequest request;
+  request.set_mesh_id(mesh_id);
+  FillRequest(core, request);
+  v1::PlanResponse response;
+  auto call = [&](grpc::ClientContext& ctx) {
+    return stub_->Plan(&ctx, request, &response);
+  };
+  absl::Status s = WithRetries(call);
+  std::shared_ptr<const Mesh> mesh = KnownMesh(mesh_id);
+  if (s.code() == absl::StatusCode::kNotFound && mesh != nullptr) {
+    // A replica that has not seen the mesh (or restarted): register, retry.
+    absl::StatusOr<std::string> id = RegisterMesh(*mesh);
+    if (!id.ok()) return id.status();
+    s = WithRetries(call);
+  }
+  if (!s.ok()) return s;
+  if (mesh == nullptr) {
+    absl::StatusOr<Mesh> fetched = GetMesh(mesh_id);
+    if (!fetched.ok()) return fetched.status();
+    mesh = std::make_shared<const Mesh>(*std::move(fetched));
+    absl::MutexLock lock(&mu_);
+    meshes_[mesh_id] = mesh;
+  }
+  return PlanFromProto(*mesh, response.plan());
+}
+
+absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh, const PlanRequest& core) {
+  v1::PlanRequest request;
+  *request.mutable_mesh() = MeshToProto(mesh);
+  FillRequest(core, request);
+  v1::PlanResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->Plan(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  return PlanFromProto(mesh, response.plan());
+}
+
+absl::StatusOr<std::vector<Plan>> Client::PlanBatch(
+    const Mesh& mesh, const std::vector<PlanRequest>& requests) {
+  v1::PlanBatchRequest request;
+  *request.mutable_mesh() = MeshToProto(mesh);
+  if (!requests.empty()) *request.mutable_options() = OptionsToProto(requests[0].options);
+  for (const PlanRequest& core : requests) {
+    v1::PlanBatchRequest::Item* item = request.add_items();
+    *item->mutable_tensor() = TensorToProto(core.tensor);
+    *item->mutable_src() = StateToProto(core.src);
+    *item->mutable_dst() = StateToProto(core.dst);
+  }
+  v1::PlanBatchResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->PlanBatch(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  std::vector<Plan> plans;
+  for (const v1::Plan& p : response.plans()) {
+    absl::StatusOr<Plan> plan = PlanFromProto(mesh, p);
+    if (!plan.ok()) return plan.status();
+    plans.push_back(*std::move(plan));
+  }
+  return plans;
+}
+
+absl::StatusOr<std::vector<ResolvedGroup>> Client::ResolveGroups(
+    const std::string& mesh_id, int64_t rank) {
+  v1::ResolveGroupsRequest request;
+  request.set_mesh_id(mesh_id);
+  request.set_rank(rank);
+  v1::ResolveGroupsResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub_->ResolveGroups(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  std::vector<ResolvedGroup> groups;
+  for (const v1::ResolvedGroup& g : response.groups()) {
+    groups.push_back({g.name(),
+                      Group(g.mesh_dims().begin(), g.mesh_dims().end()),
+                      {g.ranks().begin(), g.ranks().end()},
+                      g.index()});
+  }
+  return groups;
+}
+
+absl::Status Client::Health() {
+  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  grpc::health::v1::HealthCheckRequest request;
+  grpc::health::v1::HealthCheckResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return stub->Check(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
+    return absl::UnavailableError(absl::StrCat(
+        "server is ",
+        grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard
