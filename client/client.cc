@@ -37,10 +37,10 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   grpc::ChannelArguments args;
   args.SetLoadBalancingPolicyName("round_robin");
   args.SetMaxReceiveMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(ChannelTarget(options.target),
-                                           grpc::InsecureChannelCredentials(),
-                                           args);
-  return std::unique_ptr<Client>(new Client(std::move(options), std::move(channel)));
+  auto channel = grpc::CreateCustomChannel(
+      ChannelTarget(options.target), grpc::InsecureChannelCredentials(), args);
+  return std::unique_ptr<Client>(
+      new Client(std::move(options), std::move(channel)));
 }
 
 Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
@@ -146,11 +146,18 @@ absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
   };
   absl::Status s = WithRetries(call);
   std::shared_ptr<const Mesh> mesh = KnownMesh(mesh_id);
-  if (s.code() == absl::StatusCode::kNotFound && mesh != nullptr) {
-    // A replica that has not seen the mesh (or restarted): register, retry.
+  // A replica that has not seen the mesh (or restarted) answers NOT_FOUND:
+  // register it (round-robin reaches the replicas in turn) and retry; as a
+  // last resort send the mesh inline, which any replica can plan on.
+  for (int attempt = 0; s.code() == absl::StatusCode::kNotFound &&
+                        mesh != nullptr && attempt < options_.max_attempts;
+       ++attempt) {
     absl::StatusOr<std::string> id = RegisterMesh(*mesh);
     if (!id.ok()) return id.status();
     s = WithRetries(call);
+  }
+  if (s.code() == absl::StatusCode::kNotFound && mesh != nullptr) {
+    return PlanInline(*mesh, core);
   }
   if (!s.ok()) return s;
   if (mesh == nullptr) {
@@ -163,7 +170,8 @@ absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
   return PlanFromProto(*mesh, response.plan());
 }
 
-absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh, const PlanRequest& core) {
+absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh,
+                                        const PlanRequest& core) {
   v1::PlanRequest request;
   *request.mutable_mesh() = MeshToProto(mesh);
   FillRequest(core, request);
@@ -179,7 +187,8 @@ absl::StatusOr<std::vector<Plan>> Client::PlanBatch(
     const Mesh& mesh, const std::vector<PlanRequest>& requests) {
   v1::PlanBatchRequest request;
   *request.mutable_mesh() = MeshToProto(mesh);
-  if (!requests.empty()) *request.mutable_options() = OptionsToProto(requests[0].options);
+  if (!requests.empty())
+    *request.mutable_options() = OptionsToProto(requests[0].options);
   for (const PlanRequest& core : requests) {
     v1::PlanBatchRequest::Item* item = request.add_items();
     *item->mutable_tensor() = TensorToProto(core.tensor);
@@ -230,8 +239,8 @@ absl::Status Client::Health() {
   if (!s.ok()) return s;
   if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
     return absl::UnavailableError(absl::StrCat(
-        "server is ",
-        grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())));
+        "server is ", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                          response.status())));
   }
   return absl::OkStatus();
 }

@@ -70,7 +70,8 @@ class Client {
   absl::Status Health();
 
  private:
-  explicit Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+  explicit Client(ClientOptions options,
+                  std::shared_ptr<grpc::Channel> channel);
 
   // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
   template <typename Call>

@@ -86,8 +86,16 @@ int Serve() {
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
   health->SetServingStatus(false);
+  // Refuse new calls, let running ones finish, then close everything (gRPC's
+  // own Shutdown would also wait for idle client connections).
+  service.StartDraining();
+  const auto drain = std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds));
+  if (!service.WaitIdle(std::chrono::steady_clock::now() + drain)) {
+    spdlog::warn("calls still running after {}s; cancelling them",
+                 drain.count());
+  }
   server->Shutdown(std::chrono::system_clock::now() +
-                   std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
+                   std::chrono::milliseconds(100));
   server->Wait();
   spdlog::info("reshard-planner stopped");
   return 0;

@@ -1,6 +1,7 @@
 #include "server/planner_service.h"
 
 #include <chrono>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -70,9 +71,46 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
 
 }  // namespace
 
+class PlannerService::CallScope {
+ public:
+  explicit CallScope(PlannerService& service) : service_(service) {
+    ++service_.in_flight_;
+    service_.last_call_ns_ =
+        std::chrono::steady_clock::now().time_since_epoch().count();
+  }
+  ~CallScope() { --service_.in_flight_; }
+  // UNAVAILABLE once the server drains.
+  absl::Status Admit() const {
+    return service_.draining_ ? absl::UnavailableError(
+                                    "the server is shutting down; retry "
+                                    "another replica")
+                              : absl::OkStatus();
+  }
+
+ private:
+  PlannerService& service_;
+};
+
+bool PlannerService::WaitIdle(
+    std::chrono::steady_clock::time_point deadline) const {
+  constexpr auto kQuiet = std::chrono::milliseconds(250);
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto last = std::chrono::steady_clock::time_point(
+        std::chrono::steady_clock::duration(last_call_ns_.load()));
+    if (in_flight_ == 0 && now - last >= kQuiet) return true;
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
     grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
     v1::RegisterMeshResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "RegisterMesh", admit);
+  }
   absl::StatusOr<Mesh> mesh = MeshFromProto(request->mesh());
   if (!mesh.ok()) return Finish(ctx, "RegisterMesh", mesh.status());
   absl::StatusOr<MeshRegistry::Registered> registered =
@@ -86,6 +124,10 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
 grpc::ServerUnaryReactor* PlannerService::GetMesh(
     grpc::CallbackServerContext* ctx, const v1::GetMeshRequest* request,
     v1::GetMeshResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "GetMesh", admit);
+  }
   std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
   if (mesh == nullptr) {
     return Finish(ctx, "GetMesh",
@@ -100,6 +142,10 @@ grpc::ServerUnaryReactor* PlannerService::GetMesh(
 grpc::ServerUnaryReactor* PlannerService::ListMeshes(
     grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest*,
     v1::ListMeshesResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "ListMeshes", admit);
+  }
   for (const auto& [id, mesh] : registry_.List()) {
     v1::GetMeshResponse* entry = response->add_meshes();
     entry->set_mesh_id(id);
@@ -111,6 +157,10 @@ grpc::ServerUnaryReactor* PlannerService::ListMeshes(
 grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
     v1::DeleteMeshResponse*) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "DeleteMesh", admit);
+  }
   if (!registry_.Delete(request->mesh_id())) {
     return Finish(ctx, "DeleteMesh",
                   absl::NotFoundError(absl::StrCat("mesh_id: unknown mesh \"",
@@ -122,6 +172,10 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
                                                const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "Plan", admit);
+  }
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
       RequestMesh(registry_, *request);
   if (!mesh.ok()) return Finish(ctx, "Plan", mesh.status());
@@ -140,6 +194,10 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "PlanBatch", admit);
+  }
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
       RequestMesh(registry_, *request);
   if (!mesh.ok()) return Finish(ctx, "PlanBatch", mesh.status());
@@ -176,6 +234,10 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
 grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
     grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
     v1::ResolveGroupsResponse* response) {
+  CallScope scope(*this);
+  if (absl::Status admit = scope.Admit(); !admit.ok()) {
+    return Finish(ctx, "ResolveGroups", admit);
+  }
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
       RequestMesh(registry_, *request);
   if (!mesh.ok()) return Finish(ctx, "ResolveGroups", mesh.status());

@@ -6,6 +6,8 @@
 #ifndef RESHARD_SERVER_PLANNER_SERVICE_H_
 #define RESHARD_SERVER_PLANNER_SERVICE_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #include "planner/plan_cache.h"
@@ -21,6 +23,14 @@ struct ServiceOptions {
 
 class PlannerService final : public v1::Planner::CallbackService {
  public:
+  // Graceful shutdown: after StartDraining every new call is refused with
+  // UNAVAILABLE (clients retry another replica); WaitIdle returns once the
+  // calls already running have finished and no call has arrived for a
+  // quiet period (so calls queued inside gRPC get their answer too), or
+  // false at `deadline`.
+  void StartDraining() { draining_ = true; }
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline) const;
+
   PlannerService(MeshRegistry& registry, PlanCache& cache,
                  ServiceOptions options)
       : registry_(registry), cache_(cache), options_(options) {}
@@ -48,9 +58,15 @@ class PlannerService final : public v1::Planner::CallbackService {
       v1::ResolveGroupsResponse* response) override;
 
  private:
+  // Counts a call as running for its scope; false when draining.
+  class CallScope;
+
   MeshRegistry& registry_;
   PlanCache& cache_;
   const ServiceOptions options_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int> in_flight_{0};
+  std::atomic<int64_t> last_call_ns_{0};  // steady clock
 };
 
 }  // namespace reshard

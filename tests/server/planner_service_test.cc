@@ -1,0 +1,423 @@
+// Integration tests against real reshard-planner processes on loopback:
+// every RPC, gRPC plans identical to offline plans on random cases, invalid
+// requests, deadlines, SIGTERM under load, concurrency and scale-out.
+#include <atomic>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "client/client.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "planner/plan_format.h"
+#include "planner/simulator.h"
+#include "proto/convert.h"
+#include "tests/planner/random_cases.h"
+#include "tests/server/server_process.h"
+
+namespace reshard {
+namespace {
+
+using testing::ServerProcess;
+
+Mesh MakeMesh(std::vector<int64_t> shape,
+              std::vector<std::vector<std::string>> flat = {}) {
+  MeshSpec spec;
+  spec.shape = std::move(shape);
+  const char* names[] = {"A", "B", "C", "D", "E"};
+  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  spec.flattened = std::move(flat);
+  return *Mesh::Create(spec);
+}
+
+std::unique_ptr<Client> Connect(const std::string& target, int attempts = 5) {
+  ClientOptions options;
+  options.target = target;
+  options.max_attempts = attempts;
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+PlanRequest Request(const Mesh& mesh, std::vector<int64_t> shape,
+                    const std::string& src, const std::string& dst,
+                    PlanOptions options = {}) {
+  absl::StatusOr<PlanRequest> r =
+      ParsePlanRequest(mesh, std::move(shape), "f32", src, dst, options);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return *r;
+}
+
+// The plan JSON without the fields that legitimately differ per call.
+std::string Comparable(const Mesh& mesh, Plan plan) {
+  plan.planning_us = 0;
+  plan.states_expanded = 0;
+  plan.cache_hit = false;
+  return PlanJson(mesh, plan);
+}
+
+TEST(PlannerServiceTest, EveryRpc) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto client = Connect(server.address());
+  ASSERT_TRUE(client->Health().ok());
+
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
+  absl::StatusOr<std::string> id = client->RegisterMesh(mesh);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, MeshId(mesh));
+  EXPECT_EQ(*client->RegisterMesh(mesh), *id);  // idempotent
+
+  absl::StatusOr<Mesh> fetched = client->GetMesh(*id);
+  ASSERT_TRUE(fetched.ok());
+  EXPECT_TRUE(*fetched == mesh);
+  absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> list =
+      client->ListMeshes();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].first, *id);
+
+  const PlanRequest request = Request(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
+  absl::StatusOr<Plan> by_id = client->PlanRegistered(*id, request);
+  ASSERT_TRUE(by_id.ok()) << by_id.status();
+  EXPECT_EQ(PlanTrace(*by_id), "P(sum)RP(sum)-->RRR");
+  absl::StatusOr<Plan> inline_plan = client->PlanInline(mesh, request);
+  ASSERT_TRUE(inline_plan.ok());
+  EXPECT_TRUE(inline_plan->cache_hit);  // same request, same server
+  EXPECT_EQ(Comparable(mesh, *by_id), Comparable(mesh, *inline_plan));
+
+  absl::StatusOr<std::vector<Plan>> batch = client->PlanBatch(
+      mesh, {request, Request(mesh, {8}, "S(0),S(0),R", "R,R,R"),
+             Request(mesh, {9, 3}, "P(avg),S(1),R", "S(0),R,P(avg)")});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->size(), 3u);
+  EXPECT_EQ(PlanTrace((*batch)[0]), "P(sum)RP(sum)-->RRR");
+  for (const Plan& p : *batch) EXPECT_TRUE(CheckPlan(mesh, p).ok());
+
+  absl::StatusOr<std::vector<ResolvedGroup>> groups = client->ResolveGroups(*id, 5);
+  ASSERT_TRUE(groups.ok()) << groups.status();
+  std::map<std::string, ResolvedGroup> by_name;
+  for (const ResolvedGroup& g : *groups) by_name[g.name] = g;
+  EXPECT_EQ(by_name["A"].ranks, (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(by_name["C"].ranks, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(by_name["A_C"].ranks, (std::vector<int64_t>{0, 1, 4, 5}));
+  EXPECT_EQ(by_name["A_C"].index, 3);
+
+  // Another client deletes the mesh (as a restarted replica would lose it).
+  ASSERT_TRUE(Connect(server.address())->DeleteMesh(*id).ok());
+  absl::StatusOr<Mesh> gone = client->GetMesh(*id);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(gone.status().message().find("mesh_id: unknown mesh"), std::string::npos);
+  // Planning by id re-registers transparently.
+  absl::StatusOr<Plan> again = client->PlanRegistered(*id, request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(Comparable(mesh, *again), Comparable(mesh, *by_id));
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST(PlannerServiceTest, GrpcPlansEqualOfflinePlans) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto client = Connect(server.address());
+  std::mt19937_64 rng(99);
+  const int cases = testing::ScaledCases(1000);
+  for (int i = 0; i < cases; ++i) {
+    const testing::RandomCase c = testing::MakeRandomCase(rng);
+    PlanOptions options;
+    options.planner = static_cast<PlannerKind>(i % 3);
+    options.merge = i % 2;
+    options.cost_model = i % 5 == 0 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
+    const PlanRequest request{c.tensor, c.src, c.dst, options};
+    absl::StatusOr<Plan> offline = MakePlan(c.mesh, request);
+    absl::StatusOr<Plan> remote = client->PlanInline(c.mesh, request);
+    ASSERT_EQ(offline.ok(), remote.ok()) << i << ": " << remote.status();
+    if (!offline.ok()) {
+      EXPECT_EQ(offline.status(), remote.status());
+      continue;
+    }
+    ASSERT_EQ(Comparable(c.mesh, *offline), Comparable(c.mesh, *remote)) << i;
+    ASSERT_TRUE(CheckPlan(c.mesh, *remote, i).ok()) << i;
+  }
+}
+
+// Raw stub calls, so that tests see exactly what the server answers.
+class RawStub {
+ public:
+  explicit RawStub(const std::string& address)
+      : stub_(v1::Planner::NewStub(grpc::CreateChannel(
+            address, grpc::InsecureChannelCredentials()))) {}
+  grpc::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out = nullptr,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+    v1::PlanResponse response;
+    return stub_->Plan(&ctx, r, out != nullptr ? out : &response);
+  }
+  v1::Planner::Stub& stub() { return *stub_; }
+
+ private:
+  std::unique_ptr<v1::Planner::Stub> stub_;
+};
+
+v1::PlanRequest TextRequest(const Mesh& mesh, std::vector<int64_t> shape,
+                            const std::string& src, const std::string& dst) {
+  v1::PlanRequest r;
+  *r.mutable_mesh() = MeshToProto(mesh);
+  for (int64_t s : shape) r.mutable_tensor()->add_shape(s);
+  r.mutable_src()->set_text(src);
+  r.mutable_dst()->set_text(dst);
+  return r;
+}
+
+TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
+  ServerProcess server({"--max_meshes=1", "--max_batch_items=2"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  RawStub raw(server.address());
+  const Mesh mesh = MakeMesh({2, 2});
+  const v1::PlanRequest good = TextRequest(mesh, {8, 8}, "S(0),R", "R,R");
+  ASSERT_TRUE(raw.Plan(good).ok());
+
+  struct Case {
+    std::string name;
+    std::function<void(v1::PlanRequest&)> mutate;
+    grpc::StatusCode code;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"no mesh", [](auto& r) { r.clear_mesh(); }, grpc::INVALID_ARGUMENT, "mesh_ref: set mesh_id or mesh"},
+      {"unknown id", [](auto& r) { r.set_mesh_id("mesh-0"); }, grpc::NOT_FOUND, "mesh_id: unknown mesh \"mesh-0\""},
+      {"zero mesh size", [](auto& r) { r.mutable_mesh()->set_shape(1, 0); }, grpc::INVALID_ARGUMENT, "mesh.shape[1]: size must be >= 1"},
+      {"duplicate dim", [](auto& r) { r.mutable_mesh()->set_dim_names(1, "A"); }, grpc::INVALID_ARGUMENT, "mesh.dim_names[1]: duplicate name \"A\""},
+      {"bad dim name", [](auto& r) { r.mutable_mesh()->set_dim_names(0, "a b"); }, grpc::INVALID_ARGUMENT, "mesh.dim_names[0]"},
+      {"unknown flattened", [](auto& r) { auto* g = r.mutable_mesh()->add_flattened(); g->add_dims("A"); g->add_dims("Z"); }, grpc::INVALID_ARGUMENT, "mesh.flattened[0][1]: unknown dim \"Z\""},
+      {"rank map duplicate", [](auto& r) { for (int64_t k : {0, 1, 1, 3}) r.mutable_mesh()->add_rank_map(k); }, grpc::INVALID_ARGUMENT, "mesh.rank_map[2]: duplicate rank 1"},
+      {"nine mesh dims", [](auto& r) { for (int i = 0; i < 7; ++i) { r.mutable_mesh()->add_shape(1); r.mutable_mesh()->add_dim_names("x" + std::to_string(i)); } }, grpc::INVALID_ARGUMENT, "mesh.shape: has 9 dims"},
+      {"tensor size zero", [](auto& r) { r.mutable_tensor()->set_shape(0, 0); }, grpc::INVALID_ARGUMENT, "tensor.shape[0]: size must be >= 1"},
+      {"tensor overflow", [](auto& r) { r.mutable_tensor()->set_shape(0, int64_t{1} << 40); r.mutable_tensor()->set_shape(1, int64_t{1} << 40); }, grpc::INVALID_ARGUMENT, "tensor.shape: the tensor's byte size overflows int64"},
+      {"bad dtype", [](auto& r) { r.mutable_tensor()->set_dtype(static_cast<v1::DType>(42)); }, grpc::INVALID_ARGUMENT, "tensor.dtype: unknown dtype value 42"},
+      {"garbage placement", [](auto& r) { r.mutable_src()->set_text("Q,R"); }, grpc::INVALID_ARGUMENT, "src[0]: cannot parse a placement"},
+      {"shard dim out of range", [](auto& r) { r.mutable_dst()->set_text("S(2),R"); }, grpc::INVALID_ARGUMENT, "dst[0]: shard dim 2 out of range"},
+      {"placement count", [](auto& r) { r.mutable_src()->set_text("R"); }, grpc::INVALID_ARGUMENT, "src: has 1 placements"},
+      {"empty state", [](auto& r) { r.mutable_src()->clear_text(); }, grpc::INVALID_ARGUMENT, "src: needs placements or text"},
+      {"mixed partials", [](auto& r) { r.mutable_src()->set_text("P(max),P(sum)"); }, grpc::INVALID_ARGUMENT, "src[1]: P(sum) mixed with P(max)"},
+      {"typed shard out of range", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements()->mutable_shard()->set_dim(5); r.mutable_src()->add_placements()->mutable_replicate(); }, grpc::INVALID_ARGUMENT, "src.placements[0]: shard dim 5 out of range"},
+      {"typed kind unset", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements(); r.mutable_src()->add_placements(); }, grpc::INVALID_ARGUMENT, "src.placements[0]: placement kind is not set"},
+      {"order inconsistent", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements()->mutable_shard()->set_dim(0); r.mutable_src()->add_placements()->mutable_replicate(); auto* e = r.mutable_src()->add_shard_order(); e->set_tensor_dim(0); e->add_mesh_dims(1); }, grpc::INVALID_ARGUMENT, "src.shard_order[0]: mesh dim 1 does not hold S(0)"},
+      {"bad planner", [](auto& r) { r.mutable_options()->set_planner(static_cast<v1::PlannerKind>(9)); }, grpc::INVALID_ARGUMENT, "options.planner: unknown planner value 9"},
+      {"bad devices_per_host", [](auto& r) { r.mutable_options()->set_devices_per_host(-3); }, grpc::INVALID_ARGUMENT, "options.devices_per_host: must be >= 1"},
+      {"bad max_peak_bytes", [](auto& r) { r.mutable_options()->set_max_peak_bytes(0); }, grpc::INVALID_ARGUMENT, "options.max_peak_bytes: must be >= 1"},
+      {"greedy non-default order", [](auto& r) { r.mutable_src()->set_text("S(0)[1]S(0)[0]"); r.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY); }, grpc::INVALID_ARGUMENT, "options.planner: torch_greedy needs default"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    v1::PlanRequest r = good;
+    c.mutate(r);
+    const grpc::Status s = raw.Plan(r);
+    EXPECT_EQ(s.error_code(), c.code) << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message), std::string::npos) << s.error_message();
+  }
+  // Batches, registry capacity, ResolveGroups and unknown ids.
+  v1::PlanBatchRequest batch;
+  *batch.mutable_mesh() = MeshToProto(mesh);
+  for (int i = 0; i < 3; ++i) {
+    auto* item = batch.add_items();
+    *item->mutable_tensor() = good.tensor();
+    *item->mutable_src() = good.src();
+    *item->mutable_dst() = good.dst();
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::PlanBatchResponse out;
+    const grpc::Status s = raw.stub().PlanBatch(&ctx, batch, &out);
+    EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("items: 3 items, at most 2"), std::string::npos);
+  }
+  batch.mutable_items()->RemoveLast();
+  batch.mutable_items(1)->mutable_src()->set_text("S(7),R");
+  {
+    grpc::ClientContext ctx;
+    v1::PlanBatchResponse out;
+    const grpc::Status s = raw.stub().PlanBatch(&ctx, batch, &out);
+    EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
+    EXPECT_NE(s.error_message().find("items[1].src[0]: shard dim 7"), std::string::npos)
+        << s.error_message();
+  }
+  auto client = Connect(server.address());
+  absl::StatusOr<std::string> id = client->RegisterMesh(mesh);
+  ASSERT_TRUE(id.ok());
+  absl::StatusOr<std::string> full = client->RegisterMesh(MakeMesh({4}));
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(full.status().message().find("the registry is full"), std::string::npos);
+  EXPECT_TRUE(client->GetMesh(*id).ok());  // nothing stored was lost
+  absl::StatusOr<std::vector<ResolvedGroup>> bad_rank = client->ResolveGroups(*id, 4);
+  EXPECT_EQ(bad_rank.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad_rank.status().message().find("rank: 4 is not a rank of the mesh"),
+            std::string::npos);
+  EXPECT_EQ(client->DeleteMesh("mesh-nope").code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(client->Health().ok());  // nothing crashed
+  EXPECT_NE(server.log().find("rpc=Plan"), std::string::npos);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+// A search-heavy request: 5-D mesh, 4-D tensor, any flatten policy.
+v1::PlanRequest HeavyRequest() {
+  const Mesh mesh = MakeMesh({2, 2, 2, 2, 2});
+  v1::PlanRequest r = TextRequest(mesh, {1024, 512, 256, 64},
+                                  "S(0),P(sum),R,S(3),P(sum)", "S(1),R,S(2),R,S(0)");
+  r.mutable_options()->set_flatten_policy(v1::FLATTEN_POLICY_ANY);
+  r.mutable_options()->set_search_budget(100000000);
+  return r;
+}
+
+TEST(PlannerServiceTest, DeadlineStopsTheSearch) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  RawStub raw(server.address());
+  const grpc::Status s = raw.Plan(HeavyRequest(), nullptr, std::chrono::milliseconds(1));
+  EXPECT_EQ(s.error_code(), grpc::DEADLINE_EXCEEDED) << s.error_message();
+  auto client = Connect(server.address());
+  EXPECT_TRUE(client->Health().ok());
+  const Mesh mesh = MakeMesh({2});
+  EXPECT_TRUE(client->PlanInline(mesh, Request(mesh, {4}, "S(0)", "R")).ok());
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST(PlannerServiceTest, SigtermDrainsInFlightCalls) {
+  ServerProcess server({"--drain_seconds=20"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  RawStub raw(server.address());
+  v1::PlanRequest heavy = HeavyRequest();
+  heavy.mutable_options()->set_flatten_policy(v1::FLATTEN_POLICY_NONE);
+  std::atomic<bool> signalled{false};
+  std::atomic<int> ok_after_signal{0}, unexpected{0}, ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        v1::PlanRequest r = heavy;
+        r.mutable_tensor()->set_shape(0, 1024 + 8 * (t * 50 + i));  // no cache hits
+        const grpc::Status s = raw.Plan(r, nullptr, std::chrono::seconds(30));
+        if (s.ok()) {
+          ++ok;
+          if (signalled) ++ok_after_signal;
+        } else if (s.error_code() == grpc::UNAVAILABLE && signalled) {
+          return;  // the server has stopped accepting calls
+        } else {
+          ++unexpected;
+          ADD_FAILURE() << s.error_code() << ": " << s.error_message();
+          return;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  signalled = true;
+  const int status = server.Stop();
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(status, 0) << server.log();
+  EXPECT_EQ(unexpected.load(), 0);
+  EXPECT_GT(ok.load(), 0);
+  // Calls in flight when SIGTERM arrived still completed.
+  EXPECT_GT(ok_after_signal.load(), 0);
+}
+
+TEST(PlannerServiceTest, ConcurrentMixedRequestsAgree) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto client = Connect(server.address());
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
+  const std::string id = *client->RegisterMesh(mesh);
+  const std::vector<PlanRequest> requests = {
+      Request(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R"),
+      Request(mesh, {9, 7}, "S(0),S(1),R", "S(1),R,S(0)"),
+      Request(mesh, {5}, "P(avg),R,S(0)", "R,S(0),P(avg)"),
+      Request(mesh, {8, 8, 8}, "S(0),S(0),S(0)", "S(1),S(1),S(1)",
+              PlanOptions{PlannerKind::kTorchGreedy}),
+  };
+  std::vector<std::string> expected;
+  for (const PlanRequest& r : requests) {
+    expected.push_back(Comparable(mesh, *MakePlan(mesh, r)));
+  }
+  std::atomic<int> errors{0}, done{0};
+  std::vector<std::thread> threads;
+  const int per_thread = testing::ScaledCases(2000);
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < per_thread; ++i) {
+        const int k = (t + i) % 6;
+        if (k < 4) {
+          absl::StatusOr<Plan> plan = k % 2 ? client->PlanRegistered(id, requests[k])
+                                            : client->PlanInline(mesh, requests[k]);
+          if (!plan.ok() || Comparable(mesh, *plan) != expected[k]) ++errors;
+        } else if (k == 4) {
+          absl::StatusOr<std::vector<ResolvedGroup>> g = client->ResolveGroups(id, t % 8);
+          if (!g.ok() || g->size() != 4) ++errors;
+        } else if (!client->Health().ok()) {
+          ++errors;
+        }
+        ++done;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(done.load(), 16 * per_thread);
+}
+
+TEST(PlannerServiceTest, ScaleOutSurvivesAKilledReplica) {
+  ServerProcess a, b, c;
+  ASSERT_TRUE(a.port() && b.port() && c.port());
+  const std::string target = a.address() + "," + b.address() + "," + c.address();
+  auto client = Connect(target, 8);
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "B"}});
+  const std::string id = *client->RegisterMesh(mesh);  // on one replica only
+  const PlanRequest request = Request(mesh, {32, 16}, "S(0),P(sum),S(1)", "R,S(0),S(1)");
+  const std::string expected = Comparable(mesh, *MakePlan(mesh, request));
+  std::atomic<int> failures{0}, calls{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      while (!stop) {
+        absl::StatusOr<Plan> plan = t % 2 ? client->PlanRegistered(id, request)
+                                          : client->PlanInline(mesh, request);
+        if (!plan.ok() || Comparable(mesh, *plan) != expected) {
+          ++failures;
+          ADD_FAILURE() << plan.status();
+        }
+        ++calls;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  b.Kill();
+  const int before = calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  stop = true;
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GT(calls.load(), before);  // work continued after the kill
+
+  // Load spreads over the survivors: a round-robin channel reaches both.
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  auto channel = grpc::CreateCustomChannel("ipv4:" + target,
+                                           grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::Planner::NewStub(channel);
+  std::set<std::string> peers;
+  for (int i = 0; i < 40; ++i) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::ListMeshesResponse out;
+    if (stub->ListMeshes(&ctx, v1::ListMeshesRequest(), &out).ok()) {
+      peers.insert(ctx.peer());
+    }
+  }
+  EXPECT_EQ(peers.size(), 2u);
+  EXPECT_EQ(a.Stop(), 0);
+  EXPECT_EQ(c.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace reshard
