@@ -16,13 +16,12 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job: until the planner service exists, plan the DESIGN §4 example
-# offline and print it (table, then JSON).
+# The main job: the planner service on 127.0.0.1:50051, in the foreground
+# (Ctrl-C or SIGTERM drains and exits). Try it from another shell:
+#   build/client/reshardctl plan --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16 \
+#     --from 'P(sum),R,P(sum)' --to 'R,R,R'
 run: build
-	$(BUILD)/client/reshardctl plan --offline --mesh A=2,B=2,C=2 --flatten A,C \
-	  --shape 16,16 --dtype f32 --from 'P(sum),R,P(sum)' --to 'R,R,R' --merge
-	$(BUILD)/client/reshardctl plan --offline --mesh A=2,B=2,C=2 --flatten A,C \
-	  --shape 16,16 --dtype f32 --from 'P(sum),R,P(sum)' --to 'R,R,R' --merge --json
+	$(BUILD)/server/reshard-planner --listen 127.0.0.1:50051
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)

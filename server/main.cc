@@ -18,6 +18,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "server/planner_service.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -107,6 +108,8 @@ int Serve() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
   absl::ParseCommandLine(argc, argv);
+  // Structured one-line logs on stderr.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-planner %v");
   return reshard::Serve();
 }

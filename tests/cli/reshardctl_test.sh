@@ -3,6 +3,7 @@
 # planner/cost-model switches, and errors on stderr with exit status 2.
 set -u
 CTL="$1"
+PLANNER="${2:-}"
 fail=0
 check() {  # check NAME CONDITION-RESULT
   if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
@@ -70,5 +71,35 @@ contains "$err" "--flatten_policy: unknown policy"; check "bad flatten policy me
 err=$("$CTL" plan --offline --bogus 1 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "unknown flag exits 2" $?
 contains "$err" "unknown flag --bogus"; check "unknown flag message" $?
+
+# Server mode: the same plan over gRPC prints the same JSON (apart from the
+# per-call fields), plus the mesh and health commands.
+if [ -n "$PLANNER" ]; then
+  dir=$(mktemp -d)
+  "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" 2>"$dir/log" &
+  pid=$!
+  for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.05; done
+  export RESHARD_SERVER="127.0.0.1:$(cat "$dir/port")"
+  out=$("$CTL" health); check "health over gRPC" $?
+  [ "$out" = "SERVING" ]; check "health says SERVING" $?
+  strip() { jq -c 'del(.planning_us, .states_expanded, .cache_hit)'; }
+  ARGS_SERVER=(); for a in "${ARGS[@]}"; do [ "$a" != "--offline" ] && ARGS_SERVER+=("$a"); done
+  remote=$("$CTL" "${ARGS_SERVER[@]}" --json | strip); check "plan over gRPC" $?
+  local_=$("$CTL" "${ARGS[@]}" --json | strip)
+  [ "$remote" = "$local_" ]; check "gRPC plan equals offline plan" $?
+  id=$("$CTL" mesh register --mesh A=2,B=2 --flatten A,B); check "mesh register" $?
+  case "$id" in mesh-*) true ;; *) false ;; esac; check "mesh id is content-addressed" $?
+  out=$("$CTL" mesh list); contains "$out" "$id  A=2,B=2  flattened A_B"; check "mesh list" $?
+  out=$("$CTL" --server "$RESHARD_SERVER" mesh get "$id"); contains "$out" "A=2,B=2"; check "mesh get with --server" $?
+  "$CTL" mesh delete "$id" >/dev/null; check "mesh delete" $?
+  err=$("$CTL" mesh get "$id" 2>&1 >/dev/null); rc=$?
+  [ $rc -eq 2 ]; check "deleted mesh exits 2" $?
+  contains "$err" "NOT_FOUND: mesh_id: unknown mesh"; check "deleted mesh message" $?
+  kill -TERM $pid; wait $pid; check "planner exits 0 on SIGTERM" $?
+  err=$("$CTL" health 2>&1); rc=$?
+  [ $rc -eq 2 ]; check "health without a server exits 2" $?
+  contains "$err" "UNAVAILABLE"; check "health without a server says UNAVAILABLE" $?
+  rm -rf "$dir"
+fi
 
 exit $fail

@@ -26,7 +26,8 @@ Mesh MakeMesh(std::vector<int64_t> shape,
   MeshSpec spec;
   spec.shape = std::move(shape);
   const char* names[] = {"A", "B", "C", "D", "E"};
-  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    spec.dim_names.push_back(names[d]);
   spec.flattened = std::move(flat);
   return *Mesh::Create(spec);
 }
@@ -78,7 +79,8 @@ TEST(PlannerServiceTest, EveryRpc) {
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ((*list)[0].first, *id);
 
-  const PlanRequest request = Request(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
+  const PlanRequest request =
+      Request(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
   absl::StatusOr<Plan> by_id = client->PlanRegistered(*id, request);
   ASSERT_TRUE(by_id.ok()) << by_id.status();
   EXPECT_EQ(PlanTrace(*by_id), "P(sum)RP(sum)-->RRR");
@@ -95,7 +97,8 @@ TEST(PlannerServiceTest, EveryRpc) {
   EXPECT_EQ(PlanTrace((*batch)[0]), "P(sum)RP(sum)-->RRR");
   for (const Plan& p : *batch) EXPECT_TRUE(CheckPlan(mesh, p).ok());
 
-  absl::StatusOr<std::vector<ResolvedGroup>> groups = client->ResolveGroups(*id, 5);
+  absl::StatusOr<std::vector<ResolvedGroup>> groups =
+      client->ResolveGroups(*id, 5);
   ASSERT_TRUE(groups.ok()) << groups.status();
   std::map<std::string, ResolvedGroup> by_name;
   for (const ResolvedGroup& g : *groups) by_name[g.name] = g;
@@ -108,7 +111,8 @@ TEST(PlannerServiceTest, EveryRpc) {
   ASSERT_TRUE(Connect(server.address())->DeleteMesh(*id).ok());
   absl::StatusOr<Mesh> gone = client->GetMesh(*id);
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(gone.status().message().find("mesh_id: unknown mesh"), std::string::npos);
+  EXPECT_NE(gone.status().message().find("mesh_id: unknown mesh"),
+            std::string::npos);
   // Planning by id re-registers transparently.
   absl::StatusOr<Plan> again = client->PlanRegistered(*id, request);
   ASSERT_TRUE(again.ok()) << again.status();
@@ -127,7 +131,8 @@ TEST(PlannerServiceTest, GrpcPlansEqualOfflinePlans) {
     PlanOptions options;
     options.planner = static_cast<PlannerKind>(i % 3);
     options.merge = i % 2;
-    options.cost_model = i % 5 == 0 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
+    options.cost_model =
+        i % 5 == 0 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
     const PlanRequest request{c.tensor, c.src, c.dst, options};
     absl::StatusOr<Plan> offline = MakePlan(c.mesh, request);
     absl::StatusOr<Plan> remote = client->PlanInline(c.mesh, request);
@@ -147,8 +152,9 @@ class RawStub {
   explicit RawStub(const std::string& address)
       : stub_(v1::Planner::NewStub(grpc::CreateChannel(
             address, grpc::InsecureChannelCredentials()))) {}
-  grpc::Status Plan(const v1::PlanRequest& r, v1::PlanResponse* out = nullptr,
-                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  grpc::Status Plan(
+      const v1::PlanRequest& r, v1::PlanResponse* out = nullptr,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + timeout);
     v1::PlanResponse response;
@@ -185,29 +191,106 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"no mesh", [](auto& r) { r.clear_mesh(); }, grpc::INVALID_ARGUMENT, "mesh_ref: set mesh_id or mesh"},
-      {"unknown id", [](auto& r) { r.set_mesh_id("mesh-0"); }, grpc::NOT_FOUND, "mesh_id: unknown mesh \"mesh-0\""},
-      {"zero mesh size", [](auto& r) { r.mutable_mesh()->set_shape(1, 0); }, grpc::INVALID_ARGUMENT, "mesh.shape[1]: size must be >= 1"},
-      {"duplicate dim", [](auto& r) { r.mutable_mesh()->set_dim_names(1, "A"); }, grpc::INVALID_ARGUMENT, "mesh.dim_names[1]: duplicate name \"A\""},
-      {"bad dim name", [](auto& r) { r.mutable_mesh()->set_dim_names(0, "a b"); }, grpc::INVALID_ARGUMENT, "mesh.dim_names[0]"},
-      {"unknown flattened", [](auto& r) { auto* g = r.mutable_mesh()->add_flattened(); g->add_dims("A"); g->add_dims("Z"); }, grpc::INVALID_ARGUMENT, "mesh.flattened[0][1]: unknown dim \"Z\""},
-      {"rank map duplicate", [](auto& r) { for (int64_t k : {0, 1, 1, 3}) r.mutable_mesh()->add_rank_map(k); }, grpc::INVALID_ARGUMENT, "mesh.rank_map[2]: duplicate rank 1"},
-      {"nine mesh dims", [](auto& r) { for (int i = 0; i < 7; ++i) { r.mutable_mesh()->add_shape(1); r.mutable_mesh()->add_dim_names("x" + std::to_string(i)); } }, grpc::INVALID_ARGUMENT, "mesh.shape: has 9 dims"},
-      {"tensor size zero", [](auto& r) { r.mutable_tensor()->set_shape(0, 0); }, grpc::INVALID_ARGUMENT, "tensor.shape[0]: size must be >= 1"},
-      {"tensor overflow", [](auto& r) { r.mutable_tensor()->set_shape(0, int64_t{1} << 40); r.mutable_tensor()->set_shape(1, int64_t{1} << 40); }, grpc::INVALID_ARGUMENT, "tensor.shape: the tensor's byte size overflows int64"},
-      {"bad dtype", [](auto& r) { r.mutable_tensor()->set_dtype(static_cast<v1::DType>(42)); }, grpc::INVALID_ARGUMENT, "tensor.dtype: unknown dtype value 42"},
-      {"garbage placement", [](auto& r) { r.mutable_src()->set_text("Q,R"); }, grpc::INVALID_ARGUMENT, "src[0]: cannot parse a placement"},
-      {"shard dim out of range", [](auto& r) { r.mutable_dst()->set_text("S(2),R"); }, grpc::INVALID_ARGUMENT, "dst[0]: shard dim 2 out of range"},
-      {"placement count", [](auto& r) { r.mutable_src()->set_text("R"); }, grpc::INVALID_ARGUMENT, "src: has 1 placements"},
-      {"empty state", [](auto& r) { r.mutable_src()->clear_text(); }, grpc::INVALID_ARGUMENT, "src: needs placements or text"},
-      {"mixed partials", [](auto& r) { r.mutable_src()->set_text("P(max),P(sum)"); }, grpc::INVALID_ARGUMENT, "src[1]: P(sum) mixed with P(max)"},
-      {"typed shard out of range", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements()->mutable_shard()->set_dim(5); r.mutable_src()->add_placements()->mutable_replicate(); }, grpc::INVALID_ARGUMENT, "src.placements[0]: shard dim 5 out of range"},
-      {"typed kind unset", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements(); r.mutable_src()->add_placements(); }, grpc::INVALID_ARGUMENT, "src.placements[0]: placement kind is not set"},
-      {"order inconsistent", [](auto& r) { r.mutable_src()->clear_text(); r.mutable_src()->add_placements()->mutable_shard()->set_dim(0); r.mutable_src()->add_placements()->mutable_replicate(); auto* e = r.mutable_src()->add_shard_order(); e->set_tensor_dim(0); e->add_mesh_dims(1); }, grpc::INVALID_ARGUMENT, "src.shard_order[0]: mesh dim 1 does not hold S(0)"},
-      {"bad planner", [](auto& r) { r.mutable_options()->set_planner(static_cast<v1::PlannerKind>(9)); }, grpc::INVALID_ARGUMENT, "options.planner: unknown planner value 9"},
-      {"bad devices_per_host", [](auto& r) { r.mutable_options()->set_devices_per_host(-3); }, grpc::INVALID_ARGUMENT, "options.devices_per_host: must be >= 1"},
-      {"bad max_peak_bytes", [](auto& r) { r.mutable_options()->set_max_peak_bytes(0); }, grpc::INVALID_ARGUMENT, "options.max_peak_bytes: must be >= 1"},
-      {"greedy non-default order", [](auto& r) { r.mutable_src()->set_text("S(0)[1]S(0)[0]"); r.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY); }, grpc::INVALID_ARGUMENT, "options.planner: torch_greedy needs default"},
+      {"no mesh", [](auto& r) { r.clear_mesh(); }, grpc::INVALID_ARGUMENT,
+       "mesh_ref: set mesh_id or mesh"},
+      {"unknown id", [](auto& r) { r.set_mesh_id("mesh-0"); }, grpc::NOT_FOUND,
+       "mesh_id: unknown mesh \"mesh-0\""},
+      {"zero mesh size", [](auto& r) { r.mutable_mesh()->set_shape(1, 0); },
+       grpc::INVALID_ARGUMENT, "mesh.shape[1]: size must be >= 1"},
+      {"duplicate dim",
+       [](auto& r) { r.mutable_mesh()->set_dim_names(1, "A"); },
+       grpc::INVALID_ARGUMENT, "mesh.dim_names[1]: duplicate name \"A\""},
+      {"bad dim name",
+       [](auto& r) { r.mutable_mesh()->set_dim_names(0, "a b"); },
+       grpc::INVALID_ARGUMENT, "mesh.dim_names[0]"},
+      {"unknown flattened",
+       [](auto& r) {
+         auto* g = r.mutable_mesh()->add_flattened();
+         g->add_dims("A");
+         g->add_dims("Z");
+       },
+       grpc::INVALID_ARGUMENT, "mesh.flattened[0][1]: unknown dim \"Z\""},
+      {"rank map duplicate",
+       [](auto& r) {
+         for (int64_t k : {0, 1, 1, 3}) r.mutable_mesh()->add_rank_map(k);
+       },
+       grpc::INVALID_ARGUMENT, "mesh.rank_map[2]: duplicate rank 1"},
+      {"nine mesh dims",
+       [](auto& r) {
+         for (int i = 0; i < 7; ++i) {
+           r.mutable_mesh()->add_shape(1);
+           r.mutable_mesh()->add_dim_names("x" + std::to_string(i));
+         }
+       },
+       grpc::INVALID_ARGUMENT, "mesh.shape: has 9 dims"},
+      {"tensor size zero", [](auto& r) { r.mutable_tensor()->set_shape(0, 0); },
+       grpc::INVALID_ARGUMENT, "tensor.shape[0]: size must be >= 1"},
+      {"tensor overflow",
+       [](auto& r) {
+         r.mutable_tensor()->set_shape(0, int64_t{1} << 40);
+         r.mutable_tensor()->set_shape(1, int64_t{1} << 40);
+       },
+       grpc::INVALID_ARGUMENT,
+       "tensor.shape: the tensor's byte size overflows int64"},
+      {"bad dtype",
+       [](auto& r) {
+         r.mutable_tensor()->set_dtype(static_cast<v1::DType>(42));
+       },
+       grpc::INVALID_ARGUMENT, "tensor.dtype: unknown dtype value 42"},
+      {"garbage placement", [](auto& r) { r.mutable_src()->set_text("Q,R"); },
+       grpc::INVALID_ARGUMENT, "src[0]: cannot parse a placement"},
+      {"shard dim out of range",
+       [](auto& r) { r.mutable_dst()->set_text("S(2),R"); },
+       grpc::INVALID_ARGUMENT, "dst[0]: shard dim 2 out of range"},
+      {"placement count", [](auto& r) { r.mutable_src()->set_text("R"); },
+       grpc::INVALID_ARGUMENT, "src: has 1 placements"},
+      {"empty state", [](auto& r) { r.mutable_src()->clear_text(); },
+       grpc::INVALID_ARGUMENT, "src: needs placements or text"},
+      {"mixed partials",
+       [](auto& r) { r.mutable_src()->set_text("P(max),P(sum)"); },
+       grpc::INVALID_ARGUMENT, "src[1]: P(sum) mixed with P(max)"},
+      {"typed shard out of range",
+       [](auto& r) {
+         r.mutable_src()->clear_text();
+         r.mutable_src()->add_placements()->mutable_shard()->set_dim(5);
+         r.mutable_src()->add_placements()->mutable_replicate();
+       },
+       grpc::INVALID_ARGUMENT, "src.placements[0]: shard dim 5 out of range"},
+      {"typed kind unset",
+       [](auto& r) {
+         r.mutable_src()->clear_text();
+         r.mutable_src()->add_placements();
+         r.mutable_src()->add_placements();
+       },
+       grpc::INVALID_ARGUMENT, "src.placements[0]: placement kind is not set"},
+      {"order inconsistent",
+       [](auto& r) {
+         r.mutable_src()->clear_text();
+         r.mutable_src()->add_placements()->mutable_shard()->set_dim(0);
+         r.mutable_src()->add_placements()->mutable_replicate();
+         auto* e = r.mutable_src()->add_shard_order();
+         e->set_tensor_dim(0);
+         e->add_mesh_dims(1);
+       },
+       grpc::INVALID_ARGUMENT,
+       "src.shard_order[0]: mesh dim 1 does not hold S(0)"},
+      {"bad planner",
+       [](auto& r) {
+         r.mutable_options()->set_planner(static_cast<v1::PlannerKind>(9));
+       },
+       grpc::INVALID_ARGUMENT, "options.planner: unknown planner value 9"},
+      {"bad devices_per_host",
+       [](auto& r) { r.mutable_options()->set_devices_per_host(-3); },
+       grpc::INVALID_ARGUMENT, "options.devices_per_host: must be >= 1"},
+      {"bad max_peak_bytes",
+       [](auto& r) { r.mutable_options()->set_max_peak_bytes(0); },
+       grpc::INVALID_ARGUMENT, "options.max_peak_bytes: must be >= 1"},
+      {"greedy non-default order",
+       [](auto& r) {
+         r.mutable_src()->set_text("S(0)[1]S(0)[0]");
+         r.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY);
+       },
+       grpc::INVALID_ARGUMENT, "options.planner: torch_greedy needs default"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -215,7 +298,8 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
     c.mutate(r);
     const grpc::Status s = raw.Plan(r);
     EXPECT_EQ(s.error_code(), c.code) << s.error_message();
-    EXPECT_NE(s.error_message().find(c.message), std::string::npos) << s.error_message();
+    EXPECT_NE(s.error_message().find(c.message), std::string::npos)
+        << s.error_message();
   }
   // Batches, registry capacity, ResolveGroups and unknown ids.
   v1::PlanBatchRequest batch;
@@ -231,7 +315,8 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
     v1::PlanBatchResponse out;
     const grpc::Status s = raw.stub().PlanBatch(&ctx, batch, &out);
     EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("items: 3 items, at most 2"), std::string::npos);
+    EXPECT_NE(s.error_message().find("items: 3 items, at most 2"),
+              std::string::npos);
   }
   batch.mutable_items()->RemoveLast();
   batch.mutable_items(1)->mutable_src()->set_text("S(7),R");
@@ -240,7 +325,8 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
     v1::PlanBatchResponse out;
     const grpc::Status s = raw.stub().PlanBatch(&ctx, batch, &out);
     EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
-    EXPECT_NE(s.error_message().find("items[1].src[0]: shard dim 7"), std::string::npos)
+    EXPECT_NE(s.error_message().find("items[1].src[0]: shard dim 7"),
+              std::string::npos)
         << s.error_message();
   }
   auto client = Connect(server.address());
@@ -248,13 +334,17 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
   ASSERT_TRUE(id.ok());
   absl::StatusOr<std::string> full = client->RegisterMesh(MakeMesh({4}));
   EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(full.status().message().find("the registry is full"), std::string::npos);
-  EXPECT_TRUE(client->GetMesh(*id).ok());  // nothing stored was lost
-  absl::StatusOr<std::vector<ResolvedGroup>> bad_rank = client->ResolveGroups(*id, 4);
-  EXPECT_EQ(bad_rank.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(bad_rank.status().message().find("rank: 4 is not a rank of the mesh"),
+  EXPECT_NE(full.status().message().find("the registry is full"),
             std::string::npos);
-  EXPECT_EQ(client->DeleteMesh("mesh-nope").code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(client->GetMesh(*id).ok());  // nothing stored was lost
+  absl::StatusOr<std::vector<ResolvedGroup>> bad_rank =
+      client->ResolveGroups(*id, 4);
+  EXPECT_EQ(bad_rank.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(
+      bad_rank.status().message().find("rank: 4 is not a rank of the mesh"),
+      std::string::npos);
+  EXPECT_EQ(client->DeleteMesh("mesh-nope").code(),
+            absl::StatusCode::kNotFound);
   EXPECT_TRUE(client->Health().ok());  // nothing crashed
   EXPECT_NE(server.log().find("rpc=Plan"), std::string::npos);
   EXPECT_EQ(server.Stop(), 0);
@@ -263,8 +353,9 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
 // A search-heavy request: 5-D mesh, 4-D tensor, any flatten policy.
 v1::PlanRequest HeavyRequest() {
   const Mesh mesh = MakeMesh({2, 2, 2, 2, 2});
-  v1::PlanRequest r = TextRequest(mesh, {1024, 512, 256, 64},
-                                  "S(0),P(sum),R,S(3),P(sum)", "S(1),R,S(2),R,S(0)");
+  v1::PlanRequest r =
+      TextRequest(mesh, {1024, 512, 256, 64}, "S(0),P(sum),R,S(3),P(sum)",
+                  "S(1),R,S(2),R,S(0)");
   r.mutable_options()->set_flatten_policy(v1::FLATTEN_POLICY_ANY);
   r.mutable_options()->set_search_budget(100000000);
   return r;
@@ -274,7 +365,8 @@ TEST(PlannerServiceTest, DeadlineStopsTheSearch) {
   ServerProcess server;
   ASSERT_NE(server.port(), 0) << server.log();
   RawStub raw(server.address());
-  const grpc::Status s = raw.Plan(HeavyRequest(), nullptr, std::chrono::milliseconds(1));
+  const grpc::Status s =
+      raw.Plan(HeavyRequest(), nullptr, std::chrono::milliseconds(1));
   EXPECT_EQ(s.error_code(), grpc::DEADLINE_EXCEEDED) << s.error_message();
   auto client = Connect(server.address());
   EXPECT_TRUE(client->Health().ok());
@@ -296,7 +388,8 @@ TEST(PlannerServiceTest, SigtermDrainsInFlightCalls) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 50; ++i) {
         v1::PlanRequest r = heavy;
-        r.mutable_tensor()->set_shape(0, 1024 + 8 * (t * 50 + i));  // no cache hits
+        r.mutable_tensor()->set_shape(
+            0, 1024 + 8 * (t * 50 + i));  // no cache hits
         const grpc::Status s = raw.Plan(r, nullptr, std::chrono::seconds(30));
         if (s.ok()) {
           ++ok;
@@ -347,11 +440,13 @@ TEST(PlannerServiceTest, ConcurrentMixedRequestsAgree) {
       for (int i = 0; i < per_thread; ++i) {
         const int k = (t + i) % 6;
         if (k < 4) {
-          absl::StatusOr<Plan> plan = k % 2 ? client->PlanRegistered(id, requests[k])
-                                            : client->PlanInline(mesh, requests[k]);
+          absl::StatusOr<Plan> plan =
+              k % 2 ? client->PlanRegistered(id, requests[k])
+                    : client->PlanInline(mesh, requests[k]);
           if (!plan.ok() || Comparable(mesh, *plan) != expected[k]) ++errors;
         } else if (k == 4) {
-          absl::StatusOr<std::vector<ResolvedGroup>> g = client->ResolveGroups(id, t % 8);
+          absl::StatusOr<std::vector<ResolvedGroup>> g =
+              client->ResolveGroups(id, t % 8);
           if (!g.ok() || g->size() != 4) ++errors;
         } else if (!client->Health().ok()) {
           ++errors;
@@ -368,11 +463,13 @@ TEST(PlannerServiceTest, ConcurrentMixedRequestsAgree) {
 TEST(PlannerServiceTest, ScaleOutSurvivesAKilledReplica) {
   ServerProcess a, b, c;
   ASSERT_TRUE(a.port() && b.port() && c.port());
-  const std::string target = a.address() + "," + b.address() + "," + c.address();
+  const std::string target =
+      a.address() + "," + b.address() + "," + c.address();
   auto client = Connect(target, 8);
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "B"}});
   const std::string id = *client->RegisterMesh(mesh);  // on one replica only
-  const PlanRequest request = Request(mesh, {32, 16}, "S(0),P(sum),S(1)", "R,S(0),S(1)");
+  const PlanRequest request =
+      Request(mesh, {32, 16}, "S(0),P(sum),S(1)", "R,S(0),S(1)");
   const std::string expected = Comparable(mesh, *MakePlan(mesh, request));
   std::atomic<int> failures{0}, calls{0};
   std::atomic<bool> stop{false};
@@ -402,13 +499,14 @@ TEST(PlannerServiceTest, ScaleOutSurvivesAKilledReplica) {
   // Load spreads over the survivors: a round-robin channel reaches both.
   grpc::ChannelArguments args;
   args.SetLoadBalancingPolicyName("round_robin");
-  auto channel = grpc::CreateCustomChannel("ipv4:" + target,
-                                           grpc::InsecureChannelCredentials(), args);
+  auto channel = grpc::CreateCustomChannel(
+      "ipv4:" + target, grpc::InsecureChannelCredentials(), args);
   auto stub = v1::Planner::NewStub(channel);
   std::set<std::string> peers;
   for (int i = 0; i < 40; ++i) {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(5));
     v1::ListMeshesResponse out;
     if (stub->ListMeshes(&ctx, v1::ListMeshesRequest(), &out).ok()) {
       peers.insert(ctx.peer());

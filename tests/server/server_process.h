@@ -23,7 +23,8 @@ class ServerProcess {
     char dir_template[] = "/tmp/reshard-test-XXXXXX";
     dir_ = mkdtemp(dir_template);
     const std::string port_file = dir_ + "/port";
-    std::vector<std::string> args = {RESHARD_PLANNER_BIN, "--listen=127.0.0.1:0",
+    std::vector<std::string> args = {RESHARD_PLANNER_BIN,
+                                     "--listen=127.0.0.1:0",
                                      "--port_file=" + port_file};
     args.insert(args.end(), extra_flags.begin(), extra_flags.end());
     pid_ = fork();
