@@ -75,18 +75,19 @@ class LoadGen {
   void Report(double seconds) {
     std::sort(latencies_us_.begin(), latencies_us_.end());
     auto pct = [&](double q) {
-      return latencies_us_.empty()
-                 ? 0.0
-                 : latencies_us_[static_cast<size_t>(q * (latencies_us_.size() - 1))];
+      return latencies_us_.empty() ? 0.0
+                                   : latencies_us_[static_cast<size_t>(
+                                         q * (latencies_us_.size() - 1))];
     };
-    std::cout << absl::StrFormat(
-                     "{\"rpc\":\"%s\",\"qps\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
-                     "\"errors\":%d,\"calls\":%d,\"concurrency\":%d}",
-                     plan_ ? "plan" : "health", latencies_us_.size() / seconds,
-                     pct(0.5), pct(0.99), errors_.load(),
-                     static_cast<int>(latencies_us_.size()),
-                     static_cast<int>(slots_.size()))
-              << std::endl;
+    std::cout
+        << absl::StrFormat(
+               "{\"rpc\":\"%s\",\"qps\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+               "\"errors\":%d,\"calls\":%d,\"concurrency\":%d}",
+               plan_ ? "plan" : "health", latencies_us_.size() / seconds,
+               pct(0.5), pct(0.99), errors_.load(),
+               static_cast<int>(latencies_us_.size()),
+               static_cast<int>(slots_.size()))
+        << std::endl;
   }
 
  private:
@@ -102,7 +103,8 @@ class LoadGen {
     slot.start = Clock::now();
     auto done = [this, &slot](grpc::Status status) { Finish(slot, status); };
     if (plan_) {
-      planner_->async()->Plan(slot.ctx.get(), &request_, &slot.plan_response, done);
+      planner_->async()->Plan(slot.ctx.get(), &request_, &slot.plan_response,
+                              done);
     } else {
       health_->async()->Check(slot.ctx.get(), &health_request_,
                               &slot.health_response, done);
@@ -150,7 +152,8 @@ int Main() {
     std::ifstream in(absl::GetFlag(FLAGS_request));
     std::stringstream text;
     text << in.rdbuf();
-    if (!in || !google::protobuf::TextFormat::ParseFromString(text.str(), &request)) {
+    if (!in ||
+        !google::protobuf::TextFormat::ParseFromString(text.str(), &request)) {
       std::cerr << "reshard-loadgen: --request: cannot read a PlanRequest from "
                 << absl::GetFlag(FLAGS_request) << "\n";
       return 2;
@@ -162,8 +165,8 @@ int Main() {
                                      grpc::InsecureChannelCredentials());
   if (!channel->WaitForConnected(std::chrono::system_clock::now() +
                                  std::chrono::seconds(5))) {
-    std::cerr << "reshard-loadgen: cannot connect to " << absl::GetFlag(FLAGS_server)
-              << "\n";
+    std::cerr << "reshard-loadgen: cannot connect to "
+              << absl::GetFlag(FLAGS_server) << "\n";
     return 2;
   }
   const auto start = Clock::now();

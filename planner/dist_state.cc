@@ -147,6 +147,32 @@ bool DistState::HasPartial() const {
   return false;
 }
 
+bool DistState::HasAllowedPartialMix() const {
+  std::optional<ReduceOp> seen;
+  for (int m = 0; m < ndim_; ++m) {
+    const Placement& p = placements_[m];
+    if (!p.is_partial()) continue;
+    if (seen.has_value() && !PartialOpsCompatible(*seen, p.op())) return false;
+    seen = p.op();
+  }
+  return true;
+}
+
+std::vector<ReduceOp> PartialOpsIn(const DistState& a, const DistState& b) {
+  std::vector<ReduceOp> ops;
+  for (ReduceOp op :
+       {ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kSum}) {
+    bool present = false;
+    for (const DistState* s : {&a, &b}) {
+      for (int m = 0; m < s->mesh_ndim(); ++m) {
+        present = present || s->placement(m) == Placement::Partial(op);
+      }
+    }
+    if (present) ops.push_back(op);
+  }
+  return ops;
+}
+
 void DistState::SetReplicate(int mesh_dim) {
   const Placement old = placements_[mesh_dim];
   if (old.is_shard()) {

@@ -68,6 +68,9 @@ class DistState {
   // Product of the mesh sizes of sharded mesh dims.
   int64_t NumShards(const Mesh& mesh) const;
   bool HasPartial() const;
+  // True when the Partial ops present may coexist: all equal, or exactly
+  // {sum, avg}.
+  bool HasAllowedPartialMix() const;
 
   // Mutators used by planners; each keeps the invariant.
   // Makes `mesh_dim` Replicate, removing it from any shard order.
@@ -117,6 +120,10 @@ class DistState {
   std::array<Placement, kMaxMeshDims> placements_{};
   std::array<int8_t, kMaxMeshDims> order_{};  // 0 for non-shard dims.
 };
+
+// The Partial ops present in `a` or `b`, in the order avg, max, min, sum
+// (the order in which planners try R -> P(op) steps).
+std::vector<ReduceOp> PartialOpsIn(const DistState& a, const DistState& b);
 
 }  // namespace reshard
 

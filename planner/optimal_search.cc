@@ -19,33 +19,6 @@ struct Edge {
   DistState to;
 };
 
-bool MixAllowed(const DistState& state) {
-  std::optional<ReduceOp> seen;
-  for (int m = 0; m < state.mesh_ndim(); ++m) {
-    const Placement& p = state.placement(m);
-    if (!p.is_partial()) continue;
-    if (seen.has_value() && !PartialOpsCompatible(*seen, p.op())) return false;
-    seen = p.op();
-  }
-  return true;
-}
-
-// Partial ops present in src or dst, in the order avg, max, min, sum.
-std::vector<ReduceOp> PartialOps(const DistState& src, const DistState& dst) {
-  std::vector<ReduceOp> ops;
-  for (ReduceOp op :
-       {ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kSum}) {
-    bool present = false;
-    for (const DistState* s : {&src, &dst}) {
-      for (int m = 0; m < s->mesh_ndim(); ++m) {
-        present = present || s->placement(m) == Placement::Partial(op);
-      }
-    }
-    if (present) ops.push_back(op);
-  }
-  return ops;
-}
-
 // Every ordered arrangement of every subset of `dims` with >= 2 elements.
 void Arrangements(const std::vector<int>& dims, std::vector<Group>& out) {
   const int n = static_cast<int>(dims.size());
@@ -69,7 +42,7 @@ class EdgeGenerator {
         dst_(dst),
         tensor_rank_(tensor_rank),
         policy_(policy),
-        partial_ops_(PartialOps(src, dst)) {}
+        partial_ops_(PartialOpsIn(src, dst)) {}
 
   // Appends every legal edge out of `s`, in a fixed order.
   void Expand(const DistState& s, std::vector<Edge>& out) const {
@@ -144,7 +117,7 @@ class EdgeGenerator {
       for (ReduceOp op : partial_ops_) {
         DistState t = s;
         t.SetPartial(m, op);
-        if (MixAllowed(t)) {
+        if (t.HasAllowedPartialMix()) {
           Add(out, s, {StepOp::kPartition, {m}, std::nullopt, std::nullopt, op},
               t);
         }
@@ -156,7 +129,7 @@ class EdgeGenerator {
       if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
       DistState t = s;
       t.SetPartial(m, ReduceOp::kSum);
-      if (MixAllowed(t))
+      if (t.HasAllowedPartialMix())
         Add(out, s, {StepOp::kShardToPartial, {m}, a, std::nullopt}, t);
     }
     // Size-1 dims only ever drop to R (it unblocks partial mixes for free).

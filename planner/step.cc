@@ -41,19 +41,6 @@ absl::Status PopSuffix(const Mesh& mesh, DistState& state, int tensor_dim,
   return absl::OkStatus();
 }
 
-absl::Status CheckPartialMix(const DistState& state, const Transition& t) {
-  std::optional<ReduceOp> seen;
-  for (int m = 0; m < state.mesh_ndim(); ++m) {
-    const Placement& p = state.placement(m);
-    if (!p.is_partial()) continue;
-    if (seen.has_value() && !PartialOpsCompatible(*seen, p.op())) {
-      return Illegal(state, t, "it would mix Partial ops other than sum/avg");
-    }
-    seen = p.op();
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::string_view StepOpName(StepOp op) {
@@ -155,8 +142,9 @@ absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
         break;
     }
   }
-  absl::Status mix = CheckPartialMix(to, t);
-  if (!mix.ok()) return mix;
+  if (!to.HasAllowedPartialMix()) {
+    return Illegal(from, t, "it would mix Partial ops other than sum/avg");
+  }
   return to;
 }
 

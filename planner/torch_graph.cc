@@ -15,17 +15,6 @@ struct Edge {
   double cost;
 };
 
-bool MixAllowed(const DistState& state) {
-  std::optional<ReduceOp> seen;
-  for (int m = 0; m < state.mesh_ndim(); ++m) {
-    const Placement& p = state.placement(m);
-    if (!p.is_partial()) continue;
-    if (seen.has_value() && !PartialOpsCompatible(*seen, p.op())) return false;
-    seen = p.op();
-  }
-  return true;
-}
-
 class Neighbours {
  public:
   Neighbours(const Mesh& mesh, const CostModel& model, const DistState& dst,
@@ -89,14 +78,14 @@ class Neighbours {
       for (ReduceOp op : partial_ops_) {
         DistState t = s;
         t.SetPartial(m, op);
-        if (MixAllowed(t)) Add(s, t, m, out);
+        if (t.HasAllowedPartialMix()) Add(s, t, m, out);
       }
     }
     for (int m : last_dims) {  // (7) S -> P(sum), destination-directed
       if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
       DistState t = s;
       t.SetPartial(m, ReduceOp::kSum);
-      if (MixAllowed(t)) out.push_back({t, m, 0.0});
+      if (t.HasAllowedPartialMix()) out.push_back({t, m, 0.0});
     }
   }
 
@@ -126,22 +115,6 @@ class Neighbours {
   std::vector<ReduceOp> partial_ops_;
 };
 
-// Partial ops present in src or dst, in the order avg, max, min, sum.
-std::vector<ReduceOp> PartialOps(const DistState& src, const DistState& dst) {
-  std::vector<ReduceOp> ops;
-  for (ReduceOp op :
-       {ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kSum}) {
-    bool present = false;
-    for (const DistState* s : {&src, &dst}) {
-      for (int m = 0; m < s->mesh_ndim(); ++m) {
-        present = present || s->placement(m) == Placement::Partial(op);
-      }
-    }
-    if (present) ops.push_back(op);
-  }
-  return ops;
-}
-
 struct Node {
   DistState state;
   int64_t parent;  // index into the node arena, -1 for the source
@@ -165,7 +138,7 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     const std::function<absl::Status()>& stop) {
   const int tensor_rank = torch_model.tensor().rank();
   Neighbours neighbours(mesh, torch_model, dst, tensor_rank,
-                        PartialOps(src, dst));
+                        PartialOpsIn(src, dst));
   std::vector<Node> nodes{{src, -1, -1}};
   std::priority_queue<QueueEntry, std::vector<QueueEntry>,
                       std::greater<QueueEntry>>

@@ -10,20 +10,13 @@
 #include "planner/planner.h"
 #include "planner/simulator.h"
 #include "tests/planner/random_cases.h"
+#include "tests/planner/test_util.h"
 
 namespace reshard {
 namespace {
 
-Mesh MakeMesh(std::vector<int64_t> shape,
-              std::vector<std::vector<std::string>> flat = {}) {
-  MeshSpec spec;
-  spec.shape = std::move(shape);
-  const char* names[] = {"A", "B", "C", "D", "E"};
-  for (size_t d = 0; d < spec.shape.size(); ++d)
-    spec.dim_names.push_back(names[d]);
-  spec.flattened = std::move(flat);
-  return *Mesh::Create(spec);
-}
+using testing::MakeMesh;
+using testing::Ops;
 
 absl::StatusOr<Plan> Optimal(const Mesh& mesh, std::vector<int64_t> shape,
                              const std::string& src, const std::string& dst,
@@ -37,15 +30,6 @@ absl::StatusOr<Plan> Optimal(const Mesh& mesh, std::vector<int64_t> shape,
     EXPECT_TRUE(check.ok()) << check;
   }
   return plan;
-}
-
-std::string Ops(const Mesh& mesh, const Plan& plan) {
-  std::string out;
-  for (const Step& s : plan.steps) {
-    if (!out.empty()) out += " ";
-    out += absl::StrCat(StepOpName(s.op), "(", mesh.GroupName(s.group), ")");
-  }
-  return out;
 }
 
 TEST(OptimalTest, OneAllReduceOnTheRegisteredGroup) {

@@ -8,20 +8,12 @@
 #include "gtest/gtest.h"
 #include "planner/planner.h"
 #include "planner/state_text.h"
+#include "tests/planner/test_util.h"
 
 namespace reshard {
 namespace {
 
-Mesh MakeMesh(std::vector<int64_t> shape,
-              std::vector<std::vector<std::string>> flat = {}) {
-  MeshSpec spec;
-  spec.shape = std::move(shape);
-  const char* names[] = {"A", "B", "C", "D"};
-  for (size_t d = 0; d < spec.shape.size(); ++d)
-    spec.dim_names.push_back(names[d]);
-  spec.flattened = std::move(flat);
-  return *Mesh::Create(spec);
-}
+using testing::MakeMesh;
 
 DistState State(const Mesh& mesh, int rank, const std::string& text) {
   return *ParseDistState(text, mesh.ndim(), rank, "state");

@@ -14,23 +14,15 @@
 #include "planner/simulator.h"
 #include "proto/convert.h"
 #include "tests/planner/random_cases.h"
+#include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 
 namespace reshard {
 namespace {
 
-using testing::ServerProcess;
+using testing::MakeMesh;
 
-Mesh MakeMesh(std::vector<int64_t> shape,
-              std::vector<std::vector<std::string>> flat = {}) {
-  MeshSpec spec;
-  spec.shape = std::move(shape);
-  const char* names[] = {"A", "B", "C", "D", "E"};
-  for (size_t d = 0; d < spec.shape.size(); ++d)
-    spec.dim_names.push_back(names[d]);
-  spec.flattened = std::move(flat);
-  return *Mesh::Create(spec);
-}
+using testing::ServerProcess;
 
 std::unique_ptr<Client> Connect(const std::string& target, int attempts = 5) {
   ClientOptions options;

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix, then builds and runs a
+# downstream project that finds it with find_package(reshard) and checks
+# the pkg-config file.
+set -euo pipefail
+BUILD="$1"
+SRC="$(cd "$(dirname "$0")" && pwd)/consumer"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cmake --install "$BUILD" --prefix "$dir/prefix" >/dev/null
+cmake -S "$SRC" -B "$dir/build" -DCMAKE_PREFIX_PATH="$dir/prefix" >/dev/null
+cmake --build "$dir/build" -j2 >/dev/null
+out=$("$dir/build/consumer")
+[ "$out" = "P(sum)RP(sum)-->RRR" ] || { echo "unexpected output: $out"; exit 1; }
+PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig" pkg-config --cflags --libs reshard | grep -q -- "-lreshard_client"
+echo "install test ok"
