@@ -38,6 +38,8 @@ test-asan: deps
 bench: build
 	$(BUILD)/bench/planner_bench --benchmark_repetitions=5 \
 	  --benchmark_report_aggregates_only=true
+	$(BUILD)/bench/optimal_bench --benchmark_repetitions=3 \
+	  --benchmark_report_aggregates_only=true --benchmark_min_time=0.1
 
 SOURCES := $(shell git ls-files '*.cc' '*.h')
 format:

@@ -17,7 +17,8 @@ inline Mesh MakeMesh(std::vector<int64_t> shape,
   MeshSpec spec;
   spec.shape = std::move(shape);
   const char* names[] = {"A", "B", "C", "D", "E", "F", "G", "H"};
-  for (size_t d = 0; d < spec.shape.size(); ++d) spec.dim_names.push_back(names[d]);
+  for (size_t d = 0; d < spec.shape.size(); ++d)
+    spec.dim_names.push_back(names[d]);
   spec.flattened = std::move(flattened);
   return *Mesh::Create(spec);
 }

@@ -8,8 +8,8 @@
 int main() {
   reshard::MeshSpec spec{{2, 2, 2}, {"A", "B", "C"}, {}, {{"A", "C"}}, {}};
   const reshard::Mesh mesh = *reshard::Mesh::Create(spec);
-  const auto request = reshard::ParsePlanRequest(mesh, {16, 16}, "f32",
-                                                 "P(sum),R,P(sum)", "R,R,R", {});
+  const auto request = reshard::ParsePlanRequest(
+      mesh, {16, 16}, "f32", "P(sum),R,P(sum)", "R,R,R", {});
   const auto plan = reshard::MakePlan(mesh, *request);
   std::cout << reshard::PlanTrace(*plan) << "\n";
   return reshard::Client::Create({}).ok() ? 0 : 1;
