@@ -30,9 +30,18 @@ int64_t MaxExtent(const Mesh& mesh, const DistState& state, int64_t extent,
 
 std::vector<int64_t> MaxLocalExtents(const Mesh& mesh, const DistState& state,
                                      absl::Span<const int64_t> shape) {
+  // Apply every tensor dim's splits in order: the k-th split of every
+  // order at once, for k = 0, 1, ... (no per-dim order vectors: searches
+  // call this for every state they expand).
   std::vector<int64_t> out(shape.begin(), shape.end());
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    out[d] = MaxExtent(mesh, state, shape[d], d, state.ShardDepth(d));
+  const int ndim = state.mesh_ndim();
+  for (int index = 0; index < ndim; ++index) {
+    for (int m = 0; m < ndim; ++m) {
+      const Placement& p = state.placement(m);
+      if (p.is_shard() && state.order_index(m) == index) {
+        out[p.dim()] = ChunkFull(out[p.dim()], mesh.size(m));
+      }
+    }
   }
   return out;
 }

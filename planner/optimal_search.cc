@@ -49,10 +49,13 @@ class EdgeGenerator {
     out.clear();
     const int ndim = s.mesh_ndim();
     // Effective shard orders: size-1 dims hold no split.
-    std::vector<std::vector<int>> eff(tensor_rank_);
-    for (int a = 0; a < tensor_rank_; ++a) {
-      for (int m : s.ShardOrder(a)) {
-        if (mesh_.size(m) > 1) eff[a].push_back(m);
+    std::vector<Group> eff(tensor_rank_);
+    for (int index = 0; index < ndim; ++index) {
+      for (int m = 0; m < ndim; ++m) {
+        const Placement& p = s.placement(m);
+        if (p.is_shard() && s.order_index(m) == index && mesh_.size(m) > 1) {
+          eff[p.dim()].push_back(m);
+        }
       }
     }
     std::vector<int> partial_dims;

@@ -4,11 +4,13 @@
 # the pkg-config file.
 set -euo pipefail
 BUILD="$1"
+LINK_FLAGS="${2:-}"
 SRC="$(cd "$(dirname "$0")" && pwd)/consumer"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cmake --install "$BUILD" --prefix "$dir/prefix" >/dev/null
-cmake -S "$SRC" -B "$dir/build" -DCMAKE_PREFIX_PATH="$dir/prefix" >/dev/null
+cmake -S "$SRC" -B "$dir/build" -DCMAKE_PREFIX_PATH="$dir/prefix" \
+  -DCMAKE_EXE_LINKER_FLAGS="$LINK_FLAGS" >/dev/null
 cmake --build "$dir/build" -j2 >/dev/null
 out=$("$dir/build/consumer")
 [ "$out" = "P(sum)RP(sum)-->RRR" ] || { echo "unexpected output: $out"; exit 1; }

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "client/client.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/plan_format.h"
@@ -136,6 +138,43 @@ TEST(PlannerServiceTest, GrpcPlansEqualOfflinePlans) {
     ASSERT_EQ(Comparable(c.mesh, *offline), Comparable(c.mesh, *remote)) << i;
     ASSERT_TRUE(CheckPlan(c.mesh, *remote, i).ok()) << i;
   }
+}
+
+// Health and reflection are standard: grpc.health.v1 answers SERVING (for
+// the server and for reshard.v1.Planner) and reflection lists the services.
+TEST(PlannerServiceTest, HealthAndReflection) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto channel =
+      grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  for (const char* service : {"", "reshard.v1.Planner"}) {
+    grpc::ClientContext ctx;
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    grpc::health::v1::HealthCheckResponse response;
+    ASSERT_TRUE(health->Check(&ctx, request, &response).ok()) << service;
+    EXPECT_EQ(response.status(),
+              grpc::health::v1::HealthCheckResponse::SERVING);
+  }
+  auto reflection =
+      grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
+  grpc::ClientContext ctx;
+  auto stream = reflection->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1alpha::ServerReflectionRequest request;
+  request.set_list_services("");
+  ASSERT_TRUE(stream->Write(request));
+  stream->WritesDone();
+  grpc::reflection::v1alpha::ServerReflectionResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  std::set<std::string> services;
+  for (const auto& s : response.list_services_response().service()) {
+    services.insert(s.name());
+  }
+  EXPECT_TRUE(services.count("reshard.v1.Planner"));
+  EXPECT_TRUE(services.count("grpc.health.v1.Health"));
+  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 // Raw stub calls, so that tests see exactly what the server answers.
