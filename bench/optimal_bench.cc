@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
 #include "planner/plan_cache.h"
 #include "planner/planner.h"
@@ -47,18 +48,7 @@ void BM_OptimalCold(benchmark::State& state, FlattenPolicy policy) {
   const Mesh mesh = BenchMesh(static_cast<int>(state.range(0)));
   const PlanRequest request =
       BenchRequest(mesh, static_cast<int>(state.range(1)), policy);
-  int64_t expanded = 0;
-  for (auto _ : state) {
-    absl::StatusOr<Plan> plan = MakePlan(mesh, request);
-    if (!plan.ok()) {
-      state.SkipWithError(std::string(plan.status().message()).c_str());
-      return;
-    }
-    expanded = plan->states_expanded;
-    benchmark::DoNotOptimize(plan->total_time_us);
-  }
-  state.counters["states_expanded"] = static_cast<double>(expanded);
-  state.SetLabel(request.src.ToString() + " -> " + request.dst.ToString());
+  PlanLoop(state, mesh, request);
 }
 
 void BM_OptimalCached(benchmark::State& state) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
 #include "planner/planner.h"
 
@@ -36,18 +37,7 @@ void BM_Plan(benchmark::State& state, PlannerKind planner, bool merge) {
   PlanOptions options{planner, CostModelKind::kTorch, merge};
   const PlanRequest request =
       *ParsePlanRequest(mesh, {1024, 1024, 64}, "f32", c.src, c.dst, options);
-  int64_t expanded = 0;
-  for (auto _ : state) {
-    absl::StatusOr<Plan> plan = MakePlan(mesh, request);
-    if (!plan.ok()) {
-      state.SkipWithError(std::string(plan.status().message()).c_str());
-      return;
-    }
-    expanded = plan->states_expanded;
-    benchmark::DoNotOptimize(plan->total_time_us);
-  }
-  state.counters["states_expanded"] = static_cast<double>(expanded);
-  state.SetLabel(std::string(c.src) + " -> " + c.dst);
+  PlanLoop(state, mesh, request);
 }
 
 BENCHMARK_CAPTURE(BM_Plan, torch_greedy, PlannerKind::kTorchGreedy, false)

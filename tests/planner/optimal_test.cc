@@ -21,15 +21,7 @@ using testing::Ops;
 absl::StatusOr<Plan> Optimal(const Mesh& mesh, std::vector<int64_t> shape,
                              const std::string& src, const std::string& dst,
                              PlanOptions options = {}) {
-  absl::StatusOr<PlanRequest> request =
-      ParsePlanRequest(mesh, std::move(shape), "f32", src, dst, options);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
-  if (plan.ok()) {
-    const absl::Status check = CheckPlan(mesh, *plan);
-    EXPECT_TRUE(check.ok()) << check;
-  }
-  return plan;
+  return testing::PlanChecked(mesh, std::move(shape), src, dst, options);
 }
 
 TEST(OptimalTest, OneAllReduceOnTheRegisteredGroup) {

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
+#include "planner/planner.h"
+#include "planner/simulator.h"
 
 namespace reshard::testing {
 
@@ -31,6 +34,24 @@ inline std::string Ops(const Mesh& mesh, const Plan& plan) {
     out += absl::StrCat(StepOpName(s.op), "(", mesh.GroupName(s.group), ")");
   }
   return out;
+}
+
+// Plans an f32 tensor from text placements; every plan produced is checked
+// by the reference simulator (a failed check fails the calling test).
+inline absl::StatusOr<Plan> PlanChecked(const Mesh& mesh,
+                                        std::vector<int64_t> shape,
+                                        const std::string& src,
+                                        const std::string& dst,
+                                        const PlanOptions& options) {
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, std::move(shape), "f32", src, dst, options);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+  if (plan.ok()) {
+    const absl::Status check = CheckPlan(mesh, *plan);
+    EXPECT_TRUE(check.ok()) << check;
+  }
+  return plan;
 }
 
 }  // namespace reshard::testing

@@ -18,15 +18,8 @@ absl::StatusOr<Plan> Plan1(const Mesh& mesh, std::vector<int64_t> shape,
                            PlannerKind planner = PlannerKind::kTorchGreedy,
                            bool merge = false,
                            CostModelKind model = CostModelKind::kTorch) {
-  absl::StatusOr<PlanRequest> request = ParsePlanRequest(
-      mesh, std::move(shape), "f32", src, dst, {planner, model, merge});
-  if (!request.ok()) return request.status();
-  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
-  if (plan.ok()) {
-    const absl::Status check = CheckPlan(mesh, *plan);
-    EXPECT_TRUE(check.ok()) << check;
-  }
-  return plan;
+  return testing::PlanChecked(mesh, std::move(shape), src, dst,
+                              {planner, model, merge});
 }
 
 TEST(TorchGreedyTest, PassOneWalksInnerToOuter) {
