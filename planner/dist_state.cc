@@ -140,13 +140,6 @@ int64_t DistState::NumShards(const Mesh& mesh) const {
   return n;
 }
 
-bool DistState::HasPartial() const {
-  for (int m = 0; m < ndim_; ++m) {
-    if (placements_[m].is_partial()) return true;
-  }
-  return false;
-}
-
 bool DistState::HasAllowedPartialMix() const {
   std::optional<ReduceOp> seen;
   for (int m = 0; m < ndim_; ++m) {

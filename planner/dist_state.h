@@ -67,7 +67,6 @@ class DistState {
   bool HasDefaultOrder() const;
   // Product of the mesh sizes of sharded mesh dims.
   int64_t NumShards(const Mesh& mesh) const;
-  bool HasPartial() const;
   // True when the Partial ops present may coexist: all equal, or exactly
   // {sum, avg}.
   bool HasAllowedPartialMix() const;

@@ -1,6 +1,7 @@
 #include "planner/mesh.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
@@ -253,6 +254,26 @@ absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
     }
   }
   return absl::OkStatus();
+}
+
+std::string Mesh::CanonicalText(bool with_rank_map) const {
+  auto number = [](const std::optional<double>& v) -> std::string {
+    if (!v.has_value()) return "-";
+    char buf[64];  // shortest round-trip form
+    return std::string(buf, std::to_chars(buf, buf + sizeof(buf), *v).ptr);
+  };
+  std::string text = absl::StrCat(absl::StrJoin(shape_, ","), "|",
+                                  absl::StrJoin(dim_names_, ","), "|");
+  if (with_rank_map) absl::StrAppend(&text, absl::StrJoin(rank_map_, ","), "|");
+  for (const Group& g : flattened_) {
+    absl::StrAppend(&text, absl::StrJoin(g, "."), ";");
+  }
+  absl::StrAppend(&text, "|");
+  for (const LinkParams& l : links_) {
+    absl::StrAppend(&text, number(l.bandwidth_gbps), ":", number(l.latency_us),
+                    ";");
+  }
+  return text;
 }
 
 bool Mesh::operator==(const Mesh& other) const {

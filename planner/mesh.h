@@ -101,6 +101,11 @@ class Mesh {
   absl::Status ValidateGroup(absl::Span<const int> group,
                              absl::string_view field) const;
 
+  // Everything the mesh is, as text: shape, names, (rank map,) flattened
+  // groups and links. Planning reads all but the rank map (plans are
+  // rank-independent), so cache keys omit it; mesh ids include it.
+  std::string CanonicalText(bool with_rank_map) const;
+
   bool operator==(const Mesh& other) const;
 
  private:

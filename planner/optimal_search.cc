@@ -70,12 +70,12 @@ class EdgeGenerator {
         if (!Usable(g)) continue;
         DistState popped = s;
         for (int m : g) popped.SetReplicate(m);
-        Add(out, s, {StepOp::kAllGather, g, a, std::nullopt}, popped);
+        Add(out, {StepOp::kAllGather, g, a, std::nullopt}, popped);
         for (int b = 0; b < tensor_rank_; ++b) {
           if (b == a) continue;
           DistState t = popped;
           for (int m : g) t.AppendShard(m, b);
-          Add(out, s, {StepOp::kAllToAll, g, a, b}, t);
+          Add(out, {StepOp::kAllToAll, g, a, b}, t);
         }
       }
     }
@@ -101,12 +101,12 @@ class EdgeGenerator {
           std::is_sorted(g.begin(), g.end()) || mesh_.IsRegistered(g)) {
         DistState t = s;
         for (int m : g) t.SetReplicate(m);
-        Add(out, s, {StepOp::kAllReduce, g, std::nullopt, std::nullopt}, t);
+        Add(out, {StepOp::kAllReduce, g, std::nullopt, std::nullopt}, t);
       }
       for (int b = 0; b < tensor_rank_; ++b) {
         DistState t = s;
         for (int m : g) t.AppendShard(m, b);
-        Add(out, s, {StepOp::kReduceScatter, g, std::nullopt, b}, t);
+        Add(out, {StepOp::kReduceScatter, g, std::nullopt, b}, t);
       }
     }
     // Local steps on single dims of size > 1.
@@ -115,13 +115,13 @@ class EdgeGenerator {
       for (int b = 0; b < tensor_rank_; ++b) {
         DistState t = s;
         t.AppendShard(m, b);
-        Add(out, s, {StepOp::kChunk, {m}, std::nullopt, b}, t);
+        Add(out, {StepOp::kChunk, {m}, std::nullopt, b}, t);
       }
       for (ReduceOp op : partial_ops_) {
         DistState t = s;
         t.SetPartial(m, op);
         if (t.HasAllowedPartialMix()) {
-          Add(out, s, {StepOp::kPartition, {m}, std::nullopt, std::nullopt, op},
+          Add(out, {StepOp::kPartition, {m}, std::nullopt, std::nullopt, op},
               t);
         }
       }
@@ -133,7 +133,7 @@ class EdgeGenerator {
       DistState t = s;
       t.SetPartial(m, ReduceOp::kSum);
       if (t.HasAllowedPartialMix())
-        Add(out, s, {StepOp::kShardToPartial, {m}, a, std::nullopt}, t);
+        Add(out, {StepOp::kShardToPartial, {m}, a, std::nullopt}, t);
     }
     // Size-1 dims only ever drop to R (it unblocks partial mixes for free).
     for (int m = 0; m < ndim; ++m) {
@@ -142,9 +142,9 @@ class EdgeGenerator {
       t.SetReplicate(m);
       const Placement p = s.placement(m);
       if (p.is_shard()) {
-        Add(out, s, {StepOp::kAllGather, {m}, p.dim(), std::nullopt}, t);
+        Add(out, {StepOp::kAllGather, {m}, p.dim(), std::nullopt}, t);
       } else {
-        Add(out, s, {StepOp::kAllReduce, {m}, std::nullopt, std::nullopt}, t);
+        Add(out, {StepOp::kAllReduce, {m}, std::nullopt, std::nullopt}, t);
       }
     }
   }
@@ -163,9 +163,7 @@ class EdgeGenerator {
     return false;
   }
 
-  static void Add(std::vector<Edge>& out, const DistState& from, Transition t,
-                  const DistState& to) {
-    (void)from;
+  static void Add(std::vector<Edge>& out, Transition t, const DistState& to) {
     out.push_back({std::move(t), to});
   }
 

@@ -4,22 +4,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "planner/plan_format.h"
 
 namespace reshard {
 
 std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   const PlanOptions& o = request.options;
-  std::string key = absl::StrCat("m", absl::StrJoin(mesh.shape(), ","), "|",
-                                 absl::StrJoin(mesh.dim_names(), ","), "|");
-  for (const Group& g : mesh.flattened()) {
-    absl::StrAppend(&key, absl::StrJoin(g, "."), ";");
-  }
-  for (const LinkParams& l : mesh.links()) {
-    absl::StrAppend(&key,
-                    l.bandwidth_gbps ? FormatDouble(*l.bandwidth_gbps) : "-",
-                    ":", l.latency_us ? FormatDouble(*l.latency_us) : "-", ";");
-  }
+  std::string key = absl::StrCat("m", mesh.CanonicalText(false));
   absl::StrAppend(
       &key, "|t", absl::StrJoin(request.tensor.shape(), ","), ":",
       DTypeName(request.tensor.dtype()), "|", request.src.ToString(), "|",

@@ -195,20 +195,7 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
 }
 
 std::string MeshId(const Mesh& mesh) {
-  std::string canonical =
-      absl::StrCat(absl::StrJoin(mesh.shape(), ","), "|",
-                   absl::StrJoin(mesh.dim_names(), ","), "|",
-                   absl::StrJoin(mesh.rank_map(), ","), "|");
-  for (const Group& g : mesh.flattened()) {
-    absl::StrAppend(&canonical, absl::StrJoin(g, "."), ";");
-  }
-  absl::StrAppend(&canonical, "|");
-  for (const LinkParams& l : mesh.links()) {
-    absl::StrAppend(&canonical,
-                    l.bandwidth_gbps ? FormatDouble(*l.bandwidth_gbps) : "-",
-                    ":", l.latency_us ? FormatDouble(*l.latency_us) : "-", ";");
-  }
-  return absl::StrFormat("mesh-%016x", Fnv1a(canonical));
+  return absl::StrFormat("mesh-%016x", Fnv1a(mesh.CanonicalText(true)));
 }
 
 absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
