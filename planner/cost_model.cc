@@ -56,7 +56,7 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
 }
 
 double CostModel::CollectiveLowerBound(absl::Span<const int> group,
-                                       double min_bytes) const {
+                                       double min_bytes, int rounds) const {
   const bool torch = options_.kind == CostModelKind::kTorch;
   double lat = 0;
   double bw = std::numeric_limits<double>::infinity();
@@ -69,7 +69,8 @@ double CostModel::CollectiveLowerBound(absl::Span<const int> group,
     n *= static_cast<double>(mesh_.size(m));
   }
   if (n <= 1) return 0.0;
-  return (kBaseLatencyUs + (n - 1) * lat + (n - 1) / n * min_bytes / bw * 1e6) *
+  return (kBaseLatencyUs +
+          rounds * ((n - 1) * lat + (n - 1) / n * min_bytes / bw * 1e6)) *
          (1 - 1e-9);
 }
 
@@ -111,14 +112,14 @@ std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
     for (int m : t.group) extent = (extent + mesh_.size(m) - 1) / mesh_.size(m);
     return extent;
   };
+  // Extents are >= 1, so the products below divide exactly.
+  int64_t local = tensor_.itemsize();
+  for (int64_t e : ext) local *= e;
   auto product_except = [&](std::initializer_list<int> skip) {
-    int64_t p = tensor_.itemsize();
-    for (int d = 0; d < static_cast<int>(ext.size()); ++d) {
-      if (std::find(skip.begin(), skip.end(), d) == skip.end()) p *= ext[d];
-    }
+    int64_t p = local;
+    for (int d : skip) p /= ext[d];
     return p;
   };
-  const int64_t local = product_except({});
   switch (t.op) {
     case StepOp::kAllGather: {
       const int a = *t.src_tensor_dim;

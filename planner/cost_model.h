@@ -72,12 +72,13 @@ class CostModel {
       absl::Span<const int64_t> extents) const;
 
   // A lower bound on the time of any collective on a group holding every
-  // dim of `group` (all of size > 1), given that it moves at least
-  // `min_bytes` per rank: latency of the group plus the ring term at the
-  // group's slowest link. Admissible for A* (scaled down a hair so rounding
-  // never makes it exceed a real cost).
-  double CollectiveLowerBound(absl::Span<const int> group,
-                              double min_bytes) const;
+  // dim of `group` (all of size > 1), given that its ring term covers at
+  // least `min_bytes` per rank: latency of the group plus the ring term at
+  // the group's slowest link, `rounds` times (2 for all_reduce). Admissible
+  // for A* (scaled down a hair so rounding never makes it exceed a real
+  // cost).
+  double CollectiveLowerBound(absl::Span<const int> group, double min_bytes,
+                              int rounds = 1) const;
 
   // Bytes of the largest local buffer under `state`.
   int64_t LocalBytes(const DistState& state) const;

@@ -96,20 +96,32 @@ class DistState {
   friend bool operator!=(const DistState& a, const DistState& b) {
     return !(a == b);
   }
-  // Hashes a packed form (16 bits per mesh dim): searches hash millions.
-  template <typename H>
-  friend H AbslHashValue(H h, const DistState& s) {
+  // An exact 128-bit code (16 bits per mesh dim): for states of the same
+  // mesh, equal codes mean equal states. Searches key their tables by it.
+  struct Code {
     uint64_t lo = 0;
     uint64_t hi = 0;
-    for (int m = 0; m < s.ndim_; ++m) {
-      const Placement& p = s.placements_[m];
+    bool operator==(const Code&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Code& c) {
+      return H::combine(std::move(h), c.lo, c.hi);
+    }
+  };
+  Code Pack() const {
+    Code c;
+    for (int m = 0; m < ndim_; ++m) {
+      const Placement& p = placements_[m];
       const uint64_t code = static_cast<uint64_t>(p.kind()) |
                             static_cast<uint64_t>(p.op()) << 2 |
                             static_cast<uint64_t>(p.dim() & 0x7f) << 4 |
-                            static_cast<uint64_t>(s.order_[m] & 0x1f) << 11;
-      (m < 4 ? lo : hi) |= code << (16 * (m % 4));
+                            static_cast<uint64_t>(order_[m] & 0x1f) << 11;
+      (m < 4 ? c.lo : c.hi) |= code << (16 * (m % 4));
     }
-    return H::combine(std::move(h), lo, hi, s.ndim_);
+    return c;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const DistState& s) {
+    return H::combine(std::move(h), s.Pack(), s.ndim_);
   }
 
  private:

@@ -1,26 +1,19 @@
 #include "planner/optimal_search.h"
 
 #include <algorithm>
-#include <deque>
+#include <array>
 #include <limits>
-#include <queue>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "planner/local_layout.h"
+#include "planner/state_table.h"
 
 namespace reshard {
 namespace {
 
-// An edge of the search graph: a transition and the state it leads to.
-struct Edge {
-  Transition transition;
-  DistState to;
-};
-
 // Every ordered arrangement of every subset of `dims` with >= 2 elements.
-void Arrangements(const std::vector<int>& dims, std::vector<Group>& out) {
+void Arrangements(const Group& dims, std::vector<Group>& out) {
   const int n = static_cast<int>(dims.size());
   for (int mask = 0; mask < (1 << n); ++mask) {
     if (__builtin_popcount(mask) < 2) continue;
@@ -34,6 +27,8 @@ void Arrangements(const std::vector<int>& dims, std::vector<Group>& out) {
   }
 }
 
+// The out-edges of a state, each a transition and the state it leads to,
+// handed to a callback (no edge list is built: searches expand many states).
 class EdgeGenerator {
  public:
   EdgeGenerator(const Mesh& mesh, const DistState& src, const DistState& dst,
@@ -42,114 +37,138 @@ class EdgeGenerator {
         dst_(dst),
         tensor_rank_(tensor_rank),
         policy_(policy),
-        partial_ops_(PartialOpsIn(src, dst)) {}
+        partial_ops_(PartialOpsIn(src, dst)),
+        reduce_groups_(size_t{1} << mesh.ndim()) {}
 
-  // Appends every legal edge out of `s`, in a fixed order.
-  void Expand(const DistState& s, std::vector<Edge>& out) const {
-    out.clear();
+  // Calls emit(const Transition&, DistState&) for every legal edge out of
+  // `s`, in a fixed order; `emit` may move from the state.
+  template <typename Emit>
+  void Expand(const DistState& s, Emit&& emit) {
     const int ndim = s.mesh_ndim();
-    // Effective shard orders: size-1 dims hold no split.
-    std::vector<Group> eff(tensor_rank_);
-    for (int index = 0; index < ndim; ++index) {
-      for (int m = 0; m < ndim; ++m) {
-        const Placement& p = s.placement(m);
-        if (p.is_shard() && s.order_index(m) == index && mesh_.size(m) > 1) {
-          eff[p.dim()].push_back(m);
-        }
+    // Effective shard orders (size-1 dims hold no split), outermost first.
+    std::array<Group, kMaxMeshDims> eff_storage;
+    std::array<int, kMaxMeshDims> eff_dim;
+    int eff_count = 0;
+    int partial_mask = 0;
+    for (int m = 0; m < ndim; ++m) {
+      const Placement& p = s.placement(m);
+      if (p.is_partial()) partial_mask |= 1 << m;
+      if (!p.is_shard() || mesh_.size(m) == 1) continue;
+      int slot = 0;
+      while (slot < eff_count && eff_dim[slot] != p.dim()) ++slot;
+      if (slot == eff_count) {
+        eff_dim[eff_count] = p.dim();
+        eff_storage[eff_count++].clear();
+      }
+      eff_storage[slot].push_back(m);
+    }
+    // Slots in tensor dim order (the order shard_to_partial edges come in).
+    for (int i = 1; i < eff_count; ++i) {
+      for (int j = i; j > 0 && eff_dim[j - 1] > eff_dim[j]; --j) {
+        std::swap(eff_dim[j - 1], eff_dim[j]);
+        std::swap(eff_storage[j - 1], eff_storage[j]);
       }
     }
-    std::vector<int> partial_dims;
-    for (int m = 0; m < ndim; ++m) {
-      if (s.placement(m).is_partial() && mesh_.size(m) > 1)
-        partial_dims.push_back(m);
+    for (int i = 0; i < eff_count; ++i) {
+      Group& order = eff_storage[i];
+      std::sort(order.begin(), order.end(), [&](int x, int y) {
+        return s.order_index(x) < s.order_index(y);
+      });
     }
-    // all_gather and all_to_all on every usable suffix of every order.
-    for (int a = 0; a < tensor_rank_; ++a) {
-      for (size_t k = 1; k <= eff[a].size(); ++k) {
-        Group g(eff[a].end() - k, eff[a].end());
-        if (!Usable(g)) continue;
+    // all_gather and all_to_all on every usable suffix of every order, in
+    // tensor dim order.
+    for (int slot = 0; slot < eff_count; ++slot) {
+      const int a = eff_dim[slot];
+      const Group& order = eff_storage[slot];
+      for (size_t k = 1; k <= order.size(); ++k) {
+        Transition t{StepOp::kAllGather, Group(order.end() - k, order.end()), a,
+                     std::nullopt};
+        if (!Usable(t.group)) continue;
         DistState popped = s;
-        for (int m : g) popped.SetReplicate(m);
-        Add(out, {StepOp::kAllGather, g, a, std::nullopt}, popped);
+        for (int m : t.group) popped.SetReplicate(m);
+        {
+          DistState to = popped;
+          emit(t, to);
+        }
+        t.op = StepOp::kAllToAll;
         for (int b = 0; b < tensor_rank_; ++b) {
           if (b == a) continue;
-          DistState t = popped;
-          for (int m : g) t.AppendShard(m, b);
-          Add(out, {StepOp::kAllToAll, g, a, b}, t);
+          DistState to = popped;
+          for (int m : t.group) to.AppendShard(m, b);
+          t.dst_tensor_dim = b;
+          emit(t, to);
         }
       }
     }
     // all_reduce on every usable set of partial dims, reduce_scatter on
     // every usable arrangement.
-    std::vector<Group> reduce_groups;
-    for (int m : partial_dims) reduce_groups.push_back({m});
-    if (policy_ == FlattenPolicy::kAny)
-      Arrangements(partial_dims, reduce_groups);
-    if (policy_ != FlattenPolicy::kNone) {
-      // Registered groups may include size-1 dims, which `any` arrangements
-      // skip: keep them so that `any` is never worse than `existing`.
-      for (const Group& g : mesh_.flattened()) {
-        if (std::all_of(g.begin(), g.end(),
-                        [&](int m) { return s.placement(m).is_partial(); })) {
-          reduce_groups.push_back(g);
-        }
+    for (const ReduceGroup& r : ReduceGroups(s, partial_mask)) {
+      Transition t{StepOp::kAllReduce, r.group, std::nullopt, std::nullopt};
+      if (r.all_reduce) {
+        DistState to = s;
+        for (int m : r.group) to.SetReplicate(m);
+        emit(t, to);
       }
-    }
-    for (const Group& g : reduce_groups) {
-      // The set matters for all_reduce, not the order: one per set.
-      if (policy_ != FlattenPolicy::kAny ||
-          std::is_sorted(g.begin(), g.end()) || mesh_.IsRegistered(g)) {
-        DistState t = s;
-        for (int m : g) t.SetReplicate(m);
-        Add(out, {StepOp::kAllReduce, g, std::nullopt, std::nullopt}, t);
-      }
+      t.op = StepOp::kReduceScatter;
       for (int b = 0; b < tensor_rank_; ++b) {
-        DistState t = s;
-        for (int m : g) t.AppendShard(m, b);
-        Add(out, {StepOp::kReduceScatter, g, std::nullopt, b}, t);
+        DistState to = s;
+        for (int m : r.group) to.AppendShard(m, b);
+        t.dst_tensor_dim = b;
+        emit(t, to);
       }
     }
     // Local steps on single dims of size > 1.
     for (int m = 0; m < ndim; ++m) {
       if (mesh_.size(m) == 1 || !s.placement(m).is_replicate()) continue;
+      Transition t{StepOp::kChunk, {m}, std::nullopt, std::nullopt};
       for (int b = 0; b < tensor_rank_; ++b) {
-        DistState t = s;
-        t.AppendShard(m, b);
-        Add(out, {StepOp::kChunk, {m}, std::nullopt, b}, t);
+        DistState to = s;
+        to.AppendShard(m, b);
+        t.dst_tensor_dim = b;
+        emit(t, to);
       }
+      t.op = StepOp::kPartition;
+      t.dst_tensor_dim.reset();
       for (ReduceOp op : partial_ops_) {
-        DistState t = s;
-        t.SetPartial(m, op);
-        if (t.HasAllowedPartialMix()) {
-          Add(out, {StepOp::kPartition, {m}, std::nullopt, std::nullopt, op},
-              t);
+        DistState to = s;
+        to.SetPartial(m, op);
+        if (to.HasAllowedPartialMix()) {
+          t.target_op = op;
+          emit(t, to);
         }
       }
     }
-    for (int a = 0; a < tensor_rank_; ++a) {
-      if (eff[a].empty()) continue;
-      const int m = eff[a].back();
+    for (int i = 0; i < eff_count; ++i) {
+      const int m = eff_storage[i].back();
       if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
-      DistState t = s;
-      t.SetPartial(m, ReduceOp::kSum);
-      if (t.HasAllowedPartialMix())
-        Add(out, {StepOp::kShardToPartial, {m}, a, std::nullopt}, t);
+      DistState to = s;
+      to.SetPartial(m, ReduceOp::kSum);
+      if (to.HasAllowedPartialMix()) {
+        emit(Transition{StepOp::kShardToPartial, {m}, eff_dim[i], std::nullopt},
+             to);
+      }
     }
     // Size-1 dims only ever drop to R (it unblocks partial mixes for free).
     for (int m = 0; m < ndim; ++m) {
       if (mesh_.size(m) > 1 || s.placement(m).is_replicate()) continue;
-      DistState t = s;
-      t.SetReplicate(m);
+      DistState to = s;
+      to.SetReplicate(m);
       const Placement p = s.placement(m);
       if (p.is_shard()) {
-        Add(out, {StepOp::kAllGather, {m}, p.dim(), std::nullopt}, t);
+        emit(Transition{StepOp::kAllGather, {m}, p.dim(), std::nullopt}, to);
       } else {
-        Add(out, {StepOp::kAllReduce, {m}, std::nullopt, std::nullopt}, t);
+        emit(Transition{StepOp::kAllReduce, {m}, std::nullopt, std::nullopt},
+             to);
       }
     }
   }
 
  private:
+  struct ReduceGroup {
+    Group group;
+    bool all_reduce;  // the set matters for all_reduce, not the order
+  };
+
   bool Usable(const Group& g) const {
     if (g.size() == 1) return true;
     switch (policy_) {
@@ -163,8 +182,39 @@ class EdgeGenerator {
     return false;
   }
 
-  static void Add(std::vector<Edge>& out, Transition t, const DistState& to) {
-    out.push_back({std::move(t), to});
+  // The groups a reduction may use from a state whose Partial dims are
+  // `partial_mask` (computed once per mask).
+  const std::vector<ReduceGroup>& ReduceGroups(const DistState& s,
+                                               int partial_mask) {
+    std::optional<std::vector<ReduceGroup>>& cached =
+        reduce_groups_[partial_mask];
+    if (cached.has_value()) return *cached;
+    Group partial_dims;
+    for (int m = 0; m < s.mesh_ndim(); ++m) {
+      if ((partial_mask & (1 << m)) && mesh_.size(m) > 1)
+        partial_dims.push_back(m);
+    }
+    std::vector<Group> groups;
+    for (int m : partial_dims) groups.push_back({m});
+    if (policy_ == FlattenPolicy::kAny) Arrangements(partial_dims, groups);
+    if (policy_ != FlattenPolicy::kNone) {
+      // Registered groups may include size-1 dims, which `any` arrangements
+      // skip: keep them so that `any` is never worse than `existing`.
+      for (const Group& g : mesh_.flattened()) {
+        if (std::all_of(g.begin(), g.end(),
+                        [&](int m) { return partial_mask & (1 << m); })) {
+          groups.push_back(g);
+        }
+      }
+    }
+    cached.emplace();
+    for (Group& g : groups) {
+      const bool all_reduce = policy_ != FlattenPolicy::kAny ||
+                              std::is_sorted(g.begin(), g.end()) ||
+                              mesh_.IsRegistered(g);
+      cached->push_back({std::move(g), all_reduce});
+    }
+    return *cached;
   }
 
   const Mesh& mesh_;
@@ -172,31 +222,48 @@ class EdgeGenerator {
   int tensor_rank_;
   FlattenPolicy policy_;
   std::vector<ReduceOp> partial_ops_;
+  std::vector<std::optional<std::vector<ReduceGroup>>> reduce_groups_;
 };
 
 // Lower bounds on what a state still needs (cost and communicating steps).
 //
-// Every mesh dim (size > 1) holding Partial or Shard data that only a
-// collective can change needs a collective on a group containing it. Such
-// collectives move at least total/world bytes per rank (total*s/world for a
-// Partial dim, which splits nothing), so the cheapest cover of those dims by
-// usable groups bounds the remaining cost, and the smallest cover bounds the
-// remaining communicating steps. Covers are precomputed for every set of
-// dims (at most 2^8) by dynamic programming over the usable groups.
+// Every mesh dim (size > 1) that only a collective can fix has a demand:
+//  - kOne: it is S(a) and must end S(b) (or S(a) elsewhere in the order):
+//    its last collective may be an all_to_all, which moves at least
+//    total/world bytes per rank.
+//  - kBig: it must end R (or P(op) via R), or it is P now and must end S or
+//    another P: its first or last collective is an all_gather, all_reduce or
+//    reduce_scatter. Each has a group G that is P or R on its wide side, so
+//    its ring term moves at least (|G|-1) * total/world bytes.
+//  - kTwoBig: it is P now and must end R: one all_reduce (twice the ring
+//    term and hops) or two such collectives (reduce_scatter, all_gather).
+// Distinct collectives serve these demands, so the cheapest assignment of
+// typed groups (all_to_all-like, big, all_reduce) that meets every demand is
+// a lower bound on the remaining cost; it is a dynamic program over demand
+// vectors (2 bits per mesh dim), memoized per search. The smallest cover of
+// the demanding dims bounds the remaining communicating steps. A step that
+// meets a demand costs at least what the bound charges for it, which keeps
+// the bound consistent (A* expands every state once).
 class RemainingBound {
  public:
-  RemainingBound(const Mesh& mesh, const CostModel& model, FlattenPolicy policy)
-      : ndim_(mesh.ndim()) {
+  enum Demand : uint32_t { kNone = 0, kOne = 1, kBig = 2, kTwoBig = 3 };
+
+  // Memoized costs of demand vectors, reset per search in time proportional
+  // to what the search used.
+  struct Memo {
+    std::vector<double> cost;  // by demand vector; < 0: not computed
+    std::vector<uint32_t> touched;
+  };
+
+  RemainingBound(const Mesh& mesh, const CostModel& model, FlattenPolicy policy,
+                 Memo& memo)
+      : ndim_(mesh.ndim()), memo_(memo) {
     const double total =
         static_cast<double>(model.tensor().itemsize() * model.tensor().numel());
     const double world = static_cast<double>(mesh.world_size());
     int usable = 0;  // dims of size > 1
     for (int m = 0; m < ndim_; ++m) {
       if (mesh.size(m) > 1) usable |= 1 << m;
-      partial_bound_.push_back(
-          mesh.size(m) > 1
-              ? model.CollectiveLowerBound({m}, total * mesh.size(m) / world)
-              : 0.0);
     }
     std::vector<int> masks;
     for (int m = 0; m < ndim_; ++m) {
@@ -212,60 +279,119 @@ class RemainingBound {
       for (const Group& g : mesh.flattened()) {
         int mask = 0;
         for (int m : g) mask |= mesh.size(m) > 1 ? 1 << m : 0;
-        if (mask != 0) masks.push_back(mask);
+        if (mask != 0 &&
+            std::find(masks.begin(), masks.end(), mask) == masks.end()) {
+          masks.push_back(mask);
+        }
       }
     }
-    std::vector<double> group_cost;
     for (int mask : masks) {
       Group g;
+      uint32_t spread = 0;
+      double n = 1;
       for (int m = 0; m < ndim_; ++m) {
-        if (mask & (1 << m)) g.push_back(m);
+        if (mask & (1 << m)) {
+          g.push_back(m);
+          spread |= 3u << (2 * m);
+          n *= static_cast<double>(mesh.size(m));
+        }
       }
-      group_cost.push_back(model.CollectiveLowerBound(g, total / world));
+      // all_gather moves n times its input; reduce_scatter and all_reduce
+      // read an input that the group's P dims do not split.
+      const double wide = total * n / world;
+      groups_.push_back({mask, spread,
+                         model.CollectiveLowerBound(g, total / world),
+                         model.CollectiveLowerBound(g, wide),
+                         model.CollectiveLowerBound(g, wide, 2)});
     }
     const int full = 1 << ndim_;
-    cover_cost_.assign(full, std::numeric_limits<double>::infinity());
     cover_count_.assign(full, 1 << 20);
-    cover_cost_[0] = 0;
     cover_count_[0] = 0;
     for (int mask = 1; mask < full; ++mask) {
       if ((mask & usable) != mask) continue;
       const int low = mask & -mask;  // some group must cover the lowest dim
-      for (size_t i = 0; i < masks.size(); ++i) {
-        if (!(masks[i] & low)) continue;
-        const int rest = mask & ~masks[i];
-        cover_cost_[mask] =
-            std::min(cover_cost_[mask], group_cost[i] + cover_cost_[rest]);
+      for (const GroupBound& g : groups_) {
+        if (!(g.mask & low)) continue;
         cover_count_[mask] =
-            std::min(cover_count_[mask], 1 + cover_count_[rest]);
+            std::min(cover_count_[mask], 1 + cover_count_[mask & ~g.mask]);
       }
     }
+    for (uint32_t d : memo_.touched) memo_.cost[d] = -1;
+    memo_.touched.clear();
+    const size_t vectors = size_t{1} << (2 * ndim_);
+    if (memo_.cost.size() < vectors) memo_.cost.assign(vectors, -1.0);
   }
 
   // {cost bound, communicating-step bound} from `s` to `dst`, both
   // canonical.
-  std::pair<double, int> Of(const DistState& s, const DistState& dst) const {
+  std::pair<double, int> Of(const DistState& s, const DistState& dst) {
+    uint32_t demand = 0;
     int needing = 0;
-    double partial = 0;
     for (int m = 0; m < ndim_; ++m) {
-      const Placement& p = s.placement(m);
-      const Placement& q = dst.placement(m);
-      if (p.is_partial() && p != q) {
-        needing |= 1 << m;
-        partial = std::max(partial, partial_bound_[m]);
-      } else if (p.is_shard() && q != Placement::Partial(ReduceOp::kSum) &&
-                 (p != q || s.order_index(m) != dst.order_index(m))) {
-        needing |= 1 << m;
-      }
+      const uint32_t d = DemandOf(s, dst, m);
+      demand |= d << (2 * m);
+      if (d != kNone) needing |= 1 << m;
     }
-    return {std::max(cover_cost_[needing], partial), cover_count_[needing]};
+    return {Cost(demand), cover_count_[needing]};
   }
 
  private:
+  struct GroupBound {
+    int mask;         // mesh dims of size > 1
+    uint32_t spread;  // 0b11 in each of those dims' demand fields
+    double one;       // an all_to_all-like collective
+    double big;       // all_gather / reduce_scatter
+    double all_reduce;
+  };
+
+  // Assumes size-1 dims are R (canonical states).
+  static uint32_t DemandOf(const DistState& s, const DistState& dst, int m) {
+    const Placement& p = s.placement(m);
+    const Placement& q = dst.placement(m);
+    if (p.is_partial()) {
+      if (p == q) return kNone;
+      return q.is_replicate() ? kTwoBig : kBig;
+    }
+    if (!p.is_shard()) return kNone;
+    if (q == Placement::Partial(ReduceOp::kSum)) return kNone;  // local
+    if (q.is_shard()) {
+      return p == q && s.order_index(m) == dst.order_index(m) ? kNone : kOne;
+    }
+    return kBig;  // R, or P(op) reached through R
+  }
+
+  // The cheapest typed cover of `demand`; the collective that serves the
+  // lowest demanding dim is chosen first, so every cover is tried once.
+  double Cost(uint32_t demand) {
+    if (demand == 0) return 0;
+    if (memo_.cost[demand] >= 0) return memo_.cost[demand];
+    const int field = __builtin_ctz(demand) / 2;
+    const uint32_t lowest = (demand >> (2 * field)) & 3;
+    constexpr uint32_t kLowBits = 0x55555555u;
+    double best = std::numeric_limits<double>::infinity();
+    for (const GroupBound& g : groups_) {
+      if (!(g.mask & (1 << field))) continue;
+      const uint32_t mine = demand & g.spread;
+      const uint32_t rest = demand & ~g.spread;
+      // all_reduce meets every demand in the group.
+      best = std::min(best, g.all_reduce + Cost(rest));
+      // big: kTwoBig -> kBig, everything else met.
+      const uint32_t two = mine & (mine >> 1) & kLowBits;
+      best = std::min(best, g.big + Cost(rest | (two << 1)));
+      // all_to_all-like: meets kOne demands only.
+      if (lowest == kOne) {
+        const uint32_t ones = mine & ~(mine >> 1) & kLowBits;
+        best = std::min(best, g.one + Cost(demand & ~ones));
+      }
+    }
+    memo_.touched.push_back(demand);
+    return memo_.cost[demand] = best;
+  }
+
   int ndim_;
-  std::vector<double> partial_bound_;
-  std::vector<double> cover_cost_;
+  std::vector<GroupBound> groups_;
   std::vector<int> cover_count_;
+  Memo& memo_;
 };
 
 struct Node {
@@ -275,6 +401,16 @@ struct Node {
   double cost;
   int32_t comm_steps;
   int32_t steps;
+};
+
+// Best known (cost, communicating steps, steps) of a state; a state is
+// pushed again only when reached strictly better, and expanded once.
+struct Best {
+  double cost = std::numeric_limits<double>::infinity();  // unreached
+  int32_t comm_steps = 0;
+  int32_t steps = 0;
+  int64_t node = -1;
+  bool closed = false;
 };
 
 // Ordered by estimated total cost, then estimated total communicating
@@ -293,6 +429,30 @@ struct QueueEntry {
       return comm_estimate > o.comm_estimate;
     if (g != o.g) return g < o.g;
     return counter > o.counter;
+  }
+};
+
+// What a search allocates, kept per thread between searches (see
+// state_table.h for why) unless a search grew it unusually large.
+struct SearchScratch {
+  std::vector<Node> nodes;
+  std::vector<QueueEntry> queue;  // a min-heap by std::greater
+  StateTable<Best> best;
+  RemainingBound::Memo memo;
+
+  void Reset() {
+    nodes.clear();
+    queue.clear();
+    best.Clear();
+  }
+  // Called when a search ends.
+  void Trim() {
+    constexpr size_t kKeepNodes = size_t{1} << 16;
+    if (nodes.capacity() > kKeepNodes) {
+      nodes = {};
+      queue = {};
+      best.Release();
+    }
   }
 };
 
@@ -325,52 +485,51 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
                                            const SearchOptions& options) {
   const TensorSpec& tensor = model.tensor();
   const DistState goal = dst.Canonical(mesh);
-  const EdgeGenerator edges(mesh, src, dst, tensor.rank(),
-                            options.flatten_policy);
+  EdgeGenerator edges(mesh, src, dst, tensor.rank(), options.flatten_policy);
   const bool has_unit_dims = std::find(mesh.shape().begin(), mesh.shape().end(),
                                        1) != mesh.shape().end();
   auto canonical = [&](const DistState& s) {
     return has_unit_dims ? s.Canonical(mesh) : s;
   };
-  const RemainingBound remaining(mesh, model, options.flatten_policy);
+  thread_local SearchScratch scratch;
+  scratch.Reset();
+  struct TrimOnExit {
+    SearchScratch& scratch;
+    ~TrimOnExit() { scratch.Trim(); }
+  } trim_on_exit{scratch};
+  RemainingBound remaining(mesh, model, options.flatten_policy, scratch.memo);
   auto heuristic = [&](const DistState& s) -> std::pair<double, int> {
     if (!options.use_heuristic) return {0.0, 0};
     return remaining.Of(canonical(s), goal);
-  };
-  // Best known (cost, communicating steps, steps) per state; a state is
-  // pushed again only when reached strictly better, and expanded once.
-  struct Best {
-    double cost;
-    int32_t comm_steps;
-    int32_t steps;
-    int64_t node;
-    bool closed;
   };
   auto better = [](double g, int32_t comm, int32_t steps, const Best& b) {
     if (g != b.cost) return g < b.cost;
     if (comm != b.comm_steps) return comm < b.comm_steps;
     return steps < b.steps;
   };
-  std::deque<Node> nodes{{src, -1, {}, 0.0, 0, 0}};  // stable, no copies
-  absl::flat_hash_map<DistState, Best> best;
-  best.reserve(4096);
-  best.emplace(src, Best{0.0, 0, 0, 0, false});
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>,
-                      std::greater<QueueEntry>>
-      queue;
+  std::vector<Node>& nodes = scratch.nodes;
+  nodes.push_back({src, -1, {}, 0.0, 0, 0});
+  StateTable<Best>& best = scratch.best;
+  *best.FindOrInsert(src.Pack(), {}).first = Best{0.0, 0, 0, 0, false};
+  std::vector<QueueEntry>& queue = scratch.queue;
+  auto push = [&](const QueueEntry& e) {
+    queue.push_back(e);
+    std::push_heap(queue.begin(), queue.end(), std::greater<QueueEntry>());
+  };
   {
     const auto [h, h_comm] = heuristic(src);
-    queue.push({h, h_comm, 0.0, 0, 0});
+    push({h, h_comm, 0.0, 0, 0});
   }
   int64_t counter = 0;
-  std::vector<Edge> out;
   SearchResult result;
   bool peak_pruned = false;
+  std::vector<int64_t> extents;
   while (!queue.empty()) {
-    const QueueEntry top = queue.top();
-    queue.pop();
+    std::pop_heap(queue.begin(), queue.end(), std::greater<QueueEntry>());
+    const QueueEntry top = queue.back();
+    queue.pop_back();
     const DistState state = nodes[top.node].state;
-    Best& entry = best.find(state)->second;
+    Best& entry = *best.Find(state.Pack());
     if (entry.closed || entry.node != top.node) continue;  // stale entry
     entry.closed = true;
     if (canonical(state) == goal) {
@@ -395,43 +554,35 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
           absl::StrCat("optimal: search budget of ", options.budget,
                        " expanded states exceeded"));
     }
-    const Node& here = nodes[top.node];
-    const double cost_here = here.cost;
-    const int32_t comm_here = here.comm_steps;
-    const int32_t steps_here = here.steps;
-    const std::vector<int64_t> extents =
-        MaxLocalExtents(mesh, state, tensor.shape());
-    edges.Expand(state, out);
-    for (Edge& e : out) {
-      auto known = best.find(e.to);
-      if (known != best.end() && known->second.closed) continue;
-      const StepCost cost =
-          model.PriceWithExtents(state, e.transition, extents);
+    // `nodes` grows below: read what the edges need first.
+    const double cost_here = nodes[top.node].cost;
+    const int32_t comm_here = nodes[top.node].comm_steps;
+    const int32_t steps_here = nodes[top.node].steps;
+    extents = MaxLocalExtents(mesh, state, tensor.shape());
+    edges.Expand(state, [&](const Transition& t, DistState& to) {
+      // One lookup per edge; a state first seen here starts unreached.
+      Best& known_best = *best.FindOrInsert(to.Pack(), Best{}).first;
+      if (known_best.closed) return;
+      const StepCost cost = model.PriceWithExtents(state, t, extents);
       if (options.max_peak_bytes.has_value() &&
           cost.peak_bytes > *options.max_peak_bytes) {
         peak_pruned = true;
-        continue;
+        return;
       }
       const double g = cost_here + cost.time_us;
-      const bool communicating = IsCollective(e.transition.op) &&
-                                 mesh.GroupSize(e.transition.group) > 1;
+      const bool communicating =
+          IsCollective(t.op) && mesh.GroupSize(t.group) > 1;
       const int32_t comm = comm_here + (communicating ? 1 : 0);
       const int32_t steps = steps_here + 1;
-      if (known != best.end() && !better(g, comm, steps, known->second))
-        continue;
-      const auto [h, h_comm] = heuristic(e.to);
+      if (!better(g, comm, steps, known_best)) return;
+      const auto [h, h_comm] = heuristic(to);
       const double f = g + h;
-      if (options.cost_bound.has_value() && f >= *options.cost_bound) continue;
+      if (options.cost_bound.has_value() && f >= *options.cost_bound) return;
       const int64_t node = static_cast<int64_t>(nodes.size());
-      if (known == best.end()) {
-        best.emplace(e.to, Best{g, comm, steps, node, false});
-      } else {
-        known->second = Best{g, comm, steps, node, false};
-      }
-      nodes.push_back(
-          {std::move(e.to), top.node, std::move(e.transition), g, comm, steps});
-      queue.push({f, comm + h_comm, g, ++counter, node});
-    }
+      known_best = Best{g, comm, steps, node, false};
+      nodes.push_back({std::move(to), top.node, t, g, comm, steps});
+      push({f, comm + h_comm, g, ++counter, node});
+    });
   }
   if (options.cost_bound.has_value()) {
     return absl::NotFoundError("optimal: no plan below the cost bound");

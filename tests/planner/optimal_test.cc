@@ -178,15 +178,20 @@ TEST(OptimalTest, IsDeterministic) {
 
 // The heuristic is admissible and consistent: A* finds the same cost as
 // plain Dijkstra, on thousands of random cases and every flatten policy.
-TEST(OptimalTest, AStarMatchesDijkstra) {
-  std::mt19937_64 rng(7);
+// Tiny tensors (latency dominates) and large ones with random links and
+// host sizes (bandwidth dominates), where the byte bounds are what count.
+void ExpectAStarMatchesDijkstra(int64_t max_extent, bool random_links,
+                                uint64_t seed) {
+  std::mt19937_64 rng(seed);
   int64_t astar_expanded = 0, dijkstra_expanded = 0;
   const int cases = testing::ScaledCases(3000);
   for (int i = 0; i < cases; ++i) {
-    const testing::RandomCase c = testing::MakeRandomCase(rng);
+    const testing::RandomCase c =
+        testing::MakeRandomCase(rng, max_extent, random_links);
+    const int64_t devices_per_host = random_links ? 1 << (rng() % 5) : 8;
     for (CostModelKind kind :
          {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
-      const CostModel model(c.mesh, c.tensor, {kind});
+      const CostModel model(c.mesh, c.tensor, {kind, devices_per_host});
       SearchOptions options;
       options.flatten_policy = static_cast<FlattenPolicy>(i % 3);
       absl::StatusOr<SearchResult> astar =
@@ -203,8 +208,16 @@ TEST(OptimalTest, AStarMatchesDijkstra) {
     }
   }
   EXPECT_LE(astar_expanded, dijkstra_expanded);
-  std::cout << "expanded: A* " << astar_expanded << ", Dijkstra "
-            << dijkstra_expanded << "\n";
+  std::cout << "max extent " << max_extent << ": expanded: A* "
+            << astar_expanded << ", Dijkstra " << dijkstra_expanded << "\n";
+}
+
+TEST(OptimalTest, AStarMatchesDijkstraLatencyBound) {
+  ExpectAStarMatchesDijkstra(9, false, 7);
+}
+
+TEST(OptimalTest, AStarMatchesDijkstraBandwidthBound) {
+  ExpectAStarMatchesDijkstra(4096, true, 11);
 }
 
 TEST(PlanCacheTest, SameRequestSamePlan) {

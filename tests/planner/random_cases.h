@@ -63,7 +63,11 @@ inline DistState RandomState(std::mt19937_64& rng, const Mesh& mesh,
   return *DistState::Create(placements, order, tensor_rank, "state");
 }
 
-inline RandomCase MakeRandomCase(std::mt19937_64& rng) {
+// `max_extent` bounds each tensor dim: the default keeps tensors tiny (latency
+// dominates every cost); large extents make bandwidth dominate. With
+// `random_links`, some mesh dims get their own bandwidth and latency.
+inline RandomCase MakeRandomCase(std::mt19937_64& rng, int64_t max_extent = 9,
+                                 bool random_links = false) {
   MeshSpec spec;
   const int ndim = std::uniform_int_distribution<int>(1, 4)(rng);
   const char* names[] = {"A", "B", "C", "D"};
@@ -84,11 +88,24 @@ inline RandomCase MakeRandomCase(std::mt19937_64& rng) {
     for (int d : dims) group.push_back(names[d]);
     spec.flattened.push_back(group);
   }
+  if (random_links) {
+    for (int d = 0; d < ndim; ++d) {
+      LinkParams link;
+      if (rng() % 2) {
+        link.bandwidth_gbps =
+            std::uniform_real_distribution<double>(5, 400)(rng);
+      }
+      if (rng() % 2) {
+        link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
+      }
+      spec.links.push_back(link);
+    }
+  }
   Mesh mesh = *Mesh::Create(spec);
   std::vector<int64_t> shape;
   const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
   for (int d = 0; d < rank; ++d) {
-    shape.push_back(std::uniform_int_distribution<int>(1, 9)(rng));
+    shape.push_back(std::uniform_int_distribution<int64_t>(1, max_extent)(rng));
   }
   TensorSpec tensor = *TensorSpec::Create(shape, DType::kFloat32);
   DistState src = RandomState(rng, mesh, rank);
