@@ -381,12 +381,13 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
-// A search-heavy request: 5-D mesh, 4-D tensor, any flatten policy.
+// A search-heavy request (a few hundred ms): 6-D mesh, 4-D tensor, any
+// flatten policy.
 v1::PlanRequest HeavyRequest() {
-  const Mesh mesh = MakeMesh({2, 2, 2, 2, 2});
+  const Mesh mesh = MakeMesh({2, 2, 2, 2, 2, 2});
   v1::PlanRequest r =
-      TextRequest(mesh, {1024, 512, 256, 64}, "S(0),P(sum),R,S(3),P(sum)",
-                  "S(1),R,S(2),R,S(0)");
+      TextRequest(mesh, {1024, 512, 256, 64}, "S(0),P(sum),R,S(3),P(sum),S(1)",
+                  "S(1),R,S(2),R,S(0),R");
   r.mutable_options()->set_flatten_policy(v1::FLATTEN_POLICY_ANY);
   r.mutable_options()->set_search_budget(100000000);
   return r;
