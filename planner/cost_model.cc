@@ -55,8 +55,8 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   }
 }
 
-double CostModel::CollectiveLowerBound(absl::Span<const int> group,
-                                       double min_bytes, int rounds) const {
+CostModel::BoundTerms CostModel::LowerBoundTerms(
+    absl::Span<const int> group) const {
   const bool torch = options_.kind == CostModelKind::kTorch;
   double lat = 0;
   double bw = std::numeric_limits<double>::infinity();
@@ -68,9 +68,15 @@ double CostModel::CollectiveLowerBound(absl::Span<const int> group,
                   : ab_bw_[m] * 1e9);
     n *= static_cast<double>(mesh_.size(m));
   }
-  if (n <= 1) return 0.0;
-  return (kBaseLatencyUs +
-          rounds * ((n - 1) * lat + (n - 1) / n * min_bytes / bw * 1e6)) *
+  if (n <= 1) return {};
+  return {(n - 1) * lat, (n - 1) / n / bw * 1e6};
+}
+
+double CostModel::CollectiveLowerBound(absl::Span<const int> group,
+                                       double min_bytes, int rounds) const {
+  if (mesh_.GroupSize(group) <= 1) return 0.0;
+  const BoundTerms t = LowerBoundTerms(group);
+  return (kBaseLatencyUs + rounds * (t.hop_us + min_bytes * t.us_per_byte)) *
          (1 - 1e-9);
 }
 

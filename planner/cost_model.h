@@ -79,6 +79,14 @@ class CostModel {
   // cost).
   double CollectiveLowerBound(absl::Span<const int> group, double min_bytes,
                               int rounds = 1) const;
+  // The terms of that bound: it is
+  //   (kBaseLatencyUs + rounds * (hop_us + bytes * us_per_byte)) * (1 - 1e-9)
+  // (zero for groups of size 1).
+  struct BoundTerms {
+    double hop_us = 0;
+    double us_per_byte = 0;
+  };
+  BoundTerms LowerBoundTerms(absl::Span<const int> group) const;
 
   // Bytes of the largest local buffer under `state`.
   int64_t LocalBytes(const DistState& state) const;

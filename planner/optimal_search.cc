@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "planner/local_layout.h"
@@ -227,32 +228,50 @@ class EdgeGenerator {
 
 // Lower bounds on what a state still needs (cost and communicating steps).
 //
-// Every mesh dim (size > 1) that only a collective can fix has a demand:
-//  - kOne: it is S(a) and must end S(b) (or S(a) elsewhere in the order):
-//    its last collective may be an all_to_all, which moves at least
-//    total/world bytes per rank.
-//  - kBig: it must end R (or P(op) via R), or it is P now and must end S or
-//    another P: its first or last collective is an all_gather, all_reduce or
-//    reduce_scatter. Each has a group G that is P or R on its wide side, so
-//    its ring term moves at least (|G|-1) * total/world bytes.
-//  - kTwoBig: it is P now and must end R: one all_reduce (twice the ring
-//    term and hops) or two such collectives (reduce_scatter, all_gather).
-// Distinct collectives serve these demands, so the cheapest assignment of
-// typed groups (all_to_all-like, big, all_reduce) that meets every demand is
-// a lower bound on the remaining cost; it is a dynamic program over demand
-// vectors (2 bits per mesh dim), memoized per search. The smallest cover of
-// the demanding dims bounds the remaining communicating steps. A step that
-// meets a demand costs at least what the bound charges for it, which keeps
-// the bound consistent (A* expands every state once).
+// Every mesh dim (size > 1) gets a demand from its placement now and at the
+// end:
+//  - kOne: S now, S elsewhere at the end: some collective on it.
+//  - kFinal: S now, R (or a non-sum P, reached through R) at the end: its
+//    last collective (all_gather or all_reduce) leaves it R.
+//  - kFirst: P now, S or another P at the end: its first collective is a
+//    reduce_scatter or all_reduce.
+//  - kTwo: P now, R at the end: a first collective, then (or in the same
+//    all_reduce) a last one leaving it R.
+//  - kMaybe: R now and R (or a non-sum P) at the end: either no collective
+//    ever touches it (it stays unsplit: kDone), or it needs a last one
+//    (kFinal).
+// A kFirst/kTwo dim is P until its first collective, and a dim whose last
+// collective has happened (kDone) is R or P from then on: neither splits
+// the tensor, so every collective meanwhile moves their factor more bytes.
+// A collective on group G with such dims U outside G moves, per rank, at
+// least total*|U|/world bytes (all_to_all) or total*|G|*|U|/world (all_gather
+// output, reduce_scatter and all_reduce input). The cheapest time-ordered
+// schedule of typed collectives that meets every demand bounds the
+// remaining cost from below: a dynamic program over demand vectors (3 bits
+// per mesh dim), memoized per search. The smallest cover of the demanding
+// dims bounds the remaining communicating steps.
+//
+// The bound is admissible but not consistent (a dim that became kDone reads
+// as kMaybe in the next state), so the search reopens states it reaches
+// more cheaply later.
 class RemainingBound {
  public:
-  enum Demand : uint32_t { kNone = 0, kOne = 1, kBig = 2, kTwoBig = 3 };
+  enum Demand : uint32_t {
+    kNone = 0,
+    kOne = 1,
+    kFinal = 2,
+    kFirst = 3,
+    kTwo = 4,
+    kMaybe = 5,
+    kDone = 6,
+  };
 
   // Memoized costs of demand vectors, reset per search in time proportional
-  // to what the search used.
+  // to what the search used (dense up to 5 mesh dims, hashed beyond).
   struct Memo {
-    std::vector<double> cost;  // by demand vector; < 0: not computed
+    std::vector<double> dense;  // by demand vector; < 0: not computed
     std::vector<uint32_t> touched;
+    absl::flat_hash_map<uint32_t, double> sparse;
   };
 
   RemainingBound(const Mesh& mesh, const CostModel& model, FlattenPolicy policy,
@@ -260,7 +279,7 @@ class RemainingBound {
       : ndim_(mesh.ndim()), memo_(memo) {
     const double total =
         static_cast<double>(model.tensor().itemsize() * model.tensor().numel());
-    const double world = static_cast<double>(mesh.world_size());
+    unit_bytes_ = total / static_cast<double>(mesh.world_size());
     int usable = 0;  // dims of size > 1
     for (int m = 0; m < ndim_; ++m) {
       if (mesh.size(m) > 1) usable |= 1 << m;
@@ -287,24 +306,20 @@ class RemainingBound {
     }
     for (int mask : masks) {
       Group g;
-      uint32_t spread = 0;
-      double n = 1;
       for (int m = 0; m < ndim_; ++m) {
-        if (mask & (1 << m)) {
-          g.push_back(m);
-          spread |= 3u << (2 * m);
-          n *= static_cast<double>(mesh.size(m));
-        }
+        if (mask & (1 << m)) g.push_back(m);
       }
-      // all_gather moves n times its input; reduce_scatter and all_reduce
-      // read an input that the group's P dims do not split.
-      const double wide = total * n / world;
-      groups_.push_back({mask, spread,
-                         model.CollectiveLowerBound(g, total / world),
-                         model.CollectiveLowerBound(g, wide),
-                         model.CollectiveLowerBound(g, wide, 2)});
+      const CostModel::BoundTerms terms = model.LowerBoundTerms(g);
+      groups_.push_back({mask, static_cast<double>(mesh.GroupSize(g)),
+                         terms.hop_us, terms.us_per_byte});
     }
     const int full = 1 << ndim_;
+    size_product_.assign(full, 1.0);
+    for (int mask = 1; mask < full; ++mask) {
+      const int low = __builtin_ctz(mask);
+      size_product_[mask] = size_product_[mask & (mask - 1)] *
+                            static_cast<double>(mesh.size(low));
+    }
     cover_count_.assign(full, 1 << 20);
     cover_count_[0] = 0;
     for (int mask = 1; mask < full; ++mask) {
@@ -316,10 +331,13 @@ class RemainingBound {
             std::min(cover_count_[mask], 1 + cover_count_[mask & ~g.mask]);
       }
     }
-    for (uint32_t d : memo_.touched) memo_.cost[d] = -1;
+    for (uint32_t d : memo_.touched) memo_.dense[d] = -1;
     memo_.touched.clear();
-    const size_t vectors = size_t{1} << (2 * ndim_);
-    if (memo_.cost.size() < vectors) memo_.cost.assign(vectors, -1.0);
+    memo_.sparse.clear();
+    if (ndim_ <= kDenseDims) {
+      const size_t vectors = size_t{1} << (3 * ndim_);
+      if (memo_.dense.size() < vectors) memo_.dense.assign(vectors, -1.0);
+    }
   }
 
   // {cost bound, communicating-step bound} from `s` to `dst`, both
@@ -329,67 +347,152 @@ class RemainingBound {
     int needing = 0;
     for (int m = 0; m < ndim_; ++m) {
       const uint32_t d = DemandOf(s, dst, m);
-      demand |= d << (2 * m);
-      if (d != kNone) needing |= 1 << m;
+      demand |= d << (3 * m);
+      if (d != kNone && d != kMaybe) needing |= 1 << m;
     }
     return {Cost(demand), cover_count_[needing]};
   }
 
  private:
+  static constexpr int kDenseDims = 5;
+
   struct GroupBound {
-    int mask;         // mesh dims of size > 1
-    uint32_t spread;  // 0b11 in each of those dims' demand fields
-    double one;       // an all_to_all-like collective
-    double big;       // all_gather / reduce_scatter
-    double all_reduce;
+    int mask;  // mesh dims of size > 1
+    double size;
+    double hop_us;
+    double us_per_byte;
   };
 
   // Assumes size-1 dims are R (canonical states).
   static uint32_t DemandOf(const DistState& s, const DistState& dst, int m) {
     const Placement& p = s.placement(m);
     const Placement& q = dst.placement(m);
+    const bool ends_through_r =
+        q.is_replicate() || (q.is_partial() && q.op() != ReduceOp::kSum);
     if (p.is_partial()) {
       if (p == q) return kNone;
-      return q.is_replicate() ? kTwoBig : kBig;
+      return q.is_replicate() ? kTwo : kFirst;
     }
-    if (!p.is_shard()) return kNone;
-    if (q == Placement::Partial(ReduceOp::kSum)) return kNone;  // local
+    if (p.is_replicate()) return ends_through_r ? kMaybe : kNone;
     if (q.is_shard()) {
       return p == q && s.order_index(m) == dst.order_index(m) ? kNone : kOne;
     }
-    return kBig;  // R, or P(op) reached through R
+    return ends_through_r ? kFinal : kNone;  // S -> P(sum) is local
   }
 
-  // The cheapest typed cover of `demand`; the collective that serves the
-  // lowest demanding dim is chosen first, so every cover is tried once.
+  double Bound(const GroupBound& g, double bytes, int rounds) const {
+    return (kBaseLatencyUs + rounds * (g.hop_us + bytes * g.us_per_byte)) *
+           (1 - 1e-9);
+  }
+
+  static uint32_t Field(uint32_t demand, int m) {
+    return (demand >> (3 * m)) & 7;
+  }
+  static uint32_t SetField(uint32_t demand, int m, uint32_t value) {
+    return (demand & ~(7u << (3 * m))) | value << (3 * m);
+  }
+
+  // The cheapest time-ordered schedule of typed collectives meeting
+  // `demand`; every event meets at least one demand.
   double Cost(uint32_t demand) {
     if (demand == 0) return 0;
-    if (memo_.cost[demand] >= 0) return memo_.cost[demand];
-    const int field = __builtin_ctz(demand) / 2;
-    const uint32_t lowest = (demand >> (2 * field)) & 3;
-    constexpr uint32_t kLowBits = 0x55555555u;
-    double best = std::numeric_limits<double>::infinity();
-    for (const GroupBound& g : groups_) {
-      if (!(g.mask & (1 << field))) continue;
-      const uint32_t mine = demand & g.spread;
-      const uint32_t rest = demand & ~g.spread;
-      // all_reduce meets every demand in the group.
-      best = std::min(best, g.all_reduce + Cost(rest));
-      // big: kTwoBig -> kBig, everything else met.
-      const uint32_t two = mine & (mine >> 1) & kLowBits;
-      best = std::min(best, g.big + Cost(rest | (two << 1)));
-      // all_to_all-like: meets kOne demands only.
-      if (lowest == kOne) {
-        const uint32_t ones = mine & ~(mine >> 1) & kLowBits;
-        best = std::min(best, g.one + Cost(demand & ~ones));
+    double* memo = nullptr;
+    if (ndim_ <= kDenseDims) {
+      memo = &memo_.dense[demand];
+      if (*memo >= 0) return *memo;
+    } else if (auto it = memo_.sparse.find(demand); it != memo_.sparse.end()) {
+      return it->second;
+    }
+    const double best = Schedule(demand);
+    if (memo != nullptr) {
+      memo_.touched.push_back(demand);
+      *memo = best;
+    } else {
+      memo_.sparse[demand] = best;
+    }
+    return best;
+  }
+
+  double Schedule(uint32_t demand) {
+    int one = 0, final = 0, pending = 0, done = 0, two = 0;
+    for (int m = 0; m < ndim_; ++m) {
+      switch (Field(demand, m)) {
+        case kOne:
+          one |= 1 << m;
+          break;
+        case kFinal:
+          final |= 1 << m;
+          break;
+        case kTwo:
+          two |= 1 << m;
+          pending |= 1 << m;
+          break;
+        case kFirst:
+          pending |= 1 << m;
+          break;
+        case kDone:
+          done |= 1 << m;
+          break;
+        case kMaybe:
+          // Untouched for good, or finally gathered.
+          return std::min(Cost(SetField(demand, m, kDone)),
+                          Cost(SetField(demand, m, kFinal)));
+        default:
+          break;
       }
     }
-    memo_.touched.push_back(demand);
-    return memo_.cost[demand] = best;
+    if ((one | final | pending) == 0) return 0;
+    // `demand` with `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
+    // the rest -> kNone.
+    auto meet = [&](int served, uint32_t two_to) {
+      uint32_t d = demand;
+      for (int m = 0; m < ndim_; ++m) {
+        if (!(served & (1 << m))) continue;
+        const uint32_t f = Field(d, m);
+        d = SetField(d, m,
+                     f == kTwo     ? two_to
+                     : f == kFinal ? uint32_t{kDone}
+                                   : uint32_t{kNone});
+      }
+      return d;
+    };
+    double best = std::numeric_limits<double>::infinity();
+    for (const GroupBound& g : groups_) {
+      if (g.mask & done) continue;  // nothing touches a dim after its last
+      if ((g.mask & pending) == 0) {
+        // all_to_all / all_gather: the group is S, every P dim outside.
+        const double outside = unit_bytes_ * size_product_[pending | done];
+        if (const int served = g.mask & one) {
+          best =
+              std::min(best, Bound(g, outside, 1) + Cost(meet(served, kNone)));
+        }
+        if (const int served = g.mask & (one | final)) {
+          best = std::min(
+              best, Bound(g, g.size * outside, 1) + Cost(meet(served, kNone)));
+        }
+      }
+      // reduce_scatter / all_reduce: the group is P (dims without a
+      // demand may have been made P locally).
+      const double bytes =
+          unit_bytes_ * g.size * size_product_[(pending | done) & ~g.mask];
+      if (const int served = g.mask & (one | pending)) {
+        best = std::min(best, Bound(g, bytes, 1) + Cost(meet(served, kFinal)));
+      }
+      if (const int served = g.mask & (one | final | pending)) {
+        const double all_reduce = Bound(g, bytes, 2);
+        best = std::min(best, all_reduce + Cost(meet(served, kDone)));
+        if (served & two) {  // not its last collective after all
+          best = std::min(best, all_reduce + Cost(meet(served, kFinal)));
+        }
+      }
+    }
+    return best;
   }
 
   int ndim_;
+  double unit_bytes_;  // total / world
   std::vector<GroupBound> groups_;
+  std::vector<double> size_product_;  // by mesh dim mask
   std::vector<int> cover_count_;
   Memo& memo_;
 };
@@ -562,7 +665,6 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
     edges.Expand(state, [&](const Transition& t, DistState& to) {
       // One lookup per edge; a state first seen here starts unreached.
       Best& known_best = *best.FindOrInsert(to.Pack(), Best{}).first;
-      if (known_best.closed) return;
       const StepCost cost = model.PriceWithExtents(state, t, extents);
       if (options.max_peak_bytes.has_value() &&
           cost.peak_bytes > *options.max_peak_bytes) {
@@ -575,8 +677,12 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
       const int32_t comm = comm_here + (communicating ? 1 : 0);
       const int32_t steps = steps_here + 1;
       if (!better(g, comm, steps, known_best)) return;
+      // A closed state reopens only when reached clearly cheaper (the
+      // bound is admissible, not consistent); rounding noise and ties do
+      // not reopen.
+      if (known_best.closed && g >= known_best.cost * (1 - 1e-12)) return;
       const auto [h, h_comm] = heuristic(to);
-      const double f = g + h;
+      const double f = std::max(g + h, top.f);  // pathmax
       if (options.cost_bound.has_value() && f >= *options.cost_bound) return;
       const int64_t node = static_cast<int64_t>(nodes.size());
       known_best = Best{g, comm, steps, node, false};

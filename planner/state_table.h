@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/hash/hash.h"
 #include "planner/dist_state.h"
 
 namespace reshard {
@@ -21,7 +20,7 @@ class StateTable {
  public:
   // Forgets every entry, keeping the allocation.
   void Clear() {
-    size_ = 0;
+    values_.clear();
     if (++epoch_ == 0) {  // wrapped: stamps of 0 must mean "empty" again
       for (Slot& s : slots_) s.epoch = 0;
       epoch_ = 1;
@@ -31,19 +30,19 @@ class StateTable {
   // Frees the allocation (after an unusually large search).
   void Release() {
     slots_ = {};
-    size_ = 0;
+    values_ = {};
+    bits_ = 0;
   }
 
-  size_t size() const { return size_; }
-  size_t capacity() const { return slots_.size(); }
+  size_t size() const { return values_.size(); }
 
   // The record of `code`, or nullptr. Valid until the next insertion.
   Value* Find(const DistState::Code& code) {
     if (slots_.empty()) return nullptr;
     for (size_t i = Home(code);; i = (i + 1) & (slots_.size() - 1)) {
-      Slot& s = slots_[i];
+      const Slot& s = slots_[i];
       if (s.epoch != epoch_) return nullptr;
-      if (s.key == code) return &s.value;
+      if (s.key == code) return &values_[s.index];
     }
   }
 
@@ -51,44 +50,55 @@ class StateTable {
   // inserted. Valid until the next insertion.
   std::pair<Value*, bool> FindOrInsert(const DistState::Code& code,
                                        const Value& init) {
-    if (2 * (size_ + 1) > slots_.size()) Grow();
+    if (2 * (values_.size() + 1) > slots_.size()) Grow();
     for (size_t i = Home(code);; i = (i + 1) & (slots_.size() - 1)) {
       Slot& s = slots_[i];
       if (s.epoch != epoch_) {
-        s = {code, epoch_, init};
-        ++size_;
-        return {&s.value, true};
+        s = {code, epoch_, static_cast<uint32_t>(values_.size())};
+        values_.push_back(init);
+        return {&values_.back(), true};
       }
-      if (s.key == code) return {&s.value, false};
+      if (s.key == code) return {&values_[s.index], false};
     }
   }
 
  private:
+  // Slots stay small (24 bytes) so that probes touch little memory; the
+  // records live densely in insertion order.
   struct Slot {
     DistState::Code key;
     uint32_t epoch = 0;
-    Value value{};
+    uint32_t index = 0;
   };
 
+  // Multiplicative hashing on the top bits.
   size_t Home(const DistState::Code& code) const {
-    return absl::Hash<DistState::Code>()(code) & (slots_.size() - 1);
+    uint64_t h = code.lo * 0x9e3779b97f4a7c15ull + code.hi;
+    h ^= h >> 31;
+    h *= 0xd6e8feb86659fd93ull;
+    h ^= h >> 32;
+    return static_cast<size_t>(h & ((uint64_t{1} << bits_) - 1));
   }
 
   // Doubles the table (load factor <= 1/2), keeping this generation.
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
+    bits_ = old.empty() ? 10 : bits_ + 1;
+    slots_.assign(size_t{1} << bits_, Slot{});
     const uint32_t epoch = epoch_;
     epoch_ = 1;
-    size_ = 0;
-    for (Slot& s : old) {
-      if (s.epoch == epoch) FindOrInsert(s.key, s.value);
+    for (const Slot& s : old) {
+      if (s.epoch != epoch) continue;
+      size_t i = Home(s.key);
+      while (slots_[i].epoch == epoch_) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = {s.key, epoch_, s.index};
     }
   }
 
-  std::vector<Slot> slots_;  // size: 0 or a power of two
+  std::vector<Slot> slots_;  // 2^bits_ of them, or none
+  std::vector<Value> values_;
+  int bits_ = 0;
   uint32_t epoch_ = 1;
-  size_t size_ = 0;
 };
 
 }  // namespace reshard
