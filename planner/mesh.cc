@@ -157,6 +157,7 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   } else {
     mesh.links_.assign(ndim, LinkParams{});
   }
+  mesh.planning_text_ = mesh.CanonicalText(false);
   return mesh;
 }
 

@@ -105,6 +105,8 @@ class Mesh {
   // groups and links. Planning reads all but the rank map (plans are
   // rank-independent), so cache keys omit it; mesh ids include it.
   std::string CanonicalText(bool with_rank_map) const;
+  // CanonicalText(false), computed once (cache keys are built per request).
+  const std::string& PlanningText() const { return planning_text_; }
 
   bool operator==(const Mesh& other) const;
 
@@ -118,6 +120,7 @@ class Mesh {
   std::vector<Group> flattened_;
   std::vector<LinkParams> links_;
   int64_t world_size_ = 1;
+  std::string planning_text_;
 };
 
 }  // namespace reshard

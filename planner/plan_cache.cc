@@ -9,7 +9,9 @@ namespace reshard {
 
 std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   const PlanOptions& o = request.options;
-  std::string key = absl::StrCat("m", mesh.CanonicalText(false));
+  std::string key;
+  key.reserve(mesh.PlanningText().size() + 160);
+  absl::StrAppend(&key, "m", mesh.PlanningText());
   absl::StrAppend(
       &key, "|t", absl::StrJoin(request.tensor.shape(), ","), ":",
       DTypeName(request.tensor.dtype()), "|", request.src.ToString(), "|",
