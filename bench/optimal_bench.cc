@@ -1,9 +1,14 @@
 // Cold (uncached) planning latency of the optimal planner for meshes of 1-5
-// dims x tensor ranks 1-4 under each flatten policy, plus cached lookups.
-// Results and the command: docs/PERFORMANCE.md.
+// dims x tensor ranks 1-4 under each flatten policy, the latency spread over
+// random requests on 2^d meshes, plus cached lookups. Results and the
+// command: docs/PERFORMANCE.md.
+#include <algorithm>
+#include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
@@ -62,6 +67,76 @@ void BM_OptimalCached(benchmark::State& state) {
   }
 }
 
+// A random state on `mesh`: R, S(k) (random split order) or P(sum) per dim.
+std::string RandomState(std::mt19937_64& rng, const Mesh& mesh, int rank) {
+  std::vector<std::string> placements;
+  std::vector<int> next_index(rank, 0);
+  std::vector<int> dims(mesh.ndim());
+  for (int m = 0; m < mesh.ndim(); ++m) dims[m] = m;
+  std::shuffle(dims.begin(), dims.end(), rng);  // the split order
+  placements.resize(mesh.ndim());
+  std::vector<int> tensor_dim(mesh.ndim(), -1);
+  for (int m : dims) {
+    const int kind = static_cast<int>(rng() % 5);
+    if (kind < 2) {
+      placements[m] = "R";
+    } else if (kind < 4) {
+      tensor_dim[m] = static_cast<int>(rng() % rank);
+      placements[m] = absl::StrCat("S(", tensor_dim[m], ")[",
+                                   next_index[tensor_dim[m]]++, "]");
+    } else {
+      placements[m] = "P(sum)";
+    }
+  }
+  return absl::StrJoin(placements, ",");
+}
+
+// Plans 200 random requests (2^d mesh with adjacent pairs registered,
+// tensor rank 1-4 with dims 64-4096 f32, random src/dst) in turn; reports
+// the median, p90 and max single-request latency of a first timed pass.
+void BM_OptimalRandom(benchmark::State& state, FlattenPolicy policy) {
+  const int dims = static_cast<int>(state.range(0));
+  MeshSpec spec;
+  const char* names[] = {"A", "B", "C", "D", "E"};
+  for (int d = 0; d < dims; ++d) {
+    spec.shape.push_back(2);
+    spec.dim_names.push_back(names[d]);
+  }
+  for (int d = 0; d + 1 < dims; ++d)
+    spec.flattened.push_back({names[d], names[d + 1]});
+  const Mesh mesh = *Mesh::Create(spec);
+  std::mt19937_64 rng(42);
+  std::vector<PlanRequest> requests;
+  for (int i = 0; i < 200; ++i) {
+    const int rank = 1 + static_cast<int>(rng() % 4);
+    std::vector<int64_t> shape;
+    for (int k = 0; k < rank; ++k) shape.push_back(64 << (rng() % 7));
+    PlanOptions options;
+    options.flatten_policy = policy;
+    requests.push_back(
+        *ParsePlanRequest(mesh, shape, "f32", RandomState(rng, mesh, rank),
+                          RandomState(rng, mesh, rank), options));
+  }
+  std::vector<double> micros;
+  for (const PlanRequest& r : requests) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(MakePlan(mesh, r));
+    micros.push_back(std::chrono::duration<double, std::micro>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+  }
+  std::sort(micros.begin(), micros.end());
+  size_t next = 0;
+  for (auto _ : state) {
+    absl::StatusOr<Plan> plan = MakePlan(mesh, requests[next]);
+    benchmark::DoNotOptimize(plan->total_time_us);
+    next = (next + 1) % requests.size();
+  }
+  state.counters["p50_us"] = micros[micros.size() / 2];
+  state.counters["p90_us"] = micros[micros.size() * 9 / 10];
+  state.counters["max_us"] = micros.back();
+}
+
 void Args(benchmark::internal::Benchmark* b) {
   for (int dims = 1; dims <= 5; ++dims) {
     for (int rank = 1; rank <= 4; ++rank) b->Args({dims, rank});
@@ -73,6 +148,15 @@ BENCHMARK_CAPTURE(BM_OptimalCold, existing, FlattenPolicy::kExisting)
     ->Apply(Args);
 BENCHMARK_CAPTURE(BM_OptimalCold, any, FlattenPolicy::kAny)->Apply(Args);
 BENCHMARK_CAPTURE(BM_OptimalCold, none, FlattenPolicy::kNone)->Apply(Args);
+BENCHMARK_CAPTURE(BM_OptimalRandom, existing, FlattenPolicy::kExisting)
+    ->DenseRange(3, 5)
+    ->ArgName("mesh_dims");
+BENCHMARK_CAPTURE(BM_OptimalRandom, any, FlattenPolicy::kAny)
+    ->DenseRange(3, 5)
+    ->ArgName("mesh_dims");
+BENCHMARK_CAPTURE(BM_OptimalRandom, none, FlattenPolicy::kNone)
+    ->DenseRange(3, 5)
+    ->ArgName("mesh_dims");
 BENCHMARK(BM_OptimalCached)->DenseRange(1, 5)->ArgName("mesh_dims");
 
 }  // namespace

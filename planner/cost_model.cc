@@ -72,6 +72,11 @@ CostModel::BoundTerms CostModel::LowerBoundTerms(
   return {(n - 1) * lat, (n - 1) / n / bw * 1e6};
 }
 
+double CostModel::LocalCopyUsPerByte() const {
+  if (options_.kind == CostModelKind::kTorch) return 0.0;
+  return 1e6 / (kLocalBandwidthGBps * 1e9);
+}
+
 double CostModel::CollectiveLowerBound(absl::Span<const int> group,
                                        double min_bytes, int rounds) const {
   if (mesh_.GroupSize(group) <= 1) return 0.0;

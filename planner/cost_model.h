@@ -87,6 +87,8 @@ class CostModel {
     double us_per_byte = 0;
   };
   BoundTerms LowerBoundTerms(absl::Span<const int> group) const;
+  // What a local step that writes a byte costs (0 under the torch model).
+  double LocalCopyUsPerByte() const;
 
   // Bytes of the largest local buffer under `state`.
   int64_t LocalBytes(const DistState& state) const;

@@ -233,16 +233,22 @@ class EdgeGenerator {
 //  - kOne: S now, S elsewhere at the end: some collective on it.
 //  - kFinal: S now, R (or a non-sum P, reached through R) at the end: its
 //    last collective (all_gather or all_reduce) leaves it R.
-//  - kFirst: P now, S or another P at the end: its first collective is a
+//  - kFirst: P now, S or P(sum) at the end: its first collective is a
 //    reduce_scatter or all_reduce.
-//  - kTwo: P now, R at the end: a first collective, then (or in the same
-//    all_reduce) a last one leaving it R.
+//  - kTwo: P now, R (or another non-sum P, reached through R) at the end: a
+//    first collective, then (or in the same all_reduce) a last one leaving
+//    it R.
 //  - kMaybe: R now and R (or a non-sum P) at the end: either no collective
 //    ever touches it (it stays unsplit: kDone), or it needs a last one
 //    (kFinal).
+//  - kLocalSum: R or S now, P(sum) at the end: its last local step
+//    (partition or shard_to_partial) leaves it P(sum), unsplit from then on.
+//  - P now and the same P at the end: either untouched for good (kDone) or
+//    its first collective comes (kFirst, or kTwo for non-sum ops).
 // A kFirst/kTwo dim is P until its first collective, and a dim whose last
-// collective has happened (kDone) is R or P from then on: neither splits
-// the tensor, so every collective meanwhile moves their factor more bytes.
+// collective or local step has happened (kDone) is R or P from then on:
+// neither splits the tensor, so every step meanwhile moves their factor
+// more bytes. A local step writes at least the bytes of its unsplit side.
 // A collective on group G with such dims U outside G moves, per rank, at
 // least total*|U|/world bytes (all_to_all) or total*|G|*|U|/world (all_gather
 // output, reduce_scatter and all_reduce input). The cheapest time-ordered
@@ -264,6 +270,7 @@ class RemainingBound {
     kTwo = 4,
     kMaybe = 5,
     kDone = 6,
+    kLocalSum = 7,
   };
 
   // Memoized costs of demand vectors, reset per search in time proportional
@@ -280,6 +287,7 @@ class RemainingBound {
     const double total =
         static_cast<double>(model.tensor().itemsize() * model.tensor().numel());
     unit_bytes_ = total / static_cast<double>(mesh.world_size());
+    local_us_per_byte_ = model.LocalCopyUsPerByte();
     int usable = 0;  // dims of size > 1
     for (int m = 0; m < ndim_; ++m) {
       if (mesh.size(m) > 1) usable |= 1 << m;
@@ -345,12 +353,34 @@ class RemainingBound {
   std::pair<double, int> Of(const DistState& s, const DistState& dst) {
     uint32_t demand = 0;
     int needing = 0;
+    // Dims that are P and must end so: untouched for good (kDone), or
+    // their first collective comes (kFirst; kTwo for a non-sum op, which
+    // only R can turn back into). Resolved here, outside the memo.
+    int kept_partial[kMaxMeshDims];
+    uint32_t touched[kMaxMeshDims];
+    int kept = 0;
     for (int m = 0; m < ndim_; ++m) {
+      const Placement& p = s.placement(m);
+      if (p.is_partial() && p == dst.placement(m) &&
+          size_product_[1 << m] > 1) {
+        kept_partial[kept] = m;
+        touched[kept++] = p.op() == ReduceOp::kSum ? kFirst : kTwo;
+        continue;
+      }
       const uint32_t d = DemandOf(s, dst, m);
       demand |= d << (3 * m);
-      if (d != kNone && d != kMaybe) needing |= 1 << m;
+      if (d != kNone && d != kMaybe && d != kLocalSum) needing |= 1 << m;
     }
-    return {Cost(demand), cover_count_[needing]};
+    double cost = std::numeric_limits<double>::infinity();
+    for (int choice = 0; choice < (1 << kept); ++choice) {
+      uint32_t d = demand;
+      for (int i = 0; i < kept; ++i) {
+        d = SetField(d, kept_partial[i],
+                     (choice & (1 << i)) ? touched[i] : uint32_t{kDone});
+      }
+      cost = std::min(cost, Cost(d));
+    }
+    return {cost, cover_count_[needing]};
   }
 
  private:
@@ -371,13 +401,14 @@ class RemainingBound {
         q.is_replicate() || (q.is_partial() && q.op() != ReduceOp::kSum);
     if (p.is_partial()) {
       if (p == q) return kNone;
-      return q.is_replicate() ? kTwo : kFirst;
+      return ends_through_r ? kTwo : kFirst;
     }
+    if (q == Placement::Partial(ReduceOp::kSum)) return kLocalSum;
     if (p.is_replicate()) return ends_through_r ? kMaybe : kNone;
     if (q.is_shard()) {
       return p == q && s.order_index(m) == dst.order_index(m) ? kNone : kOne;
     }
-    return ends_through_r ? kFinal : kNone;  // S -> P(sum) is local
+    return kFinal;  // R, or a non-sum P reached through R
   }
 
   double Bound(const GroupBound& g, double bytes, int rounds) const {
@@ -414,7 +445,7 @@ class RemainingBound {
   }
 
   double Schedule(uint32_t demand) {
-    int one = 0, final = 0, pending = 0, done = 0, two = 0;
+    int one = 0, final = 0, pending = 0, done = 0, two = 0, local = 0;
     for (int m = 0; m < ndim_; ++m) {
       switch (Field(demand, m)) {
         case kOne:
@@ -433,6 +464,9 @@ class RemainingBound {
         case kDone:
           done |= 1 << m;
           break;
+        case kLocalSum:
+          local |= 1 << m;
+          break;
         case kMaybe:
           // Untouched for good, or finally gathered.
           return std::min(Cost(SetField(demand, m, kDone)),
@@ -441,7 +475,7 @@ class RemainingBound {
           break;
       }
     }
-    if ((one | final | pending) == 0) return 0;
+    if ((one | final | pending | local) == 0) return 0;
     // `demand` with `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
     // the rest -> kNone.
     auto meet = [&](int served, uint32_t two_to) {
@@ -457,6 +491,15 @@ class RemainingBound {
       return d;
     };
     double best = std::numeric_limits<double>::infinity();
+    for (int m = 0; m < ndim_; ++m) {
+      if (!(local & (1 << m))) continue;
+      // partition writes its (unsplit) input's size, shard_to_partial an
+      // output that the dim no longer splits.
+      const double bytes =
+          unit_bytes_ * size_product_[(pending | done) | (1 << m)];
+      best = std::min(best, bytes * local_us_per_byte_ * (1 - 1e-9) +
+                                Cost(SetField(demand, m, kDone)));
+    }
     for (const GroupBound& g : groups_) {
       if (g.mask & done) continue;  // nothing touches a dim after its last
       if ((g.mask & pending) == 0) {
@@ -491,6 +534,7 @@ class RemainingBound {
 
   int ndim_;
   double unit_bytes_;  // total / world
+  double local_us_per_byte_;
   std::vector<GroupBound> groups_;
   std::vector<double> size_product_;  // by mesh dim mask
   std::vector<int> cover_count_;
