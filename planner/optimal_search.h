@@ -4,10 +4,12 @@
 // §3.2). Merges therefore happen wherever they pay — between non-adjacent
 // steps, for all_to_all, on uneven shapes — which PyTorch's post-pass cannot.
 //
-// The search is A* with an admissible, consistent heuristic (every mesh dim
-// whose Partial/Shard data only a collective can change costs at least a
-// collective's latency plus the bytes it must move), ties broken by
-// fewer communicating steps, then fewer steps, then generation order, so the
+// The search is A* with an admissible bound (the cheapest time-ordered
+// schedule of the collectives and local steps each mesh dim still needs,
+// where dims that are P before their first collective or finished after
+// their last split nothing and so make the other steps move more bytes),
+// reopening states reached more cheaply later; ties broken by fewer
+// communicating steps, then deeper nodes, then generation order, so the
 // result is deterministic. It is bounded by a budget of expanded states.
 #ifndef RESHARD_PLANNER_OPTIMAL_SEARCH_H_
 #define RESHARD_PLANNER_OPTIMAL_SEARCH_H_

@@ -2,7 +2,10 @@
 // shapes, random shard orders, partial mixes, random registered groups):
 // every plan under every flatten policy and both cost models passes the
 // simulator exactly, and is never worse than any PyTorch plan — greedy or
-// graph, with or without the merge post-pass — under the same model.
+// graph, with or without the merge post-pass — under the same model. A
+// second corpus of 5,000 bandwidth-bound cases (dims up to 4096, random
+// links and host sizes; too large to simulate) checks the same ordering
+// where merged collectives move real bytes.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -32,12 +35,23 @@ struct Savings {
   std::vector<double> saving_pct;  // over the best torch plan, when better
 };
 
-TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
-  std::mt19937_64 rng(424242);
+struct Corpus {
+  uint64_t seed;
+  int cases;
+  int64_t max_extent;
+  bool random_links;  // and random host sizes
+  bool simulate;
+};
+
+void CheckCorpus(const Corpus& corpus) {
+  std::mt19937_64 rng(corpus.seed);
   std::map<std::string, Savings> savings;  // per cost model
-  const int cases = testing::ScaledCases(kCases);
+  const int cases = testing::ScaledCases(corpus.cases);
   for (int i = 0; i < cases; ++i) {
-    const testing::RandomCase c = testing::MakeRandomCase(rng);
+    const testing::RandomCase c =
+        testing::MakeRandomCase(rng, corpus.max_extent, corpus.random_links);
+    const int64_t devices_per_host =
+        corpus.random_links ? int64_t{1} << (rng() % 5) : 8;
     const CostModelKind model =
         i % 2 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
     const std::string model_name(CostModelName(model));
@@ -48,7 +62,7 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
     for (PlannerKind planner :
          {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
       for (bool merge : {false, true}) {
-        PlanOptions o{planner, model, merge};
+        PlanOptions o{planner, model, merge, devices_per_host};
         absl::StatusOr<Plan> plan =
             MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
         if (!plan.ok()) continue;
@@ -62,20 +76,21 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
     double cost[3];
     for (FlattenPolicy policy : {FlattenPolicy::kExisting, FlattenPolicy::kAny,
                                  FlattenPolicy::kNone}) {
-      PlanOptions o{PlannerKind::kOptimal, model};
+      PlanOptions o{PlannerKind::kOptimal, model, false, devices_per_host};
       o.flatten_policy = policy;
       absl::StatusOr<Plan> plan = MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
       ASSERT_TRUE(plan.ok())
           << "case " << i << " " << Describe(c) << ": " << plan.status();
-      const absl::Status check = CheckPlan(c.mesh, *plan, i);
+      const absl::Status check =
+          corpus.simulate ? CheckPlan(c.mesh, *plan, i) : absl::OkStatus();
       ASSERT_TRUE(check.ok())
           << "case " << i << " " << FlattenPolicyName(policy) << " "
           << Describe(c) << ": " << check << "\n"
           << PlanTable(c.mesh, *plan);
       cost[static_cast<int>(policy)] = plan->total_time_us;
     }
-    const double eps = 1e-9;
     const double existing = cost[0], any = cost[1], none = cost[2];
+    const double eps = 1e-9 * (1 + none);  // relative: large tensors cost a lot
     const std::string where =
         absl::StrCat("case ", i, " ", model_name, " ", Describe(c));
     ASSERT_LE(any, existing + eps) << where;
@@ -110,12 +125,20 @@ TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
     const auto at_least_1pct =
         std::count_if(s.saving_pct.begin(), s.saving_pct.end(),
                       [](double p) { return p >= 1; });
-    std::cout << name
+    std::cout << "max extent " << corpus.max_extent << ", " << name
               << ": optimal strictly better than the best torch plan in "
               << s.strictly_better << "/" << s.compared << " cases ("
               << at_least_1pct << " by >= 1%); saving when better: median "
               << pct(0.5) << "%, p90 " << pct(0.9) << "%\n";
   }
+}
+
+TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {
+  CheckCorpus({424242, kCases, 9, false, true});
+}
+
+TEST(OptimalPropertyTest, NeverWorseThanPyTorchWhenBandwidthBound) {
+  CheckCorpus({515151, 5000, 4096, true, false});
 }
 
 }  // namespace
