@@ -541,22 +541,19 @@ class RemainingBound {
   Memo& memo_;
 };
 
-struct Node {
+// The search's record of one state: the best (cost, communicating steps,
+// steps) known for it and how it was reached (the state it came from and
+// the group of the step; MakeStep infers the rest when the plan is read
+// back). One per distinct state, so memory grows with states, not edges.
+struct Record {
   DistState state;
-  int64_t parent;
-  Transition via;
-  double cost;
-  int32_t comm_steps;
-  int32_t steps;
-};
-
-// Best known (cost, communicating steps, steps) of a state; a state is
-// pushed again only when reached strictly better, and expanded once.
-struct Best {
   double cost = std::numeric_limits<double>::infinity();  // unreached
   int32_t comm_steps = 0;
   int32_t steps = 0;
-  int64_t node = -1;
+  int32_t parent = -1;
+  uint32_t version = 0;  // bumped whenever a cheaper way in is found
+  std::array<int8_t, kMaxMeshDims> via_group{};
+  int8_t via_size = 0;
   bool closed = false;
 };
 
@@ -569,7 +566,8 @@ struct QueueEntry {
   int32_t comm_estimate;
   double g;
   int64_t counter;
-  int64_t node;
+  uint32_t record;
+  uint32_t version;  // stale when the record has moved on
   bool operator>(const QueueEntry& o) const {
     if (f != o.f) return f > o.f;
     if (comm_estimate != o.comm_estimate)
@@ -582,23 +580,20 @@ struct QueueEntry {
 // What a search allocates, kept per thread between searches (see
 // state_table.h for why) unless a search grew it unusually large.
 struct SearchScratch {
-  std::vector<Node> nodes;
   std::vector<QueueEntry> queue;  // a min-heap by std::greater
-  StateTable<Best> best;
+  StateTable<Record> records;
   RemainingBound::Memo memo;
 
   void Reset() {
-    nodes.clear();
     queue.clear();
-    best.Clear();
+    records.Clear();
   }
-  // Called when a search ends.
+  // Called when a search ends: keeps at most a few MB per thread.
   void Trim() {
-    constexpr size_t kKeepNodes = size_t{1} << 16;
-    if (nodes.capacity() > kKeepNodes) {
-      nodes = {};
+    constexpr size_t kKeepStates = size_t{1} << 15;
+    if (records.size() > kKeepStates || queue.capacity() > 4 * kKeepStates) {
       queue = {};
-      best.Release();
+      records.Release();
     }
   }
 };
@@ -649,15 +644,17 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
     if (!options.use_heuristic) return {0.0, 0};
     return remaining.Of(canonical(s), goal);
   };
-  auto better = [](double g, int32_t comm, int32_t steps, const Best& b) {
-    if (g != b.cost) return g < b.cost;
-    if (comm != b.comm_steps) return comm < b.comm_steps;
-    return steps < b.steps;
+  auto better = [](double g, int32_t comm, int32_t steps, const Record& r) {
+    if (g != r.cost) return g < r.cost;
+    if (comm != r.comm_steps) return comm < r.comm_steps;
+    return steps < r.steps;
   };
-  std::vector<Node>& nodes = scratch.nodes;
-  nodes.push_back({src, -1, {}, 0.0, 0, 0});
-  StateTable<Best>& best = scratch.best;
-  *best.FindOrInsert(src.Pack(), {}).first = Best{0.0, 0, 0, 0, false};
+  StateTable<Record>& records = scratch.records;
+  {
+    Record& first = *records.FindOrInsert(src.Pack(), {}).value;
+    first.state = src;
+    first.cost = 0;
+  }
   std::vector<QueueEntry>& queue = scratch.queue;
   auto push = [&](const QueueEntry& e) {
     queue.push_back(e);
@@ -665,7 +662,7 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
   };
   {
     const auto [h, h_comm] = heuristic(src);
-    push({h, h_comm, 0.0, 0, 0});
+    push({h, h_comm, 0.0, 0, 0, 0});
   }
   int64_t counter = 0;
   SearchResult result;
@@ -675,21 +672,29 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
     std::pop_heap(queue.begin(), queue.end(), std::greater<QueueEntry>());
     const QueueEntry top = queue.back();
     queue.pop_back();
-    const DistState state = nodes[top.node].state;
-    Best& entry = *best.Find(state.Pack());
-    if (entry.closed || entry.node != top.node) continue;  // stale entry
+    Record& entry = records.at(top.record);
+    if (entry.closed || entry.version != top.version) continue;  // stale
     entry.closed = true;
+    // `records` grows below: copy what the edges need first.
+    const DistState state = entry.state;
+    const double cost_here = entry.cost;
+    const int32_t comm_here = entry.comm_steps;
+    const int32_t steps_here = entry.steps;
     if (canonical(state) == goal) {
-      std::vector<int64_t> chain;
-      for (int64_t n = top.node; n > 0; n = nodes[n].parent) chain.push_back(n);
+      std::vector<uint32_t> chain;
+      for (int32_t r = static_cast<int32_t>(top.record); r > 0;
+           r = records.at(r).parent) {
+        chain.push_back(r);
+      }
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        const Node& node = nodes[*it];
-        absl::StatusOr<Step> step = MakeStep(mesh, nodes[node.parent].state,
-                                             node.state, node.via.group);
+        const Record& r = records.at(*it);
+        absl::StatusOr<Step> step = MakeStep(
+            mesh, records.at(r.parent).state, r.state,
+            Group(r.via_group.begin(), r.via_group.begin() + r.via_size));
         if (!step.ok()) return step.status();
         result.steps.push_back(*std::move(step));
       }
-      result.cost = nodes[top.node].cost;
+      result.cost = cost_here;
       return result;
     }
     if (options.stop && result.states_expanded % 64 == 0) {
@@ -701,14 +706,13 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
           absl::StrCat("optimal: search budget of ", options.budget,
                        " expanded states exceeded"));
     }
-    // `nodes` grows below: read what the edges need first.
-    const double cost_here = nodes[top.node].cost;
-    const int32_t comm_here = nodes[top.node].comm_steps;
-    const int32_t steps_here = nodes[top.node].steps;
     extents = MaxLocalExtents(mesh, state, tensor.shape());
     edges.Expand(state, [&](const Transition& t, DistState& to) {
       // One lookup per edge; a state first seen here starts unreached.
-      Best& known_best = *best.FindOrInsert(to.Pack(), Best{}).first;
+      const StateTable<Record>::Found found =
+          records.FindOrInsert(to.Pack(), Record{});
+      Record& known = *found.value;
+      if (found.inserted) known.state = to;
       const StepCost cost = model.PriceWithExtents(state, t, extents);
       if (options.max_peak_bytes.has_value() &&
           cost.peak_bytes > *options.max_peak_bytes) {
@@ -720,18 +724,22 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
           IsCollective(t.op) && mesh.GroupSize(t.group) > 1;
       const int32_t comm = comm_here + (communicating ? 1 : 0);
       const int32_t steps = steps_here + 1;
-      if (!better(g, comm, steps, known_best)) return;
+      if (!better(g, comm, steps, known)) return;
       // A closed state reopens only when reached clearly cheaper (the
       // bound is admissible, not consistent); rounding noise and ties do
       // not reopen.
-      if (known_best.closed && g >= known_best.cost * (1 - 1e-12)) return;
+      if (known.closed && g >= known.cost * (1 - 1e-12)) return;
       const auto [h, h_comm] = heuristic(to);
       const double f = std::max(g + h, top.f);  // pathmax
       if (options.cost_bound.has_value() && f >= *options.cost_bound) return;
-      const int64_t node = static_cast<int64_t>(nodes.size());
-      known_best = Best{g, comm, steps, node, false};
-      nodes.push_back({std::move(to), top.node, t, g, comm, steps});
-      push({f, comm + h_comm, g, ++counter, node});
+      known.cost = g;
+      known.comm_steps = comm;
+      known.steps = steps;
+      known.parent = static_cast<int32_t>(top.record);
+      known.via_size = static_cast<int8_t>(t.group.size());
+      std::copy(t.group.begin(), t.group.end(), known.via_group.begin());
+      known.closed = false;
+      push({f, comm + h_comm, g, ++counter, found.index, ++known.version});
     });
   }
   if (options.cost_bound.has_value()) {

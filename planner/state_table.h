@@ -46,19 +46,27 @@ class StateTable {
     }
   }
 
-  // The record of `code`, inserted as `init` when absent; true when
-  // inserted. Valid until the next insertion.
-  std::pair<Value*, bool> FindOrInsert(const DistState::Code& code,
-                                       const Value& init) {
+  // Records are numbered in insertion order from 0; `at` reads one back.
+  // References are valid until the next insertion.
+  Value& at(uint32_t index) { return values_[index]; }
+
+  struct Found {
+    Value* value;
+    uint32_t index;
+    bool inserted;
+  };
+  // The record of `code`, inserted as `init` when absent.
+  Found FindOrInsert(const DistState::Code& code, const Value& init) {
     if (2 * (values_.size() + 1) > slots_.size()) Grow();
     for (size_t i = Home(code);; i = (i + 1) & (slots_.size() - 1)) {
       Slot& s = slots_[i];
       if (s.epoch != epoch_) {
-        s = {code, epoch_, static_cast<uint32_t>(values_.size())};
+        const auto index = static_cast<uint32_t>(values_.size());
+        s = {code, epoch_, index};
         values_.push_back(init);
-        return {&values_.back(), true};
+        return {&values_.back(), index, true};
       }
-      if (s.key == code) return {&values_[s.index], false};
+      if (s.key == code) return {&values_[s.index], s.index, false};
     }
   }
 
