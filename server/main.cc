@@ -29,6 +29,8 @@ ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU)");
 ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
 ABSL_FLAG(int64_t, search_budget, 200000,
           "default optimal-search budget (expanded states) per plan");
+ABSL_FLAG(int64_t, max_search_budget, 2000000,
+          "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
 ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
@@ -50,6 +52,13 @@ int Serve() {
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   ServiceOptions options;
   options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
+  options.max_search_budget = absl::GetFlag(FLAGS_max_search_budget);
+  if (options.default_search_budget < 1 ||
+      options.default_search_budget > options.max_search_budget) {
+    spdlog::error("--search_budget={} must be in [1, --max_search_budget={}]",
+                  options.default_search_budget, options.max_search_budget);
+    return 2;
+  }
   options.max_batch_items =
       static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
   PlannerService service(registry, cache, options);

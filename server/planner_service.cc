@@ -69,6 +69,27 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
   return absl::InvalidArgumentError("mesh_ref: set mesh_id or mesh");
 }
 
+// The request's core form, within this server's limits: clients may raise
+// the search budget, but not past what the operator allows (a search's
+// time and memory grow with it).
+absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
+                                               const v1::Tensor& tensor,
+                                               const v1::DistState& src,
+                                               const v1::DistState& dst,
+                                               const v1::PlanOptions& options,
+                                               const ServiceOptions& limits) {
+  absl::StatusOr<PlanRequest> request = PlanRequestFromProto(
+      mesh, tensor, src, dst, options, limits.default_search_budget);
+  if (request.ok() &&
+      request->options.search_budget > limits.max_search_budget) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options.search_budget: ", request->options.search_budget,
+                     " is above this server's limit of ",
+                     limits.max_search_budget, " expanded states"));
+  }
+  return request;
+}
+
 }  // namespace
 
 class PlannerService::CallScope {
@@ -179,9 +200,9 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
       RequestMesh(registry_, *request);
   if (!mesh.ok()) return Finish(ctx, "Plan", mesh.status());
-  absl::StatusOr<PlanRequest> plan_request = PlanRequestFromProto(
-      **mesh, request->tensor(), request->src(), request->dst(),
-      request->options(), options_.default_search_budget);
+  absl::StatusOr<PlanRequest> plan_request =
+      LimitedPlanRequest(**mesh, request->tensor(), request->src(),
+                         request->dst(), request->options(), options_);
   if (!plan_request.ok()) return Finish(ctx, "Plan", plan_request.status());
   absl::StatusOr<reshard::Plan> plan =
       MakePlanCached(**mesh, *plan_request, cache_, CallStop(ctx));
@@ -211,9 +232,9 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
   const StopCheck stop = CallStop(ctx);
   for (int i = 0; i < request->items_size(); ++i) {
     const v1::PlanBatchRequest::Item& item = request->items(i);
-    absl::StatusOr<PlanRequest> plan_request = PlanRequestFromProto(
-        **mesh, item.tensor(), item.src(), item.dst(), request->options(),
-        options_.default_search_budget);
+    absl::StatusOr<PlanRequest> plan_request =
+        LimitedPlanRequest(**mesh, item.tensor(), item.src(), item.dst(),
+                           request->options(), options_);
     absl::StatusOr<reshard::Plan> plan =
         plan_request.ok()
             ? MakePlanCached(**mesh, *plan_request, cache_, stop)

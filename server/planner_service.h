@@ -18,6 +18,7 @@ namespace reshard {
 
 struct ServiceOptions {
   int64_t default_search_budget = 200000;
+  int64_t max_search_budget = 2000000;  // larger requests: INVALID_ARGUMENT
   int max_batch_items = 4096;
 };
 

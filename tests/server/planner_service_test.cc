@@ -208,7 +208,8 @@ v1::PlanRequest TextRequest(const Mesh& mesh, std::vector<int64_t> shape,
 }
 
 TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
-  ServerProcess server({"--max_meshes=1", "--max_batch_items=2"});
+  ServerProcess server({"--max_meshes=1", "--max_batch_items=2",
+                        "--search_budget=1000", "--max_search_budget=5000"});
   ASSERT_NE(server.port(), 0) << server.log();
   RawStub raw(server.address());
   const Mesh mesh = MakeMesh({2, 2});
@@ -316,6 +317,10 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
       {"bad max_peak_bytes",
        [](auto& r) { r.mutable_options()->set_max_peak_bytes(0); },
        grpc::INVALID_ARGUMENT, "options.max_peak_bytes: must be >= 1"},
+      {"budget above the server's limit",
+       [](auto& r) { r.mutable_options()->set_search_budget(5001); },
+       grpc::INVALID_ARGUMENT,
+       "options.search_budget: 5001 is above this server's limit of 5000"},
       {"greedy non-default order",
        [](auto& r) {
          r.mutable_src()->set_text("S(0)[1]S(0)[0]");
@@ -389,8 +394,18 @@ v1::PlanRequest HeavyRequest() {
       TextRequest(mesh, {1024, 512, 256, 64}, "S(0),P(sum),R,S(3),P(sum),S(1)",
                   "S(1),R,S(2),R,S(0),R");
   r.mutable_options()->set_flatten_policy(v1::FLATTEN_POLICY_ANY);
-  r.mutable_options()->set_search_budget(100000000);
+  r.mutable_options()->set_search_budget(2000000);  // the server's limit
   return r;
+}
+
+TEST(PlannerServiceTest, RefusesADefaultBudgetAboveItsLimit) {
+  ServerProcess server({"--search_budget=10", "--max_search_budget=5"});
+  EXPECT_EQ(server.port(), 0);
+  EXPECT_EQ(server.Stop(), 2);
+  EXPECT_NE(server.log().find(
+                "--search_budget=10 must be in [1, --max_search_budget=5]"),
+            std::string::npos)
+      << server.log();
 }
 
 TEST(PlannerServiceTest, DeadlineStopsTheSearch) {

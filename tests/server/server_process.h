@@ -42,6 +42,12 @@ class ServerProcess {
       std::ifstream in(port_file);
       if (!(in >> port_)) {
         port_ = 0;
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) == pid_) {  // exited early
+          pid_ = -1;
+          exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+          break;
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(25));
       }
     }
