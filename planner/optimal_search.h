@@ -23,20 +23,11 @@
 #include "absl/strings/string_view.h"
 #include "planner/cost_model.h"
 #include "planner/dist_state.h"
+#include "planner/flatten_policy.h"
 #include "planner/mesh.h"
 #include "planner/step.h"
 
 namespace reshard {
-
-// Which multi-dim groups a plan may use.
-enum class FlattenPolicy {
-  kExisting,  // registered flattened groups only (default)
-  kAny,       // any ordered tuple of >= 2 dims; executors create them
-  kNone,      // single-dim steps only
-};
-
-absl::string_view FlattenPolicyName(FlattenPolicy policy);
-std::optional<FlattenPolicy> ParseFlattenPolicy(absl::string_view name);
 
 // Polled during long searches; a non-OK status stops the search with it
 // (servers map deadlines and cancellations here).

@@ -1,0 +1,233 @@
+#include "planner/remaining_bound.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace reshard {
+
+RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
+                               FlattenPolicy policy, Memo& memo)
+    : ndim_(mesh.ndim()), memo_(memo) {
+  const double total =
+      static_cast<double>(model.tensor().itemsize() * model.tensor().numel());
+  unit_bytes_ = total / static_cast<double>(mesh.world_size());
+  local_us_per_byte_ = model.LocalCopyUsPerByte();
+  int usable = 0;  // dims of size > 1
+  for (int m = 0; m < ndim_; ++m) {
+    if (mesh.size(m) > 1) usable |= 1 << m;
+  }
+  std::vector<int> masks;
+  for (int m = 0; m < ndim_; ++m) {
+    if (usable & (1 << m)) masks.push_back(1 << m);
+  }
+  if (policy == FlattenPolicy::kAny) {
+    for (int mask = 1; mask < (1 << ndim_); ++mask) {
+      if ((mask & usable) == mask && __builtin_popcount(mask) >= 2) {
+        masks.push_back(mask);
+      }
+    }
+  } else if (policy == FlattenPolicy::kExisting) {
+    for (const Group& g : mesh.flattened()) {
+      int mask = 0;
+      for (int m : g) mask |= mesh.size(m) > 1 ? 1 << m : 0;
+      if (mask != 0 &&
+          std::find(masks.begin(), masks.end(), mask) == masks.end()) {
+        masks.push_back(mask);
+      }
+    }
+  }
+  for (int mask : masks) {
+    Group g;
+    for (int m = 0; m < ndim_; ++m) {
+      if (mask & (1 << m)) g.push_back(m);
+    }
+    const CostModel::BoundTerms terms = model.LowerBoundTerms(g);
+    groups_.push_back({mask, static_cast<double>(mesh.GroupSize(g)),
+                       terms.hop_us, terms.us_per_byte});
+  }
+  const int full = 1 << ndim_;
+  size_product_.assign(full, 1.0);
+  for (int mask = 1; mask < full; ++mask) {
+    const int low = __builtin_ctz(mask);
+    size_product_[mask] =
+        size_product_[mask & (mask - 1)] * static_cast<double>(mesh.size(low));
+  }
+  cover_count_.assign(full, 1 << 20);
+  cover_count_[0] = 0;
+  for (int mask = 1; mask < full; ++mask) {
+    if ((mask & usable) != mask) continue;
+    const int low = mask & -mask;  // some group must cover the lowest dim
+    for (const GroupBound& g : groups_) {
+      if (!(g.mask & low)) continue;
+      cover_count_[mask] =
+          std::min(cover_count_[mask], 1 + cover_count_[mask & ~g.mask]);
+    }
+  }
+  for (uint32_t d : memo_.touched) memo_.dense[d] = -1;
+  memo_.touched.clear();
+  memo_.sparse.clear();
+  if (ndim_ <= kDenseDims) {
+    const size_t vectors = size_t{1} << (3 * ndim_);
+    if (memo_.dense.size() < vectors) memo_.dense.assign(vectors, -1.0);
+  }
+}
+
+std::pair<double, int> RemainingBound::Of(const DistState& s,
+                                          const DistState& dst) {
+  uint32_t demand = 0;
+  int needing = 0;
+  // Dims that are P and must end so: untouched for good (kDone), or
+  // their first collective comes (kFirst; kTwo for a non-sum op, which
+  // only R can turn back into). Resolved here, outside the memo.
+  int kept_partial[kMaxMeshDims];
+  uint32_t touched[kMaxMeshDims];
+  int kept = 0;
+  for (int m = 0; m < ndim_; ++m) {
+    const Placement& p = s.placement(m);
+    if (p.is_partial() && p == dst.placement(m) && size_product_[1 << m] > 1) {
+      kept_partial[kept] = m;
+      touched[kept++] = p.op() == ReduceOp::kSum ? kFirst : kTwo;
+      continue;
+    }
+    const uint32_t d = DemandOf(s, dst, m);
+    demand |= d << (3 * m);
+    if (d != kNone && d != kMaybe && d != kLocalSum) needing |= 1 << m;
+  }
+  double cost = std::numeric_limits<double>::infinity();
+  for (int choice = 0; choice < (1 << kept); ++choice) {
+    uint32_t d = demand;
+    for (int i = 0; i < kept; ++i) {
+      d = SetField(d, kept_partial[i],
+                   (choice & (1 << i)) ? touched[i] : uint32_t{kDone});
+    }
+    cost = std::min(cost, Cost(d));
+  }
+  return {cost, cover_count_[needing]};
+}
+
+// Assumes size-1 dims are R (canonical states).
+uint32_t RemainingBound::DemandOf(const DistState& s, const DistState& dst,
+                                  int m) {
+  const Placement& p = s.placement(m);
+  const Placement& q = dst.placement(m);
+  const bool ends_through_r =
+      q.is_replicate() || (q.is_partial() && q.op() != ReduceOp::kSum);
+  if (p.is_partial()) {
+    if (p == q) return kNone;
+    return ends_through_r ? kTwo : kFirst;
+  }
+  if (q == Placement::Partial(ReduceOp::kSum)) return kLocalSum;
+  if (p.is_replicate()) return ends_through_r ? kMaybe : kNone;
+  if (q.is_shard()) {
+    return p == q && s.order_index(m) == dst.order_index(m) ? kNone : kOne;
+  }
+  return kFinal;  // R, or a non-sum P reached through R
+}
+
+double RemainingBound::Cost(uint32_t demand) {
+  if (demand == 0) return 0;
+  double* memo = nullptr;
+  if (ndim_ <= kDenseDims) {
+    memo = &memo_.dense[demand];
+    if (*memo >= 0) return *memo;
+  } else if (auto it = memo_.sparse.find(demand); it != memo_.sparse.end()) {
+    return it->second;
+  }
+  const double best = Schedule(demand);
+  if (memo != nullptr) {
+    memo_.touched.push_back(demand);
+    *memo = best;
+  } else {
+    memo_.sparse[demand] = best;
+  }
+  return best;
+}
+
+double RemainingBound::Schedule(uint32_t demand) {
+  int one = 0, final = 0, pending = 0, done = 0, two = 0, local = 0;
+  for (int m = 0; m < ndim_; ++m) {
+    switch (Field(demand, m)) {
+      case kOne:
+        one |= 1 << m;
+        break;
+      case kFinal:
+        final |= 1 << m;
+        break;
+      case kTwo:
+        two |= 1 << m;
+        pending |= 1 << m;
+        break;
+      case kFirst:
+        pending |= 1 << m;
+        break;
+      case kDone:
+        done |= 1 << m;
+        break;
+      case kLocalSum:
+        local |= 1 << m;
+        break;
+      case kMaybe:
+        // Untouched for good, or finally gathered.
+        return std::min(Cost(SetField(demand, m, kDone)),
+                        Cost(SetField(demand, m, kFinal)));
+      default:
+        break;
+    }
+  }
+  if ((one | final | pending | local) == 0) return 0;
+  // `demand` with `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
+  // the rest -> kNone.
+  auto meet = [&](int served, uint32_t two_to) {
+    uint32_t d = demand;
+    for (int m = 0; m < ndim_; ++m) {
+      if (!(served & (1 << m))) continue;
+      const uint32_t f = Field(d, m);
+      d = SetField(d, m,
+                   f == kTwo     ? two_to
+                   : f == kFinal ? uint32_t{kDone}
+                                 : uint32_t{kNone});
+    }
+    return d;
+  };
+  double best = std::numeric_limits<double>::infinity();
+  for (int m = 0; m < ndim_; ++m) {
+    if (!(local & (1 << m))) continue;
+    // partition writes its (unsplit) input's size, shard_to_partial an
+    // output that the dim no longer splits.
+    const double bytes =
+        unit_bytes_ * size_product_[(pending | done) | (1 << m)];
+    best = std::min(best, bytes * local_us_per_byte_ * (1 - 1e-9) +
+                              Cost(SetField(demand, m, kDone)));
+  }
+  for (const GroupBound& g : groups_) {
+    if (g.mask & done) continue;  // nothing touches a dim after its last
+    if ((g.mask & pending) == 0) {
+      // all_to_all / all_gather: the group is S, every P dim outside.
+      const double outside = unit_bytes_ * size_product_[pending | done];
+      if (const int served = g.mask & one) {
+        best = std::min(best, Bound(g, outside, 1) + Cost(meet(served, kNone)));
+      }
+      if (const int served = g.mask & (one | final)) {
+        best = std::min(
+            best, Bound(g, g.size * outside, 1) + Cost(meet(served, kNone)));
+      }
+    }
+    // reduce_scatter / all_reduce: the group is P (dims without a
+    // demand may have been made P locally).
+    const double bytes =
+        unit_bytes_ * g.size * size_product_[(pending | done) & ~g.mask];
+    if (const int served = g.mask & (one | pending)) {
+      best = std::min(best, Bound(g, bytes, 1) + Cost(meet(served, kFinal)));
+    }
+    if (const int served = g.mask & (one | final | pending)) {
+      const double all_reduce = Bound(g, bytes, 2);
+      best = std::min(best, all_reduce + Cost(meet(served, kDone)));
+      if (served & two) {  // not its last collective after all
+        best = std::min(best, all_reduce + Cost(meet(served, kFinal)));
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace reshard

@@ -1,0 +1,201 @@
+#include "planner/search_edges.h"
+
+#include <algorithm>
+#include <array>
+
+namespace reshard {
+namespace {
+
+// Every ordered arrangement of every subset of `dims` with >= 2 elements.
+void Arrangements(const Group& dims, std::vector<Group>& out) {
+  const int n = static_cast<int>(dims.size());
+  for (int mask = 0; mask < (1 << n); ++mask) {
+    if (__builtin_popcount(mask) < 2) continue;
+    Group g;
+    for (int i = 0; i < n; ++i) {
+      if (mask & (1 << i)) g.push_back(dims[i]);
+    }
+    do {
+      out.push_back(g);
+    } while (std::next_permutation(g.begin(), g.end()));
+  }
+}
+
+}  // namespace
+
+EdgeGenerator::EdgeGenerator(const Mesh& mesh, const DistState& src,
+                             const DistState& dst, int tensor_rank,
+                             FlattenPolicy policy)
+    : mesh_(mesh),
+      dst_(dst),
+      tensor_rank_(tensor_rank),
+      policy_(policy),
+      partial_ops_(PartialOpsIn(src, dst)),
+      reduce_groups_(size_t{1} << mesh.ndim()) {}
+
+void EdgeGenerator::Expand(const DistState& s, Emit emit) {
+  const int ndim = s.mesh_ndim();
+  // Effective shard orders (size-1 dims hold no split), outermost first.
+  std::array<Group, kMaxMeshDims> eff_storage;
+  std::array<int, kMaxMeshDims> eff_dim;
+  int eff_count = 0;
+  int partial_mask = 0;
+  for (int m = 0; m < ndim; ++m) {
+    const Placement& p = s.placement(m);
+    if (p.is_partial()) partial_mask |= 1 << m;
+    if (!p.is_shard() || mesh_.size(m) == 1) continue;
+    int slot = 0;
+    while (slot < eff_count && eff_dim[slot] != p.dim()) ++slot;
+    if (slot == eff_count) {
+      eff_dim[eff_count] = p.dim();
+      eff_storage[eff_count++].clear();
+    }
+    eff_storage[slot].push_back(m);
+  }
+  // Slots in tensor dim order (the order shard_to_partial edges come in).
+  for (int i = 1; i < eff_count; ++i) {
+    for (int j = i; j > 0 && eff_dim[j - 1] > eff_dim[j]; --j) {
+      std::swap(eff_dim[j - 1], eff_dim[j]);
+      std::swap(eff_storage[j - 1], eff_storage[j]);
+    }
+  }
+  for (int i = 0; i < eff_count; ++i) {
+    Group& order = eff_storage[i];
+    std::sort(order.begin(), order.end(), [&](int x, int y) {
+      return s.order_index(x) < s.order_index(y);
+    });
+  }
+  // all_gather and all_to_all on every usable suffix of every order, in
+  // tensor dim order.
+  for (int slot = 0; slot < eff_count; ++slot) {
+    const int a = eff_dim[slot];
+    const Group& order = eff_storage[slot];
+    for (size_t k = 1; k <= order.size(); ++k) {
+      Transition t{StepOp::kAllGather, Group(order.end() - k, order.end()), a,
+                   std::nullopt};
+      if (!Usable(t.group)) continue;
+      DistState popped = s;
+      for (int m : t.group) popped.SetReplicate(m);
+      {
+        DistState to = popped;
+        emit(t, to);
+      }
+      t.op = StepOp::kAllToAll;
+      for (int b = 0; b < tensor_rank_; ++b) {
+        if (b == a) continue;
+        DistState to = popped;
+        for (int m : t.group) to.AppendShard(m, b);
+        t.dst_tensor_dim = b;
+        emit(t, to);
+      }
+    }
+  }
+  // all_reduce on every usable set of partial dims, reduce_scatter on
+  // every usable arrangement.
+  for (const ReduceGroup& r : ReduceGroups(s, partial_mask)) {
+    Transition t{StepOp::kAllReduce, r.group, std::nullopt, std::nullopt};
+    if (r.all_reduce) {
+      DistState to = s;
+      for (int m : r.group) to.SetReplicate(m);
+      emit(t, to);
+    }
+    t.op = StepOp::kReduceScatter;
+    for (int b = 0; b < tensor_rank_; ++b) {
+      DistState to = s;
+      for (int m : r.group) to.AppendShard(m, b);
+      t.dst_tensor_dim = b;
+      emit(t, to);
+    }
+  }
+  // Local steps on single dims of size > 1.
+  for (int m = 0; m < ndim; ++m) {
+    if (mesh_.size(m) == 1 || !s.placement(m).is_replicate()) continue;
+    Transition t{StepOp::kChunk, {m}, std::nullopt, std::nullopt};
+    for (int b = 0; b < tensor_rank_; ++b) {
+      DistState to = s;
+      to.AppendShard(m, b);
+      t.dst_tensor_dim = b;
+      emit(t, to);
+    }
+    t.op = StepOp::kPartition;
+    t.dst_tensor_dim.reset();
+    for (ReduceOp op : partial_ops_) {
+      DistState to = s;
+      to.SetPartial(m, op);
+      if (to.HasAllowedPartialMix()) {
+        t.target_op = op;
+        emit(t, to);
+      }
+    }
+  }
+  for (int i = 0; i < eff_count; ++i) {
+    const int m = eff_storage[i].back();
+    if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
+    DistState to = s;
+    to.SetPartial(m, ReduceOp::kSum);
+    if (to.HasAllowedPartialMix()) {
+      emit(Transition{StepOp::kShardToPartial, {m}, eff_dim[i], std::nullopt},
+           to);
+    }
+  }
+  // Size-1 dims only ever drop to R (it unblocks partial mixes for free).
+  for (int m = 0; m < ndim; ++m) {
+    if (mesh_.size(m) > 1 || s.placement(m).is_replicate()) continue;
+    DistState to = s;
+    to.SetReplicate(m);
+    const Placement p = s.placement(m);
+    if (p.is_shard()) {
+      emit(Transition{StepOp::kAllGather, {m}, p.dim(), std::nullopt}, to);
+    } else {
+      emit(Transition{StepOp::kAllReduce, {m}, std::nullopt, std::nullopt}, to);
+    }
+  }
+}
+
+bool EdgeGenerator::Usable(const Group& g) const {
+  if (g.size() == 1) return true;
+  switch (policy_) {
+    case FlattenPolicy::kNone:
+      return false;
+    case FlattenPolicy::kAny:
+      return true;
+    case FlattenPolicy::kExisting:
+      return mesh_.IsRegistered(g);
+  }
+  return false;
+}
+
+const std::vector<EdgeGenerator::ReduceGroup>& EdgeGenerator::ReduceGroups(
+    const DistState& s, int partial_mask) {
+  std::optional<std::vector<ReduceGroup>>& cached =
+      reduce_groups_[partial_mask];
+  if (cached.has_value()) return *cached;
+  Group partial_dims;
+  for (int m = 0; m < s.mesh_ndim(); ++m) {
+    if ((partial_mask & (1 << m)) && mesh_.size(m) > 1)
+      partial_dims.push_back(m);
+  }
+  std::vector<Group> groups;
+  for (int m : partial_dims) groups.push_back({m});
+  if (policy_ == FlattenPolicy::kAny) Arrangements(partial_dims, groups);
+  if (policy_ != FlattenPolicy::kNone) {
+    // Registered groups may include size-1 dims, which `any` arrangements
+    // skip: keep them so that `any` is never worse than `existing`.
+    for (const Group& g : mesh_.flattened()) {
+      if (std::all_of(g.begin(), g.end(),
+                      [&](int m) { return partial_mask & (1 << m); })) {
+        groups.push_back(g);
+      }
+    }
+  }
+  cached.emplace();
+  for (Group& g : groups) {
+    const bool all_reduce = policy_ != FlattenPolicy::kAny ||
+                            std::is_sorted(g.begin(), g.end()) ||
+                            mesh_.IsRegistered(g);
+    cached->push_back({std::move(g), all_reduce});
+  }
+  return *cached;
+}
+
+}  // namespace reshard
