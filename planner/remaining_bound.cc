@@ -179,8 +179,8 @@ double RemainingBound::Schedule(uint32_t demand) {
   // the rest -> kNone.
   auto meet = [&](int served, uint32_t two_to) {
     uint32_t d = demand;
-    for (int m = 0; m < ndim_; ++m) {
-      if (!(served & (1 << m))) continue;
+    for (int rest = served; rest != 0; rest &= rest - 1) {
+      const int m = __builtin_ctz(rest);
       const uint32_t f = Field(d, m);
       d = SetField(d, m,
                    f == kTwo     ? two_to
