@@ -1,24 +1,44 @@
 #include "planner/plan_cache.h"
 
 #include <algorithm>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include <type_traits>
 
 namespace reshard {
 
+namespace {
+
+// Appends the bytes of a trivially copyable value.
+template <typename T>
+void AppendRaw(std::string& key, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  key.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+}  // namespace
+
+// Binary, built without formatting: lookups build one per request. Every
+// part has a fixed size or a length prefix, so distinct requests never
+// share a key; states are exact codes (their mesh dim count is the mesh's).
 std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   const PlanOptions& o = request.options;
+  const std::string& mesh_text = mesh.PlanningText();
   std::string key;
-  key.reserve(mesh.PlanningText().size() + 160);
-  absl::StrAppend(&key, "m", mesh.PlanningText());
-  absl::StrAppend(
-      &key, "|t", absl::StrJoin(request.tensor.shape(), ","), ":",
-      DTypeName(request.tensor.dtype()), "|", request.src.ToString(), "|",
-      request.dst.ToString(), "|", PlannerName(o.planner), ",",
-      CostModelName(o.cost_model), ",", o.merge, ",", o.devices_per_host, ",",
-      FlattenPolicyName(o.flatten_policy), ",", o.search_budget, ",",
-      o.max_peak_bytes ? absl::StrCat(*o.max_peak_bytes) : "-");
+  key.reserve(mesh_text.size() + 128);
+  AppendRaw(key, mesh_text.size());
+  key += mesh_text;
+  AppendRaw(key, request.tensor.shape().size());
+  for (int64_t extent : request.tensor.shape()) AppendRaw(key, extent);
+  AppendRaw(key, request.tensor.dtype());
+  AppendRaw(key, request.src.Pack());
+  AppendRaw(key, request.dst.Pack());
+  AppendRaw(key, o.planner);
+  AppendRaw(key, o.cost_model);
+  AppendRaw(key, o.merge);
+  AppendRaw(key, o.devices_per_host);
+  AppendRaw(key, o.flatten_policy);
+  AppendRaw(key, o.search_budget);
+  AppendRaw(key, o.max_peak_bytes.has_value());
+  AppendRaw(key, o.max_peak_bytes.value_or(0));
   return key;
 }
 
