@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "planner/merge_pass.h"
 #include "planner/plan_costs.h"
+#include "planner/replicate_fallback.h"
 #include "planner/state_text.h"
 #include "planner/torch_graph.h"
 #include "planner/torch_greedy.h"
@@ -144,22 +145,27 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   fallback.options.planner = PlannerKind::kTorchGreedy;
   fallback.options.merge = true;
   absl::StatusOr<Plan> greedy = MakePlan(mesh, fallback);
-  if (!greedy.ok()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(result.status().message(),
-                     ", and the torch_greedy+merge fallback "
-                     "failed: ",
-                     greedy.status().message(), "; raise the search budget"));
+  std::string used = "torch_greedy+merge";
+  if (greedy.ok()) {
+    plan.steps = std::move(greedy->steps);
+    plan.warnings = std::move(greedy->warnings);
+  } else {
+    // PyTorch's greedy planner cannot plan everything (S -> P(avg),
+    // non-default orders); gathering to R always works.
+    absl::StatusOr<std::vector<Step>> via_r =
+        ViaReplicateSteps(mesh, request.src, request.dst);
+    if (!via_r.ok()) return via_r.status();
+    plan.steps = *std::move(via_r);
+    used = absl::StrCat("gathering to R and splitting again (torch_greedy: ",
+                        greedy.status().message(), ")");
   }
-  plan.steps = std::move(greedy->steps);
-  plan.warnings = std::move(greedy->warnings);
   plan.states_expanded += options.search_budget;
   AddWarning(plan.warnings,
              {"search_budget_exceeded",
               {},
               absl::StrCat("the optimal search expanded more than ",
-                           options.search_budget,
-                           " states; fell back to torch_greedy+merge"),
+                           options.search_budget, " states; fell back to ",
+                           used, "; raise the search budget for a better plan"),
               0});
   return absl::OkStatus();
 }

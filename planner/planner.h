@@ -51,9 +51,10 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(
 // Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
 // the mesh or the planner; FAILED_PRECONDITION where a torch planner cannot
 // plan what PyTorch cannot, or no plan fits `max_peak_bytes`. When the
-// optimal search exceeds its budget it falls back to torch_greedy+merge
-// with a `search_budget_exceeded` warning (RESOURCE_EXHAUSTED if that
-// fallback cannot plan either).
+// optimal search exceeds its budget it falls back to torch_greedy+merge,
+// or where PyTorch's greedy planner cannot plan the request to gathering
+// everything to R and splitting again, with a `search_budget_exceeded`
+// warning.
 // `stop` is polled during searches; its non-OK status is returned as is.
 absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
                               const StopCheck& stop = {});

@@ -141,5 +141,58 @@ TEST(OptimalPropertyTest, NeverWorseThanPyTorchWhenBandwidthBound) {
   CheckCorpus({515151, 5000, 4096, true, false});
 }
 
+// Meshes of 5-8 dims (sizes 1-2, random registered groups, every policy)
+// with small budgets: every request yields a plan (optimal, or a fallback
+// with its warning: torch_greedy+merge, else through R), and every plan
+// passes the simulator.
+TEST(OptimalPropertyTest, HighDimMeshesPlanOrFallBack) {
+  std::mt19937_64 rng(8080);
+  int fell_back = 0, via_r = 0, planned = 0;
+  const int cases = testing::ScaledCases(1000);
+  for (int i = 0; i < cases; ++i) {
+    MeshSpec spec;
+    const int ndim = 5 + static_cast<int>(rng() % 4);
+    for (int d = 0; d < ndim; ++d) {
+      spec.shape.push_back(rng() % 4 == 0 ? 1 : 2);
+      spec.dim_names.push_back(std::string(1, static_cast<char>('A' + d)));
+    }
+    for (int g = 0; g < static_cast<int>(rng() % 4); ++g) {
+      const int a = static_cast<int>(rng() % ndim);
+      const int b = (a + 1 + static_cast<int>(rng() % (ndim - 1))) % ndim;
+      spec.flattened.push_back(
+          {spec.dim_names[std::min(a, b)], spec.dim_names[std::max(a, b)]});
+    }
+    absl::StatusOr<Mesh> mesh = Mesh::Create(spec);
+    if (!mesh.ok()) continue;  // a group registered twice
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> shape;
+    for (int k = 0; k < rank; ++k) shape.push_back(1 + rng() % 9);
+    const TensorSpec tensor = *TensorSpec::Create(shape, DType::kInt64);
+    PlanOptions options;
+    options.flatten_policy = static_cast<FlattenPolicy>(i % 3);
+    options.cost_model =
+        i % 2 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
+    options.search_budget = i % 4 == 0 ? 20 : 5000;
+    const PlanRequest request{tensor, testing::RandomState(rng, *mesh, rank),
+                              testing::RandomState(rng, *mesh, rank), options};
+    absl::StatusOr<Plan> plan = MakePlan(*mesh, request);
+    ASSERT_TRUE(plan.ok()) << i << ": " << plan.status();
+    ++planned;
+    for (const Warning& w : plan->warnings) {
+      if (w.code != "search_budget_exceeded") continue;
+      ++fell_back;
+      if (w.message.find("gathering to R") != std::string::npos) ++via_r;
+    }
+    const absl::Status check = CheckPlan(*mesh, *plan, i);
+    ASSERT_TRUE(check.ok()) << i << " " << request.src.ToString() << " -> "
+                            << request.dst.ToString() << ": " << check;
+  }
+  EXPECT_GT(planned, cases / 2);
+  EXPECT_GT(fell_back, 0);  // the small budgets did run out
+  std::cout << fell_back << " of " << planned
+            << " high-dim requests ran out of budget; " << via_r
+            << " of those went through R (torch_greedy could not plan them)\n";
+}
+
 }  // namespace
 }  // namespace reshard

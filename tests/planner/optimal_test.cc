@@ -134,7 +134,7 @@ TEST(OptimalTest, RespectsMaxPeakBytes) {
   EXPECT_LE(bounded->peak_bytes, *options.max_peak_bytes);
 }
 
-TEST(OptimalTest, BudgetFallsBackToGreedyWithAWarning) {
+TEST(OptimalTest, BudgetFallsBackWithAWarning) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   PlanOptions options;
   options.search_budget = 1;
@@ -146,12 +146,20 @@ TEST(OptimalTest, BudgetFallsBackToGreedyWithAWarning) {
   EXPECT_NE(plan->warnings.back().message.find("torch_greedy+merge"),
             std::string::npos);
   EXPECT_EQ(plan->CommunicatingSteps(mesh), 3);
-  // Non-default orders cannot fall back to greedy.
-  absl::StatusOr<Plan> refused =
-      Optimal(mesh, {16, 16}, "S(0)[1]S(0)[0]R", "R,R,R", options);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.status().message().find("raise the search budget"),
-            std::string::npos);
+  // Non-default orders cannot fall back to greedy: they go through R (the
+  // plan is checked by the simulator, like every plan Optimal returns).
+  absl::StatusOr<Plan> via_r =
+      Optimal(mesh, {16, 16}, "S(0)[1]S(0)[0]R", "S(1),R,P(avg)", options);
+  ASSERT_TRUE(via_r.ok()) << via_r.status();
+  ASSERT_FALSE(via_r->warnings.empty());
+  EXPECT_EQ(via_r->warnings.back().code, "search_budget_exceeded");
+  EXPECT_NE(via_r->warnings.back().message.find(
+                "fell back to gathering to R and splitting again "
+                "(torch_greedy: "),
+            std::string::npos)
+      << via_r->warnings.back().message;
+  EXPECT_EQ(Ops(mesh, *via_r),
+            "all_gather(A) all_gather(B) chunk(A) partition(C)");
 }
 
 TEST(OptimalTest, PlansWhatPyTorchCannot) {
