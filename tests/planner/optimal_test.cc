@@ -184,10 +184,28 @@ TEST(OptimalTest, IsDeterministic) {
   EXPECT_EQ(PlanJson(mesh, *a), PlanJson(mesh, *b));
 }
 
+// Runs A* and plain Dijkstra on one case and checks that they reach the
+// same cost; returns their expanded-state counts.
+std::pair<int64_t, int64_t> CompareWithDijkstra(
+    const Mesh& mesh, const CostModel& model, const DistState& src,
+    const DistState& dst, SearchOptions options, int case_index) {
+  absl::StatusOr<SearchResult> astar =
+      OptimalSearch(mesh, model, src, dst, options);
+  options.use_heuristic = false;
+  absl::StatusOr<SearchResult> dijkstra =
+      OptimalSearch(mesh, model, src, dst, options);
+  EXPECT_TRUE(astar.ok() && dijkstra.ok()) << case_index;
+  if (!astar.ok() || !dijkstra.ok()) return {0, 0};
+  EXPECT_NEAR(astar->cost, dijkstra->cost, 1e-9 * (1 + dijkstra->cost))
+      << "case " << case_index << " " << src.ToString() << " -> "
+      << dst.ToString();
+  return {astar->states_expanded, dijkstra->states_expanded};
+}
+
 // The heuristic is admissible: A* finds the same cost as plain Dijkstra,
-// on thousands of random cases and every flatten policy.
-// Tiny tensors (latency dominates) and large ones with random links and
-// host sizes (bandwidth dominates), where the byte bounds are what count.
+// on thousands of random cases and every flatten policy. Tiny tensors
+// (latency dominates) and large ones with random links and host sizes
+// (bandwidth dominates), where the byte bounds are what count.
 void ExpectAStarMatchesDijkstra(int64_t max_extent, bool random_links,
                                 uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -202,17 +220,11 @@ void ExpectAStarMatchesDijkstra(int64_t max_extent, bool random_links,
       const CostModel model(c.mesh, c.tensor, {kind, devices_per_host});
       SearchOptions options;
       options.flatten_policy = static_cast<FlattenPolicy>(i % 3);
-      absl::StatusOr<SearchResult> astar =
-          OptimalSearch(c.mesh, model, c.src, c.dst, options);
-      options.use_heuristic = false;
-      absl::StatusOr<SearchResult> dijkstra =
-          OptimalSearch(c.mesh, model, c.src, c.dst, options);
-      ASSERT_TRUE(astar.ok() && dijkstra.ok()) << i;
-      ASSERT_NEAR(astar->cost, dijkstra->cost, 1e-9 * (1 + dijkstra->cost))
-          << "case " << i << " " << c.src.ToString() << " -> "
-          << c.dst.ToString();
-      astar_expanded += astar->states_expanded;
-      dijkstra_expanded += dijkstra->states_expanded;
+      const auto [astar, dijkstra] =
+          CompareWithDijkstra(c.mesh, model, c.src, c.dst, options, i);
+      if (::testing::Test::HasFailure()) return;
+      astar_expanded += astar;
+      dijkstra_expanded += dijkstra;
     }
   }
   EXPECT_LE(astar_expanded, dijkstra_expanded);
@@ -252,15 +264,10 @@ TEST(OptimalTest, AStarMatchesDijkstraOnFiveDimMeshes) {
     SearchOptions options;
     options.flatten_policy = static_cast<FlattenPolicy>(i % 3);
     options.budget = 10000000;
-    absl::StatusOr<SearchResult> astar =
-        OptimalSearch(mesh, model, src, dst, options);
-    options.use_heuristic = false;
-    absl::StatusOr<SearchResult> dijkstra =
-        OptimalSearch(mesh, model, src, dst, options);
-    ASSERT_TRUE(astar.ok() && dijkstra.ok()) << i;
-    ASSERT_NEAR(astar->cost, dijkstra->cost, 1e-9 * (1 + dijkstra->cost))
-        << "case " << i << " " << src.ToString() << " -> " << dst.ToString();
-    EXPECT_LE(astar->states_expanded, dijkstra->states_expanded) << i;
+    const auto [astar, dijkstra] =
+        CompareWithDijkstra(mesh, model, src, dst, options, i);
+    ASSERT_FALSE(::testing::Test::HasFailure());
+    EXPECT_LE(astar, dijkstra) << i;
   }
 }
 
