@@ -55,7 +55,7 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   }
 }
 
-CostModel::BoundTerms CostModel::LowerBoundTerms(
+CostModel::CollectiveBound CostModel::LowerBound(
     absl::Span<const int> group) const {
   const bool torch = options_.kind == CostModelKind::kTorch;
   double lat = 0;
@@ -69,20 +69,12 @@ CostModel::BoundTerms CostModel::LowerBoundTerms(
     n *= static_cast<double>(mesh_.size(m));
   }
   if (n <= 1) return {};
-  return {(n - 1) * lat, (n - 1) / n / bw * 1e6};
+  return {kBaseLatencyUs, (n - 1) * lat, (n - 1) / n / bw * 1e6};
 }
 
 double CostModel::LocalCopyUsPerByte() const {
   if (options_.kind == CostModelKind::kTorch) return 0.0;
   return 1e6 / (kLocalBandwidthGBps * 1e9);
-}
-
-double CostModel::CollectiveLowerBound(absl::Span<const int> group,
-                                       double min_bytes, int rounds) const {
-  if (mesh_.GroupSize(group) <= 1) return 0.0;
-  const BoundTerms t = LowerBoundTerms(group);
-  return (kBaseLatencyUs + rounds * (t.hop_us + min_bytes * t.us_per_byte)) *
-         (1 - 1e-9);
 }
 
 double CostModel::TorchTime(const DistState& from, const Transition& t) const {

@@ -72,21 +72,20 @@ class CostModel {
       absl::Span<const int64_t> extents) const;
 
   // A lower bound on the time of any collective on a group holding every
-  // dim of `group` (all of size > 1), given that its ring term covers at
-  // least `min_bytes` per rank: latency of the group plus the ring term at
-  // the group's slowest link, `rounds` times (2 for all_reduce). Admissible
-  // for A* (scaled down a hair so rounding never makes it exceed a real
-  // cost).
-  double CollectiveLowerBound(absl::Span<const int> group, double min_bytes,
-                              int rounds = 1) const;
-  // The terms of that bound: it is
-  //   (kBaseLatencyUs + rounds * (hop_us + bytes * us_per_byte)) * (1 - 1e-9)
-  // (zero for groups of size 1).
-  struct BoundTerms {
+  // dim of a group: the group's latency plus the ring term at its slowest
+  // link, `rounds` times (2 for all_reduce), for a ring term covering at
+  // least `bytes` per rank. Scaled down a hair so that rounding never makes
+  // it exceed a real cost (A* needs admissible bounds). Zero for groups of
+  // size 1.
+  struct CollectiveBound {
+    double base_us = 0;
     double hop_us = 0;
     double us_per_byte = 0;
+    double Time(double bytes, int rounds) const {
+      return (base_us + rounds * (hop_us + bytes * us_per_byte)) * (1 - 1e-9);
+    }
   };
-  BoundTerms LowerBoundTerms(absl::Span<const int> group) const;
+  CollectiveBound LowerBound(absl::Span<const int> group) const;
   // What a local step that writes a byte costs (0 under the torch model).
   double LocalCopyUsPerByte() const;
 

@@ -41,9 +41,8 @@ RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
     for (int m = 0; m < ndim_; ++m) {
       if (mask & (1 << m)) g.push_back(m);
     }
-    const CostModel::BoundTerms terms = model.LowerBoundTerms(g);
-    groups_.push_back({mask, static_cast<double>(mesh.GroupSize(g)),
-                       terms.hop_us, terms.us_per_byte});
+    groups_.push_back(
+        {mask, static_cast<double>(mesh.GroupSize(g)), model.LowerBound(g)});
   }
   const int full = 1 << ndim_;
   size_product_.assign(full, 1.0);
@@ -205,11 +204,12 @@ double RemainingBound::Schedule(uint32_t demand) {
       // all_to_all / all_gather: the group is S, every P dim outside.
       const double outside = unit_bytes_ * size_product_[pending | done];
       if (const int served = g.mask & one) {
-        best = std::min(best, Bound(g, outside, 1) + Cost(meet(served, kNone)));
+        best = std::min(best,
+                        g.bound.Time(outside, 1) + Cost(meet(served, kNone)));
       }
       if (const int served = g.mask & (one | final)) {
-        best = std::min(
-            best, Bound(g, g.size * outside, 1) + Cost(meet(served, kNone)));
+        best = std::min(best, g.bound.Time(g.size * outside, 1) +
+                                  Cost(meet(served, kNone)));
       }
     }
     // reduce_scatter / all_reduce: the group is P (dims without a
@@ -217,10 +217,11 @@ double RemainingBound::Schedule(uint32_t demand) {
     const double bytes =
         unit_bytes_ * g.size * size_product_[(pending | done) & ~g.mask];
     if (const int served = g.mask & (one | pending)) {
-      best = std::min(best, Bound(g, bytes, 1) + Cost(meet(served, kFinal)));
+      best =
+          std::min(best, g.bound.Time(bytes, 1) + Cost(meet(served, kFinal)));
     }
     if (const int served = g.mask & (one | final | pending)) {
-      const double all_reduce = Bound(g, bytes, 2);
+      const double all_reduce = g.bound.Time(bytes, 2);
       best = std::min(best, all_reduce + Cost(meet(served, kDone)));
       if (served & two) {  // not its last collective after all
         best = std::min(best, all_reduce + Cost(meet(served, kFinal)));

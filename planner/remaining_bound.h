@@ -84,15 +84,10 @@ class RemainingBound {
   struct GroupBound {
     int mask;  // mesh dims of size > 1
     double size;
-    double hop_us;
-    double us_per_byte;
+    CostModel::CollectiveBound bound;
   };
 
   static uint32_t DemandOf(const DistState& s, const DistState& dst, int m);
-  double Bound(const GroupBound& g, double bytes, int rounds) const {
-    return (kBaseLatencyUs + rounds * (g.hop_us + bytes * g.us_per_byte)) *
-           (1 - 1e-9);
-  }
   static uint32_t Field(uint32_t demand, int m) {
     return (demand >> (3 * m)) & 7;
   }
