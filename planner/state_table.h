@@ -36,16 +36,6 @@ class StateTable {
 
   size_t size() const { return values_.size(); }
 
-  // The record of `code`, or nullptr. Valid until the next insertion.
-  Value* Find(const DistState::Code& code) {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = Home(code);; i = (i + 1) & (slots_.size() - 1)) {
-      const Slot& s = slots_[i];
-      if (s.epoch != epoch_) return nullptr;
-      if (s.key == code) return &values_[s.index];
-    }
-  }
-
   // Records are numbered in insertion order from 0; `at` reads one back.
   // References are valid until the next insertion.
   Value& at(uint32_t index) { return values_[index]; }
