@@ -25,8 +25,8 @@ absl::StatusOr<std::vector<Step>> ViaReplicateSteps(const Mesh& mesh,
     next.SetReplicate(m);
     if (absl::Status s = step_to(next, m); !s.ok()) return s;
   }
-  for (int a = 0; a < kMaxTensorRank; ++a) {
-    const std::vector<int> order = state.ShardOrder(a);
+  for (const ShardOrderEntry& entry : state.ShardOrderEntries()) {
+    const std::vector<int>& order = entry.mesh_dims;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       DistState next = state;
       next.SetReplicate(*it);
