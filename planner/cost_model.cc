@@ -1,9 +1,10 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
-#include <limits>
 
+#include "planner/collective_factors.h"
 #include "planner/local_layout.h"
+#include "planner/step_layout.h"
 
 namespace reshard {
 namespace {
@@ -18,6 +19,22 @@ double TorchCollective(double bytes_gb, int64_t n, int64_t hops, double lat,
   const double seconds =
       (bytes_gb * static_cast<double>(hops) / static_cast<double>(n)) / bw;
   return latency + seconds * 1e6;
+}
+
+// A group's link: its slowest hop latency and bandwidth over its dims.
+struct GroupLink {
+  double lat = 0;
+  double bw = 0;
+};
+GroupLink SlowestLink(const std::vector<double>& lat,
+                      const std::vector<double>& bw,
+                      absl::Span<const int> group) {
+  GroupLink link{0, bw[group[0]]};
+  for (int m : group) {
+    link.lat = std::max(link.lat, lat[m]);
+    link.bw = std::min(link.bw, bw[m]);
+  }
+  return link;
 }
 
 }  // namespace
@@ -57,19 +74,15 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
 
 CostModel::CollectiveBound CostModel::LowerBound(
     absl::Span<const int> group) const {
-  const bool torch = options_.kind == CostModelKind::kTorch;
-  double lat = 0;
-  double bw = std::numeric_limits<double>::infinity();
-  double n = 1;
-  for (int m : group) {
-    lat = std::max(lat, torch ? torch_lat_[m] : ab_lat_[m]);
-    bw = std::min(
-        bw, torch ? torch_bw_[m] * kBytesPerGiB * kBytesPerGiB * kBytesPerGiB
-                  : ab_bw_[m] * 1e9);
-    n *= static_cast<double>(mesh_.size(m));
-  }
+  const double n = static_cast<double>(mesh_.GroupSize(group));
   if (n <= 1) return {};
-  return {kBaseLatencyUs, (n - 1) * lat, (n - 1) / n / bw * 1e6};
+  const bool torch = options_.kind == CostModelKind::kTorch;
+  const GroupLink link = torch ? SlowestLink(torch_lat_, torch_bw_, group)
+                               : SlowestLink(ab_lat_, ab_bw_, group);
+  const double bytes_per_gb =
+      torch ? kBytesPerGiB * kBytesPerGiB * kBytesPerGiB : 1e9;
+  return {kBaseLatencyUs, (n - 1) * link.lat,
+          (n - 1) / n / (link.bw * bytes_per_gb) * 1e6};
 }
 
 double CostModel::LocalCopyUsPerByte() const {
@@ -79,87 +92,43 @@ double CostModel::LocalCopyUsPerByte() const {
 
 double CostModel::TorchTime(const DistState& from, const Transition& t) const {
   const int64_t n = mesh_.GroupSize(t.group);
-  double lat = 0;
-  double bw = torch_bw_[t.group[0]];
-  for (int m : t.group) {
-    lat = std::max(lat, torch_lat_[m]);
-    bw = std::min(bw, torch_bw_[m]);
-  }
+  const GroupLink link = SlowestLink(torch_lat_, torch_bw_, t.group);
   double bytes_gb = static_cast<double>(tensor_.itemsize() * tensor_.numel()) /
                     static_cast<double>(from.NumShards(mesh_)) / kBytesPerGiB /
                     kBytesPerGiB / kBytesPerGiB;
-  switch (t.op) {
-    case StepOp::kAllGather:
-      bytes_gb *= static_cast<double>(n);
-      return TorchCollective(bytes_gb, n, n - 1, lat, bw);
-    case StepOp::kAllToAll:
-      return TorchCollective(bytes_gb, n, n - 1, lat, bw) + 1.0;
-    case StepOp::kAllReduce:
-      return TorchCollective(bytes_gb, n, 2 * (n - 1), lat, bw);
-    case StepOp::kReduceScatter:
-      return TorchCollective(bytes_gb, n, n - 1, lat, bw);
-    case StepOp::kChunk:
-    case StepOp::kPartition:
-    case StepOp::kShardToPartial:
-      return 0.0;
-  }
-  return 0.0;
+  if (!IsCollective(t.op)) return 0.0;
+  if (t.op == StepOp::kAllGather) bytes_gb *= static_cast<double>(n);
+  const double time =
+      TorchCollective(bytes_gb, n, RingHops(t.op, n), link.lat, link.bw);
+  return t.op == StepOp::kAllToAll ? time + 1.0 : time;
 }
 
 std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
     const DistState& from, const Transition& t,
     absl::Span<const int64_t> ext) const {
-  const int64_t n = mesh_.GroupSize(t.group);
-  // Nested padded block of `extent` split over the group's dims.
-  auto block_over_group = [&](int64_t extent) {
-    for (int m : t.group) extent = (extent + mesh_.size(m) - 1) / mesh_.size(m);
-    return extent;
-  };
-  // Extents are >= 1, so the products below divide exactly.
   int64_t local = tensor_.itemsize();
   for (int64_t e : ext) local *= e;
-  auto product_except = [&](std::initializer_list<int> skip) {
-    int64_t p = local;
-    for (int d : skip) p /= ext[d];
-    return p;
-  };
+  if (IsCollective(t.op)) {
+    const int64_t block = tensor_.itemsize() * PaddedBlockNumel(mesh_, t, ext);
+    const WireBlocks blocks =
+        CollectiveWireBlocks(t.op, mesh_.GroupSize(t.group));
+    return {blocks.in * block, blocks.out * block};
+  }
   switch (t.op) {
-    case StepOp::kAllGather: {
-      const int a = *t.src_tensor_dim;
-      const int64_t in = ext[a] * product_except({a});
-      return {in, n * in};
-    }
-    case StepOp::kReduceScatter: {
-      const int b = *t.dst_tensor_dim;
-      const int64_t out = block_over_group(ext[b]) * product_except({b});
-      return {n * out, out};
-    }
-    case StepOp::kAllReduce:
-      return {local, local};
-    case StepOp::kAllToAll: {
-      const int a = *t.src_tensor_dim;
-      const int b = *t.dst_tensor_dim;
-      const int64_t rest = product_except({a, b});
-      const int64_t block_b = block_over_group(ext[b]);
-      return {ext[a] * n * block_b * rest, n * ext[a] * block_b * rest};
-    }
-    case StepOp::kChunk: {
-      const int b = *t.dst_tensor_dim;
-      return {local, block_over_group(ext[b]) * product_except({b})};
-    }
-    case StepOp::kPartition:
-      return {local, local};
+    case StepOp::kChunk:
+      return {local, tensor_.itemsize() * PaddedBlockNumel(mesh_, t, ext)};
     case StepOp::kShardToPartial: {
-      // The output holds the whole extent the group split.
+      // The output holds the whole extent the group split (extents >= 1).
       const int a = *t.src_tensor_dim;
       DistState popped = from;
       for (int m : t.group) popped.SetReplicate(m);
       const int64_t whole =
           MaxExtent(mesh_, popped, tensor_.shape()[a], a, popped.ShardDepth(a));
-      return {local, whole * product_except({a})};
+      return {local, local / ext[a] * whole};
     }
+    default:  // kPartition
+      return {local, local};
   }
-  return {local, local};
 }
 
 int64_t CostModel::LocalBytes(const DistState& state) const {
@@ -177,21 +146,11 @@ double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
     if (t.op == StepOp::kPartition && t.target_op != ReduceOp::kSum) return 0.0;
     return static_cast<double>(bytes) / (kLocalBandwidthGBps * 1e9) * 1e6;
   }
-  double lat = 0;
-  double bw = ab_bw_[t.group[0]];
-  for (int m : t.group) {
-    lat = std::max(lat, ab_lat_[m]);
-    bw = std::min(bw, ab_bw_[m]);
-  }
-  const double nd = static_cast<double>(n);
-  double hops = nd - 1;
-  double factor = (nd - 1) / nd;
-  if (t.op == StepOp::kAllReduce) {
-    hops = 2 * (nd - 1);
-    factor = 2 * (nd - 1) / nd;
-  }
-  return kBaseLatencyUs + hops * lat +
-         factor * static_cast<double>(bytes) / (bw * 1e9) * 1e6;
+  const GroupLink link = SlowestLink(ab_lat_, ab_bw_, t.group);
+  const double hops = static_cast<double>(RingHops(t.op, n));
+  const double factor = BusBandwidthFactor(t.op, n);
+  return kBaseLatencyUs + hops * link.lat +
+         factor * static_cast<double>(bytes) / (link.bw * 1e9) * 1e6;
 }
 
 StepCost CostModel::Price(const DistState& from, const Transition& t) const {

@@ -1,9 +1,12 @@
 // CheckPlan: structural checks plus a data run of the reference simulator.
+#include "planner/plan_check.h"
+
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/local_layout.h"
+#include "planner/plan_structure.h"
 #include "planner/simulator.h"
 
 namespace reshard {
@@ -167,40 +170,11 @@ class DataCheck {
   std::vector<int64_t> global_;
 };
 
-absl::Status CheckStructure(const Mesh& mesh, const Plan& plan) {
-  DistState state = plan.src;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& step = plan.steps[i];
-    if (step.from != state) {
-      return Mismatch(absl::StrCat("step ", i, " starts from ",
-                                   step.from.ToString(), " but the plan is at ",
-                                   state.ToString()));
-    }
-    absl::StatusOr<Step> expected =
-        MakeStep(mesh, step.from, step.to, step.group);
-    if (!expected.ok()) {
-      return Mismatch(
-          absl::StrCat("step ", i, ": ", expected.status().message()));
-    }
-    if (!expected->SameAction(step)) {
-      return Mismatch(absl::StrCat("step ", i, " (", StepOpName(step.op),
-                                   ") disagrees with its inferred form (",
-                                   StepOpName(expected->op), ")"));
-    }
-    state = step.to;
-  }
-  if (state.Canonical(mesh) != plan.dst.Canonical(mesh)) {
-    return Mismatch(absl::StrCat("the plan ends at ", state.ToString(),
-                                 ", not equivalent to ", plan.dst.ToString()));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status CheckPlan(const Mesh& mesh, const Plan& plan, uint64_t seed) {
-  absl::Status s = CheckStructure(mesh, plan);
-  if (!s.ok()) return s;
+  absl::Status s = CheckPlanStructure(mesh, plan);
+  if (!s.ok()) return Mismatch(s.message());
   s = DataCheck<int64_t>(mesh, plan, seed).Run();
   if (!s.ok()) return s;
   return DataCheck<double>(mesh, plan, seed + 1).Run();

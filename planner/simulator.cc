@@ -111,7 +111,9 @@ LocalTensor<T> Reduce(const std::vector<const LocalTensor<T>*>& inputs,
 }
 
 // The (offset, extent) of member `index`'s part when `extent` is split over
-// the group's dims, outermost first (nested torch.chunk).
+// the group's dims, outermost first (nested torch.chunk). A private copy of
+// what the core's StepLayout computes, on purpose: a judge that shared the
+// code it judges would agree with its bugs.
 std::pair<int64_t, int64_t> GroupChunk(const Mesh& mesh, const Group& group,
                                        int64_t extent, int64_t index) {
   std::vector<int64_t> coords(group.size());

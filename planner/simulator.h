@@ -6,6 +6,10 @@
 // (global shape, state, coordinates) — and checks every rank's result
 // exactly against the destination state. It never consults the global tensor
 // while running steps, so a plan that moves the wrong data fails.
+//
+// Part of the reference library (`reshard_reference`), linked by tests and
+// tools only: it judges the executor, so it keeps its own data movement
+// (its own group chunking and padding) instead of the core's StepLayout.
 #ifndef RESHARD_PLANNER_SIMULATOR_H_
 #define RESHARD_PLANNER_SIMULATOR_H_
 
@@ -33,15 +37,6 @@ struct LocalTensor {
 template <typename T>
 absl::Status RunStep(const Mesh& mesh, absl::Span<const int64_t> global_shape,
                      const Step& step, std::vector<LocalTensor<T>>& buffers);
-
-// Checks that the plan is well formed (consecutive states chain, each step is
-// what MakeStep infers for its (from, to, group), the final state is
-// equivalent to `dst`) and that running it on random source data consistent
-// with `src` (int64 and double, partial contributions included) leaves every
-// rank with exactly the data `dst` prescribes; for Partial destinations the
-// reduction over each partial group must equal the global value.
-// INTERNAL with a description of the first mismatch otherwise.
-absl::Status CheckPlan(const Mesh& mesh, const Plan& plan, uint64_t seed = 1);
 
 }  // namespace reshard
 

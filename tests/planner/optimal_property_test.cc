@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "planner/plan_check.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "tests/planner/random_cases.h"
 
 namespace reshard {

@@ -6,9 +6,9 @@
 
 #include "gtest/gtest.h"
 #include "planner/plan_cache.h"
+#include "planner/plan_check.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -8,10 +8,10 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "planner/cost_model.h"
+#include "planner/plan_check.h"
 #include "planner/plan_costs.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "tests/planner/random_cases.h"
 
 namespace reshard {

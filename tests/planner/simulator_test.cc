@@ -6,6 +6,7 @@
 #include "planner/simulator.h"
 
 #include "gtest/gtest.h"
+#include "planner/plan_check.h"
 #include "planner/planner.h"
 #include "planner/state_text.h"
 #include "tests/planner/test_util.h"

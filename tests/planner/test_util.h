@@ -9,8 +9,8 @@
 #include "gtest/gtest.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
+#include "planner/plan_check.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 
 namespace reshard::testing {
 

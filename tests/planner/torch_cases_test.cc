@@ -8,8 +8,8 @@
 
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
+#include "planner/plan_check.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "tests/json_lite.h"
 
 namespace reshard {

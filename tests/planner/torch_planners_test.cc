@@ -2,9 +2,9 @@
 // plans step for step (DESIGN §3.1 and the PyTorch reference notes), refuse
 // what PyTorch cannot plan, and warn as specified.
 #include "gtest/gtest.h"
+#include "planner/plan_check.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
-#include "planner/simulator.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

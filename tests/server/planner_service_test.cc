@@ -13,7 +13,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/plan_format.h"
-#include "planner/simulator.h"
+#include "planner/plan_check.h"
 #include "proto/convert.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"

@@ -1,0 +1,125 @@
+// The cost formulas of DESIGN §3.1 and §3.3 against values computed by hand
+// (padded buffers on uneven shapes, ring factors, links, local copies).
+#include "planner/cost_model.h"
+
+#include "gtest/gtest.h"
+#include "planner/collective_factors.h"
+#include "planner/state_text.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard {
+namespace {
+
+using testing::MakeMesh;
+
+DistState State(const Mesh& mesh, int rank, const char* text) {
+  return *ParseDistState(text, mesh.ndim(), rank, "state");
+}
+
+StepCost PriceOf(const Mesh& mesh, std::vector<int64_t> shape, DType dtype,
+                 const char* from, const char* to, Group group,
+                 CostModelKind kind = CostModelKind::kAlphaBeta) {
+  const TensorSpec tensor = *TensorSpec::Create(shape, dtype);
+  const DistState a = State(mesh, tensor.rank(), from);
+  const DistState b = State(mesh, tensor.rank(), to);
+  const Step step = *MakeStep(mesh, a, b, group);
+  return CostModel(mesh, tensor, {kind, 8}).Price(a, step.transition());
+}
+
+TEST(CollectiveFactorsTest, RingHopsAndBusBandwidth) {
+  EXPECT_EQ(RingHops(StepOp::kAllGather, 4), 3);
+  EXPECT_EQ(RingHops(StepOp::kAllReduce, 4), 6);
+  EXPECT_EQ(RingHops(StepOp::kChunk, 4), 0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(StepOp::kReduceScatter, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(StepOp::kAllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(StepOp::kAllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(StepOp::kAllGather, 1), 0.0);
+}
+
+TEST(CostModelTest, MergedAllReduceOfTheReadmeExample) {
+  // DESIGN §4: 16x16 f32 all_reduce over (A,C), n = 4: 6.6 + 6*0.6 +
+  // 1.5 * 1024 B / 87.7 GB/s.
+  const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
+  const StepCost c = PriceOf(mesh, {16, 16}, DType::kFloat32, "P(sum),R,P(sum)",
+                             "R,R,R", {0, 2});
+  EXPECT_EQ(c.bytes, 1024);
+  EXPECT_EQ(c.peak_bytes, 2048);
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 0.6 + 1.5 * 1024 / 87.7e9 * 1e6);
+}
+
+TEST(CostModelTest, UnevenReduceScatterPadsToTheLargestBlock) {
+  // 13x3 f32 over 4 ranks: blocks of ceil(13/4) = 4 rows, 48 bytes; the
+  // input is 4 blocks.
+  const Mesh mesh = MakeMesh({4});
+  const StepCost c =
+      PriceOf(mesh, {13, 3}, DType::kFloat32, "P(sum)", "S(0)", {0});
+  EXPECT_EQ(c.bytes, 192);
+  EXPECT_EQ(c.peak_bytes, 192 + 48);
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 3 * 0.6 + 0.75 * 192 / 87.7e9 * 1e6);
+}
+
+TEST(CostModelTest, UnevenAllGatherChargesTheGatheredOutput) {
+  // 5 rows of f64 over 4: 2,2,1,0 rows, padded to 2: output 4 blocks of 16 B.
+  const Mesh mesh = MakeMesh({4});
+  const StepCost c = PriceOf(mesh, {5}, DType::kFloat64, "S(0)", "R", {0});
+  EXPECT_EQ(c.bytes, 64);
+  EXPECT_EQ(c.peak_bytes, 16 + 64);
+}
+
+TEST(CostModelTest, AllToAllPadsBothDims) {
+  // 5x7 i32 on 2 ranks, S(0) -> S(1): rows 3,2 (pad 3), cols 4,3 (pad 4):
+  // 2 blocks of 3x4 each way.
+  const Mesh mesh = MakeMesh({2});
+  const StepCost c = PriceOf(mesh, {5, 7}, DType::kInt32, "S(0)", "S(1)", {0});
+  EXPECT_EQ(c.bytes, 2 * 12 * 4);
+  EXPECT_EQ(c.peak_bytes, 2 * 2 * 12 * 4);
+}
+
+TEST(CostModelTest, LinksTakeTheSlowestDimOfAGroup) {
+  MeshSpec spec;
+  spec.shape = {2, 2};
+  spec.dim_names = {"A", "B"};
+  spec.flattened = {{"A", "B"}};
+  spec.links = {LinkParams{10.0, 5.0}, LinkParams{100.0, 1.0}};
+  const Mesh mesh = *Mesh::Create(spec);
+  const StepCost c =
+      PriceOf(mesh, {8}, DType::kFloat32, "P(sum),P(sum)", "R,R", {0, 1});
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 5.0 + 1.5 * 32 / 10e9 * 1e6);
+}
+
+TEST(CostModelTest, LocalStepsCostACopyAtLocalBandwidth) {
+  const Mesh mesh = MakeMesh({4});
+  const StepCost chunk =
+      PriceOf(mesh, {13, 3}, DType::kFloat32, "R", "S(0)", {0});
+  EXPECT_EQ(chunk.bytes, 48);
+  EXPECT_DOUBLE_EQ(chunk.time_us, 48 / 2000e9 * 1e6);
+  const StepCost to_max =
+      PriceOf(mesh, {13, 3}, DType::kFloat32, "R", "P(max)", {0});
+  EXPECT_EQ(to_max.time_us, 0.0);
+  const StepCost to_sum =
+      PriceOf(mesh, {13, 3}, DType::kFloat32, "S(0)", "P(sum)", {0});
+  EXPECT_EQ(to_sum.bytes, 13 * 3 * 4);  // zeros of the whole extent
+}
+
+TEST(CostModelTest, TorchModelIsPyTorchsFormula) {
+  // S(0) -> R on 4 ranks of a 16x16 f32: ag(B*n), B = 1 KiB / 4 in GiB.
+  const Mesh mesh = MakeMesh({4});
+  const StepCost c = PriceOf(mesh, {16, 16}, DType::kFloat32, "S(0)", "R", {0},
+                             CostModelKind::kTorch);
+  const double gib = 1024.0 / 1024 / 1024 / 1024;
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 3 * 0.6 + gib * 3 / 4 / 87.7 * 1e6);
+  const StepCost ar = PriceOf(mesh, {16, 16}, DType::kFloat32, "P(sum)", "R",
+                              {0}, CostModelKind::kTorch);
+  EXPECT_DOUBLE_EQ(ar.time_us, 6.6 + 6 * 0.6 + gib * 6 / 4 / 87.7 * 1e6);
+}
+
+TEST(CostModelTest, SizeOneGroupsAreFreeUnderAlphaBeta) {
+  const Mesh mesh = MakeMesh({1, 4});
+  const StepCost c =
+      PriceOf(mesh, {8}, DType::kFloat32, "P(sum),R", "R,R", {0});
+  EXPECT_EQ(c.bytes, 0);
+  EXPECT_EQ(c.time_us, 0.0);
+}
+
+}  // namespace
+}  // namespace reshard
