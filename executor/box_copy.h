@@ -1,0 +1,32 @@
+// Moves a box (planner/local_layout.h) of a row-major tensor to and from a
+// contiguous run, the packed form blocks travel in (planner/step_layout.h).
+// Rows of the box that are contiguous in the tensor move with one memcpy.
+#ifndef RESHARD_EXECUTOR_BOX_COPY_H_
+#define RESHARD_EXECUTOR_BOX_COPY_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "absl/types/span.h"
+#include "planner/local_layout.h"
+
+namespace reshard::executor {
+
+// Copies `box` of `tensor` (shape `shape`, `itemsize` bytes per element) to
+// `packed`, row-major.
+void PackBox(const void* tensor, absl::Span<const int64_t> shape,
+             const Box& box, int64_t itemsize, void* packed);
+
+// Copies `packed` (row-major, box-shaped) into `box` of `tensor`.
+void UnpackBox(const void* packed, void* tensor,
+               absl::Span<const int64_t> shape, const Box& box,
+               int64_t itemsize);
+
+// The element offset of `box` in `tensor` when its elements form one
+// contiguous run there (so it can be sent or received in place).
+std::optional<int64_t> ContiguousOffset(absl::Span<const int64_t> shape,
+                                        const Box& box);
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_BOX_COPY_H_

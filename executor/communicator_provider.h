@@ -1,0 +1,31 @@
+// Where a plan runner gets its communicators: one per group of global ranks
+// (in the group's order), created on first request and reused after, so a
+// process that runs many plans connects each group once.
+#ifndef RESHARD_EXECUTOR_COMMUNICATOR_PROVIDER_H_
+#define RESHARD_EXECUTOR_COMMUNICATOR_PROVIDER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "executor/communicator.h"
+
+namespace reshard::executor {
+
+class CommunicatorProvider {
+ public:
+  virtual ~CommunicatorProvider() = default;
+
+  // The communicator of the group `ranks` (global ranks in group order; this
+  // process's rank is one of them). Creation is collective: every member
+  // asks for the group, in the same order relative to its other groups.
+  // `name` labels errors. The provider owns the communicator. Errors (a
+  // member that never joins within the timeout, ...) name the group.
+  virtual absl::StatusOr<Communicator*> Get(const std::vector<int64_t>& ranks,
+                                            absl::string_view name) = 0;
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_COMMUNICATOR_PROVIDER_H_

@@ -1,0 +1,278 @@
+#include "executor/gloo/gloo_communicator.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "executor/element_ops.h"
+#include "gloo/allgather.h"
+#include "gloo/allreduce.h"
+#include "gloo/alltoall.h"
+#include "gloo/rendezvous/context.h"
+#include "gloo/rendezvous/prefix_store.h"
+#include "gloo/rendezvous/store.h"
+#include "gloo/transport/tcp/device.h"
+
+namespace reshard::executor {
+namespace {
+
+// Every wait of Gloo's rendezvous honours the run's timeout (Gloo's
+// connectFullMesh would otherwise wait up to the store's 30 s default).
+class TimeoutStore : public gloo::rendezvous::Store {
+ public:
+  TimeoutStore(std::shared_ptr<gloo::rendezvous::Store> inner,
+               std::chrono::milliseconds timeout)
+      : inner_(std::move(inner)), timeout_(timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    inner_->set(key, data);
+  }
+  std::vector<char> get(const std::string& key) override {
+    inner_->wait({key}, timeout_);
+    return inner_->get(key);
+  }
+  void wait(const std::vector<std::string>& keys) override {
+    inner_->wait(keys, timeout_);
+  }
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    inner_->wait(keys, std::min(timeout, timeout_));
+  }
+
+ private:
+  std::shared_ptr<gloo::rendezvous::Store> inner_;
+  std::chrono::milliseconds timeout_;
+};
+
+// A Gloo error as a status: timeouts are DEADLINE_EXCEEDED, everything else
+// (closed connections, resets) UNAVAILABLE. Gloo's message names the peer's
+// address where it knows it.
+absl::Status FromGloo(absl::string_view what, const std::exception& e) {
+  const std::string message = absl::StrCat(what, ": ", e.what());
+  if (absl::StrContains(e.what(), "Timed out") ||
+      absl::StrContains(e.what(), "timed out")) {
+    return absl::DeadlineExceededError(message);
+  }
+  return absl::UnavailableError(message);
+}
+
+class GlooCommunicator : public Communicator {
+ public:
+  GlooCommunicator(std::shared_ptr<gloo::Context> context, std::string name,
+                   std::vector<int64_t> ranks, GlooOptions options)
+      : context_(std::move(context)),
+        name_(std::move(name)),
+        ranks_(std::move(ranks)),
+        options_(options) {}
+
+  int index() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+  const std::string& name() const override { return name_; }
+
+  absl::Status AllGather(const void* in, void* out, int64_t block_numel,
+                         DType dtype) override {
+    return Guard("all_gather", block_numel, [&] {
+      const int64_t bytes = block_numel * ItemSize(dtype);
+      char* base = static_cast<char*>(out);
+      gloo::AllgatherOptions o(context_);
+      // Without an input Gloo gathers in place, this member's block already
+      // sitting at its offset.
+      if (in != base + index() * bytes) {
+        std::memcpy(base + index() * bytes, in, bytes);
+      }
+      o.setOutput(base, static_cast<size_t>(bytes * size()));
+      o.setTimeout(options_.timeout);
+      gloo::allgather(o);
+    });
+  }
+
+  absl::Status AllReduce(void* data, int64_t block_numel, DType dtype,
+                         Reduction reduction) override {
+    return Guard("all_reduce", block_numel, [&] {
+      ReduceInPlace(data, block_numel, dtype, reduction.op);
+      DivideElements(dtype, data, block_numel, Divisor(reduction));
+    });
+  }
+
+  absl::Status ReduceScatter(void* in, void* out, int64_t block_numel,
+                             DType dtype, Reduction reduction) override {
+    return Guard("reduce_scatter", block_numel, [&] {
+      const int64_t bytes = block_numel * ItemSize(dtype);
+      if (options_.reduce_scatter == GlooReduceScatter::kRing) {
+        RingReduceScatter(static_cast<char*>(in), block_numel, dtype,
+                          reduction.op);
+      } else {
+        ReduceInPlace(in, block_numel * size(), dtype, reduction.op);
+      }
+      std::memcpy(out, static_cast<char*>(in) + index() * bytes, bytes);
+      DivideElements(dtype, out, block_numel, Divisor(reduction));
+    });
+  }
+
+  absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
+                        DType dtype) override {
+    return Guard("all_to_all", block_numel, [&] {
+      const size_t bytes = block_numel * ItemSize(dtype) * size();
+      gloo::AlltoallOptions o(context_);
+      o.setInput(const_cast<char*>(static_cast<const char*>(in)), bytes);
+      o.setOutput(static_cast<char*>(out), bytes);
+      o.setTimeout(options_.timeout);
+      gloo::alltoall(o);
+    });
+  }
+
+ private:
+  // Runs a Gloo call, its exceptions turned into a status. Empty blocks
+  // move nothing (and Gloo divides by their size).
+  template <typename F>
+  absl::Status Guard(absl::string_view op, int64_t block_numel, F body) {
+    if (block_numel == 0) return absl::OkStatus();
+    try {
+      body();
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return FromGloo(absl::StrCat(op, " on group ", name_, " (ranks [",
+                                   absl::StrJoin(ranks_, ","), "])"),
+                      e);
+    }
+  }
+
+  int64_t Divisor(Reduction r) const {
+    return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
+  }
+
+  void ReduceInPlace(void* data, int64_t numel, DType dtype, ReduceOp op);
+  void RingReduceScatter(char* data, int64_t block_numel, DType dtype,
+                         ReduceOp op);
+
+  std::shared_ptr<gloo::Context> context_;
+  std::string name_;
+  std::vector<int64_t> ranks_;
+  GlooOptions options_;
+  std::vector<char> scratch_;  // the ring's receive block
+};
+
+template <typename Word>
+void SetAllreduceOutput(gloo::AllreduceOptions& o, void* data, int64_t numel) {
+  o.setOutput(static_cast<Word*>(data), static_cast<size_t>(numel));
+}
+
+void GlooCommunicator::ReduceInPlace(void* data, int64_t numel, DType dtype,
+                                     ReduceOp op) {
+  gloo::AllreduceOptions o(context_);
+  switch (ItemSize(dtype)) {
+    case 2:
+      SetAllreduceOutput<uint16_t>(o, data, numel);
+      break;
+    case 4:
+      SetAllreduceOutput<uint32_t>(o, data, numel);
+      break;
+    default:
+      SetAllreduceOutput<uint64_t>(o, data, numel);
+      break;
+  }
+  // Gloo's own sum/min/max cannot reduce bfloat16 and would treat the
+  // words as integers: reduce on values with the executor's functions.
+  o.setReduceFunction(
+      [dtype, op](void* c, const void* a, const void* b, size_t n) {
+        ReduceElements(dtype, op, c, a, b, static_cast<int64_t>(n));
+      });
+  o.setTimeout(options_.timeout);
+  gloo::allreduce(o);
+}
+
+// Ring reduce-scatter on `data` (size() blocks): at step s member r sends
+// its partial block (r - s - 1) mod n to r + 1 and folds the block
+// (r - s - 2) mod n received from r - 1 into its own; after n - 1 steps
+// block r is fully reduced. Each block crosses n - 1 links, the bandwidth
+// optimum, where all_reduce-and-slice moves twice the data.
+void GlooCommunicator::RingReduceScatter(char* data, int64_t block_numel,
+                                         DType dtype, ReduceOp op) {
+  const int n = size();
+  const int r = index();
+  const size_t bytes = block_numel * ItemSize(dtype);
+  if (n == 1 || bytes == 0) return;
+  scratch_.resize(bytes);
+  auto whole = context_->createUnboundBuffer(data, bytes * n);
+  auto incoming = context_->createUnboundBuffer(scratch_.data(), bytes);
+  const int right = (r + 1) % n;
+  const int left = (r + n - 1) % n;
+  const uint64_t slot = context_->nextSlot();
+  for (int s = 0; s + 1 < n; ++s) {
+    const int send_block = ((r - s - 1) % n + n) % n;
+    const int recv_block = ((r - s - 2) % n + n) % n;
+    whole->send(right, slot, send_block * bytes, bytes);
+    incoming->recv(left, slot, 0, bytes);
+    if (!incoming->waitRecv(options_.timeout) ||
+        !whole->waitSend(options_.timeout)) {
+      throw std::runtime_error("reduce_scatter ring step aborted");
+    }
+    char* target = data + recv_block * bytes;
+    ReduceElements(dtype, op, target, target, scratch_.data(), block_numel);
+  }
+}
+
+}  // namespace
+
+GlooCommunicatorProvider::GlooCommunicatorProvider(
+    std::shared_ptr<gloo::rendezvous::Store> store, std::string prefix,
+    int64_t rank, GlooOptions options)
+    : store_(std::make_shared<TimeoutStore>(std::move(store), options.timeout)),
+      prefix_(std::move(prefix)),
+      rank_(rank),
+      options_(options) {
+  // A peer that dies mid-send must surface as an error, not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+GlooCommunicatorProvider::~GlooCommunicatorProvider() = default;
+
+absl::Status GlooCommunicatorProvider::EnsureDevice() {
+  if (device_ != nullptr) return absl::OkStatus();
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options_.hostname;
+    device_ = gloo::transport::tcp::CreateDevice(attr);
+    return absl::OkStatus();
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("gloo: cannot open a TCP device on ", options_.hostname,
+                     ": ", e.what()));
+  }
+}
+
+absl::StatusOr<Communicator*> GlooCommunicatorProvider::Get(
+    const std::vector<int64_t>& ranks, absl::string_view name) {
+  auto it = groups_.find(ranks);
+  if (it != groups_.end()) return it->second.get();
+  const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  const std::string label = absl::StrCat("group ", name, " (ranks [",
+                                         absl::StrJoin(ranks, ","), "])");
+  if (me == ranks.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, " does not contain rank ", rank_));
+  }
+  absl::Status s = EnsureDevice();
+  if (!s.ok()) return s;
+  auto context = std::make_shared<gloo::rendezvous::Context>(
+      static_cast<int>(me - ranks.begin()), static_cast<int>(ranks.size()));
+  context->setTimeout(options_.timeout);
+  try {
+    gloo::rendezvous::PrefixStore store(
+        absl::StrCat(prefix_, "/", absl::StrJoin(ranks, "_")), *store_);
+    context->connectFullMesh(store, device_);
+  } catch (const std::exception& e) {
+    return FromGloo(absl::StrCat("connecting ", label), e);
+  }
+  auto comm = std::make_unique<GlooCommunicator>(
+      std::move(context), std::string(name), ranks, options_);
+  Communicator* raw = comm.get();
+  groups_.emplace(ranks, std::move(comm));
+  return raw;
+}
+
+}  // namespace reshard::executor

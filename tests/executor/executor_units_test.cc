@@ -1,0 +1,204 @@
+// Unit tests of the executor's pure parts: 16-bit float conversions and
+// reductions, box packing, the data rule's Partial split, checksums and the
+// rank report's wire form.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "executor/box_copy.h"
+#include "executor/data_rule.h"
+#include "executor/element_ops.h"
+#include "executor/rank_run.h"
+#include "gtest/gtest.h"
+#include "planner/state_text.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard::executor {
+namespace {
+
+TEST(ElementOpsTest, HalfConversionsRoundToNearestEven) {
+  EXPECT_EQ(FloatToBFloat16(1.0f), 0x3f80);
+  EXPECT_EQ(BFloat16ToFloat(0x3f80), 1.0f);
+  // 257 lies halfway between 256 and 258 in bfloat16: ties go to even.
+  EXPECT_EQ(BFloat16ToFloat(FloatToBFloat16(257.0f)), 256.0f);
+  EXPECT_EQ(BFloat16ToFloat(FloatToBFloat16(259.0f)), 260.0f);
+  EXPECT_EQ(FloatToFloat16(1.0f), 0x3c00);
+  EXPECT_EQ(FloatToFloat16(-2.0f), 0xc000);
+  EXPECT_EQ(Float16ToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(FloatToFloat16(65520.0f), 0x7c00);  // rounds to infinity
+  EXPECT_EQ(Float16ToFloat(0x0001), std::ldexp(1.0f, -24));  // subnormal
+  EXPECT_EQ(FloatToFloat16(std::ldexp(1.0f, -25)), 0x0000);  // tie to even
+  EXPECT_EQ(FloatToFloat16(2049.0f), FloatToFloat16(2048.0f));
+  EXPECT_TRUE(std::isnan(Float16ToFloat(FloatToFloat16(NAN))));
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(FloatToBFloat16(NAN))));
+  // Every integer of the data rule's range survives both formats.
+  for (int v = -256; v <= 256; ++v) {
+    EXPECT_EQ(BFloat16ToFloat(FloatToBFloat16(v)), v);
+    EXPECT_EQ(Float16ToFloat(FloatToFloat16(v)), v);
+  }
+}
+
+TEST(ElementOpsTest, ReductionsActOnValuesNotBits) {
+  uint16_t a[3] = {FloatToBFloat16(-3), FloatToBFloat16(5),
+                   FloatToBFloat16(1.5f)};
+  uint16_t b[3] = {FloatToBFloat16(2), FloatToBFloat16(-7),
+                   FloatToBFloat16(2.5f)};
+  uint16_t out[3];
+  ReduceElements(DType::kBFloat16, ReduceOp::kSum, out, a, b, 3);
+  EXPECT_EQ(BFloat16ToFloat(out[0]), -1.0f);
+  EXPECT_EQ(BFloat16ToFloat(out[1]), -2.0f);
+  EXPECT_EQ(BFloat16ToFloat(out[2]), 4.0f);
+  // As unsigned words -3 (0xc200) exceeds 2 (0x4000): max must read values.
+  const uint16_t c = FloatToFloat16(-3), d = FloatToFloat16(2);
+  ReduceElements(DType::kFloat16, ReduceOp::kMax, out, &c, &d, 1);
+  EXPECT_EQ(Float16ToFloat(out[0]), 2.0f);
+  int32_t x[2] = {7, -9}, y[2] = {-3, 4};
+  ReduceElements(DType::kInt32, ReduceOp::kMin, x, x, y, 2);
+  EXPECT_EQ(x[0], -3);
+  EXPECT_EQ(x[1], -9);
+}
+
+TEST(ElementOpsTest, DivisionIsIeeeDivision) {
+  // x / 3 is not x * (1/3) in float: 0.3f * 3 / 3 must round-trip.
+  float f[2] = {3.0f * 0.3f, 7.0f};
+  DivideElements(DType::kFloat32, f, 2, 3);
+  EXPECT_EQ(f[0], 3.0f * 0.3f / 3.0f);
+  EXPECT_EQ(f[1], 7.0f / 3.0f);
+  int64_t i[2] = {12, -12};
+  DivideElements(DType::kInt64, i, 2, 4);
+  EXPECT_EQ(i[0], 3);
+  EXPECT_EQ(i[1], -3);
+  uint16_t h = FloatToFloat16(12);
+  DivideElements(DType::kFloat16, &h, 1, 3);
+  EXPECT_EQ(Float16ToFloat(h), 4.0f);
+}
+
+TEST(BoxCopyTest, PackUnpackMatchesElementByElement) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int rank = 1 + rng() % 4;
+    std::vector<int64_t> shape(rank);
+    Box box{std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = 1 + rng() % 5;
+      box.offset[d] = rng() % (shape[d] + 1);
+      box.extent[d] = rng() % (shape[d] - box.offset[d] + 1);
+    }
+    int64_t numel = 1;
+    for (int64_t e : shape) numel *= e;
+    std::vector<int32_t> tensor(numel);
+    for (int64_t k = 0; k < numel; ++k) tensor[k] = static_cast<int32_t>(k);
+    std::vector<int32_t> packed(box.numel(), -1);
+    PackBox(tensor.data(), shape, box, 4, packed.data());
+    // Brute force: walk the box's elements in row-major order.
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t k = 0; k < box.numel(); ++k) {
+      int64_t linear = 0;
+      for (int d = 0; d < rank; ++d) {
+        linear = linear * shape[d] + box.offset[d] + idx[d];
+      }
+      ASSERT_EQ(packed[k], linear) << "trial " << trial;
+      for (int d = rank - 1; d >= 0 && ++idx[d] == box.extent[d]; --d)
+        idx[d] = 0;
+    }
+    std::vector<int32_t> back(numel, -1);
+    UnpackBox(packed.data(), back.data(), shape, box, 4);
+    for (int64_t k = 0; k < box.numel(); ++k) {
+      EXPECT_NE(std::find(back.begin(), back.end(), packed[k]), back.end());
+    }
+    const std::optional<int64_t> at = ContiguousOffset(shape, box);
+    if (at.has_value() && box.numel() > 0) {
+      EXPECT_EQ(tensor[*at], packed[0]);
+      EXPECT_EQ(tensor[*at + box.numel() - 1], packed.back());
+    }
+  }
+}
+
+int64_t Reduce(const std::vector<int64_t>& values, ReduceOp op,
+               int64_t divisor) {
+  int64_t r = values[0];
+  for (size_t i = 1; i < values.size(); ++i) {
+    r = op == ReduceOp::kMax   ? std::max(r, values[i])
+        : op == ReduceOp::kMin ? std::min(r, values[i])
+                               : r + values[i];
+  }
+  return r / divisor;
+}
+
+TEST(DataRuleTest, PartialContributionsReduceExactlyToTheValue) {
+  // 2x2x4 mesh with P(sum), P(avg), P(avg): 16 ranks, divisor 8.
+  for (const char* src : {"P(sum),P(avg),P(avg)", "P(max),P(max),R",
+                          "P(min),R,P(min)", "P(avg),P(avg),P(avg)"}) {
+    SCOPED_TRACE(src);
+    const Mesh mesh = testing::MakeMesh({2, 2, 4});
+    const TensorSpec tensor = *TensorSpec::Create({5, 13}, DType::kBFloat16);
+    const DistState state = *ParseDistState(src, 3, 2, "src");
+    const PartialReduction partial = PartialOf(mesh, state);
+    std::vector<std::vector<uint16_t>> data(16, std::vector<uint16_t>(65));
+    for (int64_t p = 0; p < 16; ++p) {
+      FillSource(mesh, tensor, state, p, data[p].data());
+    }
+    for (int64_t p = 0; p < 16; ++p) {
+      if (mesh.IndexInGroup(p, partial.dims) != 0) continue;
+      for (int64_t i = 0; i < 65; ++i) {
+        std::vector<int64_t> values;
+        for (int64_t q : mesh.GroupPositions(p, partial.dims)) {
+          const float v = BFloat16ToFloat(data[q][i]);
+          ASSERT_LE(std::abs(v), 256.0f);  // exact in bfloat16
+          values.push_back(static_cast<int64_t>(v));
+        }
+        EXPECT_EQ(Reduce(values, partial.op, partial.avg_divisor),
+                  SourceValue(i));
+      }
+    }
+  }
+}
+
+TEST(DataRuleTest, ChecksumFollowsTheFormula) {
+  const int32_t x[3] = {-15, 0, 7};
+  // 1*(-15) + 3*7 = 6.
+  EXPECT_EQ(Checksum(DType::kInt32, x, 3), 6u);
+  const int64_t big[1] = {-1};
+  EXPECT_EQ(Checksum(DType::kInt64, big, 1), kChecksumModulus - 1);
+}
+
+TEST(DataRuleTest, ValidationNamesTheElement) {
+  const Mesh mesh = testing::MakeMesh({2});
+  const TensorSpec tensor = *TensorSpec::Create({4}, DType::kInt32);
+  const DistState dst = *ParseDistState("S(0)", 1, 1, "dst");
+  int32_t good[2] = {-13, -12};  // position 1 holds global 2, 3
+  EXPECT_TRUE(ValidateResult(mesh, tensor, dst, 1, 1, good).ok());
+  int32_t bad[2] = {-13, 5};
+  const absl::Status s = ValidateResult(mesh, tensor, dst, 1, 1, bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(),
+            "rank at position 1: element 1 (global index 3) is 5, expected "
+            "-12");
+}
+
+TEST(RankReportTest, RoundTripsThroughItsWireForm) {
+  RankReport r;
+  r.rank = 5;
+  r.status = absl::DeadlineExceededError("all_gather on A: timed\nout");
+  r.seconds_min = {1e-6, 0.25};
+  r.seconds_median = {2e-6, 0.5};
+  r.checksum = kChecksumModulus - 3;
+  r.validation_error = "x";
+  r.peak_bytes = 77;
+  r.memory_bound_bytes = 99;
+  r.result = {'\n', '\0', 'z'};
+  const absl::StatusOr<RankReport> back = ParseReport(SerializeReport(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->rank, 5);
+  EXPECT_EQ(back->status, r.status);
+  EXPECT_EQ(back->seconds_min, r.seconds_min);
+  EXPECT_EQ(back->seconds_median, r.seconds_median);
+  EXPECT_EQ(back->checksum, r.checksum);
+  EXPECT_EQ(back->peak_bytes, 77);
+  EXPECT_EQ(back->result, r.result);
+  EXPECT_EQ(ParseReport("garbage").status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace reshard::executor

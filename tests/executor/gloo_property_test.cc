@@ -1,0 +1,204 @@
+// The executor on real Gloo ranks, each its own process: random plans from
+// every planner run on every dtype; every rank's result must equal the
+// reference simulator's bit for bit (integer values, which every dtype
+// holds exactly), validate, and report the checksum of DESIGN §6.2 as
+// computed here independently.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "executor/data_rule.h"
+#include "executor/element_ops.h"
+#include "executor/gloo/gloo_communicator.h"
+#include "executor/local_launch.h"
+#include "executor/rank_run.h"
+#include "gloo/rendezvous/file_store.h"
+#include "gtest/gtest.h"
+#include "planner/local_layout.h"
+#include "planner/simulator.h"
+#include "tests/executor/executor_cases.h"
+
+namespace reshard {
+namespace {
+
+using executor::RankReport;
+
+// DESIGN §6.2's checksum of `position`'s expected result, from the rule
+// alone: Σ (k+1)·g(i_k) mod 2^61-1 over its box under `dst`.
+uint64_t ExpectedChecksum(const Mesh& mesh, const TensorSpec& tensor,
+                          const DistState& dst, int64_t position) {
+  const unsigned __int128 p = (static_cast<unsigned __int128>(1) << 61) - 1;
+  const Box box = LocalBox(mesh, dst, tensor.shape(), position);
+  const std::vector<int64_t>& shape = tensor.shape();
+  unsigned __int128 sum = 0;
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < box.numel(); ++k) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      linear = linear * shape[d] + box.offset[d] + idx[d];
+    }
+    const int64_t g = linear % 31 - 15;
+    const unsigned __int128 value =
+        g >= 0 ? static_cast<unsigned __int128>(g) : p - (-g);
+    sum = (sum + static_cast<unsigned __int128>(k + 1) * value) % p;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < box.extent[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return static_cast<uint64_t>(sum);
+}
+
+// Every position's result under the reference simulator, from the same
+// source data (the data rule, as int64).
+std::vector<LocalTensor<int64_t>> Simulate(const testing::ExecCase& c) {
+  const Plan& plan = c.plan;
+  const TensorSpec as_int =
+      *TensorSpec::Create(plan.tensor.shape(), DType::kInt64);
+  std::vector<LocalTensor<int64_t>> buffers(c.mesh.world_size());
+  for (int64_t p = 0; p < c.mesh.world_size(); ++p) {
+    buffers[p].shape = LocalBox(c.mesh, plan.src, as_int.shape(), p).extent;
+    int64_t n = 1;
+    for (int64_t e : buffers[p].shape) n *= e;
+    buffers[p].data.resize(n);
+    executor::FillSource(c.mesh, as_int, plan.src, p, buffers[p].data.data());
+  }
+  for (const Step& step : plan.steps) {
+    EXPECT_TRUE(RunStep(c.mesh, plan.tensor.shape(), step, buffers).ok());
+  }
+  return buffers;
+}
+
+std::string Frame(const std::string& s) {
+  return absl::StrCat(s.size(), ":", s);
+}
+
+std::vector<std::string> Unframe(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t colon = s.find(':', at);
+    if (colon == std::string::npos) break;
+    const size_t n = std::stoull(s.substr(at, colon - at));
+    out.push_back(s.substr(colon + 1, n));
+    at = colon + 1 + n;
+  }
+  return out;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/reshard-exec-XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Runs `cases` (all on meshes of `world` ranks) on `world` processes; each
+// rank reuses its communicators across cases. Returns reports[case][pos].
+std::vector<std::vector<RankReport>> RunOnRanks(
+    const std::vector<const testing::ExecCase*>& cases, int world) {
+  TempDir dir;
+  // Process r is global rank r in every case (rank maps are permutations
+  // of 0..world-1); it runs whatever position the case's map gives it.
+  auto body = [&](int rank) {
+    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir.path());
+    executor::GlooOptions options;
+    options.timeout = std::chrono::seconds(30);
+    std::string out;
+    executor::GlooCommunicatorProvider provider(store, "prop", rank, options);
+    for (const testing::ExecCase* c : cases) {
+      executor::RankOptions run;
+      run.keep_result = true;
+      out += Frame(executor::SerializeReport(
+          executor::RunRank(c->mesh, c->plan, rank, provider, run)));
+    }
+    return out;
+  };
+  absl::StatusOr<std::vector<executor::ChildResult>> children =
+      executor::RunLocalRanks(world, body, std::chrono::minutes(5));
+  EXPECT_TRUE(children.ok()) << children.status();
+  std::vector<std::vector<RankReport>> reports(cases.size(),
+                                               std::vector<RankReport>(world));
+  for (int r = 0; children.ok() && r < world; ++r) {
+    const executor::ChildResult& child = (*children)[r];
+    EXPECT_EQ(child.exit_code, 0)
+        << "rank " << r << " ended by signal " << child.signal;
+    const std::vector<std::string> frames = Unframe(child.output);
+    EXPECT_EQ(frames.size(), cases.size()) << "rank " << r;
+    for (size_t i = 0; i < frames.size() && i < cases.size(); ++i) {
+      absl::StatusOr<RankReport> report = executor::ParseReport(frames[i]);
+      EXPECT_TRUE(report.ok()) << report.status();
+      if (!report.ok()) continue;
+      const int64_t position = cases[i]->mesh.PositionOfRank(report->rank);
+      reports[i][position] = *std::move(report);
+    }
+  }
+  return reports;
+}
+
+void CheckCase(const testing::ExecCase& c, const std::vector<RankReport>& got,
+               int index) {
+  SCOPED_TRACE(absl::StrCat(
+      "case ", index, ": ", c.plan.src.ToString(), " -> ",
+      c.plan.dst.ToString(), " ", DTypeName(c.plan.tensor.dtype()), " on ",
+      c.mesh.CanonicalText(true), " via ", c.plan.planner));
+  const std::vector<LocalTensor<int64_t>> expected = Simulate(c);
+  const DType dtype = c.plan.tensor.dtype();
+  for (int64_t p = 0; p < c.mesh.world_size(); ++p) {
+    const RankReport& r = got[p];
+    ASSERT_TRUE(r.status.ok()) << "position " << p << ": " << r.status;
+    EXPECT_TRUE(r.validated) << r.validation_error;
+    EXPECT_EQ(r.checksum,
+              ExpectedChecksum(c.mesh, c.plan.tensor, c.plan.dst, p));
+    EXPECT_LE(r.peak_bytes, r.memory_bound_bytes);
+    const std::vector<int64_t>& want = expected[p].data;
+    ASSERT_EQ(r.result.size(), want.size() * ItemSize(dtype));
+    for (size_t k = 0; k < want.size(); ++k) {
+      const double value = executor::LoadValue(dtype, r.result.data(), k);
+      ASSERT_EQ(value, static_cast<double>(want[k]))
+          << "position " << p << " element " << k;
+    }
+  }
+}
+
+TEST(GlooPropertyTest, EveryPlanOnRealRanksMatchesTheSimulator) {
+  std::mt19937_64 rng(611);
+  const int total = testing::ScaledCases(1000);
+  std::vector<testing::ExecCase> cases;
+  std::map<StepOp, int> ops;
+  for (int i = 0; i < total; ++i) {
+    cases.push_back(testing::RandomExecCase(rng));
+    for (const Step& s : cases.back().plan.steps) ++ops[s.op];
+  }
+  std::map<int64_t, std::vector<const testing::ExecCase*>> by_world;
+  std::map<int64_t, std::vector<int>> indices;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    by_world[cases[i].mesh.world_size()].push_back(&cases[i]);
+    indices[cases[i].mesh.world_size()].push_back(static_cast<int>(i));
+  }
+  for (const auto& [world, group] : by_world) {
+    const auto reports = RunOnRanks(group, static_cast<int>(world));
+    for (size_t i = 0; i < group.size(); ++i) {
+      CheckCase(*group[i], reports[i], indices[world][i]);
+      if (HasFailure()) return;
+    }
+  }
+  // Every op of DESIGN §2.3 ran.
+  for (StepOp op : {StepOp::kAllGather, StepOp::kAllReduce,
+                    StepOp::kReduceScatter, StepOp::kAllToAll, StepOp::kChunk,
+                    StepOp::kPartition, StepOp::kShardToPartial}) {
+    EXPECT_GT(ops[op], 0) << StepOpName(op);
+  }
+}
+
+}  // namespace
+}  // namespace reshard
