@@ -3,6 +3,8 @@
 //             default 127.0.0.1:50051) or in-process with --offline; prints
 //             the trace, a step table and warnings, or with --json the plan
 //             JSON of DESIGN §4 — the same output either way.
+//   exec      runs a plan on N local ranks (exec_command.h), validates it
+//             and prints what every step cost.
 //   mesh register|get|list|delete, health: the service's registry and
 //             health.
 // Errors go to stderr with exit status 2.
@@ -19,6 +21,8 @@
 #include "absl/strings/str_split.h"
 #include "client/cli_args.h"
 #include "client/client.h"
+#include "client/exec_command.h"
+#include "client/plan_flags.h"
 #include "planner/mesh.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
@@ -39,66 +43,8 @@ constexpr char kUsage[] =
     "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
     "       reshardctl [--server HOST:PORT] mesh get|delete MESH_ID\n"
     "       reshardctl [--server HOST:PORT] mesh list\n"
-    "       reshardctl [--server HOST:PORT] health\n";
-
-// "A=2,B=2,C=2" -> names and sizes.
-absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
-  for (absl::string_view part : absl::StrSplit(text, ',')) {
-    std::vector<std::string> kv = absl::StrSplit(part, '=');
-    int64_t size = 0;
-    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &size)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--mesh: \"", part, "\" must be NAME=SIZE (in \"", text, "\")"));
-    }
-    spec.dim_names.push_back(kv[0]);
-    spec.shape.push_back(size);
-  }
-  return absl::OkStatus();
-}
-
-// "A=100:1.5" -> link override of dim A (GB/s, µs per hop).
-absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
-  std::vector<std::string> kv = absl::StrSplit(text, '=');
-  std::vector<std::string> values =
-      kv.size() == 2 ? absl::StrSplit(kv[1], ':') : std::vector<std::string>{};
-  double bw = 0;
-  double lat = 0;
-  if (values.size() != 2 || !absl::SimpleAtod(values[0], &bw) ||
-      !absl::SimpleAtod(values[1], &lat)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--link: \"", text, "\" must be DIM=GBPS:US"));
-  }
-  int dim = -1;
-  for (size_t d = 0; d < spec.dim_names.size(); ++d) {
-    if (spec.dim_names[d] == kv[0]) dim = static_cast<int>(d);
-  }
-  if (dim < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--link: unknown mesh dim \"", kv[0], "\""));
-  }
-  spec.links.resize(spec.dim_names.size());
-  spec.links[dim].bandwidth_gbps = bw;
-  spec.links[dim].latency_us = lat;
-  return absl::OkStatus();
-}
-
-// The mesh described by --mesh, --flatten and --link.
-absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
-  if (!args.Has("mesh")) {
-    return absl::InvalidArgumentError("--mesh is required, e.g. A=2,B=2");
-  }
-  MeshSpec spec;
-  absl::Status s = ParseMeshFlag(*args.Get("mesh"), spec);
-  if (!s.ok()) return s;
-  for (const std::string& group : args.GetAll("flatten")) {
-    spec.flattened.push_back(absl::StrSplit(group, ','));
-  }
-  for (const std::string& link : args.GetAll("link")) {
-    s = ParseLinkFlag(link, spec);
-    if (!s.ok()) return s;
-  }
-  return Mesh::Create(std::move(spec));
-}
+    "       reshardctl [--server HOST:PORT] health\n"
+    "       reshardctl [--server HOST:PORT] exec --local N ... (exec --help)\n";
 
 absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& server) {
   ClientOptions options;
@@ -166,11 +112,7 @@ absl::Status RunMesh(const std::string& server,
 absl::Status RunPlan(const std::string& server,
                      const std::vector<std::string>& argv) {
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv,
-                     {"mesh", "flatten", "shape", "dtype", "from", "to",
-                      "planner", "cost_model", "devices_per_host", "link",
-                      "flatten_policy", "max_peak_bytes", "search_budget"},
-                     {"offline", "merge", "json"});
+      CliArgs::Parse(argv, PlanFlags(), {"offline", "merge", "json"});
   if (!args.ok()) return args.status();
   for (const char* required : {"mesh", "shape", "from", "to"}) {
     if (!args->Has(required)) {
@@ -181,59 +123,7 @@ absl::Status RunPlan(const std::string& server,
   absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();
 
-  PlanOptions options;
-  if (auto planner = args->Get("planner")) {
-    std::optional<PlannerKind> kind = ParsePlanner(*planner);
-    if (!kind.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--planner: unknown planner \"", *planner,
-                       "\"; expected optimal, torch_greedy or torch_graph"));
-    }
-    options.planner = *kind;
-  }
-  if (auto model = args->Get("cost_model")) {
-    std::optional<CostModelKind> kind = ParseCostModel(*model);
-    if (!kind.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--cost_model: unknown cost model \"", *model,
-                       "\"; expected alpha_beta or torch"));
-    }
-    options.cost_model = *kind;
-  }
-  for (auto [flag, target] :
-       {std::pair{"devices_per_host", &options.devices_per_host},
-        std::pair{"search_budget", &options.search_budget}}) {
-    if (auto value = args->Get(flag)) {
-      if (!absl::SimpleAtoi(*value, target)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", flag, ": \"", *value, "\" is not an integer"));
-      }
-    }
-  }
-  if (auto value = args->Get("max_peak_bytes")) {
-    int64_t bytes = 0;
-    if (!absl::SimpleAtoi(*value, &bytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--max_peak_bytes: \"", *value, "\" is not an integer"));
-    }
-    options.max_peak_bytes = bytes;
-  }
-  if (auto policy = args->Get("flatten_policy")) {
-    std::optional<FlattenPolicy> parsed = ParseFlattenPolicy(*policy);
-    if (!parsed.has_value()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--flatten_policy: unknown policy \"", *policy,
-                       "\"; expected existing, any or none"));
-    }
-    options.flatten_policy = *parsed;
-  }
-  options.merge = args->Has("merge");
-  absl::StatusOr<std::vector<int64_t>> shape =
-      ParseIntList(*args->Get("shape"), "shape");
-  if (!shape.ok()) return shape.status();
-  absl::StatusOr<PlanRequest> request = ParsePlanRequest(
-      *mesh, *std::move(shape), args->Get("dtype").value_or("float32"),
-      *args->Get("from"), *args->Get("to"), options);
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, *args);
   if (!request.ok()) return request.status();
   absl::StatusOr<Plan> plan;
   if (args->Has("offline")) {
@@ -259,13 +149,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   const char* env = std::getenv("RESHARD_SERVER");
   std::string server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
+  bool server_given = false;  // exec plans in-process unless asked not to
   // Global --server flag before the command.
   while (!args.empty() && args[0].rfind("--server", 0) == 0) {
     if (args[0].size() > 9 && args[0][8] == '=') {
       server = args[0].substr(9);
+      server_given = true;
       args.erase(args.begin());
     } else if (args[0] == "--server" && args.size() >= 2) {
       server = args[1];
+      server_given = true;
       args.erase(args.begin(), args.begin() + 2);
     } else {
       break;
@@ -279,6 +172,14 @@ int main(int argc, char** argv) {
   absl::Status status;
   if (args[0] == "plan") {
     status = reshard::RunPlan(server, rest);
+  } else if (args[0] == "exec") {
+    if (!rest.empty() && (rest[0] == "--help" || rest[0] == "help")) {
+      std::cout << reshard::ExecUsage();
+      return 0;
+    }
+    status = reshard::RunExec(
+        server_given ? std::optional<std::string>(server) : std::nullopt, rest,
+        std::cout);
   } else if (args[0] == "mesh") {
     status = reshard::RunMesh(server, rest);
   } else if (args[0] == "health" && rest.empty()) {

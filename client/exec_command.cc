@@ -1,0 +1,365 @@
+#include "client/exec_command.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli_args.h"
+#include "client/client.h"
+#include "client/plan_flags.h"
+#include "executor/gloo/gloo_communicator.h"
+#include "executor/local_launch.h"
+#include "executor/rank_run.h"
+#include "gloo/rendezvous/file_store.h"
+#include "gloo/rendezvous/hash_store.h"
+#include "planner/collective_factors.h"
+#include "planner/cost_model.h"
+#include "planner/plan_format.h"
+
+namespace reshard {
+namespace {
+
+using executor::RankReport;
+
+constexpr char kExecUsage[] =
+    "usage: reshardctl [--server HOST:PORT] exec --local N [plan flags | "
+    "--plan FILE]\n"
+    "         [--backend gloo|nccl] [--iters K] [--warmup W]\n"
+    "         [--timeout_seconds T] [--threads] [--json]\n"
+    "  Runs the plan on N ranks of this machine (N = the mesh's world size),\n"
+    "  each a process (--threads: a thread), times every step over K runs\n"
+    "  after W warm-up runs (defaults 10 and 2), validates the result\n"
+    "  against the data rule and prints one row per step: op, group, bytes\n"
+    "  (largest padded buffer), min and median seconds of the slowest rank,\n"
+    "  algbw = bytes / median and busbw = algbw x the nccl-tests factor.\n"
+    "  T bounds every collective (default 30). Exit 0 only when validated.\n"
+    "  Plan flags are those of `reshardctl plan`; without --server the plan\n"
+    "  is made in-process.\n";
+
+struct ExecFlags {
+  int ranks = 0;
+  std::string backend = "gloo";
+  int iters = 10;
+  int warmup = 2;
+  int timeout_seconds = 30;
+  bool threads = false;
+  bool json = false;
+};
+
+absl::Status ParseCount(const CliArgs& args, const char* flag, int min,
+                        int& out) {
+  const std::optional<std::string> value = args.Get(flag);
+  if (!value.has_value()) return absl::OkStatus();
+  if (!absl::SimpleAtoi(*value, &out) || out < min) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, ": \"", *value, "\" is not an integer >= ", min));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
+  ExecFlags flags;
+  if (!args.Has("local")) {
+    return absl::InvalidArgumentError(
+        "--local N is required (the number of local ranks)");
+  }
+  for (auto [flag, min, target] :
+       {std::tuple{"local", 1, &flags.ranks},
+        std::tuple{"iters", 1, &flags.iters},
+        std::tuple{"warmup", 0, &flags.warmup},
+        std::tuple{"timeout_seconds", 1, &flags.timeout_seconds}}) {
+    absl::Status s = ParseCount(args, flag, min, *target);
+    if (!s.ok()) return s;
+  }
+  flags.backend = args.Get("backend").value_or("gloo");
+  if (flags.backend == "nccl") {
+    return absl::FailedPreconditionError(
+        "--backend nccl: this reshardctl has no usable NCCL backend (no "
+        "GPU, or built without CUDA/NCCL); use --backend gloo");
+  }
+  if (flags.backend != "gloo") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend: unknown backend \"", flags.backend,
+                     "\"; expected gloo or nccl"));
+  }
+  flags.threads = args.Has("threads");
+  flags.json = args.Has("json");
+  return flags;
+}
+
+struct MeshAndPlan {
+  Mesh mesh;
+  Plan plan;
+};
+
+absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
+                                       const CliArgs& args) {
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<Plan> plan;
+  if (server.has_value()) {
+    ClientOptions options;
+    options.target = *server;
+    options.max_attempts = 2;
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+    if (!client.ok()) return client.status();
+    plan = (*client)->PlanInline(*mesh, *request);
+  } else {
+    plan = MakePlan(*mesh, *request);
+  }
+  if (!plan.ok()) return plan.status();
+  return MeshAndPlan{*std::move(mesh), *std::move(plan)};
+}
+
+// A bound on the whole run: every collective is bounded by the timeout.
+std::chrono::milliseconds RunDeadline(const Plan& plan,
+                                      const ExecFlags& flags) {
+  const int64_t calls = static_cast<int64_t>(plan.steps.size() + 2) *
+                        (flags.iters + flags.warmup + 1);
+  return std::chrono::seconds(flags.timeout_seconds * (calls + 2) + 10);
+}
+
+RankReport RunOneRank(const MeshAndPlan& job, int position,
+                      std::shared_ptr<gloo::rendezvous::Store> store,
+                      const ExecFlags& flags) {
+  executor::GlooOptions options;
+  options.timeout = std::chrono::seconds(flags.timeout_seconds);
+  const int64_t rank = job.mesh.RankAt(position);
+  executor::GlooCommunicatorProvider provider(std::move(store), "exec", rank,
+                                              options);
+  executor::RankOptions run;
+  run.iters = flags.iters;
+  run.warmup = flags.warmup;
+  return executor::RunRank(job.mesh, job.plan, rank, provider, run);
+}
+
+// What a child that produced no report looked like.
+RankReport LostRank(const MeshAndPlan& job, int position,
+                    const executor::ChildResult& child) {
+  RankReport lost;
+  lost.rank = job.mesh.RankAt(position);
+  lost.status = absl::UnavailableError(
+      child.signal == SIGKILL && child.killed
+          ? absl::StrCat("rank ", lost.rank, " did not finish in time")
+      : child.killed
+          ? absl::StrCat("rank ", lost.rank, " died of signal ", child.signal)
+          : absl::StrCat("rank ", lost.rank, " exited with status ",
+                         child.exit_code, " without a report"));
+  return lost;
+}
+
+absl::StatusOr<std::vector<RankReport>> RunProcesses(const MeshAndPlan& job,
+                                                     const ExecFlags& flags) {
+  char pattern[] = "/tmp/reshardctl-exec-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) {
+    return absl::InternalError("cannot create a rendezvous directory");
+  }
+  const std::string dir = pattern;
+  auto body = [&](int position) {
+    return executor::SerializeReport(
+        RunOneRank(job, position,
+                   std::make_shared<gloo::rendezvous::FileStore>(dir), flags));
+  };
+  absl::StatusOr<std::vector<executor::ChildResult>> children =
+      executor::RunLocalRanks(flags.ranks, body, RunDeadline(job.plan, flags));
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);
+  if (!children.ok()) return children.status();
+  std::vector<RankReport> reports;
+  for (int p = 0; p < flags.ranks; ++p) {
+    absl::StatusOr<RankReport> report =
+        executor::ParseReport((*children)[p].output);
+    reports.push_back(report.ok() ? *std::move(report)
+                                  : LostRank(job, p, (*children)[p]));
+  }
+  return reports;
+}
+
+std::vector<RankReport> RunThreads(const MeshAndPlan& job,
+                                   const ExecFlags& flags) {
+  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  std::vector<RankReport> reports(flags.ranks);
+  std::vector<std::thread> threads;
+  for (int p = 0; p < flags.ranks; ++p) {
+    threads.emplace_back(
+        [&, p] { reports[p] = RunOneRank(job, p, store, flags); });
+  }
+  for (std::thread& t : threads) t.join();
+  return reports;
+}
+
+struct StepRow {
+  std::string op;
+  std::string group;
+  int64_t bytes = 0;
+  double seconds_min = 0;     // slowest rank's
+  double seconds_median = 0;  // slowest rank's
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+struct Summary {
+  std::vector<StepRow> steps;
+  std::vector<uint64_t> checksums;  // by global rank, ascending
+  bool validated = true;
+  std::string why_not;
+  int64_t peak_bytes = 0;
+  double wall_seconds = 0;
+};
+
+StepRow RowOf(const MeshAndPlan& job, size_t k,
+              const std::vector<RankReport>& reports) {
+  const Step& step = job.plan.steps[k];
+  StepRow row;
+  row.op = std::string(StepOpName(step.op));
+  row.group = job.mesh.GroupName(step.group);
+  const CostModel model(job.mesh, job.plan.tensor,
+                        {CostModelKind::kAlphaBeta, 8});
+  row.bytes = model.Price(step.from, step.transition()).bytes;
+  for (const RankReport& r : reports) {
+    row.seconds_min = std::max(row.seconds_min, r.seconds_min[k]);
+    row.seconds_median = std::max(row.seconds_median, r.seconds_median[k]);
+  }
+  if (row.seconds_median > 0) {
+    row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
+    row.busbw_gbps =
+        row.algbw_gbps *
+        BusBandwidthFactor(step.op, job.mesh.GroupSize(step.group));
+  }
+  return row;
+}
+
+Summary Summarize(const MeshAndPlan& job, std::vector<RankReport> reports) {
+  Summary s;
+  for (size_t k = 0; k < job.plan.steps.size(); ++k) {
+    s.steps.push_back(RowOf(job, k, reports));
+  }
+  std::sort(
+      reports.begin(), reports.end(),
+      [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
+  for (const RankReport& r : reports) {
+    s.checksums.push_back(r.checksum);
+    s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
+    if (!r.validated && s.validated) {
+      s.validated = false;
+      s.why_not = absl::StrCat("rank ", r.rank, ": ", r.validation_error);
+    }
+  }
+  return s;
+}
+
+// The first failing rank's error, with every failing rank listed.
+absl::Status RankFailure(const std::vector<RankReport>& reports) {
+  std::vector<std::string> failures;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (const RankReport& r : reports) {
+    if (r.status.ok()) continue;
+    if (code == absl::StatusCode::kOk) code = r.status.code();
+    failures.push_back(absl::StrCat("rank ", r.rank, ": ", r.status.message()));
+  }
+  if (failures.empty()) return absl::OkStatus();
+  return absl::Status(
+      code, absl::StrCat("the run failed; ", absl::StrJoin(failures, "; ")));
+}
+
+void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
+                const Summary& s, std::ostream& out) {
+  out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(job.plan),
+                         job.plan.planner, job.plan.total_time_us);
+  out << absl::StrFormat(
+      "backend %s, %d ranks (%s), %d iters after %d warm-up\n", flags.backend,
+      flags.ranks, flags.threads ? "threads" : "processes", flags.iters,
+      flags.warmup);
+  out << absl::StrFormat("%5s  %-15s %-8s %12s %12s %12s %11s %11s\n", "step",
+                         "op", "group", "bytes", "min_us", "median_us",
+                         "algbw_GB/s", "busbw_GB/s");
+  for (size_t k = 0; k < s.steps.size(); ++k) {
+    const StepRow& r = s.steps[k];
+    out << absl::StrFormat("%5d  %-15s %-8s %12d %12.2f %12.2f %11.3f %11.3f\n",
+                           k, r.op, r.group, r.bytes, r.seconds_min * 1e6,
+                           r.seconds_median * 1e6, r.algbw_gbps, r.busbw_gbps);
+  }
+  out << "checksums: " << absl::StrJoin(s.checksums, " ") << "\n";
+  out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
+      << "   peak bytes per rank (measured): " << s.peak_bytes
+      << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
+}
+
+void PrintJson(const MeshAndPlan& job, const ExecFlags& flags, const Summary& s,
+               std::ostream& out) {
+  std::vector<std::string> steps;
+  for (size_t k = 0; k < s.steps.size(); ++k) {
+    const StepRow& r = s.steps[k];
+    steps.push_back(
+        absl::StrCat("{\"index\": ", k, ", \"op\": \"", r.op,
+                     "\", \"group\": \"", r.group, "\", \"bytes\": ", r.bytes,
+                     ", \"seconds_min\": ", FormatDouble(r.seconds_min),
+                     ", \"seconds_median\": ", FormatDouble(r.seconds_median),
+                     ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
+                     ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}"));
+  }
+  out << "{\"plan\": " << PlanJson(job.mesh, job.plan) << ", \"backend\": \""
+      << flags.backend << "\", \"world_size\": " << flags.ranks
+      << ", \"iters\": " << flags.iters << ", \"warmup\": " << flags.warmup
+      << ", \"steps\": [" << absl::StrJoin(steps, ", ") << "], \"checksums\": ["
+      << absl::StrJoin(s.checksums, ", ")
+      << "], \"validated\": " << (s.validated ? "true" : "false")
+      << ", \"peak_bytes_measured\": " << s.peak_bytes
+      << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
+}
+
+}  // namespace
+
+const char* ExecUsage() { return kExecUsage; }
+
+absl::Status RunExec(const std::optional<std::string>& server,
+                     const std::vector<std::string>& argv, std::ostream& out) {
+  std::set<std::string> options = PlanFlags();
+  options.insert(
+      {"local", "backend", "iters", "warmup", "timeout_seconds", "plan"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, options, {"merge", "json", "threads", "offline"});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<ExecFlags> flags = ParseExecFlags(*args);
+  if (!flags.ok()) return flags.status();
+  absl::StatusOr<MeshAndPlan> job = ObtainPlan(server, *args);
+  if (!job.ok()) return job.status();
+  if (flags->ranks != job->mesh.world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local: ", flags->ranks,
+                     " ranks given but the mesh has ", job->mesh.world_size()));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<RankReport>> reports =
+      flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
+  if (!reports.ok()) return reports.status();
+  absl::Status failure = RankFailure(*reports);
+  if (!failure.ok()) return failure;
+  Summary summary = Summarize(*job, *std::move(reports));
+  summary.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  if (flags->json) {
+    PrintJson(*job, *flags, summary, out);
+  } else {
+    PrintTable(*job, *flags, summary, out);
+  }
+  if (!summary.validated) {
+    return absl::DataLossError(
+        absl::StrCat("the result did not validate: ", summary.why_not));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard

@@ -1,0 +1,155 @@
+#include "client/plan_flags.h"
+
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace reshard {
+namespace {
+
+// "A=2,B=2,C=2" -> names and sizes.
+absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::vector<std::string> kv = absl::StrSplit(part, '=');
+    int64_t size = 0;
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &size)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--mesh: \"", part, "\" must be NAME=SIZE (in \"", text, "\")"));
+    }
+    spec.dim_names.push_back(kv[0]);
+    spec.shape.push_back(size);
+  }
+  return absl::OkStatus();
+}
+
+// "A=100:1.5" -> link override of dim A (GB/s, µs per hop).
+absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
+  std::vector<std::string> kv = absl::StrSplit(text, '=');
+  std::vector<std::string> values =
+      kv.size() == 2 ? absl::StrSplit(kv[1], ':') : std::vector<std::string>{};
+  double bw = 0;
+  double lat = 0;
+  if (values.size() != 2 || !absl::SimpleAtod(values[0], &bw) ||
+      !absl::SimpleAtod(values[1], &lat)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--link: \"", text, "\" must be DIM=GBPS:US"));
+  }
+  int dim = -1;
+  for (size_t d = 0; d < spec.dim_names.size(); ++d) {
+    if (spec.dim_names[d] == kv[0]) dim = static_cast<int>(d);
+  }
+  if (dim < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--link: unknown mesh dim \"", kv[0], "\""));
+  }
+  spec.links.resize(spec.dim_names.size());
+  spec.links[dim].bandwidth_gbps = bw;
+  spec.links[dim].latency_us = lat;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
+  if (!args.Has("mesh")) {
+    return absl::InvalidArgumentError("--mesh is required, e.g. A=2,B=2");
+  }
+  MeshSpec spec;
+  absl::Status s = ParseMeshFlag(*args.Get("mesh"), spec);
+  if (!s.ok()) return s;
+  for (const std::string& group : args.GetAll("flatten")) {
+    spec.flattened.push_back(absl::StrSplit(group, ','));
+  }
+  for (const std::string& link : args.GetAll("link")) {
+    s = ParseLinkFlag(link, spec);
+    if (!s.ok()) return s;
+  }
+  return Mesh::Create(std::move(spec));
+}
+
+std::set<std::string> PlanFlags() {
+  return {"mesh",           "flatten",
+          "shape",          "dtype",
+          "from",           "to",
+          "planner",        "cost_model",
+          "link",           "devices_per_host",
+          "flatten_policy", "max_peak_bytes",
+          "search_budget"};
+}
+
+namespace {
+
+absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {
+  PlanOptions options;
+  if (auto planner = args.Get("planner")) {
+    std::optional<PlannerKind> kind = ParsePlanner(*planner);
+    if (!kind.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--planner: unknown planner \"", *planner,
+                       "\"; expected optimal, torch_greedy or torch_graph"));
+    }
+    options.planner = *kind;
+  }
+  if (auto model = args.Get("cost_model")) {
+    std::optional<CostModelKind> kind = ParseCostModel(*model);
+    if (!kind.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--cost_model: unknown cost model \"", *model,
+                       "\"; expected alpha_beta or torch"));
+    }
+    options.cost_model = *kind;
+  }
+  for (auto [flag, target] :
+       {std::pair{"devices_per_host", &options.devices_per_host},
+        std::pair{"search_budget", &options.search_budget}}) {
+    if (auto value = args.Get(flag)) {
+      if (!absl::SimpleAtoi(*value, target)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, ": \"", *value, "\" is not an integer"));
+      }
+    }
+  }
+  if (auto value = args.Get("max_peak_bytes")) {
+    int64_t bytes = 0;
+    if (!absl::SimpleAtoi(*value, &bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--max_peak_bytes: \"", *value, "\" is not an integer"));
+    }
+    options.max_peak_bytes = bytes;
+  }
+  if (auto policy = args.Get("flatten_policy")) {
+    std::optional<FlattenPolicy> parsed = ParseFlattenPolicy(*policy);
+    if (!parsed.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--flatten_policy: unknown policy \"", *policy,
+                       "\"; expected existing, any or none"));
+    }
+    options.flatten_policy = *parsed;
+  }
+  options.merge = args.Has("merge");
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,
+                                             const CliArgs& args) {
+  for (const char* required : {"shape", "from", "to"}) {
+    if (!args.Has(required)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", required, " is required"));
+    }
+  }
+  absl::StatusOr<PlanOptions> options = OptionsFromFlags(args);
+  if (!options.ok()) return options.status();
+  absl::StatusOr<std::vector<int64_t>> shape =
+      ParseIntList(*args.Get("shape"), "shape");
+  if (!shape.ok()) return shape.status();
+  return ParsePlanRequest(mesh, *std::move(shape),
+                          args.Get("dtype").value_or("float32"),
+                          *args.Get("from"), *args.Get("to"), *options);
+}
+
+}  // namespace reshard
