@@ -54,7 +54,8 @@ class TimeoutStore : public gloo::rendezvous::Store {
 absl::Status FromGloo(absl::string_view what, const std::exception& e) {
   const std::string message = absl::StrCat(what, ": ", e.what());
   if (absl::StrContains(e.what(), "Timed out") ||
-      absl::StrContains(e.what(), "timed out")) {
+      absl::StrContains(e.what(), "timed out") ||
+      absl::StrContains(e.what(), "Wait timeout")) {
     return absl::DeadlineExceededError(message);
   }
   return absl::UnavailableError(message);
@@ -245,21 +246,15 @@ absl::Status GlooCommunicatorProvider::EnsureDevice() {
   }
 }
 
-absl::StatusOr<Communicator*> GlooCommunicatorProvider::Get(
-    const std::vector<int64_t>& ranks, absl::string_view name) {
-  auto it = groups_.find(ranks);
-  if (it != groups_.end()) return it->second.get();
-  const auto me = std::find(ranks.begin(), ranks.end(), rank_);
-  const std::string label = absl::StrCat("group ", name, " (ranks [",
-                                         absl::StrJoin(ranks, ","), "])");
-  if (me == ranks.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, " does not contain rank ", rank_));
-  }
+absl::StatusOr<std::shared_ptr<gloo::Context>>
+GlooCommunicatorProvider::Connect(const std::vector<int64_t>& ranks, int index,
+                                  const std::string& label) {
+  auto known = contexts_.find(ranks);
+  if (known != contexts_.end()) return known->second;
   absl::Status s = EnsureDevice();
   if (!s.ok()) return s;
   auto context = std::make_shared<gloo::rendezvous::Context>(
-      static_cast<int>(me - ranks.begin()), static_cast<int>(ranks.size()));
+      index, static_cast<int>(ranks.size()));
   context->setTimeout(options_.timeout);
   try {
     gloo::rendezvous::PrefixStore store(
@@ -268,10 +263,29 @@ absl::StatusOr<Communicator*> GlooCommunicatorProvider::Get(
   } catch (const std::exception& e) {
     return FromGloo(absl::StrCat("connecting ", label), e);
   }
+  contexts_.emplace(ranks, context);
+  return context;
+}
+
+absl::StatusOr<Communicator*> GlooCommunicatorProvider::Get(
+    const std::vector<int64_t>& ranks, absl::string_view name) {
+  auto key = std::make_pair(ranks, std::string(name));
+  auto it = groups_.find(key);
+  if (it != groups_.end()) return it->second.get();
+  const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  const std::string label = absl::StrCat("group ", name, " (ranks [",
+                                         absl::StrJoin(ranks, ","), "])");
+  if (me == ranks.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, " does not contain rank ", rank_));
+  }
+  absl::StatusOr<std::shared_ptr<gloo::Context>> context =
+      Connect(ranks, static_cast<int>(me - ranks.begin()), label);
+  if (!context.ok()) return context.status();
   auto comm = std::make_unique<GlooCommunicator>(
-      std::move(context), std::string(name), ranks, options_);
+      *std::move(context), std::string(name), ranks, options_);
   Communicator* raw = comm.get();
-  groups_.emplace(ranks, std::move(comm));
+  groups_.emplace(std::move(key), std::move(comm));
   return raw;
 }
 

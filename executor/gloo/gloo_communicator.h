@@ -57,13 +57,22 @@ class GlooCommunicatorProvider : public CommunicatorProvider {
 
  private:
   absl::Status EnsureDevice();
+  absl::StatusOr<std::shared_ptr<gloo::Context>> Connect(
+      const std::vector<int64_t>& ranks, int index, const std::string& label);
 
   std::shared_ptr<gloo::rendezvous::Store> store_;
   std::string prefix_;
   int64_t rank_;
   GlooOptions options_;
   std::shared_ptr<gloo::transport::Device> device_;
-  std::map<std::vector<int64_t>, std::unique_ptr<Communicator>> groups_;
+  // One Gloo context per ordered rank tuple, shared by every name the
+  // tuple is asked for (the world and a dim of a 1-D mesh are the same
+  // ranks); one communicator per (tuple, name), so errors name the group
+  // the caller asked for.
+  std::map<std::vector<int64_t>, std::shared_ptr<gloo::Context>> contexts_;
+  std::map<std::pair<std::vector<int64_t>, std::string>,
+           std::unique_ptr<Communicator>>
+      groups_;
 };
 
 }  // namespace reshard::executor

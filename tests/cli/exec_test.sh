@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# reshardctl exec end to end: the README example on 8 Gloo rank processes
+# (table and JSON), checksums as DESIGN §6.2 defines them, the threads mode,
+# and the errors a user meets first (wrong rank count, no NCCL, bad flags).
+set -u
+CTL="$1"
+fail=0
+check() {  # check NAME CONDITION-RESULT
+  if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
+}
+contains() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
+
+EX=(exec --local 8 --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16
+    --from 'P(sum),R,P(sum)' --to 'R,R,R' --iters 3 --warmup 1 --timeout_seconds 20)
+out=$(timeout 120 "$CTL" "${EX[@]}"); rc=$?
+check "exec exits 0" $rc
+contains "$out" "all_reduce"; check "table row for the merged all_reduce" $?
+contains "$out" "A_C"; check "table names the flattened group" $?
+contains "$out" "validated: yes"; check "table says validated" $?
+
+json=$(timeout 120 "$CTL" "${EX[@]}" --json); rc=$?
+check "exec --json exits 0" $rc
+# 16x16 replicated: every rank holds g(0..255); checksum = sum (k+1)*g(k).
+expected=$(python3 -c 'print(sum((k+1)*(k%31-15) for k in range(256)) % (2**61-1))')
+echo "$json" | jq -e --argjson c "$expected" '
+  .validated == true and .world_size == 8 and .iters == 3 and .warmup == 1 and
+  (.steps | length) == 1 and .steps[0].op == "all_reduce" and
+  .steps[0].group == "A_C" and .steps[0].bytes == 1024 and
+  .steps[0].seconds_min > 0 and .steps[0].seconds_median >= .steps[0].seconds_min and
+  (.steps[0].busbw_gbps - .steps[0].algbw_gbps * 1.5 | fabs) < 1e-9 and
+  (.checksums | length) == 8 and all(.checksums[]; . == $c) and
+  .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048' >/dev/null
+check "json fields, busbw factor and checksums" $?
+
+thr=$(timeout 120 "$CTL" exec --local 4 --threads --mesh A=4 --shape 13,3 --dtype bf16 \
+      --from 'P(avg)' --to 'S(0)' --iters 2 --json); rc=$?
+check "threads mode, bf16 avg reduce_scatter on an uneven shape" $rc
+echo "$thr" | jq -e '.validated and .steps[0].op == "reduce_scatter"' >/dev/null
+check "reduce_scatter validated" $?
+
+err=$("$CTL" exec --local 4 --mesh A=2,B=2,C=2 --shape 4 --from R,R,R --to R,R,R 2>&1); rc=$?
+[ $rc -eq 2 ]; check "wrong rank count exits 2" $?
+contains "$err" "INVALID_ARGUMENT: --local: 4 ranks given but the mesh has 8"; check "wrong rank count message" $?
+
+err=$("$CTL" exec --local 2 --backend nccl --mesh A=2 --shape 4 --from R --to R 2>&1); rc=$?
+[ $rc -eq 2 ]; check "nccl without a GPU exits 2" $?
+contains "$err" "FAILED_PRECONDITION: --backend nccl"; check "nccl message" $?
+
+err=$("$CTL" exec --local 2 --iters 0 --mesh A=2 --shape 4 --from R --to R 2>&1); rc=$?
+contains "$err" '--iters: "0" is not an integer >= 1'; check "bad --iters named" $?
+
+help=$("$CTL" exec --help); rc=$?
+check "exec --help exits 0" $rc
+contains "$help" "busbw"; check "exec --help explains the columns" $?
+
+exit $fail
