@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -24,6 +26,7 @@
 #include "planner/collective_factors.h"
 #include "planner/cost_model.h"
 #include "planner/plan_format.h"
+#include "planner/plan_json_reader.h"
 
 namespace reshard {
 namespace {
@@ -101,8 +104,26 @@ struct MeshAndPlan {
   Plan plan;
 };
 
+absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrCat("--plan: cannot read \"", path, "\""));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<PlanFile> read = ReadPlanJson(text.str());
+  if (!read.ok()) {
+    return absl::Status(
+        read.status().code(),
+        absl::StrCat("--plan ", path, ": ", read.status().message()));
+  }
+  return MeshAndPlan{std::move(read->mesh), std::move(read->plan)};
+}
+
 absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
                                        const CliArgs& args) {
+  if (auto path = args.Get("plan")) return ReadPlanFile(*path);
   absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
   if (!mesh.ok()) return mesh.status();
   absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);

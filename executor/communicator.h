@@ -49,9 +49,10 @@ class Communicator {
   virtual absl::Status AllReduce(void* data, int64_t block_numel, DType dtype,
                                  Reduction reduction) = 0;
   // Reduces `in` (size() blocks) across the group; block index() of the
-  // result goes to `out` (one block). `in` may be overwritten.
-  virtual absl::Status ReduceScatter(void* in, void* out, int64_t block_numel,
-                                     DType dtype, Reduction reduction) = 0;
+  // result goes to `out` (one block). `in` is not modified.
+  virtual absl::Status ReduceScatter(const void* in, void* out,
+                                     int64_t block_numel, DType dtype,
+                                     Reduction reduction) = 0;
   // Block j of `in` goes to member j; block i of `out` comes from member i.
   virtual absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
                                 DType dtype) = 0;

@@ -71,7 +71,7 @@ WireUse WireOf(const Compiled& c) {
       if (!c.direct_recv) use.out = c.Bytes(n * c.block);
       break;
     case StepOp::kReduceScatter:
-      use.in = c.Bytes(n * c.block);
+      if (!c.direct_send) use.in = c.Bytes(n * c.block);
       if (c.out_numel != c.block) use.out = c.Bytes(c.block);
       break;
     case StepOp::kAllToAll:
@@ -151,6 +151,9 @@ void ChooseFastPaths(Compiled& c) {
   switch (c.step.op) {
     case StepOp::kAllGather:
       c.direct_recv = ConsecutiveBlocks(l.recv, l.out_shape, c.block);
+      break;
+    case StepOp::kReduceScatter:
+      c.direct_send = ConsecutiveBlocks(l.send, l.in_shape, c.block);
       break;
     case StepOp::kAllToAll:
       c.direct_send = ConsecutiveBlocks(l.send, l.in_shape, c.block);
@@ -250,16 +253,19 @@ absl::Status RunAllReduce(const Compiled& c, const char* in, char* out) {
 absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
                               Wires wires) {
   const StepLayout& l = c.layout;
-  for (size_t j = 0; j < l.send.size(); ++j) {
-    PackBox(in, l.in_shape, l.send[j], c.itemsize,
-            wires.in + c.Bytes(j * c.block));
+  const char* send = in;
+  if (!c.direct_send) {
+    for (size_t j = 0; j < l.send.size(); ++j) {
+      PackBox(in, l.in_shape, l.send[j], c.itemsize,
+              wires.in + c.Bytes(j * c.block));
+    }
+    send = wires.in;
   }
   // The block is the output, row-major, followed by padding when this
   // member's part is smaller than the largest.
   char* result = c.out_numel == c.block ? out : wires.out;
-  absl::Status s =
-      c.comm->ReduceScatter(wires.in, result, c.block, c.dtype,
-                            {c.step.reduce_op, c.step.avg_divisor});
+  absl::Status s = c.comm->ReduceScatter(
+      send, result, c.block, c.dtype, {c.step.reduce_op, c.step.avg_divisor});
   if (s.ok() && result != out) {
     std::memcpy(out, result, c.Bytes(c.out_numel));
   }

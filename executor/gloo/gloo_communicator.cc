@@ -99,17 +99,20 @@ class GlooCommunicator : public Communicator {
     });
   }
 
-  absl::Status ReduceScatter(void* in, void* out, int64_t block_numel,
+  absl::Status ReduceScatter(const void* in, void* out, int64_t block_numel,
                              DType dtype, Reduction reduction) override {
     return Guard("reduce_scatter", block_numel, [&] {
       const int64_t bytes = block_numel * ItemSize(dtype);
       if (options_.reduce_scatter == GlooReduceScatter::kRing) {
-        RingReduceScatter(static_cast<char*>(in), block_numel, dtype,
-                          reduction.op);
+        RingReduceScatter(static_cast<const char*>(in), static_cast<char*>(out),
+                          block_numel, dtype, reduction.op);
       } else {
-        ReduceInPlace(in, block_numel * size(), dtype, reduction.op);
+        scratch_.assign(static_cast<const char*>(in),
+                        static_cast<const char*>(in) + bytes * size());
+        ReduceInPlace(scratch_.data(), block_numel * size(), dtype,
+                      reduction.op);
+        std::memcpy(out, scratch_.data() + index() * bytes, bytes);
       }
-      std::memcpy(out, static_cast<char*>(in) + index() * bytes, bytes);
       DivideElements(dtype, out, block_numel, Divisor(reduction));
     });
   }
@@ -147,14 +150,16 @@ class GlooCommunicator : public Communicator {
   }
 
   void ReduceInPlace(void* data, int64_t numel, DType dtype, ReduceOp op);
-  void RingReduceScatter(char* data, int64_t block_numel, DType dtype,
-                         ReduceOp op);
+  void RingReduceScatter(const char* in, char* out, int64_t block_numel,
+                         DType dtype, ReduceOp op);
 
   std::shared_ptr<gloo::Context> context_;
   std::string name_;
   std::vector<int64_t> ranks_;
   GlooOptions options_;
-  std::vector<char> scratch_;  // the ring's receive block
+  // The ring's partial sums (two, alternating) and its receive block; the
+  // all-reduce-and-slice option's copy of the input.
+  std::vector<char> scratch_;
 };
 
 template <typename Word>
@@ -186,34 +191,46 @@ void GlooCommunicator::ReduceInPlace(void* data, int64_t numel, DType dtype,
   gloo::allreduce(o);
 }
 
-// Ring reduce-scatter on `data` (size() blocks): at step s member r sends
-// its partial block (r - s - 1) mod n to r + 1 and folds the block
-// (r - s - 2) mod n received from r - 1 into its own; after n - 1 steps
-// block r is fully reduced. Each block crosses n - 1 links, the bandwidth
-// optimum, where all_reduce-and-slice moves twice the data.
-void GlooCommunicator::RingReduceScatter(char* data, int64_t block_numel,
-                                         DType dtype, ReduceOp op) {
+// Ring reduce-scatter: at step s member r sends its partial sum of block
+// (r - s - 1) mod n to r + 1 and adds its own input block (r - s - 2) mod n
+// to the partial sum of that block received from r - 1; after n - 1 steps
+// the block it holds is block r, complete. Each block crosses n - 1 links
+// (the bandwidth optimum; all_reduce-and-slice moves twice the data), and
+// the input is only read: partial sums alternate between two scratch
+// blocks, the last one lands in `out`.
+void GlooCommunicator::RingReduceScatter(const char* in, char* out,
+                                         int64_t block_numel, DType dtype,
+                                         ReduceOp op) {
   const int n = size();
   const int r = index();
   const size_t bytes = block_numel * ItemSize(dtype);
-  if (n == 1 || bytes == 0) return;
-  scratch_.resize(bytes);
-  auto whole = context_->createUnboundBuffer(data, bytes * n);
-  auto incoming = context_->createUnboundBuffer(scratch_.data(), bytes);
-  const int right = (r + 1) % n;
-  const int left = (r + n - 1) % n;
+  if (n == 1) {
+    std::memcpy(out, in, bytes);
+    return;
+  }
+  scratch_.resize(3 * bytes);
+  char* partial[2] = {scratch_.data(), scratch_.data() + bytes};
+  char* incoming = scratch_.data() + 2 * bytes;
+  auto input = context_->createUnboundBuffer(const_cast<char*>(in), bytes * n);
+  auto sums = context_->createUnboundBuffer(scratch_.data(), 3 * bytes);
   const uint64_t slot = context_->nextSlot();
+  auto block = [n](int b) { return ((b % n) + n) % n; };
   for (int s = 0; s + 1 < n; ++s) {
-    const int send_block = ((r - s - 1) % n + n) % n;
-    const int recv_block = ((r - s - 2) % n + n) % n;
-    whole->send(right, slot, send_block * bytes, bytes);
-    incoming->recv(left, slot, 0, bytes);
-    if (!incoming->waitRecv(options_.timeout) ||
-        !whole->waitSend(options_.timeout)) {
+    // Step 0 forwards an input block; later steps the last partial sum.
+    if (s == 0) {
+      input->send((r + 1) % n, slot, block(r - 1) * bytes, bytes);
+    } else {
+      sums->send((r + 1) % n, slot, ((s - 1) % 2) * bytes, bytes);
+    }
+    sums->recv((r + n - 1) % n, slot, 2 * bytes, bytes);
+    const bool sent = s == 0 ? input->waitSend(options_.timeout)
+                             : sums->waitSend(options_.timeout);
+    if (!sums->waitRecv(options_.timeout) || !sent) {
       throw std::runtime_error("reduce_scatter ring step aborted");
     }
-    char* target = data + recv_block * bytes;
-    ReduceElements(dtype, op, target, target, scratch_.data(), block_numel);
+    char* target = s + 2 == n ? out : partial[s % 2];
+    ReduceElements(dtype, op, target, in + block(r - s - 2) * bytes, incoming,
+                   block_numel);
   }
 }
 

@@ -38,6 +38,17 @@ check "threads mode, bf16 avg reduce_scatter on an uneven shape" $rc
 echo "$thr" | jq -e '.validated and .steps[0].op == "reduce_scatter"' >/dev/null
 check "reduce_scatter validated" $?
 
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+"$CTL" plan --offline --mesh A=2,B=2,C=2 --flatten A,C --shape 9,5 --dtype i64 \
+  --from 'S(0),P(avg),S(0)' --to 'S(1),R,R' --json > "$tmp/plan.json"
+sed 's/"time_us":[0-9.e+-]*/"time_us":null/g' "$tmp/plan.json" > "$tmp/nulls.json"
+fromfile=$(timeout 120 "$CTL" exec --local 8 --plan "$tmp/nulls.json" --iters 2 --json); rc=$?
+check "exec --plan FILE (nulls accepted) exits 0" $rc
+echo "$fromfile" | jq -e '.validated and (.checksums|length) == 8' >/dev/null
+check "plan from a file validated" $?
+err=$("$CTL" exec --local 8 --plan "$tmp/missing.json" 2>&1); rc=$?
+contains "$err" "NOT_FOUND: --plan: cannot read"; check "missing plan file named" $?
+
 err=$("$CTL" exec --local 4 --mesh A=2,B=2,C=2 --shape 4 --from R,R,R --to R,R,R 2>&1); rc=$?
 [ $rc -eq 2 ]; check "wrong rank count exits 2" $?
 contains "$err" "INVALID_ARGUMENT: --local: 4 ranks given but the mesh has 8"; check "wrong rank count message" $?
