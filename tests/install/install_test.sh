@@ -15,4 +15,13 @@ cmake --build "$dir/build" -j2 >/dev/null
 out=$("$dir/build/consumer")
 [ "$out" = "P(sum)RP(sum)-->RRR" ] || { echo "unexpected output: $out"; exit 1; }
 PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig" pkg-config --cflags --libs reshard | grep -q -- "-lreshard_client"
+out=$("$dir/build/executor_consumer")
+[ "$out" = "validated" ] || { echo "executor consumer: $out"; exit 1; }
+# The executor through pkg-config alone.
+PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig" g++ -std=c++20 \
+  "$SRC/executor_main.cc" -o "$dir/pc_consumer" $LINK_FLAGS \
+  $(PKG_CONFIG_PATH="$dir/prefix/lib/pkgconfig" pkg-config \
+      --define-variable=prefix="$dir/prefix" --cflags --libs reshard-executor) -lpthread
+out=$("$dir/pc_consumer")
+[ "$out" = "validated" ] || { echo "pkg-config consumer: $out"; exit 1; }
 echo "install test ok"
