@@ -5,7 +5,8 @@
 //  (b) merged vs sequential plans on a 2x2x2 mesh, beside the α-β model;
 //  (c) the reduce_scatter options of this Gloo (no reduce_scatter function);
 //  (d) Gloo's busbw at 64 MiB against this machine's loopback TCP.
-// Usage: executor_bench [--quick] (--quick: fewer sizes, for a smoke run).
+// Usage: executor_bench [--quick] [--only OP]
+//   --quick: fewer sizes, for a smoke run; --only OP: just (a), for one op.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -171,8 +172,8 @@ void RawBuffers(int64_t step_in, int64_t step_out, std::vector<float>& in,
 }
 
 // (a) one rank's measurements: "op n bytes exec_median raw_median" lines.
-std::string StepVsRawOnRank(int rank, int n, const std::string& dir,
-                            bool quick) {
+std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
+                            const std::string& only) {
   const Mesh mesh = *Mesh::Create(MeshSpec{{n}, {"A"}});
   executor::GlooOptions options;
   options.timeout = std::chrono::seconds(120);
@@ -182,6 +183,7 @@ std::string StepVsRawOnRank(int rank, int n, const std::string& dir,
   auto raw = RawContext(dir, rank, n);
   std::string lines;
   for (const OpCase& c : kOps) {
+    if (!only.empty() && StepOpName(c.op) != only) continue;
     for (int64_t bytes : Sizes(quick)) {
       const int64_t scale = c.op == StepOp::kAllToAll ? n : 1;
       const Plan plan = OneStepPlan(mesh, c, bytes * scale);
@@ -351,7 +353,8 @@ std::string Size(int64_t bytes) {
 }
 
 // (a), returning rank 0's rows for (d).
-std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick) {
+std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick,
+                                                     const std::string& only) {
   std::cout << "## (a) executor step vs raw Gloo call (median, same run)\n\n"
             << "| op | n | bytes | executor us | raw us | ratio | added us |\n"
             << "|---|---|---|---|---|---|---|\n";
@@ -359,7 +362,7 @@ std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick) {
   for (int n : {2, 4}) {
     TempDir dir;
     const auto rows = Rows(OnRanks(n, [&](int rank) {
-      return StepVsRawOnRank(rank, n, dir.path(), quick);
+      return StepVsRawOnRank(rank, n, dir.path(), quick, only);
     }));
     for (const auto& r : rows) {
       const double e = std::stod(r[3]), raw = std::stod(r[4]);
@@ -442,8 +445,15 @@ void PrintLoopback(const std::vector<std::vector<std::string>>& step_rows) {
 }  // namespace reshard
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  const auto rows = reshard::PrintStepVsRaw(quick);
+  bool quick = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") quick = true;
+    if (arg == "--only" && i + 1 < argc) only = argv[++i];
+  }
+  const auto rows = reshard::PrintStepVsRaw(quick, only);
+  if (!only.empty()) return 0;
   reshard::PrintReduceScatterOptions(quick);
   reshard::PrintMergedVsSequential();
   reshard::PrintLoopback(rows);

@@ -20,6 +20,7 @@
 #include "client/plan_flags.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
+#include "executor/nccl/nccl_available.h"
 #include "executor/rank_run.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
@@ -85,9 +86,24 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   }
   flags.backend = args.Get("backend").value_or("gloo");
   if (flags.backend == "nccl") {
+    // Why NCCL cannot run here: a build without CUDA and NCCL, or no usable
+    // GPU. With a GPU it still cannot: the plan runner packs blocks in host
+    // memory and NCCL needs device buffers (the NCCL tests run plans through
+    // device-staged communicators; exec does not yet).
+    absl::StatusOr<executor::GpuProbe> gpus = executor::ProbeGpus();
+    if (!gpus.ok()) {
+      return absl::FailedPreconditionError(
+          "--backend nccl: this reshardctl was built without NCCL (CUDA and "
+          "NCCL were not found when it was configured); use --backend gloo");
+    }
+    if (gpus->count == 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("--backend nccl: no usable GPU (", gpus->detail,
+                       "); use --backend gloo"));
+    }
     return absl::FailedPreconditionError(
-        "--backend nccl: this reshardctl has no usable NCCL backend (no "
-        "GPU, or built without CUDA/NCCL); use --backend gloo");
+        "--backend nccl: reshardctl exec does not run plans on NCCL yet (its "
+        "plan runner works on host memory); use --backend gloo");
   }
   if (flags.backend != "gloo") {
     return absl::InvalidArgumentError(

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "planner/placement.h"
 #include "planner/tensor_spec.h"
@@ -56,6 +57,16 @@ class Communicator {
   // Block j of `in` goes to member j; block i of `out` comes from member i.
   virtual absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
                                 DType dtype) = 0;
+
+  // all_to_all whose send blocks are made on demand: `pack(j)` returns
+  // block j (packing it if needed, into block j of `scratch`, size() blocks
+  // of the caller's). Backends override it to overlap packing with the
+  // exchange; this default gathers every block (in place when they are
+  // consecutive already, else into `scratch`), then calls AllToAll. Every
+  // member of a group must use the same one of the two calls for a step.
+  virtual absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
+                                       void* scratch, void* out,
+                                       int64_t block_numel, DType dtype);
 };
 
 }  // namespace reshard::executor

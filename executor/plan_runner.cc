@@ -272,19 +272,21 @@ absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
   return s;
 }
 
+// Blocks are packed on demand (or sent in place when they are the input's
+// consecutive blocks); every member takes this same path, whatever its own
+// layout, because the backend's exchange protocol must match.
 absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
                          Wires wires) {
   const StepLayout& l = c.layout;
-  const char* send = in;
-  if (!c.direct_send) {
-    for (size_t j = 0; j < l.send.size(); ++j) {
-      PackBox(in, l.in_shape, l.send[j], c.itemsize,
-              wires.in + c.Bytes(j * c.block));
-    }
-    send = wires.in;
-  }
+  auto pack = [&](int j) -> const void* {
+    if (c.direct_send) return in + c.Bytes(j * c.block);
+    char* block = wires.in + c.Bytes(j * c.block);
+    PackBox(in, l.in_shape, l.send[j], c.itemsize, block);
+    return block;
+  };
   char* received = c.direct_recv ? out : wires.out;
-  absl::Status s = c.comm->AllToAll(send, received, c.block, c.dtype);
+  absl::Status s =
+      c.comm->AllToAllPacking(pack, wires.in, received, c.block, c.dtype);
   if (!s.ok() || c.direct_recv) return s;
   for (size_t i = 0; i < l.recv.size(); ++i) {
     UnpackBox(received + c.Bytes(i * c.block), out, l.out_shape, l.recv[i],

@@ -17,6 +17,7 @@
 #include "gloo/rendezvous/prefix_store.h"
 #include "gloo/rendezvous/store.h"
 #include "gloo/transport/tcp/device.h"
+#include "gloo/transport/unbound_buffer.h"
 
 namespace reshard::executor {
 namespace {
@@ -129,6 +130,19 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  // Packs block j just before sending it, so packing overlaps the
+  // exchange: receives are posted first, then each block is packed and
+  // handed to Gloo's I/O thread while the next one is packed.
+  absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
+                               void* scratch, void* out, int64_t block_numel,
+                               DType dtype) override {
+    return Guard("all_to_all", block_numel, [&] {
+      (void)scratch;  // pack() writes there; sends go from wherever it says
+      PipelinedAllToAll(pack, static_cast<char*>(out),
+                        block_numel * ItemSize(dtype));
+    });
+  }
+
  private:
   // Runs a Gloo call, its exceptions turned into a status. Empty blocks
   // move nothing (and Gloo divides by their size).
@@ -150,6 +164,8 @@ class GlooCommunicator : public Communicator {
   }
 
   void ReduceInPlace(void* data, int64_t numel, DType dtype, ReduceOp op);
+  void PipelinedAllToAll(absl::FunctionRef<const void*(int)> pack, char* out,
+                         size_t bytes);
   void RingReduceScatter(const char* in, char* out, int64_t block_numel,
                          DType dtype, ReduceOp op);
 
@@ -231,6 +247,38 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
     char* target = s + 2 == n ? out : partial[s % 2];
     ReduceElements(dtype, op, target, in + block(r - s - 2) * bytes, incoming,
                    block_numel);
+  }
+}
+
+void GlooCommunicator::PipelinedAllToAll(
+    absl::FunctionRef<const void*(int)> pack, char* out, size_t bytes) {
+  const int n = size();
+  const int r = index();
+  auto received = context_->createUnboundBuffer(out, bytes * n);
+  const uint64_t slot = context_->nextSlot();
+  for (int i = 0; i < n; ++i) {
+    if (i != r) received->recv(i, slot, i * bytes, bytes);
+  }
+  // One send buffer per block, wherever pack() left it (in place or in the
+  // caller's scratch). Start with the next member so that no member is
+  // everyone's first.
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends;
+  for (int k = 1; k < n; ++k) {
+    const int j = (r + k) % n;
+    sends.push_back(
+        context_->createUnboundBuffer(const_cast<void*>(pack(j)), bytes));
+    sends.back()->send(j, slot);
+  }
+  std::memcpy(out + r * bytes, pack(r), bytes);
+  for (auto& send : sends) {
+    if (!send->waitSend(options_.timeout)) {
+      throw std::runtime_error("all_to_all send aborted");
+    }
+  }
+  for (int k = 1; k < n; ++k) {
+    if (!received->waitRecv(options_.timeout)) {
+      throw std::runtime_error("all_to_all receive aborted");
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 # and the errors a user meets first (wrong rank count, no NCCL, bad flags).
 set -u
 CTL="$1"
+PLANNER="${2:-}"
 fail=0
 check() {  # check NAME CONDITION-RESULT
   if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
@@ -59,6 +60,19 @@ contains "$err" "FAILED_PRECONDITION: --backend nccl"; check "nccl message" $?
 
 err=$("$CTL" exec --local 2 --iters 0 --mesh A=2 --shape 4 --from R --to R 2>&1); rc=$?
 contains "$err" '--iters: "0" is not an integer >= 1'; check "bad --iters named" $?
+
+if [ -n "$PLANNER" ]; then
+  # --server: the service plans, the ranks run (fork after gRPC was used).
+  "$PLANNER" --listen 127.0.0.1:0 --port_file "$tmp/port" >"$tmp/planner.log" 2>&1 &
+  planner_pid=$!
+  trap 'kill "$planner_pid" 2>/dev/null; wait "$planner_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+  for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+  remote=$(timeout 120 "$CTL" --server "127.0.0.1:$(cat "$tmp/port")" exec --local 4 \
+           --mesh A=2,B=2 --shape 8,8 --from 'S(0),S(1)' --to 'S(1),S(0)' --iters 2 --json); rc=$?
+  check "exec --server plans remotely and runs" $rc
+  echo "$remote" | jq -e '.validated and (.checksums|length) == 4' >/dev/null
+  check "remote plan validated" $?
+fi
 
 help=$("$CTL" exec --help); rc=$?
 check "exec --help exits 0" $rc

@@ -1,6 +1,12 @@
 // Unit tests of the executor's pure parts: 16-bit float conversions and
 // reductions, box packing, the data rule's Partial split, checksums and the
 // rank report's wire form.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -8,6 +14,7 @@
 #include "executor/box_copy.h"
 #include "executor/data_rule.h"
 #include "executor/element_ops.h"
+#include "executor/local_launch.h"
 #include "executor/rank_run.h"
 #include "gtest/gtest.h"
 #include "planner/state_text.h"
@@ -198,6 +205,34 @@ TEST(RankReportTest, RoundTripsThroughItsWireForm) {
   EXPECT_EQ(back->result, r.result);
   EXPECT_EQ(ParseReport("garbage").status().code(),
             absl::StatusCode::kDataLoss);
+}
+
+TEST(LocalLaunchTest, ChildrenPastTheDeadlineAreKilledAndReaped) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<ChildResult>> children = RunLocalRanks(
+      3,
+      [](int rank) -> std::string {
+        if (rank == 1) {
+          while (true) pause();  // never returns
+        }
+        if (rank == 2) abort();
+        return "done";
+      },
+      std::chrono::milliseconds(500));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ASSERT_TRUE(children.ok()) << children.status();
+  EXPECT_EQ((*children)[0].output, "done");
+  EXPECT_EQ((*children)[0].exit_code, 0);
+  EXPECT_TRUE((*children)[1].killed);
+  EXPECT_EQ((*children)[1].signal, SIGKILL);
+  EXPECT_TRUE((*children)[2].killed);
+  EXPECT_EQ((*children)[2].signal, SIGABRT);
+  EXPECT_LT(seconds, 2.0);
+  // Every child was reaped: this process has none left.
+  EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+  EXPECT_EQ(errno, ECHILD);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// Whether this build can run the NCCL backend here: the header exists in
+// every build so that callers (reshardctl exec, the GPU tests) can say
+// clearly why NCCL is unavailable instead of crashing in CUDA. Builds
+// without CUDA and NCCL link a stub that reports FAILED_PRECONDITION.
+#ifndef RESHARD_EXECUTOR_NCCL_NCCL_AVAILABLE_H_
+#define RESHARD_EXECUTOR_NCCL_NCCL_AVAILABLE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace reshard::executor {
+
+// What the CUDA runtime reports about this machine's GPUs.
+struct GpuProbe {
+  int count = 0;  // usable GPUs; 0 when the runtime cannot be used
+  // Why none is usable, e.g. "cudaGetDeviceCount: cudaErrorInsufficientDriver
+  // (CUDA driver version is insufficient for CUDA runtime version)";
+  // empty when count > 0.
+  std::string detail;
+};
+
+// The GPUs CUDA can use. cudaGetDeviceCount failing (no driver, no device)
+// is 0 GPUs with the error in `detail`, not an error. FAILED_PRECONDITION
+// when this build has no NCCL backend.
+absl::StatusOr<GpuProbe> ProbeGpus();
+
+// ProbeGpus()'s count.
+absl::StatusOr<int> UsableGpuCount();
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_NCCL_NCCL_AVAILABLE_H_

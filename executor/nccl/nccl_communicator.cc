@@ -1,0 +1,521 @@
+#include "executor/nccl/nccl_communicator.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "executor/nccl/collective_watch.h"
+#include "executor/nccl/divide_kernel.h"
+#include "executor/nccl/group_split.h"
+#include "executor/nccl/nccl_available.h"
+#include "gloo/rendezvous/store.h"
+
+namespace reshard::executor {
+
+// One NCCL communicator with its stream and its watchdog. `comm` is null
+// once aborted (ncclCommAbort frees it).
+struct NcclHandle {
+  explicit NcclHandle(absl::Duration timeout) : watch(timeout) {}
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+  CollectiveWatch watch;
+  std::string comm_name;  // NCCL's name for it (its logs); outlives config
+};
+
+namespace {
+
+std::string NcclText(absl::string_view call, ncclResult_t r, ncclComm_t comm) {
+  std::string text = absl::StrCat(call, ": ", ncclGetErrorString(r));
+  const char* last = ncclGetLastError(comm);
+  if (last != nullptr && *last != '\0') absl::StrAppend(&text, " (", last, ")");
+  return text;
+}
+
+std::string CudaText(absl::string_view call, cudaError_t e) {
+  return absl::StrCat(call, ": ", cudaGetErrorName(e), " (",
+                      cudaGetErrorString(e), ")");
+}
+
+// What an NCCL call's return means for the watch: success and
+// ncclInProgress (a non-blocking communicator still enqueuing) are polled.
+WatchPoll AfterCall(absl::string_view call, ncclResult_t r, ncclComm_t comm) {
+  if (r == ncclSuccess || r == ncclInProgress) return WatchPoll::InProgress();
+  return WatchPoll::Error(NcclText(call, r, comm));
+}
+
+// The communicator's own state: in progress while NCCL still creates it or
+// enqueues its last call, an error once an asynchronous error occurred.
+WatchPoll PollComm(ncclComm_t comm) {
+  ncclResult_t async = ncclSuccess;
+  const ncclResult_t r = ncclCommGetAsyncError(comm, &async);
+  if (r != ncclSuccess) {
+    return WatchPoll::Error(NcclText("ncclCommGetAsyncError", r, comm));
+  }
+  if (async == ncclInProgress) return WatchPoll::InProgress();
+  if (async != ncclSuccess) {
+    return WatchPoll::Error(NcclText("NCCL asynchronous error", async, comm));
+  }
+  return WatchPoll::Done();
+}
+
+void AbortHandle(NcclHandle& handle) {
+  if (handle.comm != nullptr) ncclCommAbort(handle.comm);
+  handle.comm = nullptr;
+}
+
+// Between polls: spin (yielding) for the first millisecond, which keeps
+// small collectives' latency low, then sleep briefly.
+void Pause(absl::Time start) {
+  if (absl::Now() - start < absl::Milliseconds(1)) {
+    std::this_thread::yield();
+  } else {
+    absl::SleepFor(absl::Microseconds(50));
+  }
+}
+
+// Drives `handle`'s watch from `first` (the enqueue's result) until the
+// call in flight ends, `poll()` giving each later poll. Aborts the
+// communicator when the watch says so.
+template <typename Poll>
+absl::Status Await(NcclHandle& handle, WatchPoll first, Poll poll) {
+  const absl::Time start = absl::Now();
+  WatchPoll p = std::move(first);
+  while (true) {
+    switch (handle.watch.Observe(p, absl::Now())) {
+      case WatchAction::kComplete:
+        return absl::OkStatus();
+      case WatchAction::kAbort:
+        AbortHandle(handle);
+        return handle.watch.status();
+      case WatchAction::kWait:
+        break;
+    }
+    Pause(start);
+    p = poll();
+  }
+}
+
+ncclDataType_t NcclType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return ncclFloat32;
+    case DType::kFloat64:
+      return ncclFloat64;
+    case DType::kBFloat16:
+      return ncclBfloat16;
+    case DType::kFloat16:
+      return ncclFloat16;
+    case DType::kInt32:
+      return ncclInt32;
+    case DType::kInt64:
+      return ncclInt64;
+  }
+  return ncclFloat32;
+}
+
+DivideType KernelType(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return DivideType::kFloat32;
+    case DType::kFloat64:
+      return DivideType::kFloat64;
+    case DType::kBFloat16:
+      return DivideType::kBFloat16;
+    case DType::kFloat16:
+      return DivideType::kFloat16;
+    case DType::kInt32:
+      return DivideType::kInt32;
+    case DType::kInt64:
+      return DivideType::kInt64;
+  }
+  return DivideType::kFloat32;
+}
+
+// avg reduces as a sum; the division follows (DESIGN §6.1).
+ncclRedOp_t NcclOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kMax:
+      return ncclMax;
+    case ReduceOp::kMin:
+      return ncclMin;
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:
+      return ncclSum;
+  }
+  return ncclSum;
+}
+
+// The division that follows a reduction: none when `divisor` is 1.
+struct Division {
+  void* data = nullptr;
+  int64_t count = 0;
+  int64_t divisor = 1;
+  DType dtype = DType::kFloat32;
+};
+
+class NcclCommunicator : public Communicator {
+ public:
+  NcclCommunicator(NcclHandle* handle, std::string name,
+                   std::vector<int64_t> ranks, int index, int device)
+      : handle_(handle),
+        name_(std::move(name)),
+        ranks_(std::move(ranks)),
+        index_(index),
+        device_(device) {}
+
+  int index() const override { return index_; }
+  int size() const override { return static_cast<int>(ranks_.size()); }
+  const std::string& name() const override { return name_; }
+
+  absl::Status AllGather(const void* in, void* out, int64_t block_numel,
+                         DType dtype) override {
+    return Call("all_gather", block_numel, {}, [&](ncclComm_t c) {
+      return ncclAllGather(in, out, block_numel, NcclType(dtype), c,
+                           handle_->stream);
+    });
+  }
+
+  absl::Status AllReduce(void* data, int64_t block_numel, DType dtype,
+                         Reduction reduction) override {
+    const Division d{data, block_numel, Divisor(reduction), dtype};
+    return Call("all_reduce", block_numel, d, [&](ncclComm_t c) {
+      return ncclAllReduce(data, data, block_numel, NcclType(dtype),
+                           NcclOp(reduction.op), c, handle_->stream);
+    });
+  }
+
+  absl::Status ReduceScatter(const void* in, void* out, int64_t block_numel,
+                             DType dtype, Reduction reduction) override {
+    const Division d{out, block_numel, Divisor(reduction), dtype};
+    return Call("reduce_scatter", block_numel, d, [&](ncclComm_t c) {
+      return ncclReduceScatter(in, out, block_numel, NcclType(dtype),
+                               NcclOp(reduction.op), c, handle_->stream);
+    });
+  }
+
+  absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
+                        DType dtype) override {
+    return Call("all_to_all", block_numel, {}, [&](ncclComm_t c) {
+      return GroupedSendRecv(static_cast<const char*>(in),
+                             static_cast<char*>(out), block_numel, dtype, c);
+    });
+  }
+
+ private:
+  int64_t Divisor(Reduction r) const {
+    return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
+  }
+
+  ncclResult_t GroupedSendRecv(const char* in, char* out, int64_t block_numel,
+                               DType dtype, ncclComm_t c);
+  WatchPoll PollCall(bool& enqueued, const Division& division);
+
+  // Begins `op` on the watch, enqueues it with `enqueue(comm)` and polls
+  // it (then its division) to the end. Empty blocks move nothing.
+  template <typename Enqueue>
+  absl::Status Call(const char* op, int64_t block_numel, Division division,
+                    Enqueue enqueue) {
+    if (block_numel == 0) return absl::OkStatus();
+    absl::Status s = handle_->watch.Begin(op, name_, absl::Now());
+    if (!s.ok()) return s;
+    WatchPoll first;
+    const cudaError_t e = cudaSetDevice(device_);
+    if (e != cudaSuccess) {
+      first = WatchPoll::Error(CudaText("cudaSetDevice", e));
+    } else {
+      first = AfterCall(op, enqueue(handle_->comm), handle_->comm);
+    }
+    bool enqueued = false;
+    return Await(*handle_, std::move(first),
+                 [&] { return PollCall(enqueued, division); });
+  }
+
+  NcclHandle* handle_;  // owned by the provider
+  std::string name_;
+  std::vector<int64_t> ranks_;
+  int index_;
+  int device_;
+};
+
+// all_to_all as one group of point-to-point calls: block j of `in` to
+// member j, block i of `out` from member i (this member included).
+ncclResult_t NcclCommunicator::GroupedSendRecv(const char* in, char* out,
+                                               int64_t block_numel, DType dtype,
+                                               ncclComm_t c) {
+  const int64_t bytes = block_numel * ItemSize(dtype);
+  ncclResult_t r = ncclGroupStart();
+  if (r != ncclSuccess) return r;
+  ncclResult_t first_error = ncclSuccess;
+  for (int j = 0; j < size(); ++j) {
+    for (ncclResult_t q : {ncclSend(in + j * bytes, block_numel,
+                                    NcclType(dtype), j, c, handle_->stream),
+                           ncclRecv(out + j * bytes, block_numel,
+                                    NcclType(dtype), j, c, handle_->stream)}) {
+      if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
+    }
+  }
+  r = ncclGroupEnd();  // closes the group even after an error
+  return first_error != ncclSuccess ? first_error : r;
+}
+
+// One poll of the call in flight: first until NCCL has enqueued it (only
+// then may the division kernel follow it on the stream), then until the
+// stream has run it.
+WatchPoll NcclCommunicator::PollCall(bool& enqueued, const Division& division) {
+  WatchPoll p = PollComm(handle_->comm);
+  if (p.state != WatchPoll::State::kDone) return p;
+  if (!enqueued) {
+    enqueued = true;
+    if (division.divisor != 1) {
+      const cudaError_t e =
+          LaunchDivide(KernelType(division.dtype), division.data,
+                       division.count, division.divisor, handle_->stream);
+      if (e != cudaSuccess) {
+        return WatchPoll::Error(CudaText("avg division kernel", e));
+      }
+    }
+  }
+  const cudaError_t e = cudaStreamQuery(handle_->stream);
+  if (e == cudaSuccess) return WatchPoll::Done();
+  if (e == cudaErrorNotReady) return WatchPoll::InProgress();
+  return WatchPoll::Error(CudaText("cudaStreamQuery", e));
+}
+
+// Finalizes `handle`'s communicator within `timeout` and destroys it, or
+// aborts it (also when `abort` is set: an earlier one did not finish).
+// Returns whether it finished.
+bool Release(NcclHandle& handle, absl::Duration timeout, bool abort) {
+  bool finished = !abort;
+  if (handle.comm != nullptr && !abort) {
+    const absl::Time deadline = absl::Now() + timeout;
+    const absl::Time start = absl::Now();
+    ncclResult_t r = ncclCommFinalize(handle.comm);
+    WatchPoll p = AfterCall("ncclCommFinalize", r, handle.comm);
+    while (p.state == WatchPoll::State::kInProgress && absl::Now() < deadline) {
+      Pause(start);
+      p = PollComm(handle.comm);
+    }
+    finished = p.state == WatchPoll::State::kDone;
+    if (finished) {
+      ncclCommDestroy(handle.comm);
+      handle.comm = nullptr;
+    }
+  }
+  AbortHandle(handle);
+  if (handle.stream != nullptr) cudaStreamDestroy(handle.stream);
+  handle.stream = nullptr;
+  return finished;
+}
+
+}  // namespace
+
+NcclCommunicatorProvider::NcclCommunicatorProvider(
+    std::shared_ptr<gloo::rendezvous::Store> store, std::string prefix,
+    int64_t rank, int64_t world_size, NcclOptions options)
+    : store_(std::move(store)),
+      prefix_(std::move(prefix)),
+      rank_(rank),
+      world_size_(world_size),
+      options_(options) {}
+
+NcclCommunicatorProvider::~NcclCommunicatorProvider() {
+  groups_.clear();
+  if (device_ >= 0) cudaSetDevice(device_);
+  const absl::Duration timeout = absl::FromChrono(options_.timeout);
+  bool abort = false;
+  for (auto& [ranks, handle] : splits_) {
+    abort = !Release(*handle, timeout, abort) || abort;
+  }
+  if (world_ != nullptr) Release(*world_, timeout, abort);
+}
+
+namespace {
+
+// Rank 0 makes the world's unique id and publishes it under `key`; the
+// others wait for it (within `timeout`). The store's exceptions become
+// statuses: a rank 0 that never publishes is DEADLINE_EXCEEDED.
+absl::StatusOr<ncclUniqueId> ExchangeUniqueId(
+    gloo::rendezvous::Store& store, const std::string& key, int64_t rank,
+    std::chrono::milliseconds timeout) {
+  ncclUniqueId id;
+  try {
+    if (rank == 0) {
+      const ncclResult_t r = ncclGetUniqueId(&id);
+      if (r != ncclSuccess) {
+        return absl::InternalError(NcclText("ncclGetUniqueId", r, nullptr));
+      }
+      store.set(key, std::vector<char>(id.internal,
+                                       id.internal + sizeof(id.internal)));
+      return id;
+    }
+    store.wait({key}, timeout);
+    const std::vector<char> bytes = store.get(key);
+    if (bytes.size() != sizeof(id.internal)) {
+      return absl::InternalError(
+          absl::StrCat("the unique id under ", key, " has ", bytes.size(),
+                       " bytes, expected ", sizeof(id.internal)));
+    }
+    std::memcpy(id.internal, bytes.data(), bytes.size());
+    return id;
+  } catch (const std::exception& e) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "waiting for rank 0's NCCL unique id under ", key, ": ", e.what()));
+  }
+}
+
+ncclConfig_t NonBlockingConfig(const std::string& comm_name) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  config.commName = comm_name.c_str();
+  return config;
+}
+
+}  // namespace
+
+// Picks the device, exchanges the unique id and creates the world
+// communicator, polled to completion against the timeout. A failed world
+// is kept (aborted), so that later calls fail fast with its error.
+absl::Status NcclCommunicatorProvider::EnsureWorld() {
+  if (world_ != nullptr) {
+    if (world_->comm != nullptr) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("the NCCL world communicator was aborted: ",
+                     world_->watch.status().message()));
+  }
+  absl::StatusOr<GpuProbe> gpus = ProbeGpus();
+  if (!gpus.ok()) return gpus.status();
+  if (gpus->count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no usable GPU (", gpus->detail, ")"));
+  }
+  if (options_.device >= gpus->count) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", options_.device,
+                                                   " does not exist (",
+                                                   gpus->count, " GPUs)"));
+  }
+  device_ = options_.device >= 0 ? options_.device
+                                 : static_cast<int>(rank_ % gpus->count);
+  cudaError_t e = cudaSetDevice(device_);
+  if (e != cudaSuccess) {
+    return absl::FailedPreconditionError(CudaText("cudaSetDevice", e));
+  }
+  absl::StatusOr<ncclUniqueId> id =
+      ExchangeUniqueId(*store_, absl::StrCat(prefix_, "/nccl/world_id"), rank_,
+                       options_.timeout);
+  if (!id.ok()) return id.status();
+  auto handle =
+      std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout));
+  e = cudaStreamCreate(&handle->stream);
+  if (e != cudaSuccess)
+    return absl::InternalError(CudaText("cudaStreamCreate", e));
+  handle->comm_name = absl::StrCat(prefix_, "/world");
+  absl::Status s =
+      handle->watch.Begin("ncclCommInitRankConfig", "world", absl::Now());
+  if (!s.ok()) return s;
+  ncclConfig_t config = NonBlockingConfig(handle->comm_name);
+  const ncclResult_t r =
+      ncclCommInitRankConfig(&handle->comm, static_cast<int>(world_size_), *id,
+                             static_cast<int>(rank_), &config);
+  const WatchPoll first = AfterCall("ncclCommInitRankConfig", r, handle->comm);
+  NcclHandle& h = *handle;
+  s = Await(h, first, [&h] { return PollComm(h.comm); });
+  world_ = std::move(handle);
+  return s;
+}
+
+bool NcclCommunicatorProvider::IsWorld(
+    const std::vector<int64_t>& ranks) const {
+  if (static_cast<int64_t>(ranks.size()) != world_size_) return false;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
+// Splits the group `ranks` off the world communicator (collective over the
+// world), polled on the world's watch: both communicators are in progress
+// until the split completes, and a split that fails or times out aborts
+// both (the world's collective split cannot be resumed).
+absl::StatusOr<NcclHandle*> NcclCommunicatorProvider::Split(
+    const std::vector<int64_t>& ranks, absl::string_view name) {
+  auto known = splits_.find(ranks);
+  if (known != splits_.end()) return known->second.get();
+  absl::StatusOr<GroupSplit> split = SplitForRanks(ranks, rank_);
+  if (!split.ok()) return split.status();
+  auto handle =
+      std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout));
+  const cudaError_t e = cudaStreamCreate(&handle->stream);
+  if (e != cudaSuccess)
+    return absl::InternalError(CudaText("cudaStreamCreate", e));
+  handle->comm_name = absl::StrCat(prefix_, "/", name);
+  absl::Status s = world_->watch.Begin("ncclCommSplit", name, absl::Now());
+  if (!s.ok()) {
+    Release(*handle, absl::ZeroDuration(), /*abort=*/true);
+    return s;
+  }
+  ncclConfig_t config = NonBlockingConfig(handle->comm_name);
+  const ncclResult_t r = ncclCommSplit(world_->comm, split->color, split->key,
+                                       &handle->comm, &config);
+  NcclHandle& world = *world_;
+  NcclHandle& child = *handle;
+  s = Await(world, AfterCall("ncclCommSplit", r, world.comm), [&] {
+    WatchPoll p = PollComm(world.comm);
+    if (p.state != WatchPoll::State::kDone || child.comm == nullptr) return p;
+    return PollComm(child.comm);
+  });
+  if (s.ok() && child.comm == nullptr) {
+    s = absl::InternalError(
+        absl::StrCat("ncclCommSplit on group ", name, " made no communicator"));
+  }
+  if (!s.ok()) {
+    Release(child, absl::ZeroDuration(), /*abort=*/true);
+    return s;
+  }
+  NcclHandle* raw = handle.get();
+  splits_.emplace(ranks, std::move(handle));
+  return raw;
+}
+
+absl::StatusOr<Communicator*> NcclCommunicatorProvider::Get(
+    const std::vector<int64_t>& ranks, absl::string_view name) {
+  auto key = std::make_pair(ranks, std::string(name));
+  auto it = groups_.find(key);
+  if (it != groups_.end()) return it->second.get();
+  const std::string label = absl::StrCat("group ", name, " (ranks [",
+                                         absl::StrJoin(ranks, ","), "])");
+  const auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  if (me == ranks.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, " does not contain rank ", rank_));
+  }
+  for (int64_t r : ranks) {
+    if (r < 0 || r >= world_size_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          label, ": rank ", r, " is outside the world of ", world_size_));
+    }
+  }
+  absl::Status s = EnsureWorld();
+  absl::StatusOr<NcclHandle*> handle = world_.get();
+  if (s.ok() && !IsWorld(ranks)) handle = Split(ranks, name);
+  if (!s.ok() || !handle.ok()) {
+    const absl::Status& failed = s.ok() ? handle.status() : s;
+    return absl::Status(failed.code(), absl::StrCat("nccl: connecting ", label,
+                                                    ": ", failed.message()));
+  }
+  auto comm = std::make_unique<NcclCommunicator>(
+      *handle, std::string(name), ranks, static_cast<int>(me - ranks.begin()),
+      device_);
+  Communicator* raw = comm.get();
+  groups_.emplace(std::move(key), std::move(comm));
+  return raw;
+}
+
+}  // namespace reshard::executor

@@ -1,0 +1,92 @@
+// The NCCL backend (DESIGN §6.1): communicators on device memory. One world
+// communicator per provider (ncclCommInitRankConfig, its unique id passed
+// from rank 0 to the others through the caller's rendezvous store), one
+// communicator per group split from it (ncclCommSplit, GroupSplit's color
+// and key, so its ranks follow the group's order), one CUDA stream per
+// communicator. Every communicator is non-blocking: each call enqueues its
+// work and polls ncclCommGetAsyncError and cudaStreamQuery until done,
+// against the timeout (CollectiveWatch); a timeout or an asynchronous error
+// aborts the communicator (ncclCommAbort) and fails every later call on it
+// fast. all_to_all is grouped ncclSend/ncclRecv; bfloat16 and float16 use
+// NCCL's native types; avg (and {sum,avg} mixes) is an ncclSum followed by
+// an IEEE division kernel on the communicator's stream.
+//
+// Buffers are device pointers on this provider's device. A call returns
+// when its work is complete; its stream is created with the default flags,
+// so it waits for work the caller queued on the legacy default stream
+// (work on other streams must be synchronized by the caller first).
+//
+// Creating a group is collective over the whole world communicator, not
+// only over the group (ncclCommSplit is): every rank must ask for its group
+// over the same dims at the same point, as the plan runner does (every rank
+// runs the same plan's steps in order). The header is CUDA-free; this
+// target is built only when CUDA and NCCL are found.
+#ifndef RESHARD_EXECUTOR_NCCL_NCCL_COMMUNICATOR_H_
+#define RESHARD_EXECUTOR_NCCL_NCCL_COMMUNICATOR_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "executor/communicator_provider.h"
+
+namespace gloo::rendezvous {
+class Store;
+}  // namespace gloo::rendezvous
+
+namespace reshard::executor {
+
+struct NcclOptions {
+  std::chrono::milliseconds timeout{30000};  // every call and store wait
+  int device = -1;  // the CUDA device; -1: global rank mod the GPU count
+};
+
+struct NcclHandle;  // one NCCL communicator, its stream and its watch
+
+// Creates and caches this rank's NCCL communicators. `store` is shared by
+// every rank of the run (rank 0 publishes the world's unique id there);
+// `prefix` keeps runs (and generations) apart. The world communicator is
+// created on the first Get. Thread-compatible: one thread at a time (each
+// thread of a multi-GPU process owns its own provider).
+class NcclCommunicatorProvider : public CommunicatorProvider {
+ public:
+  NcclCommunicatorProvider(std::shared_ptr<gloo::rendezvous::Store> store,
+                           std::string prefix, int64_t rank, int64_t world_size,
+                           NcclOptions options);
+  // Finalizes every communicator (aborting those that do not finish within
+  // the timeout), groups before the world.
+  ~NcclCommunicatorProvider() override;
+
+  // FAILED_PRECONDITION without a usable GPU; the creation's error (naming
+  // the group) when the world or the split fails or times out.
+  absl::StatusOr<Communicator*> Get(const std::vector<int64_t>& ranks,
+                                    absl::string_view name) override;
+
+ private:
+  absl::Status EnsureWorld();
+  absl::StatusOr<NcclHandle*> Split(const std::vector<int64_t>& ranks,
+                                    absl::string_view name);
+  bool IsWorld(const std::vector<int64_t>& ranks) const;
+
+  std::shared_ptr<gloo::rendezvous::Store> store_;
+  std::string prefix_;
+  int64_t rank_;
+  int64_t world_size_;
+  NcclOptions options_;
+  int device_ = -1;
+  std::unique_ptr<NcclHandle> world_;
+  // One NCCL communicator per ordered rank tuple other than the world's
+  // (0..n-1), shared by every name the tuple is asked for; one
+  // communicator per (tuple, name), so errors name the group asked for.
+  std::map<std::vector<int64_t>, std::unique_ptr<NcclHandle>> splits_;
+  std::map<std::pair<std::vector<int64_t>, std::string>,
+           std::unique_ptr<Communicator>>
+      groups_;
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_NCCL_NCCL_COMMUNICATOR_H_

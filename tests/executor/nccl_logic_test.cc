@@ -1,0 +1,254 @@
+// Tests of the NCCL backend's pure logic, run on every machine (no GPU, no
+// CUDA): the ncclCommSplit color and key of every group (GroupSplit) and
+// the per-call timeout/abort state machine (CollectiveWatch).
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "executor/nccl/collective_watch.h"
+#include "executor/nccl/group_split.h"
+#include "gtest/gtest.h"
+#include "planner/mesh.h"
+
+namespace reshard::executor {
+namespace {
+
+// A random mesh of 1-4 dims of sizes 1-4, with a random rank map half of
+// the time.
+Mesh RandomMesh(std::mt19937& rng) {
+  MeshSpec spec;
+  const int ndim = std::uniform_int_distribution<int>(1, 4)(rng);
+  int64_t world = 1;
+  for (int d = 0; d < ndim; ++d) {
+    spec.shape.push_back(std::uniform_int_distribution<int>(1, 4)(rng));
+    world *= spec.shape.back();
+  }
+  if (rng() % 2 == 0) {
+    spec.rank_map.resize(world);
+    std::iota(spec.rank_map.begin(), spec.rank_map.end(), 0);
+    std::shuffle(spec.rank_map.begin(), spec.rank_map.end(), rng);
+  }
+  return *Mesh::Create(spec);
+}
+
+// Every ordered tuple of distinct dims (every group, in every dim order).
+std::vector<Group> AllGroups(int ndim) {
+  std::vector<Group> groups;
+  for (int mask = 1; mask < (1 << ndim); ++mask) {
+    Group g;
+    for (int d = 0; d < ndim; ++d) {
+      if (mask & (1 << d)) g.push_back(d);
+    }
+    do {
+      groups.push_back(g);
+    } while (std::next_permutation(g.begin(), g.end()));
+  }
+  return groups;
+}
+
+// For one mesh and group: keys follow the group order, colors are shared
+// by a group's members and distinct between its groups, and the split from
+// the group's ranks (what the provider sees) agrees.
+void CheckGroup(const Mesh& mesh, const Group& group) {
+  std::map<int, int64_t> first_member_of_color;
+  for (int64_t p = 0; p < mesh.world_size(); ++p) {
+    const absl::StatusOr<GroupSplit> split = SplitForGroup(mesh, group, p);
+    ASSERT_TRUE(split.ok()) << split.status();
+    const std::vector<int64_t> members = mesh.GroupPositions(p, group);
+    const std::vector<int64_t> ranks = mesh.GroupRanks(p, group);
+    EXPECT_EQ(split->key, mesh.IndexInGroup(p, group));
+    EXPECT_EQ(members[split->key], p);
+    EXPECT_GE(split->color, 0);
+    EXPECT_EQ(split->color, *std::min_element(ranks.begin(), ranks.end()));
+    for (size_t i = 0; i < members.size(); ++i) {
+      const absl::StatusOr<GroupSplit> other =
+          SplitForGroup(mesh, group, members[i]);
+      ASSERT_TRUE(other.ok());
+      EXPECT_EQ(other->color, split->color) << "member " << i;
+      EXPECT_EQ(other->key, static_cast<int>(i));
+    }
+    // Each color names one group: the one whose first member is members[0].
+    auto [it, inserted] =
+        first_member_of_color.emplace(split->color, members[0]);
+    EXPECT_EQ(it->second, members[0]) << "color " << split->color;
+    const absl::StatusOr<GroupSplit> from_ranks =
+        SplitForRanks(ranks, mesh.RankAt(p));
+    ASSERT_TRUE(from_ranks.ok()) << from_ranks.status();
+    EXPECT_EQ(*from_ranks, *split);
+  }
+  EXPECT_EQ(static_cast<int64_t>(first_member_of_color.size()),
+            mesh.world_size() / mesh.GroupSize(group));
+}
+
+TEST(GroupSplitTest, RandomMeshesAllGroupsAnyOrderAndRankMap) {
+  std::mt19937 rng(20240611);
+  for (int trial = 0; trial < 60; ++trial) {
+    const Mesh mesh = RandomMesh(rng);
+    for (const Group& group : AllGroups(mesh.ndim())) {
+      SCOPED_TRACE(mesh.CanonicalText(true) + " group " +
+                   mesh.GroupName(group));
+      CheckGroup(mesh, group);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(GroupSplitTest, KeysFollowANonAscendingDimOrder) {
+  // 2x3 mesh, group (B, A): B outermost, so position 1 (A=0, B=1) is
+  // member 2 and position 3 (A=1, B=0) is member 1.
+  const Mesh mesh = *Mesh::Create({.shape = {2, 3}, .rank_map = {}});
+  const Group ba = {1, 0};
+  EXPECT_EQ(SplitForGroup(mesh, ba, 1)->key, 2);
+  EXPECT_EQ(SplitForGroup(mesh, ba, 3)->key, 1);
+  EXPECT_EQ(SplitForGroup(mesh, ba, 5)->key, 5);
+  EXPECT_EQ(SplitForGroup(mesh, ba, 5)->color, 0);
+  // With a rank map the color is the group's smallest global rank.
+  const Mesh mapped =
+      *Mesh::Create({.shape = {2, 3}, .rank_map = {5, 4, 3, 2, 1, 0}});
+  const Group b = {1};
+  EXPECT_EQ(*SplitForGroup(mapped, b, 0), (GroupSplit{3, 0}));
+  EXPECT_EQ(*SplitForGroup(mapped, b, 4), (GroupSplit{0, 1}));
+}
+
+TEST(GroupSplitTest, RejectsBadInput) {
+  const Mesh mesh = *Mesh::Create({.shape = {2, 2}});
+  EXPECT_EQ(SplitForGroup(mesh, Group{0, 0}, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitForGroup(mesh, Group{2}, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitForGroup(mesh, Group{}, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitForGroup(mesh, Group{0}, 4).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitForGroup(mesh, Group{0}, -1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  const std::vector<int64_t> ranks = {6, 2, 4};
+  EXPECT_EQ(*SplitForRanks(ranks, 4), (GroupSplit{2, 2}));
+  EXPECT_EQ(SplitForRanks(ranks, 3).status().message(),
+            "ranks: rank 3 is not a member");
+  EXPECT_EQ(SplitForRanks(std::vector<int64_t>{1, 2, 1}, 1).status().message(),
+            "ranks[2]: rank 1 repeats");
+  EXPECT_EQ(SplitForRanks(std::vector<int64_t>{-1, 0}, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitForRanks(std::vector<int64_t>{0, int64_t{1} << 31}, 0)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+class CollectiveWatchTest : public ::testing::Test {
+ protected:
+  const absl::Time t0_ = absl::FromUnixSeconds(1000);
+  CollectiveWatch watch_{absl::Seconds(30)};
+};
+
+TEST_F(CollectiveWatchTest, WaitsThenCompletes) {
+  ASSERT_TRUE(watch_.Begin("all_gather", "A_C", t0_).ok());
+  EXPECT_TRUE(watch_.in_flight());
+  EXPECT_EQ(watch_.deadline(), t0_ + absl::Seconds(30));
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_), WatchAction::kWait);
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(29)),
+            WatchAction::kWait);
+  EXPECT_EQ(watch_.Observe(WatchPoll::Done(), t0_ + absl::Seconds(29)),
+            WatchAction::kComplete);
+  EXPECT_TRUE(watch_.status().ok());
+  EXPECT_FALSE(watch_.in_flight());
+  EXPECT_FALSE(watch_.aborted());
+  // The next call starts a fresh deadline.
+  ASSERT_TRUE(watch_.Begin("all_reduce", "A", t0_ + absl::Seconds(40)).ok());
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(60)),
+            WatchAction::kWait);
+  EXPECT_EQ(watch_.Observe(WatchPoll::Done(), t0_ + absl::Seconds(61)),
+            WatchAction::kComplete);
+}
+
+TEST_F(CollectiveWatchTest, DoneAtTheDeadlineCompletes) {
+  ASSERT_TRUE(watch_.Begin("all_gather", "A_C", t0_).ok());
+  EXPECT_EQ(watch_.Observe(WatchPoll::Done(), t0_ + absl::Seconds(31)),
+            WatchAction::kComplete);
+  EXPECT_TRUE(watch_.status().ok());
+}
+
+TEST_F(CollectiveWatchTest, TimeoutAbortsAndLaterCallsFailFast) {
+  ASSERT_TRUE(watch_.Begin("all_gather", "A_C", t0_).ok());
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(30)),
+            WatchAction::kAbort);
+  EXPECT_TRUE(watch_.aborted());
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(watch_.status().message(),
+            "all_gather on group A_C: no progress within 30 s; communicator "
+            "aborted");
+  const absl::Status again =
+      watch_.Begin("all_reduce", "B", t0_ + absl::Seconds(31));
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(again.message(),
+            "all_reduce on group B: the communicator was aborted after an "
+            "earlier failure (all_gather on group A_C: no progress within 30 "
+            "s; communicator aborted)");
+  // The abort stays: polls keep saying abort, the status keeps the cause.
+  EXPECT_EQ(watch_.Observe(WatchPoll::Done(), t0_ + absl::Seconds(32)),
+            WatchAction::kAbort);
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(CollectiveWatchTest, AsyncErrorAbortsWithNcclText) {
+  ASSERT_TRUE(watch_.Begin("reduce_scatter", "B_A", t0_).ok());
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(1)),
+            WatchAction::kWait);
+  EXPECT_EQ(watch_.Observe(WatchPoll::Error("NCCL asynchronous error: remote "
+                                            "process exited or there was a "
+                                            "network error"),
+                           t0_ + absl::Seconds(2)),
+            WatchAction::kAbort);
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(watch_.status().message(),
+            "reduce_scatter on group B_A: NCCL asynchronous error: remote "
+            "process exited or there was a network error; communicator "
+            "aborted");
+  EXPECT_EQ(watch_.Begin("all_to_all", "B_A", t0_ + absl::Seconds(3)).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CollectiveWatchTest, EnqueueErrorAbortsAtOnce) {
+  ASSERT_TRUE(watch_.Begin("all_to_all", "C", t0_).ok());
+  EXPECT_EQ(
+      watch_.Observe(WatchPoll::Error("all_to_all: invalid argument"), t0_),
+      WatchAction::kAbort);
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kInternal);
+}
+
+TEST_F(CollectiveWatchTest, OneCallAtATime) {
+  ASSERT_TRUE(watch_.Begin("all_gather", "A", t0_).ok());
+  const absl::Status second = watch_.Begin("all_reduce", "B", t0_);
+  EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.message(),
+            "all_reduce on group B: all_gather on group A is still in flight");
+  // The refused call changed nothing: the first still completes.
+  EXPECT_EQ(watch_.Observe(WatchPoll::Done(), t0_), WatchAction::kComplete);
+}
+
+TEST_F(CollectiveWatchTest, ObserveWithoutACallInFlight) {
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_),
+            WatchAction::kComplete);
+  EXPECT_FALSE(watch_.aborted());
+}
+
+TEST_F(CollectiveWatchTest, FractionalTimeoutInTheMessage) {
+  CollectiveWatch watch(absl::Milliseconds(1500));
+  ASSERT_TRUE(watch.Begin("ncclCommSplit", "A_C", t0_).ok());
+  EXPECT_EQ(watch.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(1)),
+            WatchAction::kWait);
+  EXPECT_EQ(watch.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(2)),
+            WatchAction::kAbort);
+  EXPECT_EQ(watch.status().message(),
+            "ncclCommSplit on group A_C: no progress within 1.5 s; "
+            "communicator aborted");
+}
+
+}  // namespace
+}  // namespace reshard::executor
