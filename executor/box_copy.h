@@ -5,12 +5,22 @@
 #define RESHARD_EXECUTOR_BOX_COPY_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 #include "absl/types/span.h"
 #include "planner/local_layout.h"
 
 namespace reshard::executor {
+
+// memcpy / memset that accept empty ranges with null pointers (an empty
+// std::vector's data() may be null, which memcpy does not allow).
+inline void CopyBytes(void* to, const void* from, int64_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+}
+inline void ZeroBytes(void* to, int64_t bytes) {
+  if (bytes > 0) std::memset(to, 0, static_cast<size_t>(bytes));
+}
 
 // Copies `box` of `tensor` (shape `shape`, `itemsize` bytes per element) to
 // `packed`, row-major.

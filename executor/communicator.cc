@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "executor/box_copy.h"
+
 namespace reshard::executor {
 
 absl::Status Communicator::AllToAllPacking(
@@ -19,7 +21,7 @@ absl::Status Communicator::AllToAllPacking(
   char* base = static_cast<char*>(scratch);
   for (int j = 0; j < size(); ++j) {
     if (blocks[j] != base + j * bytes) {
-      std::memcpy(base + j * bytes, blocks[j], bytes);
+      CopyBytes(base + j * bytes, blocks[j], bytes);
     }
   }
   return AllToAll(scratch, out, block_numel, dtype);

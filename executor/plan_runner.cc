@@ -245,7 +245,7 @@ absl::Status RunAllGather(const Compiled& c, const char* in, char* out,
 }
 
 absl::Status RunAllReduce(const Compiled& c, const char* in, char* out) {
-  std::memcpy(out, in, c.Bytes(c.in_numel));
+  CopyBytes(out, in, c.Bytes(c.in_numel));
   return c.comm->AllReduce(out, c.block, c.dtype,
                            {c.step.reduce_op, c.step.avg_divisor});
 }
@@ -267,7 +267,7 @@ absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
   absl::Status s = c.comm->ReduceScatter(
       send, result, c.block, c.dtype, {c.step.reduce_op, c.step.avg_divisor});
   if (s.ok() && result != out) {
-    std::memcpy(out, result, c.Bytes(c.out_numel));
+    CopyBytes(out, result, c.Bytes(c.out_numel));
   }
   return s;
 }
@@ -300,7 +300,7 @@ absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
 void RunLocal(const Compiled& c, const char* in, char* out) {
   const StepLayout& l = c.layout;
   const bool covers = !l.recv.empty() && l.recv[0].numel() == c.out_numel;
-  if (!covers) std::memset(out, 0, c.Bytes(c.out_numel));
+  if (!covers) ZeroBytes(out, c.Bytes(c.out_numel));
   if (l.send.empty()) return;
   if (l.recv[0].numel() == c.out_numel) {  // the whole output, row-major
     PackBox(in, l.in_shape, l.send[0], c.itemsize, out);
@@ -366,7 +366,7 @@ absl::Status PlanRunner::Run(const void* in, void* out, RunStats* stats) {
     next ^= 1;
   }
   if (last < 0) {
-    std::memcpy(out, in, source_numel_ * plan_.tensor.itemsize());
+    CopyBytes(out, in, source_numel_ * plan_.tensor.itemsize());
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/box_copy.h"
 #include "executor/element_ops.h"
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
@@ -84,7 +85,7 @@ class GlooCommunicator : public Communicator {
       // Without an input Gloo gathers in place, this member's block already
       // sitting at its offset.
       if (in != base + index() * bytes) {
-        std::memcpy(base + index() * bytes, in, bytes);
+        CopyBytes(base + index() * bytes, in, bytes);
       }
       o.setOutput(base, static_cast<size_t>(bytes * size()));
       o.setTimeout(options_.timeout);
@@ -112,7 +113,7 @@ class GlooCommunicator : public Communicator {
                         static_cast<const char*>(in) + bytes * size());
         ReduceInPlace(scratch_.data(), block_numel * size(), dtype,
                       reduction.op);
-        std::memcpy(out, scratch_.data() + index() * bytes, bytes);
+        CopyBytes(out, scratch_.data() + index() * bytes, bytes);
       }
       DivideElements(dtype, out, block_numel, Divisor(reduction));
     });
@@ -221,7 +222,7 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
   const int r = index();
   const size_t bytes = block_numel * ItemSize(dtype);
   if (n == 1) {
-    std::memcpy(out, in, bytes);
+    CopyBytes(out, in, bytes);
     return;
   }
   scratch_.resize(3 * bytes);
@@ -269,7 +270,7 @@ void GlooCommunicator::PipelinedAllToAll(
         context_->createUnboundBuffer(const_cast<void*>(pack(j)), bytes));
     sends.back()->send(j, slot);
   }
-  std::memcpy(out + r * bytes, pack(r), bytes);
+  CopyBytes(out + r * bytes, pack(r), bytes);
   for (auto& send : sends) {
     if (!send->waitSend(options_.timeout)) {
       throw std::runtime_error("all_to_all send aborted");
