@@ -125,6 +125,11 @@ class DistState {
   }
 
  private:
+  // Create's second half: shards `placements` in the explicit `order`
+  // (validated entry by entry) and sets the Partials.
+  absl::Status ApplyExplicitOrder(absl::Span<const Placement> placements,
+                                  absl::Span<const ShardOrderEntry> order,
+                                  absl::string_view field);
   std::string Format(absl::string_view separator) const;
 
   int8_t ndim_ = 0;

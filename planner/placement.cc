@@ -1,5 +1,6 @@
 #include "planner/placement.h"
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 namespace reshard {
@@ -24,6 +25,16 @@ std::optional<ReduceOp> ParseReduceOp(absl::string_view name) {
     if (ReduceOpName(op) == name) return op;
   }
   return std::nullopt;
+}
+
+absl::StatusOr<int> NormalizeShardDim(int dim, int tensor_rank,
+                                      absl::string_view field) {
+  if (dim < -tensor_rank || dim >= tensor_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": shard dim ", dim,
+                     " out of range for a tensor of rank ", tensor_rank));
+  }
+  return dim < 0 ? dim + tensor_rank : dim;
 }
 
 std::string Placement::ToString() const {

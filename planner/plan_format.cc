@@ -1,11 +1,11 @@
 #include "planner/plan_format.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "planner/number_text.h"
 
 namespace reshard {
 namespace {
@@ -69,9 +69,7 @@ std::string WarningJson(const Warning& w) {
 
 std::string FormatDouble(double value) {
   if (!std::isfinite(value)) return "null";
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, result.ptr);
+  return ShortestRoundTrip(value);
 }
 
 std::string PlanTrace(const Plan& plan) {

@@ -31,6 +31,12 @@ absl::string_view StepOpName(StepOp op);
 // True for the four collectives.
 bool IsCollective(StepOp op);
 
+// The op that turns placement `src` into `dst` on a mesh dim (DESIGN §2.3);
+// nullopt for R -> R and P -> P. The op alone does not say whether the step
+// is legal in a given state (S(a) -> S(a) gives an all_to_all that Apply
+// refuses).
+std::optional<StepOp> InferOp(const Placement& src, const Placement& dst);
+
 // What a step does, independent of the state it starts from.
 struct Transition {
   StepOp op = StepOp::kAllGather;

@@ -11,12 +11,6 @@
 namespace reshard {
 namespace {
 
-grpc::Status ToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
-                      std::string(s.message()));
-}
-
 // Finishes the call, logging one line when it failed.
 grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
                                  const char* rpc, const absl::Status& status) {
@@ -26,7 +20,7 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
                  std::string(status.message()));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ToGrpc(status));
+  reactor->Finish(StatusToGrpc(status));
   return reactor;
 }
 

@@ -11,14 +11,15 @@
 #include <cstdint>
 
 #include "planner/plan_cache.h"
+#include "planner/search_support.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
 
 namespace reshard {
 
 struct ServiceOptions {
-  int64_t default_search_budget = 200000;
-  int64_t max_search_budget = 2000000;  // larger requests: INVALID_ARGUMENT
+  int64_t default_search_budget = kDefaultSearchBudget;
+  int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
   int max_batch_items = 4096;
 };
 
