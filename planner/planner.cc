@@ -15,26 +15,6 @@
 
 namespace reshard {
 
-absl::string_view PlannerName(PlannerKind kind) {
-  switch (kind) {
-    case PlannerKind::kTorchGreedy:
-      return "torch_greedy";
-    case PlannerKind::kTorchGraph:
-      return "torch_graph";
-    case PlannerKind::kOptimal:
-      break;
-  }
-  return "optimal";
-}
-
-std::optional<PlannerKind> ParsePlanner(absl::string_view name) {
-  for (PlannerKind kind : {PlannerKind::kOptimal, PlannerKind::kTorchGreedy,
-                           PlannerKind::kTorchGraph}) {
-    if (PlannerName(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
 absl::StatusOr<PlanRequest> ParsePlanRequest(
     const Mesh& mesh, std::vector<int64_t> shape, absl::string_view dtype,
     absl::string_view src, absl::string_view dst, PlanOptions options) {
@@ -83,7 +63,7 @@ void AddMissingGroupWarnings(const Mesh& mesh, double cost,
     const bool ascending = std::is_sorted(step.group.begin(), step.group.end());
     AddWarning(
         plan.warnings,
-        {"missing_flattened_group", names,
+        {WarningCode::kMissingFlattenedGroup, names,
          absl::StrFormat(
              "one %s on mesh dims %s would lower the plan from %.4g us to "
              "%.4g us (saving %.4g us, %.1f%%); register the flattened group "
@@ -156,7 +136,7 @@ absl::Status FallBack(const Mesh& mesh, const PlanRequest& request,
   const int64_t budget = request.options.search_budget;
   plan.states_expanded += budget;
   AddWarning(plan.warnings,
-             {"search_budget_exceeded",
+             {WarningCode::kSearchBudgetExceeded,
               {},
               absl::StrCat("the optimal search expanded more than ", budget,
                            " states; fell back to ", used,
@@ -224,8 +204,8 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
   plan.tensor = request.tensor;
   plan.src = request.src;
   plan.dst = request.dst;
-  plan.planner = std::string(PlannerName(options.planner));
-  plan.cost_model = std::string(CostModelName(options.cost_model));
+  plan.planner = options.planner;
+  plan.cost_model = options.cost_model;
   const CostModel model(mesh, plan.tensor,
                         {options.cost_model, options.devices_per_host});
   if (options.planner == PlannerKind::kOptimal) {

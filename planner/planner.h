@@ -20,11 +20,6 @@
 
 namespace reshard {
 
-enum class PlannerKind { kOptimal, kTorchGreedy, kTorchGraph };
-
-absl::string_view PlannerName(PlannerKind kind);
-std::optional<PlannerKind> ParsePlanner(absl::string_view name);
-
 struct PlanOptions {
   PlannerKind planner = PlannerKind::kOptimal;
   CostModelKind cost_model = CostModelKind::kAlphaBeta;

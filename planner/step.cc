@@ -1,10 +1,12 @@
 #include "planner/step.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "planner/enum_names.h"
 
 namespace reshard {
 namespace {
@@ -44,23 +46,11 @@ absl::Status PopSuffix(const Mesh& mesh, DistState& state, int tensor_dim,
 }  // namespace
 
 absl::string_view StepOpName(StepOp op) {
-  switch (op) {
-    case StepOp::kAllGather:
-      return "all_gather";
-    case StepOp::kAllReduce:
-      return "all_reduce";
-    case StepOp::kReduceScatter:
-      return "reduce_scatter";
-    case StepOp::kAllToAll:
-      return "all_to_all";
-    case StepOp::kChunk:
-      return "chunk";
-    case StepOp::kPartition:
-      return "partition";
-    case StepOp::kShardToPartial:
-      return "shard_to_partial";
-  }
-  return "unknown";
+  // In the order of StepOp's values.
+  static constexpr std::array<absl::string_view, 7> kNames = {
+      "all_gather", "all_reduce", "reduce_scatter",  "all_to_all",
+      "chunk",      "partition",  "shard_to_partial"};
+  return EnumName(op, kNames);
 }
 
 bool IsCollective(StepOp op) {

@@ -364,8 +364,8 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   *proto->mutable_tensor() = TensorToProto(plan.tensor);
   proto->set_src(plan.src.ToString());
   proto->set_dst(plan.dst.ToString());
-  proto->set_planner(plan.planner);
-  proto->set_cost_model(plan.cost_model);
+  proto->set_planner(std::string(PlannerName(plan.planner)));
+  proto->set_cost_model(std::string(CostModelName(plan.cost_model)));
   for (const Step& s : plan.steps) {
     v1::Step* step = proto->add_steps();
     step->set_op(std::string(StepOpName(s.op)));
@@ -388,7 +388,7 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   proto->set_peak_bytes(plan.peak_bytes);
   for (const Warning& w : plan.warnings) {
     v1::Warning* warning = proto->add_warnings();
-    warning->set_code(w.code);
+    warning->set_code(std::string(WarningCodeName(w.code)));
     for (const std::string& d : w.dims) warning->add_dims(d);
     warning->set_message(w.message);
     warning->set_saving_us(w.saving_us);
@@ -415,8 +415,19 @@ absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
   if (!dst.ok()) return dst.status();
   plan.src = *src;
   plan.dst = *dst;
-  plan.planner = proto.planner();
-  plan.cost_model = proto.cost_model();
+  std::optional<PlannerKind> planner = ParsePlanner(proto.planner());
+  if (!planner.has_value()) {
+    return InvalidField("plan.planner", absl::StrCat("unknown planner \"",
+                                                     proto.planner(), "\""));
+  }
+  plan.planner = *planner;
+  std::optional<CostModelKind> model = ParseCostModel(proto.cost_model());
+  if (!model.has_value()) {
+    return InvalidField(
+        "plan.cost_model",
+        absl::StrCat("unknown cost model \"", proto.cost_model(), "\""));
+  }
+  plan.cost_model = *model;
   for (int i = 0; i < proto.steps_size(); ++i) {
     const v1::Step& s = proto.steps(i);
     const std::string field = absl::StrCat("plan.steps[", i, "]");
@@ -438,8 +449,15 @@ absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
     step->time_us = s.time_us();
     plan.steps.push_back(*std::move(step));
   }
-  for (const v1::Warning& w : proto.warnings()) {
-    plan.warnings.push_back({w.code(),
+  for (int i = 0; i < proto.warnings_size(); ++i) {
+    const v1::Warning& w = proto.warnings(i);
+    std::optional<WarningCode> code = ParseWarningCode(w.code());
+    if (!code.has_value()) {
+      return InvalidField(
+          absl::StrCat("plan.warnings[", i, "].code"),
+          absl::StrCat("unknown warning code \"", w.code(), "\""));
+    }
+    plan.warnings.push_back({*code,
                              {w.dims().begin(), w.dims().end()},
                              w.message(),
                              w.saving_us()});

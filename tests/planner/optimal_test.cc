@@ -27,7 +27,7 @@ TEST(OptimalTest, OneAllReduceOnTheRegisteredGroup) {
   absl::StatusOr<Plan> plan =
       Optimal(mesh, {16, 16}, "P(sum),R,P(sum)", "R,R,R");
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->planner, "optimal");
+  EXPECT_EQ(PlannerName(plan->planner), "optimal");
   EXPECT_EQ(Ops(mesh, *plan), "all_reduce(A_C)");
   EXPECT_EQ(PlanTrace(*plan), "P(sum)RP(sum)-->RRR");
   EXPECT_TRUE(plan->warnings.empty());
@@ -44,7 +44,7 @@ TEST(OptimalTest, WarnsWithRemedyWhenTheGroupIsMissing) {
   EXPECT_EQ(plan->CountOp(StepOp::kAllReduce), 2);
   ASSERT_EQ(plan->warnings.size(), 1u);
   const Warning& w = plan->warnings[0];
-  EXPECT_EQ(w.code, "missing_flattened_group");
+  EXPECT_EQ(WarningCodeName(w.code), "missing_flattened_group");
   EXPECT_EQ(w.dims, (std::vector<std::string>{"A", "C"}));
   EXPECT_NE(w.message.find("mesh[\"A\", \"C\"]._flatten()"), std::string::npos);
   EXPECT_NE(w.message.find("%"), std::string::npos) << w.message;
@@ -140,7 +140,8 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
       Optimal(mesh, {16, 16}, "P(sum),S(0),P(sum)", "R,R,R", options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_FALSE(plan->warnings.empty());
-  EXPECT_EQ(plan->warnings.back().code, "search_budget_exceeded");
+  EXPECT_EQ(WarningCodeName(plan->warnings.back().code),
+            "search_budget_exceeded");
   EXPECT_NE(plan->warnings.back().message.find("torch_greedy+merge"),
             std::string::npos);
   EXPECT_EQ(plan->CommunicatingSteps(mesh), 3);
@@ -150,7 +151,8 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
       Optimal(mesh, {16, 16}, "S(0)[1]S(0)[0]R", "S(1),R,P(avg)", options);
   ASSERT_TRUE(via_r.ok()) << via_r.status();
   ASSERT_FALSE(via_r->warnings.empty());
-  EXPECT_EQ(via_r->warnings.back().code, "search_budget_exceeded");
+  EXPECT_EQ(WarningCodeName(via_r->warnings.back().code),
+            "search_budget_exceeded");
   EXPECT_NE(via_r->warnings.back().message.find(
                 "fell back to gathering to R and splitting again "
                 "(torch_greedy: "),

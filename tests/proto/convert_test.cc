@@ -147,7 +147,8 @@ TEST(ConvertTest, PlanRoundTrips) {
   absl::StatusOr<Plan> plan = MakePlan(mesh, request);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_FALSE(plan->steps.empty());
-  plan->warnings.push_back({"search_budget_exceeded", {"dp"}, "a note", 1.5});
+  plan->warnings.push_back(
+      {WarningCode::kSearchBudgetExceeded, {"dp"}, "a note", 1.5});
   v1::Plan proto;
   PlanToProto(mesh, *plan, &proto);
   EXPECT_EQ(proto.trace(), PlanTrace(*plan));
@@ -167,6 +168,25 @@ TEST(ConvertTest, PlanFromProtoChecksStepsAgainstTheirStates) {
   EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(back.status().message().find("plan.steps[0]"), std::string::npos)
       << back.status();
+}
+
+TEST(ConvertTest, PlanFromProtoRefusesUnknownNames) {
+  const Mesh mesh = TestMesh();
+  const Plan plan = MakePlan(mesh, TestRequest(mesh, {})).value();
+  v1::Plan proto;
+  PlanToProto(mesh, plan, &proto);
+  v1::Plan bad = proto;
+  bad.set_planner("greedy");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.planner: unknown planner \"greedy\"");
+  bad = proto;
+  bad.set_cost_model("ab");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.cost_model: unknown cost model \"ab\"");
+  bad = proto;
+  bad.add_warnings()->set_code("odd");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.warnings[0].code: unknown warning code \"odd\"");
 }
 
 TEST(ConvertTest, StatusRoundTrips) {
