@@ -1,6 +1,7 @@
 #include "planner/remaining_bound.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace reshard {
@@ -168,32 +169,15 @@ double RemainingBound::Schedule(uint32_t demand) {
 }
 
 RemainingBound::DimSets RemainingBound::Classify(uint32_t demand) const {
+  std::array<int, 8> by_demand{};  // mesh dims by their demand
+  for (int m = 0; m < ndim_; ++m) by_demand[Field(demand, m)] |= 1 << m;
   DimSets sets;
-  for (int m = 0; m < ndim_; ++m) {
-    switch (Field(demand, m)) {
-      case kOne:
-        sets.one |= 1 << m;
-        break;
-      case kFinal:
-        sets.final |= 1 << m;
-        break;
-      case kTwo:
-        sets.two |= 1 << m;
-        sets.pending |= 1 << m;
-        break;
-      case kFirst:
-        sets.pending |= 1 << m;
-        break;
-      case kDone:
-        sets.done |= 1 << m;
-        break;
-      case kLocalSum:
-        sets.local |= 1 << m;
-        break;
-      default:
-        break;
-    }
-  }
+  sets.one = by_demand[kOne];
+  sets.final = by_demand[kFinal];
+  sets.two = by_demand[kTwo];
+  sets.pending = by_demand[kTwo] | by_demand[kFirst];
+  sets.done = by_demand[kDone];
+  sets.local = by_demand[kLocalSum];
   return sets;
 }
 
@@ -227,32 +211,28 @@ double RemainingBound::CollectiveFirst(uint32_t demand, const DimSets& sets,
                                        const GroupBound& g) {
   const int one = sets.one, final = sets.final, pending = sets.pending;
   double best = std::numeric_limits<double>::infinity();
+  // A collective taking `time` that meets the `served` dims' demands.
+  auto consider = [&](int served, double time, uint32_t two_to) {
+    if (served != 0) {
+      best = std::min(best, time + Cost(Meet(demand, served, two_to)));
+    }
+  };
   if ((g.mask & pending) == 0) {
     // all_to_all / all_gather: the group is S, every P dim outside.
     const double outside = unit_bytes_ * size_product_[pending | sets.done];
-    if (const int served = g.mask & one) {
-      best = std::min(
-          best, g.bound.Time(outside, 1) + Cost(Meet(demand, served, kNone)));
-    }
-    if (const int served = g.mask & (one | final)) {
-      best = std::min(best, g.bound.Time(g.size * outside, 1) +
-                                Cost(Meet(demand, served, kNone)));
-    }
+    consider(g.mask & one, g.bound.Time(outside, 1), kNone);
+    consider(g.mask & (one | final), g.bound.Time(g.size * outside, 1), kNone);
   }
   // reduce_scatter / all_reduce: the group is P (dims without a demand may
   // have been made P locally).
   const double bytes =
       unit_bytes_ * g.size * size_product_[(pending | sets.done) & ~g.mask];
-  if (const int served = g.mask & (one | pending)) {
-    best = std::min(
-        best, g.bound.Time(bytes, 1) + Cost(Meet(demand, served, kFinal)));
-  }
-  if (const int served = g.mask & (one | final | pending)) {
-    const double all_reduce = g.bound.Time(bytes, 2);
-    best = std::min(best, all_reduce + Cost(Meet(demand, served, kDone)));
-    if (served & sets.two) {  // not its last collective after all
-      best = std::min(best, all_reduce + Cost(Meet(demand, served, kFinal)));
-    }
+  consider(g.mask & (one | pending), g.bound.Time(bytes, 1), kFinal);
+  const int reduced = g.mask & (one | final | pending);
+  const double all_reduce = g.bound.Time(bytes, 2);
+  consider(reduced, all_reduce, kDone);
+  if (reduced & sets.two) {  // not its last collective after all
+    consider(reduced, all_reduce, kFinal);
   }
   return best;
 }
