@@ -87,6 +87,13 @@ v1::DType DTypeToProto(DType dtype) {
   return v1::DTYPE_FLOAT32;
 }
 
+absl::StatusOr<TensorSpec> TensorFromProto(const v1::Tensor& proto) {
+  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
+  if (!dtype.ok()) return dtype.status();
+  return TensorSpec::Create({proto.shape().begin(), proto.shape().end()},
+                            *dtype);
+}
+
 absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
                                          const Mesh& mesh, int tensor_rank,
                                          absl::string_view field) {
@@ -282,10 +289,7 @@ absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
                                                  const v1::DistState& dst,
                                                  const v1::PlanOptions& options,
                                                  int64_t default_budget) {
-  absl::StatusOr<DType> dtype = DTypeFromProto(tensor.dtype());
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<TensorSpec> spec = TensorSpec::Create(
-      {tensor.shape().begin(), tensor.shape().end()}, *dtype);
+  absl::StatusOr<TensorSpec> spec = TensorFromProto(tensor);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<DistState> src_state =
       StateFromProto(src, mesh, spec->rank(), "src");
@@ -398,23 +402,10 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   proto->set_cache_hit(plan.cache_hit);
 }
 
-absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
-  Plan plan;
-  absl::StatusOr<DType> dtype = DTypeFromProto(proto.tensor().dtype());
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<TensorSpec> tensor = TensorSpec::Create(
-      {proto.tensor().shape().begin(), proto.tensor().shape().end()}, *dtype);
-  if (!tensor.ok()) return tensor.status();
-  plan.tensor = *std::move(tensor);
-  const int rank = plan.tensor.rank();
-  absl::StatusOr<DistState> src =
-      ParseDistState(proto.src(), mesh.ndim(), rank, "plan.src");
-  if (!src.ok()) return src.status();
-  absl::StatusOr<DistState> dst =
-      ParseDistState(proto.dst(), mesh.ndim(), rank, "plan.dst");
-  if (!dst.ok()) return dst.status();
-  plan.src = *src;
-  plan.dst = *dst;
+namespace {
+
+// The planner and cost model a plan names.
+absl::Status KindsFromProto(const v1::Plan& proto, Plan& plan) {
   std::optional<PlannerKind> planner = ParsePlanner(proto.planner());
   if (!planner.has_value()) {
     return InvalidField("plan.planner", absl::StrCat("unknown planner \"",
@@ -428,39 +419,71 @@ absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
         absl::StrCat("unknown cost model \"", proto.cost_model(), "\""));
   }
   plan.cost_model = *model;
+  return absl::OkStatus();
+}
+
+// A step, rebuilt from its states and group; its op and avg divisor must
+// agree with what they imply.
+absl::StatusOr<Step> StepFromProto(const Mesh& mesh, const v1::Step& s,
+                                   int rank, const std::string& field) {
+  absl::StatusOr<DistState> from =
+      ParseDistState(s.from(), mesh.ndim(), rank, field);
+  if (!from.ok()) return from.status();
+  absl::StatusOr<DistState> to =
+      ParseDistState(s.to(), mesh.ndim(), rank, field);
+  if (!to.ok()) return to.status();
+  absl::StatusOr<Step> step = MakeStep(
+      mesh, *from, *to, Group(s.mesh_dims().begin(), s.mesh_dims().end()));
+  if (!step.ok()) return step.status();
+  if (StepOpName(step->op) != s.op() || step->avg_divisor != s.avg_divisor()) {
+    return InvalidField(
+        field, absl::StrCat("op ", s.op(), " disagrees with its states"));
+  }
+  step->bytes = s.bytes();
+  step->time_us = s.time_us();
+  return step;
+}
+
+absl::StatusOr<Warning> WarningFromProto(const v1::Warning& w,
+                                         const std::string& field) {
+  std::optional<WarningCode> code = ParseWarningCode(w.code());
+  if (!code.has_value()) {
+    return InvalidField(
+        absl::StrCat(field, ".code"),
+        absl::StrCat("unknown warning code \"", w.code(), "\""));
+  }
+  return Warning{
+      *code, {w.dims().begin(), w.dims().end()}, w.message(), w.saving_us()};
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
+  Plan plan;
+  absl::StatusOr<TensorSpec> tensor = TensorFromProto(proto.tensor());
+  if (!tensor.ok()) return tensor.status();
+  plan.tensor = *std::move(tensor);
+  const int rank = plan.tensor.rank();
+  absl::StatusOr<DistState> src =
+      ParseDistState(proto.src(), mesh.ndim(), rank, "plan.src");
+  if (!src.ok()) return src.status();
+  absl::StatusOr<DistState> dst =
+      ParseDistState(proto.dst(), mesh.ndim(), rank, "plan.dst");
+  if (!dst.ok()) return dst.status();
+  plan.src = *src;
+  plan.dst = *dst;
+  if (absl::Status s = KindsFromProto(proto, plan); !s.ok()) return s;
   for (int i = 0; i < proto.steps_size(); ++i) {
-    const v1::Step& s = proto.steps(i);
-    const std::string field = absl::StrCat("plan.steps[", i, "]");
-    absl::StatusOr<DistState> from =
-        ParseDistState(s.from(), mesh.ndim(), rank, field);
-    if (!from.ok()) return from.status();
-    absl::StatusOr<DistState> to =
-        ParseDistState(s.to(), mesh.ndim(), rank, field);
-    if (!to.ok()) return to.status();
-    absl::StatusOr<Step> step = MakeStep(
-        mesh, *from, *to, Group(s.mesh_dims().begin(), s.mesh_dims().end()));
+    absl::StatusOr<Step> step = StepFromProto(
+        mesh, proto.steps(i), rank, absl::StrCat("plan.steps[", i, "]"));
     if (!step.ok()) return step.status();
-    if (StepOpName(step->op) != s.op() ||
-        step->avg_divisor != s.avg_divisor()) {
-      return InvalidField(
-          field, absl::StrCat("op ", s.op(), " disagrees with its states"));
-    }
-    step->bytes = s.bytes();
-    step->time_us = s.time_us();
     plan.steps.push_back(*std::move(step));
   }
   for (int i = 0; i < proto.warnings_size(); ++i) {
-    const v1::Warning& w = proto.warnings(i);
-    std::optional<WarningCode> code = ParseWarningCode(w.code());
-    if (!code.has_value()) {
-      return InvalidField(
-          absl::StrCat("plan.warnings[", i, "].code"),
-          absl::StrCat("unknown warning code \"", w.code(), "\""));
-    }
-    plan.warnings.push_back({*code,
-                             {w.dims().begin(), w.dims().end()},
-                             w.message(),
-                             w.saving_us()});
+    absl::StatusOr<Warning> warning = WarningFromProto(
+        proto.warnings(i), absl::StrCat("plan.warnings[", i, "]"));
+    if (!warning.ok()) return warning.status();
+    plan.warnings.push_back(*std::move(warning));
   }
   plan.total_time_us = proto.total_time_us();
   plan.total_bytes = proto.total_bytes();
