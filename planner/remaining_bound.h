@@ -60,7 +60,8 @@ class RemainingBound {
   };
 
   // Groups are those `policy` lets a plan use on `mesh`; costs follow
-  // `model` (and its tensor).
+  // `model` (and its tensor), read once here. Keeps a reference to `memo`,
+  // which must outlive it; not thread-safe (one per search).
   RemainingBound(const Mesh& mesh, const CostModel& model, FlattenPolicy policy,
                  Memo& memo);
 

@@ -52,6 +52,11 @@ struct Transition {
 absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
                                 const Transition& t);
 
+// A step of a plan: a Transition (its first five fields, with `reduce_op`
+// standing for Transition::target_op; transition() reads them back), the
+// states before and after, and its costs. The Transition is not a member
+// because every consumer (simulator, cost models, formatters, proto
+// conversion, executors) reads these fields by name.
 struct Step {
   StepOp op = StepOp::kAllGather;
   Group group;  // mesh dims in the group's order
