@@ -4,6 +4,8 @@
 #include <array>
 #include <limits>
 
+#include "absl/base/attributes.h"
+
 namespace reshard {
 
 RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
@@ -36,14 +38,17 @@ void RemainingBound::InitGroups(const Mesh& mesh, const CostModel& model,
   for (int m = 0; m < ndim_; ++m) {
     if (usable & (1 << m)) masks.push_back(1 << m);
   }
-  for (const Group& g : AllowedMultiDimGroups(mesh, policy)) {
-    int mask = 0;
-    for (int m : g) mask |= mesh.size(m) > 1 ? 1 << m : 0;
-    if (mask != 0 &&
-        std::find(masks.begin(), masks.end(), mask) == masks.end()) {
-      masks.push_back(mask);
-    }
-  }
+  // Under kAny the groups are distinct sets of >= 2 dims of size > 1, so
+  // only registered groups need the duplicate check.
+  const bool distinct = policy == FlattenPolicy::kAny;
+  ForEachAllowedMultiDimGroup(
+      mesh, policy, [&](absl::Span<const int>, int dims_mask) {
+        const int mask = dims_mask & usable;
+        if (mask != 0 && (distinct || std::find(masks.begin(), masks.end(),
+                                                mask) == masks.end())) {
+          masks.push_back(mask);
+        }
+      });
   for (int mask : masks) {
     Group g;
     for (int m = 0; m < ndim_; ++m) {
@@ -150,6 +155,85 @@ double RemainingBound::Cost(uint32_t demand) {
   return best;
 }
 
+// The helpers of Schedule are forced inline: they run for every demand
+// vector of every search (small searches are mostly this dynamic program),
+// and as calls they cost 20% more instructions there.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline RemainingBound::DimSets
+RemainingBound::Classify(uint32_t demand) const {
+  std::array<int, 8> by_demand{};  // mesh dims by their demand
+  for (int m = 0; m < ndim_; ++m) by_demand[Field(demand, m)] |= 1 << m;
+  DimSets sets;
+  sets.one = by_demand[kOne];
+  sets.final = by_demand[kFinal];
+  sets.two = by_demand[kTwo];
+  sets.pending = by_demand[kTwo] | by_demand[kFirst];
+  sets.done = by_demand[kDone];
+  sets.local = by_demand[kLocalSum];
+  return sets;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t RemainingBound::Meet(
+    uint32_t demand, int served, uint32_t two_to) {
+  for (int rest = served; rest != 0; rest &= rest - 1) {
+    const int m = __builtin_ctz(rest);
+    const uint32_t f = Field(demand, m);
+    demand = SetField(demand, m,
+                      f == kTwo     ? two_to
+                      : f == kFinal ? uint32_t{kDone}
+                                    : uint32_t{kNone});
+  }
+  return demand;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double RemainingBound::LocalStepFirst(
+    uint32_t demand, const DimSets& sets) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int m = 0; m < ndim_; ++m) {
+    if (!(sets.local & (1 << m))) continue;
+    // partition writes its (unsplit) input's size, shard_to_partial an
+    // output that the dim no longer splits.
+    const double bytes =
+        unit_bytes_ * size_product_[(sets.pending | sets.done) | (1 << m)];
+    best = std::min(best, bytes * local_us_per_byte_ * kCostBoundSlack +
+                              Cost(SetField(demand, m, kDone)));
+  }
+  return best;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double RemainingBound::CollectiveFirst(
+    uint32_t demand, const DimSets& sets, const GroupBound& g) {
+  const int one = sets.one, final = sets.final, pending = sets.pending;
+  double best = std::numeric_limits<double>::infinity();
+  if ((g.mask & pending) == 0) {
+    // all_to_all / all_gather: the group is S, every P dim outside.
+    const double outside = unit_bytes_ * size_product_[pending | sets.done];
+    if (const int served = g.mask & one) {
+      best = std::min(
+          best, g.bound.Time(outside, 1) + Cost(Meet(demand, served, kNone)));
+    }
+    if (const int served = g.mask & (one | final)) {
+      best = std::min(best, g.bound.Time(g.size * outside, 1) +
+                                Cost(Meet(demand, served, kNone)));
+    }
+  }
+  // reduce_scatter / all_reduce: the group is P (dims without a demand may
+  // have been made P locally).
+  const double bytes =
+      unit_bytes_ * g.size * size_product_[(pending | sets.done) & ~g.mask];
+  if (const int served = g.mask & (one | pending)) {
+    best = std::min(
+        best, g.bound.Time(bytes, 1) + Cost(Meet(demand, served, kFinal)));
+  }
+  if (const int served = g.mask & (one | final | pending)) {
+    const double all_reduce = g.bound.Time(bytes, 2);
+    best = std::min(best, all_reduce + Cost(Meet(demand, served, kDone)));
+    if (served & sets.two) {  // not its last collective after all
+      best = std::min(best, all_reduce + Cost(Meet(demand, served, kFinal)));
+    }
+  }
+  return best;
+}
+
 double RemainingBound::Schedule(uint32_t demand) {
   for (int m = 0; m < ndim_; ++m) {
     if (Field(demand, m) == kMaybe) {
@@ -164,75 +248,6 @@ double RemainingBound::Schedule(uint32_t demand) {
   for (const GroupBound& g : groups_) {
     if (g.mask & sets.done) continue;  // nothing touches a dim after its last
     best = std::min(best, CollectiveFirst(demand, sets, g));
-  }
-  return best;
-}
-
-RemainingBound::DimSets RemainingBound::Classify(uint32_t demand) const {
-  std::array<int, 8> by_demand{};  // mesh dims by their demand
-  for (int m = 0; m < ndim_; ++m) by_demand[Field(demand, m)] |= 1 << m;
-  DimSets sets;
-  sets.one = by_demand[kOne];
-  sets.final = by_demand[kFinal];
-  sets.two = by_demand[kTwo];
-  sets.pending = by_demand[kTwo] | by_demand[kFirst];
-  sets.done = by_demand[kDone];
-  sets.local = by_demand[kLocalSum];
-  return sets;
-}
-
-uint32_t RemainingBound::Meet(uint32_t demand, int served, uint32_t two_to) {
-  for (int rest = served; rest != 0; rest &= rest - 1) {
-    const int m = __builtin_ctz(rest);
-    const uint32_t f = Field(demand, m);
-    demand = SetField(demand, m,
-                      f == kTwo     ? two_to
-                      : f == kFinal ? uint32_t{kDone}
-                                    : uint32_t{kNone});
-  }
-  return demand;
-}
-
-double RemainingBound::LocalStepFirst(uint32_t demand, const DimSets& sets) {
-  double best = std::numeric_limits<double>::infinity();
-  for (int m = 0; m < ndim_; ++m) {
-    if (!(sets.local & (1 << m))) continue;
-    // partition writes its (unsplit) input's size, shard_to_partial an
-    // output that the dim no longer splits.
-    const double bytes =
-        unit_bytes_ * size_product_[(sets.pending | sets.done) | (1 << m)];
-    best = std::min(best, bytes * local_us_per_byte_ * kCostBoundSlack +
-                              Cost(SetField(demand, m, kDone)));
-  }
-  return best;
-}
-
-double RemainingBound::CollectiveFirst(uint32_t demand, const DimSets& sets,
-                                       const GroupBound& g) {
-  const int one = sets.one, final = sets.final, pending = sets.pending;
-  double best = std::numeric_limits<double>::infinity();
-  // A collective taking `time` that meets the `served` dims' demands.
-  auto consider = [&](int served, double time, uint32_t two_to) {
-    if (served != 0) {
-      best = std::min(best, time + Cost(Meet(demand, served, two_to)));
-    }
-  };
-  if ((g.mask & pending) == 0) {
-    // all_to_all / all_gather: the group is S, every P dim outside.
-    const double outside = unit_bytes_ * size_product_[pending | sets.done];
-    consider(g.mask & one, g.bound.Time(outside, 1), kNone);
-    consider(g.mask & (one | final), g.bound.Time(g.size * outside, 1), kNone);
-  }
-  // reduce_scatter / all_reduce: the group is P (dims without a demand may
-  // have been made P locally).
-  const double bytes =
-      unit_bytes_ * g.size * size_product_[(pending | sets.done) & ~g.mask];
-  consider(g.mask & (one | pending), g.bound.Time(bytes, 1), kFinal);
-  const int reduced = g.mask & (one | final | pending);
-  const double all_reduce = g.bound.Time(bytes, 2);
-  consider(reduced, all_reduce, kDone);
-  if (reduced & sets.two) {  // not its last collective after all
-    consider(reduced, all_reduce, kFinal);
   }
   return best;
 }

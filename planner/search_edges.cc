@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/base/attributes.h"
+
 namespace reshard {
 namespace {
 
@@ -33,18 +35,10 @@ EdgeGenerator::EdgeGenerator(const Mesh& mesh, const DistState& src,
       partial_ops_(PartialOpsIn(src, dst)),
       reduce_groups_(size_t{1} << mesh.ndim()) {}
 
-void EdgeGenerator::Expand(const DistState& s, Emit emit) {
-  ShardOrders orders;
-  FindShardOrders(s, orders);
-  GatherAndAllToAllEdges(s, orders, emit);
-  ReductionEdges(s, orders.partial_mask, emit);
-  LocalEdges(s, emit);
-  ShardToPartialEdges(s, orders, emit);
-  UnitDimEdges(s, emit);
-}
-
-void EdgeGenerator::FindShardOrders(const DistState& s,
-                                    ShardOrders& orders) const {
+// The phases of Expand are forced inline: it runs for every expanded state,
+// and as calls they cost instructions there.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::FindShardOrders(
+    const DistState& s, ShardOrders& orders) const {
   for (int m = 0; m < s.mesh_ndim(); ++m) {
     const Placement& p = s.placement(m);
     if (p.is_partial()) orders.partial_mask |= 1 << m;
@@ -73,9 +67,8 @@ void EdgeGenerator::FindShardOrders(const DistState& s,
   }
 }
 
-void EdgeGenerator::GatherAndAllToAllEdges(const DistState& s,
-                                           const ShardOrders& orders,
-                                           Emit emit) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::GatherAndAllToAllEdges(
+    const DistState& s, const ShardOrders& orders, Emit emit) const {
   for (int slot = 0; slot < orders.count; ++slot) {
     const int a = orders.tensor_dim[slot];
     const Group& order = orders.mesh_dims[slot];
@@ -101,8 +94,8 @@ void EdgeGenerator::GatherAndAllToAllEdges(const DistState& s,
   }
 }
 
-void EdgeGenerator::ReductionEdges(const DistState& s, int partial_mask,
-                                   Emit emit) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::ReductionEdges(
+    const DistState& s, int partial_mask, Emit emit) {
   for (const ReduceGroup& r : ReduceGroups(s, partial_mask)) {
     Transition t{StepOp::kAllReduce, r.group, std::nullopt, std::nullopt};
     if (r.all_reduce) {
@@ -120,7 +113,8 @@ void EdgeGenerator::ReductionEdges(const DistState& s, int partial_mask,
   }
 }
 
-void EdgeGenerator::LocalEdges(const DistState& s, Emit emit) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::LocalEdges(
+    const DistState& s, Emit emit) const {
   for (int m = 0; m < s.mesh_ndim(); ++m) {
     if (mesh_.size(m) == 1 || !s.placement(m).is_replicate()) continue;
     Transition t{StepOp::kChunk, {m}, std::nullopt, std::nullopt};
@@ -143,9 +137,8 @@ void EdgeGenerator::LocalEdges(const DistState& s, Emit emit) const {
   }
 }
 
-void EdgeGenerator::ShardToPartialEdges(const DistState& s,
-                                        const ShardOrders& orders,
-                                        Emit emit) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::ShardToPartialEdges(
+    const DistState& s, const ShardOrders& orders, Emit emit) const {
   for (int i = 0; i < orders.count; ++i) {
     const int m = orders.mesh_dims[i].back();
     if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
@@ -160,7 +153,8 @@ void EdgeGenerator::ShardToPartialEdges(const DistState& s,
   }
 }
 
-void EdgeGenerator::UnitDimEdges(const DistState& s, Emit emit) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::UnitDimEdges(
+    const DistState& s, Emit emit) const {
   for (int m = 0; m < s.mesh_ndim(); ++m) {
     if (mesh_.size(m) > 1 || s.placement(m).is_replicate()) continue;
     DistState to = s;
@@ -172,6 +166,16 @@ void EdgeGenerator::UnitDimEdges(const DistState& s, Emit emit) const {
       emit(Transition{StepOp::kAllReduce, {m}, std::nullopt, std::nullopt}, to);
     }
   }
+}
+
+void EdgeGenerator::Expand(const DistState& s, Emit emit) {
+  ShardOrders orders;
+  FindShardOrders(s, orders);
+  GatherAndAllToAllEdges(s, orders, emit);
+  ReductionEdges(s, orders.partial_mask, emit);
+  LocalEdges(s, emit);
+  ShardToPartialEdges(s, orders, emit);
+  UnitDimEdges(s, emit);
 }
 
 const std::vector<EdgeGenerator::ReduceGroup>& EdgeGenerator::ReduceGroups(
