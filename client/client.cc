@@ -13,12 +13,6 @@
 namespace reshard {
 namespace {
 
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
-}
-
 // A gRPC target for one address or a round-robin list of several.
 std::string ChannelTarget(const std::string& target) {
   if (target.find(',') == std::string::npos) return target;
@@ -55,7 +49,7 @@ absl::Status Client::WithRetries(Call call) {
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
-    status = FromGrpc(call(context));
+    status = StatusFromGrpc(call(context));
     if (status.code() != absl::StatusCode::kUnavailable) return status;
     if (attempt < options_.max_attempts) {
       absl::SleepFor(backoff);

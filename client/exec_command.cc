@@ -313,7 +313,7 @@ absl::Status RankFailure(const std::vector<RankReport>& reports) {
 void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
                 const Summary& s, std::ostream& out) {
   out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(job.plan),
-                         job.plan.planner, job.plan.total_time_us);
+                         PlannerName(job.plan.planner), job.plan.total_time_us);
   out << absl::StrFormat(
       "backend %s, %d ranks (%s), %d iters after %d warm-up\n", flags.backend,
       flags.ranks, flags.threads ? "threads" : "processes", flags.iters,

@@ -1,8 +1,10 @@
 #include "planner/cost_model.h"
 
 #include <algorithm>
+#include <array>
 
 #include "planner/collective_factors.h"
+#include "planner/enum_names.h"
 #include "planner/local_layout.h"
 #include "planner/step_layout.h"
 
@@ -39,14 +41,20 @@ GroupLink SlowestLink(const std::vector<double>& lat,
 
 }  // namespace
 
+namespace {
+
+// In the order of CostModelKind's values.
+constexpr std::array<absl::string_view, 2> kCostModelNames = {"alpha_beta",
+                                                              "torch"};
+
+}  // namespace
+
 absl::string_view CostModelName(CostModelKind kind) {
-  return kind == CostModelKind::kTorch ? "torch" : "alpha_beta";
+  return EnumName(kind, kCostModelNames);
 }
 
 std::optional<CostModelKind> ParseCostModel(absl::string_view name) {
-  if (name == "alpha_beta") return CostModelKind::kAlphaBeta;
-  if (name == "torch") return CostModelKind::kTorch;
-  return std::nullopt;
+  return ParseEnumName<CostModelKind>(name, kCostModelNames);
 }
 
 CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,

@@ -40,6 +40,11 @@ inline constexpr double kInterHostBandwidthFactor = 0.22;
 inline constexpr double kInterHostLatencyUs = 2.7;
 inline constexpr double kLocalBandwidthGBps = 2000;
 
+// Lower bounds on costs are scaled by this factor so that floating-point
+// rounding never lifts one above a real cost (A* needs admissible bounds);
+// a cost counts as clearly lower than another only below it times this.
+inline constexpr double kCostBoundSlack = 1 - 1e-9;
+
 struct StepCost {
   int64_t bytes = 0;
   double time_us = 0;
@@ -82,7 +87,8 @@ class CostModel {
     double hop_us = 0;
     double us_per_byte = 0;
     double Time(double bytes, int rounds) const {
-      return (base_us + rounds * (hop_us + bytes * us_per_byte)) * (1 - 1e-9);
+      return (base_us + rounds * (hop_us + bytes * us_per_byte)) *
+             kCostBoundSlack;
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;

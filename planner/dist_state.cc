@@ -14,16 +14,11 @@ DistState DistState::Replicated(int mesh_ndim) {
   return s;
 }
 
-absl::StatusOr<DistState> DistState::Create(
-    absl::Span<const Placement> placements,
-    absl::Span<const ShardOrderEntry> order, int tensor_rank,
-    absl::string_view field) {
-  if (placements.empty() || placements.size() > kMaxMeshDims) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": needs 1 to ", kMaxMeshDims, " placements, got ",
-                     placements.size()));
-  }
-  DistState state = Replicated(static_cast<int>(placements.size()));
+namespace {
+
+// Shard dims within the tensor's rank and an allowed mix of Partial ops.
+absl::Status CheckPlacements(absl::Span<const Placement> placements,
+                             int tensor_rank, absl::string_view field) {
   std::optional<ReduceOp> partial_op;
   for (size_t m = 0; m < placements.size(); ++m) {
     const Placement& p = placements[m];
@@ -43,6 +38,56 @@ absl::StatusOr<DistState> DistState::Create(
       partial_op = p.op();
     }
   }
+  return absl::OkStatus();
+}
+
+// One entry of an explicit order: strictly after the previous tensor dim,
+// naming distinct mesh dims that hold S(tensor_dim) and are not `covered`
+// by an earlier entry.
+absl::Status CheckOrderEntry(absl::Span<const Placement> placements,
+                             const ShardOrderEntry& entry, int last_tensor_dim,
+                             std::vector<bool>& covered,
+                             absl::string_view entry_field) {
+  if (entry.tensor_dim <= last_tensor_dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(entry_field, ": tensor dims must be strictly increasing"));
+  }
+  if (entry.mesh_dims.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(entry_field, ": mesh_dims must not be empty"));
+  }
+  for (int m : entry.mesh_dims) {
+    if (m < 0 || m >= static_cast<int>(placements.size()) ||
+        placements[m] != Placement::Shard(entry.tensor_dim)) {
+      return absl::InvalidArgumentError(absl::StrCat(entry_field, ": mesh dim ",
+                                                     m, " does not hold S(",
+                                                     entry.tensor_dim, ")"));
+    }
+    if (covered[m]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(entry_field, ": mesh dim ", m, " is listed twice"));
+    }
+    covered[m] = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<DistState> DistState::Create(
+    absl::Span<const Placement> placements,
+    absl::Span<const ShardOrderEntry> order, int tensor_rank,
+    absl::string_view field) {
+  if (placements.empty() || placements.size() > kMaxMeshDims) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": needs 1 to ", kMaxMeshDims, " placements, got ",
+                     placements.size()));
+  }
+  if (absl::Status s = CheckPlacements(placements, tensor_rank, field);
+      !s.ok()) {
+    return s;
+  }
+  DistState state = Replicated(static_cast<int>(placements.size()));
   if (order.empty()) {
     for (size_t m = 0; m < placements.size(); ++m) {
       const Placement& p = placements[m];
@@ -54,35 +99,24 @@ absl::StatusOr<DistState> DistState::Create(
     }
     return state;
   }
+  absl::Status s = state.ApplyExplicitOrder(placements, order, field);
+  if (!s.ok()) return s;
+  return state;
+}
+
+absl::Status DistState::ApplyExplicitOrder(
+    absl::Span<const Placement> placements,
+    absl::Span<const ShardOrderEntry> order, absl::string_view field) {
   std::vector<bool> covered(placements.size(), false);
   int last_tensor_dim = -1;
   for (size_t e = 0; e < order.size(); ++e) {
     const ShardOrderEntry& entry = order[e];
-    const std::string entry_field =
-        absl::StrCat(field, ".shard_order[", e, "]");
-    if (entry.tensor_dim <= last_tensor_dim) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          entry_field, ": tensor dims must be strictly increasing"));
-    }
+    absl::Status s =
+        CheckOrderEntry(placements, entry, last_tensor_dim, covered,
+                        absl::StrCat(field, ".shard_order[", e, "]"));
+    if (!s.ok()) return s;
     last_tensor_dim = entry.tensor_dim;
-    if (entry.mesh_dims.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(entry_field, ": mesh_dims must not be empty"));
-    }
-    for (int m : entry.mesh_dims) {
-      if (m < 0 || m >= static_cast<int>(placements.size()) ||
-          placements[m] != Placement::Shard(entry.tensor_dim)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(entry_field, ": mesh dim ", m, " does not hold S(",
-                         entry.tensor_dim, ")"));
-      }
-      if (covered[m]) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(entry_field, ": mesh dim ", m, " is listed twice"));
-      }
-      covered[m] = true;
-      state.AppendShard(m, entry.tensor_dim);
-    }
+    for (int m : entry.mesh_dims) AppendShard(m, entry.tensor_dim);
   }
   for (size_t m = 0; m < placements.size(); ++m) {
     if (placements[m].is_shard() && !covered[m]) {
@@ -91,10 +125,10 @@ absl::StatusOr<DistState> DistState::Create(
                        placements[m].ToString(), " but is not listed"));
     }
     if (placements[m].is_partial()) {
-      state.SetPartial(static_cast<int>(m), placements[m].op());
+      SetPartial(static_cast<int>(m), placements[m].op());
     }
   }
-  return state;
+  return absl::OkStatus();
 }
 
 std::vector<int> DistState::ShardOrder(int tensor_dim) const {

@@ -32,8 +32,12 @@ struct ShardOrderEntry {
   bool operator==(const ShardOrderEntry&) const = default;
 };
 
+// Valid states come from Create (validated), Replicated, parsing
+// (state_text.h) or Apply (step.h); a valid state stays valid under Apply.
 class DistState {
  public:
+  // A placeholder of zero mesh dims, which no mesh accepts: only a target
+  // for assignment (records, containers, Plan fields), never planned from.
   DistState() = default;
 
   // All-Replicate state on a mesh of `mesh_ndim` dims.
@@ -71,7 +75,13 @@ class DistState {
   // {sum, avg}.
   bool HasAllowedPartialMix() const;
 
-  // Mutators used by planners; each keeps the invariant.
+  // In-place mutators for the planners' inner loops (searches build
+  // millions of states; value-returning forms would copy each one once per
+  // changed dim). Each keeps the shard order invariant; the caller owns the
+  // rest of validity: `mesh_dim` < mesh_ndim(), `tensor_dim` within the
+  // tensor's rank, and an allowed Partial mix (check HasAllowedPartialMix
+  // after SetPartial). Code outside planners goes through Apply, which
+  // checks all of it.
   // Makes `mesh_dim` Replicate, removing it from any shard order.
   void SetReplicate(int mesh_dim);
   // Makes `mesh_dim` S(tensor_dim), appended at the end of the order.
@@ -125,6 +135,11 @@ class DistState {
   }
 
  private:
+  // Create's second half: shards `placements` in the explicit `order`
+  // (validated entry by entry) and sets the Partials.
+  absl::Status ApplyExplicitOrder(absl::Span<const Placement> placements,
+                                  absl::Span<const ShardOrderEntry> order,
+                                  absl::string_view field);
   std::string Format(absl::string_view separator) const;
 
   int8_t ndim_ = 0;

@@ -1,25 +1,25 @@
 #include "planner/flatten_policy.h"
 
+#include <array>
+
+#include "planner/enum_names.h"
+
 namespace reshard {
 
+namespace {
+
+// In the order of FlattenPolicy's values.
+constexpr std::array<absl::string_view, 3> kFlattenPolicyNames = {
+    "existing", "any", "none"};
+
+}  // namespace
+
 absl::string_view FlattenPolicyName(FlattenPolicy policy) {
-  switch (policy) {
-    case FlattenPolicy::kAny:
-      return "any";
-    case FlattenPolicy::kNone:
-      return "none";
-    case FlattenPolicy::kExisting:
-      break;
-  }
-  return "existing";
+  return EnumName(policy, kFlattenPolicyNames);
 }
 
 std::optional<FlattenPolicy> ParseFlattenPolicy(absl::string_view name) {
-  for (FlattenPolicy p :
-       {FlattenPolicy::kExisting, FlattenPolicy::kAny, FlattenPolicy::kNone}) {
-    if (FlattenPolicyName(p) == name) return p;
-  }
-  return std::nullopt;
+  return ParseEnumName<FlattenPolicy>(name, kFlattenPolicyNames);
 }
 
 }  // namespace reshard

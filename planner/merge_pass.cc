@@ -87,7 +87,7 @@ class Merger {
       ordered = Group(sorted.rbegin(), sorted.rend()) == dims;
     }
     if (!ordered) {
-      AddWarning(warnings, {"non_ascending_merge_refused", names,
+      AddWarning(warnings, {WarningCode::kNonAscendingMergeRefused, names,
                             absl::StrCat(what,
                                          ": it is not possible to merge "
                                          "non-ascending order ",
@@ -102,7 +102,7 @@ class Merger {
       const double saving =
           TotalTime(model_, run) - TotalTime(model_, {*merged});
       AddWarning(warnings,
-                 {"missing_flattened_group", names,
+                 {WarningCode::kMissingFlattenedGroup, names,
                   absl::StrFormat("%s could run as one collective; flatten "
                                   "mesh dims %s: %s (saves %.4g us)",
                                   what, QuotedDims(names), FlattenRemedy(names),
@@ -112,7 +112,7 @@ class Merger {
     }
     if (op != StepOp::kAllReduce && !EvenlyDivisible(*merged)) {
       AddWarning(warnings,
-                 {"uneven_merge_refused", names,
+                 {WarningCode::kUnevenMergeRefused, names,
                   absl::StrCat(what,
                                " cannot merge: the tensor dimension is "
                                "not evenly divisible by the product of "

@@ -1,13 +1,14 @@
 #include "planner/mesh.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "planner/field_error.h"
+#include "planner/number_text.h"
 
 namespace reshard {
 namespace {
@@ -20,22 +21,132 @@ bool IsValidDimName(absl::string_view name) {
   });
 }
 
-absl::Status Invalid(absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
-}
-
 absl::Status ValidateLink(const LinkParams& link, int dim) {
   if (link.bandwidth_gbps.has_value() &&
       !(std::isfinite(*link.bandwidth_gbps) && *link.bandwidth_gbps > 0)) {
-    return Invalid(absl::StrCat("mesh.links[", dim, "].bandwidth_gbps"),
-                   absl::StrCat("must be a finite number > 0, got ",
-                                *link.bandwidth_gbps));
+    return InvalidField(absl::StrCat("mesh.links[", dim, "].bandwidth_gbps"),
+                        absl::StrCat("must be a finite number > 0, got ",
+                                     *link.bandwidth_gbps));
   }
   if (link.latency_us.has_value() &&
       !(std::isfinite(*link.latency_us) && *link.latency_us >= 0)) {
-    return Invalid(
+    return InvalidField(
         absl::StrCat("mesh.links[", dim, "].latency_us"),
         absl::StrCat("must be a finite number >= 0, got ", *link.latency_us));
+  }
+  return absl::OkStatus();
+}
+
+// The world size of a mesh of `shape`.
+absl::StatusOr<int64_t> CheckShape(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return InvalidField("mesh.shape", "must have >= 1 dim");
+  if (shape.size() > kMaxMeshDims) {
+    return InvalidField("mesh.shape",
+                        absl::StrCat("has ", shape.size(), " dims; at most ",
+                                     kMaxMeshDims, " are supported"));
+  }
+  int64_t world = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 1) {
+      return InvalidField(absl::StrCat("mesh.shape[", d, "]"),
+                          absl::StrCat("size must be >= 1, got ", shape[d]));
+    }
+    if (shape[d] > kMaxWorldSize / world) {
+      return InvalidField("mesh.shape",
+                          absl::StrCat("world size exceeds ", kMaxWorldSize,
+                                       " (NCCL ranks are int)"));
+    }
+    world *= shape[d];
+  }
+  return world;
+}
+
+// Fills in default names ("d0", "d1", ...) when there are none.
+absl::Status CheckDimNames(std::vector<std::string>& names, int ndim) {
+  if (names.empty()) {
+    for (int d = 0; d < ndim; ++d) names.push_back(absl::StrCat("d", d));
+  }
+  if (static_cast<int>(names.size()) != ndim) {
+    return InvalidField("mesh.dim_names",
+                        absl::StrCat("has ", names.size(),
+                                     " names for a mesh of ", ndim, " dims"));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (int d = 0; d < ndim; ++d) {
+    const std::string& name = names[d];
+    const std::string field = absl::StrCat("mesh.dim_names[", d, "]");
+    if (!IsValidDimName(name)) {
+      return InvalidField(field, absl::StrCat("\"", name,
+                                              "\" must be non-empty letters, "
+                                              "digits or '_'"));
+    }
+    if (!seen.insert(name).second) {
+      return InvalidField(field, absl::StrCat("duplicate name \"", name, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// True when a (non-empty, valid) rank map is the identity.
+absl::StatusOr<bool> CheckRankMap(const std::vector<int64_t>& rank_map,
+                                  int64_t world) {
+  if (static_cast<int64_t>(rank_map.size()) != world) {
+    return InvalidField("mesh.rank_map", absl::StrCat("has ", rank_map.size(),
+                                                      " ranks for a mesh of ",
+                                                      world, " devices"));
+  }
+  absl::flat_hash_set<int64_t> ranks;
+  bool identity = true;
+  for (int64_t p = 0; p < world; ++p) {
+    const int64_t r = rank_map[p];
+    const std::string field = absl::StrCat("mesh.rank_map[", p, "]");
+    if (r < 0 || r > kMaxWorldSize) {
+      return InvalidField(field,
+                          absl::StrCat("rank ", r, " is out of range [0, ",
+                                       kMaxWorldSize, "]"));
+    }
+    if (!ranks.insert(r).second) {
+      return InvalidField(field, absl::StrCat("duplicate rank ", r));
+    }
+    identity = identity && r == p;
+  }
+  return identity;
+}
+
+// One flattened group, by dim name, as dim indices of `mesh`.
+absl::StatusOr<Group> ResolveFlattened(const Mesh& mesh,
+                                       const std::vector<std::string>& names,
+                                       const std::string& field) {
+  if (names.size() < 2) {
+    return InvalidField(
+        field,
+        absl::StrCat("a flattened group needs >= 2 dims, got ", names.size()));
+  }
+  Group group;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int dim = mesh.DimIndex(names[i]);
+    if (dim < 0) {
+      return InvalidField(absl::StrCat(field, "[", i, "]"),
+                          absl::StrCat("unknown dim \"", names[i], "\""));
+    }
+    if (std::find(group.begin(), group.end(), dim) != group.end()) {
+      return InvalidField(absl::StrCat(field, "[", i, "]"),
+                          absl::StrCat("dim \"", names[i], "\" is repeated"));
+    }
+    group.push_back(dim);
+  }
+  return group;
+}
+
+absl::Status CheckLinks(const std::vector<LinkParams>& links, int ndim) {
+  if (static_cast<int>(links.size()) != ndim) {
+    return InvalidField("mesh.links",
+                        absl::StrCat("has ", links.size(),
+                                     " entries for a mesh of ", ndim, " dims"));
+  }
+  for (int d = 0; d < ndim; ++d) {
+    absl::Status s = ValidateLink(links[d], d);
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -44,115 +155,32 @@ absl::Status ValidateLink(const LinkParams& link, int dim) {
 
 absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   Mesh mesh;
-  if (spec.shape.empty()) return Invalid("mesh.shape", "must have >= 1 dim");
-  if (spec.shape.size() > kMaxMeshDims) {
-    return Invalid("mesh.shape",
-                   absl::StrCat("has ", spec.shape.size(), " dims; at most ",
-                                kMaxMeshDims, " are supported"));
-  }
-  int64_t world = 1;
-  for (size_t d = 0; d < spec.shape.size(); ++d) {
-    if (spec.shape[d] < 1) {
-      return Invalid(absl::StrCat("mesh.shape[", d, "]"),
-                     absl::StrCat("size must be >= 1, got ", spec.shape[d]));
-    }
-    if (spec.shape[d] > kMaxWorldSize / world) {
-      return Invalid("mesh.shape",
-                     absl::StrCat("world size exceeds ", kMaxWorldSize,
-                                  " (NCCL ranks are int)"));
-    }
-    world *= spec.shape[d];
-  }
-  mesh.world_size_ = world;
+  absl::StatusOr<int64_t> world = CheckShape(spec.shape);
+  if (!world.ok()) return world.status();
+  mesh.world_size_ = *world;
   mesh.shape_ = std::move(spec.shape);
   const int ndim = mesh.ndim();
   mesh.strides_.assign(ndim, 1);
   for (int d = ndim - 2; d >= 0; --d) {
     mesh.strides_[d] = mesh.strides_[d + 1] * mesh.shape_[d + 1];
   }
-
-  if (spec.dim_names.empty()) {
-    for (int d = 0; d < ndim; ++d)
-      spec.dim_names.push_back(absl::StrCat("d", d));
-  }
-  if (static_cast<int>(spec.dim_names.size()) != ndim) {
-    return Invalid("mesh.dim_names",
-                   absl::StrCat("has ", spec.dim_names.size(),
-                                " names for a mesh of ", ndim, " dims"));
-  }
-  absl::flat_hash_set<std::string> seen;
-  for (int d = 0; d < ndim; ++d) {
-    const std::string& name = spec.dim_names[d];
-    const std::string field = absl::StrCat("mesh.dim_names[", d, "]");
-    if (!IsValidDimName(name)) {
-      return Invalid(field, absl::StrCat("\"", name,
-                                         "\" must be non-empty letters, "
-                                         "digits or '_'"));
-    }
-    if (!seen.insert(name).second) {
-      return Invalid(field, absl::StrCat("duplicate name \"", name, "\""));
-    }
-  }
+  if (absl::Status s = CheckDimNames(spec.dim_names, ndim); !s.ok()) return s;
   mesh.dim_names_ = std::move(spec.dim_names);
-
   if (!spec.rank_map.empty()) {
-    if (static_cast<int64_t>(spec.rank_map.size()) != world) {
-      return Invalid("mesh.rank_map",
-                     absl::StrCat("has ", spec.rank_map.size(),
-                                  " ranks for a mesh of ", world, " devices"));
-    }
-    absl::flat_hash_set<int64_t> ranks;
-    bool identity = true;
-    for (int64_t p = 0; p < world; ++p) {
-      const int64_t r = spec.rank_map[p];
-      const std::string field = absl::StrCat("mesh.rank_map[", p, "]");
-      if (r < 0 || r > kMaxWorldSize) {
-        return Invalid(field, absl::StrCat("rank ", r, " is out of range [0, ",
-                                           kMaxWorldSize, "]"));
-      }
-      if (!ranks.insert(r).second) {
-        return Invalid(field, absl::StrCat("duplicate rank ", r));
-      }
-      identity = identity && r == p;
-    }
-    if (!identity) mesh.rank_map_ = std::move(spec.rank_map);
+    absl::StatusOr<bool> identity = CheckRankMap(spec.rank_map, *world);
+    if (!identity.ok()) return identity.status();
+    if (!*identity) mesh.rank_map_ = std::move(spec.rank_map);
   }
-
   for (size_t f = 0; f < spec.flattened.size(); ++f) {
-    const auto& names = spec.flattened[f];
-    const std::string field = absl::StrCat("mesh.flattened[", f, "]");
-    if (names.size() < 2) {
-      return Invalid(field,
-                     absl::StrCat("a flattened group needs >= 2 dims, got ",
-                                  names.size()));
-    }
-    Group group;
-    for (size_t i = 0; i < names.size(); ++i) {
-      const int dim = mesh.DimIndex(names[i]);
-      if (dim < 0) {
-        return Invalid(absl::StrCat(field, "[", i, "]"),
-                       absl::StrCat("unknown dim \"", names[i], "\""));
-      }
-      if (std::find(group.begin(), group.end(), dim) != group.end()) {
-        return Invalid(absl::StrCat(field, "[", i, "]"),
-                       absl::StrCat("dim \"", names[i], "\" is repeated"));
-      }
-      group.push_back(dim);
-    }
+    absl::StatusOr<Group> group = ResolveFlattened(
+        mesh, spec.flattened[f], absl::StrCat("mesh.flattened[", f, "]"));
+    if (!group.ok()) return group.status();
     // Registering the same group twice is harmless; keep the first.
-    if (!mesh.IsRegistered(group)) mesh.flattened_.push_back(std::move(group));
+    if (!mesh.IsRegistered(*group))
+      mesh.flattened_.push_back(*std::move(group));
   }
-
   if (!spec.links.empty()) {
-    if (static_cast<int>(spec.links.size()) != ndim) {
-      return Invalid("mesh.links",
-                     absl::StrCat("has ", spec.links.size(),
-                                  " entries for a mesh of ", ndim, " dims"));
-    }
-    for (int d = 0; d < ndim; ++d) {
-      absl::Status s = ValidateLink(spec.links[d], d);
-      if (!s.ok()) return s;
-    }
+    if (absl::Status s = CheckLinks(spec.links, ndim); !s.ok()) return s;
     mesh.links_ = std::move(spec.links);
   } else {
     mesh.links_.assign(ndim, LinkParams{});
@@ -240,17 +268,19 @@ int64_t Mesh::MemberPosition(int64_t position, absl::Span<const int> group,
 
 absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
                                  absl::string_view field) const {
-  if (group.empty()) return Invalid(field, "group must name >= 1 mesh dim");
+  if (group.empty())
+    return InvalidField(field, "group must name >= 1 mesh dim");
   for (size_t i = 0; i < group.size(); ++i) {
     if (group[i] < 0 || group[i] >= ndim()) {
-      return Invalid(absl::StrCat(field, "[", i, "]"),
-                     absl::StrCat("mesh dim ", group[i], " out of range [0, ",
-                                  ndim(), ")"));
+      return InvalidField(absl::StrCat(field, "[", i, "]"),
+                          absl::StrCat("mesh dim ", group[i],
+                                       " out of range [0, ", ndim(), ")"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (group[j] == group[i]) {
-        return Invalid(absl::StrCat(field, "[", i, "]"),
-                       absl::StrCat("mesh dim ", group[i], " is repeated"));
+        return InvalidField(
+            absl::StrCat(field, "[", i, "]"),
+            absl::StrCat("mesh dim ", group[i], " is repeated"));
       }
     }
   }
@@ -259,9 +289,7 @@ absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
 
 std::string Mesh::CanonicalText(bool with_rank_map) const {
   auto number = [](const std::optional<double>& v) -> std::string {
-    if (!v.has_value()) return "-";
-    char buf[64];  // shortest round-trip form
-    return std::string(buf, std::to_chars(buf, buf + sizeof(buf), *v).ptr);
+    return v.has_value() ? ShortestRoundTrip(*v) : "-";
   };
   std::string text = absl::StrCat(absl::StrJoin(shape_, ","), "|",
                                   absl::StrJoin(dim_names_, ","), "|");

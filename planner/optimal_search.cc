@@ -71,6 +71,204 @@ struct SearchScratch {
   }
 };
 
+// Reads the plan back from the records, from the source to `last`: MakeStep
+// infers each step from the state it left, the state it reached and its
+// group.
+absl::StatusOr<std::vector<Step>> ReadPath(const Mesh& mesh,
+                                           StateTable<Record>& records,
+                                           uint32_t last) {
+  return ReadBackPath(
+      last,
+      [&](int64_t r) { return records.at(static_cast<uint32_t>(r)).parent; },
+      [&](int64_t index) {
+        const Record& r = records.at(static_cast<uint32_t>(index));
+        return MakeStep(
+            mesh, records.at(r.parent).state, r.state,
+            Group(r.via_group.begin(), r.via_group.begin() + r.via_size));
+      });
+}
+
+// The state being expanded, copied out of its record (the record table
+// grows while its edges are relaxed).
+struct Expanding {
+  DistState state;
+  double cost;
+  int32_t comm_steps;
+  int32_t steps;
+  uint32_t record;
+  double f;  // the estimate it was popped with (pathmax)
+};
+
+// One run of the search. Its phases: seed the queue with the source, pop
+// the next live entry, stop at the goal, expand a state and relax each edge
+// out of it, and say why no plan was found.
+class Search {
+ public:
+  Search(const Mesh& mesh, const CostModel& model, const DistState& src,
+         const DistState& dst, const SearchOptions& options,
+         SearchScratch& scratch)
+      : mesh_(mesh),
+        model_(model),
+        src_(src),
+        dst_(dst),
+        options_(options),
+        goal_(dst.Canonical(mesh)),
+        has_unit_dims_(std::find(mesh.shape().begin(), mesh.shape().end(), 1) !=
+                       mesh.shape().end()),
+        edges_(mesh, src, dst, model.tensor().rank(), options.flatten_policy),
+        remaining_(mesh, model, options.flatten_policy, scratch.memo),
+        records_(scratch.records),
+        queue_(scratch.queue) {}
+
+  absl::StatusOr<SearchResult> Run() {
+    Seed();
+    QueueEntry top{};
+    while (PopLive(top)) {
+      Record& entry = records_.at(top.record);
+      entry.closed = true;
+      const Expanding here{entry.state, entry.cost, entry.comm_steps,
+                           entry.steps, top.record, top.f};
+      if (Canonical(here.state) == goal_) return Found(here);
+      if (absl::Status stop = PollStop(options_.stop, result_.states_expanded);
+          !stop.ok()) {
+        return stop;
+      }
+      if (++result_.states_expanded > options_.budget) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("optimal: search budget of ", options_.budget,
+                         " expanded states exceeded"));
+      }
+      Expand(here);
+    }
+    return NoPlan();
+  }
+
+ private:
+  DistState Canonical(const DistState& s) const {
+    return has_unit_dims_ ? s.Canonical(mesh_) : s;
+  }
+
+  std::pair<double, int> Heuristic(const DistState& s) {
+    if (!options_.use_heuristic) return {0.0, 0};
+    return remaining_.Of(Canonical(s), goal_);
+  }
+
+  // Ties: fewer communicating steps, then fewer steps.
+  static bool Better(double g, int32_t comm, int32_t steps, const Record& r) {
+    if (g != r.cost) return g < r.cost;
+    if (comm != r.comm_steps) return comm < r.comm_steps;
+    return steps < r.steps;
+  }
+
+  void Push(const QueueEntry& e) {
+    queue_.push_back(e);
+    std::push_heap(queue_.begin(), queue_.end(), std::greater<QueueEntry>());
+  }
+
+  void Seed() {
+    Record& first = *records_.FindOrInsert(src_.Pack(), {}).value;
+    first.state = src_;
+    first.cost = 0;
+    const auto [h, h_comm] = Heuristic(src_);
+    Push({h, h_comm, 0.0, 0, 0, 0});
+  }
+
+  // Pops entries until one is live (its record open and not moved on);
+  // false when the queue runs dry.
+  bool PopLive(QueueEntry& top) {
+    while (!queue_.empty()) {
+      std::pop_heap(queue_.begin(), queue_.end(), std::greater<QueueEntry>());
+      top = queue_.back();
+      queue_.pop_back();
+      const Record& entry = records_.at(top.record);
+      if (!entry.closed && entry.version == top.version) return true;
+    }
+    return false;
+  }
+
+  absl::StatusOr<SearchResult> Found(const Expanding& here) {
+    absl::StatusOr<std::vector<Step>> steps =
+        ReadPath(mesh_, records_, here.record);
+    if (!steps.ok()) return steps.status();
+    result_.steps = *std::move(steps);
+    result_.cost = here.cost;
+    return std::move(result_);
+  }
+
+  void Expand(const Expanding& here) {
+    extents_ = MaxLocalExtents(mesh_, here.state, model_.tensor().shape());
+    edges_.Expand(here.state, [&](const Transition& t, DistState& to) {
+      Relax(here, t, to);
+    });
+  }
+
+  // Records the edge `t` from `here` to `to` when it is the best way in
+  // known so far, and queues `to`.
+  void Relax(const Expanding& here, const Transition& t, DistState& to) {
+    // One lookup per edge; a state first seen here starts unreached.
+    const StateTable<Record>::Found found =
+        records_.FindOrInsert(to.Pack(), Record{});
+    Record& known = *found.value;
+    if (found.inserted) known.state = to;
+    const StepCost cost = model_.PriceWithExtents(here.state, t, extents_);
+    if (options_.max_peak_bytes.has_value() &&
+        cost.peak_bytes > *options_.max_peak_bytes) {
+      peak_pruned_ = true;
+      return;
+    }
+    const double g = here.cost + cost.time_us;
+    const bool communicating =
+        IsCollective(t.op) && mesh_.GroupSize(t.group) > 1;
+    const int32_t comm = here.comm_steps + (communicating ? 1 : 0);
+    const int32_t steps = here.steps + 1;
+    if (!Better(g, comm, steps, known)) return;
+    // A closed state reopens only when reached clearly cheaper (the bound
+    // is admissible, not consistent); rounding noise and ties do not reopen.
+    if (known.closed && g >= known.cost * (1 - 1e-12)) return;
+    const auto [h, h_comm] = Heuristic(to);
+    const double f = std::max(g + h, here.f);  // pathmax
+    if (options_.cost_bound.has_value() && f >= *options_.cost_bound) return;
+    known.cost = g;
+    known.comm_steps = comm;
+    known.steps = steps;
+    known.parent = static_cast<int32_t>(here.record);
+    known.via_size = static_cast<int8_t>(t.group.size());
+    std::copy(t.group.begin(), t.group.end(), known.via_group.begin());
+    known.closed = false;
+    Push({f, comm + h_comm, g, ++counter_, found.index, ++known.version});
+  }
+
+  absl::Status NoPlan() const {
+    if (options_.cost_bound.has_value()) {
+      return absl::NotFoundError("optimal: no plan below the cost bound");
+    }
+    if (peak_pruned_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("options.max_peak_bytes: no plan from ", src_.ToString(),
+                       " to ", dst_.ToString(), " keeps every step within ",
+                       *options_.max_peak_bytes, " bytes per rank"));
+    }
+    return absl::InternalError(absl::StrCat(
+        "optimal: no path from ", src_.ToString(), " to ", dst_.ToString()));
+  }
+
+  const Mesh& mesh_;
+  const CostModel& model_;
+  const DistState& src_;
+  const DistState& dst_;
+  const SearchOptions& options_;
+  const DistState goal_;
+  const bool has_unit_dims_;
+  EdgeGenerator edges_;
+  RemainingBound remaining_;
+  StateTable<Record>& records_;
+  std::vector<QueueEntry>& queue_;
+  std::vector<int64_t> extents_;  // of the state being expanded
+  int64_t counter_ = 0;
+  bool peak_pruned_ = false;
+  SearchResult result_;
+};
+
 }  // namespace
 
 absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
@@ -78,134 +276,12 @@ absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
                                            const DistState& src,
                                            const DistState& dst,
                                            const SearchOptions& options) {
-  const TensorSpec& tensor = model.tensor();
-  const DistState goal = dst.Canonical(mesh);
-  EdgeGenerator edges(mesh, src, dst, tensor.rank(), options.flatten_policy);
-  const bool has_unit_dims = std::find(mesh.shape().begin(), mesh.shape().end(),
-                                       1) != mesh.shape().end();
-  auto canonical = [&](const DistState& s) {
-    return has_unit_dims ? s.Canonical(mesh) : s;
-  };
   thread_local SearchScratch scratch;
   scratch.Reset();
-  struct TrimOnExit {
-    SearchScratch& scratch;
-    ~TrimOnExit() { scratch.Trim(); }
-  } trim_on_exit{scratch};
-  RemainingBound remaining(mesh, model, options.flatten_policy, scratch.memo);
-  auto heuristic = [&](const DistState& s) -> std::pair<double, int> {
-    if (!options.use_heuristic) return {0.0, 0};
-    return remaining.Of(canonical(s), goal);
-  };
-  auto better = [](double g, int32_t comm, int32_t steps, const Record& r) {
-    if (g != r.cost) return g < r.cost;
-    if (comm != r.comm_steps) return comm < r.comm_steps;
-    return steps < r.steps;
-  };
-  StateTable<Record>& records = scratch.records;
-  {
-    Record& first = *records.FindOrInsert(src.Pack(), {}).value;
-    first.state = src;
-    first.cost = 0;
-  }
-  std::vector<QueueEntry>& queue = scratch.queue;
-  auto push = [&](const QueueEntry& e) {
-    queue.push_back(e);
-    std::push_heap(queue.begin(), queue.end(), std::greater<QueueEntry>());
-  };
-  {
-    const auto [h, h_comm] = heuristic(src);
-    push({h, h_comm, 0.0, 0, 0, 0});
-  }
-  int64_t counter = 0;
-  SearchResult result;
-  bool peak_pruned = false;
-  std::vector<int64_t> extents;
-  while (!queue.empty()) {
-    std::pop_heap(queue.begin(), queue.end(), std::greater<QueueEntry>());
-    const QueueEntry top = queue.back();
-    queue.pop_back();
-    Record& entry = records.at(top.record);
-    if (entry.closed || entry.version != top.version) continue;  // stale
-    entry.closed = true;
-    // `records` grows below: copy what the edges need first.
-    const DistState state = entry.state;
-    const double cost_here = entry.cost;
-    const int32_t comm_here = entry.comm_steps;
-    const int32_t steps_here = entry.steps;
-    if (canonical(state) == goal) {
-      std::vector<uint32_t> chain;
-      for (int32_t r = static_cast<int32_t>(top.record); r > 0;
-           r = records.at(r).parent) {
-        chain.push_back(r);
-      }
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        const Record& r = records.at(*it);
-        absl::StatusOr<Step> step = MakeStep(
-            mesh, records.at(r.parent).state, r.state,
-            Group(r.via_group.begin(), r.via_group.begin() + r.via_size));
-        if (!step.ok()) return step.status();
-        result.steps.push_back(*std::move(step));
-      }
-      result.cost = cost_here;
-      return result;
-    }
-    if (options.stop && result.states_expanded % 64 == 0) {
-      absl::Status stop = options.stop();
-      if (!stop.ok()) return stop;
-    }
-    if (++result.states_expanded > options.budget) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("optimal: search budget of ", options.budget,
-                       " expanded states exceeded"));
-    }
-    extents = MaxLocalExtents(mesh, state, tensor.shape());
-    edges.Expand(state, [&](const Transition& t, DistState& to) {
-      // One lookup per edge; a state first seen here starts unreached.
-      const StateTable<Record>::Found found =
-          records.FindOrInsert(to.Pack(), Record{});
-      Record& known = *found.value;
-      if (found.inserted) known.state = to;
-      const StepCost cost = model.PriceWithExtents(state, t, extents);
-      if (options.max_peak_bytes.has_value() &&
-          cost.peak_bytes > *options.max_peak_bytes) {
-        peak_pruned = true;
-        return;
-      }
-      const double g = cost_here + cost.time_us;
-      const bool communicating =
-          IsCollective(t.op) && mesh.GroupSize(t.group) > 1;
-      const int32_t comm = comm_here + (communicating ? 1 : 0);
-      const int32_t steps = steps_here + 1;
-      if (!better(g, comm, steps, known)) return;
-      // A closed state reopens only when reached clearly cheaper (the
-      // bound is admissible, not consistent); rounding noise and ties do
-      // not reopen.
-      if (known.closed && g >= known.cost * (1 - 1e-12)) return;
-      const auto [h, h_comm] = heuristic(to);
-      const double f = std::max(g + h, top.f);  // pathmax
-      if (options.cost_bound.has_value() && f >= *options.cost_bound) return;
-      known.cost = g;
-      known.comm_steps = comm;
-      known.steps = steps;
-      known.parent = static_cast<int32_t>(top.record);
-      known.via_size = static_cast<int8_t>(t.group.size());
-      std::copy(t.group.begin(), t.group.end(), known.via_group.begin());
-      known.closed = false;
-      push({f, comm + h_comm, g, ++counter, found.index, ++known.version});
-    });
-  }
-  if (options.cost_bound.has_value()) {
-    return absl::NotFoundError("optimal: no plan below the cost bound");
-  }
-  if (peak_pruned) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("options.max_peak_bytes: no plan from ", src.ToString(),
-                     " to ", dst.ToString(), " keeps every step within ",
-                     *options.max_peak_bytes, " bytes per rank"));
-  }
-  return absl::InternalError(absl::StrCat(
-      "optimal: no path from ", src.ToString(), " to ", dst.ToString()));
+  absl::StatusOr<SearchResult> result =
+      Search(mesh, model, src, dst, options, scratch).Run();
+  scratch.Trim();
+  return result;
 }
 
 }  // namespace reshard

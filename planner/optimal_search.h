@@ -15,7 +15,6 @@
 #define RESHARD_PLANNER_OPTIMAL_SEARCH_H_
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,17 +24,14 @@
 #include "planner/dist_state.h"
 #include "planner/flatten_policy.h"
 #include "planner/mesh.h"
+#include "planner/search_support.h"
 #include "planner/step.h"
 
 namespace reshard {
 
-// Polled during long searches; a non-OK status stops the search with it
-// (servers map deadlines and cancellations here).
-using StopCheck = std::function<absl::Status()>;
-
 struct SearchOptions {
   FlattenPolicy flatten_policy = FlattenPolicy::kExisting;
-  int64_t budget = 200000;                // expanded states
+  int64_t budget = kDefaultSearchBudget;  // expanded states
   std::optional<int64_t> max_peak_bytes;  // per rank, per step
   // Only paths cheaper than this are of interest (NOT_FOUND otherwise).
   std::optional<double> cost_bound;

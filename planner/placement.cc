@@ -1,29 +1,37 @@
 #include "planner/placement.h"
 
+#include <array>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "planner/enum_names.h"
 
 namespace reshard {
 
+namespace {
+
+// In the order of ReduceOp's values.
+constexpr std::array<absl::string_view, 4> kReduceOpNames = {"sum", "avg",
+                                                             "max", "min"};
+
+}  // namespace
+
 absl::string_view ReduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kAvg:
-      return "avg";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kMin:
-      return "min";
-  }
-  return "sum";
+  return EnumName(op, kReduceOpNames);
 }
 
 std::optional<ReduceOp> ParseReduceOp(absl::string_view name) {
-  for (ReduceOp op :
-       {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin}) {
-    if (ReduceOpName(op) == name) return op;
+  return ParseEnumName<ReduceOp>(name, kReduceOpNames);
+}
+
+absl::StatusOr<int> NormalizeShardDim(int dim, int tensor_rank,
+                                      absl::string_view field) {
+  if (dim < -tensor_rank || dim >= tensor_rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": shard dim ", dim,
+                     " out of range for a tensor of rank ", tensor_rank));
   }
-  return std::nullopt;
+  return dim < 0 ? dim + tensor_rank : dim;
 }
 
 std::string Placement::ToString() const {

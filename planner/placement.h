@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace reshard {
@@ -65,6 +66,13 @@ class Placement {
   ReduceOp op_ = ReduceOp::kSum;
   int32_t dim_ = 0;
 };
+
+// The tensor dim that shard dim `dim` names in a tensor of rank
+// `tensor_rank`: negative dims count from the end, as in PyTorch (-1 is the
+// last). INVALID_ARGUMENT "`field`: shard dim D out of range for a tensor of
+// rank R" outside [-rank, rank).
+absl::StatusOr<int> NormalizeShardDim(int dim, int tensor_rank,
+                                      absl::string_view field);
 
 // True when the Partial ops {a, b} may coexist in one placement list: equal,
 // or exactly {sum, avg} (they commute).

@@ -1,8 +1,37 @@
 #include "planner/plan.h"
 
 #include <algorithm>
+#include <array>
+
+#include "planner/enum_names.h"
 
 namespace reshard {
+namespace {
+
+// In the order of the enums' values.
+constexpr std::array<absl::string_view, 3> kPlannerNames = {
+    "optimal", "torch_greedy", "torch_graph"};
+constexpr std::array<absl::string_view, 4> kWarningCodeNames = {
+    "missing_flattened_group", "search_budget_exceeded",
+    "non_ascending_merge_refused", "uneven_merge_refused"};
+
+}  // namespace
+
+absl::string_view PlannerName(PlannerKind kind) {
+  return EnumName(kind, kPlannerNames);
+}
+
+std::optional<PlannerKind> ParsePlanner(absl::string_view name) {
+  return ParseEnumName<PlannerKind>(name, kPlannerNames);
+}
+
+absl::string_view WarningCodeName(WarningCode code) {
+  return EnumName(code, kWarningCodeNames);
+}
+
+std::optional<WarningCode> ParseWarningCode(absl::string_view name) {
+  return ParseEnumName<WarningCode>(name, kWarningCodeNames);
+}
 
 int Plan::CommunicatingSteps(const Mesh& mesh) const {
   return static_cast<int>(

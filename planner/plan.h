@@ -6,9 +6,12 @@
 #define RESHARD_PLANNER_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+#include "planner/cost_model.h"
 #include "planner/dist_state.h"
 #include "planner/mesh.h"
 #include "planner/step.h"
@@ -16,9 +19,27 @@
 
 namespace reshard {
 
+// The planners (planner.h): "optimal", "torch_greedy", "torch_graph".
+enum class PlannerKind { kOptimal, kTorchGreedy, kTorchGraph };
+
+absl::string_view PlannerName(PlannerKind kind);
+std::optional<PlannerKind> ParsePlanner(absl::string_view name);
+
+// The closed set of warning codes (DESIGN §3.4). WarningCodeName gives the
+// one text form, used by JSON, the wire and metrics labels.
+enum class WarningCode {
+  kMissingFlattenedGroup,     // "missing_flattened_group"
+  kSearchBudgetExceeded,      // "search_budget_exceeded"
+  kNonAscendingMergeRefused,  // "non_ascending_merge_refused"
+  kUnevenMergeRefused,        // "uneven_merge_refused"
+};
+
+absl::string_view WarningCodeName(WarningCode code);
+std::optional<WarningCode> ParseWarningCode(absl::string_view name);
+
 // A structured warning (DESIGN §3.4).
 struct Warning {
-  std::string code;               // "missing_flattened_group", ...
+  WarningCode code = WarningCode::kMissingFlattenedGroup;
   std::vector<std::string> dims;  // mesh dim names concerned.
   std::string message;
   double saving_us = 0;  // estimated time the remedy would save.
@@ -29,8 +50,8 @@ struct Plan {
   TensorSpec tensor;
   DistState src;
   DistState dst;
-  std::string planner;     // "torch_greedy", "torch_graph", "optimal"
-  std::string cost_model;  // "alpha_beta", "torch"
+  PlannerKind planner = PlannerKind::kOptimal;  // the planner that made it
+  CostModelKind cost_model = CostModelKind::kAlphaBeta;  // that priced it
   std::vector<Step> steps;
   std::vector<Warning> warnings;
   double total_time_us = 0;

@@ -1,11 +1,11 @@
 #include "planner/plan_format.h"
 
-#include <charconv>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "planner/number_text.h"
 
 namespace reshard {
 namespace {
@@ -59,7 +59,7 @@ std::string StepJson(const Mesh& mesh, const Step& s) {
 }
 
 std::string WarningJson(const Warning& w) {
-  return absl::StrCat("{\"code\":", JsonString(w.code),
+  return absl::StrCat("{\"code\":", JsonString(WarningCodeName(w.code)),
                       ",\"dims\":", JsonStrings(w.dims),
                       ",\"message\":", JsonString(w.message),
                       ",\"saving_us\":", FormatDouble(w.saving_us), "}");
@@ -69,9 +69,7 @@ std::string WarningJson(const Warning& w) {
 
 std::string FormatDouble(double value) {
   if (!std::isfinite(value)) return "null";
-  char buf[64];
-  const auto result = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, result.ptr);
+  return ShortestRoundTrip(value);
 }
 
 std::string PlanTrace(const Plan& plan) {
@@ -102,10 +100,12 @@ std::string PlanTable(const Mesh& mesh, const Plan& plan) {
       absl::StrFormat("total: %d steps (%d communicating), %d bytes, %.4f us "
                       "(%s model, %s planner), peak %d bytes/rank\n",
                       plan.steps.size(), plan.CommunicatingSteps(mesh),
-                      plan.total_bytes, plan.total_time_us, plan.cost_model,
-                      plan.planner, plan.peak_bytes));
+                      plan.total_bytes, plan.total_time_us,
+                      CostModelName(plan.cost_model), PlannerName(plan.planner),
+                      plan.peak_bytes));
   for (const Warning& w : plan.warnings) {
-    absl::StrAppend(&out, "warning [", w.code, "]: ", w.message, "\n");
+    absl::StrAppend(&out, "warning [", WarningCodeName(w.code),
+                    "]: ", w.message, "\n");
   }
   return out;
 }
@@ -129,9 +129,10 @@ std::string PlanJson(const Mesh& mesh, const Plan& plan) {
       "],\"dtype\":", JsonString(DTypeName(plan.tensor.dtype())),
       "},\"src\":", JsonString(plan.src.ToString()),
       ",\"dst\":", JsonString(plan.dst.ToString()),
-      ",\"planner\":", JsonString(plan.planner),
-      ",\"cost_model\":", JsonString(plan.cost_model), ",\"steps\":[",
-      absl::StrJoin(steps, ","), "],\"trace\":", JsonString(PlanTrace(plan)),
+      ",\"planner\":", JsonString(PlannerName(plan.planner)),
+      ",\"cost_model\":", JsonString(CostModelName(plan.cost_model)),
+      ",\"steps\":[", absl::StrJoin(steps, ","),
+      "],\"trace\":", JsonString(PlanTrace(plan)),
       ",\"total_time_us\":", FormatDouble(plan.total_time_us),
       ",\"total_bytes\":", plan.total_bytes,
       ",\"peak_bytes\":", plan.peak_bytes, ",\"warnings\":[",

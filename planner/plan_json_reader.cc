@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "planner/cost_model.h"
 #include "planner/json_value.h"
 #include "planner/state_text.h"
 
@@ -224,12 +225,15 @@ absl::StatusOr<PlanFile> ReadPlanJson(absl::string_view text) {
   absl::StatusOr<std::vector<Step>> steps = ReadSteps(*mesh, *tensor, *root);
   if (!steps.ok()) return steps.status();
   plan.steps = *std::move(steps);
-  for (auto [key, target] : {std::pair{"planner", &plan.planner},
-                             std::pair{"cost_model", &plan.cost_model}}) {
-    const JsonValue* v = root->Find(key);
-    if (v != nullptr && v->kind() == JsonValue::Kind::kString) {
-      *target = v->string();
-    }
+  // Names this build does not know (another tool's planner) keep the
+  // defaults: they do not change what the plan makes ranks do.
+  if (const JsonValue* v = root->Find("planner");
+      v != nullptr && v->kind() == JsonValue::Kind::kString) {
+    plan.planner = ParsePlanner(v->string()).value_or(plan.planner);
+  }
+  if (const JsonValue* v = root->Find("cost_model");
+      v != nullptr && v->kind() == JsonValue::Kind::kString) {
+    plan.cost_model = ParseCostModel(v->string()).value_or(plan.cost_model);
   }
   if (const JsonValue* t = root->Find("total_time_us");
       t != nullptr && t->kind() == JsonValue::Kind::kNumber) {

@@ -15,26 +15,6 @@
 
 namespace reshard {
 
-absl::string_view PlannerName(PlannerKind kind) {
-  switch (kind) {
-    case PlannerKind::kTorchGreedy:
-      return "torch_greedy";
-    case PlannerKind::kTorchGraph:
-      return "torch_graph";
-    case PlannerKind::kOptimal:
-      break;
-  }
-  return "optimal";
-}
-
-std::optional<PlannerKind> ParsePlanner(absl::string_view name) {
-  for (PlannerKind kind : {PlannerKind::kOptimal, PlannerKind::kTorchGreedy,
-                           PlannerKind::kTorchGraph}) {
-    if (PlannerName(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
 absl::StatusOr<PlanRequest> ParsePlanRequest(
     const Mesh& mesh, std::vector<int64_t> shape, absl::string_view dtype,
     absl::string_view src, absl::string_view dst, PlanOptions options) {
@@ -83,7 +63,7 @@ void AddMissingGroupWarnings(const Mesh& mesh, double cost,
     const bool ascending = std::is_sorted(step.group.begin(), step.group.end());
     AddWarning(
         plan.warnings,
-        {"missing_flattened_group", names,
+        {WarningCode::kMissingFlattenedGroup, names,
          absl::StrFormat(
              "one %s on mesh dims %s would lower the plan from %.4g us to "
              "%.4g us (saving %.4g us, %.1f%%); register the flattened group "
@@ -98,49 +78,43 @@ void AddMissingGroupWarnings(const Mesh& mesh, double cost,
   }
 }
 
-absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
-                         const PlanRequest& request, const StopCheck& stop,
-                         Plan& plan) {
-  const PlanOptions& options = request.options;
-  SearchOptions search;
-  search.flatten_policy = options.flatten_policy;
-  search.budget = options.search_budget;
-  search.max_peak_bytes = options.max_peak_bytes;
-  search.stop = stop;
-  // Under `existing`, search `any` first: when its best plan uses only
-  // registered groups it is the answer; otherwise the unregistered groups
-  // it uses are worth a missing_flattened_group warning.
-  std::optional<SearchResult> any;
-  if (options.flatten_policy == FlattenPolicy::kExisting &&
-      NonUnitDims(mesh) >= 2) {
-    SearchOptions any_options = search;
-    any_options.flatten_policy = FlattenPolicy::kAny;
-    absl::StatusOr<SearchResult> result =
-        OptimalSearch(mesh, model, request.src, request.dst, any_options);
-    if (result.ok()) {
-      plan.states_expanded = result->states_expanded;
-      if (UsesOnlyRegisteredGroups(mesh, result->steps)) {
-        plan.steps = std::move(result->steps);
-        return absl::OkStatus();
-      }
-      any = *std::move(result);
-    } else if (result.status().code() != absl::StatusCode::kResourceExhausted) {
-      return result.status();
-    }
+// Under `existing`, searches `any` first: when its best plan uses only
+// registered groups it is the answer (set in `plan`, true returned);
+// otherwise the unregistered groups it uses are worth a
+// missing_flattened_group warning (kept in `any`). A search past its budget
+// leaves both unset.
+absl::StatusOr<bool> SearchAnyFirst(const Mesh& mesh, const CostModel& model,
+                                    const PlanRequest& request,
+                                    const SearchOptions& search, Plan& plan,
+                                    std::optional<SearchResult>& any) {
+  if (request.options.flatten_policy != FlattenPolicy::kExisting ||
+      NonUnitDims(mesh) < 2) {
+    return false;
   }
+  SearchOptions any_options = search;
+  any_options.flatten_policy = FlattenPolicy::kAny;
   absl::StatusOr<SearchResult> result =
-      OptimalSearch(mesh, model, request.src, request.dst, search);
-  if (result.ok()) {
-    plan.steps = std::move(result->steps);
-    plan.states_expanded += result->states_expanded;
-    if (any.has_value() && any->cost < result->cost * (1 - 1e-9)) {
-      AddMissingGroupWarnings(mesh, result->cost, *any, plan);
+      OptimalSearch(mesh, model, request.src, request.dst, any_options);
+  if (!result.ok()) {
+    if (result.status().code() == absl::StatusCode::kResourceExhausted) {
+      return false;
     }
-    return absl::OkStatus();
-  }
-  if (result.status().code() != absl::StatusCode::kResourceExhausted) {
     return result.status();
   }
+  plan.states_expanded = result->states_expanded;
+  if (UsesOnlyRegisteredGroups(mesh, result->steps)) {
+    plan.steps = std::move(result->steps);
+    return true;
+  }
+  any = *std::move(result);
+  return false;
+}
+
+// After the optimal search ran out of budget: torch_greedy+merge, or
+// gathering to R and splitting again where PyTorch's greedy planner cannot
+// plan the request, with a search_budget_exceeded warning.
+absl::Status FallBack(const Mesh& mesh, const PlanRequest& request,
+                      Plan& plan) {
   PlanRequest fallback = request;
   fallback.options.planner = PlannerKind::kTorchGreedy;
   fallback.options.merge = true;
@@ -159,15 +133,46 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
     used = absl::StrCat("gathering to R and splitting again (torch_greedy: ",
                         greedy.status().message(), ")");
   }
-  plan.states_expanded += options.search_budget;
+  const int64_t budget = request.options.search_budget;
+  plan.states_expanded += budget;
   AddWarning(plan.warnings,
-             {"search_budget_exceeded",
+             {WarningCode::kSearchBudgetExceeded,
               {},
-              absl::StrCat("the optimal search expanded more than ",
-                           options.search_budget, " states; fell back to ",
-                           used, "; raise the search budget for a better plan"),
+              absl::StrCat("the optimal search expanded more than ", budget,
+                           " states; fell back to ", used,
+                           "; raise the search budget for a better plan"),
               0});
   return absl::OkStatus();
+}
+
+absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
+                         const PlanRequest& request, const StopCheck& stop,
+                         Plan& plan) {
+  const PlanOptions& options = request.options;
+  SearchOptions search;
+  search.flatten_policy = options.flatten_policy;
+  search.budget = options.search_budget;
+  search.max_peak_bytes = options.max_peak_bytes;
+  search.stop = stop;
+  std::optional<SearchResult> any;
+  absl::StatusOr<bool> done =
+      SearchAnyFirst(mesh, model, request, search, plan, any);
+  if (!done.ok()) return done.status();
+  if (*done) return absl::OkStatus();
+  absl::StatusOr<SearchResult> result =
+      OptimalSearch(mesh, model, request.src, request.dst, search);
+  if (result.ok()) {
+    plan.steps = std::move(result->steps);
+    plan.states_expanded += result->states_expanded;
+    if (any.has_value() && any->cost < result->cost * kCostBoundSlack) {
+      AddMissingGroupWarnings(mesh, result->cost, *any, plan);
+    }
+    return absl::OkStatus();
+  }
+  if (result.status().code() != absl::StatusCode::kResourceExhausted) {
+    return result.status();
+  }
+  return FallBack(mesh, request, plan);
 }
 
 }  // namespace
@@ -199,8 +204,8 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
   plan.tensor = request.tensor;
   plan.src = request.src;
   plan.dst = request.dst;
-  plan.planner = std::string(PlannerName(options.planner));
-  plan.cost_model = std::string(CostModelName(options.cost_model));
+  plan.planner = options.planner;
+  plan.cost_model = options.cost_model;
   const CostModel model(mesh, plan.tensor,
                         {options.cost_model, options.devices_per_host});
   if (options.planner == PlannerKind::kOptimal) {
@@ -216,7 +221,7 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
     const CostModel torch_model(
         mesh, plan.tensor, {CostModelKind::kTorch, options.devices_per_host});
     absl::StatusOr<GraphResult> result = TorchGraphSteps(
-        mesh, torch_model, request.src, request.dst, 2000000, stop);
+        mesh, torch_model, request.src, request.dst, kMaxSearchBudget, stop);
     if (!result.ok()) return result.status();
     plan.steps = std::move(result->steps);
     plan.states_expanded = result->states_expanded;

@@ -20,19 +20,14 @@
 
 namespace reshard {
 
-enum class PlannerKind { kOptimal, kTorchGreedy, kTorchGraph };
-
-absl::string_view PlannerName(PlannerKind kind);
-std::optional<PlannerKind> ParsePlanner(absl::string_view name);
-
 struct PlanOptions {
   PlannerKind planner = PlannerKind::kOptimal;
   CostModelKind cost_model = CostModelKind::kAlphaBeta;
   bool merge = false;  // PyTorch's merge post-pass (torch planners only)
   int64_t devices_per_host = 8;
   FlattenPolicy flatten_policy = FlattenPolicy::kExisting;  // optimal only
-  int64_t search_budget = 200000;         // expanded states (optimal)
-  std::optional<int64_t> max_peak_bytes;  // per rank and step (optimal)
+  int64_t search_budget = kDefaultSearchBudget;  // expanded states (optimal)
+  std::optional<int64_t> max_peak_bytes;         // per rank and step (optimal)
 };
 
 struct PlanRequest {

@@ -1,7 +1,10 @@
 #include "planner/remaining_bound.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
+
+#include "absl/base/attributes.h"
 
 namespace reshard {
 
@@ -16,26 +19,36 @@ RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
   for (int m = 0; m < ndim_; ++m) {
     if (mesh.size(m) > 1) usable |= 1 << m;
   }
+  InitGroups(mesh, model, policy, usable);
+  const int full = 1 << ndim_;
+  size_product_.assign(full, 1.0);
+  for (int mask = 1; mask < full; ++mask) {
+    const int low = __builtin_ctz(mask);
+    size_product_[mask] =
+        size_product_[mask & (mask - 1)] * static_cast<double>(mesh.size(low));
+  }
+  InitCoverCounts(usable);
+  ResetMemo();
+}
+
+void RemainingBound::InitGroups(const Mesh& mesh, const CostModel& model,
+                                FlattenPolicy policy, int usable) {
+  // Each usable group once, as the set of its dims of size > 1.
   std::vector<int> masks;
   for (int m = 0; m < ndim_; ++m) {
     if (usable & (1 << m)) masks.push_back(1 << m);
   }
-  if (policy == FlattenPolicy::kAny) {
-    for (int mask = 1; mask < (1 << ndim_); ++mask) {
-      if ((mask & usable) == mask && __builtin_popcount(mask) >= 2) {
-        masks.push_back(mask);
-      }
-    }
-  } else if (policy == FlattenPolicy::kExisting) {
-    for (const Group& g : mesh.flattened()) {
-      int mask = 0;
-      for (int m : g) mask |= mesh.size(m) > 1 ? 1 << m : 0;
-      if (mask != 0 &&
-          std::find(masks.begin(), masks.end(), mask) == masks.end()) {
-        masks.push_back(mask);
-      }
-    }
-  }
+  // Under kAny the groups are distinct sets of >= 2 dims of size > 1, so
+  // only registered groups need the duplicate check.
+  const bool distinct = policy == FlattenPolicy::kAny;
+  ForEachAllowedMultiDimGroup(
+      mesh, policy, [&](absl::Span<const int>, int dims_mask) {
+        const int mask = dims_mask & usable;
+        if (mask != 0 && (distinct || std::find(masks.begin(), masks.end(),
+                                                mask) == masks.end())) {
+          masks.push_back(mask);
+        }
+      });
   for (int mask : masks) {
     Group g;
     for (int m = 0; m < ndim_; ++m) {
@@ -44,14 +57,11 @@ RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
     groups_.push_back(
         {mask, static_cast<double>(mesh.GroupSize(g)), model.LowerBound(g)});
   }
+}
+
+void RemainingBound::InitCoverCounts(int usable) {
   const int full = 1 << ndim_;
-  size_product_.assign(full, 1.0);
-  for (int mask = 1; mask < full; ++mask) {
-    const int low = __builtin_ctz(mask);
-    size_product_[mask] =
-        size_product_[mask & (mask - 1)] * static_cast<double>(mesh.size(low));
-  }
-  cover_count_.assign(full, 1 << 20);
+  cover_count_.assign(full, kUncoverable);
   cover_count_[0] = 0;
   for (int mask = 1; mask < full; ++mask) {
     if ((mask & usable) != mask) continue;
@@ -62,6 +72,9 @@ RemainingBound::RemainingBound(const Mesh& mesh, const CostModel& model,
           std::min(cover_count_[mask], 1 + cover_count_[mask & ~g.mask]);
     }
   }
+}
+
+void RemainingBound::ResetMemo() {
   for (uint32_t d : memo_.touched) memo_.dense[d] = -1;
   memo_.touched.clear();
   memo_.sparse.clear();
@@ -142,91 +155,99 @@ double RemainingBound::Cost(uint32_t demand) {
   return best;
 }
 
-double RemainingBound::Schedule(uint32_t demand) {
-  int one = 0, final = 0, pending = 0, done = 0, two = 0, local = 0;
-  for (int m = 0; m < ndim_; ++m) {
-    switch (Field(demand, m)) {
-      case kOne:
-        one |= 1 << m;
-        break;
-      case kFinal:
-        final |= 1 << m;
-        break;
-      case kTwo:
-        two |= 1 << m;
-        pending |= 1 << m;
-        break;
-      case kFirst:
-        pending |= 1 << m;
-        break;
-      case kDone:
-        done |= 1 << m;
-        break;
-      case kLocalSum:
-        local |= 1 << m;
-        break;
-      case kMaybe:
-        // Untouched for good, or finally gathered.
-        return std::min(Cost(SetField(demand, m, kDone)),
-                        Cost(SetField(demand, m, kFinal)));
-      default:
-        break;
-    }
+// The helpers of Schedule are forced inline: they run for every demand
+// vector of every search (small searches are mostly this dynamic program),
+// and as calls they cost 20% more instructions there.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline RemainingBound::DimSets
+RemainingBound::Classify(uint32_t demand) const {
+  std::array<int, 8> by_demand{};  // mesh dims by their demand
+  for (int m = 0; m < ndim_; ++m) by_demand[Field(demand, m)] |= 1 << m;
+  DimSets sets;
+  sets.one = by_demand[kOne];
+  sets.final = by_demand[kFinal];
+  sets.two = by_demand[kTwo];
+  sets.pending = by_demand[kTwo] | by_demand[kFirst];
+  sets.done = by_demand[kDone];
+  sets.local = by_demand[kLocalSum];
+  return sets;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t RemainingBound::Meet(
+    uint32_t demand, int served, uint32_t two_to) {
+  for (int rest = served; rest != 0; rest &= rest - 1) {
+    const int m = __builtin_ctz(rest);
+    const uint32_t f = Field(demand, m);
+    demand = SetField(demand, m,
+                      f == kTwo     ? two_to
+                      : f == kFinal ? uint32_t{kDone}
+                                    : uint32_t{kNone});
   }
-  if ((one | final | pending | local) == 0) return 0;
-  // `demand` with `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
-  // the rest -> kNone.
-  auto meet = [&](int served, uint32_t two_to) {
-    uint32_t d = demand;
-    for (int rest = served; rest != 0; rest &= rest - 1) {
-      const int m = __builtin_ctz(rest);
-      const uint32_t f = Field(d, m);
-      d = SetField(d, m,
-                   f == kTwo     ? two_to
-                   : f == kFinal ? uint32_t{kDone}
-                                 : uint32_t{kNone});
-    }
-    return d;
-  };
+  return demand;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double RemainingBound::LocalStepFirst(
+    uint32_t demand, const DimSets& sets) {
   double best = std::numeric_limits<double>::infinity();
   for (int m = 0; m < ndim_; ++m) {
-    if (!(local & (1 << m))) continue;
+    if (!(sets.local & (1 << m))) continue;
     // partition writes its (unsplit) input's size, shard_to_partial an
     // output that the dim no longer splits.
     const double bytes =
-        unit_bytes_ * size_product_[(pending | done) | (1 << m)];
-    best = std::min(best, bytes * local_us_per_byte_ * (1 - 1e-9) +
+        unit_bytes_ * size_product_[(sets.pending | sets.done) | (1 << m)];
+    best = std::min(best, bytes * local_us_per_byte_ * kCostBoundSlack +
                               Cost(SetField(demand, m, kDone)));
   }
+  return best;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double RemainingBound::CollectiveFirst(
+    uint32_t demand, const DimSets& sets, const GroupBound& g) {
+  const int one = sets.one, final = sets.final, pending = sets.pending;
+  double best = std::numeric_limits<double>::infinity();
+  if ((g.mask & pending) == 0) {
+    // all_to_all / all_gather: the group is S, every P dim outside.
+    const double outside = unit_bytes_ * size_product_[pending | sets.done];
+    if (const int served = g.mask & one) {
+      best = std::min(
+          best, g.bound.Time(outside, 1) + Cost(Meet(demand, served, kNone)));
+    }
+    if (const int served = g.mask & (one | final)) {
+      best = std::min(best, g.bound.Time(g.size * outside, 1) +
+                                Cost(Meet(demand, served, kNone)));
+    }
+  }
+  // reduce_scatter / all_reduce: the group is P (dims without a demand may
+  // have been made P locally).
+  const double bytes =
+      unit_bytes_ * g.size * size_product_[(pending | sets.done) & ~g.mask];
+  if (const int served = g.mask & (one | pending)) {
+    best = std::min(
+        best, g.bound.Time(bytes, 1) + Cost(Meet(demand, served, kFinal)));
+  }
+  if (const int served = g.mask & (one | final | pending)) {
+    const double all_reduce = g.bound.Time(bytes, 2);
+    best = std::min(best, all_reduce + Cost(Meet(demand, served, kDone)));
+    if (served & sets.two) {  // not its last collective after all
+      best = std::min(best, all_reduce + Cost(Meet(demand, served, kFinal)));
+    }
+  }
+  return best;
+}
+
+double RemainingBound::Schedule(uint32_t demand) {
+  for (int m = 0; m < ndim_; ++m) {
+    if (Field(demand, m) == kMaybe) {
+      // Untouched for good, or finally gathered.
+      return std::min(Cost(SetField(demand, m, kDone)),
+                      Cost(SetField(demand, m, kFinal)));
+    }
+  }
+  const DimSets sets = Classify(demand);
+  if ((sets.one | sets.final | sets.pending | sets.local) == 0) return 0;
+  double best = LocalStepFirst(demand, sets);
   for (const GroupBound& g : groups_) {
-    if (g.mask & done) continue;  // nothing touches a dim after its last
-    if ((g.mask & pending) == 0) {
-      // all_to_all / all_gather: the group is S, every P dim outside.
-      const double outside = unit_bytes_ * size_product_[pending | done];
-      if (const int served = g.mask & one) {
-        best = std::min(best,
-                        g.bound.Time(outside, 1) + Cost(meet(served, kNone)));
-      }
-      if (const int served = g.mask & (one | final)) {
-        best = std::min(best, g.bound.Time(g.size * outside, 1) +
-                                  Cost(meet(served, kNone)));
-      }
-    }
-    // reduce_scatter / all_reduce: the group is P (dims without a
-    // demand may have been made P locally).
-    const double bytes =
-        unit_bytes_ * g.size * size_product_[(pending | done) & ~g.mask];
-    if (const int served = g.mask & (one | pending)) {
-      best =
-          std::min(best, g.bound.Time(bytes, 1) + Cost(meet(served, kFinal)));
-    }
-    if (const int served = g.mask & (one | final | pending)) {
-      const double all_reduce = g.bound.Time(bytes, 2);
-      best = std::min(best, all_reduce + Cost(meet(served, kDone)));
-      if (served & two) {  // not its last collective after all
-        best = std::min(best, all_reduce + Cost(meet(served, kFinal)));
-      }
-    }
+    if (g.mask & sets.done) continue;  // nothing touches a dim after its last
+    best = std::min(best, CollectiveFirst(demand, sets, g));
   }
   return best;
 }

@@ -60,7 +60,8 @@ class RemainingBound {
   };
 
   // Groups are those `policy` lets a plan use on `mesh`; costs follow
-  // `model` (and its tensor).
+  // `model` (and its tensor), read once here. Keeps a reference to `memo`,
+  // which must outlive it; not thread-safe (one per search).
   RemainingBound(const Mesh& mesh, const CostModel& model, FlattenPolicy policy,
                  Memo& memo);
 
@@ -80,12 +81,23 @@ class RemainingBound {
     kLocalSum = 7,
   };
   static constexpr int kDenseDims = 5;
+  // The cover count of a set of dims no usable group covers: more steps
+  // than any plan has, and small enough that adding to it cannot overflow.
+  static constexpr int kUncoverable = 1 << 20;
 
   struct GroupBound {
     int mask;  // mesh dims of size > 1
     double size;
     CostModel::CollectiveBound bound;
   };
+
+  // Constructor phases: the usable groups (`usable`: the dims of size > 1)
+  // with their collective bounds, the smallest covers of dim sets, and the
+  // memo left by the previous search.
+  void InitGroups(const Mesh& mesh, const CostModel& model,
+                  FlattenPolicy policy, int usable);
+  void InitCoverCounts(int usable);
+  void ResetMemo();
 
   static uint32_t DemandOf(const DistState& s, const DistState& dst, int m);
   static uint32_t Field(uint32_t demand, int m) {
@@ -99,6 +111,20 @@ class RemainingBound {
   double Cost(uint32_t demand);
   // The same, computed: every event meets at least one demand.
   double Schedule(uint32_t demand);
+
+  // The dims of a demand vector (without kMaybe) by demand, as bit masks.
+  struct DimSets {
+    int one = 0, final = 0, pending = 0, done = 0, two = 0, local = 0;
+  };
+  DimSets Classify(uint32_t demand) const;
+  // `demand` with the `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
+  // the rest -> kNone.
+  static uint32_t Meet(uint32_t demand, int served, uint32_t two_to);
+  // The cheapest schedule whose next event is a local step, or a collective
+  // on `g`.
+  double LocalStepFirst(uint32_t demand, const DimSets& sets);
+  double CollectiveFirst(uint32_t demand, const DimSets& sets,
+                         const GroupBound& g);
 
   int ndim_;
   double unit_bytes_;  // total / world

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "absl/base/attributes.h"
+
 namespace reshard {
 namespace {
 
@@ -33,47 +35,47 @@ EdgeGenerator::EdgeGenerator(const Mesh& mesh, const DistState& src,
       partial_ops_(PartialOpsIn(src, dst)),
       reduce_groups_(size_t{1} << mesh.ndim()) {}
 
-void EdgeGenerator::Expand(const DistState& s, Emit emit) {
-  const int ndim = s.mesh_ndim();
-  // Effective shard orders (size-1 dims hold no split), outermost first.
-  std::array<Group, kMaxMeshDims> eff_storage;
-  std::array<int, kMaxMeshDims> eff_dim;
-  int eff_count = 0;
-  int partial_mask = 0;
-  for (int m = 0; m < ndim; ++m) {
+// The phases of Expand are forced inline: it runs for every expanded state,
+// and as calls they cost instructions there.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::FindShardOrders(
+    const DistState& s, ShardOrders& orders) const {
+  for (int m = 0; m < s.mesh_ndim(); ++m) {
     const Placement& p = s.placement(m);
-    if (p.is_partial()) partial_mask |= 1 << m;
+    if (p.is_partial()) orders.partial_mask |= 1 << m;
     if (!p.is_shard() || mesh_.size(m) == 1) continue;
     int slot = 0;
-    while (slot < eff_count && eff_dim[slot] != p.dim()) ++slot;
-    if (slot == eff_count) {
-      eff_dim[eff_count] = p.dim();
-      eff_storage[eff_count++].clear();
+    while (slot < orders.count && orders.tensor_dim[slot] != p.dim()) ++slot;
+    if (slot == orders.count) {
+      orders.tensor_dim[orders.count] = p.dim();
+      orders.mesh_dims[orders.count++].clear();
     }
-    eff_storage[slot].push_back(m);
+    orders.mesh_dims[slot].push_back(m);
   }
   // Slots in tensor dim order (the order shard_to_partial edges come in).
-  for (int i = 1; i < eff_count; ++i) {
-    for (int j = i; j > 0 && eff_dim[j - 1] > eff_dim[j]; --j) {
-      std::swap(eff_dim[j - 1], eff_dim[j]);
-      std::swap(eff_storage[j - 1], eff_storage[j]);
+  for (int i = 1; i < orders.count; ++i) {
+    for (int j = i; j > 0 && orders.tensor_dim[j - 1] > orders.tensor_dim[j];
+         --j) {
+      std::swap(orders.tensor_dim[j - 1], orders.tensor_dim[j]);
+      std::swap(orders.mesh_dims[j - 1], orders.mesh_dims[j]);
     }
   }
-  for (int i = 0; i < eff_count; ++i) {
-    Group& order = eff_storage[i];
+  for (int i = 0; i < orders.count; ++i) {
+    Group& order = orders.mesh_dims[i];
     std::sort(order.begin(), order.end(), [&](int x, int y) {
       return s.order_index(x) < s.order_index(y);
     });
   }
-  // all_gather and all_to_all on every usable suffix of every order, in
-  // tensor dim order.
-  for (int slot = 0; slot < eff_count; ++slot) {
-    const int a = eff_dim[slot];
-    const Group& order = eff_storage[slot];
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::GatherAndAllToAllEdges(
+    const DistState& s, const ShardOrders& orders, Emit emit) const {
+  for (int slot = 0; slot < orders.count; ++slot) {
+    const int a = orders.tensor_dim[slot];
+    const Group& order = orders.mesh_dims[slot];
     for (size_t k = 1; k <= order.size(); ++k) {
       Transition t{StepOp::kAllGather, Group(order.end() - k, order.end()), a,
                    std::nullopt};
-      if (!Usable(t.group)) continue;
+      if (!GroupAllowed(mesh_, policy_, t.group)) continue;
       DistState popped = s;
       for (int m : t.group) popped.SetReplicate(m);
       {
@@ -90,8 +92,10 @@ void EdgeGenerator::Expand(const DistState& s, Emit emit) {
       }
     }
   }
-  // all_reduce on every usable set of partial dims, reduce_scatter on
-  // every usable arrangement.
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::ReductionEdges(
+    const DistState& s, int partial_mask, Emit emit) {
   for (const ReduceGroup& r : ReduceGroups(s, partial_mask)) {
     Transition t{StepOp::kAllReduce, r.group, std::nullopt, std::nullopt};
     if (r.all_reduce) {
@@ -107,8 +111,11 @@ void EdgeGenerator::Expand(const DistState& s, Emit emit) {
       emit(t, to);
     }
   }
-  // Local steps on single dims of size > 1.
-  for (int m = 0; m < ndim; ++m) {
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::LocalEdges(
+    const DistState& s, Emit emit) const {
+  for (int m = 0; m < s.mesh_ndim(); ++m) {
     if (mesh_.size(m) == 1 || !s.placement(m).is_replicate()) continue;
     Transition t{StepOp::kChunk, {m}, std::nullopt, std::nullopt};
     for (int b = 0; b < tensor_rank_; ++b) {
@@ -128,18 +135,27 @@ void EdgeGenerator::Expand(const DistState& s, Emit emit) {
       }
     }
   }
-  for (int i = 0; i < eff_count; ++i) {
-    const int m = eff_storage[i].back();
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::ShardToPartialEdges(
+    const DistState& s, const ShardOrders& orders, Emit emit) const {
+  for (int i = 0; i < orders.count; ++i) {
+    const int m = orders.mesh_dims[i].back();
     if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
     DistState to = s;
     to.SetPartial(m, ReduceOp::kSum);
     if (to.HasAllowedPartialMix()) {
-      emit(Transition{StepOp::kShardToPartial, {m}, eff_dim[i], std::nullopt},
-           to);
+      emit(
+          Transition{
+              StepOp::kShardToPartial, {m}, orders.tensor_dim[i], std::nullopt},
+          to);
     }
   }
-  // Size-1 dims only ever drop to R (it unblocks partial mixes for free).
-  for (int m = 0; m < ndim; ++m) {
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::UnitDimEdges(
+    const DistState& s, Emit emit) const {
+  for (int m = 0; m < s.mesh_ndim(); ++m) {
     if (mesh_.size(m) > 1 || s.placement(m).is_replicate()) continue;
     DistState to = s;
     to.SetReplicate(m);
@@ -152,17 +168,14 @@ void EdgeGenerator::Expand(const DistState& s, Emit emit) {
   }
 }
 
-bool EdgeGenerator::Usable(const Group& g) const {
-  if (g.size() == 1) return true;
-  switch (policy_) {
-    case FlattenPolicy::kNone:
-      return false;
-    case FlattenPolicy::kAny:
-      return true;
-    case FlattenPolicy::kExisting:
-      return mesh_.IsRegistered(g);
-  }
-  return false;
+void EdgeGenerator::Expand(const DistState& s, Emit emit) {
+  ShardOrders orders;
+  FindShardOrders(s, orders);
+  GatherAndAllToAllEdges(s, orders, emit);
+  ReductionEdges(s, orders.partial_mask, emit);
+  LocalEdges(s, emit);
+  ShardToPartialEdges(s, orders, emit);
+  UnitDimEdges(s, emit);
 }
 
 const std::vector<EdgeGenerator::ReduceGroup>& EdgeGenerator::ReduceGroups(

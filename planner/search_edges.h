@@ -7,6 +7,7 @@
 #ifndef RESHARD_PLANNER_SEARCH_EDGES_H_
 #define RESHARD_PLANNER_SEARCH_EDGES_H_
 
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -18,6 +19,10 @@
 
 namespace reshard {
 
+// An EdgeGenerator enumerates the edges of one search. It keeps references
+// to the `mesh` and `dst` it was built with, which must outlive it, and
+// caches reduction groups per Partial-dim mask, so it is not thread-safe:
+// each search builds its own.
 class EdgeGenerator {
  public:
   // `src` and `dst` decide which Partial ops local steps may create.
@@ -31,12 +36,36 @@ class EdgeGenerator {
   void Expand(const DistState& s, Emit emit);
 
  private:
+  // The effective shard orders of a state (size-1 dims hold no split),
+  // outermost first, one slot per sharded tensor dim in tensor dim order;
+  // and its Partial dims.
+  struct ShardOrders {
+    std::array<Group, kMaxMeshDims> mesh_dims;
+    std::array<int, kMaxMeshDims> tensor_dim;
+    int count = 0;
+    int partial_mask = 0;
+  };
+  void FindShardOrders(const DistState& s, ShardOrders& orders) const;
+
+  // The edges out of `s` by kind, in the order Expand emits them:
+  // all_gather and all_to_all on every usable suffix of every order;
+  // all_reduce on every usable set of Partial dims and reduce_scatter on
+  // every usable arrangement; chunk and partition on single dims of size
+  // > 1; shard_to_partial towards P(sum) targets; size-1 dims only ever
+  // drop to R (it unblocks partial mixes for free).
+  void GatherAndAllToAllEdges(const DistState& s, const ShardOrders& orders,
+                              Emit emit) const;
+  void ReductionEdges(const DistState& s, int partial_mask, Emit emit);
+  void LocalEdges(const DistState& s, Emit emit) const;
+  void ShardToPartialEdges(const DistState& s, const ShardOrders& orders,
+                           Emit emit) const;
+  void UnitDimEdges(const DistState& s, Emit emit) const;
+
   struct ReduceGroup {
     Group group;
     bool all_reduce;  // the set matters for all_reduce, not the order
   };
 
-  bool Usable(const Group& g) const;
   // The groups a reduction may use from a state whose Partial dims are
   // `partial_mask` (computed once per mask).
   const std::vector<ReduceGroup>& ReduceGroups(const DistState& s,

@@ -59,24 +59,47 @@ class Lexer {
 
   absl::StatusOr<Token> NextToken(size_t index) {
     const size_t start = pos_;
-    // PyTorch's concatenated form has no separators ("RS(0)P"): take a full
-    // repr name when one starts here, else a single letter.
-    absl::string_view name = text_.substr(start, 1);
+    const absl::string_view name = ReadName();
+    absl::StatusOr<std::optional<absl::string_view>> args =
+        ReadArgs(index, start);
+    if (!args.ok()) return args.status();
+    absl::StatusOr<Token> token = MakeToken(index, start, name, *args);
+    if (!token.ok()) return token;
+    if (absl::Status s = ReadOrderSuffix(index, *token); !s.ok()) return s;
+    return token;
+  }
+
+  // PyTorch's concatenated form has no separators ("RS(0)P"): takes a full
+  // repr name when one starts here, else a single letter.
+  absl::string_view ReadName() {
+    absl::string_view name = text_.substr(pos_, 1);
     for (absl::string_view full : {"Shard", "Replicate", "Partial"}) {
-      if (absl::StartsWith(text_.substr(start), full)) name = full;
+      if (absl::StartsWith(text_.substr(pos_), full)) name = full;
     }
     pos_ += name.size();
-    std::optional<absl::string_view> args;
-    if (pos_ < text_.size() && text_[pos_] == '(') {
-      const size_t close = text_.find(')', pos_);
-      if (close == absl::string_view::npos) {
-        return TokenError(index, absl::StrCat("unclosed '(' in \"",
-                                              text_.substr(start), "\""));
-      }
-      args =
-          absl::StripAsciiWhitespace(text_.substr(pos_ + 1, close - pos_ - 1));
-      pos_ = close + 1;
+    return name;
+  }
+
+  // The stripped text between parentheses, nullopt when none follow.
+  absl::StatusOr<std::optional<absl::string_view>> ReadArgs(size_t index,
+                                                            size_t start) {
+    if (pos_ >= text_.size() || text_[pos_] != '(') {
+      return std::optional<absl::string_view>();
     }
+    const size_t close = text_.find(')', pos_);
+    if (close == absl::string_view::npos) {
+      return TokenError(
+          index, absl::StrCat("unclosed '(' in \"", text_.substr(start), "\""));
+    }
+    const absl::string_view args =
+        absl::StripAsciiWhitespace(text_.substr(pos_ + 1, close - pos_ - 1));
+    pos_ = close + 1;
+    return std::optional<absl::string_view>(args);
+  }
+
+  absl::StatusOr<Token> MakeToken(size_t index, size_t start,
+                                  absl::string_view name,
+                                  std::optional<absl::string_view> args) const {
     Token token;
     if (name == "S" || name == "Shard") {
       if (!args.has_value()) {
@@ -84,12 +107,10 @@ class Lexer {
       }
       absl::string_view arg = *args;
       absl::ConsumePrefix(&arg, "dim=");
-      int dim = 0;
-      if (!absl::SimpleAtoi(arg, &dim)) {
+      if (!absl::SimpleAtoi(arg, &token.raw_shard_dim)) {
         return TokenError(
             index, absl::StrCat("shard dim \"", *args, "\" is not an integer"));
       }
-      token.raw_shard_dim = dim;
       token.placement = Placement::Shard(0);
     } else if (name == "R" || name == "Replicate") {
       if (args.has_value() && !args->empty()) {
@@ -97,44 +118,53 @@ class Lexer {
       }
       token.placement = Placement::Replicate();
     } else if (name == "P" || name == "Partial") {
-      ReduceOp op = ReduceOp::kSum;
-      if (args.has_value() && !args->empty()) {
-        absl::string_view arg = *args;
-        absl::ConsumePrefix(&arg, "reduce_op=");
-        if (arg.size() >= 2 && (arg.front() == '\'' || arg.front() == '"') &&
-            arg.back() == arg.front()) {
-          arg = arg.substr(1, arg.size() - 2);
-        }
-        std::optional<ReduceOp> parsed = ParseReduceOp(arg);
-        if (!parsed.has_value()) {
-          return TokenError(index, absl::StrCat("unknown reduce op \"", *args,
-                                                "\"; expected sum, avg, max "
-                                                "or min"));
-        }
-        op = *parsed;
-      }
-      token.placement = Placement::Partial(op);
+      absl::StatusOr<ReduceOp> op = PartialOp(index, args);
+      if (!op.ok()) return op.status();
+      token.placement = Placement::Partial(*op);
     } else {
       const absl::string_view rest = text_.substr(start, 12);
       return TokenError(index,
                         absl::StrCat("cannot parse a placement at \"", rest,
                                      "\"; expected S(d), R or P(op)"));
     }
-    if (pos_ < text_.size() && text_[pos_] == '[') {
-      const size_t close = text_.find(']', pos_);
-      int k = 0;
-      if (close == absl::string_view::npos ||
-          !absl::SimpleAtoi(text_.substr(pos_ + 1, close - pos_ - 1), &k) ||
-          k < 0) {
-        return TokenError(index, "order suffix must be [k] with k >= 0");
-      }
-      if (!token.placement.is_shard()) {
-        return TokenError(index, "only Shard placements take an order suffix");
-      }
-      token.order_index = k;
-      pos_ = close + 1;
-    }
     return token;
+  }
+
+  // The op of `P`, `P(avg)`, `Partial(reduce_op='max')`, ...; sum when none.
+  absl::StatusOr<ReduceOp> PartialOp(
+      size_t index, std::optional<absl::string_view> args) const {
+    if (!args.has_value() || args->empty()) return ReduceOp::kSum;
+    absl::string_view arg = *args;
+    absl::ConsumePrefix(&arg, "reduce_op=");
+    if (arg.size() >= 2 && (arg.front() == '\'' || arg.front() == '"') &&
+        arg.back() == arg.front()) {
+      arg = arg.substr(1, arg.size() - 2);
+    }
+    std::optional<ReduceOp> parsed = ParseReduceOp(arg);
+    if (!parsed.has_value()) {
+      return TokenError(index, absl::StrCat("unknown reduce op \"", *args,
+                                            "\"; expected sum, avg, max "
+                                            "or min"));
+    }
+    return *parsed;
+  }
+
+  // An optional `[k]` suffix after a Shard placement.
+  absl::Status ReadOrderSuffix(size_t index, Token& token) {
+    if (pos_ >= text_.size() || text_[pos_] != '[') return absl::OkStatus();
+    const size_t close = text_.find(']', pos_);
+    int k = 0;
+    if (close == absl::string_view::npos ||
+        !absl::SimpleAtoi(text_.substr(pos_ + 1, close - pos_ - 1), &k) ||
+        k < 0) {
+      return TokenError(index, "order suffix must be [k] with k >= 0");
+    }
+    if (!token.placement.is_shard()) {
+      return TokenError(index, "only Shard placements take an order suffix");
+    }
+    token.order_index = k;
+    pos_ = close + 1;
+    return absl::OkStatus();
   }
 
   absl::string_view text_;
@@ -169,14 +199,10 @@ absl::StatusOr<DistState> ParseDistState(absl::string_view text, int mesh_ndim,
   for (size_t m = 0; m < tokens->size(); ++m) {
     Token& t = (*tokens)[m];
     if (t.placement.is_shard()) {
-      int dim = t.raw_shard_dim;
-      if (dim < -tensor_rank || dim >= tensor_rank) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, "[", m, "]: shard dim ", dim,
-                         " out of range for a tensor of rank ", tensor_rank));
-      }
-      if (dim < 0) dim += tensor_rank;
-      t.placement = Placement::Shard(dim);
+      absl::StatusOr<int> dim = NormalizeShardDim(
+          t.raw_shard_dim, tensor_rank, absl::StrCat(field, "[", m, "]"));
+      if (!dim.ok()) return dim.status();
+      t.placement = Placement::Shard(*dim);
     }
     placements.push_back(t.placement);
   }

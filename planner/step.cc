@@ -1,10 +1,12 @@
 #include "planner/step.h"
 
 #include <algorithm>
+#include <array>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "planner/enum_names.h"
 
 namespace reshard {
 namespace {
@@ -44,23 +46,11 @@ absl::Status PopSuffix(const Mesh& mesh, DistState& state, int tensor_dim,
 }  // namespace
 
 absl::string_view StepOpName(StepOp op) {
-  switch (op) {
-    case StepOp::kAllGather:
-      return "all_gather";
-    case StepOp::kAllReduce:
-      return "all_reduce";
-    case StepOp::kReduceScatter:
-      return "reduce_scatter";
-    case StepOp::kAllToAll:
-      return "all_to_all";
-    case StepOp::kChunk:
-      return "chunk";
-    case StepOp::kPartition:
-      return "partition";
-    case StepOp::kShardToPartial:
-      return "shard_to_partial";
-  }
-  return "unknown";
+  // In the order of StepOp's values.
+  static constexpr std::array<absl::string_view, 7> kNames = {
+      "all_gather", "all_reduce", "reduce_scatter",  "all_to_all",
+      "chunk",      "partition",  "shard_to_partial"};
+  return EnumName(op, kNames);
 }
 
 bool IsCollective(StepOp op) {
@@ -68,14 +58,27 @@ bool IsCollective(StepOp op) {
          op == StepOp::kReduceScatter || op == StepOp::kAllToAll;
 }
 
-absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
-                                const Transition& t) {
-  absl::Status valid = mesh.ValidateGroup(t.group, "step.group");
-  if (!valid.ok()) return valid;
-  if (from.mesh_ndim() != mesh.ndim()) {
-    return Illegal(from, t, "state and mesh have different dim counts");
+std::optional<StepOp> InferOp(const Placement& src, const Placement& dst) {
+  if (src.is_shard()) {
+    if (dst.is_replicate()) return StepOp::kAllGather;
+    if (dst.is_shard()) return StepOp::kAllToAll;
+    return StepOp::kShardToPartial;
   }
-  // Every dim of the group must hold the op's source kind.
+  if (src.is_partial()) {
+    if (dst.is_replicate()) return StepOp::kAllReduce;
+    if (dst.is_shard()) return StepOp::kReduceScatter;
+    return std::nullopt;
+  }
+  if (dst.is_shard()) return StepOp::kChunk;
+  if (dst.is_partial()) return StepOp::kPartition;
+  return std::nullopt;
+}
+
+namespace {
+
+// Every dim of the group must hold the op's source kind: S(a) for the ops
+// from S, compatible Partials for reductions, R for the local ops from R.
+absl::Status CheckSources(const DistState& from, const Transition& t) {
   std::optional<ReduceOp> reduce;
   for (int m : t.group) {
     const Placement& p = from.placement(m);
@@ -103,6 +106,11 @@ absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
                      absl::StrCat("mesh dim ", m, " holds ", p.ToString()));
     }
   }
+  return absl::OkStatus();
+}
+
+// The ops to S(b) need b; all_to_all needs b != a.
+absl::Status CheckTensorDims(const DistState& from, const Transition& t) {
   const bool needs_dst = t.op == StepOp::kReduceScatter ||
                          t.op == StepOp::kAllToAll || t.op == StepOp::kChunk;
   if (needs_dst && !t.dst_tensor_dim.has_value()) {
@@ -111,18 +119,12 @@ absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
   if (t.op == StepOp::kAllToAll && *t.dst_tensor_dim == *t.src_tensor_dim) {
     return Illegal(from, t, "all_to_all needs two different tensor dims");
   }
-  DistState to = from;
-  switch (t.op) {
-    case StepOp::kAllGather:
-    case StepOp::kAllToAll:
-    case StepOp::kShardToPartial: {
-      absl::Status s = PopSuffix(mesh, to, *t.src_tensor_dim, t);
-      if (!s.ok()) return s;
-      break;
-    }
-    default:
-      break;
-  }
+  return absl::OkStatus();
+}
+
+// Gives every dim of the group its target placement (the ops from S have
+// already popped the group off the shard order).
+void PlaceTargets(const Transition& t, DistState& to) {
   for (int m : t.group) {
     switch (t.op) {
       case StepOp::kAllGather:
@@ -142,6 +144,30 @@ absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
         break;
     }
   }
+}
+
+bool SourceIsShard(StepOp op) {
+  return op == StepOp::kAllGather || op == StepOp::kAllToAll ||
+         op == StepOp::kShardToPartial;
+}
+
+}  // namespace
+
+absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
+                                const Transition& t) {
+  absl::Status valid = mesh.ValidateGroup(t.group, "step.group");
+  if (!valid.ok()) return valid;
+  if (from.mesh_ndim() != mesh.ndim()) {
+    return Illegal(from, t, "state and mesh have different dim counts");
+  }
+  if (absl::Status s = CheckSources(from, t); !s.ok()) return s;
+  if (absl::Status s = CheckTensorDims(from, t); !s.ok()) return s;
+  DistState to = from;
+  if (SourceIsShard(t.op)) {
+    absl::Status s = PopSuffix(mesh, to, *t.src_tensor_dim, t);
+    if (!s.ok()) return s;
+  }
+  PlaceTargets(t, to);
   if (!to.HasAllowedPartialMix()) {
     return Illegal(from, t, "it would mix Partial ops other than sum/avg");
   }
@@ -168,55 +194,54 @@ bool Step::SameAction(const Step& o) const {
          avg_divisor == o.avg_divisor && from == o.from && to == o.to;
 }
 
+namespace {
+
+// The reduction of an all_reduce/reduce_scatter over `group` from `from`:
+// the Partials' op, except that a {sum, avg} mix reduces as a sum and then
+// divides by the product of the avg dims' sizes.
+void SetReduction(const Mesh& mesh, const DistState& from, Step& step) {
+  bool any_avg = false;
+  bool any_sum = false;
+  int64_t avg_size = 1;
+  for (int m : step.group) {
+    const Placement& p = from.placement(m);
+    if (p.is_partial() && p.op() == ReduceOp::kAvg) {
+      any_avg = true;
+      avg_size *= mesh.size(m);
+    } else if (p.is_partial() && p.op() == ReduceOp::kSum) {
+      any_sum = true;
+    }
+  }
+  step.reduce_op = from.placement(step.group[0]).op();
+  if (any_avg && any_sum) {
+    step.reduce_op = ReduceOp::kSum;
+    step.avg_divisor = avg_size;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<Step> MakeStep(const Mesh& mesh, const DistState& from,
                               const DistState& to, Group group) {
   absl::Status valid = mesh.ValidateGroup(group, "step.group");
   if (!valid.ok()) return valid;
   const Placement src = from.placement(group[0]);
   const Placement dst = to.placement(group[0]);
+  const std::optional<StepOp> op = InferOp(src, dst);
+  if (!op.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no step turns ", src.ToString(), " into ", dst.ToString()));
+  }
   Step step;
+  step.op = *op;
   step.group = std::move(group);
   step.from = from;
   step.to = to;
   if (src.is_shard()) step.src_tensor_dim = src.dim();
   if (dst.is_shard()) step.dst_tensor_dim = dst.dim();
-  if (src.is_shard() && dst.is_replicate()) {
-    step.op = StepOp::kAllGather;
-  } else if (src.is_shard() && dst.is_shard()) {
-    step.op = StepOp::kAllToAll;
-  } else if (src.is_shard() && dst.is_partial()) {
-    step.op = StepOp::kShardToPartial;
-  } else if (src.is_partial() && dst.is_replicate()) {
-    step.op = StepOp::kAllReduce;
-  } else if (src.is_partial() && dst.is_shard()) {
-    step.op = StepOp::kReduceScatter;
-  } else if (src.is_replicate() && dst.is_shard()) {
-    step.op = StepOp::kChunk;
-  } else if (src.is_replicate() && dst.is_partial()) {
-    step.op = StepOp::kPartition;
-    step.reduce_op = dst.op();
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "no step turns ", src.ToString(), " into ", dst.ToString()));
-  }
+  if (step.op == StepOp::kPartition) step.reduce_op = dst.op();
   if (step.op == StepOp::kAllReduce || step.op == StepOp::kReduceScatter) {
-    bool any_avg = false;
-    bool any_sum = false;
-    int64_t avg_size = 1;
-    for (int m : step.group) {
-      const Placement& p = from.placement(m);
-      if (p.is_partial() && p.op() == ReduceOp::kAvg) {
-        any_avg = true;
-        avg_size *= mesh.size(m);
-      } else if (p.is_partial() && p.op() == ReduceOp::kSum) {
-        any_sum = true;
-      }
-    }
-    step.reduce_op = src.op();
-    if (any_avg && any_sum) {
-      step.reduce_op = ReduceOp::kSum;
-      step.avg_divisor = avg_size;
-    }
+    SetReduction(mesh, from, step);
   }
   absl::StatusOr<DistState> applied = Apply(mesh, from, step.transition());
   if (!applied.ok()) return applied.status();

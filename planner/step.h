@@ -31,6 +31,12 @@ absl::string_view StepOpName(StepOp op);
 // True for the four collectives.
 bool IsCollective(StepOp op);
 
+// The op that turns placement `src` into `dst` on a mesh dim (DESIGN §2.3);
+// nullopt for R -> R and P -> P. The op alone does not say whether the step
+// is legal in a given state (S(a) -> S(a) gives an all_to_all that Apply
+// refuses).
+std::optional<StepOp> InferOp(const Placement& src, const Placement& dst);
+
 // What a step does, independent of the state it starts from.
 struct Transition {
   StepOp op = StepOp::kAllGather;
@@ -46,6 +52,11 @@ struct Transition {
 absl::StatusOr<DistState> Apply(const Mesh& mesh, const DistState& from,
                                 const Transition& t);
 
+// A step of a plan: a Transition (its first five fields, with `reduce_op`
+// standing for Transition::target_op; transition() reads them back), the
+// states before and after, and its costs. The Transition is not a member
+// because every consumer (simulator, cost models, formatters, proto
+// conversion, executors) reads these fields by name.
 struct Step {
   StepOp op = StepOp::kAllGather;
   Group group;  // mesh dims in the group's order

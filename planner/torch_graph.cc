@@ -28,18 +28,7 @@ class Neighbours {
   // PyTorch's get_next_state order, then the S->P(sum) target edges.
   void Expand(const DistState& s, std::vector<Edge>& out) const {
     out.clear();
-    const int ndim = s.mesh_ndim();
-    std::vector<int> last_dims;  // last mesh dim of each sharded tensor dim
-    for (int a = 0; a < tensor_rank_; ++a) {
-      const int depth = s.ShardDepth(a);
-      if (depth == 0) continue;
-      for (int m = 0; m < ndim; ++m) {
-        if (s.placement(m) == Placement::Shard(a) &&
-            s.order_index(m) == depth - 1) {
-          last_dims.push_back(m);
-        }
-      }
-    }
+    const std::vector<int> last_dims = LastShardDims(s);
     for (int m : last_dims) {  // (1) S(a) -> S(b)
       const int a = s.placement(m).dim();
       for (int b = 0; b < tensor_rank_; ++b) {
@@ -54,13 +43,43 @@ class Neighbours {
       t.SetReplicate(m);
       Add(s, t, m, out);
     }
-    for (int m = 0; m < ndim; ++m) {  // (3) P -> R
+    for (int m = 0; m < s.mesh_ndim(); ++m) {  // (3) P -> R
       if (!s.placement(m).is_partial()) continue;
       DistState t = s;
       t.SetReplicate(m);
       Add(s, t, m, out);
     }
-    for (bool from_partial : {false, true}) {  // (4) R -> S, (5) P -> S
+    SplitAndPartitionEdges(s, out);  // (4) to (6)
+    for (int m : last_dims) {        // (7) S -> P(sum), destination-directed
+      if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
+      DistState t = s;
+      t.SetPartial(m, ReduceOp::kSum);
+      if (t.HasAllowedPartialMix()) out.push_back({t, m, 0.0});
+    }
+  }
+
+ private:
+  // The last mesh dim of each sharded tensor dim's order, by tensor dim.
+  std::vector<int> LastShardDims(const DistState& s) const {
+    std::vector<int> last_dims;
+    for (int a = 0; a < tensor_rank_; ++a) {
+      const int depth = s.ShardDepth(a);
+      if (depth == 0) continue;
+      for (int m = 0; m < s.mesh_ndim(); ++m) {
+        if (s.placement(m) == Placement::Shard(a) &&
+            s.order_index(m) == depth - 1) {
+          last_dims.push_back(m);
+        }
+      }
+    }
+    return last_dims;
+  }
+
+  // (4) R -> S, (5) P -> S, (6) R -> P(op).
+  void SplitAndPartitionEdges(const DistState& s,
+                              std::vector<Edge>& out) const {
+    const int ndim = s.mesh_ndim();
+    for (bool from_partial : {false, true}) {
       for (int m = 0; m < ndim; ++m) {
         if (s.placement(m).is_partial() != from_partial ||
             s.placement(m).is_shard()) {
@@ -73,7 +92,7 @@ class Neighbours {
         }
       }
     }
-    for (int m = 0; m < ndim; ++m) {  // (6) R -> P(op)
+    for (int m = 0; m < ndim; ++m) {
       if (!s.placement(m).is_replicate()) continue;
       for (ReduceOp op : partial_ops_) {
         DistState t = s;
@@ -81,15 +100,8 @@ class Neighbours {
         if (t.HasAllowedPartialMix()) Add(s, t, m, out);
       }
     }
-    for (int m : last_dims) {  // (7) S -> P(sum), destination-directed
-      if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
-      DistState t = s;
-      t.SetPartial(m, ReduceOp::kSum);
-      if (t.HasAllowedPartialMix()) out.push_back({t, m, 0.0});
-    }
   }
 
- private:
   void Add(const DistState& from, const DistState& to, int m,
            std::vector<Edge>& out) const {
     Transition t;
@@ -98,13 +110,7 @@ class Neighbours {
     if (src.is_shard()) t.src_tensor_dim = src.dim();
     if (dst.is_shard()) t.dst_tensor_dim = dst.dim();
     t.group = {m};
-    if (src.is_shard()) {
-      t.op = dst.is_shard() ? StepOp::kAllToAll : StepOp::kAllGather;
-    } else if (src.is_partial()) {
-      t.op = dst.is_shard() ? StepOp::kReduceScatter : StepOp::kAllReduce;
-    } else {
-      t.op = dst.is_shard() ? StepOp::kChunk : StepOp::kPartition;
-    }
+    t.op = *InferOp(src, dst);  // every edge changes the placement of m
     out.push_back({to, m, model_.TorchTime(from, t)});
   }
 
@@ -134,8 +140,7 @@ struct QueueEntry {
 
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t max_expanded,
-    const std::function<absl::Status()>& stop) {
+    const DistState& dst, int64_t max_expanded, const StopCheck& stop) {
   const int tensor_rank = torch_model.tensor().rank();
   Neighbours neighbours(mesh, torch_model, dst, tensor_rank,
                         PartialOpsIn(src, dst));
@@ -152,21 +157,20 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     const QueueEntry top = queue.top();
     queue.pop();
     if (nodes[top.node].state == dst) {
-      std::vector<int64_t> chain;
-      for (int64_t n = top.node; n > 0; n = nodes[n].parent) chain.push_back(n);
-      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-        const Node& node = nodes[*it];
-        absl::StatusOr<Step> step = MakeStep(mesh, nodes[node.parent].state,
-                                             node.state, {node.mesh_dim});
-        if (!step.ok()) return step.status();
-        result.steps.push_back(*std::move(step));
-      }
+      absl::StatusOr<std::vector<Step>> steps = ReadBackPath(
+          top.node, [&](int64_t n) { return nodes[n].parent; },
+          [&](int64_t n) {
+            const Node& node = nodes[n];
+            return MakeStep(mesh, nodes[node.parent].state, node.state,
+                            {node.mesh_dim});
+          });
+      if (!steps.ok()) return steps.status();
+      result.steps = *std::move(steps);
       return result;
     }
     if (!visited.insert(nodes[top.node].state).second) continue;
-    if (stop && result.states_expanded % 64 == 0) {
-      absl::Status s = stop();
-      if (!s.ok()) return s;
+    if (absl::Status s = PollStop(stop, result.states_expanded); !s.ok()) {
+      return s;
     }
     if (++result.states_expanded > max_expanded) {
       return absl::ResourceExhaustedError(absl::StrCat(

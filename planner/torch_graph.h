@@ -13,6 +13,7 @@
 #include "planner/cost_model.h"
 #include "planner/dist_state.h"
 #include "planner/mesh.h"
+#include "planner/search_support.h"
 #include "planner/step.h"
 
 namespace reshard {
@@ -28,8 +29,8 @@ struct GraphResult {
 // `stop` (may be empty) is polled and its non-OK status returned.
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t max_expanded = 2000000,
-    const std::function<absl::Status()>& stop = {});
+    const DistState& dst, int64_t max_expanded = kMaxSearchBudget,
+    const StopCheck& stop = {});
 
 }  // namespace reshard
 

@@ -4,15 +4,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "planner/field_error.h"
 #include "planner/plan_format.h"
 #include "planner/state_text.h"
 
 namespace reshard {
 namespace {
-
-absl::Status Invalid(absl::string_view field, absl::string_view problem) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
-}
 
 uint64_t Fnv1a(absl::string_view bytes) {
   uint64_t h = 0xcbf29ce484222325ULL;
@@ -68,7 +65,8 @@ absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
     default:
       break;
   }
-  return Invalid("tensor.dtype", absl::StrCat("unknown dtype value ", dtype));
+  return InvalidField("tensor.dtype",
+                      absl::StrCat("unknown dtype value ", dtype));
 }
 
 v1::DType DTypeToProto(DType dtype) {
@@ -89,19 +87,26 @@ v1::DType DTypeToProto(DType dtype) {
   return v1::DTYPE_FLOAT32;
 }
 
+absl::StatusOr<TensorSpec> TensorFromProto(const v1::Tensor& proto) {
+  absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
+  if (!dtype.ok()) return dtype.status();
+  return TensorSpec::Create({proto.shape().begin(), proto.shape().end()},
+                            *dtype);
+}
+
 absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
                                          const Mesh& mesh, int tensor_rank,
                                          absl::string_view field) {
   if (proto.placements().empty()) {
     if (proto.text().empty()) {
-      return Invalid(field, "needs placements or text");
+      return InvalidField(field, "needs placements or text");
     }
     return ParseDistState(proto.text(), mesh.ndim(), tensor_rank, field);
   }
   if (proto.placements_size() != mesh.ndim()) {
-    return Invalid(field, absl::StrCat("has ", proto.placements_size(),
-                                       " placements for a mesh of ",
-                                       mesh.ndim(), " dims"));
+    return InvalidField(field, absl::StrCat("has ", proto.placements_size(),
+                                            " placements for a mesh of ",
+                                            mesh.ndim(), " dims"));
   }
   std::vector<Placement> placements;
   for (int m = 0; m < proto.placements_size(); ++m) {
@@ -112,26 +117,21 @@ absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
         placements.push_back(Placement::Replicate());
         break;
       case v1::Placement::kShard: {
-        int dim = p.shard().dim();
-        if (dim < -tensor_rank || dim >= tensor_rank) {
-          return Invalid(pfield, absl::StrCat("shard dim ", dim,
-                                              " out of range for a tensor of "
-                                              "rank ",
-                                              tensor_rank));
-        }
-        if (dim < 0) dim += tensor_rank;
-        placements.push_back(Placement::Shard(dim));
+        absl::StatusOr<int> dim =
+            NormalizeShardDim(p.shard().dim(), tensor_rank, pfield);
+        if (!dim.ok()) return dim.status();
+        placements.push_back(Placement::Shard(*dim));
         break;
       }
       case v1::Placement::kPartial:
         if (!v1::ReduceOp_IsValid(p.partial().op())) {
-          return Invalid(pfield, absl::StrCat("unknown reduce op value ",
-                                              p.partial().op()));
+          return InvalidField(pfield, absl::StrCat("unknown reduce op value ",
+                                                   p.partial().op()));
         }
         placements.push_back(Placement::Partial(FromProto(p.partial().op())));
         break;
       default:
-        return Invalid(pfield, "placement kind is not set");
+        return InvalidField(pfield, "placement kind is not set");
     }
   }
   std::vector<ShardOrderEntry> order;
@@ -143,6 +143,18 @@ absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
 }
 
 }  // namespace
+
+grpc::Status StatusToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+absl::Status StatusFromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
 
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   MeshSpec spec;
@@ -164,7 +176,7 @@ MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
 absl::StatusOr<Mesh> MeshFromProto(const v1::Mesh& proto) {
   // Refuse absurd sizes before allocating anything for them.
   if (proto.rank_map_size() > kMaxWorldSize) {
-    return Invalid("mesh.rank_map", "too many ranks");
+    return InvalidField("mesh.rank_map", "too many ranks");
   }
   return Mesh::Create(MeshSpecFromProto(proto));
 }
@@ -198,16 +210,86 @@ std::string MeshId(const Mesh& mesh) {
   return absl::StrFormat("mesh-%016x", Fnv1a(mesh.CanonicalText(true)));
 }
 
+namespace {
+
+absl::StatusOr<PlannerKind> PlannerFromProto(v1::PlannerKind planner) {
+  switch (planner) {
+    case v1::PLANNER_KIND_UNSPECIFIED:
+    case v1::PLANNER_KIND_OPTIMAL:
+      return PlannerKind::kOptimal;
+    case v1::PLANNER_KIND_TORCH_GREEDY:
+      return PlannerKind::kTorchGreedy;
+    case v1::PLANNER_KIND_TORCH_GRAPH:
+      return PlannerKind::kTorchGraph;
+    default:
+      break;
+  }
+  return InvalidField("options.planner",
+                      absl::StrCat("unknown planner value ", planner));
+}
+
+absl::StatusOr<CostModelKind> CostModelFromProto(v1::CostModel model) {
+  switch (model) {
+    case v1::COST_MODEL_UNSPECIFIED:
+    case v1::COST_MODEL_ALPHA_BETA:
+      return CostModelKind::kAlphaBeta;
+    case v1::COST_MODEL_TORCH:
+      return CostModelKind::kTorch;
+    default:
+      break;
+  }
+  return InvalidField("options.cost_model",
+                      absl::StrCat("unknown cost model value ", model));
+}
+
+absl::StatusOr<FlattenPolicy> FlattenPolicyFromProto(v1::FlattenPolicy policy) {
+  switch (policy) {
+    case v1::FLATTEN_POLICY_UNSPECIFIED:
+    case v1::FLATTEN_POLICY_EXISTING:
+      return FlattenPolicy::kExisting;
+    case v1::FLATTEN_POLICY_ANY:
+      return FlattenPolicy::kAny;
+    case v1::FLATTEN_POLICY_NONE:
+      return FlattenPolicy::kNone;
+    default:
+      break;
+  }
+  return InvalidField("options.flatten_policy",
+                      absl::StrCat("unknown flatten policy value ", policy));
+}
+
+absl::StatusOr<PlanOptions> OptionsFromProto(const v1::PlanOptions& options,
+                                             int64_t default_budget) {
+  PlanOptions o;
+  absl::StatusOr<PlannerKind> planner = PlannerFromProto(options.planner());
+  if (!planner.ok()) return planner.status();
+  o.planner = *planner;
+  absl::StatusOr<CostModelKind> model =
+      CostModelFromProto(options.cost_model());
+  if (!model.ok()) return model.status();
+  o.cost_model = *model;
+  absl::StatusOr<FlattenPolicy> policy =
+      FlattenPolicyFromProto(options.flatten_policy());
+  if (!policy.ok()) return policy.status();
+  o.flatten_policy = *policy;
+  o.merge = options.merge();
+  if (options.devices_per_host() != 0)
+    o.devices_per_host = options.devices_per_host();
+  o.search_budget =
+      options.search_budget() != 0 ? options.search_budget() : default_budget;
+  if (options.has_max_peak_bytes()) o.max_peak_bytes = options.max_peak_bytes();
+  return o;
+}
+
+}  // namespace
+
 absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
                                                  const v1::Tensor& tensor,
                                                  const v1::DistState& src,
                                                  const v1::DistState& dst,
                                                  const v1::PlanOptions& options,
                                                  int64_t default_budget) {
-  absl::StatusOr<DType> dtype = DTypeFromProto(tensor.dtype());
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<TensorSpec> spec = TensorSpec::Create(
-      {tensor.shape().begin(), tensor.shape().end()}, *dtype);
+  absl::StatusOr<TensorSpec> spec = TensorFromProto(tensor);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<DistState> src_state =
       StateFromProto(src, mesh, spec->rank(), "src");
@@ -215,58 +297,9 @@ absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
   absl::StatusOr<DistState> dst_state =
       StateFromProto(dst, mesh, spec->rank(), "dst");
   if (!dst_state.ok()) return dst_state.status();
-  PlanOptions o;
-  switch (options.planner()) {
-    case v1::PLANNER_KIND_UNSPECIFIED:
-    case v1::PLANNER_KIND_OPTIMAL:
-      o.planner = PlannerKind::kOptimal;
-      break;
-    case v1::PLANNER_KIND_TORCH_GREEDY:
-      o.planner = PlannerKind::kTorchGreedy;
-      break;
-    case v1::PLANNER_KIND_TORCH_GRAPH:
-      o.planner = PlannerKind::kTorchGraph;
-      break;
-    default:
-      return Invalid("options.planner",
-                     absl::StrCat("unknown planner value ", options.planner()));
-  }
-  switch (options.cost_model()) {
-    case v1::COST_MODEL_UNSPECIFIED:
-    case v1::COST_MODEL_ALPHA_BETA:
-      o.cost_model = CostModelKind::kAlphaBeta;
-      break;
-    case v1::COST_MODEL_TORCH:
-      o.cost_model = CostModelKind::kTorch;
-      break;
-    default:
-      return Invalid(
-          "options.cost_model",
-          absl::StrCat("unknown cost model value ", options.cost_model()));
-  }
-  switch (options.flatten_policy()) {
-    case v1::FLATTEN_POLICY_UNSPECIFIED:
-    case v1::FLATTEN_POLICY_EXISTING:
-      o.flatten_policy = FlattenPolicy::kExisting;
-      break;
-    case v1::FLATTEN_POLICY_ANY:
-      o.flatten_policy = FlattenPolicy::kAny;
-      break;
-    case v1::FLATTEN_POLICY_NONE:
-      o.flatten_policy = FlattenPolicy::kNone;
-      break;
-    default:
-      return Invalid("options.flatten_policy",
-                     absl::StrCat("unknown flatten policy value ",
-                                  options.flatten_policy()));
-  }
-  o.merge = options.merge();
-  if (options.devices_per_host() != 0)
-    o.devices_per_host = options.devices_per_host();
-  o.search_budget =
-      options.search_budget() != 0 ? options.search_budget() : default_budget;
-  if (options.has_max_peak_bytes()) o.max_peak_bytes = options.max_peak_bytes();
-  return PlanRequest{*std::move(spec), *src_state, *dst_state, o};
+  absl::StatusOr<PlanOptions> o = OptionsFromProto(options, default_budget);
+  if (!o.ok()) return o.status();
+  return PlanRequest{*std::move(spec), *src_state, *dst_state, *o};
 }
 
 v1::Tensor TensorToProto(const TensorSpec& tensor) {
@@ -335,8 +368,8 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   *proto->mutable_tensor() = TensorToProto(plan.tensor);
   proto->set_src(plan.src.ToString());
   proto->set_dst(plan.dst.ToString());
-  proto->set_planner(plan.planner);
-  proto->set_cost_model(plan.cost_model);
+  proto->set_planner(std::string(PlannerName(plan.planner)));
+  proto->set_cost_model(std::string(CostModelName(plan.cost_model)));
   for (const Step& s : plan.steps) {
     v1::Step* step = proto->add_steps();
     step->set_op(std::string(StepOpName(s.op)));
@@ -359,7 +392,7 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   proto->set_peak_bytes(plan.peak_bytes);
   for (const Warning& w : plan.warnings) {
     v1::Warning* warning = proto->add_warnings();
-    warning->set_code(w.code);
+    warning->set_code(std::string(WarningCodeName(w.code)));
     for (const std::string& d : w.dims) warning->add_dims(d);
     warning->set_message(w.message);
     warning->set_saving_us(w.saving_us);
@@ -369,12 +402,65 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   proto->set_cache_hit(plan.cache_hit);
 }
 
+namespace {
+
+// The planner and cost model a plan names.
+absl::Status KindsFromProto(const v1::Plan& proto, Plan& plan) {
+  std::optional<PlannerKind> planner = ParsePlanner(proto.planner());
+  if (!planner.has_value()) {
+    return InvalidField("plan.planner", absl::StrCat("unknown planner \"",
+                                                     proto.planner(), "\""));
+  }
+  plan.planner = *planner;
+  std::optional<CostModelKind> model = ParseCostModel(proto.cost_model());
+  if (!model.has_value()) {
+    return InvalidField(
+        "plan.cost_model",
+        absl::StrCat("unknown cost model \"", proto.cost_model(), "\""));
+  }
+  plan.cost_model = *model;
+  return absl::OkStatus();
+}
+
+// A step, rebuilt from its states and group; its op and avg divisor must
+// agree with what they imply.
+absl::StatusOr<Step> StepFromProto(const Mesh& mesh, const v1::Step& s,
+                                   int rank, const std::string& field) {
+  absl::StatusOr<DistState> from =
+      ParseDistState(s.from(), mesh.ndim(), rank, field);
+  if (!from.ok()) return from.status();
+  absl::StatusOr<DistState> to =
+      ParseDistState(s.to(), mesh.ndim(), rank, field);
+  if (!to.ok()) return to.status();
+  absl::StatusOr<Step> step = MakeStep(
+      mesh, *from, *to, Group(s.mesh_dims().begin(), s.mesh_dims().end()));
+  if (!step.ok()) return step.status();
+  if (StepOpName(step->op) != s.op() || step->avg_divisor != s.avg_divisor()) {
+    return InvalidField(
+        field, absl::StrCat("op ", s.op(), " disagrees with its states"));
+  }
+  step->bytes = s.bytes();
+  step->time_us = s.time_us();
+  return step;
+}
+
+absl::StatusOr<Warning> WarningFromProto(const v1::Warning& w,
+                                         const std::string& field) {
+  std::optional<WarningCode> code = ParseWarningCode(w.code());
+  if (!code.has_value()) {
+    return InvalidField(
+        absl::StrCat(field, ".code"),
+        absl::StrCat("unknown warning code \"", w.code(), "\""));
+  }
+  return Warning{
+      *code, {w.dims().begin(), w.dims().end()}, w.message(), w.saving_us()};
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
   Plan plan;
-  absl::StatusOr<DType> dtype = DTypeFromProto(proto.tensor().dtype());
-  if (!dtype.ok()) return dtype.status();
-  absl::StatusOr<TensorSpec> tensor = TensorSpec::Create(
-      {proto.tensor().shape().begin(), proto.tensor().shape().end()}, *dtype);
+  absl::StatusOr<TensorSpec> tensor = TensorFromProto(proto.tensor());
   if (!tensor.ok()) return tensor.status();
   plan.tensor = *std::move(tensor);
   const int rank = plan.tensor.rank();
@@ -386,34 +472,18 @@ absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
   if (!dst.ok()) return dst.status();
   plan.src = *src;
   plan.dst = *dst;
-  plan.planner = proto.planner();
-  plan.cost_model = proto.cost_model();
+  if (absl::Status s = KindsFromProto(proto, plan); !s.ok()) return s;
   for (int i = 0; i < proto.steps_size(); ++i) {
-    const v1::Step& s = proto.steps(i);
-    const std::string field = absl::StrCat("plan.steps[", i, "]");
-    absl::StatusOr<DistState> from =
-        ParseDistState(s.from(), mesh.ndim(), rank, field);
-    if (!from.ok()) return from.status();
-    absl::StatusOr<DistState> to =
-        ParseDistState(s.to(), mesh.ndim(), rank, field);
-    if (!to.ok()) return to.status();
-    absl::StatusOr<Step> step = MakeStep(
-        mesh, *from, *to, Group(s.mesh_dims().begin(), s.mesh_dims().end()));
+    absl::StatusOr<Step> step = StepFromProto(
+        mesh, proto.steps(i), rank, absl::StrCat("plan.steps[", i, "]"));
     if (!step.ok()) return step.status();
-    if (StepOpName(step->op) != s.op() ||
-        step->avg_divisor != s.avg_divisor()) {
-      return Invalid(field,
-                     absl::StrCat("op ", s.op(), " disagrees with its states"));
-    }
-    step->bytes = s.bytes();
-    step->time_us = s.time_us();
     plan.steps.push_back(*std::move(step));
   }
-  for (const v1::Warning& w : proto.warnings()) {
-    plan.warnings.push_back({w.code(),
-                             {w.dims().begin(), w.dims().end()},
-                             w.message(),
-                             w.saving_us()});
+  for (int i = 0; i < proto.warnings_size(); ++i) {
+    absl::StatusOr<Warning> warning = WarningFromProto(
+        proto.warnings(i), absl::StrCat("plan.warnings[", i, "]"));
+    if (!warning.ok()) return warning.status();
+    plan.warnings.push_back(*std::move(warning));
   }
   plan.total_time_us = proto.total_time_us();
   plan.total_bytes = proto.total_bytes();

@@ -7,13 +7,20 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "grpcpp/support/status.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 #include "planner/planner.h"
 #include "reshard/v1/planner.pb.h"
 
 namespace reshard {
+
+// absl::Status <-> grpc::Status: the codes are the same google.rpc.Code
+// values in both, and the message is kept.
+grpc::Status StatusToGrpc(const absl::Status& status);
+absl::Status StatusFromGrpc(const grpc::Status& status);
 
 absl::StatusOr<Mesh> MeshFromProto(const v1::Mesh& proto);
 v1::Mesh MeshToProto(const Mesh& mesh);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "planner/search_support.h"
 #include "server/planner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -27,9 +29,9 @@ ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port here once serving");
 ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU)");
 ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
-ABSL_FLAG(int64_t, search_budget, 200000,
+ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
           "default optimal-search budget (expanded states) per plan");
-ABSL_FLAG(int64_t, max_search_budget, 2000000,
+ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
           "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
 ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
@@ -39,6 +41,69 @@ ABSL_FLAG(int64_t, drain_seconds, 10,
 
 namespace reshard {
 namespace {
+
+// The service limits from the flags; nullopt (after logging why) when they
+// contradict each other.
+std::optional<ServiceOptions> ServiceOptionsFromFlags() {
+  ServiceOptions options;
+  options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
+  options.max_search_budget = absl::GetFlag(FLAGS_max_search_budget);
+  if (options.default_search_budget < 1 ||
+      options.default_search_budget > options.max_search_budget) {
+    spdlog::error("--search_budget={} must be in [1, --max_search_budget={}]",
+                  options.default_search_budget, options.max_search_budget);
+    return std::nullopt;
+  }
+  options.max_batch_items =
+      static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
+  return options;
+}
+
+// Builds and starts the server on --listen with health checking and
+// reflection; null (after logging why) when it cannot listen.
+std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
+                           grpc::InsecureServerCredentials(), &port);
+  const int max_bytes =
+      static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
+  builder.SetMaxReceiveMessageSize(max_bytes);
+  builder.SetMaxSendMessageSize(max_bytes);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
+    return nullptr;
+  }
+  return server;
+}
+
+// Writes the bound port to --port_file, atomically (write, then rename).
+void WritePortFile(int port) {
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (port_file.empty()) return;
+  std::ofstream tmp(port_file + ".tmp");
+  tmp << port << "\n";
+  tmp.close();
+  std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+}
+
+// Refuses new calls, lets running ones finish (up to --drain_seconds), then
+// closes everything (gRPC's own Shutdown would also wait for idle client
+// connections).
+void Drain(PlannerService& service, grpc::Server& server) {
+  service.StartDraining();
+  const auto drain = std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds));
+  if (!service.WaitIdle(std::chrono::steady_clock::now() + drain)) {
+    spdlog::warn("calls still running after {}s; cancelling them",
+                 drain.count());
+  }
+  server.Shutdown(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(100));
+  server.Wait();
+}
 
 int Serve() {
   sigset_t signals;
@@ -50,45 +115,16 @@ int Serve() {
 
   MeshRegistry registry(static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)));
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
-  ServiceOptions options;
-  options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
-  options.max_search_budget = absl::GetFlag(FLAGS_max_search_budget);
-  if (options.default_search_budget < 1 ||
-      options.default_search_budget > options.max_search_budget) {
-    spdlog::error("--search_budget={} must be in [1, --max_search_budget={}]",
-                  options.default_search_budget, options.max_search_budget);
-    return 2;
-  }
-  options.max_batch_items =
-      static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
-  PlannerService service(registry, cache, options);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
+  const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
+  if (!options.has_value()) return 2;
+  PlannerService service(registry, cache, *options);
   int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
-                           grpc::InsecureServerCredentials(), &port);
-  const int max_bytes =
-      static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
-  builder.SetMaxReceiveMessageSize(max_bytes);
-  builder.SetMaxSendMessageSize(max_bytes);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
-    return 1;
-  }
+  std::unique_ptr<grpc::Server> server = StartServer(service, port);
+  if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus("reshard.v1.Planner", true);
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty()) {
-    std::ofstream tmp(port_file + ".tmp");
-    tmp << port << "\n";
-    tmp.close();
-    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
-  }
+  WritePortFile(port);
   spdlog::info("reshard-planner serving on port {} (listen {})", port,
                absl::GetFlag(FLAGS_listen));
 
@@ -96,17 +132,7 @@ int Serve() {
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
   health->SetServingStatus(false);
-  // Refuse new calls, let running ones finish, then close everything (gRPC's
-  // own Shutdown would also wait for idle client connections).
-  service.StartDraining();
-  const auto drain = std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds));
-  if (!service.WaitIdle(std::chrono::steady_clock::now() + drain)) {
-    spdlog::warn("calls still running after {}s; cancelling them",
-                 drain.count());
-  }
-  server->Shutdown(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(100));
-  server->Wait();
+  Drain(service, *server);
   spdlog::info("reshard-planner stopped");
   return 0;
 }

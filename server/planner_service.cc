@@ -11,12 +11,6 @@
 namespace reshard {
 namespace {
 
-grpc::Status ToGrpc(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
-                      std::string(s.message()));
-}
-
 // Finishes the call, logging one line when it failed.
 grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
                                  const char* rpc, const absl::Status& status) {
@@ -26,7 +20,7 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
                  std::string(status.message()));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(ToGrpc(status));
+  reactor->Finish(StatusToGrpc(status));
   return reactor;
 }
 
@@ -67,6 +61,11 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
       break;
   }
   return absl::InvalidArgumentError("mesh_ref: set mesh_id or mesh");
+}
+
+absl::Status UnknownMesh(const std::string& id) {
+  return absl::NotFoundError(
+      absl::StrCat("mesh_id: unknown mesh \"", id, "\""));
 }
 
 // The request's core form, within this server's limits: clients may raise
@@ -125,165 +124,152 @@ bool PlannerService::WaitIdle(
   }
 }
 
+grpc::ServerUnaryReactor* PlannerService::RunCall(
+    grpc::CallbackServerContext* ctx, const char* rpc,
+    absl::FunctionRef<absl::Status()> body) {
+  CallScope scope(*this);
+  absl::Status status = scope.Admit();
+  if (status.ok()) status = body();
+  return Finish(ctx, rpc, status);
+}
+
+template <typename Request>
+grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
+    grpc::CallbackServerContext* ctx, const char* rpc, const Request& request,
+    absl::FunctionRef<absl::Status(const Mesh&)> body) {
+  return RunCall(ctx, rpc, [&]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
+        RequestMesh(registry_, request);
+    if (!mesh.ok()) return mesh.status();
+    return body(**mesh);
+  });
+}
+
 grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
     grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
     v1::RegisterMeshResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "RegisterMesh", admit);
-  }
-  absl::StatusOr<Mesh> mesh = MeshFromProto(request->mesh());
-  if (!mesh.ok()) return Finish(ctx, "RegisterMesh", mesh.status());
-  absl::StatusOr<MeshRegistry::Registered> registered =
-      registry_.Register(*std::move(mesh));
-  if (!registered.ok()) return Finish(ctx, "RegisterMesh", registered.status());
-  response->set_mesh_id(registered->id);
-  response->set_created(registered->created);
-  return Finish(ctx, "RegisterMesh", absl::OkStatus());
+  return RunCall(ctx, "RegisterMesh", [&]() -> absl::Status {
+    absl::StatusOr<Mesh> mesh = MeshFromProto(request->mesh());
+    if (!mesh.ok()) return mesh.status();
+    absl::StatusOr<MeshRegistry::Registered> registered =
+        registry_.Register(*std::move(mesh));
+    if (!registered.ok()) return registered.status();
+    response->set_mesh_id(registered->id);
+    response->set_created(registered->created);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::GetMesh(
     grpc::CallbackServerContext* ctx, const v1::GetMeshRequest* request,
     v1::GetMeshResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "GetMesh", admit);
-  }
-  std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
-  if (mesh == nullptr) {
-    return Finish(ctx, "GetMesh",
-                  absl::NotFoundError(absl::StrCat("mesh_id: unknown mesh \"",
-                                                   request->mesh_id(), "\"")));
-  }
-  response->set_mesh_id(request->mesh_id());
-  *response->mutable_mesh() = MeshToProto(*mesh);
-  return Finish(ctx, "GetMesh", absl::OkStatus());
+  return RunCall(ctx, "GetMesh", [&]() -> absl::Status {
+    std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
+    if (mesh == nullptr) return UnknownMesh(request->mesh_id());
+    response->set_mesh_id(request->mesh_id());
+    *response->mutable_mesh() = MeshToProto(*mesh);
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::ListMeshes(
     grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest*,
     v1::ListMeshesResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "ListMeshes", admit);
-  }
-  for (const auto& [id, mesh] : registry_.List()) {
-    v1::GetMeshResponse* entry = response->add_meshes();
-    entry->set_mesh_id(id);
-    *entry->mutable_mesh() = MeshToProto(*mesh);
-  }
-  return Finish(ctx, "ListMeshes", absl::OkStatus());
+  return RunCall(ctx, "ListMeshes", [&]() -> absl::Status {
+    for (const auto& [id, mesh] : registry_.List()) {
+      v1::GetMeshResponse* entry = response->add_meshes();
+      entry->set_mesh_id(id);
+      *entry->mutable_mesh() = MeshToProto(*mesh);
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
     v1::DeleteMeshResponse*) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "DeleteMesh", admit);
-  }
-  if (!registry_.Delete(request->mesh_id())) {
-    return Finish(ctx, "DeleteMesh",
-                  absl::NotFoundError(absl::StrCat("mesh_id: unknown mesh \"",
-                                                   request->mesh_id(), "\"")));
-  }
-  return Finish(ctx, "DeleteMesh", absl::OkStatus());
+  return RunCall(ctx, "DeleteMesh", [&]() -> absl::Status {
+    if (!registry_.Delete(request->mesh_id())) {
+      return UnknownMesh(request->mesh_id());
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
                                                const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "Plan", admit);
-  }
-  absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
-      RequestMesh(registry_, *request);
-  if (!mesh.ok()) return Finish(ctx, "Plan", mesh.status());
-  absl::StatusOr<PlanRequest> plan_request =
-      LimitedPlanRequest(**mesh, request->tensor(), request->src(),
-                         request->dst(), request->options(), options_);
-  if (!plan_request.ok()) return Finish(ctx, "Plan", plan_request.status());
-  absl::StatusOr<reshard::Plan> plan =
-      MakePlanCached(**mesh, *plan_request, cache_, CallStop(ctx));
-  if (!plan.ok()) return Finish(ctx, "Plan", plan.status());
-  PlanToProto(**mesh, *plan, response->mutable_plan());
-  response->mutable_plan()->set_mesh_id(MeshId(**mesh));
-  return Finish(ctx, "Plan", absl::OkStatus());
+  return RunMeshCall(ctx, "Plan", *request, [&](const Mesh& mesh) {
+    absl::StatusOr<PlanRequest> plan_request =
+        LimitedPlanRequest(mesh, request->tensor(), request->src(),
+                           request->dst(), request->options(), options_);
+    if (!plan_request.ok()) return plan_request.status();
+    absl::StatusOr<reshard::Plan> plan =
+        MakePlanCached(mesh, *plan_request, cache_, CallStop(ctx));
+    if (!plan.ok()) return plan.status();
+    PlanToProto(mesh, *plan, response->mutable_plan());
+    response->mutable_plan()->set_mesh_id(MeshId(mesh));
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "PlanBatch", admit);
-  }
-  absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
-      RequestMesh(registry_, *request);
-  if (!mesh.ok()) return Finish(ctx, "PlanBatch", mesh.status());
-  if (request->items_size() > options_.max_batch_items) {
-    return Finish(ctx, "PlanBatch",
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "items: ", request->items_size(), " items, at most ",
-                      options_.max_batch_items, " per batch")));
-  }
-  const std::string mesh_id = MeshId(**mesh);
-  const StopCheck stop = CallStop(ctx);
-  for (int i = 0; i < request->items_size(); ++i) {
-    const v1::PlanBatchRequest::Item& item = request->items(i);
-    absl::StatusOr<PlanRequest> plan_request =
-        LimitedPlanRequest(**mesh, item.tensor(), item.src(), item.dst(),
-                           request->options(), options_);
-    absl::StatusOr<reshard::Plan> plan =
-        plan_request.ok()
-            ? MakePlanCached(**mesh, *plan_request, cache_, stop)
-            : absl::StatusOr<reshard::Plan>(plan_request.status());
-    if (!plan.ok()) {
-      return Finish(ctx, "PlanBatch",
-                    absl::Status(plan.status().code(),
-                                 absl::StrCat("items[", i, "].",
-                                              plan.status().message())));
+  return RunMeshCall(ctx, "PlanBatch", *request, [&](const Mesh& mesh) {
+    if (request->items_size() > options_.max_batch_items) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("items: ", request->items_size(), " items, at most ",
+                       options_.max_batch_items, " per batch"));
     }
-    v1::Plan* out = response->add_plans();
-    PlanToProto(**mesh, *plan, out);
-    out->set_mesh_id(mesh_id);
-  }
-  return Finish(ctx, "PlanBatch", absl::OkStatus());
+    const std::string mesh_id = MeshId(mesh);
+    const StopCheck stop = CallStop(ctx);
+    for (int i = 0; i < request->items_size(); ++i) {
+      const v1::PlanBatchRequest::Item& item = request->items(i);
+      absl::StatusOr<PlanRequest> plan_request =
+          LimitedPlanRequest(mesh, item.tensor(), item.src(), item.dst(),
+                             request->options(), options_);
+      absl::StatusOr<reshard::Plan> plan =
+          plan_request.ok()
+              ? MakePlanCached(mesh, *plan_request, cache_, stop)
+              : absl::StatusOr<reshard::Plan>(plan_request.status());
+      if (!plan.ok()) {
+        return absl::Status(
+            plan.status().code(),
+            absl::StrCat("items[", i, "].", plan.status().message()));
+      }
+      v1::Plan* out = response->add_plans();
+      PlanToProto(mesh, *plan, out);
+      out->set_mesh_id(mesh_id);
+    }
+    return absl::OkStatus();
+  });
 }
 
 grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
     grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
     v1::ResolveGroupsResponse* response) {
-  CallScope scope(*this);
-  if (absl::Status admit = scope.Admit(); !admit.ok()) {
-    return Finish(ctx, "ResolveGroups", admit);
-  }
-  absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
-      RequestMesh(registry_, *request);
-  if (!mesh.ok()) return Finish(ctx, "ResolveGroups", mesh.status());
-  const Mesh& m = **mesh;
-  const int64_t position = m.PositionOfRank(request->rank());
-  if (position < 0) {
-    return Finish(
-        ctx, "ResolveGroups",
-        absl::InvalidArgumentError(absl::StrCat("rank: ", request->rank(),
-                                                " is not a rank of the mesh")));
-  }
-  for (int d = 0; d < m.ndim(); ++d) {
-    response->add_coordinates(m.Coordinate(position, d));
-  }
-  std::vector<Group> groups;
-  for (int d = 0; d < m.ndim(); ++d) groups.push_back({d});
-  for (const Group& g : m.flattened()) groups.push_back(g);
-  for (const Group& g : groups) {
-    v1::ResolvedGroup* out = response->add_groups();
-    out->set_name(m.GroupName(g));
-    for (int d : g) out->add_mesh_dims(d);
-    for (int64_t r : m.GroupRanks(position, g)) out->add_ranks(r);
-    out->set_index(m.IndexInGroup(position, g));
-  }
-  return Finish(ctx, "ResolveGroups", absl::OkStatus());
+  return RunMeshCall(ctx, "ResolveGroups", *request, [&](const Mesh& m) {
+    const int64_t position = m.PositionOfRank(request->rank());
+    if (position < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "rank: ", request->rank(), " is not a rank of the mesh"));
+    }
+    for (int d = 0; d < m.ndim(); ++d) {
+      response->add_coordinates(m.Coordinate(position, d));
+    }
+    std::vector<Group> groups;
+    for (int d = 0; d < m.ndim(); ++d) groups.push_back({d});
+    for (const Group& g : m.flattened()) groups.push_back(g);
+    for (const Group& g : groups) {
+      v1::ResolvedGroup* out = response->add_groups();
+      out->set_name(m.GroupName(g));
+      for (int d : g) out->add_mesh_dims(d);
+      for (int64_t r : m.GroupRanks(position, g)) out->add_ranks(r);
+      out->set_index(m.IndexInGroup(position, g));
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace reshard

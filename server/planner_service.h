@@ -10,15 +10,18 @@
 #include <chrono>
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
 #include "planner/plan_cache.h"
+#include "planner/search_support.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
 
 namespace reshard {
 
 struct ServiceOptions {
-  int64_t default_search_budget = 200000;
-  int64_t max_search_budget = 2000000;  // larger requests: INVALID_ARGUMENT
+  int64_t default_search_budget = kDefaultSearchBudget;
+  int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
   int max_batch_items = 4096;
 };
 
@@ -61,6 +64,19 @@ class PlannerService final : public v1::Planner::CallbackService {
  private:
   // Counts a call as running for its scope; false when draining.
   class CallScope;
+
+  // Runs one call: counts it as running, refuses it with UNAVAILABLE while
+  // draining, else runs `body`; finishes the call with the resulting status
+  // (logged when not OK).
+  grpc::ServerUnaryReactor* RunCall(grpc::CallbackServerContext* ctx,
+                                    const char* rpc,
+                                    absl::FunctionRef<absl::Status()> body);
+  // The same for calls on a mesh the request names or carries: NOT_FOUND /
+  // INVALID_ARGUMENT when there is none, else `body` runs on it.
+  template <typename Request>
+  grpc::ServerUnaryReactor* RunMeshCall(
+      grpc::CallbackServerContext* ctx, const char* rpc, const Request& request,
+      absl::FunctionRef<absl::Status(const Mesh&)> body);
 
   MeshRegistry& registry_;
   PlanCache& cache_;

@@ -150,7 +150,7 @@ void CheckCase(const testing::ExecCase& c, const std::vector<RankReport>& got,
   SCOPED_TRACE(absl::StrCat(
       "case ", index, ": ", c.plan.src.ToString(), " -> ",
       c.plan.dst.ToString(), " ", DTypeName(c.plan.tensor.dtype()), " on ",
-      c.mesh.CanonicalText(true), " via ", c.plan.planner));
+      c.mesh.CanonicalText(true), " via ", PlannerName(c.plan.planner)));
   const std::vector<LocalTensor<int64_t>> expected = Simulate(c);
   const DType dtype = c.plan.tensor.dtype();
   for (int64_t p = 0; p < c.mesh.world_size(); ++p) {

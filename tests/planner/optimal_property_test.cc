@@ -179,7 +179,7 @@ TEST(OptimalPropertyTest, HighDimMeshesPlanOrFallBack) {
     ASSERT_TRUE(plan.ok()) << i << ": " << plan.status();
     ++planned;
     for (const Warning& w : plan->warnings) {
-      if (w.code != "search_budget_exceeded") continue;
+      if (w.code != WarningCode::kSearchBudgetExceeded) continue;
       ++fell_back;
       if (w.message.find("gathering to R") != std::string::npos) ++via_r;
     }

@@ -1,0 +1,204 @@
+// Proto <-> core round trips through proto/convert.h: meshes (names, rank
+// maps, flattened groups, links), plan requests (tensor, states with
+// explicit shard orders, every option), plans (steps, warnings, costs) and
+// statuses; and the conversion's own rules: unset fields take defaults,
+// negative shard dims are normalized, unknown enum values are refused with
+// the field named.
+#include "proto/convert.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "planner/plan_format.h"
+#include "planner/planner.h"
+#include "planner/state_text.h"
+
+namespace reshard {
+namespace {
+
+Mesh TestMesh() {
+  MeshSpec spec;
+  spec.shape = {2, 2, 2};
+  spec.dim_names = {"dp", "tp", "pp"};
+  spec.rank_map = {7, 6, 5, 4, 3, 2, 1, 0};
+  spec.flattened = {{"dp", "pp"}, {"tp", "dp"}};
+  spec.links = {{}, {25.5, 1.25}, {std::nullopt, 0.1}};
+  return Mesh::Create(spec).value();
+}
+
+PlanRequest TestRequest(const Mesh& mesh, PlanOptions options) {
+  return ParsePlanRequest(mesh, {16, 8, 4}, "bf16", "S(0)[1],S(0)[0],P(avg)",
+                          "R,S(2),S(1)", options)
+      .value();
+}
+
+TEST(ConvertTest, MeshRoundTrips) {
+  const Mesh mesh = TestMesh();
+  absl::StatusOr<Mesh> back = MeshFromProto(MeshToProto(mesh));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(MeshId(*back), MeshId(mesh));
+  // A mesh without links sends none.
+  const Mesh plain = Mesh::Create({.shape = {4}}).value();
+  EXPECT_EQ(MeshToProto(plain).links_size(), 0);
+  EXPECT_TRUE(MeshFromProto(MeshToProto(plain)).value() == plain);
+}
+
+TEST(ConvertTest, PlanRequestRoundTrips) {
+  const Mesh mesh = TestMesh();
+  PlanOptions options;
+  options.planner = PlannerKind::kTorchGraph;
+  options.cost_model = CostModelKind::kTorch;
+  options.merge = true;
+  options.devices_per_host = 4;
+  options.flatten_policy = FlattenPolicy::kNone;
+  options.search_budget = 1234;
+  options.max_peak_bytes = 4096;
+  const PlanRequest request = TestRequest(mesh, options);
+  absl::StatusOr<PlanRequest> back = PlanRequestFromProto(
+      mesh, TensorToProto(request.tensor), StateToProto(request.src),
+      StateToProto(request.dst), OptionsToProto(request.options), 99);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->tensor == request.tensor);
+  EXPECT_TRUE(back->src == request.src) << back->src.ToString();
+  EXPECT_TRUE(back->dst == request.dst) << back->dst.ToString();
+  const PlanOptions& o = back->options;
+  EXPECT_EQ(o.planner, PlannerKind::kTorchGraph);
+  EXPECT_EQ(o.cost_model, CostModelKind::kTorch);
+  EXPECT_TRUE(o.merge);
+  EXPECT_EQ(o.devices_per_host, 4);
+  EXPECT_EQ(o.flatten_policy, FlattenPolicy::kNone);
+  EXPECT_EQ(o.search_budget, 1234);
+  EXPECT_EQ(o.max_peak_bytes, 4096);
+}
+
+TEST(ConvertTest, UnsetFieldsTakeDefaults) {
+  const Mesh mesh = TestMesh();
+  v1::Tensor tensor;
+  tensor.add_shape(8);
+  v1::DistState src, dst;
+  src.set_text("S(-1),R,R");  // text form, negative dim
+  dst.set_text("R,R,R");
+  absl::StatusOr<PlanRequest> r =
+      PlanRequestFromProto(mesh, tensor, src, dst, {}, 77);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->tensor.dtype(), DType::kFloat32);
+  EXPECT_EQ(r->src.ToString(), "S(0),R,R");
+  EXPECT_EQ(r->options.planner, PlannerKind::kOptimal);
+  EXPECT_EQ(r->options.cost_model, CostModelKind::kAlphaBeta);
+  EXPECT_EQ(r->options.flatten_policy, FlattenPolicy::kExisting);
+  EXPECT_EQ(r->options.devices_per_host, PlanOptions{}.devices_per_host);
+  EXPECT_EQ(r->options.search_budget, 77);
+  EXPECT_FALSE(r->options.max_peak_bytes.has_value());
+}
+
+TEST(ConvertTest, NormalizesNegativeShardDimsInPlacements) {
+  const Mesh mesh = TestMesh();
+  v1::Tensor tensor;
+  tensor.add_shape(8);
+  tensor.add_shape(8);
+  v1::DistState src;
+  src.add_placements()->mutable_shard()->set_dim(-1);
+  src.add_placements()->mutable_replicate();
+  src.add_placements()->mutable_partial()->set_op(v1::REDUCE_OP_MAX);
+  v1::DistState dst = src;
+  dst.mutable_placements(0)->mutable_shard()->set_dim(-3);
+  absl::StatusOr<PlanRequest> r =
+      PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "dst.placements[0]: shard dim -3 out of range for a tensor of "
+            "rank 2");
+  dst.mutable_placements(0)->mutable_shard()->set_dim(-2);
+  r = PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->src.ToString(), "S(1),R,P(max)");
+  EXPECT_EQ(r->dst.ToString(), "S(0),R,P(max)");
+}
+
+TEST(ConvertTest, RefusesUnknownEnumValuesNamingTheField) {
+  const Mesh mesh = TestMesh();
+  const PlanRequest request = TestRequest(mesh, {});
+  auto convert = [&](const v1::PlanOptions& options) {
+    return PlanRequestFromProto(mesh, TensorToProto(request.tensor),
+                                StateToProto(request.src),
+                                StateToProto(request.dst), options, 1)
+        .status();
+  };
+  v1::PlanOptions o;
+  o.set_planner(static_cast<v1::PlannerKind>(42));
+  EXPECT_EQ(convert(o).message(), "options.planner: unknown planner value 42");
+  o = {};
+  o.set_cost_model(static_cast<v1::CostModel>(42));
+  EXPECT_EQ(convert(o).message(),
+            "options.cost_model: unknown cost model value 42");
+  o = {};
+  o.set_flatten_policy(static_cast<v1::FlattenPolicy>(42));
+  EXPECT_EQ(convert(o).message(),
+            "options.flatten_policy: unknown flatten policy value 42");
+}
+
+TEST(ConvertTest, PlanRoundTrips) {
+  const Mesh mesh = TestMesh();
+  PlanOptions options;
+  options.flatten_policy = FlattenPolicy::kAny;
+  const PlanRequest request = TestRequest(mesh, options);
+  absl::StatusOr<Plan> plan = MakePlan(mesh, request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->steps.empty());
+  plan->warnings.push_back(
+      {WarningCode::kSearchBudgetExceeded, {"dp"}, "a note", 1.5});
+  v1::Plan proto;
+  PlanToProto(mesh, *plan, &proto);
+  EXPECT_EQ(proto.trace(), PlanTrace(*plan));
+  absl::StatusOr<Plan> back = PlanFromProto(mesh, proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(PlanJson(mesh, *back), PlanJson(mesh, *plan));
+}
+
+TEST(ConvertTest, PlanFromProtoChecksStepsAgainstTheirStates) {
+  const Mesh mesh = TestMesh();
+  const Plan plan = MakePlan(mesh, TestRequest(mesh, {})).value();
+  v1::Plan proto;
+  PlanToProto(mesh, plan, &proto);
+  proto.mutable_steps(0)->set_op("chunk");
+  absl::StatusOr<Plan> back = PlanFromProto(mesh, proto);
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(back.status().message().find("plan.steps[0]"), std::string::npos)
+      << back.status();
+}
+
+TEST(ConvertTest, PlanFromProtoRefusesUnknownNames) {
+  const Mesh mesh = TestMesh();
+  const Plan plan = MakePlan(mesh, TestRequest(mesh, {})).value();
+  v1::Plan proto;
+  PlanToProto(mesh, plan, &proto);
+  v1::Plan bad = proto;
+  bad.set_planner("greedy");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.planner: unknown planner \"greedy\"");
+  bad = proto;
+  bad.set_cost_model("ab");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.cost_model: unknown cost model \"ab\"");
+  bad = proto;
+  bad.add_warnings()->set_code("odd");
+  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+            "plan.warnings[0].code: unknown warning code \"odd\"");
+}
+
+TEST(ConvertTest, StatusRoundTrips) {
+  for (const absl::Status& s :
+       {absl::OkStatus(), absl::InvalidArgumentError("src[0]: bad"),
+        absl::ResourceExhaustedError("full"), absl::UnavailableError("x"),
+        absl::DeadlineExceededError("late")}) {
+    const grpc::Status g = StatusToGrpc(s);
+    EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(s.code()));
+    EXPECT_EQ(StatusFromGrpc(g), s);
+  }
+}
+
+}  // namespace
+}  // namespace reshard

@@ -1,0 +1,90 @@
+// MeshRegistry: registration is idempotent and keyed by content, a full
+// registry refuses new meshes (RESOURCE_EXHAUSTED) without touching stored
+// ones but still accepts known ones, deletion frees room, and concurrent
+// use is safe.
+#include "server/mesh_registry.h"
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "proto/convert.h"
+
+namespace reshard {
+namespace {
+
+Mesh MeshOf(int64_t size) { return Mesh::Create({.shape = {size}}).value(); }
+
+TEST(MeshRegistryTest, RegisteringIsIdempotent) {
+  MeshRegistry registry(4);
+  absl::StatusOr<MeshRegistry::Registered> first = registry.Register(MeshOf(2));
+  absl::StatusOr<MeshRegistry::Registered> again = registry.Register(MeshOf(2));
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_TRUE(first->created);
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(first->id, again->id);
+  EXPECT_EQ(first->id, MeshId(MeshOf(2)));
+  EXPECT_EQ(registry.size(), 1u);
+  ASSERT_NE(registry.Get(first->id), nullptr);
+  EXPECT_TRUE(*registry.Get(first->id) == MeshOf(2));
+  EXPECT_EQ(registry.Get("mesh-unknown"), nullptr);
+}
+
+TEST(MeshRegistryTest, AFullRegistryRefusesNewMeshesOnly) {
+  MeshRegistry registry(2);
+  const std::string a = registry.Register(MeshOf(2))->id;
+  const std::string b = registry.Register(MeshOf(3))->id;
+  absl::StatusOr<MeshRegistry::Registered> full = registry.Register(MeshOf(4));
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(registry.size(), 2u);
+  ASSERT_NE(registry.Get(a), nullptr);
+  ASSERT_NE(registry.Get(b), nullptr);
+  // A known mesh is still accepted.
+  absl::StatusOr<MeshRegistry::Registered> known = registry.Register(MeshOf(3));
+  ASSERT_TRUE(known.ok()) << known.status();
+  EXPECT_FALSE(known->created);
+  // Deleting frees room.
+  EXPECT_TRUE(registry.Delete(a));
+  EXPECT_FALSE(registry.Delete(a));
+  EXPECT_EQ(registry.Get(a), nullptr);
+  EXPECT_TRUE(registry.Register(MeshOf(4)).ok());
+  EXPECT_EQ(registry.size(), 2u);
+}
+
+TEST(MeshRegistryTest, ListIsOrderedById) {
+  MeshRegistry registry(8);
+  for (int64_t size : {5, 2, 7, 3})
+    ASSERT_TRUE(registry.Register(MeshOf(size)).ok());
+  const auto list = registry.List();
+  ASSERT_EQ(list.size(), 4u);
+  for (size_t i = 1; i < list.size(); ++i)
+    EXPECT_LT(list[i - 1].first, list[i].first);
+  for (const auto& [id, mesh] : list) EXPECT_EQ(MeshId(*mesh), id);
+}
+
+TEST(MeshRegistryTest, ConcurrentUseStaysWithinBounds) {
+  MeshRegistry registry(5);
+  std::atomic<int> refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const int64_t size = 1 + (t * 50 + i) % 10;
+        absl::StatusOr<MeshRegistry::Registered> r =
+            registry.Register(MeshOf(size));
+        if (!r.ok()) ++refused;
+        if (i % 7 == 0 && r.ok()) registry.Delete(r->id);
+        EXPECT_LE(registry.size(), 5u);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_LE(registry.size(), 5u);
+  EXPECT_GT(refused.load(), 0);
+}
+
+}  // namespace
+}  // namespace reshard
