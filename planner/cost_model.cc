@@ -114,17 +114,20 @@ double CostModel::TorchTime(const DistState& from, const Transition& t) const {
 std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
     const DistState& from, const Transition& t,
     absl::Span<const int64_t> ext) const {
-  int64_t local = tensor_.itemsize();
-  for (int64_t e : ext) local *= e;
+  int64_t numel = 1;
+  for (int64_t e : ext) numel *= e;
+  const int64_t local = tensor_.itemsize() * numel;
   if (IsCollective(t.op)) {
-    const int64_t block = tensor_.itemsize() * PaddedBlockNumel(mesh_, t, ext);
+    const int64_t block =
+        tensor_.itemsize() * PaddedBlockNumelOf(mesh_, t, ext, numel);
     const WireBlocks blocks =
         CollectiveWireBlocks(t.op, mesh_.GroupSize(t.group));
     return {blocks.in * block, blocks.out * block};
   }
   switch (t.op) {
     case StepOp::kChunk:
-      return {local, tensor_.itemsize() * PaddedBlockNumel(mesh_, t, ext)};
+      return {local,
+              tensor_.itemsize() * PaddedBlockNumelOf(mesh_, t, ext, numel)};
     case StepOp::kShardToPartial: {
       // The output holds the whole extent the group split (extents >= 1).
       const int a = *t.src_tensor_dim;

@@ -22,12 +22,6 @@ std::pair<int64_t, int64_t> GroupPart(const Mesh& mesh, const Group& group,
   return {offset, extent};
 }
 
-// The ceil-split of `extent` over every dim of `group`: part 0's size.
-int64_t LargestGroupPart(const Mesh& mesh, const Group& group, int64_t extent) {
-  for (int m : group) extent = ChunkFull(extent, mesh.size(m));
-  return extent;
-}
-
 Box WholeBox(const std::vector<int64_t>& shape) {
   return Box{std::vector<int64_t>(shape.size(), 0), shape};
 }
@@ -157,11 +151,9 @@ std::vector<int64_t> PaddedBlockShape(const Mesh& mesh, const Transition& t,
 
 int64_t PaddedBlockNumel(const Mesh& mesh, const Transition& t,
                          absl::Span<const int64_t> extents) {
-  int64_t numel = 1;
-  for (size_t d = 0; d < extents.size(); ++d) {
-    numel *= PaddedBlockExtent(mesh, t, extents, static_cast<int>(d));
-  }
-  return numel;
+  int64_t local = 1;
+  for (int64_t e : extents) local *= e;
+  return PaddedBlockNumelOf(mesh, t, extents, local);
 }
 
 WireBlocks CollectiveWireBlocks(StepOp op, int64_t group_size) {

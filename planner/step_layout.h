@@ -39,6 +39,26 @@ std::vector<int64_t> PaddedBlockShape(const Mesh& mesh, const Transition& t,
 int64_t PaddedBlockNumel(const Mesh& mesh, const Transition& t,
                          absl::Span<const int64_t> extents);
 
+// The ceil-split of `extent` over every dim of `group`: the largest part.
+inline int64_t LargestGroupPart(const Mesh& mesh, absl::Span<const int> group,
+                                int64_t extent) {
+  for (int m : group) extent = (extent + mesh.size(m) - 1) / mesh.size(m);
+  return extent;
+}
+
+// PaddedBlockNumel given `local_numel`, the product of `extents` (which
+// callers pricing many edges of one state already have): only the split
+// dim changes.
+inline int64_t PaddedBlockNumelOf(const Mesh& mesh, const Transition& t,
+                                  absl::Span<const int64_t> extents,
+                                  int64_t local_numel) {
+  const bool split = t.op == StepOp::kReduceScatter ||
+                     t.op == StepOp::kAllToAll || t.op == StepOp::kChunk;
+  if (!split) return local_numel;
+  const int64_t e = extents[*t.dst_tensor_dim];
+  return e == 0 ? 0 : local_numel / e * LargestGroupPart(mesh, t.group, e);
+}
+
 // How many blocks a collective's input and output buffers hold.
 struct WireBlocks {
   int64_t in = 1;

@@ -167,9 +167,12 @@ void CheckStep(const Mesh& mesh, absl::Span<const int64_t> shape,
       largest[d] = std::max(largest[d], layouts[p].block_shape[d]);
   }
   // The cost model's block: the largest over all ranks.
-  EXPECT_EQ(PaddedBlockShape(mesh, step.transition(),
-                             MaxLocalExtents(mesh, step.from, shape)),
-            largest);
+  const std::vector<int64_t> max_extents =
+      MaxLocalExtents(mesh, step.from, shape);
+  EXPECT_EQ(PaddedBlockShape(mesh, step.transition(), max_extents), largest);
+  int64_t numel = 1;
+  for (int64_t e : largest) numel *= e;
+  EXPECT_EQ(PaddedBlockNumel(mesh, step.transition(), max_extents), numel);
 }
 
 TEST(StepLayoutTest, MatchesBruteForceOnRandomSteps) {
