@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -32,6 +31,7 @@
 #include "executor/local_launch.h"
 #include "executor/plan_runner.h"
 #include "executor/rank_run.h"
+#include "executor/rendezvous_dir.h"
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
 #include "gloo/alltoall.h"
@@ -65,19 +65,6 @@ int ItersFor(int64_t bytes) {
   return static_cast<int>(
       std::clamp<int64_t>(400 * kMiB / (bytes + 1), 5, 200));
 }
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/reshard-bench-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // One rank's raw Gloo context over all ranks (the baseline's).
 std::shared_ptr<gloo::Context> RawContext(const std::string& dir, int rank,
@@ -360,9 +347,9 @@ std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick,
             << "|---|---|---|---|---|---|---|\n";
   std::vector<std::vector<std::string>> all;
   for (int n : {2, 4}) {
-    TempDir dir;
+    const auto dir = *executor::RendezvousDir::Create("reshard-bench");
     const auto rows = Rows(OnRanks(n, [&](int rank) {
-      return StepVsRawOnRank(rank, n, dir.path(), quick, only);
+      return StepVsRawOnRank(rank, n, dir->path(), quick, only);
     }));
     for (const auto& r : rows) {
       const double e = std::stod(r[3]), raw = std::stod(r[4]);
@@ -390,9 +377,9 @@ void PrintMergedVsSequential() {
       const Plan plan = *MakePlan(
           mesh,
           *ParsePlanRequest(mesh, {1024, 1024}, "f32", src, dst, options));
-      TempDir dir;
+      const auto dir = *executor::RendezvousDir::Create("reshard-bench");
       const auto r = Rows(OnRanks(8, [&](int rank) {
-        return PlanTimeOnRank(rank, mesh, plan, dir.path());
+        return PlanTimeOnRank(rank, mesh, plan, dir->path());
       }))[0];
       std::cout << absl::StrFormat(
           "| %s -> %s | %s | %s | %.2f | %.1f |\n", src, dst,
@@ -407,9 +394,9 @@ void PrintReduceScatterOptions(bool quick) {
             << "| n | bytes | ring (chosen) | all_reduce + slice | Gloo "
                "ReduceScatterHalvingDoubling |\n|---|---|---|---|---|\n";
   for (int n : {2, 4}) {
-    TempDir dir;
+    const auto dir = *executor::RendezvousDir::Create("reshard-bench");
     for (const auto& r : Rows(OnRanks(n, [&](int rank) {
-           return ReduceScatterOptionsOnRank(rank, n, dir.path(), quick);
+           return ReduceScatterOptionsOnRank(rank, n, dir->path(), quick);
          }))) {
       std::cout << absl::StrFormat(
           "| %s | %s | %.1f | %.1f | %.1f |\n", r[0], Size(std::stoll(r[1])),

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -22,6 +21,7 @@
 #include "executor/local_launch.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/rank_run.h"
+#include "executor/rendezvous_dir.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
 #include "planner/collective_factors.h"
@@ -198,11 +198,10 @@ RankReport LostRank(const MeshAndPlan& job, int position,
 
 absl::StatusOr<std::vector<RankReport>> RunProcesses(const MeshAndPlan& job,
                                                      const ExecFlags& flags) {
-  char pattern[] = "/tmp/reshardctl-exec-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) {
-    return absl::InternalError("cannot create a rendezvous directory");
-  }
-  const std::string dir = pattern;
+  absl::StatusOr<std::unique_ptr<executor::RendezvousDir>> rendezvous =
+      executor::RendezvousDir::Create("reshardctl-exec");
+  if (!rendezvous.ok()) return rendezvous.status();
+  const std::string& dir = (*rendezvous)->path();
   auto body = [&](int position) {
     return executor::SerializeReport(
         RunOneRank(job, position,
@@ -210,8 +209,6 @@ absl::StatusOr<std::vector<RankReport>> RunProcesses(const MeshAndPlan& job,
   };
   absl::StatusOr<std::vector<executor::ChildResult>> children =
       executor::RunLocalRanks(flags.ranks, body, RunDeadline(job.plan, flags));
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
   if (!children.ok()) return children.status();
   std::vector<RankReport> reports;
   for (int p = 0; p < flags.ranks; ++p) {

@@ -5,11 +5,7 @@
 set -u
 CTL="$1"
 PLANNER="${2:-}"
-fail=0
-check() {  # check NAME CONDITION-RESULT
-  if [ "$2" -ne 0 ]; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi
-}
-contains() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
+. "$(dirname "$0")/lib.sh"
 
 EX=(exec --local 8 --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16
     --from 'P(sum),R,P(sum)' --to 'R,R,R' --iters 3 --warmup 1 --timeout_seconds 20)

@@ -5,7 +5,6 @@
 // computed here independently.
 #include <stdlib.h>
 
-#include <filesystem>
 #include <map>
 #include <random>
 
@@ -15,6 +14,7 @@
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/rank_run.h"
+#include "executor/rendezvous_dir.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
@@ -89,28 +89,15 @@ std::vector<std::string> Unframe(const std::string& s) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/reshard-exec-XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Runs `cases` (all on meshes of `world` ranks) on `world` processes; each
 // rank reuses its communicators across cases. Returns reports[case][pos].
 std::vector<std::vector<RankReport>> RunOnRanks(
     const std::vector<const testing::ExecCase*>& cases, int world) {
-  TempDir dir;
+  const auto dir = *executor::RendezvousDir::Create("reshard-prop");
   // Process r is global rank r in every case (rank maps are permutations
   // of 0..world-1); it runs whatever position the case's map gives it.
   auto body = [&](int rank) {
-    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir.path());
+    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir->path());
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(30);
     std::string out;
