@@ -252,14 +252,12 @@ struct Summary {
   double wall_seconds = 0;
 };
 
-StepRow RowOf(const MeshAndPlan& job, size_t k,
+StepRow RowOf(const MeshAndPlan& job, const CostModel& model, size_t k,
               const std::vector<RankReport>& reports) {
   const Step& step = job.plan.steps[k];
   StepRow row;
   row.op = std::string(StepOpName(step.op));
   row.group = job.mesh.GroupName(step.group);
-  const CostModel model(job.mesh, job.plan.tensor,
-                        {CostModelKind::kAlphaBeta, 8});
   row.bytes = model.Price(step.from, step.transition()).bytes;
   for (const RankReport& r : reports) {
     row.seconds_min = std::max(row.seconds_min, r.seconds_min[k]);
@@ -276,8 +274,10 @@ StepRow RowOf(const MeshAndPlan& job, size_t k,
 
 Summary Summarize(const MeshAndPlan& job, std::vector<RankReport> reports) {
   Summary s;
+  // Bytes per DESIGN §3.3 whatever model priced the plan: alpha_beta's.
+  const CostModel model(job.mesh, job.plan.tensor, CostOptions());
   for (size_t k = 0; k < job.plan.steps.size(); ++k) {
-    s.steps.push_back(RowOf(job, k, reports));
+    s.steps.push_back(RowOf(job, model, k, reports));
   }
   std::sort(
       reports.begin(), reports.end(),

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/box_copy.h"
+#include "planner/fnv1a.h"
 #include "planner/plan_structure.h"
 
 namespace reshard::executor {
@@ -108,12 +109,7 @@ uint64_t PlanDigest(const Mesh& mesh, const Plan& plan) {
         ReduceOpName(s.reduce_op), ":", s.avg_divisor, ":", s.from.ToString(),
         ">", s.to.ToString());
   }
-  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64
-  for (unsigned char ch : text) {
-    hash ^= ch;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
+  return Fnv1a64(text);
 }
 
 namespace {

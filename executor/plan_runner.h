@@ -79,7 +79,7 @@ class PlanRunner {
 
 // A 64-bit digest of what a plan makes ranks do (mesh, tensor, states and
 // steps; not its costs or timings), equal on every rank that runs the same
-// plan. FNV-1a over a canonical text.
+// plan. FNV-1a (planner/fnv1a.h) over a canonical text.
 uint64_t PlanDigest(const Mesh& mesh, const Plan& plan);
 
 }  // namespace reshard::executor

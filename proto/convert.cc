@@ -5,20 +5,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "planner/field_error.h"
+#include "planner/fnv1a.h"
 #include "planner/plan_format.h"
 #include "planner/state_text.h"
 
 namespace reshard {
 namespace {
-
-uint64_t Fnv1a(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 ReduceOp FromProto(v1::ReduceOp op) {
   switch (op) {
@@ -207,7 +199,7 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
 }
 
 std::string MeshId(const Mesh& mesh) {
-  return absl::StrFormat("mesh-%016x", Fnv1a(mesh.CanonicalText(true)));
+  return absl::StrFormat("mesh-%016x", Fnv1a64(mesh.CanonicalText(true)));
 }
 
 namespace {
