@@ -18,16 +18,20 @@ contains "$out" "validated: yes"; check "table says validated" $?
 json=$(timeout 120 "$CTL" "${EX[@]}" --json); rc=$?
 check "exec --json exits 0" $rc
 # 16x16 replicated: every rank holds g(0..255); checksum = sum (k+1)*g(k).
-expected=$(python3 -c 'print(sum((k+1)*(k%31-15) for k in range(256)) % (2**61-1))')
-echo "$json" | jq -e --argjson c "$expected" '
+sum=0; for ((k = 0; k < 256; ++k)); do sum=$((sum + (k + 1) * (k % 31 - 15))); done
+p=$(( (1 << 61) - 1 )); expected=$(( (sum % p + p) % p ))
+echo "$json" | jq -e '
   .validated == true and .world_size == 8 and .iters == 3 and .warmup == 1 and
   (.steps | length) == 1 and .steps[0].op == "all_reduce" and
   .steps[0].group == "A_C" and .steps[0].bytes == 1024 and
   .steps[0].seconds_min > 0 and .steps[0].seconds_median >= .steps[0].seconds_min and
   (.steps[0].busbw_gbps - .steps[0].algbw_gbps * 1.5 | fabs) < 1e-9 and
-  (.checksums | length) == 8 and all(.checksums[]; . == $c) and
+  (.checksums | length) == 8 and
   .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048' >/dev/null
-check "json fields, busbw factor and checksums" $?
+check "json fields and busbw factor" $?
+# Checksums compared as text: jq reads numbers as doubles (2^61 > 2^53).
+list="$expected"; for _ in 1 2 3 4 5 6 7; do list="$list, $expected"; done
+contains "$json" "\"checksums\": [$list]"; check "checksums as DESIGN 6.2 defines them" $?
 
 thr=$(timeout 120 "$CTL" exec --local 4 --threads --mesh A=4 --shape 13,3 --dtype bf16 \
       --from 'P(avg)' --to 'S(0)' --iters 2 --json); rc=$?
