@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/box_copy.h"
-#include "planner/fnv1a.h"
+#include "planner/plan_digest.h"
 #include "planner/plan_structure.h"
 
 namespace reshard::executor {
@@ -96,21 +96,6 @@ PlanRunner::PlanRunner(const Mesh& mesh, const Plan& plan, int64_t position)
     : mesh_(mesh), plan_(plan), position_(position) {}
 
 PlanRunner::~PlanRunner() = default;
-
-uint64_t PlanDigest(const Mesh& mesh, const Plan& plan) {
-  std::string text = absl::StrCat(
-      mesh.CanonicalText(true), "|", DTypeName(plan.tensor.dtype()), "[",
-      absl::StrJoin(plan.tensor.shape(), ","), "]|", plan.src.ToString(), "|",
-      plan.dst.ToString());
-  for (const Step& s : plan.steps) {
-    absl::StrAppend(
-        &text, "|", StepOpName(s.op), ":", absl::StrJoin(s.group, ","), ":",
-        s.src_tensor_dim.value_or(-1), ":", s.dst_tensor_dim.value_or(-1), ":",
-        ReduceOpName(s.reduce_op), ":", s.avg_divisor, ":", s.from.ToString(),
-        ">", s.to.ToString());
-  }
-  return Fnv1a64(text);
-}
 
 namespace {
 

@@ -77,11 +77,6 @@ class PlanRunner {
   std::vector<char> wire_in_, wire_out_;
 };
 
-// A 64-bit digest of what a plan makes ranks do (mesh, tensor, states and
-// steps; not its costs or timings), equal on every rank that runs the same
-// plan. FNV-1a (planner/fnv1a.h) over a canonical text.
-uint64_t PlanDigest(const Mesh& mesh, const Plan& plan);
-
 }  // namespace reshard::executor
 
 #endif  // RESHARD_EXECUTOR_PLAN_RUNNER_H_
