@@ -22,10 +22,9 @@
 #include "executor/nccl/nccl_available.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
+#include "executor/run_summary.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
-#include "planner/collective_factors.h"
-#include "planner/cost_model.h"
 #include "planner/plan_format.h"
 #include "planner/plan_json_reader.h"
 
@@ -233,82 +232,8 @@ std::vector<RankReport> RunThreads(const MeshAndPlan& job,
   return reports;
 }
 
-struct StepRow {
-  std::string op;
-  std::string group;
-  int64_t bytes = 0;
-  double seconds_min = 0;     // slowest rank's
-  double seconds_median = 0;  // slowest rank's
-  double algbw_gbps = 0;
-  double busbw_gbps = 0;
-};
-
-struct Summary {
-  std::vector<StepRow> steps;
-  std::vector<uint64_t> checksums;  // by global rank, ascending
-  bool validated = true;
-  std::string why_not;
-  int64_t peak_bytes = 0;
-  double wall_seconds = 0;
-};
-
-StepRow RowOf(const MeshAndPlan& job, const CostModel& model, size_t k,
-              const std::vector<RankReport>& reports) {
-  const Step& step = job.plan.steps[k];
-  StepRow row;
-  row.op = std::string(StepOpName(step.op));
-  row.group = job.mesh.GroupName(step.group);
-  row.bytes = model.Price(step.from, step.transition()).bytes;
-  for (const RankReport& r : reports) {
-    row.seconds_min = std::max(row.seconds_min, r.seconds_min[k]);
-    row.seconds_median = std::max(row.seconds_median, r.seconds_median[k]);
-  }
-  if (row.seconds_median > 0) {
-    row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
-    row.busbw_gbps =
-        row.algbw_gbps *
-        BusBandwidthFactor(step.op, job.mesh.GroupSize(step.group));
-  }
-  return row;
-}
-
-Summary Summarize(const MeshAndPlan& job, std::vector<RankReport> reports) {
-  Summary s;
-  // Bytes per DESIGN §3.3 whatever model priced the plan: alpha_beta's.
-  const CostModel model(job.mesh, job.plan.tensor, CostOptions());
-  for (size_t k = 0; k < job.plan.steps.size(); ++k) {
-    s.steps.push_back(RowOf(job, model, k, reports));
-  }
-  std::sort(
-      reports.begin(), reports.end(),
-      [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
-  for (const RankReport& r : reports) {
-    s.checksums.push_back(r.checksum);
-    s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
-    if (!r.validated && s.validated) {
-      s.validated = false;
-      s.why_not = absl::StrCat("rank ", r.rank, ": ", r.validation_error);
-    }
-  }
-  return s;
-}
-
-// The first failing rank's error, with every failing rank listed.
-absl::Status RankFailure(const std::vector<RankReport>& reports) {
-  std::vector<std::string> failures;
-  absl::StatusCode code = absl::StatusCode::kOk;
-  for (const RankReport& r : reports) {
-    if (r.status.ok()) continue;
-    if (code == absl::StatusCode::kOk) code = r.status.code();
-    failures.push_back(absl::StrCat("rank ", r.rank, ": ", r.status.message()));
-  }
-  if (failures.empty()) return absl::OkStatus();
-  return absl::Status(
-      code, absl::StrCat("the run failed; ", absl::StrJoin(failures, "; ")));
-}
-
 void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
-                const Summary& s, std::ostream& out) {
+                const executor::RunSummary& s, std::ostream& out) {
   out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(job.plan),
                          PlannerName(job.plan.planner), job.plan.total_time_us);
   out << absl::StrFormat(
@@ -319,7 +244,7 @@ void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
                          "op", "group", "bytes", "min_us", "median_us",
                          "algbw_GB/s", "busbw_GB/s");
   for (size_t k = 0; k < s.steps.size(); ++k) {
-    const StepRow& r = s.steps[k];
+    const executor::StepRow& r = s.steps[k];
     out << absl::StrFormat("%5d  %-15s %-8s %12d %12.2f %12.2f %11.3f %11.3f\n",
                            k, r.op, r.group, r.bytes, r.seconds_min * 1e6,
                            r.seconds_median * 1e6, r.algbw_gbps, r.busbw_gbps);
@@ -330,11 +255,11 @@ void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
       << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
 }
 
-void PrintJson(const MeshAndPlan& job, const ExecFlags& flags, const Summary& s,
-               std::ostream& out) {
+void PrintJson(const MeshAndPlan& job, const ExecFlags& flags,
+               const executor::RunSummary& s, std::ostream& out) {
   std::vector<std::string> steps;
   for (size_t k = 0; k < s.steps.size(); ++k) {
-    const StepRow& r = s.steps[k];
+    const executor::StepRow& r = s.steps[k];
     steps.push_back(
         absl::StrCat("{\"index\": ", k, ", \"op\": \"", r.op,
                      "\", \"group\": \"", r.group, "\", \"bytes\": ", r.bytes,
@@ -378,9 +303,10 @@ absl::Status RunExec(const std::optional<std::string>& server,
   absl::StatusOr<std::vector<RankReport>> reports =
       flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
   if (!reports.ok()) return reports.status();
-  absl::Status failure = RankFailure(*reports);
+  absl::Status failure = executor::RankFailure(*reports);
   if (!failure.ok()) return failure;
-  Summary summary = Summarize(*job, *std::move(reports));
+  executor::RunSummary summary =
+      executor::Summarize(job->mesh, job->plan, *std::move(reports));
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
