@@ -3,20 +3,16 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
+#include "client/run_output.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/nccl/nccl_available.h"
@@ -25,8 +21,6 @@
 #include "executor/run_summary.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
-#include "planner/plan_format.h"
-#include "planner/plan_json_reader.h"
 
 namespace reshard {
 namespace {
@@ -112,28 +106,6 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   flags.threads = args.Has("threads");
   flags.json = args.Has("json");
   return flags;
-}
-
-struct MeshAndPlan {
-  Mesh mesh;
-  Plan plan;
-};
-
-absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat("--plan: cannot read \"", path, "\""));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<PlanFile> read = ReadPlanJson(text.str());
-  if (!read.ok()) {
-    return absl::Status(
-        read.status().code(),
-        absl::StrCat("--plan ", path, ": ", read.status().message()));
-  }
-  return MeshAndPlan{std::move(read->mesh), std::move(read->plan)};
 }
 
 absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
@@ -232,52 +204,6 @@ std::vector<RankReport> RunThreads(const MeshAndPlan& job,
   return reports;
 }
 
-void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
-                const executor::RunSummary& s, std::ostream& out) {
-  out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(job.plan),
-                         PlannerName(job.plan.planner), job.plan.total_time_us);
-  out << absl::StrFormat(
-      "backend %s, %d ranks (%s), %d iters after %d warm-up\n", flags.backend,
-      flags.ranks, flags.threads ? "threads" : "processes", flags.iters,
-      flags.warmup);
-  out << absl::StrFormat("%5s  %-15s %-8s %12s %12s %12s %11s %11s\n", "step",
-                         "op", "group", "bytes", "min_us", "median_us",
-                         "algbw_GB/s", "busbw_GB/s");
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const executor::StepRow& r = s.steps[k];
-    out << absl::StrFormat("%5d  %-15s %-8s %12d %12.2f %12.2f %11.3f %11.3f\n",
-                           k, r.op, r.group, r.bytes, r.seconds_min * 1e6,
-                           r.seconds_median * 1e6, r.algbw_gbps, r.busbw_gbps);
-  }
-  out << "checksums: " << absl::StrJoin(s.checksums, " ") << "\n";
-  out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
-      << "   peak bytes per rank (measured): " << s.peak_bytes
-      << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
-}
-
-void PrintJson(const MeshAndPlan& job, const ExecFlags& flags,
-               const executor::RunSummary& s, std::ostream& out) {
-  std::vector<std::string> steps;
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const executor::StepRow& r = s.steps[k];
-    steps.push_back(
-        absl::StrCat("{\"index\": ", k, ", \"op\": \"", r.op,
-                     "\", \"group\": \"", r.group, "\", \"bytes\": ", r.bytes,
-                     ", \"seconds_min\": ", FormatDouble(r.seconds_min),
-                     ", \"seconds_median\": ", FormatDouble(r.seconds_median),
-                     ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
-                     ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}"));
-  }
-  out << "{\"plan\": " << PlanJson(job.mesh, job.plan) << ", \"backend\": \""
-      << flags.backend << "\", \"world_size\": " << flags.ranks
-      << ", \"iters\": " << flags.iters << ", \"warmup\": " << flags.warmup
-      << ", \"steps\": [" << absl::StrJoin(steps, ", ") << "], \"checksums\": ["
-      << absl::StrJoin(s.checksums, ", ")
-      << "], \"validated\": " << (s.validated ? "true" : "false")
-      << ", \"peak_bytes_measured\": " << s.peak_bytes
-      << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
-}
-
 }  // namespace
 
 const char* ExecUsage() { return kExecUsage; }
@@ -310,16 +236,14 @@ absl::Status RunExec(const std::optional<std::string>& server,
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (flags->json) {
-    PrintJson(*job, *flags, summary, out);
-  } else {
-    PrintTable(*job, *flags, summary, out);
-  }
-  if (!summary.validated) {
-    return absl::DataLossError(
-        absl::StrCat("the result did not validate: ", summary.why_not));
-  }
-  return absl::OkStatus();
+  RunContext context;
+  context.backend = flags->backend;
+  context.world_size = flags->ranks;
+  context.launched_on = absl::StrCat(
+      flags->ranks, " ranks (", flags->threads ? "threads" : "processes", ")");
+  context.iters = flags->iters;
+  context.warmup = flags->warmup;
+  return PrintRun(job->mesh, job->plan, context, summary, flags->json, out);
 }
 
 }  // namespace reshard
