@@ -21,9 +21,10 @@ absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
                        (c >= '0' && c <= '9') || c == '-' || c == '_' ||
                        c == '.';
     if (!plain) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": \"", name, "\" may only hold letters, digits, '-', '_' "
-          "and '.'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": \"", name,
+                       "\" may only hold letters, digits, '-', '_' "
+                       "and '.'"));
     }
   }
   return absl::OkStatus();
@@ -33,9 +34,11 @@ absl::Status CheckJoin(const JoinInfo& info, const CoordinatorLimits& limits) {
   if (info.protocol != kCoordinatorProtocol) {
     return absl::FailedPreconditionError(absl::StrCat(
         "agent version ", info.version.empty() ? "unknown" : info.version,
-        " (protocol ", info.protocol, ") is incompatible with this "
-        "coordinator, version ", kReshardVersion, " (protocol ",
-        kCoordinatorProtocol, "); run agents of a matching version"));
+        " (protocol ", info.protocol,
+        ") is incompatible with this "
+        "coordinator, version ",
+        kReshardVersion, " (protocol ", kCoordinatorProtocol,
+        "); run agents of a matching version"));
   }
   absl::Status s =
       CheckJobName(info.agent.job, limits.max_job_name_bytes, "agent.job");
@@ -121,8 +124,8 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::AgentJob(
     const AgentId& id) const {
   std::shared_ptr<Job> job = table_->Find(id.job);
   if (job == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "agent.job: no job \"", id.job, "\" (join before anything else)"));
+    return absl::NotFoundError(absl::StrCat("agent.job: no job \"", id.job,
+                                            "\" (join before anything else)"));
   }
   return job;
 }
@@ -131,9 +134,10 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(
     const std::string& name) const {
   std::shared_ptr<Job> job = table_->Find(name);
   if (job == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "job: no job \"", name, "\" (a job exists once its first agent "
-        "joins)"));
+    return absl::NotFoundError(
+        absl::StrCat("job: no job \"", name,
+                     "\" (a job exists once its first agent "
+                     "joins)"));
   }
   return job;
 }
@@ -161,8 +165,7 @@ absl::Status Coordinator::Leave(const AgentId& id) {
   return s;
 }
 
-absl::Status Coordinator::StoreSet(const AgentId& id,
-                                   const std::string& run_id,
+absl::Status Coordinator::StoreSet(const AgentId& id, const std::string& run_id,
                                    const std::string& key, std::string value) {
   absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
   if (!job.ok()) return job.status();
@@ -191,9 +194,9 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   RunSlot slot(active_runs_);
   if (active_runs_ > limits_.max_concurrent_runs) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "this server already runs its maximum of ",
-        limits_.max_concurrent_runs, " concurrent RunJob calls"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this server already runs its maximum of ",
+                     limits_.max_concurrent_runs, " concurrent RunJob calls"));
   }
   absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
   if (!job.ok()) return job.status();
@@ -203,10 +206,10 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   absl::StatusOr<RunResult> result =
       (*job)->Run(std::move(spec), deadline, caller_gone);
   if (!result.ok()) return result.status();
-  RunOutcome outcome{result->run_id,
-                     executor::Summarize(kept->mesh, kept->plan,
-                                         result->reports),
-                     std::move(result->reports)};
+  RunOutcome outcome{
+      result->run_id,
+      executor::Summarize(kept->mesh, kept->plan, result->reports),
+      std::move(result->reports)};
   outcome.summary.wall_seconds = result->wall_seconds;
   return outcome;
 }

@@ -51,8 +51,9 @@ absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
   if (!s.ok()) return s;
   Slot& slot = slots_[id.rank];
   if (slot.mailbox != nullptr) {
-    slot.mailbox->Close("a newer dispatch stream of the same agent replaced "
-                        "this one");
+    slot.mailbox->Close(
+        "a newer dispatch stream of the same agent replaced "
+        "this one");
   } else {
     ++generation_;  // the rank is back
   }
@@ -99,8 +100,8 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
   if (slot.info.incarnation != id.incarnation) {
     return absl::FailedPreconditionError(absl::StrCat(
         "agent.incarnation: ", id.incarnation, " is not rank ", id.rank,
-        "'s current incarnation (", slot.info.incarnation,
-        ") in job \"", name_, "\"; a restarted agent joins again"));
+        "'s current incarnation (", slot.info.incarnation, ") in job \"", name_,
+        "\"; a restarted agent joins again"));
   }
   return absl::OkStatus();
 }
@@ -141,16 +142,21 @@ absl::StatusOr<std::vector<std::string>> Job::StoreGet(
   std::vector<std::string> missing = store_.Missing(keys);
   const size_t count = missing.size();
   if (missing.size() > 4) missing.resize(4);
-  return absl::DeadlineExceededError(absl::StrCat(
-      count, " of ", keys.size(), " rendezvous keys still missing at the "
-      "deadline: ", absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
+  return absl::DeadlineExceededError(
+      absl::StrCat(count, " of ", keys.size(),
+                   " rendezvous keys still missing at the "
+                   "deadline: ",
+                   absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
 }
 
 JobInfo Job::Info() const {
   absl::MutexLock lock(&mu_);
-  JobInfo info{name_, world_size_, backend_, generation_, "", {}, "",
-               runs_total_, runs_failed_, store_.keys(), store_.bytes()};
-  info.state = run_ != nullptr ? "running" : ReadyLocked() ? "ready" : "joining";
+  JobInfo info{
+      name_,       world_size_,  backend_,      generation_,   "", {}, "",
+      runs_total_, runs_failed_, store_.keys(), store_.bytes()};
+  info.state = run_ != nullptr ? "running"
+               : ReadyLocked() ? "ready"
+                               : "joining";
   if (run_ != nullptr) info.current_run = run_->id;
   for (const Slot& slot : slots_) {
     if (slot.present) info.agents.push_back(slot.info);

@@ -38,7 +38,8 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
       lost.push_back(absl::StrCat("rank ", r, ": ", run.lost[r]));
     } else if (!run.reports[r].has_value()) {
       if (deadline_hit) {
-        silent.push_back(absl::StrCat("rank ", r, ": no report by the deadline"));
+        silent.push_back(
+            absl::StrCat("rank ", r, ": no report by the deadline"));
       }
     } else if (!run.reports[r]->status.ok()) {
       if (failed_code == absl::StatusCode::kOk) {
@@ -48,15 +49,17 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
           absl::StrCat("rank ", r, ": ", run.reports[r]->status.message()));
     }
   }
-  const absl::StatusCode code = !lost.empty()     ? absl::StatusCode::kUnavailable
-                                : !silent.empty() ? absl::StatusCode::kDeadlineExceeded
-                                                  : failed_code;
+  const absl::StatusCode code = !lost.empty() ? absl::StatusCode::kUnavailable
+                                : !silent.empty()
+                                    ? absl::StatusCode::kDeadlineExceeded
+                                    : failed_code;
   if (code == absl::StatusCode::kOk) return absl::OkStatus();
   std::vector<std::string> parts = lost;
   parts.insert(parts.end(), silent.begin(), silent.end());
   parts.insert(parts.end(), failed.begin(), failed.end());
-  return absl::Status(code, absl::StrCat("run ", run.id, " failed: ",
-                                         absl::StrJoin(parts, "; ")));
+  return absl::Status(
+      code,
+      absl::StrCat("run ", run.id, " failed: ", absl::StrJoin(parts, "; ")));
 }
 
 }  // namespace
@@ -96,7 +99,8 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
   auto free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return shut_down_ || (ReadyLocked() && run_ == nullptr);
   };
-  const WaitEnd end = AwaitLocked(absl::Condition(&free), deadline, caller_gone);
+  const WaitEnd end =
+      AwaitLocked(absl::Condition(&free), deadline, caller_gone);
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   if (end == WaitEnd::kCallerGone) {
     return absl::CancelledError("the caller cancelled RunJob");
@@ -109,9 +113,9 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
     }
   }
   if (absent.empty()) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "job \"", name_, "\" was still running run ", run_->id,
-        " at the deadline"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("job \"", name_, "\" was still running run ", run_->id,
+                     " at the deadline"));
   }
   if (absent.size() > 16) absent.resize(16);
   return absl::DeadlineExceededError(absl::StrCat(
@@ -168,17 +172,18 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
       end == WaitEnd::kCallerGone
           ? absl::CancelledError(
                 absl::StrCat("run ", run->id, ": the caller cancelled RunJob"))
-      : run->cancelled
-          ? absl::CancelledError(
-                absl::StrCat("run ", run->id, " was cancelled (CancelJob)"))
-          : RunFailure(*run, end == WaitEnd::kDeadline);
+      : run->cancelled ? absl::CancelledError(absl::StrCat(
+                             "run ", run->id, " was cancelled (CancelJob)"))
+                       : RunFailure(*run, end == WaitEnd::kDeadline);
   if (failure.ok() && !run->Complete()) {  // the deadline, before a report
     failure = RunFailure(*run, true);
   }
   if (failure.ok()) {
     RunResult result{run->id, {}, 0};
-    result.wall_seconds = absl::ToDoubleSeconds(run->last_report - run->dispatched);
-    for (auto& report : run->reports) result.reports.push_back(*std::move(report));
+    result.wall_seconds =
+        absl::ToDoubleSeconds(run->last_report - run->dispatched);
+    for (auto& report : run->reports)
+      result.reports.push_back(*std::move(report));
     return result;
   }
   ++runs_failed_;
@@ -212,9 +217,9 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   if (s.ok()) s = CheckRunLocked(run_id);
   if (!s.ok()) return s;
   if (generation != run_->generation) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "generation: ", generation, " is not run ", run_id, "'s generation (",
-        run_->generation, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("generation: ", generation, " is not run ", run_id,
+                     "'s generation (", run_->generation, ")"));
   }
   if (run_->reports[id.rank].has_value() || !run_->lost[id.rank].empty()) {
     return absl::OkStatus();  // a repeated report changes nothing

@@ -22,9 +22,11 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
                      limits_.max_store_keys_per_job, " keys"));
   }
   if (bytes_ - old_size + new_size > limits_.max_store_bytes_per_job) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "value: setting \"", key, "\" would take the job's rendezvous store "
-        "past its maximum of ", limits_.max_store_bytes_per_job, " bytes"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("value: setting \"", key,
+                     "\" would take the job's rendezvous store "
+                     "past its maximum of ",
+                     limits_.max_store_bytes_per_job, " bytes"));
   }
   bytes_ += new_size - old_size;
   entries_[key] = Entry{run_id, std::move(value)};

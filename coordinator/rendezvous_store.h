@@ -19,8 +19,7 @@ namespace reshard::coordinator {
 
 class RendezvousStore {
  public:
-  explicit RendezvousStore(const CoordinatorLimits& limits)
-      : limits_(limits) {}
+  explicit RendezvousStore(const CoordinatorLimits& limits) : limits_(limits) {}
 
   // Sets `key` for `run_id` (overwriting keeps the byte count exact).
   // RESOURCE_EXHAUSTED past the job's key or byte cap, INVALID_ARGUMENT

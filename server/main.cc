@@ -19,6 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "planner/search_support.h"
+#include "server/coordinator_service.h"
 #include "server/planner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -38,6 +39,11 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls");
+ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
+ABSL_FLAG(int64_t, max_concurrent_runs, 64,
+          "most RunJob calls waiting or running at once");
+ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
+          "rendezvous store bytes (keys + values) per job");
 
 namespace reshard {
 namespace {
@@ -59,9 +65,30 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   return options;
 }
 
+// The Coordinator's bounds from the flags; nullopt (after logging which
+// flag is wrong) when one is not positive.
+std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
+  coordinator::CoordinatorLimits limits;
+  limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
+  limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
+  limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
+  for (auto [flag, value] :
+       {std::pair{"max_jobs", limits.max_jobs},
+        std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
+        std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job}}) {
+    if (value < 1) {
+      spdlog::error("--{}={} must be at least 1", flag, value);
+      return std::nullopt;
+    }
+  }
+  return limits;
+}
+
 // Builds and starts the server on --listen with health checking and
 // reflection; null (after logging why) when it cannot listen.
-std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
+std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
+                                          CoordinatorService& coordinator,
+                                          int& port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -72,6 +99,7 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
   builder.RegisterService(&service);
+  builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
@@ -118,12 +146,19 @@ int Serve() {
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
   PlannerService service(registry, cache, *options);
+  const std::optional<coordinator::CoordinatorLimits> limits =
+      CoordinatorLimitsFromFlags();
+  if (!limits.has_value()) return 2;
+  coordinator::Coordinator core(*limits);
+  CoordinatorService coordinator(core, registry, cache, *options);
   int port = 0;
-  std::unique_ptr<grpc::Server> server = StartServer(service, port);
+  std::unique_ptr<grpc::Server> server =
+      StartServer(service, coordinator, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus("reshard.v1.Planner", true);
+  health->SetServingStatus("reshard.v1.Coordinator", true);
   WritePortFile(port);
   spdlog::info("reshard-planner serving on port {} (listen {})", port,
                absl::GetFlag(FLAGS_listen));
@@ -132,6 +167,7 @@ int Serve() {
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
   health->SetServingStatus(false);
+  coordinator.StartDraining();
   Drain(service, *server);
   spdlog::info("reshard-planner stopped");
   return 0;
