@@ -51,6 +51,8 @@ absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
   if (!s.ok()) return s;
   Slot& slot = slots_[id.rank];
   if (slot.mailbox != nullptr) {
+    // Work queued on the old stream is lost with it.
+    LoseRankLocked(id.rank, "its agent reconnected during the run");
     slot.mailbox->Close(
         "a newer dispatch stream of the same agent replaced "
         "this one");
