@@ -28,6 +28,12 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
   if (slot.present && slot.info.incarnation == info.agent.incarnation) {
     return generation_;  // the same process again: nothing changes
   }
+  if (slot.present && slot.mailbox != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", info.agent.rank, " of job \"", name_,
+        "\" is held by a live agent (incarnation ", slot.info.incarnation,
+        ", connected); stop it before starting another"));
+  }
   if (slot.present) {
     LoseRankLocked(info.agent.rank,
                    "its agent was replaced by a new incarnation");

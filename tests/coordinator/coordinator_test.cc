@@ -160,6 +160,19 @@ TEST_F(CoordinatorTest, RefusesBadJoinsNamingTheField) {
   EXPECT_THAT(other.status().message(), HasSubstr("has world size 2"));
 }
 
+TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
+  absl::StatusOr<std::shared_ptr<Mailbox>> live = c_.Connect({"j", 0, 5});
+  ASSERT_TRUE(live.ok());
+  absl::StatusOr<int64_t> second = c_.Join(Joining("j", 0, 1, 6));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(),
+              HasSubstr("rank 0 of job \"j\" is held by a live agent "
+                        "(incarnation 5, connected)"));
+  c_.Disconnect({"j", 0, 5}, *live);  // it died: a new one may take over
+  EXPECT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
+}
+
 TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
