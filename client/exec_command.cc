@@ -7,7 +7,6 @@
 #include <memory>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli_args.h"
 #include "client/client.h"
@@ -52,17 +51,6 @@ struct ExecFlags {
   bool json = false;
 };
 
-absl::Status ParseCount(const CliArgs& args, const char* flag, int min,
-                        int& out) {
-  const std::optional<std::string> value = args.Get(flag);
-  if (!value.has_value()) return absl::OkStatus();
-  if (!absl::SimpleAtoi(*value, &out) || out < min) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", flag, ": \"", *value, "\" is not an integer >= ", min));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   ExecFlags flags;
   if (!args.Has("local")) {
@@ -74,7 +62,7 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
         std::tuple{"iters", 1, &flags.iters},
         std::tuple{"warmup", 0, &flags.warmup},
         std::tuple{"timeout_seconds", 1, &flags.timeout_seconds}}) {
-    absl::Status s = ParseCount(args, flag, min, *target);
+    absl::Status s = ParseIntFlag(args, flag, min, *target);
     if (!s.ok()) return s;
   }
   flags.backend = args.Get("backend").value_or("gloo");
@@ -117,10 +105,7 @@ absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
   if (!request.ok()) return request.status();
   absl::StatusOr<Plan> plan;
   if (server.has_value()) {
-    ClientOptions options;
-    options.target = *server;
-    options.max_attempts = 2;
-    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+    absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(*server);
     if (!client.ok()) return client.status();
     plan = (*client)->PlanInline(*mesh, *request);
   } else {
