@@ -185,6 +185,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
       [ctx] { return ctx->IsCancelled(); });
   if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
   response->set_run_id(outcome->run_id);
+  response->set_backend(BackendToProto(outcome->backend));
   *response->mutable_mesh() = MeshToProto((*spec)->mesh);
   PlanToProto((*spec)->mesh, (*spec)->plan, response->mutable_plan());
   RunSummaryToProto(outcome->summary, response);
