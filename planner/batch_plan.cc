@@ -8,11 +8,6 @@
 namespace reshard {
 namespace {
 
-absl::Status ItemError(size_t index, const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat("items[", index, "].", status.message()));
-}
-
 // The first planned item's cost options: what the batch's plans were
 // priced under.
 CostOptions BatchCostOptions(
@@ -24,6 +19,11 @@ CostOptions BatchCostOptions(
 }
 
 }  // namespace
+
+absl::Status BatchItemError(size_t index, const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("items[", index, "].", status.message()));
+}
 
 int64_t BatchPlan::ItemErrors() const {
   return std::count_if(plans.begin(), plans.end(),
@@ -51,7 +51,7 @@ absl::StatusOr<BatchPlan> PlanBatch(
       if (stop) {
         if (absl::Status s = stop(); !s.ok()) return s;
       }
-      plan = ItemError(i, plan.status());
+      plan = BatchItemError(i, plan.status());
       if (options.all_or_nothing) return plan.status();
     }
     batch.plans.push_back(std::move(plan));

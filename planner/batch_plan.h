@@ -37,6 +37,10 @@ struct BatchPlan {
   int64_t ItemErrors() const;
 };
 
+// `status` as batch item `index`'s error: `items[index].` before its
+// message (which names the field).
+absl::Status BatchItemError(size_t index, const absl::Status& status);
+
 // Plans every request on `mesh` through `cache` and buckets the plans.
 // `requests` holds each item's parsed request, or its parse error; the
 // requests share one PlanOptions (the batch's), which also prices the

@@ -5,7 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "proto/batch_convert.h"
 #include "proto/convert.h"
+#include "server/batch_request.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard {
@@ -157,31 +159,10 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
   return RunMeshCall(ctx, "PlanBatch", *request, [&](const Mesh& mesh) {
-    if (request->items_size() > options_.max_batch_items) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("items: ", request->items_size(), " items, at most ",
-                       options_.max_batch_items, " per batch"));
-    }
-    const std::string mesh_id = MeshId(mesh);
-    const StopCheck stop = CallStop(ctx);
-    for (int i = 0; i < request->items_size(); ++i) {
-      const v1::PlanBatchRequest::Item& item = request->items(i);
-      absl::StatusOr<PlanRequest> plan_request =
-          LimitedPlanRequest(mesh, item.tensor(), item.src(), item.dst(),
-                             request->options(), options_);
-      absl::StatusOr<reshard::Plan> plan =
-          plan_request.ok()
-              ? MakePlanCached(mesh, *plan_request, cache_, stop)
-              : absl::StatusOr<reshard::Plan>(plan_request.status());
-      if (!plan.ok()) {
-        return absl::Status(
-            plan.status().code(),
-            absl::StrCat("items[", i, "].", plan.status().message()));
-      }
-      v1::Plan* out = response->add_plans();
-      PlanToProto(mesh, *plan, out);
-      out->set_mesh_id(mesh_id);
-    }
+    absl::StatusOr<BatchPlan> batch =
+        ServeBatch(mesh, *request, options_, cache_, CallStop(ctx));
+    if (!batch.ok()) return batch.status();
+    BatchPlanToProto(mesh, *batch, MeshId(mesh), response);
     return absl::OkStatus();
   });
 }
