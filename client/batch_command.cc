@@ -138,7 +138,8 @@ absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
   if (args.Has("all_or_nothing")) {
     if (absl::Status s = FirstItemError(*batch); !s.ok()) return s;
   }
-  return PlannedBatch{*std::move(mesh), BatchNames(*items), *std::move(batch)};
+  return PlannedBatch{*std::move(mesh), BatchNames(*items), *std::move(batch),
+                      *options};
 }
 
 absl::Status RunPlanBatch(const std::string& server,

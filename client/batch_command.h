@@ -38,6 +38,7 @@ struct PlannedBatch {
   Mesh mesh;
   std::vector<std::string> names;
   BatchPlan batch;
+  PlanOptions options;  // the items' shared options
 };
 
 // The flags a batch is planned with, beside the plan flags.

@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/box_copy.h"
+#include "executor/digest_exchange.h"
+#include "executor/local_step.h"
 #include "planner/plan_digest.h"
 #include "planner/plan_structure.h"
 
@@ -99,34 +101,6 @@ PlanRunner::~PlanRunner() = default;
 
 namespace {
 
-// Every rank of the mesh contributes its digest; all must agree.
-absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
-                            CommunicatorProvider& provider) {
-  if (mesh.world_size() == 1) return absl::OkStatus();
-  std::vector<int64_t> ranks;
-  for (int64_t p = 0; p < mesh.world_size(); ++p) {
-    ranks.push_back(mesh.RankAt(p));
-  }
-  absl::StatusOr<Communicator*> world = provider.Get(ranks, "world");
-  if (!world.ok()) return world.status();
-  std::vector<int64_t> digests(ranks.size());
-  const int64_t index = mesh.PositionOfRank(rank);
-  digests[index] = static_cast<int64_t>(digest);
-  absl::Status s =
-      (*world)->AllGather(&digests[index], digests.data(), 1, DType::kInt64);
-  if (!s.ok()) return s;
-  std::vector<int64_t> differing;
-  for (size_t i = 0; i < digests.size(); ++i) {
-    if (digests[i] != static_cast<int64_t>(digest)) {
-      differing.push_back(ranks[i]);
-    }
-  }
-  if (differing.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "plan digest mismatch: rank ", rank, " runs plan ", absl::Hex(digest),
-      " but ranks [", absl::StrJoin(differing, ","), "] run a different plan"));
-}
-
 void ChooseFastPaths(Compiled& c) {
   const StepLayout& l = c.layout;
   switch (c.step.op) {
@@ -157,7 +131,7 @@ absl::StatusOr<std::unique_ptr<PlanRunner>> PlanRunner::Compile(
     return absl::InvalidArgumentError(
         absl::StrCat("rank: ", rank, " is not a rank of the mesh"));
   }
-  s = ExchangeDigest(mesh, PlanDigest(mesh, plan), rank, provider);
+  s = ExchangeDigest(mesh, PlanDigest(mesh, plan), rank, provider, "plan");
   if (!s.ok()) return s;
   std::unique_ptr<PlanRunner> runner(new PlanRunner(mesh, plan, position));
   const std::vector<int64_t>& shape = plan.tensor.shape();
@@ -276,20 +250,6 @@ absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
   return absl::OkStatus();
 }
 
-// chunk, partition and shard_to_partial: zeros, then at most one box copied
-// (StepLayout's local-step contract).
-void RunLocal(const Compiled& c, const char* in, char* out) {
-  const StepLayout& l = c.layout;
-  const bool covers = !l.recv.empty() && l.recv[0].numel() == c.out_numel;
-  if (!covers) ZeroBytes(out, c.Bytes(c.out_numel));
-  if (l.send.empty()) return;
-  if (l.recv[0].numel() == c.out_numel) {  // the whole output, row-major
-    PackBox(in, l.in_shape, l.send[0], c.itemsize, out);
-  } else {  // the whole input, placed inside the output
-    UnpackBox(in, out, l.out_shape, l.recv[0], c.itemsize);
-  }
-}
-
 absl::Status Execute(const Compiled& c, const char* in, char* out,
                      Wires wires) {
   // Every member of a group agrees on the block: when it is empty every
@@ -305,7 +265,7 @@ absl::Status Execute(const Compiled& c, const char* in, char* out,
     case StepOp::kAllToAll:
       return RunAllToAll(c, in, out, wires);
     default:
-      RunLocal(c, in, out);
+      RunLocalStep(c.layout, c.itemsize, in, out);
       return absl::OkStatus();
   }
 }

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "planner/field_error.h"
 #include "planner/local_layout.h"
 #include "planner/tensor_spec.h"
 
@@ -56,9 +57,11 @@ struct MemberSize {
 // never moves another tensor's steps, so every tensor's order holds.
 class Scheduler {
  public:
-  Scheduler(const Mesh& mesh, const BucketOptions& options)
+  // `join`: steps join earlier buckets (false: one bucket per step).
+  Scheduler(const Mesh& mesh, const BucketOptions& options, bool join)
       : mesh_(mesh),
         options_(options),
+        join_(join),
         bucket_model_(mesh, none_, options.cost) {}
 
   void AddPlan(int tensor, const Plan& plan);
@@ -74,6 +77,7 @@ class Scheduler {
 
   const Mesh& mesh_;
   const BucketOptions& options_;
+  const bool join_;
   const TensorSpec none_;  // buckets are priced by group and bytes only
   const CostModel bucket_model_;
   BucketSchedule schedule_;
@@ -104,7 +108,9 @@ void Scheduler::AddPlan(int tensor, const Plan& plan) {
 
 int Scheduler::Place(const BucketKey& key, const MemberSize& size, int after) {
   std::vector<int>& candidates = by_key_[key];
-  auto it = std::upper_bound(candidates.begin(), candidates.end(), after);
+  auto it = join_
+                ? std::upper_bound(candidates.begin(), candidates.end(), after)
+                : candidates.end();
   for (; it != candidates.end(); ++it) {
     if (Fits(schedule_.buckets[*it], size)) break;
   }
@@ -152,13 +158,121 @@ absl::StatusOr<BucketSchedule> ScheduleBuckets(
     return absl::InvalidArgumentError(
         absl::StrCat("bucket_bytes: must be >= 1, got ", options.bucket_bytes));
   }
-  Scheduler scheduler(mesh, options);
+  Scheduler scheduler(mesh, options, /*join=*/true);
   for (size_t i = 0; i < plans.size(); ++i) {
     if (plans[i] != nullptr) {
       scheduler.AddPlan(static_cast<int>(i), *plans[i]);
     }
   }
   return std::move(scheduler).Finish();
+}
+
+BucketSchedule UnbucketedSchedule(const Mesh& mesh,
+                                  absl::Span<const Plan* const> plans,
+                                  const CostOptions& cost) {
+  const BucketOptions options{kDefaultBucketBytes, cost};
+  Scheduler scheduler(mesh, options, /*join=*/false);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i] != nullptr) {
+      scheduler.AddPlan(static_cast<int>(i), *plans[i]);
+    }
+  }
+  return std::move(scheduler).Finish();
+}
+
+namespace {
+
+// What a schedule's reader checks as it walks the buckets: each tensor's
+// last scheduled step and the bucket that held it.
+class ScheduleCheck {
+ public:
+  ScheduleCheck(const Mesh& mesh, absl::Span<const Plan* const> plans)
+      : mesh_(mesh),
+        plans_(plans),
+        last_step_(plans.size(), -1),
+        last_bucket_(plans.size(), -1),
+        covered_(plans.size(), 0) {}
+
+  absl::Status Member(int b, const Bucket& bucket, const BucketMember& m,
+                      const std::string& field);
+  absl::Status Covered() const;
+
+ private:
+  const Mesh& mesh_;
+  absl::Span<const Plan* const> plans_;
+  std::vector<int> last_step_, last_bucket_, covered_;
+};
+
+absl::Status ScheduleCheck::Member(int b, const Bucket& bucket,
+                                   const BucketMember& m,
+                                   const std::string& field) {
+  if (m.tensor < 0 || m.tensor >= static_cast<int>(plans_.size()) ||
+      plans_[m.tensor] == nullptr) {
+    return InvalidField(field,
+                        absl::StrCat("tensor ", m.tensor, " is not planned"));
+  }
+  const Plan& plan = *plans_[m.tensor];
+  if (m.step < 0 || m.step >= static_cast<int>(plan.steps.size()) ||
+      !plan.steps[m.step].IsCommunicating(mesh_)) {
+    return InvalidField(
+        field, absl::StrCat("step ", m.step, " is not a communicating step"));
+  }
+  const Step& step = plan.steps[m.step];
+  const BucketKey key = KeyOf(step, plan.tensor.dtype());
+  const BucketKey first =
+      KeyOf(plans_[bucket.members[0].tensor]->steps[bucket.members[0].step],
+            plans_[bucket.members[0].tensor]->tensor.dtype());
+  if (step.op != bucket.op || step.group != bucket.group || !(key == first) ||
+      (bucket.Reduces() && (step.reduce_op != bucket.reduce_op ||
+                            step.avg_divisor != bucket.avg_divisor))) {
+    return InvalidField(field,
+                        "its step does not match the bucket's op, "
+                        "group, reduction or dtype");
+  }
+  if (m.step <= last_step_[m.tensor] || b <= last_bucket_[m.tensor]) {
+    return InvalidField(field, absl::StrCat("step ", m.step, " of tensor ",
+                                            m.tensor, " is out of its order"));
+  }
+  last_step_[m.tensor] = m.step;
+  last_bucket_[m.tensor] = b;
+  ++covered_[m.tensor];
+  return absl::OkStatus();
+}
+
+absl::Status ScheduleCheck::Covered() const {
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    if (plans_[t] == nullptr) continue;
+    if (covered_[t] != plans_[t]->CommunicatingSteps(mesh_)) {
+      return InvalidField(absl::StrCat("tensors[", t, "]"),
+                          absl::StrCat(covered_[t], " of its ",
+                                       plans_[t]->CommunicatingSteps(mesh_),
+                                       " communicating steps are scheduled"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckBucketSchedule(const Mesh& mesh,
+                                 absl::Span<const Plan* const> plans,
+                                 const BucketSchedule& schedule) {
+  ScheduleCheck check(mesh, plans);
+  for (size_t b = 0; b < schedule.buckets.size(); ++b) {
+    const Bucket& bucket = schedule.buckets[b];
+    if (bucket.members.empty()) {
+      return InvalidField(absl::StrCat("buckets[", b, "]"), "no members");
+    }
+    for (size_t k = 0; k < bucket.members.size(); ++k) {
+      const std::string field =
+          absl::StrCat("buckets[", b, "].members[", k, "]");
+      // The first member is checked before it serves as the reference.
+      absl::Status s =
+          check.Member(static_cast<int>(b), bucket, bucket.members[k], field);
+      if (!s.ok()) return s;
+    }
+  }
+  return check.Covered();
 }
 
 }  // namespace reshard

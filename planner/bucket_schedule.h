@@ -94,6 +94,25 @@ absl::StatusOr<BucketSchedule> ScheduleBuckets(
     const Mesh& mesh, absl::Span<const Plan* const> plans,
     const BucketOptions& options);
 
+// Checks that `schedule` is a schedule of `plans` by the rules above (byte
+// caps aside, a planning choice): every member names a communicating step
+// of a planned item that agrees with its bucket's op, group, reduce op,
+// divisor and, for reductions, dtype; a tensor's steps sit in strictly
+// later buckets than its earlier steps; every communicating step is a
+// member exactly once. INVALID_ARGUMENT naming `buckets[b].members[k]` (or
+// the uncovered `tensors[t].steps[j]`) otherwise. Executors check schedules
+// from files or the wire with it before running them.
+absl::Status CheckBucketSchedule(const Mesh& mesh,
+                                 absl::Span<const Plan* const> plans,
+                                 const BucketSchedule& schedule);
+
+// The schedule that runs `plans` tensor by tensor: one bucket per
+// communicating step, in tensor order (what `--no-bucketing` runs), priced
+// like ScheduleBuckets.
+BucketSchedule UnbucketedSchedule(const Mesh& mesh,
+                                  absl::Span<const Plan* const> plans,
+                                  const CostOptions& cost);
+
 }  // namespace reshard
 
 #endif  // RESHARD_PLANNER_BUCKET_SCHEDULE_H_

@@ -408,6 +408,15 @@ TEST(BucketSchedulePropertyTest, RandomBatchesGiveEveryTensorItsOwnResult) {
         ScheduleBuckets(batch.mesh, ptrs, {batch.bucket_bytes, {}});
     ASSERT_TRUE(schedule.ok()) << schedule.status();
     ASSERT_NO_FATAL_FAILURE(CheckSchedule(rng, batch, *schedule));
+    ASSERT_TRUE(CheckBucketSchedule(batch.mesh, ptrs, *schedule).ok());
+    // Tensor by tensor: one bucket per communicating step, in tensor order,
+    // a schedule of the same plans that saves nothing.
+    const BucketSchedule each = UnbucketedSchedule(batch.mesh, ptrs, {});
+    ASSERT_TRUE(CheckBucketSchedule(batch.mesh, ptrs, each).ok());
+    ASSERT_EQ(each.collectives_after, schedule->collectives_before);
+    for (const Bucket& b : each.buckets) ASSERT_EQ(b.members.size(), 1u);
+    ASSERT_NEAR(each.time_us_after, each.time_us_before,
+                1e-9 * each.time_us_before + 1e-9);
     // Deterministic, and never more collectives or time than unbucketed.
     absl::StatusOr<BucketSchedule> again =
         ScheduleBuckets(batch.mesh, ptrs, {batch.bucket_bytes, {}});
