@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "executor/box_copy.h"
 #include "executor/digest_exchange.h"
 #include "executor/local_step.h"
+#include "executor/step_exec.h"
 #include "planner/batch_digest.h"
 #include "planner/plan_structure.h"
 
@@ -43,6 +45,9 @@ struct BatchRunner::TensorState {
 struct BatchRunner::CompiledBucket {
   BucketLayout layout;
   Communicator* comm = nullptr;
+  // A bucket of one step runs as that step alone (PlanRunner's path, which
+  // sends from and receives into the tensors where it can).
+  std::optional<CompiledStep> single;
   DType dtype = kWordDType;  // reductions: the members' dtype
   int64_t wire_numel = 0;    // the packed block in `dtype` elements
   WireBlocks blocks;
@@ -221,6 +226,17 @@ absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
                                        comm.status().message()));
     }
     c.comm = *comm;
+    if (bucket.members.size() == 1) {
+      const BucketMember& m = bucket.members[0];
+      const Plan& plan = plans_[m.tensor];
+      c.single = CompileStep(mesh_, plan.tensor, plan.steps[m.step], position_);
+      c.single->comm = c.comm;
+      const WireUse wire = WireOf(*c.single);
+      wire_in = std::max(wire_in, wire.in);
+      wire_out = std::max(wire_out, wire.out);
+      buckets_.push_back(std::move(c));
+      continue;
+    }
     if (bucket.Reduces()) {
       c.dtype = plans_[bucket.members[0].tensor].tensor.dtype();
     }
@@ -249,9 +265,28 @@ void BatchRunner::AdvanceLocal(size_t t, int until) {
   state.next_step = std::max(state.next_step, until);
 }
 
+absl::Status BatchRunner::RunSingle(size_t b) {
+  const BucketMember& m = schedule_.buckets[b].members[0];
+  TensorState& state = tensors_[m.tensor];
+  char* target = state.Target(m.step);
+  absl::Status s = ExecuteStep(*buckets_[b].single, state.current, target,
+                               {wire_in_.data(), wire_out_.data()});
+  if (!s.ok()) return s;
+  state.Advance(m.step, target);
+  return absl::OkStatus();
+}
+
 absl::Status BatchRunner::RunBucket(size_t b) {
   const Bucket& bucket = schedule_.buckets[b];
   const CompiledBucket& c = buckets_[b];
+  if (c.single.has_value()) {
+    absl::Status s = RunSingle(b);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(BucketLabel(mesh_, b, bucket),
+                                                 ": ", s.message()));
+    }
+    return s;
+  }
   for (size_t k = 0; k < bucket.members.size(); ++k) {
     PackMember(c, bucket.op, k, tensors_[bucket.members[k].tensor].current,
                wire_in_.data());

@@ -11,6 +11,8 @@
 // the caller's output); the packed wire buffers of the largest bucket are
 // shared by all buckets. MemoryBoundBytes is their total.
 //
+// A bucket of one step runs exactly as the step alone (executor/
+// step_exec.h), so an unbucketable batch costs what tensor by tensor does.
 // Data movement buckets may mix dtypes: they move bytes, counted in 16-bit
 // words (every dtype's size is a multiple of 2). Reduction buckets hold one
 // dtype and reduce in it. Buffers are host memory: the Gloo backend runs
@@ -82,6 +84,7 @@ class BatchRunner {
   // Runs tensor t's steps before `until` that move no data between ranks.
   void AdvanceLocal(size_t t, int until);
   absl::Status RunBucket(size_t b);
+  absl::Status RunSingle(size_t b);  // a bucket of one step
 
   Mesh mesh_;
   std::vector<Plan> plans_;
