@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,9 +17,11 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "planner/flags_usage.h"
 #include "planner/search_support.h"
 #include "server/coordinator_service.h"
 #include "server/planner_service.h"
+#include "server/server_flags.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -28,17 +29,17 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "address to serve on; port 0 picks a free port");
 ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port here once serving");
-ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU)");
+ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU); 0: off");
 ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
 ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
-          "default optimal-search budget (expanded states) per plan");
+          "default search budget (expanded states) per plan");
 ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
           "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
 ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
-          "how long SIGTERM waits for in-flight calls");
+          "how long SIGTERM waits for in-flight calls; 0: cancel them");
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
@@ -47,6 +48,15 @@ ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
 
 namespace reshard {
 namespace {
+
+ServerFlags StartupFlags() {
+  return {absl::GetFlag(FLAGS_port_file),
+          absl::GetFlag(FLAGS_cache_entries),
+          absl::GetFlag(FLAGS_max_meshes),
+          absl::GetFlag(FLAGS_max_batch_items),
+          absl::GetFlag(FLAGS_max_message_bytes),
+          absl::GetFlag(FLAGS_drain_seconds)};
+}
 
 // The service limits from the flags; nullopt (after logging why) when they
 // contradict each other.
@@ -92,6 +102,9 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port
+  // would start and share it, clients seeing two registries at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
                            grpc::InsecureServerCredentials(), &port);
   const int max_bytes =
@@ -102,20 +115,13 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
+    const std::string listen = absl::GetFlag(FLAGS_listen);
+    const std::string why = BindFailure(listen);
+    spdlog::error("--listen={}: cannot listen: {}", listen,
+                  why.empty() ? "not an address of this host" : why);
     return nullptr;
   }
   return server;
-}
-
-// Writes the bound port to --port_file, atomically (write, then rename).
-void WritePortFile(int port) {
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (port_file.empty()) return;
-  std::ofstream tmp(port_file + ".tmp");
-  tmp << port << "\n";
-  tmp.close();
-  std::rename((port_file + ".tmp").c_str(), port_file.c_str());
 }
 
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
@@ -141,6 +147,10 @@ int Serve() {
   // Block before any thread starts so that only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (absl::Status s = ValidateServerFlags(StartupFlags()); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 2;
+  }
   MeshRegistry registry(static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)));
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
@@ -159,7 +169,13 @@ int Serve() {
   health->SetServingStatus(true);
   health->SetServingStatus("reshard.v1.Planner", true);
   health->SetServingStatus("reshard.v1.Coordinator", true);
-  WritePortFile(port);
+  if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
+    if (absl::Status s = WritePortFile(file, port); !s.ok()) {
+      spdlog::error("{}", std::string(s.message()));
+      server->Shutdown();
+      return 2;
+    }
+  }
   spdlog::info("reshard-planner serving on port {} (listen {})", port,
                absl::GetFlag(FLAGS_listen));
 
@@ -178,6 +194,7 @@ int Serve() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
+  reshard::SetFlagsUsage("reshard-planner", "server/main.cc");
   absl::ParseCommandLine(argc, argv);
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));
