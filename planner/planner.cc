@@ -236,6 +236,13 @@ absl::Status CheckRequest(const Mesh& mesh, const PlanRequest& request) {
         "src/dst: placements cover ", request.src.mesh_ndim(), "/",
         request.dst.mesh_ndim(), " mesh dims, the mesh has ", mesh.ndim()));
   }
+  const int64_t bytes = request.tensor.itemsize() * request.tensor.numel();
+  if (bytes > kMaxTensorBytesTimesRanks / mesh.world_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor.shape: ", bytes, " bytes on a mesh of ", mesh.world_size(),
+        " ranks: a step's padded buffers could reach bytes x ranks, above the ",
+        kMaxTensorBytesTimesRanks, " the planner counts in"));
+  }
   if (options.devices_per_host < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("options.devices_per_host: must be >= 1, got ",

@@ -32,6 +32,13 @@ struct PlanOptions {
   std::optional<int64_t> max_peak_bytes;
 };
 
+// The most a tensor's bytes times the mesh's world size may be. A step's
+// padded per-rank buffer never exceeds that product (a padded block is at
+// most the tensor, a group at most the world), so below it every byte
+// count, peak (input + output) and plan total over up to 64 steps fits in
+// int64: no count overflows into a negative size or time.
+inline constexpr int64_t kMaxTensorBytesTimesRanks = int64_t{1} << 56;
+
 struct PlanRequest {
   TensorSpec tensor;
   DistState src;
@@ -46,8 +53,9 @@ absl::StatusOr<PlanRequest> ParsePlanRequest(
     absl::string_view src, absl::string_view dst, PlanOptions options);
 
 // Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
-// the mesh or the planner; FAILED_PRECONDITION where a torch planner cannot
-// plan what PyTorch cannot, or where the plan would need more than
+// the mesh or the planner (tensor.shape when its bytes times the world size
+// exceed kMaxTensorBytesTimesRanks); FAILED_PRECONDITION where a torch planner
+// cannot plan what PyTorch cannot, or where the plan would need more than
 // `max_peak_bytes` in a step (every planner: the optimal search plans
 // within the cap; a torch plan or a fallback above it is refused, naming
 // its peak and the cap).

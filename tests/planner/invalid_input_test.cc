@@ -593,6 +593,20 @@ std::vector<InvalidCase> PlanCases() {
        },
        "options.devices_per_host",
        {"must be >= 1", "got 0"}},
+      // A padded all_gather on 2^31 - 1 ranks would count 2^93 bytes: the
+      // plan came back with negative bytes and time (issue 10's search
+      // for non-finite costs).
+      {"TensorBytesTimesRanksTooLarge",
+       [] {
+         const Mesh mesh = Mesh::Create({.shape = {2147483647}}).value();
+         absl::StatusOr<PlanRequest> request = ParsePlanRequest(
+             mesh, {1, int64_t{1} << 59}, "int64", "S(0)", "R", PlanOptions{});
+         if (!request.ok()) return request.status();
+         return MakePlan(mesh, *request).status();
+       },
+       "tensor.shape",
+       {"4611686018427387904 bytes on a mesh of 2147483647 ranks",
+        "above the 72057594037927936"}},
       {"StatesDoNotFitMesh",
        [] {
          PlanRequest request;
@@ -693,8 +707,9 @@ TEST(ValidInputTest, ExtremeLinksPlanWithFiniteCosts) {
       LinkParams{.bandwidth_gbps = kMaxLinkBandwidthGBps, .latency_us = 0.0},
       LinkParams{.bandwidth_gbps = kMinLinkBandwidthGBps}};
   const Mesh mesh = Mesh::Create(spec).value();
+  // 12 ranks: 2^50 f32 elements is near kMaxTensorBytesTimesRanks.
   const std::vector<std::vector<int64_t>> shapes = {
-      {1}, {int64_t{1} << 60}, {int64_t{1} << 30, (int64_t{1} << 30) - 3}};
+      {1}, {int64_t{1} << 50}, {int64_t{1} << 25, (int64_t{1} << 25) - 3}};
   for (const std::vector<int64_t>& shape : shapes) {
     for (PlannerKind planner :
          {PlannerKind::kOptimal, PlannerKind::kTorchGreedy,
@@ -723,6 +738,23 @@ TEST(ValidInputTest, ExtremeLinksPlanWithFiniteCosts) {
       }
     }
   }
+}
+
+// At kMaxTensorBytesTimesRanks every count is still positive and exact.
+TEST(ValidInputTest, LargestTensorOnTheLargestMeshCountsPositively) {
+  const Mesh mesh = Mesh::Create({.shape = {2147483647}}).value();
+  const int64_t elements = kMaxTensorBytesTimesRanks / 2147483647 / 8;
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, {1, elements}, "int64", "S(0)", "R",
+                       PlanOptions{PlannerKind::kTorchGreedy});
+  ASSERT_TRUE(request.ok()) << request.status();
+  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->steps.size(), 1u);
+  // The gathered output: one padded row of `elements` per rank.
+  EXPECT_EQ(plan->steps[0].bytes, int64_t{2147483647} * elements * 8);
+  EXPECT_GT(plan->steps[0].time_us, 0);
+  EXPECT_GT(plan->peak_bytes, plan->steps[0].bytes);
 }
 
 // torch_greedy refuses non-default orders; torch_graph, which the message
