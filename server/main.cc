@@ -1,7 +1,8 @@
 // reshard-planner: the Reshard planner service. Serves reshard.v1.Planner,
-// grpc.health.v1.Health and server reflection on --listen. On SIGTERM or
-// SIGINT it reports NOT_SERVING, lets in-flight calls finish (up to
-// --drain_seconds) and exits 0.
+// grpc.health.v1.Health and server reflection on --listen, and Prometheus
+// metrics on --metrics_listen when given. On SIGTERM or SIGINT it reports
+// NOT_SERVING, lets in-flight calls finish (up to --drain_seconds) and
+// exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -19,6 +20,8 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "planner/search_support.h"
+#include "server/metrics_endpoint.h"
+#include "server/planner_metrics.h"
 #include "server/planner_service.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -38,6 +41,11 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics on http://ADDR/metrics (IP:PORT; port 0 "
+          "picks a free port); off when empty");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "if set, write the bound metrics port here once serving");
 
 namespace reshard {
 namespace {
@@ -80,14 +88,35 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
   return server;
 }
 
-// Writes the bound port to --port_file, atomically (write, then rename).
-void WritePortFile(int port) {
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+// Writes a bound port to `port_file` (if set), atomically (write, then
+// rename).
+void WritePortFile(const std::string& port_file, int port) {
   if (port_file.empty()) return;
   std::ofstream tmp(port_file + ".tmp");
   tmp << port << "\n";
   tmp.close();
   std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+}
+
+// Serves `families` and the planner's scrape-time readings on
+// --metrics_listen; null (after logging why) when it cannot listen.
+std::unique_ptr<MetricsEndpoint> StartMetrics(
+    std::shared_ptr<prometheus::Registry> families,
+    const PlannerService& service, const MeshRegistry& registry,
+    const PlanCache& cache) {
+  const std::string address = absl::GetFlag(FLAGS_metrics_listen);
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics =
+      MetricsEndpoint::Start(address, std::move(families));
+  if (!metrics.ok()) {
+    spdlog::error("--metrics_listen: {}",
+                  std::string(metrics.status().message()));
+    return nullptr;
+  }
+  AddPlannerReadings((*metrics)->readings(), service, registry, cache);
+  WritePortFile(absl::GetFlag(FLAGS_metrics_port_file), (*metrics)->port());
+  spdlog::info("metrics on port {} at /metrics (--metrics_listen {})",
+               (*metrics)->port(), address);
+  return *std::move(metrics);
 }
 
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
@@ -117,14 +146,25 @@ int Serve() {
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
-  PlannerService service(registry, cache, *options);
+  // Metrics: families the service records into; the endpoint serving them
+  // is declared after everything its readings read, so it stops first.
+  const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
+  auto families = std::make_shared<prometheus::Registry>();
+  PlannerMetrics planner_metrics(*families);
+  PlannerService service(registry, cache, *options,
+                         metrics_on ? &planner_metrics : nullptr);
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (metrics_on) {
+    metrics = StartMetrics(families, service, registry, cache);
+    if (metrics == nullptr) return 1;
+  }
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartServer(service, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus("reshard.v1.Planner", true);
-  WritePortFile(port);
+  WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   spdlog::info("reshard-planner serving on port {} (listen {})", port,
                absl::GetFlag(FLAGS_listen));
 
