@@ -32,6 +32,8 @@ class PlannerService;
 // requests), then a 1-3 ladder up to 3,000,000 (past the largest budget).
 std::vector<double> StatesExpandedBuckets();
 
+// The series PlannerService records into as calls and plans finish. Built
+// once at start-up; recording is thread-safe and takes no lock of ours.
 class PlannerMetrics {
  public:
   // Builds the Planner's families on `registry` (and RpcMetrics' two).
