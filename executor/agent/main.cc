@@ -65,9 +65,10 @@ std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server) {
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // The dispatch stream has no deadline: keepalive pings notice a
-  // Coordinator host that vanished without closing its connections. Five
-  // minutes is what a gRPC server accepts by default from an idle call.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 300000);
+  // Coordinator host that vanished without closing its connections. A gRPC
+  // server by default takes pings less than 5 minutes apart on an idle
+  // call as abuse (and ends the connection), so 6 minutes.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 360000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
                                    args);
