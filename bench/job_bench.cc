@@ -177,7 +177,7 @@ void JobVersusExec(Client& client, const BenchFlags& flags) {
                     "S(0),S(1)", "R,R"),
       MakeBenchPlan("reduce", "A=2,B=4", Spec({2, 4}, {"A", "B"}), {1024, 1024},
                     "P(sum),P(sum)", "S(0),S(1)"),
-      MakeBenchPlan("transpose", "A=8", Spec({8}, {"A"}), {1024, 1024}, "S(0)",
+      MakeBenchPlan("transpose", "A=8", Spec({8}, {"A"}), {2048, 1024}, "S(0)",
                     "S(1)")};
   constexpr int kIters = 10, kWarmup = 2;
   printf(
