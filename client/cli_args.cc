@@ -57,6 +57,17 @@ std::vector<std::string> CliArgs::GetAll(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
+absl::Status ParseIntFlag(const CliArgs& args, const char* flag, int min,
+                          int& out) {
+  const std::optional<std::string> value = args.Get(flag);
+  if (!value.has_value()) return absl::OkStatus();
+  if (!absl::SimpleAtoi(*value, &out) || out < min) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, ": \"", *value, "\" is not an integer >= ", min));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
                                                   const std::string& flag) {
   std::vector<int64_t> out;
@@ -70,6 +81,14 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
     out.push_back(v);
   }
   return out;
+}
+
+absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
+    const std::string& server) {
+  ClientOptions options;
+  options.target = server;
+  options.max_attempts = 2;
+  return Client::Create(options);
 }
 
 }  // namespace reshard

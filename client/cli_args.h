@@ -1,16 +1,20 @@
 // Command-line parsing for reshardctl: `--name value`, `--name=value`,
-// repeatable options and boolean switches, with errors that name the flag.
+// repeatable options and boolean switches, with errors that name the flag;
+// and the client every command that calls the service connects with.
 #ifndef RESHARD_CLIENT_CLI_ARGS_H_
 #define RESHARD_CLIENT_CLI_ARGS_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "client/client.h"
 
 namespace reshard {
 
@@ -33,9 +37,19 @@ class CliArgs {
   std::map<std::string, std::vector<std::string>> values_;
 };
 
+// Reads integer flag `flag` into `out` when given (left as is otherwise);
+// INVALID_ARGUMENT `--flag: "x" is not an integer >= min`.
+absl::Status ParseIntFlag(const CliArgs& args, const char* flag, int min,
+                          int& out);
+
 // Parses "16,16" into sizes; INVALID_ARGUMENT names `flag`.
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
                                                   const std::string& flag);
+
+// A client of `server` (HOST:PORT, or several comma-separated) as the CLI
+// uses it: one retry of UNAVAILABLE, the library's other defaults.
+absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
+    const std::string& server);
 
 }  // namespace reshard
 

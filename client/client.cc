@@ -8,7 +8,9 @@
 #include "absl/strings/str_split.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "planner/job_replica.h"
 #include "proto/convert.h"
+#include "proto/coordinator_convert.h"
 
 namespace reshard {
 namespace {
@@ -17,6 +19,14 @@ namespace {
 std::string ChannelTarget(const std::string& target) {
   if (target.find(',') == std::string::npos) return target;
   return absl::StrCat("ipv4:", target);
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetLoadBalancingPolicyName("round_robin");
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return grpc::CreateCustomChannel(ChannelTarget(target),
+                                   grpc::InsecureChannelCredentials(), args);
 }
 
 }  // namespace
@@ -28,11 +38,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   if (options.max_attempts < 1) {
     return absl::InvalidArgumentError("max_attempts: must be >= 1");
   }
-  grpc::ChannelArguments args;
-  args.SetLoadBalancingPolicyName("round_robin");
-  args.SetMaxReceiveMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(
-      ChannelTarget(options.target), grpc::InsecureChannelCredentials(), args);
+  if (SplitReplicaList(options.target).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target: \"", options.target, "\" names no server"));
+  }
+  auto channel = MakeChannel(options.target);
   return std::unique_ptr<Client>(
       new Client(std::move(options), std::move(channel)));
 }
@@ -40,7 +50,17 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
 Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
     : options_(std::move(options)),
       channel_(std::move(channel)),
-      stub_(v1::Planner::NewStub(channel_)) {}
+      stub_(v1::Planner::NewStub(channel_)),
+      replicas_(SplitReplicaList(options_.target)) {
+  if (replicas_.size() == 1) {
+    coordinators_.push_back(v1::Coordinator::NewStub(channel_));
+    return;
+  }
+  // Channels connect lazily: one per replica costs nothing until used.
+  for (const std::string& replica : replicas_) {
+    coordinators_.push_back(v1::Coordinator::NewStub(MakeChannel(replica)));
+  }
+}
 
 template <typename Call>
 absl::Status Client::WithRetries(Call call) {
@@ -237,6 +257,136 @@ absl::Status Client::Health() {
                           response.status())));
   }
   return absl::OkStatus();
+}
+
+// ---- Coordinator calls: routed to the job's replica ----
+
+namespace {
+
+JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
+  JobInfo job;
+  job.name = proto.name();
+  job.world_size = proto.world_size();
+  job.backend = proto.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo";
+  job.generation = proto.generation();
+  job.state = proto.state();
+  for (const v1::AgentInfo& a : proto.agents()) {
+    job.agents.push_back(
+        {a.rank(), a.incarnation(), a.version(), a.host(), a.connected()});
+  }
+  job.current_run = proto.current_run();
+  job.runs_total = proto.runs_total();
+  job.runs_failed = proto.runs_failed();
+  job.store_keys = proto.store_keys();
+  job.store_bytes = proto.store_bytes();
+  return job;
+}
+
+v1::RunJobRequest RunJobRequestOf(const std::string& job,
+                                  const JobRunOptions& options) {
+  v1::RunJobRequest request;
+  request.set_job(job);
+  request.set_iters(options.iters);
+  request.set_warmup(options.warmup);
+  request.set_timeout_seconds(options.timeout_seconds);
+  return request;
+}
+
+}  // namespace
+
+v1::Coordinator::Stub& Client::CoordinatorFor(const std::string& job) {
+  return *coordinators_[ReplicaIndexForJob(job, replicas_)];
+}
+
+absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
+                                      const PlanRequest& core,
+                                      const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  v1::PlanRequest* plan_request = request.mutable_request();
+  *plan_request->mutable_mesh() = MeshToProto(mesh);
+  FillRequest(core, *plan_request);
+  return CallRunJob(request, mesh, options);
+}
+
+absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
+                                      const Plan& plan,
+                                      const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  *request.mutable_plan()->mutable_mesh() = MeshToProto(mesh);
+  PlanToProto(mesh, plan, request.mutable_plan()->mutable_plan());
+  return CallRunJob(request, mesh, options);
+}
+
+absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
+                                          const Mesh& mesh,
+                                          const JobRunOptions& options) {
+  // Never retried: a RunJob that reached the server may have dispatched.
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
+  v1::RunJobResponse response;
+  absl::Status s = StatusFromGrpc(
+      CoordinatorFor(request.job()).RunJob(&context, request, &response));
+  if (!s.ok()) return s;
+  absl::StatusOr<Mesh> run_mesh =
+      response.has_mesh() ? MeshFromProto(response.mesh()) : mesh;
+  if (!run_mesh.ok()) return run_mesh.status();
+  absl::StatusOr<Plan> plan = PlanFromProto(*run_mesh, response.plan());
+  if (!plan.ok()) return plan.status();
+  JobRun run{response.run_id(),
+             *std::move(run_mesh),
+             *std::move(plan),
+             response.iters(),
+             response.warmup(),
+             response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
+             RunSummaryFromProto(response),
+             {}};
+  for (const v1::RankReport& r : response.ranks()) {
+    run.ranks.push_back(RankReportFromProto(r));
+  }
+  return run;
+}
+
+absl::StatusOr<std::vector<JobInfo>> Client::ListJobs() {
+  std::vector<JobInfo> jobs;
+  for (size_t i = 0; i < coordinators_.size(); ++i) {
+    v1::ListJobsResponse response;
+    absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+      return coordinators_[i]->ListJobs(&ctx, v1::ListJobsRequest(), &response);
+    });
+    if (!s.ok()) {
+      if (coordinators_.size() == 1) return s;
+      return absl::Status(
+          s.code(), absl::StrCat("replica ", replicas_[i], ": ", s.message()));
+    }
+    for (const v1::JobInfo& job : response.jobs()) {
+      jobs.push_back(JobInfoFromProto(job));
+    }
+  }
+  std::sort(jobs.begin(), jobs.end(),
+            [](const JobInfo& a, const JobInfo& b) { return a.name < b.name; });
+  return jobs;
+}
+
+absl::StatusOr<JobInfo> Client::GetJob(const std::string& job) {
+  v1::GetJobRequest request;
+  request.set_job(job);
+  v1::GetJobResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return CoordinatorFor(job).GetJob(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  return JobInfoFromProto(response.job());
+}
+
+absl::StatusOr<std::string> Client::CancelJob(const std::string& job) {
+  v1::CancelJobRequest request;
+  request.set_job(job);
+  v1::CancelJobResponse response;
+  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+    return CoordinatorFor(job).CancelJob(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  return response.run_id();
 }
 
 }  // namespace reshard

@@ -1,9 +1,13 @@
-// reshard::Client is the C++ client of the Reshard planner service. Every
-// call carries a deadline, retries UNAVAILABLE with exponential backoff
-// (a target listing several servers is load-balanced round-robin, so a
-// retry reaches a survivor), and plans on meshes registered through this
-// client transparently re-register when a replica answers NOT_FOUND.
-// Results are core types (planner/), converted in one place.
+// reshard::Client is the C++ client of the Reshard service: the Planner
+// and the Coordinator's caller side (running plans on jobs of agents).
+// Every call carries a deadline and retries UNAVAILABLE with exponential
+// backoff (a target listing several servers is load-balanced round-robin,
+// so a retry reaches a survivor), except RunJob, which runs things and is
+// never retried. Plans on meshes registered through this client
+// transparently re-register when a replica answers NOT_FOUND. Job calls go
+// to the job's own replica (planner/job_replica.h), the one its agents
+// use. Results are core types (planner/, executor/), converted in one
+// place.
 //
 // A Client is safe for concurrent use from multiple threads.
 #ifndef RESHARD_CLIENT_CLIENT_H_
@@ -18,9 +22,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "executor/rank_run.h"
+#include "executor/run_summary.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 #include "planner/planner.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
 
 namespace reshard {
@@ -41,6 +48,52 @@ struct ResolvedGroup {
   Group mesh_dims;
   std::vector<int64_t> ranks;
   int64_t index = 0;
+};
+
+// What a job run asks of the agents (RunJobRequest's knobs).
+struct JobRunOptions {
+  int iters = 10;               // timed runs
+  int warmup = 2;               // untimed runs before them
+  double timeout_seconds = 30;  // bounds every collective
+  // Bounds the whole call: waiting for the job's agents, planning,
+  // dispatch and every report.
+  absl::Duration deadline = absl::Minutes(5);
+};
+
+// One run of a plan on a job's agents, as the Coordinator aggregated it.
+struct JobRun {
+  std::string run_id;
+  Mesh mesh;
+  Plan plan;
+  int iters = 0;
+  int warmup = 0;
+  std::string backend;  // the job's: gloo or nccl
+  executor::RunSummary summary;
+  std::vector<executor::RankReport> ranks;  // by rank
+};
+
+// One agent of a job, as the Coordinator sees it.
+struct JobAgentInfo {
+  int64_t rank = 0;
+  uint64_t incarnation = 0;
+  std::string version;
+  std::string host;
+  bool connected = false;  // its dispatch stream is open
+};
+
+// A job's state on its replica.
+struct JobInfo {
+  std::string name;
+  int64_t world_size = 0;
+  std::string backend;  // gloo or nccl
+  int64_t generation = 0;
+  std::string state;  // joining, ready, running
+  std::vector<JobAgentInfo> agents;
+  std::string current_run;  // "" when idle
+  int64_t runs_total = 0;
+  int64_t runs_failed = 0;
+  int64_t store_keys = 0;
+  int64_t store_bytes = 0;
 };
 
 class Client {
@@ -69,9 +122,33 @@ class Client {
   // OK when the server reports SERVING.
   absl::Status Health();
 
+  // Runs a plan on every agent of `job` and returns the aggregated run.
+  // The job's replica plans `request` on `mesh` (its plan cache shared);
+  // the second form runs `plan` as given. Not retried; bounded by
+  // options.deadline. NOT_FOUND for an unknown job, DEADLINE_EXCEEDED when
+  // the agents did not join or report in time, the failing ranks' error
+  // for a run that failed; a run that ran but did not validate is OK with
+  // summary.validated false.
+  absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
+                                const PlanRequest& request,
+                                const JobRunOptions& options);
+  absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
+                                const Plan& plan, const JobRunOptions& options);
+  // Every job on every replica, by name.
+  absl::StatusOr<std::vector<JobInfo>> ListJobs();
+  absl::StatusOr<JobInfo> GetJob(const std::string& job);
+  // Cancels the job's current run; returns its id ("" when none ran).
+  absl::StatusOr<std::string> CancelJob(const std::string& job);
+
  private:
   explicit Client(ClientOptions options,
                   std::shared_ptr<grpc::Channel> channel);
+
+  // The Coordinator of the replica serving `job`.
+  v1::Coordinator::Stub& CoordinatorFor(const std::string& job);
+  absl::StatusOr<JobRun> CallRunJob(const v1::RunJobRequest& request,
+                                    const Mesh& mesh,
+                                    const JobRunOptions& options);
 
   // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
   template <typename Call>
@@ -81,6 +158,10 @@ class Client {
   const ClientOptions options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Planner::Stub> stub_;
+  // Job calls: one Coordinator stub per listed replica (on channel_ when
+  // there is only one), in the order of the target list.
+  std::vector<std::string> replicas_;
+  std::vector<std::unique_ptr<v1::Coordinator::Stub>> coordinators_;
   absl::Mutex mu_;
   absl::flat_hash_map<std::string, std::shared_ptr<const Mesh>> meshes_
       ABSL_GUARDED_BY(mu_);

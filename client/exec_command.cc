@@ -3,31 +3,23 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
+#include "client/run_output.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
+#include "executor/run_summary.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
-#include "planner/collective_factors.h"
-#include "planner/cost_model.h"
-#include "planner/plan_format.h"
-#include "planner/plan_json_reader.h"
 
 namespace reshard {
 namespace {
@@ -59,17 +51,6 @@ struct ExecFlags {
   bool json = false;
 };
 
-absl::Status ParseCount(const CliArgs& args, const char* flag, int min,
-                        int& out) {
-  const std::optional<std::string> value = args.Get(flag);
-  if (!value.has_value()) return absl::OkStatus();
-  if (!absl::SimpleAtoi(*value, &out) || out < min) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--", flag, ": \"", *value, "\" is not an integer >= ", min));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   ExecFlags flags;
   if (!args.Has("local")) {
@@ -81,7 +62,7 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
         std::tuple{"iters", 1, &flags.iters},
         std::tuple{"warmup", 0, &flags.warmup},
         std::tuple{"timeout_seconds", 1, &flags.timeout_seconds}}) {
-    absl::Status s = ParseCount(args, flag, min, *target);
+    absl::Status s = ParseIntFlag(args, flag, min, *target);
     if (!s.ok()) return s;
   }
   flags.backend = args.Get("backend").value_or("gloo");
@@ -115,28 +96,6 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   return flags;
 }
 
-struct MeshAndPlan {
-  Mesh mesh;
-  Plan plan;
-};
-
-absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat("--plan: cannot read \"", path, "\""));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<PlanFile> read = ReadPlanJson(text.str());
-  if (!read.ok()) {
-    return absl::Status(
-        read.status().code(),
-        absl::StrCat("--plan ", path, ": ", read.status().message()));
-  }
-  return MeshAndPlan{std::move(read->mesh), std::move(read->plan)};
-}
-
 absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
                                        const CliArgs& args) {
   if (auto path = args.Get("plan")) return ReadPlanFile(*path);
@@ -146,10 +105,7 @@ absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
   if (!request.ok()) return request.status();
   absl::StatusOr<Plan> plan;
   if (server.has_value()) {
-    ClientOptions options;
-    options.target = *server;
-    options.max_attempts = 2;
-    absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+    absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(*server);
     if (!client.ok()) return client.status();
     plan = (*client)->PlanInline(*mesh, *request);
   } else {
@@ -233,126 +189,6 @@ std::vector<RankReport> RunThreads(const MeshAndPlan& job,
   return reports;
 }
 
-struct StepRow {
-  std::string op;
-  std::string group;
-  int64_t bytes = 0;
-  double seconds_min = 0;     // slowest rank's
-  double seconds_median = 0;  // slowest rank's
-  double algbw_gbps = 0;
-  double busbw_gbps = 0;
-};
-
-struct Summary {
-  std::vector<StepRow> steps;
-  std::vector<uint64_t> checksums;  // by global rank, ascending
-  bool validated = true;
-  std::string why_not;
-  int64_t peak_bytes = 0;
-  double wall_seconds = 0;
-};
-
-StepRow RowOf(const MeshAndPlan& job, const CostModel& model, size_t k,
-              const std::vector<RankReport>& reports) {
-  const Step& step = job.plan.steps[k];
-  StepRow row;
-  row.op = std::string(StepOpName(step.op));
-  row.group = job.mesh.GroupName(step.group);
-  row.bytes = model.Price(step.from, step.transition()).bytes;
-  for (const RankReport& r : reports) {
-    row.seconds_min = std::max(row.seconds_min, r.seconds_min[k]);
-    row.seconds_median = std::max(row.seconds_median, r.seconds_median[k]);
-  }
-  if (row.seconds_median > 0) {
-    row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
-    row.busbw_gbps =
-        row.algbw_gbps *
-        BusBandwidthFactor(step.op, job.mesh.GroupSize(step.group));
-  }
-  return row;
-}
-
-Summary Summarize(const MeshAndPlan& job, std::vector<RankReport> reports) {
-  Summary s;
-  // Bytes per DESIGN §3.3 whatever model priced the plan: alpha_beta's.
-  const CostModel model(job.mesh, job.plan.tensor, CostOptions());
-  for (size_t k = 0; k < job.plan.steps.size(); ++k) {
-    s.steps.push_back(RowOf(job, model, k, reports));
-  }
-  std::sort(
-      reports.begin(), reports.end(),
-      [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
-  for (const RankReport& r : reports) {
-    s.checksums.push_back(r.checksum);
-    s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
-    if (!r.validated && s.validated) {
-      s.validated = false;
-      s.why_not = absl::StrCat("rank ", r.rank, ": ", r.validation_error);
-    }
-  }
-  return s;
-}
-
-// The first failing rank's error, with every failing rank listed.
-absl::Status RankFailure(const std::vector<RankReport>& reports) {
-  std::vector<std::string> failures;
-  absl::StatusCode code = absl::StatusCode::kOk;
-  for (const RankReport& r : reports) {
-    if (r.status.ok()) continue;
-    if (code == absl::StatusCode::kOk) code = r.status.code();
-    failures.push_back(absl::StrCat("rank ", r.rank, ": ", r.status.message()));
-  }
-  if (failures.empty()) return absl::OkStatus();
-  return absl::Status(
-      code, absl::StrCat("the run failed; ", absl::StrJoin(failures, "; ")));
-}
-
-void PrintTable(const MeshAndPlan& job, const ExecFlags& flags,
-                const Summary& s, std::ostream& out) {
-  out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(job.plan),
-                         PlannerName(job.plan.planner), job.plan.total_time_us);
-  out << absl::StrFormat(
-      "backend %s, %d ranks (%s), %d iters after %d warm-up\n", flags.backend,
-      flags.ranks, flags.threads ? "threads" : "processes", flags.iters,
-      flags.warmup);
-  out << absl::StrFormat("%5s  %-15s %-8s %12s %12s %12s %11s %11s\n", "step",
-                         "op", "group", "bytes", "min_us", "median_us",
-                         "algbw_GB/s", "busbw_GB/s");
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const StepRow& r = s.steps[k];
-    out << absl::StrFormat("%5d  %-15s %-8s %12d %12.2f %12.2f %11.3f %11.3f\n",
-                           k, r.op, r.group, r.bytes, r.seconds_min * 1e6,
-                           r.seconds_median * 1e6, r.algbw_gbps, r.busbw_gbps);
-  }
-  out << "checksums: " << absl::StrJoin(s.checksums, " ") << "\n";
-  out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
-      << "   peak bytes per rank (measured): " << s.peak_bytes
-      << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
-}
-
-void PrintJson(const MeshAndPlan& job, const ExecFlags& flags, const Summary& s,
-               std::ostream& out) {
-  std::vector<std::string> steps;
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const StepRow& r = s.steps[k];
-    steps.push_back(
-        absl::StrCat("{\"index\": ", k, ", \"op\": \"", r.op,
-                     "\", \"group\": \"", r.group, "\", \"bytes\": ", r.bytes,
-                     ", \"seconds_min\": ", FormatDouble(r.seconds_min),
-                     ", \"seconds_median\": ", FormatDouble(r.seconds_median),
-                     ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
-                     ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}"));
-  }
-  out << "{\"plan\": " << PlanJson(job.mesh, job.plan) << ", \"backend\": \""
-      << flags.backend << "\", \"world_size\": " << flags.ranks
-      << ", \"iters\": " << flags.iters << ", \"warmup\": " << flags.warmup
-      << ", \"steps\": [" << absl::StrJoin(steps, ", ") << "], \"checksums\": ["
-      << absl::StrJoin(s.checksums, ", ")
-      << "], \"validated\": " << (s.validated ? "true" : "false")
-      << ", \"peak_bytes_measured\": " << s.peak_bytes
-      << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
-}
-
 }  // namespace
 
 const char* ExecUsage() { return kExecUsage; }
@@ -378,22 +214,21 @@ absl::Status RunExec(const std::optional<std::string>& server,
   absl::StatusOr<std::vector<RankReport>> reports =
       flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
   if (!reports.ok()) return reports.status();
-  absl::Status failure = RankFailure(*reports);
+  absl::Status failure = executor::RankFailure(*reports);
   if (!failure.ok()) return failure;
-  Summary summary = Summarize(*job, *std::move(reports));
+  executor::RunSummary summary =
+      executor::Summarize(job->mesh, job->plan, *std::move(reports));
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (flags->json) {
-    PrintJson(*job, *flags, summary, out);
-  } else {
-    PrintTable(*job, *flags, summary, out);
-  }
-  if (!summary.validated) {
-    return absl::DataLossError(
-        absl::StrCat("the result did not validate: ", summary.why_not));
-  }
-  return absl::OkStatus();
+  RunContext context;
+  context.backend = flags->backend;
+  context.world_size = flags->ranks;
+  context.launched_on = absl::StrCat(
+      flags->ranks, " ranks (", flags->threads ? "threads" : "processes", ")");
+  context.iters = flags->iters;
+  context.warmup = flags->warmup;
+  return PrintRun(job->mesh, job->plan, context, summary, flags->json, out);
 }
 
 }  // namespace reshard

@@ -1,10 +1,13 @@
 #include "client/plan_flags.h"
 
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "planner/plan_json_reader.h"
 
 namespace reshard {
 namespace {
@@ -150,6 +153,23 @@ absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,
   return ParsePlanRequest(mesh, *std::move(shape),
                           args.Get("dtype").value_or("float32"),
                           *args.Get("from"), *args.Get("to"), *options);
+}
+
+absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrCat("--plan: cannot read \"", path, "\""));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<PlanFile> read = ReadPlanJson(text.str());
+  if (!read.ok()) {
+    return absl::Status(
+        read.status().code(),
+        absl::StrCat("--plan ", path, ": ", read.status().message()));
+  }
+  return MeshAndPlan{std::move(read->mesh), std::move(read->plan)};
 }
 
 }  // namespace reshard

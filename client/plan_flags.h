@@ -1,6 +1,8 @@
-// The plan flags of reshardctl (`plan` and `exec` share them): the mesh
+// The plan flags of reshardctl (`plan`, `exec` and `job run` share them): the
+// mesh
 // (--mesh, --flatten, --link), the tensor and states (--shape, --dtype,
-// --from, --to) and the planner options, with errors naming the flag.
+// --from, --to) and the planner options, with errors naming the flag; and
+// --plan FILE, the plan JSON that `exec` and `job run` take instead.
 #ifndef RESHARD_CLIENT_PLAN_FLAGS_H_
 #define RESHARD_CLIENT_PLAN_FLAGS_H_
 
@@ -10,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
 #include "planner/mesh.h"
+#include "planner/plan.h"
 #include "planner/planner.h"
 
 namespace reshard {
@@ -24,6 +27,17 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 // --shape, --from and --to are required (INVALID_ARGUMENT naming them).
 absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,
                                              const CliArgs& args);
+
+// A plan with the mesh it was made for.
+struct MeshAndPlan {
+  Mesh mesh;
+  Plan plan;
+};
+
+// Reads `--plan FILE`: a plan JSON as `reshardctl plan --json` prints it
+// (nulls accepted). NOT_FOUND when the file cannot be read; the reader's
+// error, prefixed with the path, when it is not a plan.
+absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path);
 
 }  // namespace reshard
 

@@ -5,6 +5,9 @@
 //             JSON of DESIGN §4 — the same output either way.
 //   exec      runs a plan on N local ranks (exec_command.h), validates it
 //             and prints what every step cost.
+//   job       list|show|run|cancel: jobs of reshard-agent processes on the
+//             Coordinator; `job run` runs a plan on a job's agents and
+//             prints what `exec` prints (job_command.h).
 //   mesh register|get|list|delete, health: the service's registry and
 //             health.
 // Errors go to stderr with exit status 2.
@@ -22,6 +25,7 @@
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/exec_command.h"
+#include "client/job_command.h"
 #include "client/plan_flags.h"
 #include "planner/mesh.h"
 #include "planner/plan_format.h"
@@ -44,14 +48,9 @@ constexpr char kUsage[] =
     "       reshardctl [--server HOST:PORT] mesh get|delete MESH_ID\n"
     "       reshardctl [--server HOST:PORT] mesh list\n"
     "       reshardctl [--server HOST:PORT] health\n"
-    "       reshardctl [--server HOST:PORT] exec --local N ... (exec --help)\n";
-
-absl::StatusOr<std::unique_ptr<Client>> Connect(const std::string& server) {
-  ClientOptions options;
-  options.target = server;
-  options.max_attempts = 2;
-  return Client::Create(options);
-}
+    "       reshardctl [--server HOST:PORT] exec --local N ... (exec --help)\n"
+    "       reshardctl [--server HOST:PORT[,...]] job list|show|run|cancel "
+    "... (job --help)\n";
 
 std::string MeshSummary(const std::string& id, const Mesh& mesh) {
   std::vector<std::string> dims;
@@ -72,7 +71,7 @@ absl::Status RunMesh(const std::string& server,
         "mesh: expected register, get, list or delete");
   }
   const std::string verb = argv[0];
-  absl::StatusOr<std::unique_ptr<Client>> client = Connect(server);
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   if (verb == "register") {
     absl::StatusOr<CliArgs> args = CliArgs::Parse(
@@ -129,7 +128,7 @@ absl::Status RunPlan(const std::string& server,
   if (args->Has("offline")) {
     plan = MakePlan(*mesh, *request);
   } else {
-    absl::StatusOr<std::unique_ptr<Client>> client = Connect(server);
+    absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
     if (!client.ok()) return client.status();
     plan = (*client)->PlanInline(*mesh, *request);
   }
@@ -180,11 +179,13 @@ int main(int argc, char** argv) {
     status = reshard::RunExec(
         server_given ? std::optional<std::string>(server) : std::nullopt, rest,
         std::cout);
+  } else if (args[0] == "job") {
+    status = reshard::RunJobCommand(server, rest, std::cout);
   } else if (args[0] == "mesh") {
     status = reshard::RunMesh(server, rest);
   } else if (args[0] == "health" && rest.empty()) {
     absl::StatusOr<std::unique_ptr<reshard::Client>> client =
-        reshard::Connect(server);
+        reshard::ConnectClient(server);
     status = client.ok() ? (*client)->Health() : client.status();
     if (status.ok()) std::cout << "SERVING\n";
   } else {

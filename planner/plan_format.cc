@@ -8,7 +8,6 @@
 #include "planner/number_text.h"
 
 namespace reshard {
-namespace {
 
 std::string JsonString(absl::string_view s) {
   std::string out = "\"";
@@ -33,6 +32,8 @@ std::string JsonString(absl::string_view s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string JsonStrings(const std::vector<std::string>& items) {
   std::vector<std::string> quoted;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 
@@ -20,6 +21,10 @@ std::string PlanTable(const Mesh& mesh, const Plan& plan);
 
 // The plan JSON object of DESIGN §4, on one line.
 std::string PlanJson(const Mesh& mesh, const Plan& plan);
+
+// `s` as a JSON string literal, quotes included (every JSON writer of the
+// project quotes through this one).
+std::string JsonString(absl::string_view s);
 
 // Shortest decimal text that reads back as exactly `value` ("10.2175").
 std::string FormatDouble(double value);

@@ -20,6 +20,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "planner/search_support.h"
+#include "server/coordinator_service.h"
 #include "server/metrics_endpoint.h"
 #include "server/planner_metrics.h"
 #include "server/planner_service.h"
@@ -41,6 +42,11 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls");
+ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
+ABSL_FLAG(int64_t, max_concurrent_runs, 64,
+          "most RunJob calls waiting or running at once");
+ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
+          "rendezvous store bytes (keys + values) per job");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://ADDR/metrics (IP:PORT; port 0 "
           "picks a free port); off when empty");
@@ -67,9 +73,30 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   return options;
 }
 
+// The Coordinator's bounds from the flags; nullopt (after logging which
+// flag is wrong) when one is not positive.
+std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
+  coordinator::CoordinatorLimits limits;
+  limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
+  limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
+  limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
+  for (auto [flag, value] :
+       {std::pair{"max_jobs", limits.max_jobs},
+        std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
+        std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job}}) {
+    if (value < 1) {
+      spdlog::error("--{}={} must be at least 1", flag, value);
+      return std::nullopt;
+    }
+  }
+  return limits;
+}
+
 // Builds and starts the server on --listen with health checking and
 // reflection; null (after logging why) when it cannot listen.
-std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
+std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
+                                          CoordinatorService& coordinator,
+                                          int& port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -80,6 +107,7 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service, int& port) {
   builder.SetMaxReceiveMessageSize(max_bytes);
   builder.SetMaxSendMessageSize(max_bytes);
   builder.RegisterService(&service);
+  builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
@@ -146,24 +174,32 @@ int Serve() {
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
-  // Metrics: families the service records into; the endpoint serving them
-  // is declared after everything its readings read, so it stops first.
+  // Metrics: the families the service records into (with --metrics_listen).
   const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
   auto families = std::make_shared<prometheus::Registry>();
   PlannerMetrics planner_metrics(*families);
   PlannerService service(registry, cache, *options,
                          metrics_on ? &planner_metrics : nullptr);
+  const std::optional<coordinator::CoordinatorLimits> limits =
+      CoordinatorLimitsFromFlags();
+  if (!limits.has_value()) return 2;
+  coordinator::Coordinator core(*limits);
+  CoordinatorService coordinator(core, registry, cache, *options);
+  // The endpoint serving the metrics is declared after everything its
+  // readings read, so it stops first.
   std::unique_ptr<MetricsEndpoint> metrics;
   if (metrics_on) {
     metrics = StartMetrics(families, service, registry, cache);
     if (metrics == nullptr) return 1;
   }
   int port = 0;
-  std::unique_ptr<grpc::Server> server = StartServer(service, port);
+  std::unique_ptr<grpc::Server> server =
+      StartServer(service, coordinator, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus("reshard.v1.Planner", true);
+  health->SetServingStatus("reshard.v1.Coordinator", true);
   WritePortFile(absl::GetFlag(FLAGS_port_file), port);
   spdlog::info("reshard-planner serving on port {} (listen {})", port,
                absl::GetFlag(FLAGS_listen));
@@ -172,6 +208,7 @@ int Serve() {
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
   health->SetServingStatus(false);
+  coordinator.StartDraining();
   Drain(service, *server);
   spdlog::info("reshard-planner stopped");
   return 0;

@@ -26,67 +26,7 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
 
 // Stops searches at the call's deadline or when the client goes away.
 StopCheck CallStop(grpc::CallbackServerContext* ctx) {
-  return [ctx]() -> absl::Status {
-    if (std::chrono::system_clock::now() > ctx->deadline()) {
-      return absl::DeadlineExceededError(
-          "planning stopped at the call's deadline");
-    }
-    if (ctx->IsCancelled()) {
-      return absl::CancelledError("the client cancelled the call");
-    }
-    return absl::OkStatus();
-  };
-}
-
-// The mesh a request names by id or carries inline.
-template <typename Request>
-absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
-    const MeshRegistry& registry, const Request& request) {
-  switch (request.mesh_ref_case()) {
-    case Request::kMeshId: {
-      std::shared_ptr<const Mesh> mesh = registry.Get(request.mesh_id());
-      if (mesh == nullptr) {
-        return absl::NotFoundError(
-            absl::StrCat("mesh_id: unknown mesh \"", request.mesh_id(),
-                         "\"; register it or send the mesh inline"));
-      }
-      return mesh;
-    }
-    case Request::kMesh: {
-      absl::StatusOr<Mesh> mesh = MeshFromProto(request.mesh());
-      if (!mesh.ok()) return mesh.status();
-      return std::make_shared<const Mesh>(*std::move(mesh));
-    }
-    default:
-      break;
-  }
-  return absl::InvalidArgumentError("mesh_ref: set mesh_id or mesh");
-}
-
-absl::Status UnknownMesh(const std::string& id) {
-  return absl::NotFoundError(
-      absl::StrCat("mesh_id: unknown mesh \"", id, "\""));
-}
-
-// The request's core form, within this server's limits: clients may raise
-// the search budget, but not past what the operator allows (a search's
-// time and memory grow with it).
-absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
-                                               const v1::Tensor& tensor,
-                                               const v1::DistState& src,
-                                               const v1::DistState& dst,
-                                               const v1::PlanOptions& options,
-                                               const ServiceOptions& limits) {
-  absl::StatusOr<PlanRequest> request = PlanRequestFromProto(
-      mesh, tensor, src, dst, options, limits.default_search_budget);
-  if (request.ok() &&
-      request->options.search_budget > limits.max_search_budget) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("options.search_budget: ", request->options.search_budget,
-                     " is above this server's limit of ",
-                     limits.max_search_budget, " expanded states"));
-  }
-  return request;
+  return StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
 }
 
 }  // namespace

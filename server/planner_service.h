@@ -18,14 +18,9 @@
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
 #include "server/planner_metrics.h"
+#include "server/request_plan.h"
 
 namespace reshard {
-
-struct ServiceOptions {
-  int64_t default_search_budget = kDefaultSearchBudget;
-  int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
-  int max_batch_items = 4096;
-};
 
 class PlannerService final : public v1::Planner::CallbackService {
  public:

@@ -1,0 +1,304 @@
+#include "client/job_command.h"
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "client/cli_args.h"
+#include "client/client.h"
+#include "client/plan_flags.h"
+#include "client/run_output.h"
+#include "planner/plan_format.h"
+
+namespace reshard {
+namespace {
+
+constexpr char kJobUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,HOST:PORT...]] job list [--json]\n"
+    "       reshardctl [--server ...] job show NAME [--json]\n"
+    "       reshardctl [--server ...] job run NAME [plan flags | --plan FILE]\n"
+    "         [--iters K] [--warmup W] [--timeout_seconds T]\n"
+    "         [--deadline_seconds D] [--json]\n"
+    "       reshardctl [--server ...] job cancel NAME\n"
+    "  Jobs are the reshard-agent processes that joined the Coordinator\n"
+    "  under one name. Job calls go to the job's replica of the --server\n"
+    "  list (a hash of the name), the one its agents use. `job VERB --help`\n"
+    "  says more.\n";
+
+constexpr char kListUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,...]] job list [--json]\n"
+    "  One line per job on every listed replica: name, world size, backend,\n"
+    "  generation, state (joining, ready, running), agents connected of the\n"
+    "  world size, runs total and failed, rendezvous store keys and bytes.\n";
+
+constexpr char kShowUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,...]] job show NAME [--json]\n"
+    "  The job's state, runs and store, and one line per agent: rank,\n"
+    "  connected (its dispatch stream is open), version, incarnation, host.\n";
+
+constexpr char kRunUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,...]] job run NAME\n"
+    "         [plan flags | --plan FILE] [--iters K] [--warmup W]\n"
+    "         [--timeout_seconds T] [--deadline_seconds D] [--json]\n"
+    "  Runs a plan on every agent of job NAME and prints the table (or JSON)\n"
+    "  of `reshardctl exec`: per step the bytes, the slowest rank's min and\n"
+    "  median, algbw and busbw; the checksums and the verdict. With the plan\n"
+    "  flags of `reshardctl plan` the job's replica plans; --plan FILE runs a\n"
+    "  plan JSON as `plan --json` prints it. K timed runs after W warm-up\n"
+    "  runs (10, 2); T bounds every collective (30 s); D bounds the whole\n"
+    "  call, waiting for agents included (300 s). Never retried. Exit 0 only\n"
+    "  when every rank ran and validated.\n";
+
+constexpr char kCancelUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
+    "  Cancels the job's current run (its `job run` fails with CANCELLED)\n"
+    "  and prints the run's id, or says no run was running.\n";
+
+constexpr int kDefaultDeadlineSeconds = 300;
+
+struct RunFlags {
+  JobRunOptions options;
+  bool json = false;
+};
+
+absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args) {
+  RunFlags flags;
+  int deadline_seconds = kDefaultDeadlineSeconds;
+  int timeout_seconds = static_cast<int>(flags.options.timeout_seconds);
+  for (auto [flag, min, target] :
+       {std::tuple{"iters", 1, &flags.options.iters},
+        std::tuple{"warmup", 0, &flags.options.warmup},
+        std::tuple{"timeout_seconds", 1, &timeout_seconds},
+        std::tuple{"deadline_seconds", 1, &deadline_seconds}}) {
+    absl::Status s = ParseIntFlag(args, flag, min, *target);
+    if (!s.ok()) return s;
+  }
+  flags.options.timeout_seconds = timeout_seconds;
+  flags.options.deadline = absl::Seconds(deadline_seconds);
+  flags.json = args.Has("json");
+  if (args.Has("plan")) {
+    // The file fixes mesh, tensor and states; a plan flag beside it would be
+    // silently ignored.
+    for (const std::string& flag : PlanFlags()) {
+      if (args.Has(flag)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--plan: cannot be combined with --", flag,
+            " (the plan file fixes the mesh, the tensor and the states)"));
+      }
+    }
+    if (args.Has("merge")) {
+      return absl::InvalidArgumentError(
+          "--plan: cannot be combined with --merge");
+    }
+  } else if (!args.Has("mesh")) {
+    return absl::InvalidArgumentError(
+        "job run: --plan FILE or the plan flags (--mesh, --shape, --from, "
+        "--to, ...) are required");
+  }
+  return flags;
+}
+
+// Runs the plan the flags describe: a file as given, or a request the
+// job's replica plans.
+absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
+                                    const CliArgs& args,
+                                    const JobRunOptions& options) {
+  if (auto path = args.Get("plan")) {
+    absl::StatusOr<MeshAndPlan> given = ReadPlanFile(*path);
+    if (!given.ok()) return given.status();
+    return client.RunJob(job, given->mesh, given->plan, options);
+  }
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
+  if (!request.ok()) return request.status();
+  return client.RunJob(job, *mesh, *request, options);
+}
+
+// What the output says about the run beside its summary.
+RunContext ContextOf(const std::string& job, const JobRun& run,
+                     const JobRunOptions& options) {
+  RunContext context;
+  context.backend = run.backend;
+  context.world_size = run.mesh.world_size();
+  context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
+                                     " agents, run ", run.run_id);
+  context.iters = run.iters > 0 ? run.iters : options.iters;
+  context.warmup = run.iters > 0 ? run.warmup : options.warmup;
+  return context;
+}
+
+absl::Status RunRun(const std::string& server, const std::string& job,
+                    absl::Span<const std::string> argv, std::ostream& out) {
+  std::set<std::string> options = PlanFlags();
+  options.insert(
+      {"plan", "iters", "warmup", "timeout_seconds", "deadline_seconds"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, options, {"merge", "json"});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<RunFlags> flags = ParseRunFlags(*args);
+  if (!flags.ok()) return flags.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<JobRun> run =
+      RunFromFlags(**client, job, *args, flags->options);
+  if (!run.ok()) return run.status();
+  const RunContext context = ContextOf(job, *run, flags->options);
+  return PrintRun(run->mesh, run->plan, context, run->summary, flags->json,
+                  out);
+}
+
+int64_t ConnectedAgents(const JobInfo& job) {
+  int64_t n = 0;
+  for (const JobAgentInfo& a : job.agents) n += a.connected ? 1 : 0;
+  return n;
+}
+
+std::string AgentJson(const JobAgentInfo& a) {
+  return absl::StrCat("{\"rank\": ", a.rank,
+                      ", \"connected\": ", a.connected ? "true" : "false",
+                      ", \"version\": ", JsonString(a.version),
+                      ", \"incarnation\": ", a.incarnation,
+                      ", \"host\": ", JsonString(a.host), "}");
+}
+
+std::string JobJson(const JobInfo& job) {
+  std::vector<std::string> agents;
+  for (const JobAgentInfo& a : job.agents) agents.push_back(AgentJson(a));
+  return absl::StrCat("{\"name\": ", JsonString(job.name),
+                      ", \"world_size\": ", job.world_size,
+                      ", \"backend\": ", JsonString(job.backend),
+                      ", \"generation\": ", job.generation,
+                      ", \"state\": ", JsonString(job.state), ", \"agents\": [",
+                      absl::StrJoin(agents, ", "),
+                      "], \"current_run\": ", JsonString(job.current_run),
+                      ", \"runs_total\": ", job.runs_total,
+                      ", \"runs_failed\": ", job.runs_failed,
+                      ", \"store_keys\": ", job.store_keys,
+                      ", \"store_bytes\": ", job.store_bytes, "}");
+}
+
+absl::Status RunList(const std::string& server,
+                     absl::Span<const std::string> argv, std::ostream& out) {
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, {}, {"json"});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::vector<JobInfo>> jobs = (*client)->ListJobs();
+  if (!jobs.ok()) return jobs.status();
+  if (args->Has("json")) {
+    std::vector<std::string> items;
+    for (const JobInfo& job : *jobs) items.push_back(JobJson(job));
+    out << "{\"jobs\": [" << absl::StrJoin(items, ", ") << "]}\n";
+    return absl::OkStatus();
+  }
+  out << absl::StrFormat("%-20s %6s %-7s %5s %-8s %7s %6s %6s %6s %10s\n",
+                         "name", "world", "backend", "gen", "state", "agents",
+                         "runs", "failed", "keys", "bytes");
+  for (const JobInfo& j : *jobs) {
+    out << absl::StrFormat(
+        "%-20s %6d %-7s %5d %-8s %7s %6d %6d %6d %10d\n", j.name, j.world_size,
+        j.backend, j.generation, j.state,
+        absl::StrCat(ConnectedAgents(j), "/", j.world_size), j.runs_total,
+        j.runs_failed, j.store_keys, j.store_bytes);
+  }
+  return absl::OkStatus();
+}
+
+void PrintJob(const JobInfo& j, std::ostream& out) {
+  out << absl::StrFormat(
+      "job %s: world size %d, backend %s, generation %d, state %s\n", j.name,
+      j.world_size, j.backend, j.generation, j.state);
+  out << absl::StrFormat("runs: %d total, %d failed; current run: %s\n",
+                         j.runs_total, j.runs_failed,
+                         j.current_run.empty() ? "none" : j.current_run);
+  out << absl::StrFormat("store: %d keys, %d bytes\n", j.store_keys,
+                         j.store_bytes);
+  out << absl::StrFormat("agents: %d of %d connected\n", ConnectedAgents(j),
+                         j.world_size);
+  out << absl::StrFormat("%6s  %-9s  %-10s  %20s  %s\n", "rank", "connected",
+                         "version", "incarnation", "host");
+  for (const JobAgentInfo& a : j.agents) {
+    out << absl::StrFormat("%6d  %-9s  %-10s  %20d  %s\n", a.rank,
+                           a.connected ? "yes" : "no", a.version, a.incarnation,
+                           a.host);
+  }
+}
+
+absl::Status RunShowOrCancel(const std::string& server, const std::string& verb,
+                             const std::string& job,
+                             absl::Span<const std::string> argv,
+                             std::ostream& out) {
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(
+      argv, {},
+      verb == "show" ? std::set<std::string>{"json"} : std::set<std::string>{});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  if (verb == "cancel") {
+    absl::StatusOr<std::string> run = (*client)->CancelJob(job);
+    if (!run.ok()) return run.status();
+    out << (run->empty() ? absl::StrCat("job ", job, ": no run was running")
+                         : absl::StrCat("job ", job, ": cancelled run ", *run))
+        << "\n";
+    return absl::OkStatus();
+  }
+  absl::StatusOr<JobInfo> info = (*client)->GetJob(job);
+  if (!info.ok()) return info.status();
+  if (args->Has("json")) {
+    out << JobJson(*info) << "\n";
+  } else {
+    PrintJob(*info, out);
+  }
+  return absl::OkStatus();
+}
+
+const char* UsageOf(const std::string& verb) {
+  if (verb == "list") return kListUsage;
+  if (verb == "show") return kShowUsage;
+  if (verb == "run") return kRunUsage;
+  if (verb == "cancel") return kCancelUsage;
+  return nullptr;
+}
+
+bool IsHelp(const std::string& arg) { return arg == "--help" || arg == "help"; }
+
+}  // namespace
+
+absl::Status RunJobCommand(const std::string& server,
+                           const std::vector<std::string>& argv,
+                           std::ostream& out) {
+  if (!argv.empty() && IsHelp(argv[0])) {
+    out << kJobUsage;
+    return absl::OkStatus();
+  }
+  const std::string verb = argv.empty() ? "" : argv[0];
+  const char* usage = UsageOf(verb);
+  if (usage == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job: expected list, show, run or cancel",
+                     verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
+  }
+  const auto rest = absl::MakeConstSpan(argv).subspan(1);
+  if (!rest.empty() && IsHelp(rest[0])) {
+    out << usage;
+    return absl::OkStatus();
+  }
+  if (verb == "list") return RunList(server, rest, out);
+  if (rest.empty() || rest[0].rfind("--", 0) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job ", verb, ": NAME (the job) is required"));
+  }
+  if (verb == "run") return RunRun(server, rest[0], rest.subspan(1), out);
+  return RunShowOrCancel(server, verb, rest[0], rest.subspan(1), out);
+}
+
+}  // namespace reshard

@@ -1,0 +1,30 @@
+// `reshardctl job`: the caller's side of the Coordinator (DESIGN §5).
+// `list` and `show NAME` print jobs and their agents; `run NAME` runs a
+// plan (from the plan flags, planned by the job's replica, or --plan FILE)
+// on the job's agents and prints the same table or JSON as `reshardctl
+// exec` (client/run_output.h); `cancel NAME` cancels its current run. Job
+// calls go to the job's replica of the --server list (planner/job_replica.h).
+#ifndef RESHARD_CLIENT_JOB_COMMAND_H_
+#define RESHARD_CLIENT_JOB_COMMAND_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace reshard {
+
+// Runs `reshardctl job ARGS` against `server` (one HOST:PORT or several,
+// comma-separated); prints to `out`. OK only when the command did what it
+// says (for `run`: every rank ran and validated); otherwise INVALID_ARGUMENT
+// naming the flag, NOT_FOUND for an unknown job, DATA_LOSS for a run that
+// did not validate, or the service's error. `job --help` and `job VERB
+// --help` print the usage text to `out`.
+absl::Status RunJobCommand(const std::string& server,
+                           const std::vector<std::string>& argv,
+                           std::ostream& out);
+
+}  // namespace reshard
+
+#endif  // RESHARD_CLIENT_JOB_COMMAND_H_

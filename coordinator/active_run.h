@@ -1,0 +1,37 @@
+// The run a job has in flight: who it went to, who reported, who was lost
+// and whether it was cancelled. Internal to Job (its mutex guards it).
+#ifndef RESHARD_COORDINATOR_ACTIVE_RUN_H_
+#define RESHARD_COORDINATOR_ACTIVE_RUN_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "coordinator/work.h"
+#include "executor/rank_run.h"
+
+namespace reshard::coordinator {
+
+struct ActiveRun {
+  std::string id;
+  int64_t generation = 0;
+  std::shared_ptr<const RunSpec> spec;
+  absl::Time dispatched;
+  absl::Time last_report;
+  std::vector<std::optional<executor::RankReport>> reports;  // by rank
+  std::vector<std::string> lost;  // by rank: why it left mid-run, or ""
+  int64_t settled = 0;            // ranks that reported or were lost
+  bool failed = false;            // a report with an error, or a lost rank
+  bool cancelled = false;         // by CancelJob
+
+  bool Complete() const {
+    return settled == static_cast<int64_t>(reports.size());
+  }
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_ACTIVE_RUN_H_

@@ -1,0 +1,242 @@
+#include "coordinator/coordinator.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "planner/plan_structure.h"
+#include "planner/version.h"
+
+namespace reshard::coordinator {
+namespace {
+
+// Job names become store prefixes and log fields: keep them plain.
+absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
+                          const char* field) {
+  if (name.empty() || static_cast<int64_t>(name.size()) > max_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ": a job name has 1 to ", max_bytes, " characters"));
+  }
+  for (char c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                       (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                       c == '.';
+    if (!plain) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": \"", name,
+                       "\" may only hold letters, digits, '-', '_' "
+                       "and '.'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckJoin(const JoinInfo& info, const CoordinatorLimits& limits) {
+  if (info.protocol != kCoordinatorProtocol) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "agent version ", info.version.empty() ? "unknown" : info.version,
+        " (protocol ", info.protocol,
+        ") is incompatible with this "
+        "coordinator, version ",
+        kReshardVersion, " (protocol ", kCoordinatorProtocol,
+        "); run agents of a matching version"));
+  }
+  absl::Status s =
+      CheckJobName(info.agent.job, limits.max_job_name_bytes, "agent.job");
+  if (!s.ok()) return s;
+  if (info.world_size < 1 || info.world_size > limits.max_world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("world_size: ", info.world_size, " is outside [1, ",
+                     limits.max_world_size, "]"));
+  }
+  if (info.agent.rank < 0 || info.agent.rank >= info.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent.rank: ", info.agent.rank, " is outside [0, ",
+                     info.world_size, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// What a run asks of the ranks must fit the job and the executor.
+absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
+  if (spec.mesh.world_size() != job.world_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mesh: world size ", spec.mesh.world_size(), " differs from job \"",
+        job.name(), "\"'s world size ", job.world_size()));
+  }
+  for (int64_t p = 0; p < spec.mesh.world_size(); ++p) {
+    const int64_t rank = spec.mesh.RankAt(p);
+    if (rank < 0 || rank >= job.world_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mesh.ranks: rank ", rank, " is not a rank of job \"",
+                       job.name(), "\" (0 to ", job.world_size() - 1, ")"));
+    }
+  }
+  if (spec.iters < 1 || spec.iters > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("iters: ", spec.iters, " is outside [1, 100000]"));
+  }
+  if (spec.warmup < 0 || spec.warmup > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("warmup: ", spec.warmup, " is outside [0, 100000]"));
+  }
+  if (!(spec.timeout_seconds > 0 && spec.timeout_seconds <= 86400)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timeout_seconds: ", spec.timeout_seconds, " is outside (0, 86400]"));
+  }
+  absl::Status s = CheckPlanStructure(spec.mesh, spec.plan);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("plan.", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+// Counts a RunJob for its scope against the concurrency cap.
+class RunSlot {
+ public:
+  explicit RunSlot(std::atomic<int64_t>& active) : active_(active) {
+    ++active_;
+  }
+  ~RunSlot() { --active_; }
+
+ private:
+  std::atomic<int64_t>& active_;
+};
+
+}  // namespace
+
+Coordinator::Coordinator(CoordinatorLimits limits)
+    : limits_(limits), table_(std::make_unique<InMemoryJobTable>(limits_)) {}
+
+Coordinator::Coordinator(CoordinatorLimits limits,
+                         std::unique_ptr<JobTable> table)
+    : limits_(limits), table_(std::move(table)) {}
+
+absl::StatusOr<int64_t> Coordinator::Join(const JoinInfo& info) {
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  absl::Status s = CheckJoin(info, limits_);
+  if (!s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<Job>> job = table_->FindOrCreate(info);
+  if (!job.ok()) return job.status();
+  return (*job)->Join(info);
+}
+
+absl::StatusOr<std::shared_ptr<Job>> Coordinator::AgentJob(
+    const AgentId& id) const {
+  std::shared_ptr<Job> job = table_->Find(id.job);
+  if (job == nullptr) {
+    return absl::NotFoundError(absl::StrCat("agent.job: no job \"", id.job,
+                                            "\" (join before anything else)"));
+  }
+  return job;
+}
+
+absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(
+    const std::string& name) const {
+  std::shared_ptr<Job> job = table_->Find(name);
+  if (job == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("job: no job \"", name,
+                     "\" (a job exists once its first agent "
+                     "joins)"));
+  }
+  return job;
+}
+
+absl::StatusOr<std::shared_ptr<Mailbox>> Coordinator::Connect(
+    const AgentId& id) {
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  return (*job)->Connect(id);
+}
+
+void Coordinator::Disconnect(const AgentId& id,
+                             const std::shared_ptr<Mailbox>& mailbox) {
+  if (std::shared_ptr<Job> job = table_->Find(id.job)) {
+    job->Disconnect(id, mailbox);
+  }
+}
+
+absl::Status Coordinator::Leave(const AgentId& id) {
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  absl::Status s = (*job)->Leave(id);
+  table_->ForgetIfAbandoned(id.job);
+  return s;
+}
+
+absl::Status Coordinator::StoreSet(const AgentId& id, const std::string& run_id,
+                                   const std::string& key, std::string value) {
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  return (*job)->StoreSet(id, run_id, key, std::move(value));
+}
+
+absl::StatusOr<std::vector<std::string>> Coordinator::StoreGet(
+    const AgentId& id, const std::string& run_id,
+    const std::vector<std::string>& keys, absl::Time deadline) {
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  return (*job)->StoreGet(id, run_id, keys, deadline);
+}
+
+absl::Status Coordinator::Report(const AgentId& id, int64_t generation,
+                                 const std::string& run_id,
+                                 executor::RankReport report) {
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  return (*job)->Report(id, generation, run_id, std::move(report));
+}
+
+absl::StatusOr<RunOutcome> Coordinator::RunJob(
+    const std::string& name, std::shared_ptr<const RunSpec> spec,
+    absl::Time deadline, const CallerGone& caller_gone) {
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  RunSlot slot(active_runs_);
+  if (active_runs_ > limits_.max_concurrent_runs) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this server already runs its maximum of ",
+                     limits_.max_concurrent_runs, " concurrent RunJob calls"));
+  }
+  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+  if (!job.ok()) return job.status();
+  absl::Status s = CheckSpec(*spec, **job);
+  if (!s.ok()) return s;
+  std::shared_ptr<const RunSpec> kept = spec;
+  absl::StatusOr<RunResult> result =
+      (*job)->Run(std::move(spec), deadline, caller_gone);
+  if (!result.ok()) return result.status();
+  RunOutcome outcome{
+      result->run_id, (*job)->backend(),
+      executor::Summarize(kept->mesh, kept->plan, result->reports),
+      std::move(result->reports)};
+  outcome.summary.wall_seconds = result->wall_seconds;
+  return outcome;
+}
+
+std::vector<JobInfo> Coordinator::ListJobs() const {
+  std::vector<JobInfo> jobs;
+  for (const std::shared_ptr<Job>& job : table_->List()) {
+    jobs.push_back(job->Info());
+  }
+  return jobs;
+}
+
+absl::StatusOr<JobInfo> Coordinator::GetJob(const std::string& name) const {
+  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+  if (!job.ok()) return job.status();
+  return (*job)->Info();
+}
+
+absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name) {
+  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+  if (!job.ok()) return job.status();
+  return (*job)->Cancel();
+}
+
+void Coordinator::Shutdown(const std::string& reason) {
+  shut_down_ = true;
+  for (const std::shared_ptr<Job>& job : table_->List()) job->Shutdown(reason);
+}
+
+}  // namespace reshard::coordinator

@@ -1,0 +1,85 @@
+// The Coordinator's core (DESIGN §5): jobs of agents, their rendezvous
+// stores, dispatch and runs, with every bound of CoordinatorLimits. No
+// gRPC here: server/coordinator_service.cc adapts it to reshard.v1.
+// Thread-safe; every blocking call is bounded by the deadline it is given.
+#ifndef RESHARD_COORDINATOR_COORDINATOR_H_
+#define RESHARD_COORDINATOR_COORDINATOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "coordinator/job.h"
+#include "coordinator/job_table.h"
+#include "coordinator/limits.h"
+#include "coordinator/mailbox.h"
+#include "coordinator/membership.h"
+#include "coordinator/work.h"
+#include "executor/run_summary.h"
+
+namespace reshard::coordinator {
+
+// A run every rank ran: the aggregated table and every rank's report.
+struct RunOutcome {
+  std::string run_id;
+  Backend backend = Backend::kGloo;  // the job's
+  executor::RunSummary summary;
+  std::vector<executor::RankReport> reports;  // by rank
+};
+
+class Coordinator {
+ public:
+  explicit Coordinator(CoordinatorLimits limits);
+  Coordinator(CoordinatorLimits limits, std::unique_ptr<JobTable> table);
+
+  // Refuses another protocol (FAILED_PRECONDITION naming both versions),
+  // bad fields (INVALID_ARGUMENT naming them) and a job that exists with
+  // another shape; returns the job's generation.
+  absl::StatusOr<int64_t> Join(const JoinInfo& info);
+  absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
+  void Disconnect(const AgentId& id, const std::shared_ptr<Mailbox>& mailbox);
+  absl::Status Leave(const AgentId& id);
+
+  absl::Status StoreSet(const AgentId& id, const std::string& run_id,
+                        const std::string& key, std::string value);
+  absl::StatusOr<std::vector<std::string>> StoreGet(
+      const AgentId& id, const std::string& run_id,
+      const std::vector<std::string>& keys, absl::Time deadline);
+  absl::Status Report(const AgentId& id, int64_t generation,
+                      const std::string& run_id, executor::RankReport report);
+
+  // Runs `spec` on job `job` (NOT_FOUND when no agent has created it):
+  // checks the spec against the job, waits for the job until `deadline`,
+  // runs and aggregates. A run that failed on a rank is an error naming
+  // the run, the ranks and their steps; one that ran but did not validate
+  // is an outcome with summary.validated false.
+  absl::StatusOr<RunOutcome> RunJob(const std::string& job,
+                                    std::shared_ptr<const RunSpec> spec,
+                                    absl::Time deadline,
+                                    const CallerGone& caller_gone);
+  std::vector<JobInfo> ListJobs() const;
+  absl::StatusOr<JobInfo> GetJob(const std::string& job) const;
+  // The cancelled run's id ("" when none was running).
+  absl::StatusOr<std::string> CancelJob(const std::string& job);
+
+  // Closes every dispatch stream and refuses new work.
+  void Shutdown(const std::string& reason);
+
+ private:
+  absl::StatusOr<std::shared_ptr<Job>> AgentJob(const AgentId& id) const;
+  absl::StatusOr<std::shared_ptr<Job>> NamedJob(const std::string& job) const;
+
+  const CoordinatorLimits limits_;
+  std::unique_ptr<JobTable> table_;
+  std::atomic<int64_t> active_runs_{0};
+  std::atomic<bool> shut_down_{false};
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_COORDINATOR_H_

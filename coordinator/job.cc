@@ -1,0 +1,192 @@
+// Membership, the rendezvous store and the job's description; the run's
+// life is in job_run.cc.
+#include "coordinator/job.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/active_run.h"
+
+namespace reshard::coordinator {
+
+Job::Job(std::string name, int64_t world_size, Backend backend,
+         const CoordinatorLimits& limits)
+    : name_(std::move(name)),
+      world_size_(world_size),
+      backend_(backend),
+      limits_(limits),
+      slots_(world_size),
+      store_(limits) {}
+
+Job::~Job() = default;
+
+absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  Slot& slot = slots_[info.agent.rank];
+  if (slot.present && slot.info.incarnation == info.agent.incarnation) {
+    return generation_;  // the same process again: nothing changes
+  }
+  if (slot.present && slot.mailbox != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "rank ", info.agent.rank, " of job \"", name_,
+        "\" is held by a live agent (incarnation ", slot.info.incarnation,
+        ", connected); stop it before starting another"));
+  }
+  if (slot.present) {
+    LoseRankLocked(info.agent.rank,
+                   "its agent was replaced by a new incarnation");
+    if (slot.mailbox != nullptr) {
+      slot.mailbox->Close(absl::StrCat("rank ", info.agent.rank,
+                                       " was replaced by incarnation ",
+                                       info.agent.incarnation));
+    }
+  }
+  slot = Slot{true,
+              AgentInfo{info.agent.rank, info.agent.incarnation, info.version,
+                        info.host, false},
+              nullptr};
+  return ++generation_;
+}
+
+absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
+  absl::MutexLock lock(&mu_);
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  absl::Status s = CheckAgentLocked(id);
+  if (!s.ok()) return s;
+  Slot& slot = slots_[id.rank];
+  if (slot.mailbox != nullptr) {
+    // Work queued on the old stream is lost with it.
+    LoseRankLocked(id.rank, "its agent reconnected during the run");
+    slot.mailbox->Close(
+        "a newer dispatch stream of the same agent replaced "
+        "this one");
+  } else {
+    ++generation_;  // the rank is back
+  }
+  slot.mailbox = std::make_shared<Mailbox>();
+  slot.info.connected = true;
+  return slot.mailbox;
+}
+
+void Job::Disconnect(const AgentId& id,
+                     const std::shared_ptr<Mailbox>& mailbox) {
+  absl::MutexLock lock(&mu_);
+  if (id.rank < 0 || id.rank >= world_size_) return;
+  Slot& slot = slots_[id.rank];
+  if (slot.mailbox != mailbox) return;  // already replaced
+  slot.mailbox = nullptr;
+  slot.info.connected = false;
+  ++generation_;
+  LoseRankLocked(id.rank, "its agent's dispatch stream closed");
+}
+
+absl::Status Job::Leave(const AgentId& id) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (!s.ok()) return s;
+  Slot& slot = slots_[id.rank];
+  if (slot.mailbox != nullptr) slot.mailbox->Close("the agent left");
+  slot = Slot{};
+  ++generation_;
+  LoseRankLocked(id.rank, "its agent left the job");
+  return absl::OkStatus();
+}
+
+absl::Status Job::CheckAgentLocked(const AgentId& id) const {
+  if (id.rank < 0 || id.rank >= world_size_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent.rank: ", id.rank, " is outside job \"", name_,
+                     "\"'s ranks [0, ", world_size_, ")"));
+  }
+  const Slot& slot = slots_[id.rank];
+  if (!slot.present) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", id.rank, " has not joined job \"", name_, "\"; join first"));
+  }
+  if (slot.info.incarnation != id.incarnation) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "agent.incarnation: ", id.incarnation, " is not rank ", id.rank,
+        "'s current incarnation (", slot.info.incarnation, ") in job \"", name_,
+        "\"; a restarted agent joins again"));
+  }
+  return absl::OkStatus();
+}
+
+bool Job::ReadyLocked() const {
+  if (shut_down_) return false;
+  for (const Slot& slot : slots_) {
+    if (!slot.present || slot.mailbox == nullptr) return false;
+  }
+  return true;
+}
+
+absl::Status Job::StoreSet(const AgentId& id, const std::string& run_id,
+                           const std::string& key, std::string value) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (s.ok()) s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  return store_.Set(run_id, key, std::move(value));
+}
+
+absl::StatusOr<std::vector<std::string>> Job::StoreGet(
+    const AgentId& id, const std::string& run_id,
+    const std::vector<std::string>& keys, absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (s.ok()) s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return store_.Lookup(keys).has_value() || !CheckRunLocked(run_id).ok();
+  };
+  mu_.AwaitWithDeadline(absl::Condition(&settled), deadline);
+  if (std::optional<std::vector<std::string>> values = store_.Lookup(keys)) {
+    return *std::move(values);
+  }
+  s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  std::vector<std::string> missing = store_.Missing(keys);
+  const size_t count = missing.size();
+  if (missing.size() > 4) missing.resize(4);
+  return absl::DeadlineExceededError(
+      absl::StrCat(count, " of ", keys.size(),
+                   " rendezvous keys still missing at the "
+                   "deadline: ",
+                   absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
+}
+
+JobInfo Job::Info() const {
+  absl::MutexLock lock(&mu_);
+  JobInfo info{
+      name_,       world_size_,  backend_,      generation_,   "", {}, "",
+      runs_total_, runs_failed_, store_.keys(), store_.bytes()};
+  info.state = run_ != nullptr ? "running"
+               : ReadyLocked() ? "ready"
+                               : "joining";
+  if (run_ != nullptr) info.current_run = run_->id;
+  for (const Slot& slot : slots_) {
+    if (slot.present) info.agents.push_back(slot.info);
+  }
+  return info;
+}
+
+void Job::Shutdown(const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  shut_down_ = true;
+  for (Slot& slot : slots_) {
+    if (slot.mailbox != nullptr) slot.mailbox->Close(reason);
+  }
+}
+
+bool Job::Abandoned() const {
+  absl::MutexLock lock(&mu_);
+  if (waiters_ > 0 || run_ != nullptr) return false;
+  for (const Slot& slot : slots_) {
+    if (slot.present) return false;
+  }
+  return true;
+}
+
+}  // namespace reshard::coordinator

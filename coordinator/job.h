@@ -1,0 +1,151 @@
+// One job (DESIGN §5): its members, generation, rendezvous store and the
+// run in flight. Agents join, hold a dispatch mailbox and report; RunJob
+// waits until every rank is present and no other run is in flight,
+// dispatches to every rank, and waits for their reports, a failure, a lost
+// rank, a cancellation or its deadline. Thread-safe: one mutex guards the
+// job, and every wait on it is bounded.
+#ifndef RESHARD_COORDINATOR_JOB_H_
+#define RESHARD_COORDINATOR_JOB_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/limits.h"
+#include "coordinator/mailbox.h"
+#include "coordinator/membership.h"
+#include "coordinator/rendezvous_store.h"
+#include "coordinator/work.h"
+#include "executor/rank_run.h"
+
+namespace reshard::coordinator {
+
+struct JobInfo {
+  std::string name;
+  int64_t world_size = 0;
+  Backend backend = Backend::kGloo;
+  int64_t generation = 0;
+  std::string state;  // joining, ready, running
+  std::vector<AgentInfo> agents;
+  std::string current_run;
+  int64_t runs_total = 0;
+  int64_t runs_failed = 0;
+  int64_t store_keys = 0;
+  int64_t store_bytes = 0;
+};
+
+// Every rank's report of a run that ran to the end on every rank (each may
+// still have failed validation).
+struct RunResult {
+  std::string run_id;
+  std::vector<executor::RankReport> reports;  // by rank
+  double wall_seconds = 0;                    // dispatch to the last report
+};
+
+// True when the caller of RunJob has gone away (its RPC was cancelled).
+using CallerGone = std::function<bool()>;
+
+struct ActiveRun;  // coordinator/active_run.h
+
+class Job {
+ public:
+  Job(std::string name, int64_t world_size, Backend backend,
+      const CoordinatorLimits& limits);
+  ~Job();
+
+  const std::string& name() const { return name_; }
+  int64_t world_size() const { return world_size_; }
+  Backend backend() const { return backend_; }
+
+  // Adds or replaces the rank's agent; the job's generation afterwards.
+  absl::StatusOr<int64_t> Join(const JoinInfo& info);
+  // Opens the agent's dispatch mailbox (closing any older one).
+  absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
+  // The agent's dispatch stream ended: it is no longer present.
+  void Disconnect(const AgentId& id, const std::shared_ptr<Mailbox>& mailbox);
+  absl::Status Leave(const AgentId& id);
+
+  absl::Status StoreSet(const AgentId& id, const std::string& run_id,
+                        const std::string& key, std::string value);
+  absl::StatusOr<std::vector<std::string>> StoreGet(
+      const AgentId& id, const std::string& run_id,
+      const std::vector<std::string>& keys, absl::Time deadline);
+
+  absl::Status Report(const AgentId& id, int64_t generation,
+                      const std::string& run_id, executor::RankReport report);
+
+  // Runs `spec` on every rank (see the class comment).
+  absl::StatusOr<RunResult> Run(std::shared_ptr<const RunSpec> spec,
+                                absl::Time deadline,
+                                const CallerGone& caller_gone);
+  // Cancels the run in flight; its id, or "" when none was.
+  std::string Cancel();
+
+  JobInfo Info() const;
+  // Closes every dispatch stream (the server is going away).
+  void Shutdown(const std::string& reason);
+  // No agent left and no RunJob waiting: the table may forget the job.
+  bool Abandoned() const;
+
+ private:
+  struct Slot {
+    bool present = false;
+    AgentInfo info;
+    std::shared_ptr<Mailbox> mailbox;  // while connected
+  };
+  enum class WaitEnd { kDone, kDeadline, kCallerGone };
+
+  absl::Status CheckAgentLocked(const AgentId& id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckRunLocked(const std::string& run_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ReadyLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A rank left mid-run without reporting: the run fails naming it.
+  void LoseRankLocked(int64_t rank, const std::string& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  WaitEnd AwaitLocked(const absl::Condition& done, absl::Time deadline,
+                      const CallerGone& caller_gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AwaitFreeLocked(absl::Time deadline,
+                               const CallerGone& caller_gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartRunLocked(std::shared_ptr<const RunSpec> spec)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  WaitEnd AwaitRunEndLocked(absl::Time deadline, const CallerGone& caller_gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<RunResult> FinishRunLocked(WaitEnd end)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string name_;
+  const int64_t world_size_;
+  const Backend backend_;
+  const CoordinatorLimits& limits_;
+
+  mutable absl::Mutex mu_;
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  RendezvousStore store_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ActiveRun> run_ ABSL_GUARDED_BY(mu_);
+  int64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;  // RunJob calls in Run()
+  bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t runs_total_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t runs_failed_ ABSL_GUARDED_BY(mu_) = 0;
+  // The communicators' store prefix, and the generation and mesh they
+  // were opened for; empty after a failed run, so the next run opens fresh
+  // communicators.
+  std::string comm_prefix_ ABSL_GUARDED_BY(mu_);
+  int64_t comm_generation_ ABSL_GUARDED_BY(mu_) = -1;
+  std::string comm_mesh_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_JOB_H_

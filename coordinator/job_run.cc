@@ -1,0 +1,247 @@
+// A job's run, from RunJob's admission to its outcome: wait until every
+// rank is present and the job is free, dispatch, collect reports, and end
+// the run (its rendezvous keys deleted, stragglers told to cancel).
+#include <atomic>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "coordinator/active_run.h"
+#include "coordinator/job.h"
+#include "planner/plan_digest.h"
+
+namespace reshard::coordinator {
+namespace {
+
+// How often a wait looks at whether its caller went away.
+constexpr absl::Duration kCallerPoll = absl::Milliseconds(100);
+// After a first failure, how long the run waits for the other ranks to
+// settle, so that a rank that died (its stream dropped) is named ahead of
+// the peers that only saw it go.
+constexpr absl::Duration kFailureGrace = absl::Seconds(2);
+
+// Unique within this process and, by the random prefix, across restarts.
+std::string NewRunId() {
+  static const uint32_t prefix = std::random_device()();
+  static std::atomic<uint64_t> counter{0};
+  return absl::StrFormat("%08x-%d", prefix, ++counter);
+}
+
+// Why a run that ended did not succeed; OK when every rank ran it.
+absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
+  std::vector<std::string> lost, silent, failed;
+  absl::StatusCode failed_code = absl::StatusCode::kOk;
+  for (size_t r = 0; r < run.reports.size(); ++r) {
+    if (!run.lost[r].empty()) {
+      lost.push_back(absl::StrCat("rank ", r, ": ", run.lost[r]));
+    } else if (!run.reports[r].has_value()) {
+      if (deadline_hit) {
+        silent.push_back(
+            absl::StrCat("rank ", r, ": no report by the deadline"));
+      }
+    } else if (!run.reports[r]->status.ok()) {
+      if (failed_code == absl::StatusCode::kOk) {
+        failed_code = run.reports[r]->status.code();
+      }
+      failed.push_back(
+          absl::StrCat("rank ", r, ": ", run.reports[r]->status.message()));
+    }
+  }
+  const absl::StatusCode code = !lost.empty() ? absl::StatusCode::kUnavailable
+                                : !silent.empty()
+                                    ? absl::StatusCode::kDeadlineExceeded
+                                    : failed_code;
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  std::vector<std::string> parts = lost;
+  parts.insert(parts.end(), silent.begin(), silent.end());
+  parts.insert(parts.end(), failed.begin(), failed.end());
+  return absl::Status(
+      code,
+      absl::StrCat("run ", run.id, " failed: ", absl::StrJoin(parts, "; ")));
+}
+
+}  // namespace
+
+absl::Status Job::CheckRunLocked(const std::string& run_id) const {
+  if (run_ != nullptr && run_->id == run_id) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "run_id: run \"", run_id, "\" is not running in job \"", name_, "\"",
+      run_ == nullptr ? std::string(" (no run is)")
+                      : absl::StrCat(" (run ", run_->id, " is)")));
+}
+
+void Job::LoseRankLocked(int64_t rank, const std::string& why) {
+  if (run_ == nullptr || run_->reports[rank].has_value() ||
+      !run_->lost[rank].empty()) {
+    return;
+  }
+  run_->lost[rank] = why;
+  ++run_->settled;
+  run_->failed = true;
+}
+
+Job::WaitEnd Job::AwaitLocked(const absl::Condition& done, absl::Time deadline,
+                              const CallerGone& caller_gone) {
+  while (true) {
+    if (mu_.AwaitWithDeadline(done,
+                              std::min(deadline, absl::Now() + kCallerPoll))) {
+      return WaitEnd::kDone;
+    }
+    if (absl::Now() >= deadline) return WaitEnd::kDeadline;
+    if (caller_gone && caller_gone()) return WaitEnd::kCallerGone;
+  }
+}
+
+absl::Status Job::AwaitFreeLocked(absl::Time deadline,
+                                  const CallerGone& caller_gone) {
+  auto free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return shut_down_ || (ReadyLocked() && run_ == nullptr);
+  };
+  const WaitEnd end =
+      AwaitLocked(absl::Condition(&free), deadline, caller_gone);
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  if (end == WaitEnd::kCallerGone) {
+    return absl::CancelledError("the caller cancelled RunJob");
+  }
+  if (end == WaitEnd::kDone) return absl::OkStatus();
+  std::vector<std::string> absent;
+  for (size_t r = 0; r < slots_.size(); ++r) {
+    if (!slots_[r].present || slots_[r].mailbox == nullptr) {
+      absent.push_back(absl::StrCat(r));
+    }
+  }
+  if (absent.empty()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("job \"", name_, "\" was still running run ", run_->id,
+                     " at the deadline"));
+  }
+  if (absent.size() > 16) absent.resize(16);
+  return absl::DeadlineExceededError(absl::StrCat(
+      "job \"", name_, "\" was not ready by the deadline: ranks ",
+      absl::StrJoin(absent, ", "), " have not joined or are not connected"));
+}
+
+void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
+  run_ = std::make_unique<ActiveRun>();
+  run_->id = NewRunId();
+  run_->generation = generation_;
+  run_->reports.resize(world_size_);
+  run_->lost.resize(world_size_);
+  // Agents keep one connection set per group they have used: a new mesh
+  // (other groups) opens fresh communicators instead of adding to them.
+  std::string mesh = spec->mesh.CanonicalText(true);
+  if (comm_prefix_.empty() || comm_generation_ != generation_ ||
+      comm_mesh_ != mesh) {
+    comm_prefix_ = absl::StrCat(name_, "/", generation_, "/", run_->id);
+    comm_generation_ = generation_;
+    comm_mesh_ = std::move(mesh);
+  }
+  auto work = std::make_shared<RunWork>();
+  work->run_id = run_->id;
+  work->generation = generation_;
+  work->digest = PlanDigest(spec->mesh, spec->plan);
+  work->comm_prefix = comm_prefix_;
+  work->spec = std::move(spec);
+  run_->spec = work->spec;
+  run_->dispatched = run_->last_report = absl::Now();
+  for (Slot& slot : slots_) {
+    slot.mailbox->Push(WorkItem{WorkItem::Kind::kRun, work, "", ""});
+  }
+}
+
+Job::WaitEnd Job::AwaitRunEndLocked(absl::Time deadline,
+                                    const CallerGone& caller_gone) {
+  auto settled = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return run_->Complete() || run_->failed || run_->cancelled;
+  };
+  WaitEnd end = AwaitLocked(absl::Condition(&settled), deadline, caller_gone);
+  if (end != WaitEnd::kDone || run_->Complete() || run_->cancelled) {
+    return end;
+  }
+  // A failure: give the other ranks a moment to report or be lost.
+  auto complete = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return run_->Complete() || run_->cancelled;
+  };
+  AwaitLocked(absl::Condition(&complete),
+              std::min(deadline, absl::Now() + kFailureGrace), caller_gone);
+  return WaitEnd::kDone;
+}
+
+absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
+  std::unique_ptr<ActiveRun> run = std::move(run_);
+  store_.EraseRun(run->id);
+  ++runs_total_;
+  absl::Status failure =
+      end == WaitEnd::kCallerGone
+          ? absl::CancelledError(
+                absl::StrCat("run ", run->id, ": the caller cancelled RunJob"))
+      : run->cancelled ? absl::CancelledError(absl::StrCat(
+                             "run ", run->id, " was cancelled (CancelJob)"))
+                       : RunFailure(*run, end == WaitEnd::kDeadline);
+  if (failure.ok() && !run->Complete()) {  // the deadline, before a report
+    failure = RunFailure(*run, true);
+  }
+  if (failure.ok()) {
+    RunResult result{run->id, {}, 0};
+    result.wall_seconds =
+        absl::ToDoubleSeconds(run->last_report - run->dispatched);
+    for (auto& report : run->reports)
+      result.reports.push_back(*std::move(report));
+    return result;
+  }
+  ++runs_failed_;
+  comm_prefix_.clear();  // whoever failed tore its communicators down
+  for (size_t r = 0; r < slots_.size(); ++r) {
+    if (slots_[r].mailbox != nullptr && !run->reports[r].has_value()) {
+      slots_[r].mailbox->Push(
+          WorkItem{WorkItem::Kind::kCancel, nullptr, run->id, ""});
+    }
+  }
+  return failure;
+}
+
+absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
+                                   absl::Time deadline,
+                                   const CallerGone& caller_gone) {
+  absl::MutexLock lock(&mu_);
+  ++waiters_;
+  absl::Status admitted = AwaitFreeLocked(deadline, caller_gone);
+  --waiters_;
+  if (!admitted.ok()) return admitted;
+  StartRunLocked(std::move(spec));
+  return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));
+}
+
+absl::Status Job::Report(const AgentId& id, int64_t generation,
+                         const std::string& run_id,
+                         executor::RankReport report) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (s.ok()) s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  if (generation != run_->generation) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("generation: ", generation, " is not run ", run_id,
+                     "'s generation (", run_->generation, ")"));
+  }
+  if (run_->reports[id.rank].has_value() || !run_->lost[id.rank].empty()) {
+    return absl::OkStatus();  // a repeated report changes nothing
+  }
+  report.rank = id.rank;
+  if (!report.status.ok()) run_->failed = true;
+  run_->reports[id.rank] = std::move(report);
+  ++run_->settled;
+  run_->last_report = absl::Now();
+  return absl::OkStatus();
+}
+
+std::string Job::Cancel() {
+  absl::MutexLock lock(&mu_);
+  if (run_ == nullptr) return "";
+  run_->cancelled = true;
+  return run_->id;
+}
+
+}  // namespace reshard::coordinator

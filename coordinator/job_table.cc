@@ -1,0 +1,51 @@
+#include "coordinator/job_table.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace reshard::coordinator {
+
+absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
+    const JoinInfo& info) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(info.agent.job);
+  if (it == jobs_.end()) {
+    if (static_cast<int64_t>(jobs_.size()) >= limits_.max_jobs) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("agent.job: this server already holds its maximum of ",
+                       limits_.max_jobs, " jobs"));
+    }
+    auto job = std::make_shared<Job>(info.agent.job, info.world_size,
+                                     info.backend, limits_);
+    jobs_.emplace(info.agent.job, job);
+    return job;
+  }
+  const Job& job = *it->second;
+  if (job.world_size() != info.world_size || job.backend() != info.backend) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job \"", info.agent.job, "\" has world size ", job.world_size(),
+        " and backend ", BackendName(job.backend()), "; this agent says ",
+        info.world_size, " and ", BackendName(info.backend)));
+  }
+  return it->second;
+}
+
+std::shared_ptr<Job> InMemoryJobTable::Find(const std::string& name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(name);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Job>> InMemoryJobTable::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (const auto& [name, job] : jobs_) jobs.push_back(job);
+  return jobs;
+}
+
+void InMemoryJobTable::ForgetIfAbandoned(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(name);
+  if (it != jobs_.end() && it->second->Abandoned()) jobs_.erase(it);
+}
+
+}  // namespace reshard::coordinator

@@ -1,0 +1,55 @@
+// Where jobs live. The Coordinator reaches job state only through this small
+// interface so that a replicated store can replace the in-memory one later
+// (DESIGN §5: today, state lives in the serving replica).
+#ifndef RESHARD_COORDINATOR_JOB_TABLE_H_
+#define RESHARD_COORDINATOR_JOB_TABLE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "coordinator/job.h"
+#include "coordinator/limits.h"
+#include "coordinator/membership.h"
+
+namespace reshard::coordinator {
+
+class JobTable {
+ public:
+  virtual ~JobTable() = default;
+  // The job `info` joins, created when it is the first agent.
+  // FAILED_PRECONDITION when the job exists with another world size or
+  // backend; RESOURCE_EXHAUSTED when a new job would pass the job cap.
+  virtual absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
+      const JoinInfo& info) = 0;
+  // Null when there is no such job.
+  virtual std::shared_ptr<Job> Find(const std::string& name) const = 0;
+  virtual std::vector<std::shared_ptr<Job>> List() const = 0;
+  // Drops the job if no agent and no caller is left in it.
+  virtual void ForgetIfAbandoned(const std::string& name) = 0;
+};
+
+class InMemoryJobTable final : public JobTable {
+ public:
+  explicit InMemoryJobTable(const CoordinatorLimits& limits)
+      : limits_(limits) {}
+
+  absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
+      const JoinInfo& info) override;
+  std::shared_ptr<Job> Find(const std::string& name) const override;
+  std::vector<std::shared_ptr<Job>> List() const override;
+  void ForgetIfAbandoned(const std::string& name) override;
+
+ private:
+  const CoordinatorLimits& limits_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_JOB_TABLE_H_

@@ -1,0 +1,24 @@
+// Every bound the Coordinator enforces, in one place (issue 13: jobs, agents
+// per job, rendezvous keys and bytes per job, concurrent runs). Past a bound
+// a request is refused with RESOURCE_EXHAUSTED naming it; nothing already
+// stored is dropped to make room.
+#ifndef RESHARD_COORDINATOR_LIMITS_H_
+#define RESHARD_COORDINATOR_LIMITS_H_
+
+#include <cstdint>
+
+namespace reshard::coordinator {
+
+struct CoordinatorLimits {
+  int64_t max_jobs = 1024;
+  int64_t max_world_size = 4096;  // agents per job
+  int64_t max_store_keys_per_job = 1 << 16;
+  int64_t max_store_bytes_per_job = int64_t{64} << 20;
+  int64_t max_key_bytes = 1024;
+  int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
+  int64_t max_job_name_bytes = 128;
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_LIMITS_H_

@@ -1,0 +1,68 @@
+#include "coordinator/rendezvous_store.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace reshard::coordinator {
+
+absl::Status RendezvousStore::Set(const std::string& run_id,
+                                  const std::string& key, std::string value) {
+  if (key.empty() || static_cast<int64_t>(key.size()) > limits_.max_key_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key: must have 1 to ", limits_.max_key_bytes,
+                     " bytes (has ", key.size(), ")"));
+  }
+  auto it = entries_.find(key);
+  const int64_t old_size = it == entries_.end() ? 0 : Size(key, it->second);
+  const int64_t new_size = static_cast<int64_t>(key.size() + value.size());
+  if (it == entries_.end() && keys() >= limits_.max_store_keys_per_job) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the job's rendezvous store holds its maximum of ",
+                     limits_.max_store_keys_per_job, " keys"));
+  }
+  if (bytes_ - old_size + new_size > limits_.max_store_bytes_per_job) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("value: setting \"", key,
+                     "\" would take the job's rendezvous store "
+                     "past its maximum of ",
+                     limits_.max_store_bytes_per_job, " bytes"));
+  }
+  bytes_ += new_size - old_size;
+  entries_[key] = Entry{run_id, std::move(value)};
+  return absl::OkStatus();
+}
+
+std::optional<std::vector<std::string>> RendezvousStore::Lookup(
+    const std::vector<std::string>& keys) const {
+  std::vector<std::string> values;
+  values.reserve(keys.size());
+  for (const std::string& key : keys) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    values.push_back(it->second.value);
+  }
+  return values;
+}
+
+std::vector<std::string> RendezvousStore::Missing(
+    const std::vector<std::string>& keys) const {
+  std::vector<std::string> missing;
+  for (const std::string& key : keys) {
+    if (!entries_.contains(key)) missing.push_back(key);
+  }
+  return missing;
+}
+
+void RendezvousStore::EraseRun(const std::string& run_id) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.run_id == run_id) {
+      bytes_ -= Size(it->first, it->second);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace reshard::coordinator

@@ -1,0 +1,56 @@
+// A job's rendezvous key/value store (DESIGN §5): what the Gloo store and
+// the NCCL unique-id exchange of its runs read and write. Every key belongs
+// to the run during which it was set and is deleted when that run ends, so
+// keys never accumulate across runs. Bounded in keys and bytes. Not
+// synchronized: the Job's mutex guards it (and waits on it).
+#ifndef RESHARD_COORDINATOR_RENDEZVOUS_STORE_H_
+#define RESHARD_COORDINATOR_RENDEZVOUS_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "coordinator/limits.h"
+
+namespace reshard::coordinator {
+
+class RendezvousStore {
+ public:
+  explicit RendezvousStore(const CoordinatorLimits& limits) : limits_(limits) {}
+
+  // Sets `key` for `run_id` (overwriting keeps the byte count exact).
+  // RESOURCE_EXHAUSTED past the job's key or byte cap, INVALID_ARGUMENT
+  // for an empty or oversized key.
+  absl::Status Set(const std::string& run_id, const std::string& key,
+                   std::string value);
+  // Every key's value, in order, or nullopt while one is missing.
+  std::optional<std::vector<std::string>> Lookup(
+      const std::vector<std::string>& keys) const;
+  // The keys not yet set (for a timeout's message).
+  std::vector<std::string> Missing(const std::vector<std::string>& keys) const;
+  // Deletes every key set during `run_id`.
+  void EraseRun(const std::string& run_id);
+
+  int64_t keys() const { return static_cast<int64_t>(entries_.size()); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  struct Entry {
+    std::string run_id;
+    std::string value;
+  };
+  static int64_t Size(const std::string& key, const Entry& entry) {
+    return static_cast<int64_t>(key.size() + entry.value.size());
+  }
+
+  const CoordinatorLimits& limits_;
+  std::map<std::string, Entry> entries_;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_RENDEZVOUS_STORE_H_

@@ -1,0 +1,42 @@
+// What the Coordinator sends an agent over its dispatch stream: run a plan,
+// cancel a run, or shut down. A run is shared by every rank's mailbox.
+#ifndef RESHARD_COORDINATOR_WORK_H_
+#define RESHARD_COORDINATOR_WORK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "planner/mesh.h"
+#include "planner/plan.h"
+
+namespace reshard::coordinator {
+
+// The plan and how to run it: what RunJob asks for.
+struct RunSpec {
+  Mesh mesh;
+  Plan plan;
+  int iters = 10;
+  int warmup = 0;
+  double timeout_seconds = 30;  // per collective
+};
+
+struct RunWork {
+  std::string run_id;
+  int64_t generation = 0;
+  std::shared_ptr<const RunSpec> spec;
+  uint64_t digest = 0;      // PlanDigest(spec->mesh, spec->plan)
+  std::string comm_prefix;  // the store prefix the communicators meet under
+};
+
+struct WorkItem {
+  enum class Kind { kRun, kCancel, kShutdown };
+  Kind kind = Kind::kRun;
+  std::shared_ptr<const RunWork> run;  // kRun
+  std::string run_id;                  // kCancel
+  std::string reason;                  // kShutdown
+};
+
+}  // namespace reshard::coordinator
+
+#endif  // RESHARD_COORDINATOR_WORK_H_

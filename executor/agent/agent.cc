@@ -1,0 +1,260 @@
+#include "executor/agent/agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "executor/agent/run_work.h"
+#include "executor/gloo/gloo_communicator.h"
+#include "planner/version.h"
+#include "proto/convert.h"
+#include "proto/coordinator_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace reshard::agent {
+namespace {
+
+// Fresh per process: two draws of the system's entropy source, never 0.
+uint64_t FreshIncarnation() {
+  std::random_device entropy;
+  const uint64_t value = (uint64_t{entropy()} << 32) ^ entropy();
+  return value == 0 ? 1 : value;
+}
+
+// The run's line in the log: id, generation, outcome, wall time.
+void LogRun(const v1::RunWork& run, const executor::RankReport& report,
+            const absl::Status& sent, double wall_seconds) {
+  std::string outcome;
+  if (!report.status.ok()) {
+    outcome = absl::StrCat("FAILED: ", report.status.ToString());
+  } else if (!report.validated) {
+    outcome = absl::StrCat("NOT VALIDATED: ", report.validation_error);
+  } else {
+    outcome = absl::StrCat("validated, checksum ", report.checksum, ", peak ",
+                           report.peak_bytes, " B");
+  }
+  if (!sent.ok()) {
+    absl::StrAppend(&outcome, "; report not delivered: ", sent.ToString());
+  }
+  const bool ok = report.status.ok() && report.validated && sent.ok();
+  spdlog::log(ok ? spdlog::level::info : spdlog::level::warn,
+              "run {} (generation {}, {} steps): {}; wall {:.3f} s",
+              run.run_id(), run.generation(), run.plan().steps_size(), outcome,
+              wall_seconds);
+}
+
+}  // namespace
+
+Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel)
+    : config_(std::move(config)),
+      stub_(v1::Coordinator::NewStub(channel)),
+      comms_([this](const CommKey& key) { return OpenCommunicators(key); }) {
+  id_.set_job(config_.job);
+  id_.set_rank(config_.rank);
+  id_.set_incarnation(FreshIncarnation());
+  store_ = std::make_shared<CoordinatorStore>(stub_, id_, RpcTimeout());
+}
+
+std::chrono::milliseconds Agent::RpcTimeout() const {
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(config_.timeout_seconds * 1000));
+}
+
+std::chrono::system_clock::time_point Agent::Deadline() const {
+  return std::chrono::system_clock::now() + RpcTimeout();
+}
+
+absl::StatusOr<int64_t> Agent::Join() {
+  v1::JoinRequest request;
+  *request.mutable_agent() = id_;
+  request.set_world_size(config_.world_size);
+  request.set_backend(v1::BACKEND_GLOO);
+  request.set_version(kReshardVersion);
+  request.set_protocol(kCoordinatorProtocol);
+  request.set_host(config_.listen_address);
+  v1::JoinResponse response;
+  const auto deadline = Deadline();
+  grpc::Status status;
+  // ALREADY_EXISTS: this rank's previous process has died but the
+  // Coordinator has not yet seen its stream close; ask again until then.
+  for (auto backoff = std::chrono::milliseconds(50);;
+       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
+    grpc::ClientContext context;
+    context.set_deadline(deadline);
+    // A Coordinator still starting is waited for, up to the deadline.
+    context.set_wait_for_ready(true);
+    status = stub_->Join(&context, request, &response);
+    if (status.error_code() != grpc::ALREADY_EXISTS ||
+        std::chrono::system_clock::now() + backoff >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(backoff);
+  }
+  if (status.error_code() == grpc::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "no answer from the Coordinator at ", config_.server, " within ",
+        config_.timeout_seconds, " s (", status.error_message(), ")"));
+  }
+  if (!status.ok()) return StatusFromGrpc(status);
+  spdlog::info(
+      "joined job {} as rank {} of {} (generation {}, incarnation {:016x}, "
+      "coordinator {}, agent {})",
+      config_.job, config_.rank, config_.world_size, response.generation(),
+      id_.incarnation(), response.coordinator_version(), kReshardVersion);
+  return response.generation();
+}
+
+absl::Status Agent::Serve() {
+  grpc::ClientContext context;
+  bool open = false;
+  {
+    absl::MutexLock lock(&mu_);
+    open = !stopping_;
+    if (open) dispatch_ = &context;
+  }
+  Ending ending = Ending::kStopped;
+  grpc::Status finished;
+  if (open) {
+    v1::DispatchRequest request;
+    *request.mutable_agent() = id_;
+    std::unique_ptr<grpc::ClientReader<v1::Work>> stream =
+        stub_->Dispatch(&context, request);
+    ending = ReadWork(*stream);
+    // Leaving on our own: Finish() must not wait for the server to end it.
+    if (ending != Ending::kDropped) context.TryCancel();
+    finished = stream->Finish();
+    absl::MutexLock lock(&mu_);
+    dispatch_ = nullptr;
+  }
+  if (ending == Ending::kDropped) {
+    return absl::UnavailableError(absl::StrCat(
+        "the dispatch stream ended: ",
+        finished.ok() ? "closed by the Coordinator without a shutdown"
+                      : StatusFromGrpc(finished).ToString()));
+  }
+  Leave();
+  return absl::OkStatus();
+}
+
+void Agent::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopping_ = true;
+  // Mid-run the run finishes and reports first; ReadWork then returns.
+  if (dispatch_ != nullptr && !running_) dispatch_->TryCancel();
+}
+
+bool Agent::BeginWork() {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return false;
+  running_ = true;
+  return true;
+}
+
+bool Agent::EndWork() {
+  absl::MutexLock lock(&mu_);
+  running_ = false;
+  return !stopping_;
+}
+
+Agent::Ending Agent::ReadWork(grpc::ClientReader<v1::Work>& stream) {
+  v1::Work work;
+  while (stream.Read(&work)) {
+    if (!BeginWork()) return Ending::kStopped;
+    const bool shutdown = HandleWork(work);
+    if (!EndWork()) return Ending::kStopped;
+    if (shutdown) return Ending::kShutdown;
+  }
+  absl::MutexLock lock(&mu_);
+  return stopping_ ? Ending::kStopped : Ending::kDropped;
+}
+
+bool Agent::HandleWork(const v1::Work& work) {
+  switch (work.kind_case()) {
+    case v1::Work::kRun:
+      HandleRun(work.run());
+      return false;
+    case v1::Work::kCancel:
+      // Runs execute one at a time, so the cancelled run is over (or never
+      // started here); its peers may not be: start afresh.
+      spdlog::info("run {} cancelled; the next run opens new communicators",
+                   work.cancel().run_id());
+      comms_.Drop();
+      return false;
+    case v1::Work::kShutdown:
+      spdlog::info("shutdown: {}", work.shutdown().reason());
+      return true;
+    default:
+      spdlog::warn("work of an unknown kind ({}) ignored",
+                   static_cast<int>(work.kind_case()));
+      return false;
+  }
+}
+
+void Agent::HandleRun(const v1::RunWork& run) {
+  const auto start = std::chrono::steady_clock::now();
+  const executor::RankReport report = Execute(run);
+  // The peers of a failed run may hold half-used connections.
+  if (!report.status.ok()) comms_.Drop();
+  const absl::Status sent = SendReport(run, report);
+  LogRun(run, report, sent,
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+             .count());
+}
+
+executor::RankReport Agent::Execute(const v1::RunWork& run) {
+  absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
+  if (!setup.ok()) {
+    executor::RankReport report;
+    report.rank = config_.rank;
+    report.status = setup.status();
+    return report;
+  }
+  store_->SetRun(run.run_id());
+  executor::CommunicatorProvider& provider =
+      comms_.For({run.comm_prefix(), setup->timeout});
+  return executor::RunRank(setup->mesh, setup->plan, config_.rank, provider,
+                           setup->options);
+}
+
+absl::Status Agent::SendReport(const v1::RunWork& run,
+                               const executor::RankReport& report) {
+  v1::ReportRequest request;
+  *request.mutable_agent() = id_;
+  request.set_generation(run.generation());
+  request.set_run_id(run.run_id());
+  RankReportToProto(report, request.mutable_report());
+  v1::ReportResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  return StatusFromGrpc(stub_->Report(&context, request, &response));
+}
+
+void Agent::Leave() {
+  v1::LeaveRequest request;
+  *request.mutable_agent() = id_;
+  v1::LeaveResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  const grpc::Status status = stub_->Leave(&context, request, &response);
+  if (status.ok()) {
+    spdlog::info("left job {}", config_.job);
+  } else {
+    spdlog::warn("leaving job {} failed: {}", config_.job,
+                 StatusFromGrpc(status).ToString());
+  }
+}
+
+std::unique_ptr<executor::CommunicatorProvider> Agent::OpenCommunicators(
+    const CommKey& key) {
+  executor::GlooOptions options;
+  options.hostname = config_.listen_address;
+  options.timeout = key.timeout;
+  return std::make_unique<executor::GlooCommunicatorProvider>(
+      store_, key.prefix, config_.rank, options);
+}
+
+}  // namespace reshard::agent

@@ -1,0 +1,149 @@
+#include "executor/agent/agent_config.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "planner/field_error.h"
+#include "planner/job_replica.h"
+
+namespace reshard::agent {
+namespace {
+
+// Job names travel in every RPC and log line: printable, no spaces.
+constexpr size_t kMaxJobName = 128;
+// An RPC timeout beyond an hour is a typo, not a choice.
+constexpr double kMaxTimeoutSeconds = 3600;
+
+absl::StatusOr<int64_t> ParseInteger(absl::string_view flag,
+                                     const std::string& text) {
+  int64_t value = 0;
+  if (text.empty()) return InvalidField(flag, "required");
+  if (!absl::SimpleAtoi(text, &value)) {
+    return InvalidField(flag, absl::StrCat("\"", text, "\" is not an integer"));
+  }
+  return value;
+}
+
+absl::Status CheckOneServer(const std::string& server) {
+  const size_t colon = server.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(server.substr(colon + 1), &port) || port < 1 ||
+      port > 65535) {
+    return InvalidField("--server", absl::StrCat("\"", server,
+                                                 "\" is not HOST:PORT with a "
+                                                 "port in [1, 65535]"));
+  }
+  return absl::OkStatus();
+}
+
+// One address, or the replica list the job's replica is picked from.
+absl::Status CheckServer(const std::string& list) {
+  if (list.empty()) return InvalidField("--server", "required (HOST:PORT)");
+  for (const std::string& server : SplitReplicaList(list)) {
+    absl::Status s = CheckOneServer(server);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckJob(const std::string& job) {
+  if (job.empty()) return InvalidField("--job", "required");
+  if (job.size() > kMaxJobName) {
+    return InvalidField(
+        "--job", absl::StrCat("longer than ", kMaxJobName, " characters"));
+  }
+  for (char c : job) {
+    if (!absl::ascii_isgraph(static_cast<unsigned char>(c))) {
+      return InvalidField("--job", absl::StrCat("\"", job,
+                                                "\" has a space or a "
+                                                "non-printable character"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBackend(const std::string& backend) {
+  if (backend == "gloo") return absl::OkStatus();
+  if (backend == "nccl") {
+    // As reshardctl exec: NCCL needs device buffers and the plan runner
+    // packs blocks in host memory.
+    return absl::FailedPreconditionError(
+        "--backend nccl: reshard-agent does not run plans on NCCL yet (the "
+        "plan runner works on host memory); use --backend gloo");
+  }
+  return InvalidField("--backend", absl::StrCat("unknown backend \"", backend,
+                                                "\"; expected gloo or nccl"));
+}
+
+absl::StatusOr<double> ParseTimeout(const std::string& text) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !std::isfinite(seconds) ||
+      seconds <= 0 || seconds > kMaxTimeoutSeconds) {
+    return InvalidField("--timeout_seconds",
+                        absl::StrCat("\"", text,
+                                     "\" is not a number of "
+                                     "seconds in (0, ",
+                                     kMaxTimeoutSeconds, "]"));
+  }
+  return seconds;
+}
+
+// --world_size, then --rank within it.
+absl::Status ParseRanks(const AgentFlagValues& flags, AgentConfig& config) {
+  absl::StatusOr<int64_t> world =
+      ParseInteger("--world_size", flags.world_size);
+  if (!world.ok()) return world.status();
+  if (*world < 1) return InvalidField("--world_size", "must be at least 1");
+  absl::StatusOr<int64_t> rank = ParseInteger("--rank", flags.rank);
+  if (!rank.ok()) return rank.status();
+  if (*rank < 0 || *rank >= *world) {
+    return InvalidField("--rank", absl::StrCat(*rank,
+                                               " is not in [0, "
+                                               "--world_size=",
+                                               *world, ")"));
+  }
+  config.world_size = *world;
+  config.rank = *rank;
+  return absl::OkStatus();
+}
+
+absl::Status ParseDevice(const std::string& text, AgentConfig& config) {
+  absl::StatusOr<int64_t> device = ParseInteger("--device", text);
+  if (!device.ok()) return device.status();
+  if (*device < -1 || *device > 1024) {
+    return InvalidField("--device", absl::StrCat(*device,
+                                                 " is not -1 (none) "
+                                                 "or a device index"));
+  }
+  config.device = static_cast<int>(*device);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
+  AgentConfig config;
+  for (absl::Status s : {CheckServer(flags.server), CheckJob(flags.job),
+                         ParseRanks(flags, config), CheckBackend(flags.backend),
+                         ParseDevice(flags.device, config)}) {
+    if (!s.ok()) return s;
+  }
+  if (flags.listen_address.empty() ||
+      flags.listen_address.find_first_of(" \t\n") != std::string::npos) {
+    return InvalidField(
+        "--listen_address",
+        absl::StrCat("\"", flags.listen_address, "\" is not an address"));
+  }
+  absl::StatusOr<double> timeout = ParseTimeout(flags.timeout_seconds);
+  if (!timeout.ok()) return timeout.status();
+  config.server = flags.server;
+  config.job = flags.job;
+  config.listen_address = flags.listen_address;
+  config.timeout_seconds = *timeout;
+  return config;
+}
+
+}  // namespace reshard::agent

@@ -1,0 +1,48 @@
+// What reshard-agent runs as, read from its flags (DESIGN §6.4): the
+// Coordinator to join, the job, this process's rank and the job's world
+// size, the backend and the address its peers reach it at. Flags arrive as
+// text so that every bad value, numbers included, is refused here with the
+// flag's name (and exit status 2) instead of by the flags library.
+#ifndef RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_
+#define RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace reshard::agent {
+
+// The flags as given (empty: not given).
+struct AgentFlagValues {
+  std::string server;
+  std::string job;
+  std::string rank;
+  std::string world_size;
+  std::string backend = "gloo";
+  std::string device = "-1";
+  std::string listen_address = "127.0.0.1";
+  std::string timeout_seconds = "30";
+};
+
+// A validated configuration: rank in [0, world_size), a gloo backend, a
+// positive finite RPC timeout.
+struct AgentConfig {
+  std::string server;  // HOST:PORT
+  std::string job;
+  int64_t rank = 0;
+  int64_t world_size = 1;
+  int device = -1;  // -1: none (only NCCL would use one)
+  std::string listen_address = "127.0.0.1";
+  double timeout_seconds = 30;  // Join and every other unary RPC
+};
+
+// INVALID_ARGUMENT naming the flag and the problem
+// ("--rank: 5 is not in [0, --world_size=4)"); FAILED_PRECONDITION for
+// --backend nccl, which this agent cannot run yet (the plan runner works on
+// host memory).
+absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags);
+
+}  // namespace reshard::agent
+
+#endif  // RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_

@@ -1,0 +1,161 @@
+// reshard-agent: one rank of a job (DESIGN §6.4). Joins the job through the
+// Coordinator at --server, runs what its dispatch stream sends and reports.
+// Exit status: 0 after a shutdown from the Coordinator or SIGTERM/SIGINT
+// (the current run finishes or fails first, then the agent leaves the
+// job; a second signal exits at once with 1), 1 when the join is refused or
+// the dispatch stream drops, 2 for bad flags.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "executor/agent/agent.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "planner/job_replica.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+// Numbers arrive as text so that every bad value is refused with the
+// flag's name and exit status 2 (ParseAgentFlags).
+ABSL_FLAG(std::string, server, "",
+          "the Coordinator, HOST:PORT, or a comma-separated replica list "
+          "(the job's replica is picked by hashing its name; required)");
+ABSL_FLAG(std::string, job, "", "the job to join (required)");
+ABSL_FLAG(std::string, rank, "",
+          "this agent's global rank, in [0, --world_size) (required)");
+ABSL_FLAG(std::string, world_size, "", "the job's rank count (required)");
+ABSL_FLAG(std::string, backend, "gloo",
+          "gloo (nccl is refused: the plan runner works on host memory)");
+ABSL_FLAG(std::string, device, "-1", "GPU index for nccl; -1: none");
+ABSL_FLAG(std::string, listen_address, "127.0.0.1",
+          "the address this rank's peers connect to (Gloo binds it)");
+ABSL_FLAG(std::string, timeout_seconds, "30",
+          "deadline of Join and every other call to the Coordinator");
+
+namespace reshard::agent {
+namespace {
+
+// Plans of large meshes can exceed gRPC's 4 MiB default.
+constexpr int kMaxMessageBytes = 64 << 20;
+
+AgentFlagValues FlagValues() {
+  AgentFlagValues values;
+  values.server = absl::GetFlag(FLAGS_server);
+  values.job = absl::GetFlag(FLAGS_job);
+  values.rank = absl::GetFlag(FLAGS_rank);
+  values.world_size = absl::GetFlag(FLAGS_world_size);
+  values.backend = absl::GetFlag(FLAGS_backend);
+  values.device = absl::GetFlag(FLAGS_device);
+  values.listen_address = absl::GetFlag(FLAGS_listen_address);
+  values.timeout_seconds = absl::GetFlag(FLAGS_timeout_seconds);
+  return values;
+}
+
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // The dispatch stream has no deadline: keepalive pings notice a
+  // Coordinator host that vanished without closing its connections. A gRPC
+  // server by default takes pings less than 5 minutes apart on an idle
+  // call as abuse (and ends the connection), so 6 minutes.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 360000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+// Every log line names the job and the rank (several agents share a
+// terminal or a log collector).
+void SetUpLogging(const AgentConfig& config) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-agent"));
+  const std::string job = absl::StrReplaceAll(config.job, {{"%", "%%"}});
+  spdlog::set_pattern(absl::StrCat("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-agent ",
+                                   job, "/", config.rank, " %v"));
+}
+
+int JoinAndServe(Agent& agent, const AgentConfig& config) {
+  absl::StatusOr<int64_t> generation = agent.Join();
+  if (!generation.ok()) {
+    spdlog::error("cannot join job {} at {} as rank {}: {}", config.job,
+                  config.server, config.rank, generation.status().ToString());
+    return 1;
+  }
+  absl::Status served = agent.Serve();
+  if (!served.ok()) {
+    spdlog::error("{}; exiting (this agent does not reconnect yet)",
+                  served.ToString());
+    return 1;
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
+// Signals wait on their own thread (blocked everywhere else): the first
+// SIGTERM/SIGINT stops the agent after its current run, a second exits at
+// once. SIGUSR1 from main() ends the thread when the agent stopped first.
+int Run(const AgentConfig& config) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
+  // Before any thread starts (gRPC's included), so only the waiter sees them.
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // With several replicas, the job's own (the one its callers reach too).
+  Agent agent(config, CoordinatorChannel(ReplicaForJob(
+                          config.job, SplitReplicaList(config.server))));
+  std::atomic<bool> done{false};
+  std::thread waiter([&] {
+    int signal = 0;
+    bool stopping = false;
+    while (sigwait(&signals, &signal) == 0) {
+      if (signal == SIGUSR1) {
+        if (done) return;
+      } else if (stopping) {
+        spdlog::warn("signal {} again: exiting now", signal);
+        _exit(1);
+      } else {
+        spdlog::info("signal {}: leaving after the current run", signal);
+        stopping = true;
+        agent.Stop();
+      }
+    }
+  });
+  const int status = JoinAndServe(agent, config);
+  done = true;
+  pthread_kill(waiter.native_handle(), SIGUSR1);
+  waiter.join();
+  return status;
+}
+
+}  // namespace
+}  // namespace reshard::agent
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
+      "[--backend gloo] [--listen_address IP] [--timeout_seconds T]");
+  absl::ParseCommandLine(argc, argv);
+  absl::StatusOr<reshard::agent::AgentConfig> config =
+      reshard::agent::ParseAgentFlags(reshard::agent::FlagValues());
+  if (!config.ok()) {
+    std::fprintf(stderr, "reshard-agent: %s\n",
+                 std::string(config.status().message()).c_str());
+    return 2;
+  }
+  reshard::agent::SetUpLogging(*config);
+  return reshard::agent::Run(*config);
+}

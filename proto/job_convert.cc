@@ -1,0 +1,83 @@
+#include "proto/job_convert.h"
+
+#include "proto/convert.h"
+
+namespace reshard {
+
+coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto) {
+  return coordinator::AgentId{proto.job(), proto.rank(), proto.incarnation()};
+}
+
+coordinator::Backend BackendFromProto(v1::Backend backend) {
+  return backend == v1::BACKEND_NCCL ? coordinator::Backend::kNccl
+                                     : coordinator::Backend::kGloo;
+}
+
+v1::Backend BackendToProto(coordinator::Backend backend) {
+  return backend == coordinator::Backend::kNccl ? v1::BACKEND_NCCL
+                                                : v1::BACKEND_GLOO;
+}
+
+coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto) {
+  coordinator::JoinInfo info;
+  info.agent = AgentIdFromProto(proto.agent());
+  info.world_size = proto.world_size();
+  info.backend = BackendFromProto(proto.backend());
+  info.version = proto.version();
+  info.protocol = proto.protocol();
+  info.host = proto.host();
+  return info;
+}
+
+namespace {
+
+void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
+  out->set_run_id(run.run_id);
+  out->set_generation(run.generation);
+  *out->mutable_mesh() = MeshToProto(run.spec->mesh);
+  PlanToProto(run.spec->mesh, run.spec->plan, out->mutable_plan());
+  out->set_digest(run.digest);
+  out->set_iters(run.spec->iters);
+  out->set_warmup(run.spec->warmup);
+  out->set_timeout_seconds(run.spec->timeout_seconds);
+  out->set_comm_prefix(run.comm_prefix);
+}
+
+}  // namespace
+
+void WorkToProto(const coordinator::WorkItem& item, v1::Work* out) {
+  switch (item.kind) {
+    case coordinator::WorkItem::Kind::kRun:
+      RunToProto(*item.run, out->mutable_run());
+      break;
+    case coordinator::WorkItem::Kind::kCancel:
+      out->mutable_cancel()->set_run_id(item.run_id);
+      break;
+    case coordinator::WorkItem::Kind::kShutdown:
+      out->mutable_shutdown()->set_reason(item.reason);
+      break;
+  }
+}
+
+void JobInfoToProto(const coordinator::JobInfo& info, v1::JobInfo* out) {
+  out->set_name(info.name);
+  out->set_world_size(info.world_size);
+  out->set_backend(BackendToProto(info.backend));
+  out->set_generation(info.generation);
+  out->set_state(info.state);
+  for (const coordinator::AgentInfo& agent : info.agents) {
+    v1::AgentInfo* a = out->add_agents();
+    a->set_rank(agent.rank);
+    a->set_incarnation(agent.incarnation);
+    a->set_version(agent.version);
+    a->set_host(agent.host);
+    a->set_connected(agent.connected);
+  }
+  out->set_current_run(info.current_run);
+  out->set_runs_total(info.runs_total);
+  out->set_runs_failed(info.runs_failed);
+  out->set_store_keys(info.store_keys);
+  out->set_store_bytes(info.store_bytes);
+}
+
+}  // namespace reshard

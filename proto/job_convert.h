@@ -1,0 +1,26 @@
+// Conversion between the Coordinator's wire messages (coordinator.proto)
+// and its core types (coordinator/): agents, joins, work and jobs. The
+// server converts here and nowhere else; the agent reads Work with
+// convert.h's mesh and plan functions.
+#ifndef RESHARD_PROTO_JOB_CONVERT_H_
+#define RESHARD_PROTO_JOB_CONVERT_H_
+
+#include "coordinator/job.h"
+#include "coordinator/membership.h"
+#include "coordinator/work.h"
+#include "reshard/v1/coordinator.pb.h"
+
+namespace reshard {
+
+coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto);
+// BACKEND_UNSPECIFIED reads as gloo.
+coordinator::Backend BackendFromProto(v1::Backend backend);
+v1::Backend BackendToProto(coordinator::Backend backend);
+coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto);
+// A run carries its mesh and plan in full (converted per agent stream).
+void WorkToProto(const coordinator::WorkItem& item, v1::Work* out);
+void JobInfoToProto(const coordinator::JobInfo& info, v1::JobInfo* out);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PROTO_JOB_CONVERT_H_

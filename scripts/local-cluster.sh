@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# A Reshard cluster on this machine for demos and tests: one reshard-planner
+# (which serves the Coordinator) and N Gloo reshard-agent processes of one
+# job, all on 127.0.0.1.
+#
+#   scripts/local-cluster.sh start N [--job NAME] [--dir STATE_DIR]
+#   scripts/local-cluster.sh stop [--dir STATE_DIR]
+#   scripts/local-cluster.sh status [--dir STATE_DIR]
+#
+# `start` prints the --server address to use (the only line on stdout) once
+# the job is ready. The state directory ($RESHARD_CLUSTER_DIR, else
+# /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
+# signals exactly the PIDs recorded there (SIGTERM, then SIGKILL after a
+# bounded wait) and removes the state. Binaries come from $RESHARD_BUILD
+# (default build/). Bounds: RESHARD_CLUSTER_START_SECONDS (30) for the job
+# to become ready, RESHARD_CLUSTER_STOP_SECONDS (15) for processes to exit.
+set -u
+
+BUILD="${RESHARD_BUILD:-build}"
+PLANNER="$BUILD/server/reshard-planner"
+AGENT="$BUILD/executor/agent/reshard-agent"
+CTL="$BUILD/client/reshardctl"
+START_SECONDS="${RESHARD_CLUSTER_START_SECONDS:-30}"
+STOP_SECONDS="${RESHARD_CLUSTER_STOP_SECONDS:-15}"
+
+usage() {
+  echo "usage:" >&2
+  sed -n '6,8p' "$0" | sed 's/^# \{0,3\}//' >&2
+  exit 2
+}
+die() { echo "local-cluster: $*" >&2; exit 1; }
+say() { echo "local-cluster: $*" >&2; }
+
+# Alive and not a zombie (an orphan whose parent has not reaped it yet).
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  local state
+  state=$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+
+# PID NAME: still the process we started (guards against reused PIDs).
+ours() {
+  alive "$1" && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"
+}
+
+# `pids` lines are "PID NAME"; prints the PIDs of NAME still ours.
+live_pids() {
+  local pid name
+  while read -r pid name; do
+    if ours "$pid" "$name" && { [ -z "${1:-}" ] || [ "$name" = "$1" ]; }; then
+      echo "$pid"
+    fi
+  done < "$DIR/pids"
+}
+
+# Waits up to $2 seconds for the PIDs in $1 to exit; prints survivors.
+wait_gone() {
+  local pids="$1" left deadline=$((SECONDS + $2))
+  while :; do
+    left=""
+    for p in $pids; do alive "$p" && left="$left $p"; done
+    if [ -z "$left" ] || [ $SECONDS -ge $deadline ]; then
+      echo "$left"
+      return
+    fi
+    sleep 0.1
+  done
+}
+
+# SIGTERM to the agents, then the planner (it drains its calls; the agents'
+# dispatch streams would hold it), SIGKILL for whatever is left. With
+# `keep_logs` (a failed start) the logs stay for reading.
+stop_cluster() {
+  [ -f "$DIR/pids" ] || { say "no cluster state in $DIR"; return 0; }
+  local name pids left
+  for name in reshard-agent reshard-planner; do
+    pids=$(live_pids "$name")
+    [ -n "$pids" ] || continue
+    # shellcheck disable=SC2086  # a list of PIDs, split on purpose
+    kill -TERM $pids 2>/dev/null
+    left=$(wait_gone "$pids" "$STOP_SECONDS")
+    if [ -n "${left// /}" ]; then
+      say "SIGKILL to$left ($name did not exit within ${STOP_SECONDS}s)"
+      # shellcheck disable=SC2086
+      kill -KILL $left 2>/dev/null
+      left=$(wait_gone "$left" 5)
+      [ -z "${left// /}" ] || say "still alive after SIGKILL:$left"
+    fi
+  done
+  rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job"
+  if [ "${1:-}" = keep_logs ]; then
+    say "stopped; logs kept in $DIR"
+    return 0
+  fi
+  rm -f "$DIR"/*.log
+  rmdir "$DIR" 2>/dev/null || true
+  say "stopped"
+}
+
+fail_start() {
+  say "$1"
+  for log in "$DIR"/*.log; do
+    [ -s "$log" ] && { echo "--- $log" >&2; tail -n 5 "$log" >&2; }
+  done
+  stop_cluster keep_logs
+  exit 1
+}
+
+wait_port() {
+  local planner_pid="$1" deadline=$((SECONDS + START_SECONDS))
+  until [ -s "$DIR/port" ]; do
+    alive "$planner_pid" || fail_start "reshard-planner exited"
+    [ $SECONDS -lt $deadline ] || fail_start "no port from reshard-planner in ${START_SECONDS}s"
+    sleep 0.1
+  done
+}
+
+# Ready: the job exists, says ready and every agent's stream is open.
+wait_ready() {
+  local server="$1" job="$2" n="$3" out deadline=$((SECONDS + START_SECONDS))
+  while :; do
+    out=$("$CTL" --server "$server" job show "$job" --json 2>/dev/null)
+    if contains_all "$out" '"state": "ready"' && \
+       [ "$(grep -o '"connected": true' <<<"$out" | wc -l)" -eq "$n" ]; then
+      return 0
+    fi
+    [ -n "$(live_pids reshard-planner)" ] || fail_start "reshard-planner exited"
+    [ "$(live_pids reshard-agent | wc -l)" -eq "$n" ] || fail_start "an agent exited"
+    [ $SECONDS -lt $deadline ] || fail_start "job $job not ready within ${START_SECONDS}s"
+    sleep 0.2
+  done
+}
+contains_all() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
+
+start_cluster() {
+  local n="$1" job="$2"
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: start N: \"$n\" is not a positive integer" >&2; exit 2; }
+  for bin in "$PLANNER" "$AGENT" "$CTL"; do
+    [ -x "$bin" ] || die "$bin not found (build it, or set RESHARD_BUILD)"
+  done
+  if [ -f "$DIR/pids" ] && [ -n "$(live_pids)" ]; then
+    die "a cluster is running from $DIR (stop it first)"
+  fi
+  mkdir -p "$DIR" || die "cannot create $DIR"
+  rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR"/*.log
+  trap '' HUP  # the processes outlive this script and its terminal
+  "$PLANNER" --listen 127.0.0.1:0 --port_file "$DIR/port" --drain_seconds 5 \
+    </dev/null >"$DIR/planner.log" 2>&1 &
+  echo "$! reshard-planner" >> "$DIR/pids"
+  wait_port "$!"
+  local server
+  server="127.0.0.1:$(cat "$DIR/port")"
+  echo "$server" > "$DIR/server"
+  echo "$job" > "$DIR/job"
+  for ((r = 0; r < n; ++r)); do
+    "$AGENT" --server "$server" --job "$job" --rank "$r" --world_size "$n" \
+      --backend gloo --listen_address 127.0.0.1 \
+      </dev/null >"$DIR/agent-$r.log" 2>&1 &
+    echo "$! reshard-agent" >> "$DIR/pids"
+  done
+  wait_ready "$server" "$job" "$n"
+  say "job $job ready: $n agents, planner on $server (state in $DIR)"
+  echo "$server"
+}
+
+status_cluster() {
+  [ -f "$DIR/pids" ] || { echo "no cluster (state dir $DIR)"; exit 1; }
+  local pid name server
+  server=$(cat "$DIR/server" 2>/dev/null)
+  echo "server: ${server:-unknown}   job: $(cat "$DIR/job" 2>/dev/null)   state: $DIR"
+  while read -r pid name; do
+    if ours "$pid" "$name"; then echo "$pid $name running"; else echo "$pid $name gone"; fi
+  done < "$DIR/pids"
+  [ -n "$server" ] && "$CTL" --server "$server" job list
+}
+
+[ $# -ge 1 ] || usage
+cmd="$1"; shift
+N=""
+[ "$cmd" = start ] && { [ $# -ge 1 ] || usage; N="$1"; shift; }
+JOB=local
+DIR="${RESHARD_CLUSTER_DIR:-/tmp/reshard-cluster-${USER:-$(id -un)}}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --job) [ $# -ge 2 ] || { echo "local-cluster: --job needs a value" >&2; exit 2; }; JOB="$2"; shift 2 ;;
+    --dir) [ $# -ge 2 ] || { echo "local-cluster: --dir needs a value" >&2; exit 2; }; DIR="$2"; shift 2 ;;
+    *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
+  esac
+done
+case "$cmd" in
+  start) start_cluster "$N" "$JOB" ;;
+  stop) stop_cluster ;;
+  status) status_cluster ;;
+  *) usage ;;
+esac

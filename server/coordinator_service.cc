@@ -1,0 +1,230 @@
+#include "server/coordinator_service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "planner/version.h"
+#include "proto/convert.h"
+#include "proto/coordinator_convert.h"
+#include "proto/job_convert.h"
+#include "spdlog/spdlog.h"
+
+namespace reshard {
+namespace {
+
+// How long a dispatch stream waits for work before it looks at whether its
+// agent or the server went away.
+constexpr absl::Duration kDispatchPoll = absl::Milliseconds(200);
+// A RunJob whose caller set no deadline still ends.
+constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
+// RunJob's defaults for fields left 0 (DESIGN §6.3: iters after warmup).
+constexpr int kDefaultIters = 10;
+constexpr double kDefaultTimeoutSeconds = 30;
+
+grpc::Status Answer(grpc::ServerContext* ctx, const char* rpc,
+                    const absl::Status& status) {
+  if (!status.ok()) {
+    spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
+                 absl::StatusCodeToString(status.code()),
+                 std::string(status.message()));
+  }
+  return StatusToGrpc(status);
+}
+
+absl::Time CallDeadline(grpc::ServerContext* ctx, absl::Duration fallback) {
+  const absl::Time deadline = absl::FromChrono(ctx->deadline());
+  return std::min(deadline, absl::Now() + fallback);
+}
+
+absl::Status Draining() {
+  return absl::UnavailableError(
+      "the server is shutting down; agents and callers move to another "
+      "replica");
+}
+
+}  // namespace
+
+void CoordinatorService::StartDraining() {
+  draining_ = true;
+  core_.Shutdown("the server is shutting down");
+}
+
+grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
+                                      const v1::JoinRequest* request,
+                                      v1::JoinResponse* response) {
+  if (draining_) return Answer(ctx, "Join", Draining());
+  absl::StatusOr<int64_t> generation = core_.Join(JoinInfoFromProto(*request));
+  if (!generation.ok()) return Answer(ctx, "Join", generation.status());
+  response->set_generation(*generation);
+  response->set_coordinator_version(kReshardVersion);
+  spdlog::info(
+      "job={} rank={} incarnation={} version={} joined; "
+      "generation {}",
+      request->agent().job(), request->agent().rank(),
+      request->agent().incarnation(), request->version(), *generation);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Dispatch(
+    grpc::ServerContext* ctx, const v1::DispatchRequest* request,
+    grpc::ServerWriter<v1::Work>* writer) {
+  if (draining_) return Answer(ctx, "Dispatch", Draining());
+  const coordinator::AgentId id = AgentIdFromProto(request->agent());
+  absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
+      core_.Connect(id);
+  if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
+  writer->SendInitialMetadata();  // the agent now knows it is connected
+  bool written = true;
+  while (written && !ctx->IsCancelled()) {
+    std::optional<coordinator::WorkItem> item =
+        (*mailbox)->Pop(absl::Now() + kDispatchPoll);
+    if (!item.has_value()) {
+      if ((*mailbox)->closed()) break;
+      continue;
+    }
+    v1::Work work;
+    WorkToProto(*item, &work);
+    written = writer->Write(work);
+  }
+  core_.Disconnect(id, *mailbox);
+  spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
+  if ((*mailbox)->closed()) {
+    return StatusToGrpc(absl::UnavailableError((*mailbox)->close_reason()));
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
+                                        const v1::ReportRequest* request,
+                                        v1::ReportResponse*) {
+  return Answer(
+      ctx, "Report",
+      core_.Report(AgentIdFromProto(request->agent()), request->generation(),
+                   request->run_id(), RankReportFromProto(request->report())));
+}
+
+grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
+                                       const v1::LeaveRequest* request,
+                                       v1::LeaveResponse*) {
+  return Answer(ctx, "Leave", core_.Leave(AgentIdFromProto(request->agent())));
+}
+
+grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
+                                          const v1::StoreSetRequest* request,
+                                          v1::StoreSetResponse*) {
+  return Answer(
+      ctx, "StoreSet",
+      core_.StoreSet(AgentIdFromProto(request->agent()), request->run_id(),
+                     request->key(), request->value()));
+}
+
+grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
+                                          const v1::StoreGetRequest* request,
+                                          v1::StoreGetResponse* response) {
+  const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
+  absl::StatusOr<std::vector<std::string>> values =
+      core_.StoreGet(AgentIdFromProto(request->agent()), request->run_id(),
+                     {request->keys().begin(), request->keys().end()},
+                     CallDeadline(ctx, absl::Seconds(wait)));
+  if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
+  for (std::string& value : *values) response->add_values(std::move(value));
+  return grpc::Status::OK;
+}
+
+absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>>
+CoordinatorService::SpecOf(grpc::ServerContext* ctx,
+                           const v1::RunJobRequest& request) {
+  absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
+  if (!planned.ok()) return planned.status();
+  return std::make_shared<const coordinator::RunSpec>(coordinator::RunSpec{
+      std::move(planned->first), std::move(planned->second),
+      request.iters() == 0 ? kDefaultIters : request.iters(), request.warmup(),
+      request.timeout_seconds() == 0 ? kDefaultTimeoutSeconds
+                                     : request.timeout_seconds()});
+}
+
+absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
+    grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
+  if (request.has_plan()) {
+    absl::StatusOr<Mesh> mesh = MeshFromProto(request.plan().mesh());
+    if (!mesh.ok()) return mesh.status();
+    absl::StatusOr<Plan> plan = PlanFromProto(*mesh, request.plan().plan());
+    if (!plan.ok()) return plan.status();
+    return std::pair{*std::move(mesh), *std::move(plan)};
+  }
+  if (!request.has_request()) {
+    return absl::InvalidArgumentError("source: set request or plan");
+  }
+  const v1::PlanRequest& r = request.request();
+  absl::StatusOr<std::shared_ptr<const Mesh>> mesh = RequestMesh(registry_, r);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<PlanRequest> plan_request = LimitedPlanRequest(
+      **mesh, r.tensor(), r.src(), r.dst(), r.options(), options_);
+  if (!plan_request.ok()) return plan_request.status();
+  absl::StatusOr<Plan> plan = MakePlanCached(
+      **mesh, *plan_request, cache_,
+      StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); }));
+  if (!plan.ok()) return plan.status();
+  return std::pair{**mesh, *std::move(plan)};
+}
+
+grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
+                                        const v1::RunJobRequest* request,
+                                        v1::RunJobResponse* response) {
+  if (draining_) return Answer(ctx, "RunJob", Draining());
+  absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> spec =
+      SpecOf(ctx, *request);
+  if (!spec.ok()) return Answer(ctx, "RunJob", spec.status());
+  absl::StatusOr<coordinator::RunOutcome> outcome = core_.RunJob(
+      request->job(), *spec, CallDeadline(ctx, kRunJobDefaultDeadline),
+      [ctx] { return ctx->IsCancelled(); });
+  if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
+  response->set_run_id(outcome->run_id);
+  response->set_backend(BackendToProto(outcome->backend));
+  *response->mutable_mesh() = MeshToProto((*spec)->mesh);
+  PlanToProto((*spec)->mesh, (*spec)->plan, response->mutable_plan());
+  RunSummaryToProto(outcome->summary, response);
+  response->set_iters((*spec)->iters);
+  response->set_warmup((*spec)->warmup);
+  for (const executor::RankReport& report : outcome->reports) {
+    RankReportToProto(report, response->add_ranks());
+  }
+  spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
+               request->job(), outcome->run_id, outcome->reports.size(),
+               outcome->summary.validated, outcome->summary.wall_seconds);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
+                                          const v1::ListJobsRequest*,
+                                          v1::ListJobsResponse* response) {
+  for (const coordinator::JobInfo& job : core_.ListJobs()) {
+    JobInfoToProto(job, response->add_jobs());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
+                                        const v1::GetJobRequest* request,
+                                        v1::GetJobResponse* response) {
+  absl::StatusOr<coordinator::JobInfo> job = core_.GetJob(request->job());
+  if (!job.ok()) return Answer(ctx, "GetJob", job.status());
+  JobInfoToProto(*job, response->mutable_job());
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
+                                           const v1::CancelJobRequest* request,
+                                           v1::CancelJobResponse* response) {
+  absl::StatusOr<std::string> run = core_.CancelJob(request->job());
+  if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
+  response->set_run_id(*run);
+  return grpc::Status::OK;
+}
+
+}  // namespace reshard

@@ -1,0 +1,78 @@
+// CoordinatorService implements reshard.v1.Coordinator: a thin adapter from
+// the wire to the Coordinator's core (coordinator/coordinator.h). It uses
+// gRPC's synchronous API because its calls block by design (a dispatch
+// stream lives as long as its agent, StoreGet and RunJob wait up to their
+// deadlines), each on its own thread and each bounded. RunJob plans with
+// the Planner's registry and cache when it is given a plan request.
+#ifndef RESHARD_SERVER_COORDINATOR_SERVICE_H_
+#define RESHARD_SERVER_COORDINATOR_SERVICE_H_
+
+#include <atomic>
+#include <memory>
+#include <utility>
+
+#include "coordinator/coordinator.h"
+#include "planner/plan_cache.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
+#include "server/mesh_registry.h"
+#include "server/request_plan.h"
+
+namespace reshard {
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  CoordinatorService(coordinator::Coordinator& core, MeshRegistry& registry,
+                     PlanCache& cache, ServiceOptions options)
+      : core_(core), registry_(registry), cache_(cache), options_(options) {}
+
+  // Refuses new calls and closes every dispatch stream (agents see
+  // UNAVAILABLE); runs in flight fail naming the ranks that left.
+  void StartDraining();
+
+  grpc::Status Join(grpc::ServerContext* ctx, const v1::JoinRequest* request,
+                    v1::JoinResponse* response) override;
+  grpc::Status Dispatch(grpc::ServerContext* ctx,
+                        const v1::DispatchRequest* request,
+                        grpc::ServerWriter<v1::Work>* writer) override;
+  grpc::Status Report(grpc::ServerContext* ctx,
+                      const v1::ReportRequest* request,
+                      v1::ReportResponse* response) override;
+  grpc::Status Leave(grpc::ServerContext* ctx, const v1::LeaveRequest* request,
+                     v1::LeaveResponse* response) override;
+  grpc::Status StoreSet(grpc::ServerContext* ctx,
+                        const v1::StoreSetRequest* request,
+                        v1::StoreSetResponse* response) override;
+  grpc::Status StoreGet(grpc::ServerContext* ctx,
+                        const v1::StoreGetRequest* request,
+                        v1::StoreGetResponse* response) override;
+  grpc::Status RunJob(grpc::ServerContext* ctx,
+                      const v1::RunJobRequest* request,
+                      v1::RunJobResponse* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx,
+                        const v1::ListJobsRequest* request,
+                        v1::ListJobsResponse* response) override;
+  grpc::Status GetJob(grpc::ServerContext* ctx,
+                      const v1::GetJobRequest* request,
+                      v1::GetJobResponse* response) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx,
+                         const v1::CancelJobRequest* request,
+                         v1::CancelJobResponse* response) override;
+
+ private:
+  // The run RunJob asks for: planned here, or given.
+  absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> SpecOf(
+      grpc::ServerContext* ctx, const v1::RunJobRequest& request);
+  // Its mesh and plan: planned here (with the Planner's cache), or given.
+  absl::StatusOr<std::pair<Mesh, Plan>> PlanOf(
+      grpc::ServerContext* ctx, const v1::RunJobRequest& request);
+
+  coordinator::Coordinator& core_;
+  MeshRegistry& registry_;
+  PlanCache& cache_;
+  const ServiceOptions options_;
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace reshard
+
+#endif  // RESHARD_SERVER_COORDINATOR_SERVICE_H_

@@ -1,0 +1,74 @@
+// What the Planner's Plan call and the Coordinator's RunJob share when they
+// plan for a client: the mesh a request names or carries, the request's
+// core form within this server's limits, and the check that stops a search
+// at the call's deadline or when the caller goes away.
+#ifndef RESHARD_SERVER_REQUEST_PLAN_H_
+#define RESHARD_SERVER_REQUEST_PLAN_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "planner/planner.h"
+#include "planner/search_support.h"
+#include "proto/convert.h"
+#include "reshard/v1/planner.pb.h"
+#include "server/mesh_registry.h"
+
+namespace reshard {
+
+struct ServiceOptions {
+  int64_t default_search_budget = kDefaultSearchBudget;
+  int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
+  int max_batch_items = 4096;
+};
+
+absl::Status UnknownMesh(const std::string& id);
+
+// The mesh a request names by id (NOT_FOUND when unknown) or carries
+// inline (INVALID_ARGUMENT naming the field when bad).
+template <typename Request>
+absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
+    const MeshRegistry& registry, const Request& request) {
+  switch (request.mesh_ref_case()) {
+    case Request::kMeshId: {
+      std::shared_ptr<const Mesh> mesh = registry.Get(request.mesh_id());
+      if (mesh == nullptr) {
+        return absl::NotFoundError(
+            absl::StrCat("mesh_id: unknown mesh \"", request.mesh_id(),
+                         "\"; register it or send the mesh inline"));
+      }
+      return mesh;
+    }
+    case Request::kMesh: {
+      absl::StatusOr<Mesh> mesh = MeshFromProto(request.mesh());
+      if (!mesh.ok()) return mesh.status();
+      return std::make_shared<const Mesh>(*std::move(mesh));
+    }
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError("mesh_ref: set mesh_id or mesh");
+}
+
+// The request's core form, within this server's limits: clients may raise
+// the search budget, but not past what the operator allows (a search's
+// time and memory grow with it).
+absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
+                                               const v1::Tensor& tensor,
+                                               const v1::DistState& src,
+                                               const v1::DistState& dst,
+                                               const v1::PlanOptions& options,
+                                               const ServiceOptions& limits);
+
+// Stops a search at `deadline` (DEADLINE_EXCEEDED) or once `cancelled`
+// says the caller went away (CANCELLED).
+StopCheck StopAt(std::chrono::system_clock::time_point deadline,
+                 std::function<bool()> cancelled);
+
+}  // namespace reshard
+
+#endif  // RESHARD_SERVER_REQUEST_PLAN_H_

@@ -1,0 +1,364 @@
+// Tests of the Coordinator's core (coordinator/): membership, generations
+// and incarnations, the rendezvous store and its bounds, and runs driven by
+// in-process stand-in agents (threads that pop their mailbox, meet in the
+// store and report). The real agents over gRPC are in job_run_test.
+#include "coordinator/coordinator.h"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "planner/version.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+JoinInfo Joining(const std::string& job, int64_t rank, int64_t world,
+                 uint64_t incarnation = 0) {
+  JoinInfo info;
+  info.agent = AgentId{job, rank, incarnation == 0 ? 100 + rank : incarnation};
+  info.world_size = world;
+  info.version = kReshardVersion;
+  info.protocol = kCoordinatorProtocol;
+  info.host = "127.0.0.1";
+  return info;
+}
+
+std::shared_ptr<const RunSpec> SpecFor(int64_t world) {
+  Mesh mesh = testing::MakeMesh({world});
+  absl::StatusOr<Plan> plan =
+      testing::PlanChecked(mesh, {8}, "S(0)", "R", PlanOptions());
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return std::make_shared<const RunSpec>(
+      RunSpec{std::move(mesh), *std::move(plan), 3, 1, 5});
+}
+
+// How a stand-in agent answers a run.
+struct Behaviour {
+  bool rendezvous = true;  // set its key, wait for every rank's
+  absl::Status fail;       // reported as the run's failure
+  bool vanish = false;     // close its stream instead of reporting
+};
+
+// One rank's stand-in: connects, then serves runs until its mailbox
+// closes or `runs` runs were answered.
+void ServeRank(Coordinator& c, AgentId id, int64_t world, int runs,
+               Behaviour how) {
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
+  ASSERT_TRUE(mailbox.ok()) << mailbox.status();
+  for (int served = 0; served < runs;) {
+    std::optional<WorkItem> item =
+        (*mailbox)->Pop(absl::Now() + absl::Seconds(10));
+    if (!item.has_value()) break;
+    if (item->kind != WorkItem::Kind::kRun) continue;
+    ++served;
+    const RunWork& run = *item->run;
+    if (how.vanish) {
+      c.Disconnect(id, *mailbox);
+      return;
+    }
+    if (how.rendezvous) {
+      const std::string mine = absl::StrCat(run.comm_prefix, "/", id.rank);
+      EXPECT_TRUE(c.StoreSet(id, run.run_id, mine, "addr").ok());
+      std::vector<std::string> keys;
+      for (int64_t r = 0; r < world; ++r) {
+        keys.push_back(absl::StrCat(run.comm_prefix, "/", r));
+      }
+      EXPECT_TRUE(
+          c.StoreGet(id, run.run_id, keys, absl::Now() + absl::Seconds(5))
+              .ok());
+    }
+    executor::RankReport report;
+    report.status = how.fail;
+    report.seconds_min.assign(run.spec->plan.steps.size(), 1e-3);
+    report.seconds_median.assign(run.spec->plan.steps.size(), 2e-3);
+    report.checksum = 1000 + id.rank;
+    report.validated = true;
+    EXPECT_TRUE(c.Report(id, run.generation, run.run_id, report).ok());
+  }
+  c.Disconnect(id, *mailbox);
+}
+
+class CoordinatorTest : public ::testing::Test {
+ protected:
+  // Joins ranks [0, world) of `job`; their stand-ins serve `runs` runs.
+  void StartJob(const std::string& job, int64_t world, int runs,
+                std::function<Behaviour(int64_t)> how = nullptr) {
+    for (int64_t r = 0; r < world; ++r) {
+      ASSERT_TRUE(c_.Join(Joining(job, r, world)).ok());
+      agents_.emplace_back(ServeRank, std::ref(c_),
+                           AgentId{job, r, static_cast<uint64_t>(100 + r)},
+                           world, runs, how ? how(r) : Behaviour());
+    }
+  }
+  void TearDown() override {
+    c_.Shutdown("test over");
+    for (std::thread& t : agents_) t.join();
+  }
+  absl::Time Soon(double seconds = 10) {
+    return absl::Now() + absl::Seconds(seconds);
+  }
+
+  CoordinatorLimits limits_;
+  Coordinator c_{limits_};
+  std::vector<std::thread> agents_;
+};
+
+TEST_F(CoordinatorTest, JoinsCreateTheJobAndEachMembershipChangeBumpsIt) {
+  EXPECT_EQ(*c_.Join(Joining("j", 0, 2)), 1);
+  EXPECT_EQ(*c_.Join(Joining("j", 0, 2)), 1);  // the same process again
+  EXPECT_EQ(*c_.Join(Joining("j", 1, 2)), 2);
+  EXPECT_EQ(c_.GetJob("j")->state, "joining");      // nobody is connected yet
+  EXPECT_EQ(*c_.Join(Joining("j", 1, 2, 777)), 3);  // replaced
+  const JobInfo info = *c_.GetJob("j");
+  EXPECT_EQ(info.world_size, 2);
+  ASSERT_EQ(info.agents.size(), 2u);
+  EXPECT_EQ(info.agents[1].incarnation, 777u);
+}
+
+TEST_F(CoordinatorTest, RefusesAnotherProtocolNamingBothVersions) {
+  JoinInfo info = Joining("j", 0, 2);
+  info.protocol = kCoordinatorProtocol + 1;
+  info.version = "9.9.9";
+  absl::StatusOr<int64_t> joined = c_.Join(info);
+  EXPECT_EQ(joined.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(joined.status().message(), HasSubstr("agent version 9.9.9"));
+  EXPECT_THAT(joined.status().message(),
+              HasSubstr(absl::StrCat("coordinator, version ", kReshardVersion,
+                                     " (protocol ", kCoordinatorProtocol)));
+  EXPECT_EQ(c_.GetJob("j").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(CoordinatorTest, RefusesBadJoinsNamingTheField) {
+  struct Case {
+    JoinInfo info;
+    absl::StatusCode code;
+    std::string says;
+  } cases[] = {
+      {Joining("", 0, 2), absl::StatusCode::kInvalidArgument, "agent.job"},
+      {Joining("a/b", 0, 2), absl::StatusCode::kInvalidArgument, "agent.job"},
+      {Joining("j", 2, 2), absl::StatusCode::kInvalidArgument, "agent.rank"},
+      {Joining("j", 0, 0), absl::StatusCode::kInvalidArgument, "world_size"},
+  };
+  for (const Case& k : cases) {
+    absl::StatusOr<int64_t> joined = c_.Join(k.info);
+    EXPECT_EQ(joined.status().code(), k.code) << k.says;
+    EXPECT_THAT(joined.status().message(), HasSubstr(k.says));
+  }
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
+  absl::StatusOr<int64_t> other = c_.Join(Joining("j", 1, 4));
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.status().message(), HasSubstr("has world size 2"));
+}
+
+TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
+  absl::StatusOr<std::shared_ptr<Mailbox>> live = c_.Connect({"j", 0, 5});
+  ASSERT_TRUE(live.ok());
+  absl::StatusOr<int64_t> second = c_.Join(Joining("j", 0, 1, 6));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(second.status().message(),
+              HasSubstr("rank 0 of job \"j\" is held by a live agent "
+                        "(incarnation 5, connected)"));
+  c_.Disconnect({"j", 0, 5}, *live);  // it died: a new one may take over
+  EXPECT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
+}
+
+TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
+  absl::StatusOr<std::shared_ptr<Mailbox>> old = c_.Connect({"j", 0, 5});
+  EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(old.status().message(),
+              HasSubstr("agent.incarnation: 5 is not rank 0's current "
+                        "incarnation (6)"));
+  EXPECT_EQ(c_.Report({"j", 0, 5}, 1, "r", {}).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {
+  StartJob("j", 4, 3);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(4), Soon(), {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->summary.validated);
+    EXPECT_EQ(out->summary.checksums,
+              (std::vector<uint64_t>{1000, 1001, 1002, 1003}));
+    ASSERT_EQ(out->summary.steps.size(), 1u);
+    EXPECT_EQ(out->summary.steps[0].seconds_median, 2e-3);
+    const JobInfo info = *c_.GetJob("j");
+    EXPECT_EQ(info.store_keys, 0);
+    EXPECT_EQ(info.store_bytes, 0);
+    EXPECT_EQ(info.runs_total, i + 1);
+  }
+}
+
+TEST_F(CoordinatorTest, ARunWaitsForAgentsStillJoining) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
+  agents_.emplace_back(ServeRank, std::ref(c_), AgentId{"j", 0, 100}, 2, 1,
+                       Behaviour());
+  agents_.emplace_back([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
+    ServeRank(c_, AgentId{"j", 1, 101}, 2, 1, Behaviour());
+  });
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->summary.validated);
+}
+
+TEST_F(CoordinatorTest, ANotReadyJobFailsAtTheDeadlineNamingTheAbsentRanks) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 3)).ok());
+  ASSERT_TRUE(c_.Join(Joining("j", 2, 3)).ok());
+  absl::StatusOr<RunOutcome> out =
+      c_.RunJob("j", SpecFor(3), absl::Now() + absl::Milliseconds(200), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("was not ready by the deadline: ranks 0, 1, 2"));
+}
+
+TEST_F(CoordinatorTest, ALostRankIsNamedAheadOfPeersThatSawAnError) {
+  StartJob("j", 3, 1, [](int64_t rank) {
+    Behaviour how;
+    how.rendezvous = false;
+    if (rank == 1) how.vanish = true;
+    if (rank == 2) how.fail = absl::UnavailableError("peer 1 closed");
+    return how;
+  });
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(3), Soon(), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnavailable);
+  const std::string message(out.status().message());
+  EXPECT_THAT(message, HasSubstr("rank 1: its agent's dispatch stream closed"));
+  EXPECT_THAT(message, HasSubstr("rank 2: peer 1 closed"));
+  EXPECT_LT(message.find("rank 1"), message.find("rank 2"));
+  EXPECT_EQ(c_.GetJob("j")->runs_failed, 1);
+}
+
+TEST_F(CoordinatorTest, AFailedRankFailsTheRunWithItsCode) {
+  StartJob("j", 2, 1, [](int64_t rank) {
+    Behaviour how;
+    how.rendezvous = false;
+    if (rank == 0) {
+      how.fail = absl::DeadlineExceededError("steps[0] (all_gather on A)");
+    }
+    return how;
+  });
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("rank 0: steps[0] (all_gather on A)"));
+}
+
+TEST_F(CoordinatorTest, CancelJobEndsTheRunInFlight) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1)).ok());
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c_.Connect({"j", 0, 100});
+  ASSERT_TRUE(mailbox.ok());
+  std::thread canceller([&] {
+    std::optional<WorkItem> run = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(*c_.CancelJob("j"), run->run->run_id);
+    std::optional<WorkItem> cancel = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(cancel.has_value());
+    EXPECT_EQ(cancel->kind, WorkItem::Kind::kCancel);
+  });
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(1), Soon(), {});
+  canceller.join();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(out.status().message(), HasSubstr("was cancelled (CancelJob)"));
+  EXPECT_EQ(*c_.CancelJob("j"), "");
+}
+
+TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
+  limits_.max_store_keys_per_job = 2;
+  limits_.max_store_bytes_per_job = 64;
+  Coordinator c(limits_);
+  ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
+  const AgentId id{"j", 0, 100};
+  absl::Status outside = c.StoreSet(id, "nope", "k", "v");
+  EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outside.message(), HasSubstr("run_id: run \"nope\" is not"));
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
+  std::thread agent([&] {
+    std::optional<WorkItem> item = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(item.has_value());
+    const std::string run = item->run->run_id;
+    EXPECT_TRUE(c.StoreSet(id, run, "a", "1").ok());
+    EXPECT_TRUE(c.StoreSet(id, run, "b", "2").ok());
+    EXPECT_EQ(c.StoreSet(id, run, "c", "3").code(),
+              absl::StatusCode::kResourceExhausted);
+    absl::Status big = c.StoreSet(id, run, "a", std::string(100, 'x'));
+    EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(big.message(), HasSubstr("maximum of 64 bytes"));
+    absl::StatusOr<std::vector<std::string>> missing =
+        c.StoreGet(id, run, {"a", "zz"}, absl::Now() + absl::Milliseconds(100));
+    EXPECT_EQ(missing.status().code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_THAT(missing.status().message(),
+                HasSubstr("1 of 2 rendezvous keys still missing at the "
+                          "deadline: zz"));
+    EXPECT_EQ(*c.StoreGet(id, run, {"b", "a"}, Soon()),
+              (std::vector<std::string>{"2", "1"}));
+    EXPECT_EQ(c.GetJob("j")->store_keys, 2);
+    executor::RankReport report;
+    report.seconds_min = report.seconds_median = {0};
+    report.validated = true;
+    EXPECT_TRUE(c.Report(id, item->run->generation, run, report).ok());
+  });
+  absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
+  agent.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(c.GetJob("j")->store_keys, 0);
+  c.Shutdown("test over");
+}
+
+TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
+  limits_.max_jobs = 1;
+  limits_.max_concurrent_runs = 1;
+  Coordinator c(limits_);
+  ASSERT_TRUE(c.Join(Joining("one", 0, 2)).ok());
+  absl::StatusOr<int64_t> two = c.Join(Joining("two", 0, 2));
+  EXPECT_EQ(two.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(two.status().message(), HasSubstr("maximum of 1 jobs"));
+  std::thread waiting([&] {  // rank 1 never comes: it waits to its deadline
+    EXPECT_EQ(c.RunJob("one", SpecFor(2), absl::Now() + absl::Seconds(1), {})
+                  .status()
+                  .code(),
+              absl::StatusCode::kDeadlineExceeded);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  absl::StatusOr<RunOutcome> second = c.RunJob("one", SpecFor(2), Soon(), {});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(second.status().message(), HasSubstr("concurrent RunJob"));
+  waiting.join();
+}
+
+TEST_F(CoordinatorTest, RunJobChecksTheSpecAgainstTheJob) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
+  absl::StatusOr<RunOutcome> wrong = c_.RunJob("j", SpecFor(4), Soon(), {});
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.status().message(),
+              HasSubstr("mesh: world size 4 differs from job \"j\"'s world "
+                        "size 2"));
+  EXPECT_EQ(c_.RunJob("nobody", SpecFor(2), Soon(), {}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
+  ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
+  ASSERT_TRUE(c_.Leave({"j", 0, 100}).ok());
+  EXPECT_EQ(c_.GetJob("j")->agents.size(), 1u);
+  ASSERT_TRUE(c_.Leave({"j", 1, 101}).ok());
+  EXPECT_EQ(c_.GetJob("j").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace reshard::coordinator

@@ -1,0 +1,223 @@
+// The agent's pure parts: its flags (every bad value named, exit-2 class),
+// the decision to keep or reopen communicators between runs, and what a
+// run must pass before any communicator opens (the plan digest above all).
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "executor/agent/agent_config.h"
+#include "executor/agent/communicator_cache.h"
+#include "executor/agent/run_work.h"
+#include "gtest/gtest.h"
+#include "planner/plan_digest.h"
+#include "proto/convert.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard::agent {
+namespace {
+
+AgentFlagValues GoodFlags() {
+  AgentFlagValues flags;
+  flags.server = "127.0.0.1:50051";
+  flags.job = "job-7";
+  flags.rank = "3";
+  flags.world_size = "8";
+  return flags;
+}
+
+TEST(AgentFlagsTest, GoodFlagsParse) {
+  AgentFlagValues flags = GoodFlags();
+  flags.timeout_seconds = "2.5";
+  flags.listen_address = "10.0.0.7";
+  absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->server, "127.0.0.1:50051");
+  EXPECT_EQ(config->job, "job-7");
+  EXPECT_EQ(config->rank, 3);
+  EXPECT_EQ(config->world_size, 8);
+  EXPECT_EQ(config->device, -1);
+  EXPECT_EQ(config->listen_address, "10.0.0.7");
+  EXPECT_DOUBLE_EQ(config->timeout_seconds, 2.5);
+}
+
+TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
+  struct Case {
+    void (*edit)(AgentFlagValues&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](AgentFlagValues& f) { f.server = ""; }, "--server: required"},
+      {[](AgentFlagValues& f) { f.server = "localhost"; }, "--server: "},
+      {[](AgentFlagValues& f) { f.server = "h:0"; }, "--server: "},
+      {[](AgentFlagValues& f) { f.server = "h:x"; }, "--server: "},
+      {[](AgentFlagValues& f) { f.job = ""; }, "--job: required"},
+      {[](AgentFlagValues& f) { f.job = "a b"; }, "--job: "},
+      {[](AgentFlagValues& f) { f.job = std::string(129, 'j'); }, "--job: "},
+      {[](AgentFlagValues& f) { f.rank = ""; }, "--rank: required"},
+      {[](AgentFlagValues& f) { f.rank = "x"; }, "--rank: \"x\" is not"},
+      {[](AgentFlagValues& f) { f.rank = "8"; }, "--rank: 8 is not in [0, "},
+      {[](AgentFlagValues& f) { f.rank = "-1"; }, "--rank: -1 is not in"},
+      {[](AgentFlagValues& f) { f.world_size = ""; }, "--world_size: required"},
+      {[](AgentFlagValues& f) { f.world_size = "0"; }, "--world_size: must"},
+      {[](AgentFlagValues& f) { f.backend = "mpi"; }, "--backend: unknown"},
+      {[](AgentFlagValues& f) { f.device = "gpu0"; }, "--device: "},
+      {[](AgentFlagValues& f) { f.device = "-2"; }, "--device: "},
+      {[](AgentFlagValues& f) { f.listen_address = ""; }, "--listen_address"},
+      {[](AgentFlagValues& f) { f.timeout_seconds = "0"; },
+       "--timeout_seconds"},
+      {[](AgentFlagValues& f) { f.timeout_seconds = "nan"; },
+       "--timeout_seconds"},
+      {[](AgentFlagValues& f) { f.timeout_seconds = "1e9"; },
+       "--timeout_seconds"},
+  };
+  for (const Case& c : cases) {
+    AgentFlagValues flags = GoodFlags();
+    c.edit(flags);
+    absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+    ASSERT_FALSE(config.ok()) << c.message;
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(config.status().message().find(c.message), 0u) << config.status();
+  }
+}
+
+TEST(AgentFlagsTest, NcclIsRefusedWithTheReason) {
+  AgentFlagValues flags = GoodFlags();
+  flags.backend = "nccl";
+  absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(config.status().message().find("host memory"), std::string::npos);
+}
+
+// A provider that opens nothing; the cache only decides when to make one.
+class NullProvider : public executor::CommunicatorProvider {
+ public:
+  explicit NullProvider(int* alive) : alive_(alive) { ++*alive_; }
+  ~NullProvider() override { --*alive_; }
+  absl::StatusOr<executor::Communicator*> Get(const std::vector<int64_t>&,
+                                              absl::string_view) override {
+    return absl::UnimplementedError("null");
+  }
+
+ private:
+  int* alive_;
+};
+
+TEST(CommunicatorCacheTest, KeepsCommunicatorsWhilePrefixAndTimeoutHold) {
+  int alive = 0;
+  int max_alive = 0;
+  std::vector<CommKey> made;
+  CommunicatorCache cache([&](const CommKey& key) {
+    made.push_back(key);
+    auto provider = std::make_unique<NullProvider>(&alive);
+    max_alive = std::max(max_alive, alive);
+    return provider;
+  });
+  const CommKey a{"job/1/run-a", std::chrono::seconds(30)};
+  executor::CommunicatorProvider* first = &cache.For(a);
+  EXPECT_FALSE(cache.reused());
+  EXPECT_EQ(&cache.For(a), first);
+  EXPECT_TRUE(cache.reused());
+  // Another timeout, then another prefix: new communicators each time.
+  cache.For({"job/1/run-a", std::chrono::seconds(5)});
+  EXPECT_FALSE(cache.reused());
+  cache.For({"job/2/run-c", std::chrono::seconds(5)});
+  EXPECT_FALSE(cache.reused());
+  // After a failed or cancelled run even the same key reopens.
+  cache.Drop();
+  EXPECT_EQ(alive, 0);
+  cache.For({"job/2/run-c", std::chrono::seconds(5)});
+  EXPECT_FALSE(cache.reused());
+  EXPECT_EQ(cache.opened(), 4);
+  EXPECT_EQ(made.size(), 4u);
+  // The old provider is gone before the new one is made.
+  EXPECT_EQ(max_alive, 1);
+  EXPECT_EQ(alive, 1);
+}
+
+class PrepareRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mesh_ = testing::MakeMesh({2, 2}, {{"A", "B"}});
+    absl::StatusOr<Plan> plan = testing::PlanChecked(
+        *mesh_, {8, 6}, "S(0),P(sum)", "R,S(1)", PlanOptions());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plan_ = *plan;
+    *run_.mutable_mesh() = MeshToProto(*mesh_);
+    PlanToProto(*mesh_, *plan_, run_.mutable_plan());
+    run_.set_run_id("run-1");
+    run_.set_comm_prefix("job/1/run-1");
+    run_.set_digest(PlanDigest(*mesh_, *plan_));
+    run_.set_iters(3);
+    run_.set_warmup(1);
+    run_.set_timeout_seconds(2.5);
+  }
+  std::optional<Mesh> mesh_;
+  std::optional<Plan> plan_;
+  v1::RunWork run_;
+};
+
+TEST_F(PrepareRunTest, AGoodRunConverts) {
+  absl::StatusOr<RunSetup> setup = PrepareRun(run_, 4);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  EXPECT_EQ(setup->mesh, *mesh_);
+  EXPECT_EQ(PlanDigest(setup->mesh, setup->plan), run_.digest());
+  EXPECT_EQ(setup->options.iters, 3);
+  EXPECT_EQ(setup->options.warmup, 1);
+  EXPECT_EQ(setup->timeout, std::chrono::milliseconds(2500));
+  run_.set_timeout_seconds(0);
+  EXPECT_EQ(PrepareRun(run_, 4)->timeout, kDefaultCollectiveTimeout);
+}
+
+TEST_F(PrepareRunTest, ADigestMismatchNamesBothDigests) {
+  run_.set_digest(0x1234abcd);
+  absl::StatusOr<RunSetup> setup = PrepareRun(run_, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(setup.status().message().find("000000001234abcd"),
+            std::string::npos)
+      << setup.status();
+  EXPECT_NE(setup.status().message().find(
+                absl::StrFormat("%016x", PlanDigest(*mesh_, *plan_))),
+            std::string::npos)
+      << setup.status();
+}
+
+TEST_F(PrepareRunTest, BadRunsAreRefusedByField) {
+  EXPECT_EQ(PrepareRun(run_, 8).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // not the job's world
+  struct Case {
+    void (*edit)(v1::RunWork&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](v1::RunWork& r) { r.clear_run_id(); }, "run.run_id"},
+      {[](v1::RunWork& r) { r.clear_comm_prefix(); }, "run.comm_prefix"},
+      {[](v1::RunWork& r) { r.set_iters(-1); }, "run.iters"},
+      {[](v1::RunWork& r) { r.set_warmup(-1); }, "run.warmup"},
+      {[](v1::RunWork& r) { r.set_timeout_seconds(-1); },
+       "run.timeout_seconds"},
+      {[](v1::RunWork& r) {
+         r.set_timeout_seconds(std::numeric_limits<double>::infinity());
+       },
+       "run.timeout_seconds"},
+      {[](v1::RunWork& r) { r.mutable_mesh()->clear_shape(); }, "run.mesh: "},
+      {[](v1::RunWork& r) { r.mutable_plan()->set_src("S(7),R"); },
+       "run.plan: plan.src"},
+  };
+  for (const Case& c : cases) {
+    v1::RunWork run = run_;
+    c.edit(run);
+    absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
+    ASSERT_FALSE(setup.ok()) << c.field;
+    EXPECT_EQ(setup.status().code(), absl::StatusCode::kInvalidArgument)
+        << setup.status();
+    EXPECT_NE(setup.status().message().find(c.field), std::string::npos)
+        << setup.status();
+  }
+}
+
+}  // namespace
+}  // namespace reshard::agent
