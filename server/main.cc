@@ -184,12 +184,15 @@ int Serve() {
       CoordinatorLimitsFromFlags();
   if (!limits.has_value()) return 2;
   coordinator::Coordinator core(*limits);
-  CoordinatorService coordinator(core, registry, cache, *options);
+  CoordinatorMetrics coordinator_metrics(*families);
+  CoordinatorService coordinator(core, registry, cache, *options,
+                                 metrics_on ? &coordinator_metrics : nullptr);
   // The endpoint serving the metrics is declared after everything its
   // readings read, so it stops first.
   std::unique_ptr<MetricsEndpoint> metrics;
   if (metrics_on) {
     metrics = StartMetrics(families, service, registry, cache);
+    if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
     if (metrics == nullptr) return 1;
   }
   int port = 0;

@@ -4,7 +4,8 @@
 // (a plan per planner, a cache hit and miss, warnings by code, requests
 // refused by code, states expanded, calls in flight, draining). Also: the
 // endpoint is off without the flag, and an address that cannot be bound
-// stops start-up with a clear error.
+// stops start-up with a clear error. The Coordinator's series move with
+// real agents: jobs, agents by state, runs by result, its RPCs.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -27,7 +28,9 @@
 #include "gtest/gtest.h"
 #include "planner/version.h"
 #include "proto/convert.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
+#include "tests/coordinator/agent_processes.h"
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 
@@ -429,6 +432,61 @@ TEST(PlannerMetricsTest, CallsInFlightAreCounted) {
   EXPECT_EQ(Plans(after, "torch_graph", "CANCELLED"), 1);
   EXPECT_EQ(PlanningCount(after, "torch_graph"), 1);
   EXPECT_EQ(server.process().Stop(), 0);
+}
+
+// RunJob of S(0) -> R on a 1-D mesh of `world` ranks, through the stub.
+grpc::Status RunTiny(v1::Coordinator::Stub& stub, const std::string& job,
+                     int world) {
+  v1::RunJobRequest request;
+  request.set_job(job);
+  v1::PlanRequest* plan = request.mutable_request();
+  *plan->mutable_mesh() = MeshToProto(MakeMesh({world}));
+  plan->mutable_tensor()->add_shape(8);
+  plan->mutable_tensor()->set_dtype(v1::DTYPE_FLOAT32);
+  plan->mutable_src()->set_text("S(0)");
+  plan->mutable_dst()->set_text("R");
+  request.set_iters(1);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  v1::RunJobResponse response;
+  return stub.RunJob(&context, request, &response);
+}
+
+TEST(PlannerMetricsTest, CoordinatorSeriesMoveWithJobsAgentsAndRuns) {
+  MetricsServer server;
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  testing::AgentProcesses agents(server.process().address(), "metrics", 2);
+  agents.StartAll();
+  Scrape joined = ScrapeUntil(server, [](Scrape& s) {
+    return s("reshard_agents", {{"state", "connected"}}) == 2;
+  });
+  EXPECT_EQ(joined("reshard_jobs"), 1) << joined.page;
+  EXPECT_EQ(joined("reshard_agents", {{"state", "connected"}}), 2);
+  EXPECT_EQ(joined("reshard_job_runs_total", {{"result", "validated"}}), 0);
+  auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(
+      server.process().address(), grpc::InsecureChannelCredentials()));
+  ASSERT_TRUE(RunTiny(*stub, "metrics", 2).ok()) << agents.Logs();
+  EXPECT_EQ(RunTiny(*stub, "nobody", 2).error_code(), grpc::NOT_FOUND);
+  Scrape ran = server.ScrapeNow();
+  EXPECT_EQ(ran("reshard_job_runs_total", {{"result", "validated"}}), 1);
+  EXPECT_EQ(ran("reshard_job_runs_total", {{"result", "refused"}}), 1);
+  EXPECT_EQ(ran("reshard_job_run_duration_seconds_count"), 1);
+  EXPECT_EQ(
+      ran("reshard_rpc_requests_total", {{"method", "Join"}, {"code", "OK"}}),
+      2);
+  EXPECT_EQ(
+      ran("reshard_rpc_requests_total", {{"method", "Report"}, {"code", "OK"}}),
+      2);
+  EXPECT_EQ(ran("reshard_rpc_requests_total",
+                {{"method", "RunJob"}, {"code", "NOT_FOUND"}}),
+            1);
+  EXPECT_EQ(PromtoolProblems(ran.page), "") << ran.page;
+  agents.Wait(std::chrono::seconds(10), SIGTERM);  // they leave: job dropped
+  Scrape left =
+      ScrapeUntil(server, [](Scrape& s) { return s("reshard_jobs") == 0; });
+  EXPECT_EQ(left("reshard_jobs"), 0) << left.page;
+  EXPECT_EQ(left("reshard_agents", {{"state", "connected"}}), 0);
 }
 
 TEST(PlannerMetricsTest, OffWithoutTheFlag) {
