@@ -337,6 +337,7 @@ absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
              *std::move(plan),
              response.iters(),
              response.warmup(),
+             response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
              RunSummaryFromProto(response),
              {}};
   for (const v1::RankReport& r : response.ranks()) {

@@ -67,6 +67,7 @@ struct JobRun {
   Plan plan;
   int iters = 0;
   int warmup = 0;
+  std::string backend;  // the job's: gloo or nccl
   executor::RunSummary summary;
   std::vector<executor::RankReport> ranks;  // by rank
 };

@@ -123,14 +123,11 @@ absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
   return client.RunJob(job, *mesh, *request, options);
 }
 
-// What the output says about the run beside its summary. The backend is
-// the job's (RunJobResponse does not carry it): "unknown" if the job can no
-// longer be read.
-RunContext ContextOf(Client& client, const std::string& job, const JobRun& run,
+// What the output says about the run beside its summary.
+RunContext ContextOf(const std::string& job, const JobRun& run,
                      const JobRunOptions& options) {
   RunContext context;
-  absl::StatusOr<JobInfo> info = client.GetJob(job);
-  context.backend = info.ok() ? info->backend : "unknown";
+  context.backend = run.backend;
   context.world_size = run.mesh.world_size();
   context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
                                      " agents, run ", run.run_id);
@@ -154,7 +151,7 @@ absl::Status RunRun(const std::string& server, const std::string& job,
   absl::StatusOr<JobRun> run =
       RunFromFlags(**client, job, *args, flags->options);
   if (!run.ok()) return run.status();
-  const RunContext context = ContextOf(**client, job, *run, flags->options);
+  const RunContext context = ContextOf(job, *run, flags->options);
   return PrintRun(run->mesh, run->plan, context, run->summary, flags->json,
                   out);
 }

@@ -207,7 +207,7 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
       (*job)->Run(std::move(spec), deadline, caller_gone);
   if (!result.ok()) return result.status();
   RunOutcome outcome{
-      result->run_id,
+      result->run_id, (*job)->backend(),
       executor::Summarize(kept->mesh, kept->plan, result->reports),
       std::move(result->reports)};
   outcome.summary.wall_seconds = result->wall_seconds;

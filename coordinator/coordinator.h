@@ -27,6 +27,7 @@ namespace reshard::coordinator {
 // A run every rank ran: the aggregated table and every rank's report.
 struct RunOutcome {
   std::string run_id;
+  Backend backend = Backend::kGloo;  // the job's
   executor::RunSummary summary;
   std::vector<executor::RankReport> reports;  // by rank
 };

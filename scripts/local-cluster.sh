@@ -24,6 +24,7 @@ START_SECONDS="${RESHARD_CLUSTER_START_SECONDS:-30}"
 STOP_SECONDS="${RESHARD_CLUSTER_STOP_SECONDS:-15}"
 
 usage() {
+  echo "usage:" >&2
   sed -n '6,8p' "$0" | sed 's/^# \{0,3\}//' >&2
   exit 2
 }
@@ -76,10 +77,12 @@ stop_cluster() {
   for name in reshard-agent reshard-planner; do
     pids=$(live_pids "$name")
     [ -n "$pids" ] || continue
+    # shellcheck disable=SC2086  # a list of PIDs, split on purpose
     kill -TERM $pids 2>/dev/null
     left=$(wait_gone "$pids" "$STOP_SECONDS")
     if [ -n "${left// /}" ]; then
       say "SIGKILL to$left ($name did not exit within ${STOP_SECONDS}s)"
+      # shellcheck disable=SC2086
       kill -KILL $left 2>/dev/null
       left=$(wait_gone "$left" 5)
       [ -z "${left// /}" ] || say "still alive after SIGKILL:$left"
@@ -146,7 +149,8 @@ start_cluster() {
     </dev/null >"$DIR/planner.log" 2>&1 &
   echo "$! reshard-planner" >> "$DIR/pids"
   wait_port "$!"
-  local server="127.0.0.1:$(cat "$DIR/port")"
+  local server
+  server="127.0.0.1:$(cat "$DIR/port")"
   echo "$server" > "$DIR/server"
   echo "$job" > "$DIR/job"
   for ((r = 0; r < n; ++r)); do

@@ -1,7 +1,8 @@
 // reshard-planner: the Reshard planner service. Serves reshard.v1.Planner,
-// grpc.health.v1.Health and server reflection on --listen. On SIGTERM or
-// SIGINT it reports NOT_SERVING, lets in-flight calls finish (up to
-// --drain_seconds) and exits 0.
+// grpc.health.v1.Health and server reflection on --listen, and Prometheus
+// metrics on --metrics_listen when given. On SIGTERM or SIGINT it reports
+// NOT_SERVING, lets in-flight calls finish (up to --drain_seconds) and
+// exits 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -20,6 +21,8 @@
 #include "planner/flags_usage.h"
 #include "planner/search_support.h"
 #include "server/coordinator_service.h"
+#include "server/metrics_endpoint.h"
+#include "server/planner_metrics.h"
 #include "server/planner_service.h"
 #include "server/server_flags.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -45,12 +48,18 @@ ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics on http://ADDR/metrics (IP:PORT; port 0 "
+          "picks a free port); off when empty");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "if set, write the bound metrics port here once serving");
 
 namespace reshard {
 namespace {
 
 ServerFlags StartupFlags() {
   return {absl::GetFlag(FLAGS_port_file),
+          absl::GetFlag(FLAGS_metrics_port_file),
           absl::GetFlag(FLAGS_cache_entries),
           absl::GetFlag(FLAGS_max_meshes),
           absl::GetFlag(FLAGS_max_batch_items),
@@ -124,6 +133,33 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   return server;
 }
 
+// Serves `families` and the planner's scrape-time readings on
+// --metrics_listen; null (after logging why) when it cannot listen.
+std::unique_ptr<MetricsEndpoint> StartMetrics(
+    std::shared_ptr<prometheus::Registry> families,
+    const PlannerService& service, const MeshRegistry& registry,
+    const PlanCache& cache) {
+  const std::string address = absl::GetFlag(FLAGS_metrics_listen);
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics =
+      MetricsEndpoint::Start(address, std::move(families));
+  if (!metrics.ok()) {
+    spdlog::error("--metrics_listen: {}",
+                  std::string(metrics.status().message()));
+    return nullptr;
+  }
+  AddPlannerReadings((*metrics)->readings(), service, registry, cache);
+  if (absl::Status s = WritePortFile("metrics_port_file",
+                                     absl::GetFlag(FLAGS_metrics_port_file),
+                                     (*metrics)->port());
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return nullptr;
+  }
+  spdlog::info("metrics on port {} at /metrics (--metrics_listen {})",
+               (*metrics)->port(), address);
+  return *std::move(metrics);
+}
+
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
 // closes everything (gRPC's own Shutdown would also wait for idle client
 // connections).
@@ -137,6 +173,23 @@ void Drain(PlannerService& service, grpc::Server& server) {
   server.Shutdown(std::chrono::system_clock::now() +
                   std::chrono::milliseconds(100));
   server.Wait();
+}
+
+// Reports SERVING and writes --port_file; false (after logging why) when
+// the port file cannot be written.
+bool Announce(grpc::HealthCheckServiceInterface& health, int port) {
+  health.SetServingStatus(true);
+  health.SetServingStatus("reshard.v1.Planner", true);
+  health.SetServingStatus("reshard.v1.Coordinator", true);
+  if (absl::Status s =
+          WritePortFile("port_file", absl::GetFlag(FLAGS_port_file), port);
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return false;
+  }
+  spdlog::info("reshard-planner serving on port {} (listen {})", port,
+               absl::GetFlag(FLAGS_listen));
+  return true;
 }
 
 int Serve() {
@@ -155,29 +208,36 @@ int Serve() {
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
-  PlannerService service(registry, cache, *options);
+  // Metrics: the families the service records into (with --metrics_listen).
+  const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
+  auto families = std::make_shared<prometheus::Registry>();
+  PlannerMetrics planner_metrics(*families);
+  PlannerService service(registry, cache, *options,
+                         metrics_on ? &planner_metrics : nullptr);
   const std::optional<coordinator::CoordinatorLimits> limits =
       CoordinatorLimitsFromFlags();
   if (!limits.has_value()) return 2;
   coordinator::Coordinator core(*limits);
-  CoordinatorService coordinator(core, registry, cache, *options);
+  CoordinatorMetrics coordinator_metrics(*families);
+  CoordinatorService coordinator(core, registry, cache, *options,
+                                 metrics_on ? &coordinator_metrics : nullptr);
+  // The endpoint serving the metrics is declared after everything its
+  // readings read, so it stops first.
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (metrics_on) {
+    metrics = StartMetrics(families, service, registry, cache);
+    if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
+    if (metrics == nullptr) return 1;
+  }
   int port = 0;
   std::unique_ptr<grpc::Server> server =
       StartServer(service, coordinator, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
-  health->SetServingStatus(true);
-  health->SetServingStatus("reshard.v1.Planner", true);
-  health->SetServingStatus("reshard.v1.Coordinator", true);
-  if (const std::string file = absl::GetFlag(FLAGS_port_file); !file.empty()) {
-    if (absl::Status s = WritePortFile(file, port); !s.ok()) {
-      spdlog::error("{}", std::string(s.message()));
-      server->Shutdown();
-      return 2;
-    }
+  if (!Announce(*health, port)) {
+    server->Shutdown();
+    return 2;
   }
-  spdlog::info("reshard-planner serving on port {} (listen {})", port,
-               absl::GetFlag(FLAGS_listen));
 
   int signal = 0;
   sigwait(&signals, &signal);

@@ -27,9 +27,22 @@ absl::Status CheckRange(absl::string_view flag, int64_t value, int64_t lo,
                                                  "] (", what, ")"));
 }
 
-absl::Status PortFileError(const std::string& path, absl::string_view what) {
+absl::Status PortFileError(absl::string_view flag, const std::string& path,
+                           absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(
-      "--port_file=", path, ": cannot ", what, ": ", std::strerror(errno)));
+      "--", flag, "=", path, ": cannot ", what, ": ", std::strerror(errno)));
+}
+
+// OK when `path` is empty or its temporary file can be created (it is
+// removed again).
+absl::Status ProbePortFile(absl::string_view flag, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  const std::string probe = path + ".tmp";
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return PortFileError(flag, path, "write " + probe);
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -46,28 +59,26 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
                    "bytes in one request or response"),
         CheckRange("drain_seconds", flags.drain_seconds, 0, kMaxDrainSeconds,
                    "seconds SIGTERM waits for running calls; 0 cancels "
-                   "them at once")}) {
+                   "them at once"),
+        ProbePortFile("port_file", flags.port_file),
+        ProbePortFile("metrics_port_file", flags.metrics_port_file)}) {
     if (!status.ok()) return status;
   }
-  if (flags.port_file.empty()) return absl::OkStatus();
-  const std::string probe = flags.port_file + ".tmp";
-  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return PortFileError(flags.port_file, "write " + probe);
-  close(fd);
-  unlink(probe.c_str());
   return absl::OkStatus();
 }
 
-absl::Status WritePortFile(const std::string& path, int port) {
+absl::Status WritePortFile(absl::string_view flag, const std::string& path,
+                           int port) {
+  if (path.empty()) return absl::OkStatus();
   const std::string tmp = path + ".tmp";
   FILE* file = std::fopen(tmp.c_str(), "w");
-  if (file == nullptr) return PortFileError(path, "write " + tmp);
+  if (file == nullptr) return PortFileError(flag, path, "write " + tmp);
   const bool written = std::fprintf(file, "%d\n", port) > 0;
   if (std::fclose(file) != 0 || !written) {
-    return PortFileError(path, "write " + tmp);
+    return PortFileError(flag, path, "write " + tmp);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return PortFileError(path, "rename " + tmp + " to it");
+    return PortFileError(flag, path, "rename " + tmp + " to it");
   }
   return absl::OkStatus();
 }

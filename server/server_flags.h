@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace reshard {
 
@@ -16,6 +17,7 @@ namespace reshard {
 // the Coordinator's limits are checked where they are read).
 struct ServerFlags {
   std::string port_file;          // empty: none
+  std::string metrics_port_file;  // empty: none
   int64_t cache_entries = 0;      // 0: no plan cache
   int64_t max_meshes = 0;         // >= 1
   int64_t max_batch_items = 0;    // >= 1
@@ -27,13 +29,16 @@ struct ServerFlags {
 inline constexpr int64_t kMaxDrainSeconds = 24 * 3600;
 
 // OK, or INVALID_ARGUMENT whose message starts with the flag and its value
-// (`--max_meshes=0: must be >= 1 ...`). A set --port_file must be
-// writable: it is created and removed once to find out.
+// (`--max_meshes=0: must be in [1, ...] ...`). A set --port_file or
+// --metrics_port_file must be writable: its temporary file is created and
+// removed once to find out.
 absl::Status ValidateServerFlags(const ServerFlags& flags);
 
-// Writes `port` to `path` atomically (a temporary file, then a rename);
-// INVALID_ARGUMENT naming --port_file and the system's reason on failure.
-absl::Status WritePortFile(const std::string& path, int port);
+// Writes `port` to `path` (nothing when empty) atomically, a temporary file
+// then a rename; INVALID_ARGUMENT naming --`flag` and the system's reason
+// on failure.
+absl::Status WritePortFile(absl::string_view flag, const std::string& path,
+                           int port);
 
 // Why `address` (--listen's form, HOST:PORT) cannot be bound, in the
 // system's words ("Address already in use"), found by binding it once as

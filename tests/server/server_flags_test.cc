@@ -85,6 +85,8 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
       {"--port_file=/nonexistent-dir/port",
        "--port_file=/nonexistent-dir/port: cannot write "
        "/nonexistent-dir/port.tmp: No such file or directory"},
+      {"--metrics_port_file=/nonexistent-dir/metrics",
+       "--metrics_port_file=/nonexistent-dir/metrics: cannot write"},
   };
   for (const auto& [flag, message] : cases) {
     SCOPED_TRACE(flag);

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# reshardctl job end to end on a local cluster (scripts/local-cluster.sh: a
+# reshard-planner and 4 Gloo reshard-agent processes on 127.0.0.1, port 0):
+# `job run` from plan flags and from --plan FILE prints what `reshardctl
+# exec --local 4` prints for the same plan (checksums, JSON keys); `job
+# list`/`show`/`cancel`; an unknown job is NOT_FOUND; bad flags exit 2 naming
+# the flag; `stop` leaves none of the cluster's PIDs alive.
+# usage: job_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH
+set -u
+CTL="$1"
+export RESHARD_BUILD="$2"
+CLUSTER="$3"
+. "$(dirname "$0")/lib.sh"
+
+tmp=$(mktemp -d)
+export RESHARD_CLUSTER_DIR="$tmp/cluster"
+cleanup() {
+  [ -f "$RESHARD_CLUSTER_DIR/pids" ] && "$CLUSTER" stop >/dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Alive and not a zombie (stopped processes may wait for their reaper).
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  case "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" in
+    Z | X | "") return 1 ;;
+  esac
+}
+# The "checksums": [...] of a run's JSON, as text (2^61-range numbers lose
+# digits as jq doubles).
+checksums() { grep -o '"checksums": \[[0-9, ]*\]' <<<"$1"; }
+
+err=$("$CLUSTER" start 0 2>&1); rc=$?
+[ $rc -eq 2 ]; check "start 0 exits 2" $?
+contains "$err" 'start N: "0" is not a positive integer'; check "start 0 names N" $?
+
+server=$(timeout 60 "$CLUSTER" start 4 --job jt 2>"$tmp/start.err"); rc=$?
+check "local-cluster start 4 exits 0" $rc
+[ $rc -eq 0 ] || { cat "$tmp/start.err"; exit 1; }
+[[ "$server" =~ ^127\.0\.0\.1:[0-9]+$ ]]; check "start prints the server address ($server)" $?
+pids=$(awk '{print $1}' "$RESHARD_CLUSTER_DIR/pids")
+[ "$(wc -w <<<"$pids")" -eq 5 ]; check "five PIDs recorded (planner + 4 agents)" $?
+J=("$CTL" --server "$server" job)
+
+# Plan flags: the job's replica plans; the same plan through exec.
+PF=(--mesh A=2,B=2 --flatten A,B --shape 9,5 --dtype i64 --from 'P(sum),S(0)'
+    --to 'S(1),R' --iters 2 --warmup 1 --timeout_seconds 20)
+run=$(timeout 120 "${J[@]}" run jt "${PF[@]}" --json); rc=$?
+check "job run (plan flags) exits 0" $rc
+local=$(timeout 120 "$CTL" exec --local 4 "${PF[@]}" --json); rc=$?
+check "exec --local 4 (same flags) exits 0" $rc
+echo "$run" | jq -e '.validated == true and .world_size == 4 and .backend == "gloo" and
+  .iters == 2 and .warmup == 1 and (.checksums | length) == 4 and
+  (.steps | length) >= 1 and .steps[0].seconds_median > 0' >/dev/null
+check "job run JSON: validated, 4 ranks, iters and warm-up echoed" $?
+[ -n "$(checksums "$run")" ] && [ "$(checksums "$run")" = "$(checksums "$local")" ]
+check "job run checksums equal exec's ($(checksums "$run"))" $?
+[ "$(echo "$run" | jq -c 'keys')" = "$(echo "$local" | jq -c 'keys')" ]
+check "job run JSON has exec's keys" $?
+[ "$(echo "$run" | jq -c '.steps[0] | keys')" = "$(echo "$local" | jq -c '.steps[0] | keys')" ]
+check "job run step rows have exec's keys" $?
+[ "$(echo "$run" | jq -c '.plan.trace')" = "$(echo "$local" | jq -c '.plan.trace')" ]
+check "the replica planned exec's plan" $?
+
+# --plan FILE: run as given (nulls accepted, as exec reads it).
+"$CTL" plan --offline --mesh A=2,B=2 --shape 8,6 --dtype bf16 --from 'S(0),P(avg)' \
+  --to 'R,S(1)' --json | sed 's/"time_us":[0-9.e+-]*/"time_us":null/g' > "$tmp/plan.json"
+run=$(timeout 120 "${J[@]}" run jt --plan "$tmp/plan.json" --iters 2 --json); rc=$?
+check "job run --plan FILE exits 0" $rc
+local=$(timeout 120 "$CTL" exec --local 4 --plan "$tmp/plan.json" --iters 2 --json); rc=$?
+check "exec --plan FILE exits 0" $rc
+echo "$run" | jq -e '.validated and (.checksums | length) == 4' >/dev/null
+check "plan file validated on the job" $?
+[ -n "$(checksums "$run")" ] && [ "$(checksums "$run")" = "$(checksums "$local")" ]
+check "plan file checksums equal exec's" $?
+
+table=$(timeout 120 "${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)'); rc=$?
+check "job run (table) exits 0" $rc
+contains "$table" "backend gloo, job jt, 4 agents, run "; check "table header names the job" $?
+contains "$table" "validated: yes"; check "table says validated" $?
+contains "$table" "busbw_GB/s"; check "table has exec's columns" $?
+
+# list / show / cancel.
+out=$("${J[@]}" list); rc=$?
+check "job list exits 0" $rc
+contains "$out" "jt" && contains "$out" "4/4" && contains "$out" "ready"
+check "job list: jt, 4/4 agents, ready" $?
+"${J[@]}" list --json | jq -e '.jobs | length == 1 and .[0].name == "jt" and
+  .[0].world_size == 4 and .[0].backend == "gloo" and .[0].state == "ready" and
+  .[0].runs_total == 3 and .[0].runs_failed == 0 and .[0].store_keys == 0 and
+  (.[0].agents | map(.connected) | all) and (.[0].agents | map(.rank)) == [0,1,2,3]' >/dev/null
+check "job list --json: 3 runs, no failures, store empty, 4 connected agents" $?
+out=$("${J[@]}" show jt); rc=$?
+check "job show exits 0" $rc
+contains "$out" "job jt: world size 4, backend gloo" && contains "$out" "agents: 4 of 4 connected" &&
+  contains "$out" "runs: 3 total, 0 failed"
+check "job show: shape, agents, runs" $?
+"${J[@]}" show jt --json | jq -e '.name == "jt" and .generation > 0 and
+  (.agents | length) == 4 and (.agents[0].version | length) > 0 and .current_run == ""' >/dev/null
+check "job show --json" $?
+out=$("${J[@]}" cancel jt); rc=$?
+check "job cancel exits 0" $rc
+contains "$out" "job jt: no run was running"; check "cancel with no run says so" $?
+
+# Errors: status code and message.
+err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
+[ $rc -eq 2 ]; check "run on an unknown job exits 2" $?
+contains "$err" 'NOT_FOUND: ' && contains "$err" '"nope"'; check "unknown job is NOT_FOUND naming it" $?
+err=$("${J[@]}" show nope 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" 'NOT_FOUND: '; check "show of an unknown job is NOT_FOUND" $?
+err=$("${J[@]}" run jt --mesh A=8 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "INVALID_ARGUMENT: mesh: world size 8"
+check "a mesh of another world size is refused" $?
+for bad in "--iters 0|--iters: \"0\" is not an integer >= 1" \
+           "--warmup -1|--warmup: \"-1\" is not an integer >= 0" \
+           "--timeout_seconds x|--timeout_seconds: \"x\" is not an integer >= 1" \
+           "--deadline_seconds 0|--deadline_seconds: \"0\" is not an integer >= 1" \
+           "--plan $tmp/plan.json --mesh A=4|--plan: cannot be combined with --mesh" \
+           "--bogus 1|unknown flag --bogus" \
+           "--shape 8|job run: --plan FILE or the plan flags" \
+           "--plan $tmp/missing.json|NOT_FOUND: --plan: cannot read"; do
+  args=${bad%%|*}; want=${bad#*|}
+  # shellcheck disable=SC2086
+  err=$("${J[@]}" run jt $args 2>&1); rc=$?
+  [ $rc -eq 2 ] && contains "$err" "$want"; check "run $args: exit 2, \"$want\"" $?
+done
+err=$("${J[@]}" show 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "job show: NAME (the job) is required"; check "show without NAME" $?
+err=$("${J[@]}" frob 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run or cancel, not "frob"'
+check "unknown job verb" $?
+err=$("${J[@]}" list --json --all 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "unknown flag --all"; check "job list names a bad flag" $?
+out=$("${J[@]}" run --help); rc=$?
+[ $rc -eq 0 ] && contains "$out" "--deadline_seconds D"; check "job run --help" $?
+err=$("$CLUSTER" start 4 --job jt 2>&1); rc=$?
+[ $rc -ne 0 ] && contains "$err" "a cluster is running"; check "a second start is refused" $?
+
+# stop: none of the recorded PIDs survives, the state is gone.
+timeout 60 "$CLUSTER" stop 2>/dev/null; rc=$?
+check "local-cluster stop exits 0" $rc
+left=""; for p in $pids; do alive "$p" && left="$left $p"; done
+[ -z "$left" ]; check "no cluster PID alive after stop${left:+ (alive:$left)}" $?
+[ ! -e "$RESHARD_CLUSTER_DIR" ]; check "state dir removed" $?
+
+exit $fail
