@@ -9,6 +9,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "planner/job_replica.h"
+#include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -197,8 +198,11 @@ absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh,
   return PlanFromProto(mesh, response.plan());
 }
 
-absl::StatusOr<std::vector<Plan>> Client::PlanBatch(
-    const Mesh& mesh, const std::vector<PlanRequest>& requests) {
+namespace {
+
+v1::PlanBatchRequest BatchRequest(const Mesh& mesh,
+                                  const std::vector<PlanRequest>& requests,
+                                  const BatchOptions& options) {
   v1::PlanBatchRequest request;
   *request.mutable_mesh() = MeshToProto(mesh);
   if (!requests.empty())
@@ -209,18 +213,36 @@ absl::StatusOr<std::vector<Plan>> Client::PlanBatch(
     *item->mutable_src() = StateToProto(core.src);
     *item->mutable_dst() = StateToProto(core.dst);
   }
+  BatchOptionsToProto(options, &request);
+  return request;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Plan>> Client::PlanBatch(
+    const Mesh& mesh, const std::vector<PlanRequest>& requests) {
+  absl::StatusOr<BatchPlan> batch = PlanBatchBucketed(
+      mesh, requests,
+      {.bucket_bytes = kDefaultBucketBytes, .all_or_nothing = true});
+  if (!batch.ok()) return batch.status();
+  std::vector<Plan> plans;
+  for (absl::StatusOr<Plan>& plan : batch->plans) {
+    if (!plan.ok()) return plan.status();
+    plans.push_back(*std::move(plan));
+  }
+  return plans;
+}
+
+absl::StatusOr<BatchPlan> Client::PlanBatchBucketed(
+    const Mesh& mesh, const std::vector<PlanRequest>& requests,
+    const BatchOptions& options) {
+  const v1::PlanBatchRequest request = BatchRequest(mesh, requests, options);
   v1::PlanBatchResponse response;
   absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
     return stub_->PlanBatch(&ctx, request, &response);
   });
   if (!s.ok()) return s;
-  std::vector<Plan> plans;
-  for (const v1::Plan& p : response.plans()) {
-    absl::StatusOr<Plan> plan = PlanFromProto(mesh, p);
-    if (!plan.ok()) return plan.status();
-    plans.push_back(*std::move(plan));
-  }
-  return plans;
+  return BatchPlanFromProto(mesh, response, static_cast<int>(requests.size()));
 }
 
 absl::StatusOr<std::vector<ResolvedGroup>> Client::ResolveGroups(

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "executor/rank_run.h"
 #include "executor/run_summary.h"
+#include "planner/batch_plan.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 #include "planner/planner.h"
@@ -112,9 +113,17 @@ class Client {
                                       const PlanRequest& request);
   // Plans on an inline mesh: any replica can answer.
   absl::StatusOr<Plan> PlanInline(const Mesh& mesh, const PlanRequest& request);
-  // Plans every request (one options set) on an inline mesh, in order.
+  // Plans every request (one options set) on an inline mesh, in order;
+  // the first bad item fails the call (all or nothing).
   absl::StatusOr<std::vector<Plan>> PlanBatch(
       const Mesh& mesh, const std::vector<PlanRequest>& requests);
+  // Plans a batch (DESIGN §8) on an inline mesh: every item's plan or its
+  // own error (`items[i].field: ...`; under options.all_or_nothing the
+  // first fails the call), and the bucketed schedule of the planned items.
+  // The requests share requests[0]'s options.
+  absl::StatusOr<BatchPlan> PlanBatchBucketed(
+      const Mesh& mesh, const std::vector<PlanRequest>& requests,
+      const BatchOptions& options);
 
   absl::StatusOr<std::vector<ResolvedGroup>> ResolveGroups(
       const std::string& mesh_id, int64_t rank);

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "client/batch_command.h"
+#include "client/batch_exec.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
@@ -39,7 +41,14 @@ constexpr char kExecUsage[] =
     "  algbw = bytes / median and busbw = algbw x the nccl-tests factor.\n"
     "  T bounds every collective (default 30). Exit 0 only when validated.\n"
     "  Plan flags are those of `reshardctl plan`; without --server the plan\n"
-    "  is made in-process.\n";
+    "  is made in-process.\n"
+    "       reshardctl [--server HOST:PORT] exec --local N --batch FILE "
+    "--mesh ...\n"
+    "         [--bucket_bytes N] [--no-bucketing] [--iters K] [--warmup W]\n"
+    "         [--timeout_seconds T] [--threads] [--json]\n"
+    "  Runs a batch (lines of `plan --batch`) bucketed, or tensor by tensor\n"
+    "  with --no-bucketing: one row per bucket (per step), the batch's time\n"
+    "  per run, every tensor validated with its checksums by rank.\n";
 
 struct ExecFlags {
   int ranks = 0;
@@ -195,6 +204,7 @@ const char* ExecUsage() { return kExecUsage; }
 
 absl::Status RunExec(const std::optional<std::string>& server,
                      const std::vector<std::string>& argv, std::ostream& out) {
+  if (HasBatchFlag(argv)) return RunExecBatch(server, argv, out);
   std::set<std::string> options = PlanFlags();
   options.insert(
       {"local", "backend", "iters", "warmup", "timeout_seconds", "plan"});

@@ -82,8 +82,6 @@ std::set<std::string> PlanFlags() {
           "search_budget"};
 }
 
-namespace {
-
 absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {
   PlanOptions options;
   if (auto planner = args.Get("planner")) {
@@ -134,8 +132,6 @@ absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {
   options.merge = args.Has("merge");
   return options;
 }
-
-}  // namespace
 
 absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,
                                              const CliArgs& args) {

@@ -23,6 +23,10 @@ std::set<std::string> PlanFlags();
 // The mesh described by --mesh, --flatten and --link.
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 
+// The planner options described by --planner, --cost_model, --merge,
+// --devices_per_host, --search_budget, --max_peak_bytes, --flatten_policy.
+absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args);
+
 // The request described by the tensor, state and option flags on `mesh`;
 // --shape, --from and --to are required (INVALID_ARGUMENT naming them).
 absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,

@@ -2,7 +2,8 @@
 //   plan      plans on the planner service (--server or RESHARD_SERVER,
 //             default 127.0.0.1:50051) or in-process with --offline; prints
 //             the trace, a step table and warnings, or with --json the plan
-//             JSON of DESIGN §4 — the same output either way.
+//             JSON of DESIGN §4 — the same output either way. With
+//             --batch FILE: a batch and its buckets (batch_command.h).
 //   exec      runs a plan on N local ranks (exec_command.h), validates it
 //             and prints what every step cost.
 //   job       list|show|run|cancel: jobs of reshard-agent processes on the
@@ -22,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/batch_command.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/exec_command.h"
@@ -43,6 +45,11 @@ constexpr char kUsage[] =
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
     "         [--flatten_policy existing|any|none] [--link DIM=GBPS:US]...\n"
     "         [--max_peak_bytes N] [--search_budget N] [--json]\n"
+    "       reshardctl [--server HOST:PORT] plan [--offline] --batch FILE "
+    "--mesh ... [planner flags]\n"
+    "         [--bucket_bytes N] [--all_or_nothing] [--json]\n"
+    "         (FILE: one {\"name\",\"shape\",\"dtype\",\"from\",\"to\"} per "
+    "line)\n"
     "       reshardctl [--server HOST:PORT] mesh register --mesh A=2,B=2 "
     "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
     "       reshardctl [--server HOST:PORT] mesh get|delete MESH_ID\n"
@@ -110,6 +117,7 @@ absl::Status RunMesh(const std::string& server,
 
 absl::Status RunPlan(const std::string& server,
                      const std::vector<std::string>& argv) {
+  if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, std::cout);
   absl::StatusOr<CliArgs> args =
       CliArgs::Parse(argv, PlanFlags(), {"offline", "merge", "json"});
   if (!args.ok()) return args.status();

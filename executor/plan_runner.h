@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "executor/communicator_provider.h"
+#include "executor/step_exec.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 #include "planner/step_layout.h"
@@ -58,7 +59,6 @@ class PlanRunner {
   const Plan& plan() const { return plan_; }
   const Mesh& mesh() const { return mesh_; }
 
-  struct CompiledStep;  // one step's layout, communicator and fast paths
   ~PlanRunner();
 
  private:

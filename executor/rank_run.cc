@@ -8,17 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "executor/data_rule.h"
 #include "executor/plan_runner.h"
+#include "executor/report_codec.h"
+#include "executor/sample_stats.h"
 #include "planner/local_layout.h"
 
 namespace reshard::executor {
 namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
 
 // Runs warmup + iters times; fills the per-step timings.
 absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
@@ -37,8 +32,7 @@ absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
     }
   }
   for (size_t k = 0; k < steps; ++k) {
-    report.seconds_min.push_back(
-        *std::min_element(samples[k].begin(), samples[k].end()));
+    report.seconds_min.push_back(Minimum(samples[k]));
     report.seconds_median.push_back(Median(samples[k]));
   }
   return absl::OkStatus();
@@ -61,6 +55,24 @@ absl::Status ReducePartials(const Mesh& mesh, const Plan& plan,
 
 }  // namespace
 
+ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
+                        CommunicatorProvider& provider,
+                        std::vector<char>& result) {
+  ResultCheck check;
+  check.status = ReducePartials(mesh, plan, position, provider, result);
+  if (!check.status.ok()) return check;
+  const PartialReduction source = PartialOf(mesh, plan.src);
+  const absl::Status valid =
+      ValidateResult(mesh, plan.tensor, plan.dst, position,
+                     mesh.GroupSize(source.dims), result.data());
+  check.validated = valid.ok();
+  check.validation_error = std::string(valid.message());
+  check.checksum =
+      Checksum(plan.tensor.dtype(), result.data(),
+               static_cast<int64_t>(result.size()) / plan.tensor.itemsize());
+  return check;
+}
+
 RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options) {
   RankReport report;
@@ -80,59 +92,13 @@ RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,
   report.status = TimedRuns(r, in, out, options, report);
   if (!report.status.ok()) return report;
   if (options.keep_result) report.result = out;
-  report.status = ReducePartials(mesh, plan, r.position(), provider, out);
-  if (!report.status.ok()) return report;
-  const PartialReduction source = PartialOf(mesh, plan.src);
-  const absl::Status valid =
-      ValidateResult(mesh, plan.tensor, plan.dst, r.position(),
-                     mesh.GroupSize(source.dims), out.data());
-  report.validated = valid.ok();
-  report.validation_error = std::string(valid.message());
-  report.checksum = Checksum(plan.tensor.dtype(), out.data(), r.ResultNumel());
+  ResultCheck check = CheckResult(mesh, plan, r.position(), provider, out);
+  report.status = check.status;
+  report.validated = check.validated;
+  report.validation_error = std::move(check.validation_error);
+  report.checksum = check.checksum;
   return report;
 }
-
-namespace {
-
-// Length-prefixed, newline-separated fields: binary-safe and simple.
-class Reader {
- public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
-  bool Line(std::string& out) {
-    const size_t end = bytes_.find('\n', at_);
-    if (end == std::string::npos) return false;
-    out = bytes_.substr(at_, end - at_);
-    at_ = end + 1;
-    return true;
-  }
-  template <typename T>
-  bool Number(T& out) {
-    std::string line;
-    if (!Line(line)) return false;
-    if constexpr (std::is_same_v<T, double>) {
-      return absl::SimpleAtod(line, &out);
-    } else {
-      return absl::SimpleAtoi(line, &out);
-    }
-  }
-  bool Blob(std::string& out) {
-    size_t size = 0;
-    if (!Number(size) || at_ + size > bytes_.size()) return false;
-    out = bytes_.substr(at_, size);
-    at_ += size;
-    return true;
-  }
-
- private:
-  const std::string& bytes_;
-  size_t at_ = 0;
-};
-
-void AppendBlob(std::string& out, absl::string_view blob) {
-  absl::StrAppend(&out, blob.size(), "\n", blob);
-}
-
-}  // namespace
 
 std::string SerializeReport(const RankReport& r) {
   std::string out = absl::StrCat("reshard-rank-report-1\n", r.rank, "\n",
@@ -143,15 +109,15 @@ std::string SerializeReport(const RankReport& r) {
   absl::StrAppend(&out, r.peak_bytes, "\n", r.memory_bound_bytes, "\n",
                   r.seconds_min.size(), "\n");
   for (size_t k = 0; k < r.seconds_min.size(); ++k) {
-    absl::StrAppend(&out, absl::StrFormat("%.17g\n%.17g\n", r.seconds_min[k],
-                                          r.seconds_median[k]));
+    AppendDouble(out, r.seconds_min[k]);
+    AppendDouble(out, r.seconds_median[k]);
   }
   AppendBlob(out, absl::string_view(r.result.data(), r.result.size()));
   return out;
 }
 
 absl::StatusOr<RankReport> ParseReport(const std::string& bytes) {
-  Reader in(bytes);
+  ReportReader in(bytes);
   RankReport r;
   std::string magic, message, result;
   int code = 0, validated = 0;

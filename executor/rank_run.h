@@ -41,6 +41,20 @@ struct RankReport {
 RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options);
 
+// What a rank's result of one tensor amounts to (DESIGN §6.2): the
+// validation collective (the Partial dims of `plan.dst` reduced in place on
+// `result`, not timed), the comparison with g and the checksum. Also run
+// per tensor of a batch. `status` is the collective's failure, if any.
+struct ResultCheck {
+  absl::Status status;
+  uint64_t checksum = 0;
+  bool validated = false;
+  std::string validation_error;  // why not validated
+};
+ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
+                        CommunicatorProvider& provider,
+                        std::vector<char>& result);
+
 // A report as bytes (for a pipe between processes) and back.
 std::string SerializeReport(const RankReport& report);
 absl::StatusOr<RankReport> ParseReport(const std::string& bytes);

@@ -39,6 +39,15 @@ GroupLink SlowestLink(const std::vector<double>& lat,
   return link;
 }
 
+// PyTorch's price of a collective `op` on `n` members moving `bytes_gb`
+// (all_to_all pays 1 µs more, as PyTorch's shard-to-shard edge does).
+double TorchOpTime(StepOp op, int64_t n, double bytes_gb,
+                   const GroupLink& link) {
+  const double time =
+      TorchCollective(bytes_gb, n, RingHops(op, n), link.lat, link.bw);
+  return op == StepOp::kAllToAll ? time + 1.0 : time;
+}
+
 }  // namespace
 
 namespace {
@@ -106,9 +115,7 @@ double CostModel::TorchTime(const DistState& from, const Transition& t) const {
                     kBytesPerGiB / kBytesPerGiB;
   if (!IsCollective(t.op)) return 0.0;
   if (t.op == StepOp::kAllGather) bytes_gb *= static_cast<double>(n);
-  const double time =
-      TorchCollective(bytes_gb, n, RingHops(t.op, n), link.lat, link.bw);
-  return t.op == StepOp::kAllToAll ? time + 1.0 : time;
+  return TorchOpTime(t.op, n, bytes_gb, link);
 }
 
 std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
@@ -157,9 +164,22 @@ double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
     if (t.op == StepOp::kPartition && t.target_op != ReduceOp::kSum) return 0.0;
     return static_cast<double>(bytes) / (kLocalBandwidthGBps * 1e9) * 1e6;
   }
-  const GroupLink link = SlowestLink(ab_lat_, ab_bw_, t.group);
-  const double hops = static_cast<double>(RingHops(t.op, n));
-  const double factor = BusBandwidthFactor(t.op, n);
+  return CollectiveTime(t.op, t.group, bytes);
+}
+
+double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
+                                 int64_t bytes) const {
+  const int64_t n = mesh_.GroupSize(group);
+  if (options_.kind == CostModelKind::kTorch) {
+    const GroupLink link = SlowestLink(torch_lat_, torch_bw_, group);
+    const double bytes_gb =
+        static_cast<double>(bytes) / kBytesPerGiB / kBytesPerGiB / kBytesPerGiB;
+    return TorchOpTime(op, n, bytes_gb, link);
+  }
+  if (n == 1) return 0.0;
+  const GroupLink link = SlowestLink(ab_lat_, ab_bw_, group);
+  const double hops = static_cast<double>(RingHops(op, n));
+  const double factor = BusBandwidthFactor(op, n);
   return kBaseLatencyUs + hops * link.lat +
          factor * static_cast<double>(bytes) / (link.bw * 1e9) * 1e6;
 }

@@ -71,6 +71,15 @@ class CostModel {
   // model; multi-dim groups use n = group size, max latency, min bandwidth.
   double TorchTime(const DistState& from, const Transition& t) const;
 
+  // The time, in µs, of one collective `op` on `group` that moves `bytes`
+  // (counted as StepCost::bytes counts them under this model): the formula
+  // every collective step is priced by, exposed so that a bucket of several
+  // tensors' steps (bucket_schedule.h) is priced as the one collective it
+  // is. alpha_beta: 0 on groups of size 1. torch: PyTorch's formula on
+  // `bytes` read as GiB (an all_gather's are the gathered bytes).
+  double CollectiveTime(StepOp op, absl::Span<const int> group,
+                        int64_t bytes) const;
+
   // Padded buffer sizes of `t` from `from`, in bytes: {input, output}.
   std::pair<int64_t, int64_t> PaddedBuffers(
       const DistState& from, const Transition& t,

@@ -171,6 +171,13 @@ bool JsonValue::AsInt64(int64_t* out) const {
   return kind_ == Kind::kNumber && absl::SimpleAtoi(string_, out);
 }
 
+std::vector<std::string> JsonValue::Keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(object_.size());
+  for (const auto& [key, value] : object_) keys.push_back(key);
+  return keys;
+}
+
 const JsonValue* JsonValue::Find(absl::string_view key) const {
   if (kind_ != Kind::kObject) return nullptr;
   auto it = object_.find(key);

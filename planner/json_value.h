@@ -33,6 +33,8 @@ class JsonValue {
   const std::vector<JsonValue>& array() const { return array_; }
   // The member `key` of an object, or nullptr.
   const JsonValue* Find(absl::string_view key) const;
+  // The member names of an object, sorted (empty for other kinds).
+  std::vector<std::string> Keys() const;
 
  private:
   friend class JsonParser;

@@ -356,6 +356,8 @@ v1::PlanOptions OptionsToProto(const PlanOptions& o) {
   return proto;
 }
 
+v1::ReduceOp ReduceOpToProto(ReduceOp op) { return ToProto(op); }
+
 void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto) {
   *proto->mutable_tensor() = TensorToProto(plan.tensor);
   proto->set_src(plan.src.ToString());

@@ -47,6 +47,9 @@ v1::Tensor TensorToProto(const TensorSpec& tensor);
 v1::DistState StateToProto(const DistState& state);
 v1::PlanOptions OptionsToProto(const PlanOptions& options);
 
+// The wire form of a reduce op (steps and buckets carry it).
+v1::ReduceOp ReduceOpToProto(ReduceOp op);
+
 void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto);
 // Rebuilds a core Plan from its proto (states are re-parsed and checked).
 absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto);

@@ -5,7 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "proto/batch_convert.h"
 #include "proto/convert.h"
+#include "server/batch_request.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard {
@@ -27,6 +29,20 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
 // Stops searches at the call's deadline or when the client goes away.
 StopCheck CallStop(grpc::CallbackServerContext* ctx) {
   return StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
+}
+
+// Each item of a batch counts as a plan request of the batch's planner; a
+// batch is planned as a whole, so each item is given an equal share of its
+// time.
+void RecordBatch(PlannerMetrics* metrics, const v1::PlanOptions& options,
+                 const BatchPlan& batch, double seconds) {
+  if (metrics == nullptr || batch.plans.empty()) return;
+  absl::StatusOr<PlannerKind> planner = PlannerFromProto(options.planner());
+  if (!planner.ok()) return;
+  const double share = seconds / static_cast<double>(batch.plans.size());
+  for (const absl::StatusOr<reshard::Plan>& plan : batch.plans) {
+    metrics->RecordPlanned(*planner, plan, share);
+  }
 }
 
 }  // namespace
@@ -202,27 +218,15 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
   return RunMeshCall(ctx, Rpc::kPlanBatch, *request, [&](const Mesh& mesh) {
-    if (request->items_size() > options_.max_batch_items) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("items: ", request->items_size(), " items, at most ",
-                       options_.max_batch_items, " per batch"));
-    }
-    const std::string mesh_id = MeshId(mesh);
-    const StopCheck stop = CallStop(ctx);
-    for (int i = 0; i < request->items_size(); ++i) {
-      const v1::PlanBatchRequest::Item& item = request->items(i);
-      absl::StatusOr<reshard::Plan> plan =
-          PlanOne(mesh, item.tensor(), item.src(), item.dst(),
-                  request->options(), stop);
-      if (!plan.ok()) {
-        return absl::Status(
-            plan.status().code(),
-            absl::StrCat("items[", i, "].", plan.status().message()));
-      }
-      v1::Plan* out = response->add_plans();
-      PlanToProto(mesh, *plan, out);
-      out->set_mesh_id(mesh_id);
-    }
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<BatchPlan> batch =
+        ServeBatch(mesh, *request, options_, cache_, CallStop(ctx));
+    if (!batch.ok()) return batch.status();
+    RecordBatch(
+        metrics_, request->options(), *batch,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+    BatchPlanToProto(mesh, *batch, MeshId(mesh), response);
     return absl::OkStatus();
   });
 }

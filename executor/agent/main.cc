@@ -23,6 +23,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "planner/flags_usage.h"
 #include "planner/job_replica.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -148,6 +149,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
       "[--backend gloo] [--listen_address IP] [--timeout_seconds T]");
+  reshard::SetFlagsUsage("reshard-agent", "executor/agent/main.cc");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =
       reshard::agent::ParseAgentFlags(reshard::agent::FlagValues());

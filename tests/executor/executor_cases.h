@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "planner/local_layout.h"
 #include "planner/planner.h"
 #include "tests/planner/random_cases.h"
 
@@ -95,6 +96,32 @@ inline ExecCase RandomExecCase(std::mt19937_64& rng) {
     absl::StatusOr<Plan> plan = MakePlan(mesh, request);
     if (plan.ok()) return {std::move(mesh), *std::move(plan)};
   }
+}
+
+// DESIGN §6.2's checksum of `position`'s expected result, from the rule
+// alone: Σ (k+1)·g(i_k) mod 2^61-1 over its box under `dst`.
+inline uint64_t ExpectedChecksum(const Mesh& mesh, const TensorSpec& tensor,
+                                 const DistState& dst, int64_t position) {
+  const unsigned __int128 p = (static_cast<unsigned __int128>(1) << 61) - 1;
+  const Box box = LocalBox(mesh, dst, tensor.shape(), position);
+  const std::vector<int64_t>& shape = tensor.shape();
+  unsigned __int128 sum = 0;
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < box.numel(); ++k) {
+    int64_t linear = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      linear = linear * shape[d] + box.offset[d] + idx[d];
+    }
+    const int64_t g = linear % 31 - 15;
+    const unsigned __int128 value =
+        g >= 0 ? static_cast<unsigned __int128>(g) : p - (-g);
+    sum = (sum + static_cast<unsigned __int128>(k + 1) * value) % p;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < box.extent[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return static_cast<uint64_t>(sum);
 }
 
 }  // namespace reshard::testing

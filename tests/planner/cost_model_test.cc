@@ -121,5 +121,38 @@ TEST(CostModelTest, SizeOneGroupsAreFreeUnderAlphaBeta) {
   EXPECT_EQ(c.time_us, 0.0);
 }
 
+TEST(CostModelTest, CollectiveTimeIsTheFormulaStepsArePricedBy) {
+  // Buckets are priced by CollectiveTime on their bytes; a step's own bytes
+  // must give back the step's time under both models.
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const TensorSpec tensor = *TensorSpec::Create({12, 10}, DType::kBFloat16);
+  struct Case {
+    const char* from;
+    const char* to;
+    Group group;
+  };
+  const Case cases[] = {{"S(0),S(1)", "S(0),R", {1}},
+                        {"P(sum),P(avg)", "R,R", {0, 1}},
+                        {"P(max),R", "S(1),R", {0}},
+                        {"S(0),S(1)", "S(0),S(0)", {1}}};
+  for (CostModelKind kind :
+       {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
+    const CostModel model(mesh, tensor, {kind, 8});
+    for (const Case& c : cases) {
+      SCOPED_TRACE(c.from);
+      const DistState a = State(mesh, 2, c.from);
+      const Step step = *MakeStep(mesh, a, State(mesh, 2, c.to), c.group);
+      const StepCost cost = model.Price(a, step.transition());
+      EXPECT_NEAR(model.CollectiveTime(step.op, step.group, cost.bytes),
+                  cost.time_us, 1e-9);
+    }
+  }
+  // alpha_beta: a size-1 group costs nothing.
+  const Mesh one = MakeMesh({1, 2});
+  EXPECT_EQ(CostModel(one, tensor, {})
+                .CollectiveTime(StepOp::kAllGather, {0}, 1 << 20),
+            0.0);
+}
+
 }  // namespace
 }  // namespace reshard

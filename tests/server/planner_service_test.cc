@@ -364,6 +364,7 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
   }
   batch.mutable_items()->RemoveLast();
   batch.mutable_items(1)->mutable_src()->set_text("S(7),R");
+  batch.set_all_or_nothing(true);  // per-item errors: plan_batch_test.cc
   {
     grpc::ClientContext ctx;
     v1::PlanBatchResponse out;

@@ -1,0 +1,55 @@
+// `reshardctl plan --batch FILE` (DESIGN §8): plans the tensors of a batch
+// file (client/batch_file.h) on the mesh and options of the usual plan
+// flags, on the service or in-process with --offline, and prints every
+// item's plan or error, the buckets and the collectives and modelled time
+// before and after bucketing: a table, or with --json one object
+// (planner/batch_format.h). A command of its own so that `plan` keeps its
+// one-tensor path unchanged.
+#ifndef RESHARD_CLIENT_BATCH_COMMAND_H_
+#define RESHARD_CLIENT_BATCH_COMMAND_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/cli_args.h"
+#include "planner/batch_plan.h"
+#include "planner/mesh.h"
+
+namespace reshard {
+
+// True when `argv` (after `plan`) asks for a batch (--batch).
+bool HasBatchFlag(const std::vector<std::string>& argv);
+
+// Runs `reshardctl plan --batch FILE ...`, printing to `out`. OK only when
+// every item was planned: otherwise, after printing, the first item's error
+// (the table or JSON shows them all). INVALID_ARGUMENT naming the flag for
+// bad flags (--shape, --dtype, --from, --to belong to the file's lines).
+absl::Status RunPlanBatch(const std::string& server,
+                          const std::vector<std::string>& argv,
+                          std::ostream& out);
+
+// A batch planned as the batch flags say (`plan --batch` and `exec
+// --batch` share them): the mesh, the items' names and the batch.
+struct PlannedBatch {
+  Mesh mesh;
+  std::vector<std::string> names;
+  BatchPlan batch;
+  PlanOptions options;  // the items' shared options
+};
+
+// The flags a batch is planned with, beside the plan flags.
+std::vector<std::string> BatchFlags();
+
+// Plans `--batch FILE` on the mesh and options of `args`, in-process when
+// `server` is unset, else on the service (items that do not parse here
+// are their own errors and are not sent).
+absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
+    const CliArgs& args, const std::optional<std::string>& server);
+
+}  // namespace reshard
+
+#endif  // RESHARD_CLIENT_BATCH_COMMAND_H_

@@ -1,0 +1,101 @@
+// A BatchRunner is one rank's compiled form of a batch and its bucketed
+// schedule (DESIGN §8): every bucket runs as one collective over its
+// members' packed blocks (planner/bucket_layout.h), each tensor's local
+// steps run at their point in its order, and every tensor ends with
+// exactly what its own plan leaves (PlanRunner's result). Compile checks
+// the plans and the schedule, computes every layout, obtains the
+// communicators and compares the ranks' batch digests; Run only moves data.
+//
+// Memory: every tensor of the batch is live between buckets, so each holds
+// two buffers of its largest intermediate result (its final step writes to
+// the caller's output); the packed wire buffers of the largest bucket are
+// shared by all buckets. MemoryBoundBytes is their total.
+//
+// A bucket of one step runs exactly as the step alone (executor/
+// step_exec.h), so an unbucketable batch costs what tensor by tensor does.
+// Data movement buckets may mix dtypes: they move bytes, counted in 16-bit
+// words (every dtype's size is a multiple of 2). Reduction buckets hold one
+// dtype and reduce in it. Buffers are host memory: the Gloo backend runs
+// it; NCCL needs device buffers, which this runner does not stage.
+//
+// Not thread-safe: one Run at a time per runner.
+#ifndef RESHARD_EXECUTOR_BATCH_RUNNER_H_
+#define RESHARD_EXECUTOR_BATCH_RUNNER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "executor/communicator_provider.h"
+#include "planner/bucket_layout.h"
+#include "planner/bucket_schedule.h"
+#include "planner/mesh.h"
+#include "planner/plan.h"
+
+namespace reshard::executor {
+
+// What one Run measured.
+struct BatchRunStats {
+  // Per bucket: packing its members' blocks, the collective, unpacking.
+  std::vector<double> bucket_seconds;
+  double local_seconds = 0;  // every tensor's local steps
+  double total_seconds = 0;  // the whole batch
+};
+
+class BatchRunner {
+ public:
+  // Compiles `plans` and `schedule` for global `rank`. INVALID_ARGUMENT
+  // when a plan is malformed (`tensors[t].` before CheckPlanStructure's
+  // message), the schedule does not fit the plans (CheckBucketSchedule) or
+  // `rank` is not in the mesh; FAILED_PRECONDITION when the ranks' batch
+  // digests differ; the provider's error (naming the bucket) when a
+  // communicator cannot be created. Collective: every rank of the mesh
+  // compiles the same batch at the same time.
+  static absl::StatusOr<std::unique_ptr<BatchRunner>> Compile(
+      const Mesh& mesh, std::vector<Plan> plans, BucketSchedule schedule,
+      int64_t rank, CommunicatorProvider& provider);
+
+  // Runs the batch: `in[t]` holds tensor t's source (SourceNumel(t)
+  // elements, row-major, its dtype), `out[t]` receives its destination
+  // (ResultNumel(t) elements). Inputs are not modified and must not
+  // overlap outputs. The first failing collective's status is returned,
+  // naming the bucket.
+  absl::Status Run(absl::Span<const void* const> in,
+                   absl::Span<void* const> out, BatchRunStats* stats = nullptr);
+
+  int64_t SourceNumel(size_t t) const;
+  int64_t ResultNumel(size_t t) const;
+  int64_t MemoryBoundBytes() const { return memory_bound_; }
+  int64_t position() const { return position_; }
+  const std::vector<Plan>& plans() const { return plans_; }
+  const BucketSchedule& schedule() const { return schedule_; }
+
+  struct TensorState;     // one tensor's layouts, buffers and progress
+  struct CompiledBucket;  // one bucket's layout and communicator
+  ~BatchRunner();
+
+ private:
+  BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
+              BucketSchedule schedule, int64_t position);
+  absl::Status CompileBuckets(CommunicatorProvider& provider);
+  void CompileTensors();
+  // Runs tensor t's steps before `until` that move no data between ranks.
+  void AdvanceLocal(size_t t, int until);
+  absl::Status RunBucket(size_t b);
+  absl::Status RunSingle(size_t b);  // a bucket of one step
+
+  Mesh mesh_;
+  std::vector<Plan> plans_;
+  BucketSchedule schedule_;
+  int64_t position_;
+  int64_t memory_bound_ = 0;
+  std::vector<TensorState> tensors_;
+  std::vector<CompiledBucket> buckets_;
+  std::vector<char> wire_in_, wire_out_;  // the largest bucket's
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_BATCH_RUNNER_H_

@@ -1,0 +1,28 @@
+// PlanBatch as the service serves it (DESIGN §8): the batch's item limit,
+// every item parsed within this server's planning limits (a bad item is its
+// own error), and the core batch planner (planner/batch_plan.h) on the
+// shared plan cache. Apart from planner_service.cc so that the service
+// stays a thin adapter.
+#ifndef RESHARD_SERVER_BATCH_REQUEST_H_
+#define RESHARD_SERVER_BATCH_REQUEST_H_
+
+#include "absl/status/statusor.h"
+#include "planner/batch_plan.h"
+#include "planner/mesh.h"
+#include "planner/plan_cache.h"
+#include "planner/search_support.h"
+#include "reshard/v1/planner.pb.h"
+#include "server/request_plan.h"
+
+namespace reshard {
+
+// Plans `request`'s items on `mesh`. INVALID_ARGUMENT naming `items` past
+// `limits.max_batch_items`; otherwise PlanBatch's errors.
+absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
+                                     const v1::PlanBatchRequest& request,
+                                     const ServiceOptions& limits,
+                                     PlanCache& cache, const StopCheck& stop);
+
+}  // namespace reshard
+
+#endif  // RESHARD_SERVER_BATCH_REQUEST_H_
