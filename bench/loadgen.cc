@@ -20,10 +20,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "planner/flags_usage.h"
 #include "reshard/v1/planner.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "planner address");
@@ -182,6 +184,10 @@ int Main() {
 }  // namespace reshard
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "reshard-loadgen --server HOST:PORT --rpc plan|health --concurrency N "
+      "--seconds S [--request FILE]");
+  reshard::SetFlagsUsage("reshard-loadgen", "bench/loadgen.cc");
   absl::ParseCommandLine(argc, argv);
   return reshard::Main();
 }

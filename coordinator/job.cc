@@ -29,7 +29,7 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
     return generation_;  // the same process again: nothing changes
   }
   if (slot.present && slot.mailbox != nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
+    return absl::AlreadyExistsError(absl::StrCat(
         "rank ", info.agent.rank, " of job \"", name_,
         "\" is held by a live agent (incarnation ", slot.info.incarnation,
         ", connected); stop it before starting another"));

@@ -138,10 +138,12 @@ class Job {
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   int64_t runs_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t runs_failed_ ABSL_GUARDED_BY(mu_) = 0;
-  // The communicators' store prefix and the generation it was opened in;
-  // empty after a failed run, so the next run opens fresh communicators.
+  // The communicators' store prefix, and the generation and mesh they
+  // were opened for; empty after a failed run, so the next run opens fresh
+  // communicators.
   std::string comm_prefix_ ABSL_GUARDED_BY(mu_);
   int64_t comm_generation_ ABSL_GUARDED_BY(mu_) = -1;
+  std::string comm_mesh_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace reshard::coordinator

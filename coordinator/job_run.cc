@@ -129,9 +129,14 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   run_->generation = generation_;
   run_->reports.resize(world_size_);
   run_->lost.resize(world_size_);
-  if (comm_prefix_.empty() || comm_generation_ != generation_) {
+  // Agents keep one connection set per group they have used: a new mesh
+  // (other groups) opens fresh communicators instead of adding to them.
+  std::string mesh = spec->mesh.CanonicalText(true);
+  if (comm_prefix_.empty() || comm_generation_ != generation_ ||
+      comm_mesh_ != mesh) {
     comm_prefix_ = absl::StrCat(name_, "/", generation_, "/", run_->id);
     comm_generation_ = generation_;
+    comm_mesh_ = std::move(mesh);
   }
   auto work = std::make_shared<RunWork>();
   work->run_id = run_->id;

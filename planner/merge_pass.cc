@@ -4,10 +4,9 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "planner/chunking.h"
 #include "planner/plan_costs.h"
+#include "planner/plan_warnings.h"
 
 namespace reshard {
 namespace {
@@ -55,11 +54,15 @@ std::set<int64_t> OuterExtents(const Mesh& mesh, const DistState& state,
   return extents;
 }
 
-std::vector<std::string> DimNames(const Mesh& mesh, const Group& dims) {
-  std::vector<std::string> names;
-  for (int d : dims) names.push_back(mesh.dim_names()[d]);
-  return names;
-}
+// The runs that would merge onto one unregistered group if it were
+// registered, and what they would save together.
+struct MissingGroup {
+  Group dims;  // ascending, as the merged step lists them
+  std::string first_run;
+  int runs = 0;
+  double run_time_us = 0;
+  double merged_time_us = 0;
+};
 
 class Merger {
  public:
@@ -75,7 +78,7 @@ class Merger {
     for (const Step& s : run) dims.push_back(s.group[0]);
     Group sorted = dims;
     std::sort(sorted.begin(), sorted.end());
-    const std::vector<std::string> names = DimNames(mesh_, sorted);
+    const std::vector<std::string> names = GroupDimNames(mesh_, sorted);
     const std::string what =
         absl::StrCat(run.size(), " sequential ", StepOpName(op),
                      " steps on mesh dims ", QuotedDims(names));
@@ -98,18 +101,6 @@ class Merger {
     absl::StatusOr<Step> merged =
         MakeStep(mesh_, run.front().from, run.back().to, sorted);
     if (!merged.ok()) return std::nullopt;
-    if (!mesh_.IsRegistered(sorted)) {
-      const double saving =
-          TotalTime(model_, run) - TotalTime(model_, {*merged});
-      AddWarning(warnings,
-                 {WarningCode::kMissingFlattenedGroup, names,
-                  absl::StrFormat("%s could run as one collective; flatten "
-                                  "mesh dims %s: %s (saves %.4g us)",
-                                  what, QuotedDims(names), FlattenRemedy(names),
-                                  saving),
-                  saving});
-      return std::nullopt;
-    }
     if (op != StepOp::kAllReduce && !EvenlyDivisible(*merged)) {
       AddWarning(warnings,
                  {WarningCode::kUnevenMergeRefused, names,
@@ -121,10 +112,51 @@ class Merger {
                   0});
       return std::nullopt;
     }
+    if (!mesh_.IsRegistered(sorted)) {
+      NoteMissing(sorted, what, run, *merged);
+      return std::nullopt;
+    }
     return *merged;
   }
 
+  // One missing_flattened_group warning per group whose registration would
+  // lower the plan's cost (every run noted for it merging at once).
+  void AddMissingGroupWarnings(std::vector<Warning>& warnings) const {
+    for (const MissingGroup& m : missing_) {
+      if (!(m.merged_time_us < m.run_time_us * kCostBoundSlack)) continue;
+      const double saving = m.run_time_us - m.merged_time_us;
+      const std::vector<std::string> names = GroupDimNames(mesh_, m.dims);
+      const std::string runs =
+          m.runs == 1
+              ? absl::StrCat(m.first_run,
+                             " could run as one collective, "
+                             "saving ",
+                             SavingText(saving, m.run_time_us))
+              : absl::StrCat(m.runs, " runs of sequential steps on mesh dims ",
+                             QuotedDims(names), " (the first: ", m.first_run,
+                             ") could each run as one collective, saving ",
+                             SavingText(saving, m.run_time_us), " in all");
+      AddWarning(warnings,
+                 {WarningCode::kMissingFlattenedGroup, names,
+                  absl::StrCat(runs, "; ", RegisterGroupAdvice(mesh_, m.dims)),
+                  saving});
+    }
+  }
+
  private:
+  void NoteMissing(const Group& dims, const std::string& what,
+                   const std::vector<Step>& run, const Step& merged) {
+    auto it =
+        std::find_if(missing_.begin(), missing_.end(),
+                     [&](const MissingGroup& m) { return m.dims == dims; });
+    if (it == missing_.end()) {
+      it = missing_.insert(missing_.end(), MissingGroup{dims, what});
+    }
+    ++it->runs;
+    it->run_time_us += TotalTime(model_, run);
+    it->merged_time_us += TotalTime(model_, {merged});
+  }
+
   // The extents checked are those just outside the group: all_gather's
   // source order without the group, reduce_scatter's order before it.
   bool EvenlyDivisible(const Step& merged) const {
@@ -141,30 +173,10 @@ class Merger {
 
   const Mesh& mesh_;
   const CostModel& model_;
+  std::vector<MissingGroup> missing_;
 };
 
 }  // namespace
-
-std::string QuotedDims(const std::vector<std::string>& names) {
-  std::vector<std::string> quoted;
-  for (const std::string& n : names)
-    quoted.push_back(absl::StrCat("\"", n, "\""));
-  return absl::StrCat("(", absl::StrJoin(quoted, ", "), ")");
-}
-
-std::string FlattenRemedy(const std::vector<std::string>& names) {
-  std::vector<std::string> quoted;
-  for (const std::string& n : names)
-    quoted.push_back(absl::StrCat("\"", n, "\""));
-  return absl::StrCat("mesh[", absl::StrJoin(quoted, ", "), "]._flatten()");
-}
-
-void AddWarning(std::vector<Warning>& warnings, Warning w) {
-  for (const Warning& existing : warnings) {
-    if (existing.code == w.code && existing.dims == w.dims) return;
-  }
-  warnings.push_back(std::move(w));
-}
 
 MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
                            std::vector<Step> steps) {
@@ -187,6 +199,7 @@ MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
     }
     i = end;
   }
+  merger.AddMissingGroupWarnings(result.warnings);
   return result;
 }
 

@@ -17,17 +17,15 @@ struct MergeResult {
   std::vector<Warning> warnings;
 };
 
-// Scans `steps` left to right without reordering. `model` estimates the
-// saving a refused merge would have brought (Warning::saving_us).
+// Scans `steps` left to right without reordering. A missing_flattened_group
+// warning names a group only when registering it would lower this plan's
+// cost under `model`: its saving_us is what every run that would then merge
+// onto the group saves together (a merge can cost more than the steps it
+// replaces, e.g. on a slower inter-host link, and registering merges them
+// all), and no such warning is given when the total is not a saving or when
+// the run could not merge anyway (uneven extents).
 MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
                            std::vector<Step> steps);
-
-// Appends `w` unless a warning with the same code and dims is present.
-void AddWarning(std::vector<Warning>& warnings, Warning w);
-
-// `("A", "C")` and the PyTorch remedy `mesh["A", "C"]._flatten()`.
-std::string QuotedDims(const std::vector<std::string>& names);
-std::string FlattenRemedy(const std::vector<std::string>& names);
 
 }  // namespace reshard
 

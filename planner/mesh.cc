@@ -21,18 +21,28 @@ bool IsValidDimName(absl::string_view name) {
   });
 }
 
+// INVALID_ARGUMENT naming `field` unless `value` lies in [lo, hi] (NaN
+// does not).
+absl::Status CheckInRange(double value, double lo, double hi,
+                          absl::string_view unit, const std::string& field) {
+  if (value >= lo && value <= hi) return absl::OkStatus();
+  return InvalidField(field,
+                      absl::StrCat("must be in [", ShortestRoundTrip(lo), ", ",
+                                   ShortestRoundTrip(hi), "] ", unit, ", got ",
+                                   ShortestRoundTrip(value)));
+}
+
 absl::Status ValidateLink(const LinkParams& link, int dim) {
-  if (link.bandwidth_gbps.has_value() &&
-      !(std::isfinite(*link.bandwidth_gbps) && *link.bandwidth_gbps > 0)) {
-    return InvalidField(absl::StrCat("mesh.links[", dim, "].bandwidth_gbps"),
-                        absl::StrCat("must be a finite number > 0, got ",
-                                     *link.bandwidth_gbps));
+  const std::string field = absl::StrCat("mesh.links[", dim, "].");
+  if (link.bandwidth_gbps.has_value()) {
+    absl::Status s =
+        CheckInRange(*link.bandwidth_gbps, kMinLinkBandwidthGBps,
+                     kMaxLinkBandwidthGBps, "GB/s", field + "bandwidth_gbps");
+    if (!s.ok()) return s;
   }
-  if (link.latency_us.has_value() &&
-      !(std::isfinite(*link.latency_us) && *link.latency_us >= 0)) {
-    return InvalidField(
-        absl::StrCat("mesh.links[", dim, "].latency_us"),
-        absl::StrCat("must be a finite number >= 0, got ", *link.latency_us));
+  if (link.latency_us.has_value()) {
+    return CheckInRange(*link.latency_us, 0, kMaxLinkLatencyUs, "us",
+                        field + "latency_us");
   }
   return absl::OkStatus();
 }
@@ -285,6 +295,13 @@ absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
     }
   }
   return absl::OkStatus();
+}
+
+Mesh Mesh::WithFlattened(absl::Span<const int> group) const {
+  Mesh mesh = *this;
+  mesh.flattened_.emplace_back(group.begin(), group.end());
+  mesh.planning_text_ = mesh.CanonicalText(false);
+  return mesh;
 }
 
 std::string Mesh::CanonicalText(bool with_rank_map) const {

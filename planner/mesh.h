@@ -26,8 +26,18 @@ namespace reshard {
 inline constexpr int kMaxMeshDims = 8;
 inline constexpr int64_t kMaxWorldSize = 2147483647;  // NCCL ranks are int.
 
+// The accepted link parameters. Within them every step's time is finite:
+// the slowest step (2^63 bytes at twice the ring factor over the slowest
+// link, 2(2^31 - 1) hops at the longest latency) takes about 2e22 us, so
+// no cost, sum of costs or search estimate can become inf or NaN (a
+// bandwidth of 5e-324 GB/s would make every step infinite).
+inline constexpr double kMinLinkBandwidthGBps = 1e-6;  // 1 kB/s
+inline constexpr double kMaxLinkBandwidthGBps = 1e9;   // 1 EB/s
+inline constexpr double kMaxLinkLatencyUs = 1e9;       // 1000 s per hop
+
 // Link parameters of one mesh dim; unset fields take the cost model's
-// defaults.
+// defaults. Mesh::Create accepts bandwidths in [kMinLinkBandwidthGBps,
+// kMaxLinkBandwidthGBps] and latencies in [0, kMaxLinkLatencyUs].
 struct LinkParams {
   std::optional<double> bandwidth_gbps;  // GB/s, GB = 1e9 bytes.
   std::optional<double> latency_us;      // per hop.
@@ -95,6 +105,11 @@ class Mesh {
   // The position of the member with index `index` in `position`'s group.
   int64_t MemberPosition(int64_t position, absl::Span<const int> group,
                          int64_t index) const;
+
+  // This mesh with `group` (distinct in-range dims, >= 2 of them, not yet
+  // registered) registered as well: planning "what if this group existed"
+  // prices the remedy of a missing_flattened_group warning.
+  Mesh WithFlattened(absl::Span<const int> group) const;
 
   // Checks that `group` names distinct, in-range dims; `field` prefixes the
   // message.

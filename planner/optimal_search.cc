@@ -120,6 +120,9 @@ class Search {
         records_(scratch.records),
         queue_(scratch.queue) {}
 
+  // After Run() returned RESOURCE_EXHAUSTED: no plan costs less than this.
+  double lower_bound() const { return lower_bound_; }
+
   absl::StatusOr<SearchResult> Run() {
     Seed();
     QueueEntry top{};
@@ -134,6 +137,7 @@ class Search {
         return stop;
       }
       if (++result_.states_expanded > options_.budget) {
+        lower_bound_ = top.f;
         return absl::ResourceExhaustedError(
             absl::StrCat("optimal: search budget of ", options_.budget,
                          " expanded states exceeded"));
@@ -248,6 +252,9 @@ class Search {
                        " to ", dst_.ToString(), " keeps every step within ",
                        *options_.max_peak_bytes, " bytes per rank"));
     }
+    // Unreachable for valid input (see OptimalSearch): a plan through R
+    // always exists and every edge into it has a finite cost, so only a
+    // bug in the edges or the cost model gets here.
     return absl::InternalError(absl::StrCat(
         "optimal: no path from ", src_.ToString(), " to ", dst_.ToString()));
   }
@@ -266,20 +273,20 @@ class Search {
   std::vector<int64_t> extents_;  // of the state being expanded
   int64_t counter_ = 0;
   bool peak_pruned_ = false;
+  double lower_bound_ = 0;
   SearchResult result_;
 };
 
 }  // namespace
 
-absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
-                                           const CostModel& model,
-                                           const DistState& src,
-                                           const DistState& dst,
-                                           const SearchOptions& options) {
+absl::StatusOr<SearchResult> OptimalSearch(
+    const Mesh& mesh, const CostModel& model, const DistState& src,
+    const DistState& dst, const SearchOptions& options, double* lower_bound) {
   thread_local SearchScratch scratch;
   scratch.Reset();
-  absl::StatusOr<SearchResult> result =
-      Search(mesh, model, src, dst, options, scratch).Run();
+  Search search(mesh, model, src, dst, options, scratch);
+  absl::StatusOr<SearchResult> result = search.Run();
+  if (lower_bound != nullptr) *lower_bound = search.lower_bound();
   scratch.Trim();
   return result;
 }

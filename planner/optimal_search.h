@@ -46,14 +46,20 @@ struct SearchResult {
 };
 
 // Finds the least-cost plan from `src` to a state equivalent to `dst`.
-// RESOURCE_EXHAUSTED past the budget; FAILED_PRECONDITION when no plan
-// fits `max_peak_bytes`; NOT_FOUND when none is cheaper than `cost_bound`;
-// whatever `stop` returns when it stops the search.
+// RESOURCE_EXHAUSTED past the budget, with `*lower_bound` (when given) set
+// to what the search proved: no plan costs less (the smallest estimate
+// still queued; the estimates are admissible, so the optimum lies at or
+// above it). FAILED_PRECONDITION when no plan fits `max_peak_bytes`;
+// NOT_FOUND when none is cheaper than `cost_bound`; whatever `stop` returns
+// when it stops the search. Nothing else: every valid request has a plan
+// (ViaReplicateSteps builds one) and every edge a finite cost (mesh.h's
+// link ranges), so the search cannot run dry unpruned.
 absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
                                            const CostModel& model,
                                            const DistState& src,
                                            const DistState& dst,
-                                           const SearchOptions& options);
+                                           const SearchOptions& options,
+                                           double* lower_bound = nullptr);
 
 }  // namespace reshard
 

@@ -9,11 +9,14 @@ namespace reshard {
 namespace {
 
 // In the order of the enums' values.
-constexpr std::array<absl::string_view, 3> kPlannerNames = {
+constexpr std::array<absl::string_view, kPlannerKindCount> kPlannerNames = {
     "optimal", "torch_greedy", "torch_graph"};
-constexpr std::array<absl::string_view, 4> kWarningCodeNames = {
+constexpr std::array<absl::string_view, kWarningCodeCount> kWarningCodeNames = {
     "missing_flattened_group", "search_budget_exceeded",
     "non_ascending_merge_refused", "uneven_merge_refused"};
+// A name per enumerator: a count raised without a name fails here.
+static_assert(!kPlannerNames.back().empty() &&
+              !kWarningCodeNames.back().empty());
 
 }  // namespace
 

@@ -21,6 +21,9 @@ namespace reshard {
 
 // The planners (planner.h): "optimal", "torch_greedy", "torch_graph".
 enum class PlannerKind { kOptimal, kTorchGreedy, kTorchGraph };
+// How many PlannerKinds there are (values 0..count-1): name tables and
+// per-planner metrics series are sized by it.
+inline constexpr int kPlannerKindCount = 3;
 
 absl::string_view PlannerName(PlannerKind kind);
 std::optional<PlannerKind> ParsePlanner(absl::string_view name);
@@ -33,6 +36,7 @@ enum class WarningCode {
   kNonAscendingMergeRefused,  // "non_ascending_merge_refused"
   kUnevenMergeRefused,        // "uneven_merge_refused"
 };
+inline constexpr int kWarningCodeCount = 4;  // values 0..count-1
 
 absl::string_view WarningCodeName(WarningCode code);
 std::optional<WarningCode> ParseWarningCode(absl::string_view name);

@@ -1,6 +1,5 @@
 #include "planner/plan_cache.h"
 
-#include <algorithm>
 #include <type_traits>
 
 namespace reshard {
@@ -42,8 +41,7 @@ std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   return key;
 }
 
-PlanCache::PlanCache(size_t capacity)
-    : capacity_(std::max<size_t>(1, capacity)) {}
+PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {}
 
 std::optional<Plan> PlanCache::Lookup(const std::string& key) {
   absl::MutexLock lock(&mu_);
@@ -60,6 +58,7 @@ std::optional<Plan> PlanCache::Lookup(const std::string& key) {
 }
 
 void PlanCache::Insert(const std::string& key, const Plan& plan) {
+  if (capacity_ == 0) return;
   absl::MutexLock lock(&mu_);
   if (auto it = index_.find(key); it != index_.end()) {
     it->second->second = plan;

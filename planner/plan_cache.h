@@ -25,7 +25,8 @@ std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request);
 
 class PlanCache {
  public:
-  // Holds at most `capacity` plans (>= 1).
+  // Holds at most `capacity` plans; 0 turns the cache off (Lookup always
+  // misses, Insert keeps nothing).
   explicit PlanCache(size_t capacity);
 
   // The cached plan (marked cache_hit) and refreshes its recency.

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "planner/merge_pass.h"
+#include "planner/missing_groups.h"
 #include "planner/plan_costs.h"
+#include "planner/plan_warnings.h"
 #include "planner/replicate_fallback.h"
 #include "planner/state_text.h"
 #include "planner/torch_graph.h"
@@ -51,33 +54,6 @@ bool UsesOnlyRegisteredGroups(const Mesh& mesh,
   });
 }
 
-// One missing_flattened_group warning per unregistered group that the
-// cheaper `any` plan uses.
-void AddMissingGroupWarnings(const Mesh& mesh, double cost,
-                             const SearchResult& better, Plan& plan) {
-  const double saving = cost - better.cost;
-  for (const Step& step : better.steps) {
-    if (step.group.size() < 2 || mesh.IsRegistered(step.group)) continue;
-    std::vector<std::string> names;
-    for (int d : step.group) names.push_back(mesh.dim_names()[d]);
-    const bool ascending = std::is_sorted(step.group.begin(), step.group.end());
-    AddWarning(
-        plan.warnings,
-        {WarningCode::kMissingFlattenedGroup, names,
-         absl::StrFormat(
-             "one %s on mesh dims %s would lower the plan from %.4g us to "
-             "%.4g us (saving %.4g us, %.1f%%); register the flattened group "
-             "%s%s",
-             StepOpName(step.op), QuotedDims(names), cost, better.cost, saving,
-             100 * saving / cost, QuotedDims(names),
-             ascending
-                 ? absl::StrCat(" (PyTorch: ", FlattenRemedy(names), ")")
-                 : std::string(" (PyTorch can flatten only ascending "
-                               "dims; create it with Reshard's executor)")),
-         saving});
-  }
-}
-
 // Under `existing`, searches `any` first: when its best plan uses only
 // registered groups it is the answer (set in `plan`, true returned);
 // otherwise the unregistered groups it uses are worth a
@@ -110,14 +86,35 @@ absl::StatusOr<bool> SearchAnyFirst(const Mesh& mesh, const CostModel& model,
   return false;
 }
 
-// After the optimal search ran out of budget: torch_greedy+merge, or
-// gathering to R and splitting again where PyTorch's greedy planner cannot
-// plan the request, with a search_budget_exceeded warning.
-absl::Status FallBack(const Mesh& mesh, const PlanRequest& request,
+// The search_budget_exceeded warning: the fallback (`used`, costing
+// `cost`) against what the search proved (`lower_bound`), so that the
+// caller can judge whether a larger budget is worth it.
+Warning BudgetExceeded(int64_t budget, const std::string& used, double cost,
+                       double lower_bound) {
+  const double headroom = std::max(0.0, cost - lower_bound);
+  return {WarningCode::kSearchBudgetExceeded,
+          {},
+          absl::StrFormat(
+              "the optimal search expanded more than %d states; fell back to "
+              "%s, which costs %.4g us, while no plan costs less than %.4g us "
+              "(the search's lower bound): a larger search budget can save at "
+              "most %s",
+              budget, used, cost, lower_bound, SavingText(headroom, cost)),
+          headroom};
+}
+
+// After the optimal search ran out of budget (having proved that no plan
+// costs less than `lower_bound`): torch_greedy+merge, or gathering to R
+// and splitting again where PyTorch's greedy planner cannot plan the
+// request, with a search_budget_exceeded warning. The peak cap is left to
+// MakePlan's check of the result.
+absl::Status FallBack(const Mesh& mesh, const CostModel& model,
+                      const PlanRequest& request, double lower_bound,
                       Plan& plan) {
   PlanRequest fallback = request;
   fallback.options.planner = PlannerKind::kTorchGreedy;
   fallback.options.merge = true;
+  fallback.options.max_peak_bytes.reset();
   absl::StatusOr<Plan> greedy = MakePlan(mesh, fallback);
   std::string used = "torch_greedy+merge";
   if (greedy.ok()) {
@@ -135,13 +132,9 @@ absl::Status FallBack(const Mesh& mesh, const PlanRequest& request,
   }
   const int64_t budget = request.options.search_budget;
   plan.states_expanded += budget;
-  AddWarning(plan.warnings,
-             {WarningCode::kSearchBudgetExceeded,
-              {},
-              absl::StrCat("the optimal search expanded more than ", budget,
-                           " states; fell back to ", used,
-                           "; raise the search budget for a better plan"),
-              0});
+  AddWarning(
+      plan.warnings,
+      BudgetExceeded(budget, used, TotalTime(model, plan.steps), lower_bound));
   return absl::OkStatus();
 }
 
@@ -159,33 +152,96 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
       SearchAnyFirst(mesh, model, request, search, plan, any);
   if (!done.ok()) return done.status();
   if (*done) return absl::OkStatus();
-  absl::StatusOr<SearchResult> result =
-      OptimalSearch(mesh, model, request.src, request.dst, search);
+  double lower_bound = 0;
+  absl::StatusOr<SearchResult> result = OptimalSearch(
+      mesh, model, request.src, request.dst, search, &lower_bound);
   if (result.ok()) {
     plan.steps = std::move(result->steps);
     plan.states_expanded += result->states_expanded;
     if (any.has_value() && any->cost < result->cost * kCostBoundSlack) {
-      AddMissingGroupWarnings(mesh, result->cost, *any, plan);
+      AddMissingGroupWarnings(mesh, request, result->cost, *any, stop,
+                              plan.warnings);
     }
     return absl::OkStatus();
   }
   if (result.status().code() != absl::StatusCode::kResourceExhausted) {
     return result.status();
   }
-  return FallBack(mesh, request, plan);
+  return FallBack(mesh, model, request, lower_bound, plan);
 }
 
-}  // namespace
+// The steps of PyTorch's planners: torch_greedy, or torch_graph's Dijkstra
+// (always with PyTorch's own cost model; the requested model only prices
+// the result) within the request's search budget.
+absl::Status PlanTorch(const Mesh& mesh, const PlanRequest& request,
+                       const StopCheck& stop, Plan& plan) {
+  if (request.options.planner == PlannerKind::kTorchGreedy) {
+    absl::StatusOr<std::vector<Step>> steps =
+        TorchGreedySteps(mesh, request.src, request.dst);
+    if (!steps.ok()) return steps.status();
+    plan.steps = *std::move(steps);
+    return absl::OkStatus();
+  }
+  const CostModel torch_model(
+      mesh, plan.tensor,
+      {CostModelKind::kTorch, request.options.devices_per_host});
+  absl::StatusOr<GraphResult> result =
+      TorchGraphSteps(mesh, torch_model, request.src, request.dst,
+                      request.options.search_budget, stop);
+  if (!result.ok()) return result.status();
+  plan.steps = std::move(result->steps);
+  plan.states_expanded = result->states_expanded;
+  return absl::OkStatus();
+}
 
-absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
-                              const StopCheck& stop) {
-  const auto start = std::chrono::steady_clock::now();
+// FAILED_PRECONDITION naming the plan's peak and the cap when a step of
+// `plan` needs more than `cap` bytes on some rank. The optimal search
+// plans within the cap; PyTorch's planners, and the optimal planner's
+// fallback after its budget ran out, do not, so their plans are checked.
+absl::Status CheckPeakCap(const CostModel& model, const Plan& plan,
+                          int64_t cap) {
+  int64_t peak = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& step = plan.steps[i];
+    const int64_t bytes = model.Price(step.from, step.transition()).peak_bytes;
+    if (bytes > peak) {
+      peak = bytes;
+      at = i;
+    }
+  }
+  if (peak <= cap) return absl::OkStatus();
+  const std::string which =
+      plan.planner == PlannerKind::kOptimal
+          ? "the optimal planner's fallback plan (its search ran out of "
+            "budget; raise options.search_budget)"
+          : absl::StrCat("the ", PlannerName(plan.planner),
+                         " plan (PyTorch's planners do not plan around a "
+                         "memory cap; the optimal planner does)");
+  const Step& step = plan.steps[at];
+  return absl::FailedPreconditionError(
+      absl::StrCat("options.max_peak_bytes: ", which, " peaks at ", peak,
+                   " bytes per rank (steps[", at, "], ", StepOpName(step.op),
+                   " on ", model.mesh().GroupName(step.group),
+                   "), above the cap of ", cap, " bytes"));
+}
+
+// INVALID_ARGUMENT naming the first option or field of `request` that does
+// not fit `mesh`.
+absl::Status CheckRequest(const Mesh& mesh, const PlanRequest& request) {
   const PlanOptions& options = request.options;
   if (request.src.mesh_ndim() != mesh.ndim() ||
       request.dst.mesh_ndim() != mesh.ndim()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "src/dst: placements cover ", request.src.mesh_ndim(), "/",
         request.dst.mesh_ndim(), " mesh dims, the mesh has ", mesh.ndim()));
+  }
+  const int64_t bytes = request.tensor.itemsize() * request.tensor.numel();
+  if (bytes > kMaxTensorBytesTimesRanks / mesh.world_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor.shape: ", bytes, " bytes on a mesh of ", mesh.world_size(),
+        " ranks: a step's padded buffers could reach bytes x ranks, above the ",
+        kMaxTensorBytesTimesRanks, " the planner counts in"));
   }
   if (options.devices_per_host < 1) {
     return absl::InvalidArgumentError(
@@ -200,6 +256,16 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
     return absl::InvalidArgumentError(absl::StrCat(
         "options.max_peak_bytes: must be >= 1, got ", *options.max_peak_bytes));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
+                              const StopCheck& stop) {
+  const auto start = std::chrono::steady_clock::now();
+  if (absl::Status s = CheckRequest(mesh, request); !s.ok()) return s;
+  const PlanOptions& options = request.options;
   Plan plan;
   plan.tensor = request.tensor;
   plan.src = request.src;
@@ -208,30 +274,20 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
   plan.cost_model = options.cost_model;
   const CostModel model(mesh, plan.tensor,
                         {options.cost_model, options.devices_per_host});
-  if (options.planner == PlannerKind::kOptimal) {
-    absl::Status s = PlanOptimal(mesh, model, request, stop, plan);
-    if (!s.ok()) return s;
-  } else if (options.planner == PlannerKind::kTorchGreedy) {
-    absl::StatusOr<std::vector<Step>> steps =
-        TorchGreedySteps(mesh, request.src, request.dst);
-    if (!steps.ok()) return steps.status();
-    plan.steps = *std::move(steps);
-  } else {
-    // PyTorch's Dijkstra always searches with its own cost model.
-    const CostModel torch_model(
-        mesh, plan.tensor, {CostModelKind::kTorch, options.devices_per_host});
-    absl::StatusOr<GraphResult> result = TorchGraphSteps(
-        mesh, torch_model, request.src, request.dst, kMaxSearchBudget, stop);
-    if (!result.ok()) return result.status();
-    plan.steps = std::move(result->steps);
-    plan.states_expanded = result->states_expanded;
-  }
+  absl::Status s = options.planner == PlannerKind::kOptimal
+                       ? PlanOptimal(mesh, model, request, stop, plan)
+                       : PlanTorch(mesh, request, stop, plan);
+  if (!s.ok()) return s;
   if (options.merge && options.planner != PlannerKind::kOptimal) {
     MergeResult merged = MergeFlattened(mesh, model, std::move(plan.steps));
     plan.steps = std::move(merged.steps);
     for (Warning& w : merged.warnings) AddWarning(plan.warnings, std::move(w));
   }
   PricePlan(model, plan);
+  if (options.max_peak_bytes.has_value()) {
+    s = CheckPeakCap(model, plan, *options.max_peak_bytes);
+    if (!s.ok()) return s;
+  }
   plan.planning_us = std::chrono::duration<double, std::micro>(
                          std::chrono::steady_clock::now() - start)
                          .count();

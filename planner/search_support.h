@@ -15,8 +15,9 @@
 
 namespace reshard {
 
-// Search budgets, in expanded states: the default of a plan request, and the
-// most a request may ask for (also the torch_graph planner's fixed limit).
+// Search budgets, in expanded states, of the optimal and torch_graph
+// searches: the default of a plan request, and the most a server lets a
+// request ask for by default (its --max_search_budget).
 inline constexpr int64_t kDefaultSearchBudget = 200000;
 inline constexpr int64_t kMaxSearchBudget = 2000000;
 

@@ -140,7 +140,7 @@ struct QueueEntry {
 
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t max_expanded, const StopCheck& stop) {
+    const DistState& dst, int64_t budget, const StopCheck& stop) {
   const int tensor_rank = torch_model.tensor().rank();
   Neighbours neighbours(mesh, torch_model, dst, tensor_rank,
                         PartialOpsIn(src, dst));
@@ -172,9 +172,11 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     if (absl::Status s = PollStop(stop, result.states_expanded); !s.ok()) {
       return s;
     }
-    if (++result.states_expanded > max_expanded) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "torch_graph: more than ", max_expanded, " states expanded"));
+    if (++result.states_expanded > budget) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("options.search_budget: torch_graph expanded ", budget,
+                       " states without reaching ", dst.ToString(),
+                       "; raise the search budget or use the optimal planner"));
     }
     const DistState current = nodes[top.node].state;
     neighbours.Expand(current, edges);

@@ -23,14 +23,15 @@ struct GraphResult {
   int64_t states_expanded = 0;
 };
 
-// Searches with `torch_model` (which must be of kind kTorch).
-// FAILED_PRECONDITION when PyTorch's graph has no path; RESOURCE_EXHAUSTED
-// past `max_expanded` states.
+// Searches with `torch_model` (which must be of kind kTorch), expanding at
+// most `budget` states. FAILED_PRECONDITION when PyTorch's graph has no
+// path; RESOURCE_EXHAUSTED naming options.search_budget when the budget
+// runs out first (there is no fallback: a baseline that answered with
+// another planner's plan would no longer be PyTorch's plan).
 // `stop` (may be empty) is polled and its non-OK status returned.
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t max_expanded = kMaxSearchBudget,
-    const StopCheck& stop = {});
+    const DistState& dst, int64_t budget, const StopCheck& stop = {});
 
 }  // namespace reshard
 

@@ -202,8 +202,6 @@ std::string MeshId(const Mesh& mesh) {
   return absl::StrFormat("mesh-%016x", Fnv1a64(mesh.CanonicalText(true)));
 }
 
-namespace {
-
 absl::StatusOr<PlannerKind> PlannerFromProto(v1::PlannerKind planner) {
   switch (planner) {
     case v1::PLANNER_KIND_UNSPECIFIED:
@@ -219,6 +217,8 @@ absl::StatusOr<PlannerKind> PlannerFromProto(v1::PlannerKind planner) {
   return InvalidField("options.planner",
                       absl::StrCat("unknown planner value ", planner));
 }
+
+namespace {
 
 absl::StatusOr<CostModelKind> CostModelFromProto(v1::CostModel model) {
   switch (model) {

@@ -38,6 +38,10 @@ absl::StatusOr<PlanRequest> PlanRequestFromProto(const Mesh& mesh,
                                                  const v1::PlanOptions& options,
                                                  int64_t default_budget);
 
+// The planner a request asks for (UNSPECIFIED: optimal); INVALID_ARGUMENT
+// naming options.planner for values this build does not know.
+absl::StatusOr<PlannerKind> PlannerFromProto(v1::PlannerKind planner);
+
 // The proto forms of a core request (for clients).
 v1::Tensor TensorToProto(const TensorSpec& tensor);
 v1::DistState StateToProto(const DistState& state);

@@ -49,6 +49,19 @@ absl::Status Draining() {
 
 }  // namespace
 
+grpc::Status CoordinatorService::Timed(const char* method,
+                                       absl::FunctionRef<grpc::Status()> call) {
+  const auto start = std::chrono::steady_clock::now();
+  grpc::Status status = call();
+  if (metrics_ != nullptr) {
+    metrics_->RecordCall(
+        method, static_cast<absl::StatusCode>(status.error_code()),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  return status;
+}
+
 void CoordinatorService::StartDraining() {
   draining_ = true;
   core_.Shutdown("the server is shutting down");
@@ -57,83 +70,97 @@ void CoordinatorService::StartDraining() {
 grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
                                       const v1::JoinRequest* request,
                                       v1::JoinResponse* response) {
-  if (draining_) return Answer(ctx, "Join", Draining());
-  absl::StatusOr<int64_t> generation = core_.Join(JoinInfoFromProto(*request));
-  if (!generation.ok()) return Answer(ctx, "Join", generation.status());
-  response->set_generation(*generation);
-  response->set_coordinator_version(kReshardVersion);
-  spdlog::info(
-      "job={} rank={} incarnation={} version={} joined; "
-      "generation {}",
-      request->agent().job(), request->agent().rank(),
-      request->agent().incarnation(), request->version(), *generation);
-  return grpc::Status::OK;
+  return Timed("Join", [&]() -> grpc::Status {
+    if (draining_) return Answer(ctx, "Join", Draining());
+    absl::StatusOr<int64_t> generation =
+        core_.Join(JoinInfoFromProto(*request));
+    if (!generation.ok()) return Answer(ctx, "Join", generation.status());
+    response->set_generation(*generation);
+    response->set_coordinator_version(kReshardVersion);
+    spdlog::info(
+        "job={} rank={} incarnation={} version={} joined; "
+        "generation {}",
+        request->agent().job(), request->agent().rank(),
+        request->agent().incarnation(), request->version(), *generation);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status CoordinatorService::Dispatch(
     grpc::ServerContext* ctx, const v1::DispatchRequest* request,
     grpc::ServerWriter<v1::Work>* writer) {
-  if (draining_) return Answer(ctx, "Dispatch", Draining());
-  const coordinator::AgentId id = AgentIdFromProto(request->agent());
-  absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
-      core_.Connect(id);
-  if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
-  writer->SendInitialMetadata();  // the agent now knows it is connected
-  bool written = true;
-  while (written && !ctx->IsCancelled()) {
-    std::optional<coordinator::WorkItem> item =
-        (*mailbox)->Pop(absl::Now() + kDispatchPoll);
-    if (!item.has_value()) {
-      if ((*mailbox)->closed()) break;
-      continue;
+  return Timed("Dispatch", [&]() -> grpc::Status {
+    if (draining_) return Answer(ctx, "Dispatch", Draining());
+    const coordinator::AgentId id = AgentIdFromProto(request->agent());
+    absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
+        core_.Connect(id);
+    if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
+    writer->SendInitialMetadata();  // the agent now knows it is connected
+    bool written = true;
+    while (written && !ctx->IsCancelled()) {
+      std::optional<coordinator::WorkItem> item =
+          (*mailbox)->Pop(absl::Now() + kDispatchPoll);
+      if (!item.has_value()) {
+        if ((*mailbox)->closed()) break;
+        continue;
+      }
+      v1::Work work;
+      WorkToProto(*item, &work);
+      written = writer->Write(work);
     }
-    v1::Work work;
-    WorkToProto(*item, &work);
-    written = writer->Write(work);
-  }
-  core_.Disconnect(id, *mailbox);
-  spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
-  if ((*mailbox)->closed()) {
-    return StatusToGrpc(absl::UnavailableError((*mailbox)->close_reason()));
-  }
-  return grpc::Status::OK;
+    core_.Disconnect(id, *mailbox);
+    spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
+    if ((*mailbox)->closed()) {
+      return StatusToGrpc(absl::UnavailableError((*mailbox)->close_reason()));
+    }
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
                                         const v1::ReportRequest* request,
                                         v1::ReportResponse*) {
-  return Answer(
-      ctx, "Report",
-      core_.Report(AgentIdFromProto(request->agent()), request->generation(),
-                   request->run_id(), RankReportFromProto(request->report())));
+  return Timed("Report", [&]() -> grpc::Status {
+    return Answer(ctx, "Report",
+                  core_.Report(AgentIdFromProto(request->agent()),
+                               request->generation(), request->run_id(),
+                               RankReportFromProto(request->report())));
+  });
 }
 
 grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
                                        v1::LeaveResponse*) {
-  return Answer(ctx, "Leave", core_.Leave(AgentIdFromProto(request->agent())));
+  return Timed("Leave", [&]() -> grpc::Status {
+    return Answer(ctx, "Leave",
+                  core_.Leave(AgentIdFromProto(request->agent())));
+  });
 }
 
 grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
                                           const v1::StoreSetRequest* request,
                                           v1::StoreSetResponse*) {
-  return Answer(
-      ctx, "StoreSet",
-      core_.StoreSet(AgentIdFromProto(request->agent()), request->run_id(),
-                     request->key(), request->value()));
+  return Timed("StoreSet", [&]() -> grpc::Status {
+    return Answer(
+        ctx, "StoreSet",
+        core_.StoreSet(AgentIdFromProto(request->agent()), request->run_id(),
+                       request->key(), request->value()));
+  });
 }
 
 grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
                                           const v1::StoreGetRequest* request,
                                           v1::StoreGetResponse* response) {
-  const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
-  absl::StatusOr<std::vector<std::string>> values =
-      core_.StoreGet(AgentIdFromProto(request->agent()), request->run_id(),
-                     {request->keys().begin(), request->keys().end()},
-                     CallDeadline(ctx, absl::Seconds(wait)));
-  if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
-  for (std::string& value : *values) response->add_values(std::move(value));
-  return grpc::Status::OK;
+  return Timed("StoreGet", [&]() -> grpc::Status {
+    const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
+    absl::StatusOr<std::vector<std::string>> values =
+        core_.StoreGet(AgentIdFromProto(request->agent()), request->run_id(),
+                       {request->keys().begin(), request->keys().end()},
+                       CallDeadline(ctx, absl::Seconds(wait)));
+    if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
+    for (std::string& value : *values) response->add_values(std::move(value));
+    return grpc::Status::OK;
+  });
 }
 
 absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>>
@@ -173,58 +200,92 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
   return std::pair{**mesh, *std::move(plan)};
 }
 
+namespace {
+
+void FillRunResponse(const coordinator::RunSpec& spec,
+                     const coordinator::RunOutcome& outcome,
+                     v1::RunJobResponse* response) {
+  response->set_run_id(outcome.run_id);
+  response->set_backend(BackendToProto(outcome.backend));
+  *response->mutable_mesh() = MeshToProto(spec.mesh);
+  PlanToProto(spec.mesh, spec.plan, response->mutable_plan());
+  RunSummaryToProto(outcome.summary, response);
+  response->set_iters(spec.iters);
+  response->set_warmup(spec.warmup);
+  for (const executor::RankReport& report : outcome.reports) {
+    RankReportToProto(report, response->add_ranks());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
+    grpc::ServerContext* ctx, const v1::RunJobRequest& request,
+    v1::RunJobResponse* response) {
+  if (draining_) return Draining();
+  absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> spec =
+      SpecOf(ctx, request);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<coordinator::RunOutcome> outcome = core_.RunJob(
+      request.job(), *spec, CallDeadline(ctx, kRunJobDefaultDeadline),
+      [ctx] { return ctx->IsCancelled(); });
+  if (outcome.ok()) FillRunResponse(**spec, *outcome, response);
+  return outcome;
+}
+
 grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
                                         const v1::RunJobRequest* request,
                                         v1::RunJobResponse* response) {
-  if (draining_) return Answer(ctx, "RunJob", Draining());
-  absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> spec =
-      SpecOf(ctx, *request);
-  if (!spec.ok()) return Answer(ctx, "RunJob", spec.status());
-  absl::StatusOr<coordinator::RunOutcome> outcome = core_.RunJob(
-      request->job(), *spec, CallDeadline(ctx, kRunJobDefaultDeadline),
-      [ctx] { return ctx->IsCancelled(); });
-  if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
-  response->set_run_id(outcome->run_id);
-  response->set_backend(BackendToProto(outcome->backend));
-  *response->mutable_mesh() = MeshToProto((*spec)->mesh);
-  PlanToProto((*spec)->mesh, (*spec)->plan, response->mutable_plan());
-  RunSummaryToProto(outcome->summary, response);
-  response->set_iters((*spec)->iters);
-  response->set_warmup((*spec)->warmup);
-  for (const executor::RankReport& report : outcome->reports) {
-    RankReportToProto(report, response->add_ranks());
-  }
-  spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
-               request->job(), outcome->run_id, outcome->reports.size(),
-               outcome->summary.validated, outcome->summary.wall_seconds);
-  return grpc::Status::OK;
+  return Timed("RunJob", [&]() -> grpc::Status {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<coordinator::RunOutcome> outcome =
+        Run(ctx, *request, response);
+    const bool validated = outcome.ok() && outcome->summary.validated;
+    if (metrics_ != nullptr) {
+      metrics_->RecordRun(JobRunResultOf(outcome.status(), validated),
+                          std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+    }
+    if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
+    spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
+                 request->job(), outcome->run_id, outcome->reports.size(),
+                 validated, outcome->summary.wall_seconds);
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
                                           const v1::ListJobsRequest*,
                                           v1::ListJobsResponse* response) {
-  for (const coordinator::JobInfo& job : core_.ListJobs()) {
-    JobInfoToProto(job, response->add_jobs());
-  }
-  return grpc::Status::OK;
+  return Timed("ListJobs", [&]() -> grpc::Status {
+    for (const coordinator::JobInfo& job : core_.ListJobs()) {
+      JobInfoToProto(job, response->add_jobs());
+    }
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* request,
                                         v1::GetJobResponse* response) {
-  absl::StatusOr<coordinator::JobInfo> job = core_.GetJob(request->job());
-  if (!job.ok()) return Answer(ctx, "GetJob", job.status());
-  JobInfoToProto(*job, response->mutable_job());
-  return grpc::Status::OK;
+  return Timed("GetJob", [&]() -> grpc::Status {
+    absl::StatusOr<coordinator::JobInfo> job = core_.GetJob(request->job());
+    if (!job.ok()) return Answer(ctx, "GetJob", job.status());
+    JobInfoToProto(*job, response->mutable_job());
+    return grpc::Status::OK;
+  });
 }
 
 grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
-  absl::StatusOr<std::string> run = core_.CancelJob(request->job());
-  if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
-  response->set_run_id(*run);
-  return grpc::Status::OK;
+  return Timed("CancelJob", [&]() -> grpc::Status {
+    absl::StatusOr<std::string> run = core_.CancelJob(request->job());
+    if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
+    response->set_run_id(*run);
+    return grpc::Status::OK;
+  });
 }
 
 }  // namespace reshard

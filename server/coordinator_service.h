@@ -11,9 +11,11 @@
 #include <memory>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "coordinator/coordinator.h"
 #include "planner/plan_cache.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
+#include "server/coordinator_metrics.h"
 #include "server/mesh_registry.h"
 #include "server/request_plan.h"
 
@@ -21,9 +23,15 @@ namespace reshard {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
+  // `metrics` may be null (no metrics endpoint).
   CoordinatorService(coordinator::Coordinator& core, MeshRegistry& registry,
-                     PlanCache& cache, ServiceOptions options)
-      : core_(core), registry_(registry), cache_(cache), options_(options) {}
+                     PlanCache& cache, ServiceOptions options,
+                     CoordinatorMetrics* metrics)
+      : core_(core),
+        registry_(registry),
+        cache_(cache),
+        options_(options),
+        metrics_(metrics) {}
 
   // Refuses new calls and closes every dispatch stream (agents see
   // UNAVAILABLE); runs in flight fail naming the ranks that left.
@@ -66,10 +74,19 @@ class CoordinatorService final : public v1::Coordinator::Service {
   absl::StatusOr<std::pair<Mesh, Plan>> PlanOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);
 
+  // RunJob's work: the run, and the response filled when it ran.
+  absl::StatusOr<coordinator::RunOutcome> Run(grpc::ServerContext* ctx,
+                                              const v1::RunJobRequest& request,
+                                              v1::RunJobResponse* response);
+  // Runs one call, recording its code and duration.
+  grpc::Status Timed(const char* method,
+                     absl::FunctionRef<grpc::Status()> call);
+
   coordinator::Coordinator& core_;
   MeshRegistry& registry_;
   PlanCache& cache_;
   const ServiceOptions options_;
+  CoordinatorMetrics* const metrics_;
   std::atomic<bool> draining_{false};
 };
 

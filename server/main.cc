@@ -1,12 +1,12 @@
 // reshard-planner: the Reshard planner service. Serves reshard.v1.Planner,
-// grpc.health.v1.Health and server reflection on --listen. On SIGTERM or
-// SIGINT it reports NOT_SERVING, lets in-flight calls finish (up to
-// --drain_seconds) and exits 0.
+// grpc.health.v1.Health and server reflection on --listen, and Prometheus
+// metrics on --metrics_listen when given. On SIGTERM or SIGINT it reports
+// NOT_SERVING, lets in-flight calls finish (up to --drain_seconds) and
+// exits 0.
 #include <pthread.h>
 #include <signal.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,9 +18,13 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "planner/flags_usage.h"
 #include "planner/search_support.h"
 #include "server/coordinator_service.h"
+#include "server/metrics_endpoint.h"
+#include "server/planner_metrics.h"
 #include "server/planner_service.h"
+#include "server/server_flags.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -28,25 +32,40 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "address to serve on; port 0 picks a free port");
 ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port here once serving");
-ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU)");
+ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU); 0: off");
 ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
 ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
-          "default optimal-search budget (expanded states) per plan");
+          "default search budget (expanded states) per plan");
 ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
           "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
 ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
-          "how long SIGTERM waits for in-flight calls");
+          "how long SIGTERM waits for in-flight calls; 0: cancel them");
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics on http://ADDR/metrics (IP:PORT; port 0 "
+          "picks a free port); off when empty");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "if set, write the bound metrics port here once serving");
 
 namespace reshard {
 namespace {
+
+ServerFlags StartupFlags() {
+  return {absl::GetFlag(FLAGS_port_file),
+          absl::GetFlag(FLAGS_metrics_port_file),
+          absl::GetFlag(FLAGS_cache_entries),
+          absl::GetFlag(FLAGS_max_meshes),
+          absl::GetFlag(FLAGS_max_batch_items),
+          absl::GetFlag(FLAGS_max_message_bytes),
+          absl::GetFlag(FLAGS_drain_seconds)};
+}
 
 // The service limits from the flags; nullopt (after logging why) when they
 // contradict each other.
@@ -92,6 +111,9 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port
+  // would start and share it, clients seeing two registries at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
                            grpc::InsecureServerCredentials(), &port);
   const int max_bytes =
@@ -102,20 +124,40 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
-    spdlog::error("cannot listen on {}", absl::GetFlag(FLAGS_listen));
+    const std::string listen = absl::GetFlag(FLAGS_listen);
+    const std::string why = BindFailure(listen);
+    spdlog::error("--listen={}: cannot listen: {}", listen,
+                  why.empty() ? "not an address of this host" : why);
     return nullptr;
   }
   return server;
 }
 
-// Writes the bound port to --port_file, atomically (write, then rename).
-void WritePortFile(int port) {
-  const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (port_file.empty()) return;
-  std::ofstream tmp(port_file + ".tmp");
-  tmp << port << "\n";
-  tmp.close();
-  std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+// Serves `families` and the planner's scrape-time readings on
+// --metrics_listen; null (after logging why) when it cannot listen.
+std::unique_ptr<MetricsEndpoint> StartMetrics(
+    std::shared_ptr<prometheus::Registry> families,
+    const PlannerService& service, const MeshRegistry& registry,
+    const PlanCache& cache) {
+  const std::string address = absl::GetFlag(FLAGS_metrics_listen);
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics =
+      MetricsEndpoint::Start(address, std::move(families));
+  if (!metrics.ok()) {
+    spdlog::error("--metrics_listen: {}",
+                  std::string(metrics.status().message()));
+    return nullptr;
+  }
+  AddPlannerReadings((*metrics)->readings(), service, registry, cache);
+  if (absl::Status s = WritePortFile("metrics_port_file",
+                                     absl::GetFlag(FLAGS_metrics_port_file),
+                                     (*metrics)->port());
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return nullptr;
+  }
+  spdlog::info("metrics on port {} at /metrics (--metrics_listen {})",
+               (*metrics)->port(), address);
+  return *std::move(metrics);
 }
 
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
@@ -133,6 +175,23 @@ void Drain(PlannerService& service, grpc::Server& server) {
   server.Wait();
 }
 
+// Reports SERVING and writes --port_file; false (after logging why) when
+// the port file cannot be written.
+bool Announce(grpc::HealthCheckServiceInterface& health, int port) {
+  health.SetServingStatus(true);
+  health.SetServingStatus("reshard.v1.Planner", true);
+  health.SetServingStatus("reshard.v1.Coordinator", true);
+  if (absl::Status s =
+          WritePortFile("port_file", absl::GetFlag(FLAGS_port_file), port);
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return false;
+  }
+  spdlog::info("reshard-planner serving on port {} (listen {})", port,
+               absl::GetFlag(FLAGS_listen));
+  return true;
+}
+
 int Serve() {
   sigset_t signals;
   sigemptyset(&signals);
@@ -141,27 +200,44 @@ int Serve() {
   // Block before any thread starts so that only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  if (absl::Status s = ValidateServerFlags(StartupFlags()); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 2;
+  }
   MeshRegistry registry(static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)));
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
-  PlannerService service(registry, cache, *options);
+  // Metrics: the families the service records into (with --metrics_listen).
+  const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
+  auto families = std::make_shared<prometheus::Registry>();
+  PlannerMetrics planner_metrics(*families);
+  PlannerService service(registry, cache, *options,
+                         metrics_on ? &planner_metrics : nullptr);
   const std::optional<coordinator::CoordinatorLimits> limits =
       CoordinatorLimitsFromFlags();
   if (!limits.has_value()) return 2;
   coordinator::Coordinator core(*limits);
-  CoordinatorService coordinator(core, registry, cache, *options);
+  CoordinatorMetrics coordinator_metrics(*families);
+  CoordinatorService coordinator(core, registry, cache, *options,
+                                 metrics_on ? &coordinator_metrics : nullptr);
+  // The endpoint serving the metrics is declared after everything its
+  // readings read, so it stops first.
+  std::unique_ptr<MetricsEndpoint> metrics;
+  if (metrics_on) {
+    metrics = StartMetrics(families, service, registry, cache);
+    if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
+    if (metrics == nullptr) return 1;
+  }
   int port = 0;
   std::unique_ptr<grpc::Server> server =
       StartServer(service, coordinator, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
-  health->SetServingStatus(true);
-  health->SetServingStatus("reshard.v1.Planner", true);
-  health->SetServingStatus("reshard.v1.Coordinator", true);
-  WritePortFile(port);
-  spdlog::info("reshard-planner serving on port {} (listen {})", port,
-               absl::GetFlag(FLAGS_listen));
+  if (!Announce(*health, port)) {
+    server->Shutdown();
+    return 2;
+  }
 
   int signal = 0;
   sigwait(&signals, &signal);
@@ -178,6 +254,7 @@ int Serve() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
+  reshard::SetFlagsUsage("reshard-planner", "server/main.cc");
   absl::ParseCommandLine(argc, argv);
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));

@@ -33,6 +33,7 @@ class MeshRegistry {
   // Every mesh, ordered by id.
   std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>> List() const;
   size_t size() const;
+  size_t capacity() const { return max_meshes_; }
 
  private:
   const size_t max_meshes_;

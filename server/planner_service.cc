@@ -31,16 +31,44 @@ StopCheck CallStop(grpc::CallbackServerContext* ctx) {
   return StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
 }
 
+// Each item of a batch counts as a plan request of the batch's planner; a
+// batch is planned as a whole, so each item is given an equal share of its
+// time.
+void RecordBatch(PlannerMetrics* metrics, const v1::PlanOptions& options,
+                 const BatchPlan& batch, double seconds) {
+  if (metrics == nullptr || batch.plans.empty()) return;
+  absl::StatusOr<PlannerKind> planner = PlannerFromProto(options.planner());
+  if (!planner.ok()) return;
+  const double share = seconds / static_cast<double>(batch.plans.size());
+  for (const absl::StatusOr<reshard::Plan>& plan : batch.plans) {
+    metrics->RecordPlanned(*planner, plan, share);
+  }
+}
+
 }  // namespace
+
+PlannerService::PlannerService(MeshRegistry& registry, PlanCache& cache,
+                               ServiceOptions options, PlannerMetrics* metrics)
+    : registry_(registry), cache_(cache), options_(options), metrics_(metrics) {
+  if (metrics_ == nullptr) return;
+  for (size_t i = 0; i < kRpcNames.size(); ++i) {
+    rpc_metrics_[i] = &metrics_->rpc().Method(kRpcNames[i]);
+  }
+}
 
 class PlannerService::CallScope {
  public:
-  explicit CallScope(PlannerService& service) : service_(service) {
+  explicit CallScope(PlannerService& service)
+      : service_(service), start_(std::chrono::steady_clock::now()) {
     ++service_.in_flight_;
-    service_.last_call_ns_ =
-        std::chrono::steady_clock::now().time_since_epoch().count();
+    service_.last_call_ns_ = start_.time_since_epoch().count();
   }
   ~CallScope() { --service_.in_flight_; }
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start_)
+        .count();
+  }
   // UNAVAILABLE once the server drains.
   absl::Status Admit() const {
     return service_.draining_ ? absl::UnavailableError(
@@ -51,6 +79,7 @@ class PlannerService::CallScope {
 
  private:
   PlannerService& service_;
+  const std::chrono::steady_clock::time_point start_;
 };
 
 bool PlannerService::WaitIdle(
@@ -67,17 +96,21 @@ bool PlannerService::WaitIdle(
 }
 
 grpc::ServerUnaryReactor* PlannerService::RunCall(
-    grpc::CallbackServerContext* ctx, const char* rpc,
+    grpc::CallbackServerContext* ctx, Rpc rpc,
     absl::FunctionRef<absl::Status()> body) {
   CallScope scope(*this);
   absl::Status status = scope.Admit();
   if (status.ok()) status = body();
-  return Finish(ctx, rpc, status);
+  const auto index = static_cast<size_t>(rpc);
+  if (RpcMethodMetrics* metrics = rpc_metrics_[index]) {
+    metrics->Record(status.code(), scope.Seconds());
+  }
+  return Finish(ctx, kRpcNames[index], status);
 }
 
 template <typename Request>
 grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
-    grpc::CallbackServerContext* ctx, const char* rpc, const Request& request,
+    grpc::CallbackServerContext* ctx, Rpc rpc, const Request& request,
     absl::FunctionRef<absl::Status(const Mesh&)> body) {
   return RunCall(ctx, rpc, [&]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
@@ -87,10 +120,39 @@ grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
   });
 }
 
+absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
+    const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
+    const v1::DistState& dst, const v1::PlanOptions& plan_options,
+    const StopCheck& stop) {
+  absl::StatusOr<PlanRequest> request =
+      LimitedPlanRequest(mesh, tensor, src, dst, plan_options, options_);
+  if (metrics_ == nullptr) {
+    if (!request.ok()) return request.status();
+    return MakePlanCached(mesh, *request, cache_, stop);
+  }
+  if (!request.ok()) {
+    // Labelled by the planner asked for; an unknown planner has no series.
+    absl::StatusOr<PlannerKind> planner =
+        PlannerFromProto(plan_options.planner());
+    if (planner.ok()) {
+      metrics_->RecordRefused(*planner, request.status().code());
+    }
+    return request.status();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<reshard::Plan> plan =
+      MakePlanCached(mesh, *request, cache_, stop);
+  metrics_->RecordPlanned(
+      request->options.planner, plan,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  return plan;
+}
+
 grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
     grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
     v1::RegisterMeshResponse* response) {
-  return RunCall(ctx, "RegisterMesh", [&]() -> absl::Status {
+  return RunCall(ctx, Rpc::kRegisterMesh, [&]() -> absl::Status {
     absl::StatusOr<Mesh> mesh = MeshFromProto(request->mesh());
     if (!mesh.ok()) return mesh.status();
     absl::StatusOr<MeshRegistry::Registered> registered =
@@ -105,7 +167,7 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
 grpc::ServerUnaryReactor* PlannerService::GetMesh(
     grpc::CallbackServerContext* ctx, const v1::GetMeshRequest* request,
     v1::GetMeshResponse* response) {
-  return RunCall(ctx, "GetMesh", [&]() -> absl::Status {
+  return RunCall(ctx, Rpc::kGetMesh, [&]() -> absl::Status {
     std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
     if (mesh == nullptr) return UnknownMesh(request->mesh_id());
     response->set_mesh_id(request->mesh_id());
@@ -117,7 +179,7 @@ grpc::ServerUnaryReactor* PlannerService::GetMesh(
 grpc::ServerUnaryReactor* PlannerService::ListMeshes(
     grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest*,
     v1::ListMeshesResponse* response) {
-  return RunCall(ctx, "ListMeshes", [&]() -> absl::Status {
+  return RunCall(ctx, Rpc::kListMeshes, [&]() -> absl::Status {
     for (const auto& [id, mesh] : registry_.List()) {
       v1::GetMeshResponse* entry = response->add_meshes();
       entry->set_mesh_id(id);
@@ -130,7 +192,7 @@ grpc::ServerUnaryReactor* PlannerService::ListMeshes(
 grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
     v1::DeleteMeshResponse*) {
-  return RunCall(ctx, "DeleteMesh", [&]() -> absl::Status {
+  return RunCall(ctx, Rpc::kDeleteMesh, [&]() -> absl::Status {
     if (!registry_.Delete(request->mesh_id())) {
       return UnknownMesh(request->mesh_id());
     }
@@ -141,13 +203,10 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
                                                const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
-  return RunMeshCall(ctx, "Plan", *request, [&](const Mesh& mesh) {
-    absl::StatusOr<PlanRequest> plan_request =
-        LimitedPlanRequest(mesh, request->tensor(), request->src(),
-                           request->dst(), request->options(), options_);
-    if (!plan_request.ok()) return plan_request.status();
+  return RunMeshCall(ctx, Rpc::kPlan, *request, [&](const Mesh& mesh) {
     absl::StatusOr<reshard::Plan> plan =
-        MakePlanCached(mesh, *plan_request, cache_, CallStop(ctx));
+        PlanOne(mesh, request->tensor(), request->src(), request->dst(),
+                request->options(), CallStop(ctx));
     if (!plan.ok()) return plan.status();
     PlanToProto(mesh, *plan, response->mutable_plan());
     response->mutable_plan()->set_mesh_id(MeshId(mesh));
@@ -158,10 +217,15 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
 grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
-  return RunMeshCall(ctx, "PlanBatch", *request, [&](const Mesh& mesh) {
+  return RunMeshCall(ctx, Rpc::kPlanBatch, *request, [&](const Mesh& mesh) {
+    const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<BatchPlan> batch =
         ServeBatch(mesh, *request, options_, cache_, CallStop(ctx));
     if (!batch.ok()) return batch.status();
+    RecordBatch(
+        metrics_, request->options(), *batch,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
     BatchPlanToProto(mesh, *batch, MeshId(mesh), response);
     return absl::OkStatus();
   });
@@ -170,7 +234,7 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
 grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
     grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
     v1::ResolveGroupsResponse* response) {
-  return RunMeshCall(ctx, "ResolveGroups", *request, [&](const Mesh& m) {
+  return RunMeshCall(ctx, Rpc::kResolveGroups, *request, [&](const Mesh& m) {
     const int64_t position = m.PositionOfRank(request->rank());
     if (position < 0) {
       return absl::InvalidArgumentError(absl::StrCat(

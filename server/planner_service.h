@@ -6,6 +6,7 @@
 #ifndef RESHARD_SERVER_PLANNER_SERVICE_H_
 #define RESHARD_SERVER_PLANNER_SERVICE_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include "planner/search_support.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
+#include "server/planner_metrics.h"
 #include "server/request_plan.h"
 
 namespace reshard {
@@ -29,10 +31,14 @@ class PlannerService final : public v1::Planner::CallbackService {
   // false at `deadline`.
   void StartDraining() { draining_ = true; }
   bool WaitIdle(std::chrono::steady_clock::time_point deadline) const;
+  bool draining() const { return draining_; }
+  // Calls in their handlers now (refused ones included).
+  int in_flight() const { return in_flight_; }
 
+  // `metrics`, when not null, records every call and plan (it must outlive
+  // the service); null records nothing and costs nothing.
   PlannerService(MeshRegistry& registry, PlanCache& cache,
-                 ServiceOptions options)
-      : registry_(registry), cache_(cache), options_(options) {}
+                 ServiceOptions options, PlannerMetrics* metrics = nullptr);
 
   grpc::ServerUnaryReactor* RegisterMesh(
       grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
@@ -57,25 +63,49 @@ class PlannerService final : public v1::Planner::CallbackService {
       v1::ResolveGroupsResponse* response) override;
 
  private:
+  // The service's methods, named in logs and metrics by kRpcNames.
+  enum class Rpc {
+    kRegisterMesh,
+    kGetMesh,
+    kListMeshes,
+    kDeleteMesh,
+    kPlan,
+    kPlanBatch,
+    kResolveGroups,
+  };
+  static constexpr std::array<const char*, 7> kRpcNames = {
+      "RegisterMesh", "GetMesh",   "ListMeshes",   "DeleteMesh",
+      "Plan",         "PlanBatch", "ResolveGroups"};
+
   // Counts a call as running for its scope; false when draining.
   class CallScope;
 
   // Runs one call: counts it as running, refuses it with UNAVAILABLE while
   // draining, else runs `body`; finishes the call with the resulting status
   // (logged when not OK).
-  grpc::ServerUnaryReactor* RunCall(grpc::CallbackServerContext* ctx,
-                                    const char* rpc,
+  grpc::ServerUnaryReactor* RunCall(grpc::CallbackServerContext* ctx, Rpc rpc,
                                     absl::FunctionRef<absl::Status()> body);
   // The same for calls on a mesh the request names or carries: NOT_FOUND /
   // INVALID_ARGUMENT when there is none, else `body` runs on it.
   template <typename Request>
   grpc::ServerUnaryReactor* RunMeshCall(
-      grpc::CallbackServerContext* ctx, const char* rpc, const Request& request,
+      grpc::CallbackServerContext* ctx, Rpc rpc, const Request& request,
       absl::FunctionRef<absl::Status(const Mesh&)> body);
+  // Plans one request (a Plan call or a PlanBatch item) within this
+  // server's limits, through the cache, and records it.
+  absl::StatusOr<reshard::Plan> PlanOne(const Mesh& mesh,
+                                        const v1::Tensor& tensor,
+                                        const v1::DistState& src,
+                                        const v1::DistState& dst,
+                                        const v1::PlanOptions& options,
+                                        const StopCheck& stop);
 
   MeshRegistry& registry_;
   PlanCache& cache_;
   const ServiceOptions options_;
+  PlannerMetrics* const metrics_;
+  // Each method's series (all null when metrics are off).
+  std::array<RpcMethodMetrics*, kRpcNames.size()> rpc_metrics_{};
   std::atomic<bool> draining_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<int64_t> last_call_ns_{0};  // steady clock

@@ -1,6 +1,9 @@
 #include "executor/agent/agent.h"
 
+#include <algorithm>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,11 +77,23 @@ absl::StatusOr<int64_t> Agent::Join() {
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
   v1::JoinResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  // A Coordinator that is still starting is waited for, up to the deadline.
-  context.set_wait_for_ready(true);
-  const grpc::Status status = stub_->Join(&context, request, &response);
+  const auto deadline = Deadline();
+  grpc::Status status;
+  // ALREADY_EXISTS: this rank's previous process has died but the
+  // Coordinator has not yet seen its stream close; ask again until then.
+  for (auto backoff = std::chrono::milliseconds(50);;
+       backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
+    grpc::ClientContext context;
+    context.set_deadline(deadline);
+    // A Coordinator still starting is waited for, up to the deadline.
+    context.set_wait_for_ready(true);
+    status = stub_->Join(&context, request, &response);
+    if (status.error_code() != grpc::ALREADY_EXISTS ||
+        std::chrono::system_clock::now() + backoff >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(backoff);
+  }
   if (status.error_code() == grpc::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError(absl::StrCat(
         "no answer from the Coordinator at ", config_.server, " within ",

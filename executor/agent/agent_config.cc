@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "planner/field_error.h"
+#include "planner/job_replica.h"
 
 namespace reshard::agent {
 namespace {
@@ -25,8 +26,7 @@ absl::StatusOr<int64_t> ParseInteger(absl::string_view flag,
   return value;
 }
 
-absl::Status CheckServer(const std::string& server) {
-  if (server.empty()) return InvalidField("--server", "required (HOST:PORT)");
+absl::Status CheckOneServer(const std::string& server) {
   const size_t colon = server.rfind(':');
   int port = 0;
   if (colon == std::string::npos || colon == 0 ||
@@ -35,6 +35,16 @@ absl::Status CheckServer(const std::string& server) {
     return InvalidField("--server", absl::StrCat("\"", server,
                                                  "\" is not HOST:PORT with a "
                                                  "port in [1, 65535]"));
+  }
+  return absl::OkStatus();
+}
+
+// One address, or the replica list the job's replica is picked from.
+absl::Status CheckServer(const std::string& list) {
+  if (list.empty()) return InvalidField("--server", "required (HOST:PORT)");
+  for (const std::string& server : SplitReplicaList(list)) {
+    absl::Status s = CheckOneServer(server);
+    if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -23,12 +23,16 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "planner/flags_usage.h"
+#include "planner/job_replica.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
 // Numbers arrive as text so that every bad value is refused with the
 // flag's name and exit status 2 (ParseAgentFlags).
-ABSL_FLAG(std::string, server, "", "the Coordinator, HOST:PORT (required)");
+ABSL_FLAG(std::string, server, "",
+          "the Coordinator, HOST:PORT, or a comma-separated replica list "
+          "(the job's replica is picked by hashing its name; required)");
 ABSL_FLAG(std::string, job, "", "the job to join (required)");
 ABSL_FLAG(std::string, rank, "",
           "this agent's global rank, in [0, --world_size) (required)");
@@ -65,9 +69,10 @@ std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server) {
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // The dispatch stream has no deadline: keepalive pings notice a
-  // Coordinator host that vanished without closing its connections. Five
-  // minutes is what a gRPC server accepts by default from an idle call.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 300000);
+  // Coordinator host that vanished without closing its connections. A gRPC
+  // server by default takes pings less than 5 minutes apart on an idle
+  // call as abuse (and ends the connection), so 6 minutes.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 360000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
                                    args);
@@ -110,7 +115,9 @@ int Run(const AgentConfig& config) {
   sigaddset(&signals, SIGUSR1);
   // Before any thread starts (gRPC's included), so only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  Agent agent(config, CoordinatorChannel(config.server));
+  // With several replicas, the job's own (the one its callers reach too).
+  Agent agent(config, CoordinatorChannel(ReplicaForJob(
+                          config.job, SplitReplicaList(config.server))));
   std::atomic<bool> done{false};
   std::thread waiter([&] {
     int signal = 0;
@@ -142,6 +149,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
       "[--backend gloo] [--listen_address IP] [--timeout_seconds T]");
+  reshard::SetFlagsUsage("reshard-agent", "executor/agent/main.cc");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =
       reshard::agent::ParseAgentFlags(reshard::agent::FlagValues());

@@ -165,7 +165,7 @@ TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
   absl::StatusOr<std::shared_ptr<Mailbox>> live = c_.Connect({"j", 0, 5});
   ASSERT_TRUE(live.ok());
   absl::StatusOr<int64_t> second = c_.Join(Joining("j", 0, 1, 6));
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(second.status().message(),
               HasSubstr("rank 0 of job \"j\" is held by a live agent "
                         "(incarnation 5, connected)"));

@@ -6,6 +6,7 @@
 // flattened groups, rank maps, links), tensors (shape, dtype), placement text
 // (syntax, ranges, order suffixes, Partial mixes), explicit shard orders and
 // planner options. Boundary values that are valid are checked to pass.
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -225,7 +226,7 @@ std::vector<InvalidCase> MeshCases() {
          return CreateMesh(spec);
        },
        "mesh.links[0].bandwidth_gbps",
-       {"must be a finite number > 0", "got 0"}},
+       {"must be in [1e-06, 1e+09] GB/s", "got 0"}},
       {"MeshLinkNegativeBandwidth",
        [] {
          MeshSpec spec = AbcSpec();
@@ -234,7 +235,7 @@ std::vector<InvalidCase> MeshCases() {
          return CreateMesh(spec);
        },
        "mesh.links[2].bandwidth_gbps",
-       {"> 0", "got -5"}},
+       {"must be in [1e-06, 1e+09] GB/s", "got -5"}},
       {"MeshLinkNanBandwidth",
        [] {
          MeshSpec spec = AbcSpec();
@@ -245,7 +246,27 @@ std::vector<InvalidCase> MeshCases() {
          return CreateMesh(spec);
        },
        "mesh.links[1].bandwidth_gbps",
-       {"finite"}},
+       {"must be in [1e-06, 1e+09] GB/s", "got nan"}},
+      // Each step's time would be infinite (issue 10: `time_us: inf`, or
+      // INTERNAL "optimal: no path").
+      {"MeshLinkDenormalBandwidth",
+       [] {
+         MeshSpec spec = AbcSpec();
+         spec.links = {LinkParams{.bandwidth_gbps = 5e-324}, LinkParams{},
+                       LinkParams{}};
+         return CreateMesh(spec);
+       },
+       "mesh.links[0].bandwidth_gbps",
+       {"must be in [1e-06, 1e+09] GB/s", "got 5e-324"}},
+      {"MeshLinkHugeBandwidth",
+       [] {
+         MeshSpec spec = AbcSpec();
+         spec.links = {LinkParams{}, LinkParams{.bandwidth_gbps = 1e300},
+                       LinkParams{}};
+         return CreateMesh(spec);
+       },
+       "mesh.links[1].bandwidth_gbps",
+       {"must be in [1e-06, 1e+09] GB/s", "got 1e+300"}},
       {"MeshLinkNegativeLatency",
        [] {
          MeshSpec spec = AbcSpec();
@@ -254,7 +275,16 @@ std::vector<InvalidCase> MeshCases() {
          return CreateMesh(spec);
        },
        "mesh.links[1].latency_us",
-       {"must be a finite number >= 0", "got -1"}},
+       {"must be in [0, 1e+09] us", "got -1"}},
+      {"MeshLinkHugeLatency",
+       [] {
+         MeshSpec spec = AbcSpec();
+         spec.links = {LinkParams{}, LinkParams{},
+                       LinkParams{.latency_us = 1e300}};
+         return CreateMesh(spec);
+       },
+       "mesh.links[2].latency_us",
+       {"must be in [0, 1e+09] us", "got 1e+300"}},
       {"MeshLinkInfiniteLatency",
        [] {
          MeshSpec spec = AbcSpec();
@@ -264,7 +294,7 @@ std::vector<InvalidCase> MeshCases() {
          return CreateMesh(spec);
        },
        "mesh.links[0].latency_us",
-       {"finite"}},
+       {"must be in [0, 1e+09] us", "got inf"}},
       {"MeshLinksCountMismatch",
        [] {
          MeshSpec spec = AbcSpec();
@@ -563,6 +593,20 @@ std::vector<InvalidCase> PlanCases() {
        },
        "options.devices_per_host",
        {"must be >= 1", "got 0"}},
+      // A padded all_gather on 2^31 - 1 ranks would count 2^93 bytes: the
+      // plan came back with negative bytes and time (issue 10's search
+      // for non-finite costs).
+      {"TensorBytesTimesRanksTooLarge",
+       [] {
+         const Mesh mesh = Mesh::Create({.shape = {2147483647}}).value();
+         absl::StatusOr<PlanRequest> request = ParsePlanRequest(
+             mesh, {1, int64_t{1} << 59}, "int64", "S(0)", "R", PlanOptions{});
+         if (!request.ok()) return request.status();
+         return MakePlan(mesh, *request).status();
+       },
+       "tensor.shape",
+       {"4611686018427387904 bytes on a mesh of 2147483647 ranks",
+        "above the 72057594037927936"}},
       {"StatesDoNotFitMesh",
        [] {
          PlanRequest request;
@@ -629,6 +673,12 @@ TEST(ValidInputTest, BoundaryValuesAreAccepted) {
   spec.links = {LinkParams{.bandwidth_gbps = 1e-3, .latency_us = 0.0},
                 LinkParams{}, LinkParams{.latency_us = 5.0}};
   EXPECT_TRUE(Mesh::Create(spec).ok()) << Mesh::Create(spec).status();
+  // The ends of the link ranges.
+  spec.links = {LinkParams{.bandwidth_gbps = kMinLinkBandwidthGBps,
+                           .latency_us = kMaxLinkLatencyUs},
+                LinkParams{.bandwidth_gbps = kMaxLinkBandwidthGBps},
+                LinkParams{}};
+  EXPECT_TRUE(Mesh::Create(spec).ok()) << Mesh::Create(spec).status();
   // The largest bfloat16 tensor whose byte size fits in int64.
   EXPECT_TRUE(
       TensorSpec::Create({(int64_t{1} << 62) - 1}, DType::kBFloat16).ok());
@@ -642,6 +692,69 @@ TEST(ValidInputTest, BoundaryValuesAreAccepted) {
   EXPECT_TRUE(ParseSrc("S(-2),S(1),R").ok());
   EXPECT_TRUE(ParseSrc("S(0)[0],R,R").ok());
   EXPECT_TRUE(ParseSrc("P(sum),P(avg),P(sum)").ok());
+}
+
+// The ends of the accepted link ranges plan with finite costs on the
+// largest tensors, with every planner and cost model: nothing a client can
+// send makes a cost inf or NaN, or the optimal search run dry (issue 10:
+// bandwidth 5e-324 gave `time_us: inf` or INTERNAL "optimal: no path").
+TEST(ValidInputTest, ExtremeLinksPlanWithFiniteCosts) {
+  MeshSpec spec = {.shape = {2, 3, 2}, .dim_names = {"A", "B", "C"}};
+  spec.flattened = {{"A", "C"}};
+  spec.links = {
+      LinkParams{.bandwidth_gbps = kMinLinkBandwidthGBps,
+                 .latency_us = kMaxLinkLatencyUs},
+      LinkParams{.bandwidth_gbps = kMaxLinkBandwidthGBps, .latency_us = 0.0},
+      LinkParams{.bandwidth_gbps = kMinLinkBandwidthGBps}};
+  const Mesh mesh = Mesh::Create(spec).value();
+  // 12 ranks: 2^50 f32 elements is near kMaxTensorBytesTimesRanks.
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1}, {int64_t{1} << 50}, {int64_t{1} << 25, (int64_t{1} << 25) - 3}};
+  for (const std::vector<int64_t>& shape : shapes) {
+    for (PlannerKind planner :
+         {PlannerKind::kOptimal, PlannerKind::kTorchGreedy,
+          PlannerKind::kTorchGraph}) {
+      for (CostModelKind model :
+           {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
+        for (auto [src, dst] : {std::pair{"P(sum),S(0),P(sum)", "R,R,R"},
+                                std::pair{"S(0),R,S(0)", "R,S(0),P(sum)"}}) {
+          SCOPED_TRACE(absl::StrCat(PlannerName(planner), " ",
+                                    CostModelName(model), " ", src, " -> ", dst,
+                                    " ", shape[0]));
+          PlanOptions options{planner, model, true};
+          absl::StatusOr<PlanRequest> request =
+              ParsePlanRequest(mesh, shape, "f32", src, dst, options);
+          ASSERT_TRUE(request.ok()) << request.status();
+          absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+          ASSERT_TRUE(plan.ok()) << plan.status();
+          EXPECT_TRUE(std::isfinite(plan->total_time_us));
+          for (const Step& step : plan->steps) {
+            EXPECT_TRUE(std::isfinite(step.time_us));
+          }
+          for (const Warning& w : plan->warnings) {
+            EXPECT_TRUE(std::isfinite(w.saving_us));
+          }
+        }
+      }
+    }
+  }
+}
+
+// At kMaxTensorBytesTimesRanks every count is still positive and exact.
+TEST(ValidInputTest, LargestTensorOnTheLargestMeshCountsPositively) {
+  const Mesh mesh = Mesh::Create({.shape = {2147483647}}).value();
+  const int64_t elements = kMaxTensorBytesTimesRanks / 2147483647 / 8;
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, {1, elements}, "int64", "S(0)", "R",
+                       PlanOptions{PlannerKind::kTorchGreedy});
+  ASSERT_TRUE(request.ok()) << request.status();
+  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->steps.size(), 1u);
+  // The gathered output: one padded row of `elements` per rank.
+  EXPECT_EQ(plan->steps[0].bytes, int64_t{2147483647} * elements * 8);
+  EXPECT_GT(plan->steps[0].time_us, 0);
+  EXPECT_GT(plan->peak_bytes, plan->steps[0].bytes);
 }
 
 // torch_greedy refuses non-default orders; torch_graph, which the message

@@ -42,6 +42,23 @@ TEST(PlanCacheTest, SameRequestSamePlan) {
             PlanFingerprint(mesh, request));
 }
 
+// Capacity 0 is "off" (reshard-planner --cache_entries=0): nothing is kept,
+// every call plans and counts as a miss (it used to keep one plan).
+TEST(PlanCacheTest, CapacityZeroKeepsNothing) {
+  const Mesh mesh = MakeMesh({4});
+  PlanCache cache(0);
+  const PlanRequest request =
+      *ParsePlanRequest(mesh, {8}, "f32", "S(0)", "R", {});
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Plan> plan = MakePlanCached(mesh, request, cache);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_FALSE(plan->cache_hit) << "call " << i;
+  }
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.hits(), 0);
+  EXPECT_EQ(cache.misses(), 2);
+}
+
 TEST(PlanCacheTest, EvictsLeastRecentlyUsed) {
   const Mesh mesh = MakeMesh({4});
   PlanCache cache(2);

@@ -311,6 +311,14 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
          r.mutable_options()->set_planner(static_cast<v1::PlannerKind>(9));
        },
        grpc::INVALID_ARGUMENT, "options.planner: unknown planner value 9"},
+      {"link bandwidth that makes every step infinite",
+       [](auto& r) {
+         r.mutable_mesh()->add_links()->set_bandwidth_gbps(5e-324);
+         r.mutable_mesh()->add_links();
+       },
+       grpc::INVALID_ARGUMENT,
+       "mesh.links[0].bandwidth_gbps: must be in [1e-06, 1e+09] GB/s, got "
+       "5e-324"},
       {"bad devices_per_host",
        [](auto& r) { r.mutable_options()->set_devices_per_host(-3); },
        grpc::INVALID_ARGUMENT, "options.devices_per_host: must be >= 1"},
@@ -384,6 +392,51 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
             absl::StatusCode::kNotFound);
   EXPECT_TRUE(client->Health().ok());  // nothing crashed
   EXPECT_NE(server.log().find("rpc=Plan"), std::string::npos);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+// The peak cap holds for PyTorch's planners inside PlanBatch too, and
+// torch_graph stops at the request's budget (issue 10: on this 8-D mesh
+// it ran ~20 s to a fixed 2,000,000 states whatever the budget).
+TEST(PlannerServiceTest, CapAndBudgetHoldForTorchPlanners) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  RawStub raw(server.address());
+  v1::PlanBatchRequest batch;
+  *batch.mutable_mesh() = MeshToProto(MakeMesh({4}));
+  auto* item = batch.add_items();
+  item->mutable_tensor()->add_shape(64);
+  item->mutable_tensor()->add_shape(64);
+  item->mutable_src()->set_text("S(0)");
+  item->mutable_dst()->set_text("R");
+  batch.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY);
+  batch.mutable_options()->set_max_peak_bytes(10000);
+  {
+    grpc::ClientContext ctx;
+    v1::PlanBatchResponse out;
+    const grpc::Status s = raw.stub().PlanBatch(&ctx, batch, &out);
+    EXPECT_EQ(s.error_code(), grpc::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find(
+                  "items[0].options.max_peak_bytes: the torch_greedy plan"),
+              std::string::npos)
+        << s.error_message();
+    EXPECT_NE(s.error_message().find("peaks at 20480 bytes per rank"),
+              std::string::npos)
+        << s.error_message();
+    EXPECT_NE(s.error_message().find("above the cap of 10000 bytes"),
+              std::string::npos);
+  }
+  v1::PlanRequest graph = TextRequest(
+      MakeMesh({2, 2, 2, 2, 2, 2, 2, 2}), {1024, 512, 256, 64},
+      "S(0),P(sum),R,S(3),P(sum),S(1),R,S(2)", "S(1),R,S(2),R,S(0),R,P(sum),R");
+  graph.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GRAPH);
+  graph.mutable_options()->set_search_budget(1000);
+  const grpc::Status s = raw.Plan(graph, nullptr, std::chrono::seconds(5));
+  EXPECT_EQ(s.error_code(), grpc::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find(
+                "options.search_budget: torch_graph expanded 1000 states"),
+            std::string::npos)
+      << s.error_message();
   EXPECT_EQ(server.Stop(), 0);
 }
 

@@ -73,6 +73,10 @@ class ServerProcess {
     kill(pid_, SIGTERM);
     return Reap();
   }
+  // SIGTERM without waiting (the drain goes on; Stop reaps it).
+  void Terminate() {
+    if (pid_ > 0) kill(pid_, SIGTERM);
+  }
   void Kill() {
     if (pid_ <= 0) return;
     kill(pid_, SIGKILL);

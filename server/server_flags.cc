@@ -1,0 +1,117 @@
+#include "server/server_flags.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace reshard {
+namespace {
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+// INVALID_ARGUMENT "--`flag`=`value`: must be in [lo, hi] (`what`)", or OK.
+absl::Status CheckRange(absl::string_view flag, int64_t value, int64_t lo,
+                        int64_t hi, absl::string_view what) {
+  if (value >= lo && value <= hi) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", value,
+                                                 ": must be in [", lo, ", ", hi,
+                                                 "] (", what, ")"));
+}
+
+absl::Status PortFileError(absl::string_view flag, const std::string& path,
+                           absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--", flag, "=", path, ": cannot ", what, ": ", std::strerror(errno)));
+}
+
+// OK when `path` is empty or its temporary file can be created (it is
+// removed again).
+absl::Status ProbePortFile(absl::string_view flag, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  const std::string probe = path + ".tmp";
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return PortFileError(flag, path, "write " + probe);
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateServerFlags(const ServerFlags& flags) {
+  for (const absl::Status& status :
+       {CheckRange("cache_entries", flags.cache_entries, 0, kIntMax,
+                   "plans kept in the cache; 0 turns the cache off"),
+        CheckRange("max_meshes", flags.max_meshes, 1, kIntMax,
+                   "meshes the registry holds"),
+        CheckRange("max_batch_items", flags.max_batch_items, 1, kIntMax,
+                   "items in one PlanBatch"),
+        CheckRange("max_message_bytes", flags.max_message_bytes, 1, kIntMax,
+                   "bytes in one request or response"),
+        CheckRange("drain_seconds", flags.drain_seconds, 0, kMaxDrainSeconds,
+                   "seconds SIGTERM waits for running calls; 0 cancels "
+                   "them at once"),
+        ProbePortFile("port_file", flags.port_file),
+        ProbePortFile("metrics_port_file", flags.metrics_port_file)}) {
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritePortFile(absl::string_view flag, const std::string& path,
+                           int port) {
+  if (path.empty()) return absl::OkStatus();
+  const std::string tmp = path + ".tmp";
+  FILE* file = std::fopen(tmp.c_str(), "w");
+  if (file == nullptr) return PortFileError(flag, path, "write " + tmp);
+  const bool written = std::fprintf(file, "%d\n", port) > 0;
+  if (std::fclose(file) != 0 || !written) {
+    return PortFileError(flag, path, "write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return PortFileError(flag, path, "rename " + tmp + " to it");
+  }
+  return absl::OkStatus();
+}
+
+std::string BindFailure(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || address.rfind("unix:", 0) == 0) return "";
+  std::string host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints,
+                  &found) != 0) {
+    return "";
+  }
+  std::string failure;
+  for (addrinfo* a = found; a != nullptr && failure.empty(); a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;  // as gRPC binds: TIME_WAIT sockets do not count
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0)
+      failure = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return failure;
+}
+
+}  // namespace reshard

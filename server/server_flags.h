@@ -1,0 +1,50 @@
+// What reshard-planner checks when it starts, so that a bad start fails at
+// once with a message naming the flag instead of serving something else
+// than asked (a registry of 0 meshes, a negative drain) or leaving a
+// scheduler waiting for a port file that will never appear.
+#ifndef RESHARD_SERVER_SERVER_FLAGS_H_
+#define RESHARD_SERVER_SERVER_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace reshard {
+
+// The start-up flags whose values need checking (the search budgets and
+// the Coordinator's limits are checked where they are read).
+struct ServerFlags {
+  std::string port_file;          // empty: none
+  std::string metrics_port_file;  // empty: none
+  int64_t cache_entries = 0;      // 0: no plan cache
+  int64_t max_meshes = 0;         // >= 1
+  int64_t max_batch_items = 0;    // >= 1
+  int64_t max_message_bytes = 0;  // >= 1
+  int64_t drain_seconds = 0;      // 0: cancel running calls at once
+};
+
+// Longest drain a SIGTERM may wait for.
+inline constexpr int64_t kMaxDrainSeconds = 24 * 3600;
+
+// OK, or INVALID_ARGUMENT whose message starts with the flag and its value
+// (`--max_meshes=0: must be in [1, ...] ...`). A set --port_file or
+// --metrics_port_file must be writable: its temporary file is created and
+// removed once to find out.
+absl::Status ValidateServerFlags(const ServerFlags& flags);
+
+// Writes `port` to `path` (nothing when empty) atomically, a temporary file
+// then a rename; INVALID_ARGUMENT naming --`flag` and the system's reason
+// on failure.
+absl::Status WritePortFile(absl::string_view flag, const std::string& path,
+                           int port);
+
+// Why `address` (--listen's form, HOST:PORT) cannot be bound, in the
+// system's words ("Address already in use"), found by binding it once as
+// gRPC would; empty when binding works or the address is not HOST:PORT.
+std::string BindFailure(const std::string& address);
+
+}  // namespace reshard
+
+#endif  // RESHARD_SERVER_SERVER_FLAGS_H_

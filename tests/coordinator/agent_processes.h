@@ -1,0 +1,141 @@
+// Real reshard-agent processes of one job on loopback, for the
+// Coordinator's integration tests and job_bench (RESHARD_AGENT_BIN names
+// the binary). Only the PIDs started here are ever signalled; the
+// destructor kills and reaps any that still run.
+#ifndef RESHARD_TESTS_COORDINATOR_AGENT_PROCESSES_H_
+#define RESHARD_TESTS_COORDINATOR_AGENT_PROCESSES_H_
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace reshard::testing {
+
+class AgentProcesses {
+ public:
+  AgentProcesses(std::string server, std::string job, int world_size)
+      : server_(std::move(server)), job_(std::move(job)), world_(world_size) {
+    char dir_template[] = "/tmp/reshard-agents-XXXXXX";
+    dir_ = mkdtemp(dir_template);
+  }
+  ~AgentProcesses() {
+    for (pid_t& pid : pids_) {
+      if (pid <= 0) continue;
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      pid = -1;
+    }
+    if (std::getenv("RESHARD_TEST_AGENT_LOGS") != nullptr) {
+      fprintf(stderr, "%s", Logs().c_str());
+    }
+    std::system(("rm -rf " + dir_).c_str());
+  }
+
+  // Starts rank `rank` (with the job's world size unless `world_size`).
+  void Start(int rank, int world_size = 0) {
+    std::vector<std::string> args = {
+        RESHARD_AGENT_BIN,
+        "--server=" + server_,
+        "--job=" + job_,
+        absl::StrCat("--rank=", rank),
+        absl::StrCat("--world_size=", world_size > 0 ? world_size : world_),
+        "--timeout_seconds=10"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = absl::StrCat(dir_, "/agent-", rank, ".log");
+    const pid_t pid = fork();
+    if (pid == 0) {  // only async-signal-safe calls until exec
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    if (pid <= 0) return;  // no process: the job never becomes ready
+    pids_.push_back(pid);
+    ranks_.push_back(rank);
+  }
+  // SIGKILL to the process of `rank` (as a crash would end it), reaped.
+  void Kill(int rank) {
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      if (ranks_[i] != rank || pids_[i] <= 0) continue;
+      kill(pids_[i], SIGKILL);
+      waitpid(pids_[i], nullptr, 0);
+      pids_.erase(pids_.begin() + i);
+      ranks_.erase(ranks_.begin() + i);
+      return;
+    }
+  }
+  void StartAll() {
+    for (int r = 0; r < world_; ++r) Start(r);
+  }
+
+  // Waits up to `within` for every process to exit (after sending `signal`
+  // unless 0); the exit statuses in start order, -1 for one killed at the
+  // deadline or ended by a signal.
+  std::vector<int> Wait(std::chrono::milliseconds within, int signal = 0) {
+    if (signal != 0) {
+      for (pid_t pid : pids_) {
+        if (pid > 0) kill(pid, signal);
+      }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    std::vector<int> codes(pids_.size(), -1);
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      codes[i] = Reap(pids_[i], deadline);
+    }
+    return codes;
+  }
+
+  std::string Logs() const {
+    std::string out;
+    for (int r = 0; r < world_; ++r) {
+      std::ifstream in(absl::StrCat(dir_, "/agent-", r, ".log"));
+      out += absl::StrCat("---- agent ", r, " ----\n",
+                          std::string(std::istreambuf_iterator<char>(in), {}));
+    }
+    return out;
+  }
+
+ private:
+  static int Reap(pid_t& pid, std::chrono::steady_clock::time_point deadline) {
+    if (pid <= 0) return -1;
+    int status = 0;
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        pid = -1;
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string server_;
+  std::string job_;
+  int world_;
+  std::string dir_;
+  std::vector<pid_t> pids_;
+  std::vector<int> ranks_;  // of each process, in start order
+};
+
+}  // namespace reshard::testing
+
+#endif  // RESHARD_TESTS_COORDINATOR_AGENT_PROCESSES_H_

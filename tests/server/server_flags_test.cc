@@ -1,0 +1,142 @@
+// reshard-planner and reshard-loadgen as a user starts them: --help and
+// --version, flags refused at start (exit 2, the flag named), a port in use
+// refused (exit 1, "Address already in use"), and --cache_entries=0
+// really turning the cache off. Runs the real binaries.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/client.h"
+#include "gtest/gtest.h"
+#include "planner/version.h"
+#include "tests/planner/test_util.h"
+#include "tests/server/server_process.h"
+
+namespace reshard {
+namespace {
+
+struct ProgramRun {
+  int exit_status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `args` (no shell metacharacters) with stderr joined to stdout, for
+// at most 20 s: a server that should have refused to start is killed and
+// reads as exit status 124.
+ProgramRun RunProgram(const std::vector<std::string>& args) {
+  const std::string command =
+      absl::StrCat("timeout 20 ", absl::StrJoin(args, " "), " 2>&1");
+  ProgramRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.output.append(buf, n);
+  const int status = pclose(pipe);
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(ServerFlagsTest, HelpListsTheProgramsFlagsWithDefaults) {
+  ProgramRun planner = RunProgram({RESHARD_PLANNER_BIN, "--help"});
+  EXPECT_EQ(planner.output.find("No flags matched"), std::string::npos)
+      << planner.output;
+  for (const char* line :
+       {"--listen (address to serve on; port 0 picks a free port);\n"
+        "      default: \"127.0.0.1:50051\";",
+        "--cache_entries (plan cache capacity (LRU); 0: off); default: 10000;",
+        "--max_meshes (mesh registry capacity); default: 1000;"}) {
+    EXPECT_NE(planner.output.find(line), std::string::npos) << line << "\n"
+                                                            << planner.output;
+  }
+  ProgramRun loadgen = RunProgram({RESHARD_LOADGEN_BIN, "--help"});
+  EXPECT_EQ(loadgen.output.find("No flags matched"), std::string::npos);
+  EXPECT_NE(
+      loadgen.output.find("--concurrency (outstanding calls); default: 8;"),
+      std::string::npos)
+      << loadgen.output;
+}
+
+TEST(ServerFlagsTest, VersionPrintsTheProjectVersion) {
+  for (auto [bin, name] : {std::pair{RESHARD_PLANNER_BIN, "reshard-planner"},
+                           std::pair{RESHARD_LOADGEN_BIN, "reshard-loadgen"}}) {
+    ProgramRun run = RunProgram({bin, "--version"});
+    EXPECT_EQ(run.exit_status, 0);
+    EXPECT_EQ(run.output, absl::StrCat(name, " ", kReshardVersion, "\n"));
+  }
+}
+
+// Each refused with exit status 2 and a message naming the flag, before
+// the server listens (issue 10: all were accepted, and an unwritable port
+// file left a scheduler waiting for it forever).
+TEST(ServerFlagsTest, RefusesBadStartupFlags) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--max_meshes=0", "--max_meshes=0: must be in [1, 2147483647]"},
+      {"--cache_entries=-5",
+       "--cache_entries=-5: must be in [0, 2147483647] (plans kept in the "
+       "cache; 0 turns the cache off)"},
+      {"--drain_seconds=-3", "--drain_seconds=-3: must be in [0, 86400]"},
+      {"--max_batch_items=0", "--max_batch_items=0: must be in [1, "},
+      {"--max_message_bytes=-1", "--max_message_bytes=-1: must be in [1, "},
+      {"--port_file=/nonexistent-dir/port",
+       "--port_file=/nonexistent-dir/port: cannot write "
+       "/nonexistent-dir/port.tmp: No such file or directory"},
+      {"--metrics_port_file=/nonexistent-dir/metrics",
+       "--metrics_port_file=/nonexistent-dir/metrics: cannot write"},
+  };
+  for (const auto& [flag, message] : cases) {
+    SCOPED_TRACE(flag);
+    ProgramRun run =
+        RunProgram({RESHARD_PLANNER_BIN, "--listen=127.0.0.1:0", flag});
+    EXPECT_EQ(run.exit_status, 2) << run.output;
+    EXPECT_NE(run.output.find(message), std::string::npos) << run.output;
+  }
+}
+
+// A second server on a port in use refuses to start (issue 10: gRPC's
+// SO_REUSEPORT let it share the port, clients seeing two registries).
+TEST(ServerFlagsTest, RefusesAPortInUse) {
+  testing::ServerProcess first;
+  ASSERT_NE(first.port(), 0) << first.log();
+  ProgramRun second =
+      RunProgram({RESHARD_PLANNER_BIN, "--listen=" + first.address()});
+  EXPECT_EQ(second.exit_status, 1) << second.output;
+  EXPECT_NE(second.output.find(
+                absl::StrCat("--listen=", first.address(),
+                             ": cannot listen: Address already in use")),
+            std::string::npos)
+      << second.output;
+  ClientOptions options;
+  options.target = first.address();
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->Health().ok());
+  EXPECT_EQ(first.Stop(), 0);
+}
+
+// 0 is documented as "off", and is (it used to keep one plan).
+TEST(ServerFlagsTest, CacheEntriesZeroTurnsTheCacheOff) {
+  testing::ServerProcess server({"--cache_entries=0"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  ClientOptions options;
+  options.target = server.address();
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  const Mesh mesh = testing::MakeMesh({2, 2});
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, {8, 8}, "f32", "S(0),R", "R,R", {});
+  ASSERT_TRUE(request.ok()) << request.status();
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<Plan> plan = (*client)->PlanInline(mesh, *request);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_FALSE(plan->cache_hit) << "call " << i;
+  }
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+}  // namespace
+}  // namespace reshard
