@@ -411,6 +411,7 @@ TEST(PlannerServiceTest, CapAndBudgetHoldForTorchPlanners) {
   item->mutable_dst()->set_text("R");
   batch.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY);
   batch.mutable_options()->set_max_peak_bytes(10000);
+  batch.set_all_or_nothing(true);  // the refusal is the whole call's
   {
     grpc::ClientContext ctx;
     v1::PlanBatchResponse out;
