@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace reshard::executor {
 namespace {
@@ -27,7 +28,14 @@ T Combine(ReduceOp op, T a, T b) {
     case ReduceOp::kMin:
       return std::min(a, b);
     default:
-      return static_cast<T>(a + b);
+      if constexpr (std::is_integral_v<T>) {
+        // Integer sums wrap modulo 2^n (as NCCL's do); padding bytes may
+        // hold anything, and signed overflow must not be undefined.
+        using U = std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      } else {
+        return static_cast<T>(a + b);
+      }
   }
 }
 
