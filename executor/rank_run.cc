@@ -22,7 +22,7 @@ absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
   const size_t steps = runner.plan().steps.size();
   std::vector<std::vector<double>> samples(steps);
   RunStats stats;
-  for (int i = 0; i < options.warmup + std::max(1, options.iters); ++i) {
+  for (int i = 0; i < TotalExecutions(options); ++i) {
     absl::Status s = runner.Run(in.data(), out.data(), &stats);
     if (!s.ok()) return s;
     report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);

@@ -7,6 +7,7 @@
 #ifndef RESHARD_EXECUTOR_RANK_RUN_H_
 #define RESHARD_EXECUTOR_RANK_RUN_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,12 @@ struct RankOptions {
   int warmup = 0;
   bool keep_result = false;  // return the result tensor (tests)
 };
+
+// How many times a run executes its plan: warmup, then at least one timed
+// iteration.
+inline int TotalExecutions(const RankOptions& options) {
+  return options.warmup + std::max(1, options.iters);
+}
 
 struct RankReport {
   int64_t rank = 0;

@@ -15,10 +15,10 @@
 
 #include "absl/status/status.h"
 #include "coordinator/coordinator.h"
+#include "metrics/metrics_endpoint.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "server/metrics_endpoint.h"
 #include "server/rpc_metrics.h"
 
 namespace reshard {

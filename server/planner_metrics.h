@@ -15,13 +15,13 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "metrics/metrics_endpoint.h"
 #include "planner/plan.h"
 #include "planner/plan_cache.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "server/mesh_registry.h"
-#include "server/metrics_endpoint.h"
 #include "server/rpc_metrics.h"
 
 namespace reshard {

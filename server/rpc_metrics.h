@@ -20,16 +20,13 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "metrics/latency_buckets.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
 namespace reshard {
-
-// Bucket bounds of every latency histogram (seconds): a 1-2.5-5 ladder from
-// 1 µs (a cached plan) to 10 s (a search at its budget), 22 buckets.
-std::vector<double> LatencyBuckets();
 
 // One counter per absl::StatusCode under fixed labels plus
 // `code="<absl::StatusCodeToString>"`. The OK series exists from the start

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "metrics/port_file.h"
 
 namespace reshard {
 
@@ -33,12 +34,6 @@ inline constexpr int64_t kMaxDrainSeconds = 24 * 3600;
 // --metrics_port_file must be writable: its temporary file is created and
 // removed once to find out.
 absl::Status ValidateServerFlags(const ServerFlags& flags);
-
-// Writes `port` to `path` (nothing when empty) atomically, a temporary file
-// then a rename; INVALID_ARGUMENT naming --`flag` and the system's reason
-// on failure.
-absl::Status WritePortFile(absl::string_view flag, const std::string& path,
-                           int port);
 
 // Why `address` (--listen's form, HOST:PORT) cannot be bound, in the
 // system's words ("Address already in use"), found by binding it once as

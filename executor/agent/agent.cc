@@ -49,10 +49,12 @@ void LogRun(const v1::RunWork& run, const executor::RankReport& report,
 
 }  // namespace
 
-Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel)
+Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
+             AgentMetrics* metrics)
     : config_(std::move(config)),
       stub_(v1::Coordinator::NewStub(channel)),
-      comms_([this](const CommKey& key) { return OpenCommunicators(key); }) {
+      comms_([this](const CommKey& key) { return OpenCommunicators(key); }),
+      metrics_(metrics) {
   id_.set_job(config_.job);
   id_.set_rank(config_.rank);
   id_.set_incarnation(FreshIncarnation());
@@ -196,7 +198,19 @@ bool Agent::HandleWork(const v1::Work& work) {
 
 void Agent::HandleRun(const v1::RunWork& run) {
   const auto start = std::chrono::steady_clock::now();
-  const executor::RankReport report = Execute(run);
+  const absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
+  executor::RankReport report;
+  report.rank = config_.rank;
+  if (setup.ok()) {
+    report = Execute(run, *setup);
+  } else {
+    report.status = setup.status();
+  }
+  if (metrics_ != nullptr && setup.ok()) {
+    metrics_->RecordRun(setup->mesh, setup->plan, setup->options, report);
+  } else if (metrics_ != nullptr) {
+    metrics_->RecordRefusal(report.status);
+  }
   // The peers of a failed run may hold half-used connections.
   if (!report.status.ok()) comms_.Drop();
   const absl::Status sent = SendReport(run, report);
@@ -205,19 +219,13 @@ void Agent::HandleRun(const v1::RunWork& run) {
              .count());
 }
 
-executor::RankReport Agent::Execute(const v1::RunWork& run) {
-  absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
-  if (!setup.ok()) {
-    executor::RankReport report;
-    report.rank = config_.rank;
-    report.status = setup.status();
-    return report;
-  }
+executor::RankReport Agent::Execute(const v1::RunWork& run,
+                                    const RunSetup& setup) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
-      comms_.For({run.comm_prefix(), setup->timeout});
-  return executor::RunRank(setup->mesh, setup->plan, config_.rank, provider,
-                           setup->options);
+      comms_.For({run.comm_prefix(), setup.timeout});
+  return executor::RunRank(setup.mesh, setup.plan, config_.rank, provider,
+                           setup.options);
 }
 
 absl::Status Agent::SendReport(const v1::RunWork& run,

@@ -20,8 +20,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "executor/agent/agent_config.h"
+#include "executor/agent/agent_metrics.h"
 #include "executor/agent/communicator_cache.h"
 #include "executor/agent/coordinator_store.h"
+#include "executor/agent/run_work.h"
 #include "executor/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -34,7 +36,10 @@ class Agent {
   // `channel` reaches the Coordinator. The incarnation is fresh (random)
   // for every Agent, so a restarted process is never taken for its
   // previous life.
-  Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel);
+  // `metrics` (may be null: none) records each run; it must outlive the
+  // Agent.
+  Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
+        AgentMetrics* metrics = nullptr);
 
   // Joins the job (creating it if this rank is the first); returns the
   // job's generation after the join. The Coordinator's refusal as it gave
@@ -60,7 +65,7 @@ class Agent {
   // Returns true for a shutdown.
   bool HandleWork(const v1::Work& work);
   void HandleRun(const v1::RunWork& run);
-  executor::RankReport Execute(const v1::RunWork& run);
+  executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup);
   absl::Status SendReport(const v1::RunWork& run,
                           const executor::RankReport& report);
   void Leave();
@@ -78,6 +83,7 @@ class Agent {
   std::shared_ptr<v1::Coordinator::Stub> stub_;
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
+  AgentMetrics* const metrics_;
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

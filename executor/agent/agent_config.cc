@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "metrics/port_file.h"
 #include "planner/field_error.h"
 #include "planner/job_replica.h"
 
@@ -122,6 +123,16 @@ absl::Status ParseDevice(const std::string& text, AgentConfig& config) {
   return absl::OkStatus();
 }
 
+// The metrics endpoint itself is checked when it starts (the address must
+// bind); here, what can be known before.
+absl::Status CheckMetricsFlags(const AgentFlagValues& flags) {
+  if (flags.metrics_port_file.empty()) return absl::OkStatus();
+  if (flags.metrics_listen.empty()) {
+    return InvalidField("--metrics_port_file", "needs --metrics_listen");
+  }
+  return ProbePortFile("metrics_port_file", flags.metrics_port_file);
+}
+
 }  // namespace
 
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
@@ -143,6 +154,10 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   config.job = flags.job;
   config.listen_address = flags.listen_address;
   config.timeout_seconds = *timeout;
+  absl::Status metrics = CheckMetricsFlags(flags);
+  if (!metrics.ok()) return metrics;
+  config.metrics_listen = flags.metrics_listen;
+  config.metrics_port_file = flags.metrics_port_file;
   return config;
 }
 

@@ -23,6 +23,8 @@ struct AgentFlagValues {
   std::string device = "-1";
   std::string listen_address = "127.0.0.1";
   std::string timeout_seconds = "30";
+  std::string metrics_listen;     // empty: no metrics endpoint
+  std::string metrics_port_file;  // empty: none
 };
 
 // A validated configuration: rank in [0, world_size), a gloo backend, a
@@ -34,13 +36,16 @@ struct AgentConfig {
   int64_t world_size = 1;
   int device = -1;  // -1: none (only NCCL would use one)
   std::string listen_address = "127.0.0.1";
-  double timeout_seconds = 30;  // Join and every other unary RPC
+  double timeout_seconds = 30;    // Join and every other unary RPC
+  std::string metrics_listen;     // IP:PORT or PORT; empty: no metrics
+  std::string metrics_port_file;  // where the bound metrics port goes
 };
 
 // INVALID_ARGUMENT naming the flag and the problem
 // ("--rank: 5 is not in [0, --world_size=4)"); FAILED_PRECONDITION for
 // --backend nccl, which this agent cannot run yet (the plan runner works on
-// host memory).
+// host memory). A --metrics_port_file needs --metrics_listen and must be
+// writable.
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags);
 
 }  // namespace reshard::agent

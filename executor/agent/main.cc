@@ -3,7 +3,8 @@
 // Exit status: 0 after a shutdown from the Coordinator or SIGTERM/SIGINT
 // (the current run finishes or fails first, then the agent leaves the
 // job; a second signal exits at once with 1), 1 when the join is refused or
-// the dispatch stream drops, 2 for bad flags.
+// the dispatch stream drops or --metrics_listen cannot be served, 2 for bad
+// flags.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -23,6 +24,8 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "metrics/metrics_endpoint.h"
+#include "metrics/port_file.h"
 #include "planner/flags_usage.h"
 #include "planner/job_replica.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -44,6 +47,11 @@ ABSL_FLAG(std::string, listen_address, "127.0.0.1",
           "the address this rank's peers connect to (Gloo binds it)");
 ABSL_FLAG(std::string, timeout_seconds, "30",
           "deadline of Join and every other call to the Coordinator");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "serve Prometheus metrics on http://ADDR/metrics (IP:PORT, or PORT "
+          "for every interface; port 0 picks a free port; off when empty)");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "if set, write the bound metrics port here once serving");
 
 namespace reshard::agent {
 namespace {
@@ -61,6 +69,8 @@ AgentFlagValues FlagValues() {
   values.device = absl::GetFlag(FLAGS_device);
   values.listen_address = absl::GetFlag(FLAGS_listen_address);
   values.timeout_seconds = absl::GetFlag(FLAGS_timeout_seconds);
+  values.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   return values;
 }
 
@@ -104,6 +114,25 @@ int JoinAndServe(Agent& agent, const AgentConfig& config) {
   return 0;
 }
 
+// The agent's metrics on --metrics_listen with its port written to
+// --metrics_port_file; null when not asked for; the reason when the address
+// cannot be bound or the file not written.
+absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetrics(
+    const AgentConfig& config, std::shared_ptr<prometheus::Registry> families) {
+  if (config.metrics_listen.empty()) return nullptr;
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(config.metrics_listen, std::move(families));
+  if (!endpoint.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics_listen: ", endpoint.status().message()));
+  }
+  absl::Status written = WritePortFile(
+      "metrics_port_file", config.metrics_port_file, (*endpoint)->port());
+  if (!written.ok()) return written;
+  spdlog::info("metrics on port {} at /metrics", (*endpoint)->port());
+  return endpoint;
+}
+
 // Signals wait on their own thread (blocked everywhere else): the first
 // SIGTERM/SIGINT stops the agent after its current run, a second exits at
 // once. SIGUSR1 from main() ends the thread when the agent stopped first.
@@ -115,9 +144,20 @@ int Run(const AgentConfig& config) {
   sigaddset(&signals, SIGUSR1);
   // Before any thread starts (gRPC's included), so only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto families = std::make_shared<prometheus::Registry>();
+  AgentMetrics metrics(*families);
+  // Declared before the agent: destroyed after it stops recording.
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      StartMetrics(config, families);
+  if (!endpoint.ok()) {
+    spdlog::error("{}", std::string(endpoint.status().message()));
+    return 1;
+  }
   // With several replicas, the job's own (the one its callers reach too).
-  Agent agent(config, CoordinatorChannel(ReplicaForJob(
-                          config.job, SplitReplicaList(config.server))));
+  Agent agent(config,
+              CoordinatorChannel(
+                  ReplicaForJob(config.job, SplitReplicaList(config.server))),
+              &metrics);
   std::atomic<bool> done{false};
   std::thread waiter([&] {
     int signal = 0;
@@ -148,7 +188,8 @@ int Run(const AgentConfig& config) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
-      "[--backend gloo] [--listen_address IP] [--timeout_seconds T]");
+      "[--backend gloo] [--listen_address IP] [--timeout_seconds T] "
+      "[--metrics_listen ADDR [--metrics_port_file FILE]]");
   reshard::SetFlagsUsage("reshard-agent", "executor/agent/main.cc");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =

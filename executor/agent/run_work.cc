@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "executor/agent/error_kind.h"
 #include "planner/field_error.h"
 #include "planner/plan_digest.h"
 #include "proto/convert.h"
@@ -31,11 +32,11 @@ absl::Status CheckDigest(const Mesh& mesh, const Plan& plan,
                          uint64_t expected) {
   const uint64_t actual = PlanDigest(mesh, plan);
   if (actual == expected) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrFormat(
+  return MarkDigestMismatch(absl::FailedPreconditionError(absl::StrFormat(
       "plan digest mismatch: the Coordinator sent %016x, this agent computes "
       "%016x for the mesh and plan it received (a different version on one "
       "side?); no communicator was opened",
-      expected, actual));
+      expected, actual)));
 }
 
 }  // namespace

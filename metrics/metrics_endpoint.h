@@ -1,18 +1,11 @@
-// The process's Prometheus endpoint: /metrics over HTTP (prometheus-cpp's
+// A process's Prometheus endpoint: /metrics over HTTP (prometheus-cpp's
 // Exposer on civetweb) serving one registry of metrics recorded on the hot
 // path plus ScrapeReadings, figures read from the objects that own them at
 // each scrape (cache size, registry size, drain state, ...), so the core
-// library never links prometheus and nothing polls.
-//
-// Adding the Coordinator's metrics (DESIGN §7) later, on the same endpoint:
-//  - reshard_job_runs_total{result} and reshard_job_run_duration_seconds:
-//    families built on the same prometheus::Registry the Planner's metrics
-//    use (a CoordinatorMetrics class next to PlannerMetrics, recording with
-//    cached series as planner_metrics.h does); its RPCs through RpcMetrics.
-//  - reshard_jobs and reshard_agents{state}: readings() gauges read from the
-//    job table at scrape time, one AddGauge per closed-set agent state.
-#ifndef RESHARD_SERVER_METRICS_ENDPOINT_H_
-#define RESHARD_SERVER_METRICS_ENDPOINT_H_
+// libraries never link prometheus and nothing polls. The planner (with the
+// Coordinator) and reshard-agent each serve one on --metrics_listen.
+#ifndef RESHARD_METRICS_METRICS_ENDPOINT_H_
+#define RESHARD_METRICS_METRICS_ENDPOINT_H_
 
 #include <functional>
 #include <memory>
@@ -97,4 +90,4 @@ class MetricsEndpoint {
 
 }  // namespace reshard
 
-#endif  // RESHARD_SERVER_METRICS_ENDPOINT_H_
+#endif  // RESHARD_METRICS_METRICS_ENDPOINT_H_

@@ -1,4 +1,4 @@
-#include "server/metrics_endpoint.h"
+#include "metrics/metrics_endpoint.h"
 
 #include <exception>
 #include <utility>

@@ -1,0 +1,76 @@
+// reshard-agent's metrics (DESIGN §7), recorded once per run from what the
+// run reported, so the plan runner itself never touches prometheus:
+//  - reshard_plan_executions_total{result}: ok (ran and validated) or failed;
+//  - reshard_executor_errors_total{kind}: why a run failed (error_kind.h);
+//  - per collective step with peers, labelled op and group (mesh-dim names
+//    joined by `_`, capped at LabelCap::kGroupCap per process):
+//    reshard_collective_duration_seconds (histogram; one observation per
+//    run: the step's median over the run's timed iterations),
+//    reshard_collective_bytes_total (the step's buffer bytes, DESIGN §3.3,
+//    times the run's executions, warmup included) and
+//    reshard_collective_busbw_gbytes_per_second (gauge: the last run's
+//    busbw, nccl-tests' convention, as `reshardctl exec` prints it).
+// Every result and kind series exists from the start at 0, so rates and
+// alerts work before the first failure. Recording happens on the agent's
+// run thread; scrapes read prometheus-cpp's atomics.
+#ifndef RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_
+#define RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_
+
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "executor/agent/error_kind.h"
+#include "executor/rank_run.h"
+#include "metrics/label_cap.h"
+#include "planner/mesh.h"
+#include "planner/plan.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace reshard::agent {
+
+class AgentMetrics {
+ public:
+  // Builds the agent's families on `registry`.
+  explicit AgentMetrics(prometheus::Registry& registry);
+
+  // A run that got as far as a mesh and plan (its report may still carry a
+  // failure): steps that ran are recorded, then the result.
+  void RecordRun(const Mesh& mesh, const Plan& plan,
+                 const executor::RankOptions& options,
+                 const executor::RankReport& report);
+  // A run refused before it had a mesh and plan (a bad RunWork).
+  void RecordRefusal(const absl::Status& status);
+
+ private:
+  struct StepSeries {
+    prometheus::Histogram* duration;
+    prometheus::Counter* bytes;
+    prometheus::Gauge* busbw;
+  };
+  StepSeries& SeriesFor(const std::string& op, const std::string& group);
+  void RecordSteps(const Mesh& mesh, const Plan& plan,
+                   const executor::RankOptions& options,
+                   const executor::RankReport& report);
+  void RecordResult(const executor::RankReport& report);
+
+  prometheus::Family<prometheus::Histogram>& durations_;
+  prometheus::Family<prometheus::Counter>& bytes_;
+  prometheus::Family<prometheus::Gauge>& busbw_;
+  prometheus::Family<prometheus::Counter>& executions_;
+  prometheus::Counter& executions_ok_;
+  prometheus::Counter& executions_failed_;
+  absl::flat_hash_map<ErrorKind, prometheus::Counter*> errors_;
+  LabelCap groups_{LabelCap::kGroupCap};
+  // By (op, group label); node-based so references stay valid.
+  absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;
+};
+
+}  // namespace reshard::agent
+
+#endif  // RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# reshard-agent's /metrics on real processes over loopback: a reshard-planner
+# and 4 Gloo agents serving metrics on port 0 (each writes its bound port).
+# Before any run every result and error kind series is there at 0; after a
+# validated `reshardctl job run` each agent counts one ok execution and, per
+# collective step of the plan the run printed (op and group labels), the
+# step's bytes times its executions, a duration observation and a busbw;
+# after a peer is SIGKILLed mid-run the surviving agents count one failed
+# execution as a peer or timeout error. Every scrape passes `promtool check
+# metrics`. Every process started here is stopped by its PID (on failure
+# too) and every wait is bounded.
+# usage: agent_metrics_test.sh PLANNER AGENT RESHARDCTL [PROMTOOL]
+set -u
+PLANNER="$1"
+AGENT="$2"
+CTL="$3"
+PROMTOOL="${4:-promtool}"
+. "$(dirname "$0")/../../cli/lib.sh"
+
+dir=$(mktemp -d /tmp/reshard-agent-metrics-XXXXXX)
+pids=()
+declare -A agent_pid
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  if [ "$fail" -ne 0 ]; then
+    for log in "$dir"/*.log; do echo "---- $log"; tail -n 15 "$log"; done
+  fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+die() { echo "FAIL: $1"; fail=1; exit 1; }
+# wait_for SECONDS COMMAND...: COMMAND every 0.1 s until it succeeds.
+wait_for() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -ge $end ] && return 1
+    sleep 0.1
+  done
+}
+
+"$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" 2>"$dir/planner.log" &
+pids+=($!)
+wait_for 15 test -s "$dir/port" || die "planner did not start"
+server="127.0.0.1:$(cat "$dir/port")"
+
+start_agent() {
+  "$AGENT" --server "$server" --job am --rank "$1" --world_size 4 \
+    --timeout_seconds 10 --metrics_listen 127.0.0.1:0 \
+    --metrics_port_file "$dir/metrics-$1" 2>>"$dir/agent-$1.log" &
+  pids+=($!)
+  agent_pid[$1]=$!
+}
+for r in 0 1 2 3; do start_agent "$r"; done
+for r in 0 1 2 3; do
+  wait_for 15 test -s "$dir/metrics-$r" || die "agent $r wrote no metrics port"
+done
+
+# scrape RANK: the agent's /metrics, also kept in $dir/scrape-RANK.
+scrape() {
+  curl -sf --max-time 5 "http://127.0.0.1:$(cat "$dir/metrics-$1")/metrics" \
+    | tee "$dir/scrape-$1"
+}
+# value RANK 'SERIES{LABELS}': the sample's value in the last scrape, or
+# empty.
+value() {
+  awk -v s="$2" '$1 == s {print $2}' "$dir/scrape-$1"
+}
+# promtool_ok RANK: the last scrape passes promtool's lint.
+promtool_ok() { "$PROMTOOL" check metrics <"$dir/scrape-$1" >"$dir/lint" 2>&1; }
+
+scrape 0 >/dev/null; check "agent 0 serves /metrics" $?
+promtool_ok 0; check "promtool check metrics passes before any run" $?
+[ "$(value 0 'reshard_plan_executions_total{result="ok"}')" = 0 ] &&
+  [ "$(value 0 'reshard_plan_executions_total{result="failed"}')" = 0 ]
+check "both result series exist at 0 before a run" $?
+for kind in timeout peer digest_mismatch bad_plan cancelled validation other; do
+  [ "$(value 0 "reshard_executor_errors_total{kind=\"$kind\"}")" = 0 ] ||
+    { check "errors_total{kind=$kind} exists at 0" 1; }
+done
+grep -q '^reshard_build_info{version=' "$dir/scrape-0"
+check "reshard_build_info names the version" $?
+
+# A validated run: 3 executions (warm-up 1, iters 2) of every step.
+PF=(--mesh A=2,B=2 --flatten A,B --shape 64,48 --dtype f32
+    --from 'P(sum),S(0)' --to 'S(1),R' --iters 2 --warmup 1)
+run=$(timeout 120 "$CTL" --server "$server" job run am "${PF[@]}" --json)
+check "job run exits 0" $?
+echo "$run" | jq -e '.validated == true' >/dev/null; check "the run validated" $?
+# Expected per (op, group): bytes x 3 summed over the plan's collective steps.
+expected=$(echo "$run" | jq -r '[.steps[] | select(.op | IN("all_gather", "all_reduce", "reduce_scatter", "all_to_all"))] |
+  group_by([.op, .group])[] |
+  "\(.[0].op) \(.[0].group) \(map(.bytes) | add * 3) \(length)"')
+[ -n "$expected" ]; check "the plan has collective steps ($(echo $expected))" $?
+for r in 0 1 2 3; do
+  scrape "$r" >/dev/null || die "scrape of agent $r"
+  promtool_ok "$r"; check "agent $r: promtool check metrics passes" $?
+  [ "$(value "$r" 'reshard_plan_executions_total{result="ok"}')" = 1 ]
+  check "agent $r: one ok execution" $?
+  while read -r op group bytes steps; do
+    labels="group=\"$group\",op=\"$op\""
+    [ "$(value "$r" "reshard_collective_bytes_total{$labels}")" = "$bytes" ]
+    check "agent $r: bytes_total{$labels} = $bytes" $?
+    [ "$(value "$r" "reshard_collective_duration_seconds_count{$labels}")" = "$steps" ]
+    check "agent $r: duration_seconds_count{$labels} = $steps" $?
+    busbw=$(value "$r" "reshard_collective_busbw_gbytes_per_second{$labels}")
+    awk -v b="${busbw:-0}" 'BEGIN { exit !(b > 0) }'
+    check "agent $r: busbw{$labels} > 0 ($busbw)" $?
+  done <<<"$expected"
+done
+
+# A peer killed mid-run: a run of many iterations, rank 3 SIGKILLed once it
+# is under way; the survivors count a failed execution (peer or timeout).
+timeout 90 "$CTL" --server "$server" job run am --mesh A=2,B=2 --shape 256,256 \
+  --dtype f32 --from 'S(0),R' --to 'R,R' --iters 100000 --timeout_seconds 3 \
+  --json >"$dir/killed.json" 2>"$dir/killed.err" &
+run_pid=$!
+pids+=($run_pid)
+sleep 2
+kill -9 "${agent_pid[3]}"
+wait "$run_pid"; rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ]
+check "the run with a killed peer fails (exit $rc) before its bound" $?
+for r in 0 1 2; do
+  wait_for 10 eval \
+    "scrape $r >/dev/null && [ \"\$(value $r 'reshard_plan_executions_total{result=\"failed\"}')\" = 1 ]"
+  check "agent $r: one failed execution" $?
+  peer=$(value "$r" 'reshard_executor_errors_total{kind="peer"}')
+  timeout=$(value "$r" 'reshard_executor_errors_total{kind="timeout"}')
+  [ $((${peer%.*} + ${timeout%.*})) -eq 1 ]
+  check "agent $r: the failure counts as peer or timeout (peer $peer, timeout $timeout)" $?
+  [ "$(value "$r" 'reshard_plan_executions_total{result="ok"}')" = 1 ]
+  check "agent $r: the ok count did not move" $?
+done
+exit "$fail"

@@ -1,0 +1,210 @@
+// The agent's metrics without processes: the group-label cap, the kind of a
+// failure (the digest mismatch PrepareRun reports included), what one run
+// records on a registry (read back through Collect, as a scrape would), and
+// the metrics flags.
+#include <map>
+#include <string>
+
+#include "executor/agent/agent_config.h"
+#include "executor/agent/agent_metrics.h"
+#include "executor/agent/error_kind.h"
+#include "executor/agent/run_work.h"
+#include "gtest/gtest.h"
+#include "metrics/label_cap.h"
+#include "planner/plan_digest.h"
+#include "prometheus/registry.h"
+#include "proto/convert.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard::agent {
+namespace {
+
+TEST(LabelCapTest, AdmitsTheFirstValuesAndCountsTheRestAsOther) {
+  LabelCap cap(2);
+  EXPECT_EQ(cap.Admit("A"), "A");
+  EXPECT_EQ(cap.Admit("B"), "B");
+  EXPECT_EQ(cap.Admit("C"), LabelCap::kOther);
+  EXPECT_EQ(cap.Admit("A"), "A");  // seen before the cap: still itself
+  EXPECT_EQ(cap.Admit("D"), LabelCap::kOther);
+}
+
+TEST(ErrorKindTest, CodesAndTheDigestMarkMapToKinds) {
+  EXPECT_EQ(ErrorKindOf(absl::DeadlineExceededError("x")), ErrorKind::kTimeout);
+  EXPECT_EQ(ErrorKindOf(absl::UnavailableError("x")), ErrorKind::kPeer);
+  EXPECT_EQ(ErrorKindOf(absl::AbortedError("x")), ErrorKind::kPeer);
+  EXPECT_EQ(ErrorKindOf(absl::InvalidArgumentError("x")), ErrorKind::kBadPlan);
+  EXPECT_EQ(ErrorKindOf(absl::FailedPreconditionError("x")),
+            ErrorKind::kBadPlan);
+  EXPECT_EQ(ErrorKindOf(absl::CancelledError("x")), ErrorKind::kCancelled);
+  EXPECT_EQ(ErrorKindOf(absl::InternalError("x")), ErrorKind::kOther);
+  EXPECT_EQ(ErrorKindOf(MarkDigestMismatch(absl::FailedPreconditionError("x"))),
+            ErrorKind::kDigestMismatch);
+  EXPECT_EQ(ErrorKindName(ErrorKind::kDigestMismatch), "digest_mismatch");
+  EXPECT_EQ(ErrorKindName(ErrorKind::kBadPlan), "bad_plan");
+}
+
+TEST(ErrorKindTest, PrepareRunMarksADigestMismatch) {
+  const Mesh mesh = testing::MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan =
+      testing::PlanChecked(mesh, {8, 6}, "S(0),R", "R,R", PlanOptions());
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  v1::RunWork run;
+  *run.mutable_mesh() = MeshToProto(mesh);
+  PlanToProto(mesh, *plan, run.mutable_plan());
+  run.set_run_id("run-1");
+  run.set_comm_prefix("job/1/run-1");
+  run.set_digest(PlanDigest(mesh, *plan) ^ 1);
+  absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(ErrorKindOf(setup.status()), ErrorKind::kDigestMismatch);
+  run.set_run_id("");
+  EXPECT_EQ(ErrorKindOf(PrepareRun(run, 4).status()), ErrorKind::kBadPlan);
+}
+
+// Sample values by "name{label=value,...}" (labels in prometheus-cpp's
+// sorted order), as the text format writes them.
+std::map<std::string, double> Samples(prometheus::Registry& registry) {
+  std::map<std::string, double> out;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      std::string labels;
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        labels += (labels.empty() ? "" : ",") + label.name + "=" + label.value;
+      }
+      const std::string key = family.name + "{" + labels + "}";
+      if (family.type == prometheus::MetricType::Histogram) {
+        out[key + "count"] = metric.histogram.sample_count;
+        out[key + "sum"] = metric.histogram.sample_sum;
+      } else if (family.type == prometheus::MetricType::Gauge) {
+        out[key] = metric.gauge.value;
+      } else {
+        out[key] = metric.counter.value;
+      }
+    }
+  }
+  return out;
+}
+
+class AgentMetricsTest : public ::testing::Test {
+ protected:
+  // S(0),R -> R,R on 2x2: one all_gather over A; B is replicated.
+  void SetUp() override {
+    absl::StatusOr<Plan> plan =
+        testing::PlanChecked(mesh_, {8, 6}, "S(0),R", "R,R", PlanOptions());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plan_ = *plan;
+    ASSERT_EQ(plan_.steps.size(), 1u);
+    report_.validated = true;
+    report_.seconds_min = {0.001};
+    report_.seconds_median = {0.002};
+    options_.iters = 3;
+    options_.warmup = 1;
+  }
+  prometheus::Registry registry_;
+  AgentMetrics metrics_{registry_};
+  Mesh mesh_ = testing::MakeMesh({2, 2});
+  Plan plan_;
+  executor::RankReport report_;
+  executor::RankOptions options_;
+};
+
+TEST_F(AgentMetricsTest, EverySeriesStartsAtZero) {
+  std::map<std::string, double> s = Samples(registry_);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 0);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=failed}"), 0);
+  for (ErrorKind kind : kAllErrorKinds) {
+    EXPECT_EQ(s.at("reshard_executor_errors_total{kind=" +
+                   std::string(ErrorKindName(kind)) + "}"),
+              0);
+  }
+}
+
+TEST_F(AgentMetricsTest, AValidatedRunRecordsItsStepsAndResult) {
+  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  std::map<std::string, double> s = Samples(registry_);
+  const std::string labels = "{group=A,op=all_gather}";
+  // 8x6 f32 gathered: 192 bytes, 4 executions per run, 2 runs.
+  EXPECT_EQ(s.at("reshard_collective_bytes_total" + labels), 192.0 * 4 * 2);
+  EXPECT_EQ(s.at("reshard_collective_duration_seconds" + labels + "count"), 2);
+  EXPECT_DOUBLE_EQ(s.at("reshard_collective_duration_seconds" + labels + "sum"),
+                   0.004);
+  // algbw 192 B / 2 ms = 96 kB/s; busbw = algbw x (n-1)/n for n = 2.
+  EXPECT_DOUBLE_EQ(s.at("reshard_collective_busbw_gbytes_per_second" + labels),
+                   192.0 / 0.002 / 1e9 / 2);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 2);
+}
+
+TEST_F(AgentMetricsTest, FailuresCountByKindAndUnrunStepsAreSkipped) {
+  report_.status = absl::UnavailableError("peer 3 closed the connection");
+  report_.seconds_median.clear();
+  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  report_.status = absl::OkStatus();
+  report_.validated = false;
+  report_.seconds_median = {0.002};
+  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  metrics_.RecordRefusal(
+      MarkDigestMismatch(absl::FailedPreconditionError("digest")));
+  std::map<std::string, double> s = Samples(registry_);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=failed}"), 3);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 0);
+  EXPECT_EQ(s.at("reshard_executor_errors_total{kind=peer}"), 1);
+  EXPECT_EQ(s.at("reshard_executor_errors_total{kind=validation}"), 1);
+  EXPECT_EQ(s.at("reshard_executor_errors_total{kind=digest_mismatch}"), 1);
+  // Only the run that timed its step observed it.
+  EXPECT_EQ(s.at("reshard_collective_duration_seconds{group=A,op=all_gather}"
+                 "count"),
+            1);
+}
+
+TEST_F(AgentMetricsTest, GroupLabelsAreCappedPerProcess) {
+  // Meshes whose dims have distinct names: the 65th group is `other`.
+  for (int i = 0; i <= static_cast<int>(LabelCap::kGroupCap); ++i) {
+    const std::string name = "D" + std::to_string(i);
+    MeshSpec spec;
+    spec.shape = {2, 2};
+    spec.dim_names = {name, "B"};
+    const Mesh mesh = *Mesh::Create(spec);
+    absl::StatusOr<Plan> plan =
+        testing::PlanChecked(mesh, {8, 6}, "S(0),R", "R,R", PlanOptions());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    metrics_.RecordRun(mesh, *plan, options_, report_);
+  }
+  std::map<std::string, double> s = Samples(registry_);
+  EXPECT_EQ(s.count("reshard_collective_bytes_total{group=D63,op=all_gather}"),
+            1u);
+  EXPECT_EQ(s.count("reshard_collective_bytes_total{group=D64,op=all_gather}"),
+            0u);
+  EXPECT_EQ(s.at("reshard_collective_bytes_total{group=other,op=all_gather}"),
+            192.0 * 4);
+}
+
+TEST(AgentMetricsFlagsTest, APortFileNeedsAnAddressAndMustBeWritable) {
+  AgentFlagValues flags;
+  flags.server = "127.0.0.1:50051";
+  flags.job = "j";
+  flags.rank = "0";
+  flags.world_size = "1";
+  flags.metrics_port_file = "/tmp/reshard-agent-metrics-port";
+  absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(config.status().message(),
+            "--metrics_port_file: needs --metrics_listen");
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.metrics_port_file = "/nonexistent-dir/port";
+  config = ParseAgentFlags(flags);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(config.status().message().find(
+                "--metrics_port_file=/nonexistent-dir/port: cannot write"),
+            std::string::npos)
+      << config.status();
+  flags.metrics_port_file = "";
+  config = ParseAgentFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->metrics_listen, "127.0.0.1:0");
+}
+
+}  // namespace
+}  // namespace reshard::agent
