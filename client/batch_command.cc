@@ -74,7 +74,7 @@ BatchPlan Merge(const std::vector<absl::StatusOr<PlanRequest>>& requests,
 }
 
 absl::StatusOr<BatchPlan> PlanOnService(
-    const std::string& server, const Mesh& mesh,
+    const ServerFlags& server, const Mesh& mesh,
     const std::vector<absl::StatusOr<PlanRequest>>& requests,
     const BatchOptions& options) {
   std::vector<PlanRequest> parsed;
@@ -114,7 +114,7 @@ bool HasBatchFlag(const std::vector<std::string>& argv) {
 std::vector<std::string> BatchFlags() { return {"batch", "bucket_bytes"}; }
 
 absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
-    const CliArgs& args, const std::optional<std::string>& server) {
+    const CliArgs& args, const std::optional<ServerFlags>& server) {
   if (absl::Status s = RefuseTensorFlags(args); !s.ok()) return s;
   absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
   if (!mesh.ok()) return mesh.status();
@@ -142,7 +142,7 @@ absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
                       *options};
 }
 
-absl::Status RunPlanBatch(const std::string& server,
+absl::Status RunPlanBatch(const ServerFlags& server,
                           const std::vector<std::string>& argv,
                           std::ostream& out) {
   std::set<std::string> flags = PlanFlags();
@@ -152,7 +152,7 @@ absl::Status RunPlanBatch(const std::string& server,
   if (!args.ok()) return args.status();
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(
       *args,
-      args->Has("offline") ? std::nullopt : std::optional<std::string>(server));
+      args->Has("offline") ? std::nullopt : std::optional<ServerFlags>(server));
   if (!planned.ok()) return planned.status();
   if (args->Has("json")) {
     out << BatchJson(planned->mesh, planned->batch) << "\n";

@@ -28,7 +28,7 @@ bool HasBatchFlag(const std::vector<std::string>& argv);
 // every item was planned: otherwise, after printing, the first item's error
 // (the table or JSON shows them all). INVALID_ARGUMENT naming the flag for
 // bad flags (--shape, --dtype, --from, --to belong to the file's lines).
-absl::Status RunPlanBatch(const std::string& server,
+absl::Status RunPlanBatch(const ServerFlags& server,
                           const std::vector<std::string>& argv,
                           std::ostream& out);
 
@@ -48,7 +48,7 @@ std::vector<std::string> BatchFlags();
 // `server` is unset, else on the service (items that do not parse here
 // are their own errors and are not sent).
 absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
-    const CliArgs& args, const std::optional<std::string>& server);
+    const CliArgs& args, const std::optional<ServerFlags>& server);
 
 }  // namespace reshard
 

@@ -66,7 +66,7 @@ struct BatchJob {
   BucketSchedule rows;  // the schedule, or one step per row
 };
 
-absl::StatusOr<BatchJob> PrepareJob(const std::optional<std::string>& server,
+absl::StatusOr<BatchJob> PrepareJob(const std::optional<ServerFlags>& server,
                                     const CliArgs& args,
                                     const BatchExecFlags& flags) {
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
@@ -176,7 +176,7 @@ std::set<std::string> ExecBatchFlags() {
 
 }  // namespace
 
-absl::Status RunExecBatch(const std::optional<std::string>& server,
+absl::Status RunExecBatch(const std::optional<ServerFlags>& server,
                           const std::vector<std::string>& argv,
                           std::ostream& out) {
   absl::StatusOr<CliArgs> args =

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/cli_args.h"
 
 namespace reshard {
 
@@ -23,7 +24,7 @@ namespace reshard {
 // flags or a batch with an item that could not be planned (its error);
 // the failing ranks' error when the run failed. `server` is set when
 // --server was given.
-absl::Status RunExecBatch(const std::optional<std::string>& server,
+absl::Status RunExecBatch(const std::optional<ServerFlags>& server,
                           const std::vector<std::string>& argv,
                           std::ostream& out);
 

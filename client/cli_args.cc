@@ -84,10 +84,14 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
 }
 
 absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
-    const std::string& server) {
+    const ServerFlags& server) {
   ClientOptions options;
-  options.target = server;
+  options.target = server.target;
   options.max_attempts = 2;
+  if (server.deadline.has_value()) {
+    options.timeout = *server.deadline;
+    options.deadline = *server.deadline;
+  }
   return Client::Create(options);
 }
 

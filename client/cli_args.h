@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/client.h"
 
@@ -46,10 +47,21 @@ absl::Status ParseIntFlag(const CliArgs& args, const char* flag, int min,
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
                                                   const std::string& flag);
 
-// A client of `server` (HOST:PORT, or several comma-separated) as the CLI
-// uses it: one retry of UNAVAILABLE, the library's other defaults.
+// The service a command calls and how long each call may take (the global
+// flags --server and --deadline_seconds, client/global_flags.h).
+struct ServerFlags {
+  // HOST:PORT, or several comma-separated.
+  std::string target = "127.0.0.1:50051";
+  // Bounds every call, retries included; unset: the client's per-attempt
+  // timeout (10 s) for Planner calls, 300 s for `job run`.
+  std::optional<absl::Duration> deadline;
+};
+
+// A client of `server` as the CLI uses it: one retry of UNAVAILABLE, the
+// whole call within server.deadline when set, the library's other
+// defaults.
 absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
-    const std::string& server);
+    const ServerFlags& server);
 
 }  // namespace reshard
 

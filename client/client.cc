@@ -36,6 +36,10 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   if (options.target.empty()) {
     return absl::InvalidArgumentError("target: must name a server host:port");
   }
+  if (options.timeout <= absl::ZeroDuration() ||
+      options.deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("timeout, deadline: must be > 0");
+  }
   if (options.max_attempts < 1) {
     return absl::InvalidArgumentError("max_attempts: must be >= 1");
   }
@@ -66,13 +70,16 @@ Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
 template <typename Call>
 absl::Status Client::WithRetries(Call call) {
   absl::Duration backoff = options_.initial_backoff;
+  const absl::Time call_deadline = absl::Now() + options_.deadline;
   absl::Status status;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.timeout));
+    context.set_deadline(absl::ToChronoTime(
+        std::min(absl::Now() + options_.timeout, call_deadline)));
     status = StatusFromGrpc(call(context));
     if (status.code() != absl::StatusCode::kUnavailable) return status;
     if (attempt < options_.max_attempts) {
+      if (absl::Now() + backoff >= call_deadline) break;
       absl::SleepFor(backoff);
       backoff = std::min(backoff * 2, options_.max_backoff);
     }

@@ -38,6 +38,11 @@ struct ClientOptions {
   // balanced round-robin.
   std::string target = "127.0.0.1:50051";
   absl::Duration timeout = absl::Seconds(10);  // per attempt
+  // Bounds each call as a whole, its retries and backoff included: no
+  // attempt runs past it and no retry starts after it (a call then fails
+  // with its last attempt's status). Infinite: `timeout` per attempt only.
+  // RunJob is bounded by JobRunOptions::deadline instead.
+  absl::Duration deadline = absl::InfiniteDuration();
   int max_attempts = 5;
   absl::Duration initial_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Milliseconds(500);

@@ -105,7 +105,7 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   return flags;
 }
 
-absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<std::string>& server,
+absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<ServerFlags>& server,
                                        const CliArgs& args) {
   if (auto path = args.Get("plan")) return ReadPlanFile(*path);
   absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
@@ -202,7 +202,7 @@ std::vector<RankReport> RunThreads(const MeshAndPlan& job,
 
 const char* ExecUsage() { return kExecUsage; }
 
-absl::Status RunExec(const std::optional<std::string>& server,
+absl::Status RunExec(const std::optional<ServerFlags>& server,
                      const std::vector<std::string>& argv, std::ostream& out) {
   if (HasBatchFlag(argv)) return RunExecBatch(server, argv, out);
   std::set<std::string> options = PlanFlags();

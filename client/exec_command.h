@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/cli_args.h"
 
 namespace reshard {
 
@@ -20,7 +21,7 @@ namespace reshard {
 // (INVALID_ARGUMENT for bad flags, FAILED_PRECONDITION for an unusable
 // backend, DATA_LOSS for a run that did not validate, the failing rank's
 // error otherwise). `server` is set when --server was given.
-absl::Status RunExec(const std::optional<std::string>& server,
+absl::Status RunExec(const std::optional<ServerFlags>& server,
                      const std::vector<std::string>& argv, std::ostream& out);
 
 // The usage text of `reshardctl exec`.

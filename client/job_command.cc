@@ -69,20 +69,20 @@ struct RunFlags {
   bool json = false;
 };
 
-absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args) {
+absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
+                                       const ServerFlags& server) {
   RunFlags flags;
-  int deadline_seconds = kDefaultDeadlineSeconds;
   int timeout_seconds = static_cast<int>(flags.options.timeout_seconds);
   for (auto [flag, min, target] :
        {std::tuple{"iters", 1, &flags.options.iters},
         std::tuple{"warmup", 0, &flags.options.warmup},
-        std::tuple{"timeout_seconds", 1, &timeout_seconds},
-        std::tuple{"deadline_seconds", 1, &deadline_seconds}}) {
+        std::tuple{"timeout_seconds", 1, &timeout_seconds}}) {
     absl::Status s = ParseIntFlag(args, flag, min, *target);
     if (!s.ok()) return s;
   }
   flags.options.timeout_seconds = timeout_seconds;
-  flags.options.deadline = absl::Seconds(deadline_seconds);
+  flags.options.deadline =
+      server.deadline.value_or(absl::Seconds(kDefaultDeadlineSeconds));
   flags.json = args.Has("json");
   if (args.Has("plan")) {
     // The file fixes mesh, tensor and states; a plan flag beside it would be
@@ -136,15 +136,14 @@ RunContext ContextOf(const std::string& job, const JobRun& run,
   return context;
 }
 
-absl::Status RunRun(const std::string& server, const std::string& job,
+absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
   std::set<std::string> options = PlanFlags();
-  options.insert(
-      {"plan", "iters", "warmup", "timeout_seconds", "deadline_seconds"});
+  options.insert({"plan", "iters", "warmup", "timeout_seconds"});
   absl::StatusOr<CliArgs> args =
       CliArgs::Parse(argv, options, {"merge", "json"});
   if (!args.ok()) return args.status();
-  absl::StatusOr<RunFlags> flags = ParseRunFlags(*args);
+  absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, server);
   if (!flags.ok()) return flags.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
@@ -186,7 +185,7 @@ std::string JobJson(const JobInfo& job) {
                       ", \"store_bytes\": ", job.store_bytes, "}");
 }
 
-absl::Status RunList(const std::string& server,
+absl::Status RunList(const ServerFlags& server,
                      absl::Span<const std::string> argv, std::ostream& out) {
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, {}, {"json"});
   if (!args.ok()) return args.status();
@@ -233,7 +232,7 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
   }
 }
 
-absl::Status RunShowOrCancel(const std::string& server, const std::string& verb,
+absl::Status RunShowOrCancel(const ServerFlags& server, const std::string& verb,
                              const std::string& job,
                              absl::Span<const std::string> argv,
                              std::ostream& out) {
@@ -273,7 +272,12 @@ bool IsHelp(const std::string& arg) { return arg == "--help" || arg == "help"; }
 
 }  // namespace
 
-absl::Status RunJobCommand(const std::string& server,
+const char* JobUsage(const std::string& verb) {
+  const char* usage = UsageOf(verb);
+  return usage != nullptr ? usage : kJobUsage;
+}
+
+absl::Status RunJobCommand(const ServerFlags& server,
                            const std::vector<std::string>& argv,
                            std::ostream& out) {
   if (!argv.empty() && IsHelp(argv[0])) {

@@ -12,18 +12,23 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/cli_args.h"
 
 namespace reshard {
 
 // Runs `reshardctl job ARGS` against `server` (one HOST:PORT or several,
-// comma-separated); prints to `out`. OK only when the command did what it
+// comma-separated; `job run` within server.deadline, 300 s when unset);
+// prints to `out`. OK only when the command did what it
 // says (for `run`: every rank ran and validated); otherwise INVALID_ARGUMENT
 // naming the flag, NOT_FOUND for an unknown job, DATA_LOSS for a run that
 // did not validate, or the service's error. `job --help` and `job VERB
 // --help` print the usage text to `out`.
-absl::Status RunJobCommand(const std::string& server,
+absl::Status RunJobCommand(const ServerFlags& server,
                            const std::vector<std::string>& argv,
                            std::ostream& out);
+
+// The usage text of `reshardctl job VERB` (of `job` for an unknown verb).
+const char* JobUsage(const std::string& verb);
 
 }  // namespace reshard
 

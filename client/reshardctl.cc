@@ -1,210 +1,149 @@
 // reshardctl: the command-line front end of Reshard.
-//   plan      plans on the planner service (--server or RESHARD_SERVER,
-//             default 127.0.0.1:50051) or in-process with --offline; prints
-//             the trace, a step table and warnings, or with --json the plan
-//             JSON of DESIGN §4 — the same output either way. With
-//             --batch FILE: a batch and its buckets (batch_command.h).
+//   plan      plans one tensor (plan_command.h) or a batch (batch_command.h)
+//             on the planner service or in-process with --offline.
 //   exec      runs a plan on N local ranks (exec_command.h), validates it
 //             and prints what every step cost.
 //   job       list|show|run|cancel: jobs of reshard-agent processes on the
-//             Coordinator; `job run` runs a plan on a job's agents and
-//             prints what `exec` prints (job_command.h).
-//   mesh register|get|list|delete, health: the service's registry and
-//             health.
-// Errors go to stderr with exit status 2.
+//             Coordinator (job_command.h).
+//   mesh      register|list|get|delete: the service's registry
+//             (mesh_command.h).
+//   health    whether the service is serving.
+// This file only dispatches: global flags (global_flags.h) are taken out
+// first, `--help` anywhere after a command prints that command's usage, and
+// a failure's exit status and report come from exit_codes.h.
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "client/batch_command.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/exec_command.h"
+#include "client/exit_codes.h"
+#include "client/global_flags.h"
 #include "client/job_command.h"
-#include "client/plan_flags.h"
-#include "planner/mesh.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "client/mesh_command.h"
+#include "client/plan_command.h"
 
 namespace reshard {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: reshardctl [--server HOST:PORT] plan [--offline] --mesh "
-    "A=2,B=2,C=2 [--flatten A,C]...\n"
-    "         --shape 16,16 [--dtype f32] --from 'P(sum),R,P(sum)' --to "
-    "'R,R,R'\n"
-    "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
-    "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
-    "         [--flatten_policy existing|any|none] [--link DIM=GBPS:US]...\n"
-    "         [--max_peak_bytes N] [--search_budget N] [--json]\n"
-    "       reshardctl [--server HOST:PORT] plan [--offline] --batch FILE "
-    "--mesh ... [planner flags]\n"
-    "         [--bucket_bytes N] [--all_or_nothing] [--json]\n"
-    "         (FILE: one {\"name\",\"shape\",\"dtype\",\"from\",\"to\"} per "
-    "line)\n"
-    "       reshardctl [--server HOST:PORT] mesh register --mesh A=2,B=2 "
-    "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
-    "       reshardctl [--server HOST:PORT] mesh get|delete MESH_ID\n"
-    "       reshardctl [--server HOST:PORT] mesh list\n"
-    "       reshardctl [--server HOST:PORT] health\n"
-    "       reshardctl [--server HOST:PORT] exec --local N ... (exec --help)\n"
-    "       reshardctl [--server HOST:PORT[,...]] job list|show|run|cancel "
-    "... (job --help)\n";
+    "usage: reshardctl [global flags] COMMAND [flags]\n"
+    "commands (`reshardctl COMMAND --help` says more):\n"
+    "  plan     plan a redistribution, or a batch, on the service or "
+    "--offline\n"
+    "  exec     run a plan on N local ranks, validate it, time every step\n"
+    "  job      list|show|run|cancel jobs of reshard-agent processes\n"
+    "  mesh     register|list|get|delete meshes in the service's registry\n"
+    "  health   whether the service is serving\n"
+    "global flags (before or after the command):\n"
+    "  --server HOST[:PORT][,HOST[:PORT]...]  the service (else "
+    "$RESHARD_SERVER,\n"
+    "        else 127.0.0.1:50051); a host without a port means port 50051\n"
+    "  --deadline_seconds D  every call's whole deadline, retries included\n"
+    "        (default: 10 s per attempt; `job run` 300 s)\n"
+    "exit status: 0 ok; 2 bad input (INVALID_ARGUMENT, OUT_OF_RANGE, usage);\n"
+    "  3 NOT_FOUND; 4 UNAVAILABLE or DEADLINE_EXCEEDED; 5 "
+    "FAILED_PRECONDITION;\n"
+    "  1 anything else. With --json an error is also printed on stdout as\n"
+    "  {\"error\": {\"code\": ..., \"message\": ...}}.\n";
 
-std::string MeshSummary(const std::string& id, const Mesh& mesh) {
-  std::vector<std::string> dims;
-  for (int d = 0; d < mesh.ndim(); ++d) {
-    dims.push_back(absl::StrCat(mesh.dim_names()[d], "=", mesh.size(d)));
+constexpr char kHealthUsage[] =
+    "usage: reshardctl [global flags] health [--json]\n"
+    "  Asks the service's gRPC health service; prints SERVING (--json:\n"
+    "  {\"status\": \"SERVING\"}) and exits 0 when it serves.\n";
+
+bool IsHelp(const std::string& arg) { return arg == "--help" || arg == "-h"; }
+
+// True when `words` (a command and its arguments) ask for its usage.
+bool AsksForHelp(const std::vector<std::string>& words) {
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (IsHelp(words[i]) || (i == 1 && words[i] == "help")) return true;
   }
-  std::vector<std::string> groups;
-  for (const Group& g : mesh.flattened()) groups.push_back(mesh.GroupName(g));
-  return absl::StrCat(id, "  ", absl::StrJoin(dims, ","),
-                      groups.empty() ? "" : "  flattened ",
-                      absl::StrJoin(groups, " "));
+  return false;
 }
 
-absl::Status RunMesh(const std::string& server,
-                     const std::vector<std::string>& argv) {
-  if (argv.empty()) {
-    return absl::InvalidArgumentError(
-        "mesh: expected register, get, list or delete");
-  }
-  const std::string verb = argv[0];
+// The usage text of the command `words` names; null for an unknown one.
+const char* UsageOf(const std::vector<std::string>& words) {
+  const std::string& command = words[0];
+  if (command == "plan") return PlanUsage();
+  if (command == "exec") return ExecUsage();
+  if (command == "job") return JobUsage(words.size() > 1 ? words[1] : "");
+  if (command == "mesh") return MeshUsage();
+  if (command == "health") return kHealthUsage;
+  return nullptr;
+}
+
+absl::Status RunHealth(const ServerFlags& server,
+                       const std::vector<std::string>& argv,
+                       std::ostream& out) {
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, {}, {"json"});
+  if (!args.ok()) return args.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  if (verb == "register") {
-    absl::StatusOr<CliArgs> args = CliArgs::Parse(
-        absl::MakeConstSpan(argv).subspan(1), {"mesh", "flatten", "link"}, {});
-    if (!args.ok()) return args.status();
-    absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
-    if (!mesh.ok()) return mesh.status();
-    absl::StatusOr<std::string> id = (*client)->RegisterMesh(*mesh);
-    if (!id.ok()) return id.status();
-    std::cout << *id << "\n";
-    return absl::OkStatus();
-  }
-  if (verb == "list") {
-    absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> meshes =
-        (*client)->ListMeshes();
-    if (!meshes.ok()) return meshes.status();
-    for (const auto& [id, mesh] : *meshes)
-      std::cout << MeshSummary(id, mesh) << "\n";
-    return absl::OkStatus();
-  }
-  if ((verb == "get" || verb == "delete") && argv.size() == 2) {
-    if (verb == "delete") {
-      absl::Status s = (*client)->DeleteMesh(argv[1]);
-      if (s.ok()) std::cout << "deleted " << argv[1] << "\n";
-      return s;
-    }
-    absl::StatusOr<Mesh> mesh = (*client)->GetMesh(argv[1]);
-    if (!mesh.ok()) return mesh.status();
-    std::cout << MeshSummary(argv[1], *mesh) << "\n";
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("mesh: unknown or incomplete command \"",
-                   absl::StrJoin(argv, " "), "\""));
+  absl::Status status = (*client)->Health();
+  if (!status.ok()) return status;
+  out << (args->Has("json") ? "{\"status\": \"SERVING\"}" : "SERVING") << "\n";
+  return absl::OkStatus();
 }
 
-absl::Status RunPlan(const std::string& server,
-                     const std::vector<std::string>& argv) {
-  if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, std::cout);
-  absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, PlanFlags(), {"offline", "merge", "json"});
-  if (!args.ok()) return args.status();
-  for (const char* required : {"mesh", "shape", "from", "to"}) {
-    if (!args->Has(required)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("plan: --", required, " is required"));
-    }
+absl::Status RunCommand(const GlobalFlags& flags, std::ostream& out) {
+  const std::string& command = flags.rest[0];
+  const std::vector<std::string> rest(flags.rest.begin() + 1, flags.rest.end());
+  if (command == "plan") return RunPlanCommand(flags.server, rest, out);
+  if (command == "exec") {
+    // exec plans in-process unless --server asks for the service.
+    return RunExec(
+        flags.server_given ? std::optional(flags.server) : std::nullopt, rest,
+        out);
   }
-  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
-  if (!mesh.ok()) return mesh.status();
+  if (command == "job") return RunJobCommand(flags.server, rest, out);
+  if (command == "mesh") return RunMeshCommand(flags.server, rest, out);
+  if (command == "health") return RunHealth(flags.server, rest, out);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown command \"", command,
+                   "\"; expected plan, exec, job, mesh or health"));
+}
 
-  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, *args);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<Plan> plan;
-  if (args->Has("offline")) {
-    plan = MakePlan(*mesh, *request);
-  } else {
-    absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
-    if (!client.ok()) return client.status();
-    plan = (*client)->PlanInline(*mesh, *request);
+// Runs the command line `args`; returns the exit status.
+int Main(const std::vector<std::string>& args) {
+  absl::StatusOr<GlobalFlags> flags =
+      ParseGlobalFlags(args, std::getenv("RESHARD_SERVER"));
+  if (!flags.ok()) {
+    bool json = false;
+    for (const std::string& arg : args) json = json || arg == "--json";
+    return ReportFailure(flags.status(), json, std::cout, std::cerr);
   }
-  if (!plan.ok()) return plan.status();
-  if (args->Has("json")) {
-    std::cout << PlanJson(*mesh, *plan) << "\n";
-  } else {
-    std::cout << PlanTable(*mesh, *plan);
+  const std::vector<std::string>& words = flags->rest;
+  if (words.empty() || words[0] == "help" || IsHelp(words[0])) {
+    (words.empty() ? std::cerr : std::cout) << kUsage;
+    return words.empty() ? kExitBadInput : kExitOk;
   }
-  return absl::OkStatus();
+  if (const char* usage = UsageOf(words); usage && AsksForHelp(words)) {
+    std::cout << usage;
+    return kExitOk;
+  }
+  // The command's output is held until it ends, so that a command that
+  // printed its own JSON (a batch with failed items, a run that did not
+  // validate) is not followed by a second object.
+  std::ostringstream out;
+  const absl::Status status = RunCommand(*flags, out);
+  std::cout << out.str();
+  if (status.ok()) return kExitOk;
+  if (UsageOf(words) == nullptr) std::cerr << kUsage;
+  return ReportFailure(status, flags->json && out.str().empty(), std::cout,
+                       std::cerr);
 }
 
 }  // namespace
 }  // namespace reshard
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  const char* env = std::getenv("RESHARD_SERVER");
-  std::string server = env != nullptr && *env != '\0' ? env : "127.0.0.1:50051";
-  bool server_given = false;  // exec plans in-process unless asked not to
-  // Global --server flag before the command.
-  while (!args.empty() && args[0].rfind("--server", 0) == 0) {
-    if (args[0].size() > 9 && args[0][8] == '=') {
-      server = args[0].substr(9);
-      server_given = true;
-      args.erase(args.begin());
-    } else if (args[0] == "--server" && args.size() >= 2) {
-      server = args[1];
-      server_given = true;
-      args.erase(args.begin(), args.begin() + 2);
-    } else {
-      break;
-    }
-  }
-  if (args.empty() || args[0] == "--help" || args[0] == "help") {
-    std::cout << reshard::kUsage;
-    return args.empty() ? 2 : 0;
-  }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  absl::Status status;
-  if (args[0] == "plan") {
-    status = reshard::RunPlan(server, rest);
-  } else if (args[0] == "exec") {
-    if (!rest.empty() && (rest[0] == "--help" || rest[0] == "help")) {
-      std::cout << reshard::ExecUsage();
-      return 0;
-    }
-    status = reshard::RunExec(
-        server_given ? std::optional<std::string>(server) : std::nullopt, rest,
-        std::cout);
-  } else if (args[0] == "job") {
-    status = reshard::RunJobCommand(server, rest, std::cout);
-  } else if (args[0] == "mesh") {
-    status = reshard::RunMesh(server, rest);
-  } else if (args[0] == "health" && rest.empty()) {
-    absl::StatusOr<std::unique_ptr<reshard::Client>> client =
-        reshard::ConnectClient(server);
-    status = client.ok() ? (*client)->Health() : client.status();
-    if (status.ok()) std::cout << "SERVING\n";
-  } else {
-    std::cerr << "reshardctl: unknown command \"" << args[0] << "\"\n"
-              << reshard::kUsage;
-    return 2;
-  }
-  if (!status.ok()) {
-    std::cerr << "reshardctl: " << absl::StatusCodeToString(status.code())
-              << ": " << status.message() << "\n";
-    return 2;
-  }
-  return 0;
+  return reshard::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

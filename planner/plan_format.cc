@@ -1,6 +1,8 @@
 #include "planner/plan_format.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,17 +48,17 @@ std::string OptionalInt(const std::optional<int>& v) {
 }
 
 std::string StepJson(const Mesh& mesh, const Step& s) {
-  return absl::StrCat("{\"op\":", JsonString(StepOpName(s.op)),
-                      ",\"mesh_dims\":[", absl::StrJoin(s.group, ","),
-                      "],\"group\":", JsonString(mesh.GroupName(s.group)),
-                      ",\"reduce_op\":", JsonString(ReduceOpName(s.reduce_op)),
-                      ",\"avg_divisor\":", s.avg_divisor,
-                      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
-                      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
-                      ",\"from\":", JsonString(s.from.ToString()),
-                      ",\"to\":", JsonString(s.to.ToString()),
-                      ",\"bytes\":", s.bytes,
-                      ",\"time_us\":", FormatDouble(s.time_us), "}");
+  return absl::StrCat(
+      "{\"op\":", JsonString(StepOpName(s.op)), ",\"mesh_dims\":[",
+      absl::StrJoin(s.group, ","),
+      "],\"group\":", JsonString(mesh.GroupName(s.group)), ",\"reduce_op\":",
+      UsesReduceOp(s.op) ? JsonString(ReduceOpName(s.reduce_op)) : "null",
+      ",\"avg_divisor\":", s.avg_divisor,
+      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
+      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
+      ",\"from\":", JsonString(s.from.ToString()),
+      ",\"to\":", JsonString(s.to.ToString()), ",\"bytes\":", s.bytes,
+      ",\"time_us\":", FormatDouble(s.time_us), "}");
 }
 
 std::string WarningJson(const Warning& w) {
@@ -64,6 +66,29 @@ std::string WarningJson(const Warning& w) {
                       ",\"dims\":", JsonStrings(w.dims),
                       ",\"message\":", JsonString(w.message),
                       ",\"saving_us\":", FormatDouble(w.saving_us), "}");
+}
+
+// Rows of cells as lines whose columns line up however long a cell is:
+// every column as wide as its widest cell (at least kMinWidths), the text
+// columns left-aligned and the last two (numbers) right-aligned.
+std::string AlignedColumns(const std::vector<std::vector<std::string>>& rows) {
+  constexpr size_t kMinWidths[] = {3, 17, 8, 40, 12, 12};
+  constexpr size_t kColumns = sizeof(kMinWidths) / sizeof(kMinWidths[0]);
+  size_t widths[kColumns];
+  for (size_t c = 0; c < kColumns; ++c) {
+    widths[c] = kMinWidths[c];
+    for (const auto& row : rows) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < kColumns; ++c) {
+      const std::string pad(widths[c] - row[c].size(), ' ');
+      absl::StrAppend(&out, c == 0 ? "" : " ", c + 2 >= kColumns ? pad : "",
+                      row[c], c + 2 >= kColumns ? "" : pad);
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
 }
 
 }  // namespace
@@ -83,19 +108,17 @@ std::string PlanTrace(const Plan& plan) {
 }
 
 std::string PlanTable(const Mesh& mesh, const Plan& plan) {
-  std::string out = absl::StrCat("trace: ", PlanTrace(plan), "\n");
-  absl::StrAppend(
-      &out, absl::StrFormat("%-3s %-17s %-8s %-40s %12s %12s\n", "#", "op",
-                            "group", "from -> to", "bytes", "us"));
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "op", "group", "from -> to", "bytes", "us"}};
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const Step& s = plan.steps[i];
-    absl::StrAppend(
-        &out, absl::StrFormat(
-                  "%-3d %-17s %-8s %-40s %12d %12.4f\n", i, StepOpName(s.op),
-                  mesh.GroupName(s.group),
-                  absl::StrCat(s.from.ToString(), " -> ", s.to.ToString()),
-                  s.bytes, s.time_us));
+    rows.push_back({absl::StrCat(i), std::string(StepOpName(s.op)),
+                    mesh.GroupName(s.group),
+                    absl::StrCat(s.from.ToString(), " -> ", s.to.ToString()),
+                    absl::StrCat(s.bytes), absl::StrFormat("%.4f", s.time_us)});
   }
+  std::string out = absl::StrCat("trace: ", PlanTrace(plan), "\n");
+  absl::StrAppend(&out, AlignedColumns(rows));
   absl::StrAppend(
       &out,
       absl::StrFormat("total: %d steps (%d communicating), %d bytes, %.4f us "

@@ -14,6 +14,25 @@
 namespace reshard {
 namespace {
 
+// PyTorch's enum spellings of a reduce op name the member in capitals:
+// "ReduceOp.SUM", "dist.ReduceOp.RedOpType.AVG", "<RedOpType.MAX: 2>" give
+// "sum", "avg", "max". Any other text comes back as it is.
+std::string EnumMemberName(absl::string_view arg) {
+  absl::string_view text = arg;
+  if (absl::ConsumePrefix(&text, "<") && absl::EndsWith(text, ">")) {
+    text = text.substr(0, text.find(':'));
+    text = absl::StripSuffix(text, ">");
+  }
+  const size_t dot = text.rfind('.');
+  if (dot == absl::string_view::npos) return std::string(arg);
+  const absl::string_view owner = text.substr(0, dot);
+  if (!absl::EndsWith(owner, "ReduceOp") &&
+      !absl::EndsWith(owner, "RedOpType")) {
+    return std::string(arg);
+  }
+  return absl::AsciiStrToLower(text.substr(dot + 1));
+}
+
 // One placement token as typed: "S(0)[1]", "Shard(dim=-1)", "P", ...
 struct Token {
   Placement placement;
@@ -140,7 +159,7 @@ class Lexer {
         arg.back() == arg.front()) {
       arg = arg.substr(1, arg.size() - 2);
     }
-    std::optional<ReduceOp> parsed = ParseReduceOp(arg);
+    std::optional<ReduceOp> parsed = ParseReduceOp(EnumMemberName(arg));
     if (!parsed.has_value()) {
       return TokenError(index, absl::StrCat("unknown reduce op \"", *args,
                                             "\"; expected sum, avg, max "

@@ -58,6 +58,11 @@ bool IsCollective(StepOp op) {
          op == StepOp::kReduceScatter || op == StepOp::kAllToAll;
 }
 
+bool UsesReduceOp(StepOp op) {
+  return op != StepOp::kAllGather && op != StepOp::kAllToAll &&
+         op != StepOp::kChunk;
+}
+
 std::optional<StepOp> InferOp(const Placement& src, const Placement& dst) {
   if (src.is_shard()) {
     if (dst.is_replicate()) return StepOp::kAllGather;

@@ -30,6 +30,11 @@ enum class StepOp {
 absl::string_view StepOpName(StepOp op);
 // True for the four collectives.
 bool IsCollective(StepOp op);
+// True when a step of `op` has a meaningful Step::reduce_op: the reduction
+// of all_reduce and reduce_scatter, the target op of partition, sum for
+// shard_to_partial. False for all_gather, all_to_all and chunk, which move
+// data without reducing it.
+bool UsesReduceOp(StepOp op);
 
 // The op that turns placement `src` into `dst` on a mesh dim (DESIGN §2.3);
 // nullopt for R -> R and P -> P. The op alone does not say whether the step

@@ -85,6 +85,27 @@ TEST(StateTextTest, ParsesPartialForms) {
   });
 }
 
+// PyTorch's repr with the enum (`Partial(reduce_op=ReduceOp.SUM)`) and the
+// enum's other spellings name the op in capitals, behind its class.
+TEST(StateTextTest, ParsesPartialWithTorchReduceOpEnum) {
+  CheckCases({
+      {"Partial(reduce_op=ReduceOp.SUM)", 1, 1, "P(sum)"},
+      {"[Shard(dim=0), Partial(reduce_op=ReduceOp.AVG)]", 2, 1, "S(0),P(avg)"},
+      {"Partial(reduce_op=dist.ReduceOp.MAX)", 1, 1, "P(max)"},
+      {"Partial(reduce_op=ReduceOp.RedOpType.MIN)", 1, 1, "P(min)"},
+      {"Partial(reduce_op=<RedOpType.SUM: 0>)", 1, 1, "P(sum)"},
+      {"P(ReduceOp.AVG)", 1, 1, "P(avg)"},
+  });
+  absl::StatusOr<DistState> product =
+      Parse("Partial(reduce_op=ReduceOp.PRODUCT)", 1, 1);
+  EXPECT_EQ(product.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(product.status().message(),
+            "src[0]: unknown reduce op \"reduce_op=ReduceOp.PRODUCT\"; "
+            "expected sum, avg, max or min");
+  // Capitals belong to the enum form only.
+  EXPECT_FALSE(Parse("Partial(SUM)", 1, 1).ok());
+}
+
 TEST(StateTextTest, NormalizesNegativeShardDims) {
   CheckCases({
       {"S(-1),R", 2, 3, "S(2),R"},

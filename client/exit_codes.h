@@ -1,0 +1,40 @@
+// reshardctl's exit statuses, which scripts branch on, and how a failed
+// command reports itself. The statuses (documented in README.md):
+//   0  success
+//   2  bad input: INVALID_ARGUMENT, OUT_OF_RANGE, usage errors
+//   3  NOT_FOUND (an unknown mesh, job or file)
+//   4  UNAVAILABLE or DEADLINE_EXCEEDED (no server, or out of time)
+//   5  FAILED_PRECONDITION (valid input the request cannot satisfy)
+//   1  anything else (a run that did not validate, an internal error, ...)
+#ifndef RESHARD_CLIENT_EXIT_CODES_H_
+#define RESHARD_CLIENT_EXIT_CODES_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace reshard {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitOther = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNotFound = 3;
+inline constexpr int kExitUnavailable = 4;
+inline constexpr int kExitFailedPrecondition = 5;
+
+// The exit status for a command that ended with `status`.
+int ExitCode(const absl::Status& status);
+
+// {"error": {"code": "NOT_FOUND", "message": "..."}}: the code as
+// absl::StatusCodeToString prints it.
+std::string ErrorJson(const absl::Status& status);
+
+// Reports a failed command: "reshardctl: CODE: message" on `err` and, when
+// `json`, ErrorJson on `out`. Returns ExitCode(status).
+int ReportFailure(const absl::Status& status, bool json, std::ostream& out,
+                  std::ostream& err);
+
+}  // namespace reshard
+
+#endif  // RESHARD_CLIENT_EXIT_CODES_H_

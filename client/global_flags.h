@@ -1,0 +1,44 @@
+// The flags every reshardctl command takes, before or after the command
+// word: --server HOST[:PORT][,HOST[:PORT]...] (a host without a port means
+// port 50051) and --deadline_seconds D (every call's whole deadline). They
+// are taken out of the arguments here so that no command parses them
+// itself; --json stays for the command and is also noted, because an error
+// is then printed as a JSON object as well (client/exit_codes.h).
+#ifndef RESHARD_CLIENT_GLOBAL_FLAGS_H_
+#define RESHARD_CLIENT_GLOBAL_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "client/cli_args.h"
+
+namespace reshard {
+
+// The planner service's port when a --server entry names none.
+inline constexpr int kDefaultServerPort = 50051;
+
+struct GlobalFlags {
+  ServerFlags server;
+  bool server_given = false;      // --server itself (not $RESHARD_SERVER)
+  bool json = false;              // --json appears among the arguments
+  std::vector<std::string> rest;  // the arguments without the global flags
+};
+
+// `text` as a gRPC target: every comma-separated entry that names no port
+// gets port 50051 ("h1,h2:7" -> "h1:50051,h2:7"; "::1" and "[::1]" ->
+// "[::1]:50051"). INVALID_ARGUMENT naming `flag` for an empty entry.
+absl::StatusOr<std::string> ServerTarget(absl::string_view text,
+                                         absl::string_view flag);
+
+// Takes the global flags out of `args` (the command line after the program
+// name). `env_server` ($RESHARD_SERVER; null or empty when unset) is the
+// server when --server is not given; 127.0.0.1:50051 otherwise.
+// INVALID_ARGUMENT naming the flag for a missing or bad value.
+absl::StatusOr<GlobalFlags> ParseGlobalFlags(
+    const std::vector<std::string>& args, const char* env_server);
+
+}  // namespace reshard
+
+#endif  // RESHARD_CLIENT_GLOBAL_FLAGS_H_

@@ -1,0 +1,204 @@
+#include "client/mesh_command.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "client/client.h"
+#include "client/plan_flags.h"
+#include "planner/plan_format.h"
+
+namespace reshard {
+namespace {
+
+constexpr char kMeshUsage[] =
+    "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
+    "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
+    "       reshardctl [global flags] mesh list [--json]\n"
+    "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
+    "       reshardctl [global flags] mesh delete MESH_ID\n"
+    "  The service's mesh registry. `register` prints the mesh's id (the\n"
+    "  same for the same mesh on every replica); `plan --mesh_id ID` plans\n"
+    "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
+    "  overrides (DIM=GBPS:US; `default` where the cost model's value\n"
+    "  applies) and a rank map other than the identity.\n";
+
+bool HasLinks(const Mesh& mesh) {
+  for (const LinkParams& link : mesh.links()) {
+    if (link.bandwidth_gbps.has_value() || link.latency_us.has_value()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string OptionalValue(const std::optional<double>& v,
+                          absl::string_view none) {
+  return v.has_value() ? FormatDouble(*v) : std::string(none);
+}
+
+// The overridden links as --link takes them: "A=100:1.5 B=default:2".
+std::string LinksText(const Mesh& mesh) {
+  std::vector<std::string> links;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const LinkParams& link = mesh.links()[d];
+    if (!link.bandwidth_gbps.has_value() && !link.latency_us.has_value()) {
+      continue;
+    }
+    links.push_back(absl::StrCat(
+        mesh.dim_names()[d], "=", OptionalValue(link.bandwidth_gbps, "default"),
+        ":", OptionalValue(link.latency_us, "default")));
+  }
+  return absl::StrJoin(links, " ");
+}
+
+std::string LinksJson(const Mesh& mesh) {
+  std::vector<std::string> links;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const LinkParams& link = mesh.links()[d];
+    if (!link.bandwidth_gbps.has_value() && !link.latency_us.has_value()) {
+      continue;
+    }
+    links.push_back(absl::StrCat(
+        "{\"dim\": ", JsonString(mesh.dim_names()[d]),
+        ", \"bandwidth_gbps\": ", OptionalValue(link.bandwidth_gbps, "null"),
+        ", \"latency_us\": ", OptionalValue(link.latency_us, "null"), "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(links, ", "), "]");
+}
+
+std::string GroupNamesJson(const Mesh& mesh, const Group& group) {
+  std::vector<std::string> names;
+  for (int d : group) names.push_back(JsonString(mesh.dim_names()[d]));
+  return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
+}
+
+}  // namespace
+
+const char* MeshUsage() { return kMeshUsage; }
+
+std::string MeshLine(const std::string& id, const Mesh& mesh) {
+  std::vector<std::string> dims;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    dims.push_back(absl::StrCat(mesh.dim_names()[d], "=", mesh.size(d)));
+  }
+  std::vector<std::string> groups;
+  for (const Group& g : mesh.flattened()) groups.push_back(mesh.GroupName(g));
+  std::string line = absl::StrCat(id, "  ", absl::StrJoin(dims, ","));
+  if (!groups.empty()) {
+    absl::StrAppend(&line, "  flattened ", absl::StrJoin(groups, " "));
+  }
+  if (HasLinks(mesh)) absl::StrAppend(&line, "  links ", LinksText(mesh));
+  if (!mesh.has_identity_rank_map()) {
+    absl::StrAppend(&line, "  rank_map ", absl::StrJoin(mesh.rank_map(), ","));
+  }
+  return line;
+}
+
+std::string MeshJson(const std::string& id, const Mesh& mesh) {
+  std::vector<std::string> names;
+  for (const std::string& name : mesh.dim_names()) {
+    names.push_back(JsonString(name));
+  }
+  std::vector<std::string> flattened;
+  for (const Group& g : mesh.flattened()) {
+    flattened.push_back(GroupNamesJson(mesh, g));
+  }
+  return absl::StrCat(
+      "{\"mesh_id\": ", JsonString(id), ", \"shape\": [",
+      absl::StrJoin(mesh.shape(), ", "), "], \"dim_names\": [",
+      absl::StrJoin(names, ", "), "], \"flattened\": [",
+      absl::StrJoin(flattened, ", "), "], \"links\": ", LinksJson(mesh),
+      ", \"rank_map\": ",
+      mesh.has_identity_rank_map()
+          ? std::string("null")
+          : absl::StrCat("[", absl::StrJoin(mesh.rank_map(), ", "), "]"),
+      "}");
+}
+
+namespace {
+
+absl::Status Register(Client& client, absl::Span<const std::string> argv,
+                      std::ostream& out) {
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, {"mesh", "flatten", "link"}, {});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<std::string> id = client.RegisterMesh(*mesh);
+  if (!id.ok()) return id.status();
+  out << *id << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status List(Client& client, bool json, std::ostream& out) {
+  absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> meshes =
+      client.ListMeshes();
+  if (!meshes.ok()) return meshes.status();
+  std::vector<std::string> items;
+  for (const auto& [id, mesh] : *meshes) {
+    if (json) {
+      items.push_back(MeshJson(id, mesh));
+    } else {
+      out << MeshLine(id, mesh) << "\n";
+    }
+  }
+  if (json) out << "{\"meshes\": [" << absl::StrJoin(items, ", ") << "]}\n";
+  return absl::OkStatus();
+}
+
+absl::Status GetOrDelete(Client& client, const std::string& verb,
+                         const std::string& id, bool json, std::ostream& out) {
+  if (verb == "delete") {
+    absl::Status s = client.DeleteMesh(id);
+    if (s.ok()) out << "deleted " << id << "\n";
+    return s;
+  }
+  absl::StatusOr<Mesh> mesh = client.GetMesh(id);
+  if (!mesh.ok()) return mesh.status();
+  out << (json ? MeshJson(id, *mesh) : MeshLine(id, *mesh)) << "\n";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunMeshCommand(const ServerFlags& server,
+                            const std::vector<std::string>& argv,
+                            std::ostream& out) {
+  const std::string verb = argv.empty() ? "" : argv[0];
+  if (verb != "register" && verb != "list" && verb != "get" &&
+      verb != "delete") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mesh: expected register, list, get or delete",
+                     verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
+  }
+  const auto rest = absl::MakeConstSpan(argv).subspan(1);
+  std::vector<std::string> positional;
+  if ((verb == "get" || verb == "delete") && !rest.empty() &&
+      rest[0].rfind("--", 0) != 0) {
+    positional.push_back(rest[0]);
+  }
+  absl::StatusOr<CliArgs> args;
+  if (verb != "register") {
+    args = CliArgs::Parse(rest.subspan(positional.size()), {},
+                          verb == "delete" ? std::set<std::string>{}
+                                           : std::set<std::string>{"json"});
+    if (!args.ok()) return args.status();
+  }
+  if ((verb == "get" || verb == "delete") && positional.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("mesh ", verb, ": MESH_ID is required"));
+  }
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  if (verb == "register") return Register(**client, rest, out);
+  const bool json = args->Has("json");
+  if (verb == "list") return List(**client, json, out);
+  return GetOrDelete(**client, verb, positional[0], json, out);
+}
+
+}  // namespace reshard

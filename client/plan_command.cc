@@ -1,0 +1,126 @@
+#include "client/plan_command.h"
+
+#include <memory>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "client/batch_command.h"
+#include "client/client.h"
+#include "client/plan_flags.h"
+#include "planner/plan_format.h"
+#include "planner/planner.h"
+
+namespace reshard {
+namespace {
+
+constexpr char kPlanUsage[] =
+    "usage: reshardctl [global flags] plan [--offline] --mesh A=2,B=2,C=2 "
+    "[--flatten A,C]...\n"
+    "         [--link DIM=GBPS:US]... --shape 16,16 [--dtype f32]\n"
+    "         --from 'P(sum),R,P(sum)' --to 'R,R,R'\n"
+    "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
+    "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
+    "         [--flatten_policy existing|any|none] [--max_peak_bytes N]\n"
+    "         [--search_budget N] [--json]\n"
+    "       reshardctl [global flags] plan --mesh_id MESH_ID --shape ... "
+    "--from ... --to ... [options]\n"
+    "       reshardctl [global flags] plan [--offline] --batch FILE --mesh "
+    "... [options]\n"
+    "         [--bucket_bytes N] [--all_or_nothing] [--json]\n"
+    "  Plans a redistribution on the service (--offline: in-process) and\n"
+    "  prints the trace, one row per step and the warnings, or the plan JSON\n"
+    "  (docs/PLAN_JSON.md). --mesh_id plans on a mesh registered with\n"
+    "  `mesh register`. --link gives a mesh dim's bandwidth in GB/s (1e9\n"
+    "  bytes/s) and latency per hop in us. --batch FILE: one\n"
+    "  {\"name\",\"shape\",\"dtype\",\"from\",\"to\"} per line, planned and\n"
+    "  bucketed.\n"
+    "  Global flags (before or after the command): --server HOST[:PORT]\n"
+    "  (port 50051 when omitted), --deadline_seconds D.\n";
+
+// The flags that describe a mesh inline, which --mesh_id replaces.
+constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link"};
+
+absl::Status CheckRequired(const CliArgs& args) {
+  const bool by_id = args.Has("mesh_id");
+  if (by_id && args.Has("offline")) {
+    return absl::InvalidArgumentError(
+        "--mesh_id: the registry is the service's; cannot be combined with "
+        "--offline");
+  }
+  for (const char* flag : kMeshFlags) {
+    if (by_id && args.Has(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mesh_id: cannot be combined with --", flag,
+                       " (the registered mesh fixes the mesh)"));
+    }
+  }
+  if (!by_id && !args.Has("mesh")) {
+    return absl::InvalidArgumentError("plan: --mesh or --mesh_id is required");
+  }
+  for (const char* required : {"shape", "from", "to"}) {
+    if (!args.Has(required)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan: --", required, " is required"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Plans on the registered mesh `id`; `mesh` receives it.
+absl::StatusOr<Plan> PlanOnRegistered(const ServerFlags& server,
+                                      const std::string& id,
+                                      const CliArgs& args,
+                                      std::optional<Mesh>& mesh) {
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<Mesh> registered = (*client)->GetMesh(id);
+  if (!registered.ok()) return registered.status();
+  mesh = *std::move(registered);
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
+  if (!request.ok()) return request.status();
+  return (*client)->PlanRegistered(id, *request);
+}
+
+// Plans on the mesh of the mesh flags, on the service or in-process.
+absl::StatusOr<Plan> PlanOnFlags(const ServerFlags& server, const CliArgs& args,
+                                 std::optional<Mesh>& mesh) {
+  absl::StatusOr<Mesh> given = MeshFromFlags(args);
+  if (!given.ok()) return given.status();
+  mesh = *std::move(given);
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
+  if (!request.ok()) return request.status();
+  if (args.Has("offline")) return MakePlan(*mesh, *request);
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  return (*client)->PlanInline(*mesh, *request);
+}
+
+}  // namespace
+
+const char* PlanUsage() { return kPlanUsage; }
+
+absl::Status RunPlanCommand(const ServerFlags& server,
+                            const std::vector<std::string>& argv,
+                            std::ostream& out) {
+  if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, out);
+  std::set<std::string> flags = PlanFlags();
+  flags.insert("mesh_id");
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, flags, {"offline", "merge", "json"});
+  if (!args.ok()) return args.status();
+  if (absl::Status s = CheckRequired(*args); !s.ok()) return s;
+  std::optional<Mesh> mesh;
+  absl::StatusOr<Plan> plan =
+      args->Has("mesh_id")
+          ? PlanOnRegistered(server, *args->Get("mesh_id"), *args, mesh)
+          : PlanOnFlags(server, *args, mesh);
+  if (!plan.ok()) return plan.status();
+  if (args->Has("json")) {
+    out << PlanJson(*mesh, *plan) << "\n";
+  } else {
+    out << PlanTable(*mesh, *plan);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard

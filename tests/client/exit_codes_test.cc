@@ -1,0 +1,56 @@
+// reshardctl's exit statuses (client/exit_codes.h), which scripts rely on,
+// and the JSON error object printed with --json.
+#include "client/exit_codes.h"
+
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "tests/json_lite.h"
+
+namespace reshard {
+namespace {
+
+using testing::Json;
+
+TEST(ExitCodesTest, EachFailureKindHasItsStatus) {
+  EXPECT_EQ(ExitCode(absl::OkStatus()), 0);
+  EXPECT_EQ(ExitCode(absl::InvalidArgumentError("x")), 2);
+  EXPECT_EQ(ExitCode(absl::OutOfRangeError("x")), 2);
+  EXPECT_EQ(ExitCode(absl::NotFoundError("x")), 3);
+  EXPECT_EQ(ExitCode(absl::UnavailableError("x")), 4);
+  EXPECT_EQ(ExitCode(absl::DeadlineExceededError("x")), 4);
+  EXPECT_EQ(ExitCode(absl::FailedPreconditionError("x")), 5);
+  for (const absl::Status& other :
+       {absl::InternalError("x"), absl::DataLossError("x"),
+        absl::CancelledError("x"), absl::ResourceExhaustedError("x"),
+        absl::AlreadyExistsError("x"), absl::UnknownError("x")}) {
+    EXPECT_EQ(ExitCode(other), 1) << other;
+  }
+}
+
+TEST(ExitCodesTest, ErrorJsonCarriesCodeAndMessage) {
+  const absl::Status status =
+      absl::NotFoundError("mesh_id: unknown mesh \"m-1\"\n");
+  const Json j = Json::Parse(ErrorJson(status));
+  ASSERT_EQ(j.object.size(), 1u);
+  EXPECT_EQ(j["error"]["code"].string, "NOT_FOUND");
+  EXPECT_EQ(j["error"]["message"].string, "mesh_id: unknown mesh \"m-1\"\n");
+}
+
+TEST(ExitCodesTest, ReportFailurePrintsJsonOnlyWhenAsked) {
+  const absl::Status status = absl::FailedPreconditionError("too big");
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(ReportFailure(status, false, out, err), 5);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(err.str(), "reshardctl: FAILED_PRECONDITION: too big\n");
+  err.str("");
+  EXPECT_EQ(ReportFailure(status, true, out, err), 5);
+  EXPECT_EQ(out.str(),
+            "{\"error\": {\"code\":\"FAILED_PRECONDITION\","
+            "\"message\":\"too big\"}}\n");
+  EXPECT_EQ(err.str(), "reshardctl: FAILED_PRECONDITION: too big\n");
+}
+
+}  // namespace
+}  // namespace reshard

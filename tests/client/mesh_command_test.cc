@@ -1,0 +1,57 @@
+// `reshardctl mesh list|get` output (client/mesh_command.h): meshes that
+// differ only in link overrides or rank map print differently, as a line
+// and as JSON.
+#include "client/mesh_command.h"
+
+#include "gtest/gtest.h"
+#include "tests/json_lite.h"
+
+namespace reshard {
+namespace {
+
+using testing::Json;
+
+Mesh MeshWith(std::vector<LinkParams> links, std::vector<int64_t> ranks) {
+  MeshSpec spec;
+  spec.shape = {2, 2};
+  spec.dim_names = {"A", "B"};
+  spec.flattened = {{"A", "B"}};
+  spec.links = std::move(links);
+  spec.rank_map = std::move(ranks);
+  absl::StatusOr<Mesh> mesh = Mesh::Create(std::move(spec));
+  EXPECT_TRUE(mesh.ok()) << mesh.status();
+  return *mesh;
+}
+
+TEST(MeshCommandTest, LineShowsLinkOverridesAndRankMap) {
+  EXPECT_EQ(MeshLine("m", MeshWith({}, {})), "m  A=2,B=2  flattened A_B");
+  EXPECT_EQ(MeshLine("m", MeshWith({{100, 1.5}, {}}, {})),
+            "m  A=2,B=2  flattened A_B  links A=100:1.5");
+  EXPECT_EQ(MeshLine("m", MeshWith({{std::nullopt, 2}, {25, std::nullopt}},
+                                   {3, 2, 1, 0})),
+            "m  A=2,B=2  flattened A_B  links A=default:2 B=25:default  "
+            "rank_map 3,2,1,0");
+}
+
+TEST(MeshCommandTest, JsonHasEveryField) {
+  const Json plain = Json::Parse(MeshJson("m", MeshWith({}, {})));
+  EXPECT_EQ(plain["mesh_id"].string, "m");
+  EXPECT_EQ(plain["shape"].array.size(), 2u);
+  EXPECT_EQ(plain["dim_names"].array[1].string, "B");
+  EXPECT_EQ(plain["flattened"].array[0].array[1].string, "B");
+  EXPECT_TRUE(plain["links"].array.empty());
+  EXPECT_EQ(plain["rank_map"].kind, Json::Kind::kNull);
+
+  const Json linked = Json::Parse(
+      MeshJson("m", MeshWith({{}, {12.5, std::nullopt}}, {1, 0, 3, 2})));
+  ASSERT_EQ(linked["links"].array.size(), 1u);
+  const Json& link = linked["links"].array[0];
+  EXPECT_EQ(link["dim"].string, "B");
+  EXPECT_DOUBLE_EQ(link["bandwidth_gbps"].number, 12.5);
+  EXPECT_EQ(link["latency_us"].kind, Json::Kind::kNull);
+  ASSERT_EQ(linked["rank_map"].array.size(), 4u);
+  EXPECT_EQ(linked["rank_map"].array[0].Int(), 1);
+}
+
+}  // namespace
+}  // namespace reshard
