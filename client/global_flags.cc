@@ -66,7 +66,9 @@ absl::StatusOr<std::string> ServerTarget(absl::string_view text,
   std::vector<std::string> entries;
   for (absl::string_view entry : absl::StrSplit(text, ',')) {
     entry = absl::StripAsciiWhitespace(entry);
-    if (entry.empty() || absl::StartsWith(entry, ":")) {
+    // ":7" names no host; "::1" is IPv6's loopback.
+    if (entry.empty() ||
+        (absl::StartsWith(entry, ":") && !absl::StartsWith(entry, "::"))) {
       return absl::InvalidArgumentError(absl::StrCat(
           flag, ": \"", text, "\" must be HOST[:PORT][,HOST[:PORT]...]"));
     }

@@ -48,6 +48,7 @@ check "exec --plan FILE (nulls accepted) exits 0" $rc
 echo "$fromfile" | jq -e '.validated and (.checksums|length) == 8' >/dev/null
 check "plan from a file validated" $?
 err=$("$CTL" exec --local 8 --plan "$tmp/missing.json" 2>&1); rc=$?
+[ $rc -eq 3 ]; check "missing plan file exits 3 (NOT_FOUND)" $?
 contains "$err" "NOT_FOUND: --plan: cannot read"; check "missing plan file named" $?
 
 err=$("$CTL" exec --local 4 --mesh A=2,B=2,C=2 --shape 4 --from R,R,R --to R,R,R 2>&1); rc=$?
@@ -55,7 +56,7 @@ err=$("$CTL" exec --local 4 --mesh A=2,B=2,C=2 --shape 4 --from R,R,R --to R,R,R
 contains "$err" "INVALID_ARGUMENT: --local: 4 ranks given but the mesh has 8"; check "wrong rank count message" $?
 
 err=$("$CTL" exec --local 2 --backend nccl --mesh A=2 --shape 4 --from R --to R 2>&1); rc=$?
-[ $rc -eq 2 ]; check "nccl without a GPU exits 2" $?
+[ $rc -eq 5 ]; check "nccl without a GPU exits 5 (FAILED_PRECONDITION)" $?
 contains "$err" "FAILED_PRECONDITION: --backend nccl"; check "nccl message" $?
 
 err=$("$CTL" exec --local 2 --iters 0 --mesh A=2 --shape 4 --from R --to R 2>&1); rc=$?

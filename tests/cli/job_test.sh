@@ -105,25 +105,25 @@ contains "$out" "job jt: no run was running"; check "cancel with no run says so"
 
 # Errors: status code and message.
 err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
-[ $rc -eq 2 ]; check "run on an unknown job exits 2" $?
+[ $rc -eq 3 ]; check "run on an unknown job exits 3 (NOT_FOUND)" $?
 contains "$err" 'NOT_FOUND: ' && contains "$err" '"nope"'; check "unknown job is NOT_FOUND naming it" $?
 err=$("${J[@]}" show nope 2>&1); rc=$?
-[ $rc -eq 2 ] && contains "$err" 'NOT_FOUND: '; check "show of an unknown job is NOT_FOUND" $?
+[ $rc -eq 3 ] && contains "$err" 'NOT_FOUND: '; check "show of an unknown job is NOT_FOUND, exit 3" $?
 err=$("${J[@]}" run jt --mesh A=8 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "INVALID_ARGUMENT: mesh: world size 8"
 check "a mesh of another world size is refused" $?
-for bad in "--iters 0|--iters: \"0\" is not an integer >= 1" \
-           "--warmup -1|--warmup: \"-1\" is not an integer >= 0" \
-           "--timeout_seconds x|--timeout_seconds: \"x\" is not an integer >= 1" \
-           "--deadline_seconds 0|--deadline_seconds: \"0\" is not an integer >= 1" \
-           "--plan $tmp/plan.json --mesh A=4|--plan: cannot be combined with --mesh" \
-           "--bogus 1|unknown flag --bogus" \
-           "--shape 8|job run: --plan FILE or the plan flags" \
-           "--plan $tmp/missing.json|NOT_FOUND: --plan: cannot read"; do
-  args=${bad%%|*}; want=${bad#*|}
+for bad in "2|--iters 0|--iters: \"0\" is not an integer >= 1" \
+           "2|--warmup -1|--warmup: \"-1\" is not an integer >= 0" \
+           "2|--timeout_seconds x|--timeout_seconds: \"x\" is not an integer >= 1" \
+           "2|--deadline_seconds 0|--deadline_seconds: \"0\" is not a number of seconds > 0" \
+           "2|--plan $tmp/plan.json --mesh A=4|--plan: cannot be combined with --mesh" \
+           "2|--bogus 1|unknown flag --bogus" \
+           "2|--shape 8|job run: --plan FILE or the plan flags" \
+           "3|--plan $tmp/missing.json|NOT_FOUND: --plan: cannot read"; do
+  code=${bad%%|*}; bad=${bad#*|}; args=${bad%%|*}; want=${bad#*|}
   # shellcheck disable=SC2086
   err=$("${J[@]}" run jt $args 2>&1); rc=$?
-  [ $rc -eq 2 ] && contains "$err" "$want"; check "run $args: exit 2, \"$want\"" $?
+  [ $rc -eq "$code" ] && contains "$err" "$want"; check "run $args: exit $code, \"$want\"" $?
 done
 err=$("${J[@]}" show 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "job show: NAME (the job) is required"; check "show without NAME" $?

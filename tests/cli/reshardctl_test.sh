@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# reshardctl end to end: the DESIGN §4 example as a table and as JSON, the
-# planner/cost-model switches, and errors on stderr with exit status 2.
+# reshardctl end to end: the README's example as a table and as JSON, the
+# planner/cost-model switches, and errors on stderr with their exit status
+# (2 bad input, 3 NOT_FOUND, 4 UNAVAILABLE, 5 FAILED_PRECONDITION).
 set -u
 CTL="$1"
 PLANNER="${2:-}"
@@ -40,7 +41,7 @@ err=$("$CTL" plan --offline --mesh A=2,A=2 --shape 8 --from 'R,R' --to 'R,R' 2>&
 contains "$err" 'mesh.dim_names[1]: duplicate name "A"'; check "duplicate dim message" $?
 
 err=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)' --planner torch_greedy 2>&1 >/dev/null); rc=$?
-[ $rc -eq 2 ]; check "torch refusal exits 2" $?
+[ $rc -eq 5 ]; check "torch refusal exits 5 (FAILED_PRECONDITION)" $?
 contains "$err" "FAILED_PRECONDITION"; check "torch refusal message" $?
 
 out=$("$CTL" plan --offline --mesh A=2 --shape 8 --from 'P(sum)' --to 'P(avg)'); rc=$?
@@ -54,7 +55,7 @@ out=$("$CTL" plan --offline --mesh A=2,B=2,C=2 --flatten A,C --shape 16,16 --fro
 contains "$out" "warning [search_budget_exceeded]"; check "budget fallback warns" $?
 
 err=$("$CTL" plan --offline --mesh A=4 --shape 64,64 --from 'S(0)' --to 'S(1)' --max_peak_bytes 100 2>&1 >/dev/null); rc=$?
-[ $rc -eq 2 ]; check "max_peak_bytes infeasible exits 2" $?
+[ $rc -eq 5 ]; check "max_peak_bytes infeasible exits 5 (FAILED_PRECONDITION)" $?
 contains "$err" "FAILED_PRECONDITION: options.max_peak_bytes"; check "max_peak_bytes message" $?
 
 out=$("$CTL" plan --offline --mesh A=2,B=2 --shape 64,64 --from 'S(0),S(1)' --to 'R,R' --link A=10:5 --devices_per_host 2 --cost_model alpha_beta --json)
@@ -89,11 +90,11 @@ if [ -n "$PLANNER" ]; then
   out=$("$CTL" --server "$RESHARD_SERVER" mesh get "$id"); contains "$out" "A=2,B=2"; check "mesh get with --server" $?
   "$CTL" mesh delete "$id" >/dev/null; check "mesh delete" $?
   err=$("$CTL" mesh get "$id" 2>&1 >/dev/null); rc=$?
-  [ $rc -eq 2 ]; check "deleted mesh exits 2" $?
+  [ $rc -eq 3 ]; check "deleted mesh exits 3 (NOT_FOUND)" $?
   contains "$err" "NOT_FOUND: mesh_id: unknown mesh"; check "deleted mesh message" $?
   kill -TERM $pid; wait $pid; check "planner exits 0 on SIGTERM" $?
   err=$("$CTL" health 2>&1); rc=$?
-  [ $rc -eq 2 ]; check "health without a server exits 2" $?
+  [ $rc -eq 4 ]; check "health without a server exits 4 (UNAVAILABLE)" $?
   contains "$err" "UNAVAILABLE"; check "health without a server says UNAVAILABLE" $?
   rm -rf "$dir"
 fi

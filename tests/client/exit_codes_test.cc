@@ -30,11 +30,11 @@ TEST(ExitCodesTest, EachFailureKindHasItsStatus) {
 
 TEST(ExitCodesTest, ErrorJsonCarriesCodeAndMessage) {
   const absl::Status status =
-      absl::NotFoundError("mesh_id: unknown mesh \"m-1\"\n");
+      absl::NotFoundError("mesh_id: unknown mesh \"m-1\"");
   const Json j = Json::Parse(ErrorJson(status));
   ASSERT_EQ(j.object.size(), 1u);
   EXPECT_EQ(j["error"]["code"].string, "NOT_FOUND");
-  EXPECT_EQ(j["error"]["message"].string, "mesh_id: unknown mesh \"m-1\"\n");
+  EXPECT_EQ(j["error"]["message"].string, "mesh_id: unknown mesh \"m-1\"");
 }
 
 TEST(ExitCodesTest, ReportFailurePrintsJsonOnlyWhenAsked) {
