@@ -115,10 +115,11 @@ for r in 0 1 2 3; do
   done <<<"$expected"
 done
 
-# A peer killed mid-run: a run of many iterations, rank 3 SIGKILLed once it
+# A peer killed mid-run: a run of many iterations on one group of all 4
+# ranks (so every survivor talks to the dead peer), rank 3 SIGKILLed once it
 # is under way; the survivors count a failed execution (peer or timeout).
-timeout 90 "$CTL" --server "$server" job run am --mesh A=2,B=2 --shape 256,256 \
-  --dtype f32 --from 'S(0),R' --to 'R,R' --iters 100000 --timeout_seconds 3 \
+timeout 90 "$CTL" --server "$server" job run am --mesh A=4 --shape 256,256 \
+  --dtype f32 --from 'S(0)' --to 'R' --iters 100000 --timeout_seconds 3 \
   --json >"$dir/killed.json" 2>"$dir/killed.err" &
 run_pid=$!
 pids+=($run_pid)
