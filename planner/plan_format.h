@@ -1,5 +1,6 @@
 // Text renderings of a Plan: PyTorch's trace string, a human-readable step
-// table, and the plan JSON of DESIGN §4 (normative; one object).
+// table, and the plan JSON (normative; one object; its fields and units are
+// documented for users in docs/PLAN_JSON.md).
 #ifndef RESHARD_PLANNER_PLAN_FORMAT_H_
 #define RESHARD_PLANNER_PLAN_FORMAT_H_
 
@@ -15,11 +16,12 @@ namespace reshard {
 // "P(sum)RP(sum)-->RRR".
 std::string PlanTrace(const Plan& plan);
 
-// One line per step: index, op, group, from -> to, bytes, µs; then totals
-// and warnings.
+// One line per step: index, op, group, from -> to, bytes, µs, each column
+// as wide as its widest cell; then totals and warnings.
 std::string PlanTable(const Mesh& mesh, const Plan& plan);
 
-// The plan JSON object of DESIGN §4, on one line.
+// The plan JSON object, on one line. `reduce_op` is null on steps that do
+// not reduce (UsesReduceOp false: all_gather, all_to_all, chunk).
 std::string PlanJson(const Mesh& mesh, const Plan& plan);
 
 // `s` as a JSON string literal, quotes included (every JSON writer of the

@@ -128,6 +128,16 @@ kill -9 "${agent_pid[3]}"
 wait "$run_pid"; rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ]
 check "the run with a killed peer fails (exit $rc) before its bound" $?
+# reshardctl's exit status is its status code's (README, "Exit status"),
+# and --json printed that code as the error object.
+code=$(sed -n 's/^reshardctl: \([A-Z_]*\): .*/\1/p' "$dir/killed.err" | head -1)
+case "$code" in
+  UNAVAILABLE|DEADLINE_EXCEEDED) want=4 ;; FAILED_PRECONDITION) want=5 ;;
+  NOT_FOUND) want=3 ;; INVALID_ARGUMENT|OUT_OF_RANGE) want=2 ;; *) want=1 ;;
+esac
+[ -n "$code" ] && [ "$rc" -eq "$want" ] &&
+  [ "$(jq -r .error.code "$dir/killed.json")" = "$code" ]
+check "the failed run exits $want for $code (exit $rc) with the JSON error" $?
 for r in 0 1 2; do
   wait_for 10 eval \
     "scrape $r >/dev/null && [ \"\$(value $r 'reshard_plan_executions_total{result=\"failed\"}')\" = 1 ]"
