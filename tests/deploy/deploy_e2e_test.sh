@@ -19,29 +19,7 @@ CTL="$BUILD/client/reshardctl"
 
 dir=$(mktemp -d /tmp/reshard-deploy-XXXXXX)
 pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ "$fail" -ne 0 ]; then
-    for log in "$dir"/*.log; do echo "---- $log"; tail -n 20 "$log"; done
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-die() { echo "FAIL: $1"; fail=1; exit 1; }
-wait_for() {
-  local end=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $end ] && return 1
-    sleep 0.2
-  done
-}
+trap stop_started EXIT
 
 "$PROMTOOL" check config "$SRC/deploy/prometheus/prometheus.yml" >/dev/null
 check "promtool check config deploy/prometheus/prometheus.yml" $?
@@ -84,24 +62,7 @@ sed -i 's/^  scrape_interval: .*/  scrape_interval: 1s/; s/^  evaluation_interva
 echo "[{\"targets\": [\"127.0.0.1:$(cat "$dir/metrics_port")\"]}]" >"$dir/prom/targets/planner.json"
 jq -n '[{targets: $ARGS.positional}]' --args "${agent_ports[@]}" >"$dir/prom/targets/agents.json"
 
-query() {
-  curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"
-}
-ready() { curl -sf --max-time 1 "http://127.0.0.1:$prom_port/-/ready" >/dev/null; }
-alive() { kill -0 "$prom_pid" 2>/dev/null; }
-ready_or_dead() { ! alive || ready; }
-# Prometheus has no port-0 option: a random port, another on a bind failure.
-for attempt in 1 2 3 4 5; do
-  prom_port=$((20000 + RANDOM % 40000))
-  (cd "$dir/prom" && exec "$PROMETHEUS" --config.file=prometheus.yml \
-    --storage.tsdb.path="$dir/tsdb" --storage.tsdb.retention.time=1h \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn) \
-    2>"$dir/prometheus.log" &
-  prom_pid=$!
-  pids+=($prom_pid)
-  wait_for 20 ready_or_dead && alive && break
-done
-alive || die "prometheus did not start"
+start_prometheus "$PROMETHEUS" "$dir/prom/prometheus.yml" || die "prometheus did not start"
 all_up() {
   [ "$(query 'sum(up{job="reshard-agent"}) + 10 * sum(up{job="reshard-planner"})' |
     jq -r '.data.result[0].value[1]')" = 14 ]
