@@ -19,6 +19,7 @@ CTL="$BUILD/client/reshardctl"
 
 dir=$(mktemp -d /tmp/reshard-deploy-XXXXXX)
 pids=()
+declare -A node_pid
 trap stop_started EXIT
 
 "$PROMTOOL" check config "$SRC/deploy/prometheus/prometheus.yml" >/dev/null
@@ -43,6 +44,7 @@ for node in node-a node-b; do
     "$SRC/scripts/reshard-agent-node.sh" --timeout_seconds 10 \
     2>"$dir/$node.log" &
   pids+=($!)
+  node_pid[$node]=$!
 done
 agent_ports=()
 for node in node-a node-b; do
@@ -129,4 +131,30 @@ for metric in reshard:collective_busbw_gbytes_per_second:avg reshard:job_runs:ra
   [ "$(query "$metric" | jq '.data.result | length')" -gt 0 ]
   check "recorded series $metric has data" $?
 done
+
+# An agent dies: its node script stops the node's other agent and exits with
+# the agent's status (the container restarts); the Coordinator keeps the
+# killed rank as a member without a dispatch stream (the stopped one left the
+# job cleanly), and the agents-missing and agent-down alerts become pending.
+node_agents=($(pgrep -P "${node_pid[node-b]}"))
+[ ${#node_agents[@]} -eq 2 ]; check "node-b runs 2 agents (${node_agents[*]})" $?
+kill -9 "${node_agents[0]}"
+node_gone() { ! kill -0 "${node_pid[node-b]}" 2>/dev/null; }
+wait_for 15 node_gone; check "node-b's script exits when one of its agents dies" $?
+wait "${node_pid[node-b]}"; code=$?
+[ "$code" -eq 137 ]; check "it exits with the agent's status ($code)" $?
+! kill -0 "${node_agents[1]}" 2>/dev/null; check "and has stopped the node's other agent" $?
+pending() {
+  curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/alerts" >"$dir/alerts.json" &&
+    jq -e '[.data.alerts[] | select(.state == "pending" or .state == "firing") | .labels.alertname]
+           | (index("ReshardAgentsMissing") != null) and (index("ReshardAgentDown") != null)' \
+      "$dir/alerts.json" >/dev/null
+}
+wait_for 30 pending
+check "alerts: $(jq -c '[.data.alerts[] | [.labels.alertname, .state]] | unique' "$dir/alerts.json")" $?
+disconnected() {
+  [ "$(query 'sum(reshard_agents{state="disconnected"})' | jq -r '.data.result[0].value[1]')" = 1 ]
+}
+wait_for 10 disconnected
+check "the Coordinator counts the killed agent as disconnected" $?
 exit "$fail"
