@@ -19,29 +19,8 @@ CTL="$BUILD/client/reshardctl"
 
 dir=$(mktemp -d /tmp/reshard-deploy-XXXXXX)
 pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ "$fail" -ne 0 ]; then
-    for log in "$dir"/*.log; do echo "---- $log"; tail -n 20 "$log"; done
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-die() { echo "FAIL: $1"; fail=1; exit 1; }
-wait_for() {
-  local end=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $end ] && return 1
-    sleep 0.2
-  done
-}
+declare -A node_pid
+trap stop_started EXIT
 
 "$PROMTOOL" check config "$SRC/deploy/prometheus/prometheus.yml" >/dev/null
 check "promtool check config deploy/prometheus/prometheus.yml" $?
@@ -65,6 +44,7 @@ for node in node-a node-b; do
     "$SRC/scripts/reshard-agent-node.sh" --timeout_seconds 10 \
     2>"$dir/$node.log" &
   pids+=($!)
+  node_pid[$node]=$!
 done
 agent_ports=()
 for node in node-a node-b; do
@@ -84,24 +64,7 @@ sed -i 's/^  scrape_interval: .*/  scrape_interval: 1s/; s/^  evaluation_interva
 echo "[{\"targets\": [\"127.0.0.1:$(cat "$dir/metrics_port")\"]}]" >"$dir/prom/targets/planner.json"
 jq -n '[{targets: $ARGS.positional}]' --args "${agent_ports[@]}" >"$dir/prom/targets/agents.json"
 
-query() {
-  curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"
-}
-ready() { curl -sf --max-time 1 "http://127.0.0.1:$prom_port/-/ready" >/dev/null; }
-alive() { kill -0 "$prom_pid" 2>/dev/null; }
-ready_or_dead() { ! alive || ready; }
-# Prometheus has no port-0 option: a random port, another on a bind failure.
-for attempt in 1 2 3 4 5; do
-  prom_port=$((20000 + RANDOM % 40000))
-  (cd "$dir/prom" && exec "$PROMETHEUS" --config.file=prometheus.yml \
-    --storage.tsdb.path="$dir/tsdb" --storage.tsdb.retention.time=1h \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn) \
-    2>"$dir/prometheus.log" &
-  prom_pid=$!
-  pids+=($prom_pid)
-  wait_for 20 ready_or_dead && alive && break
-done
-alive || die "prometheus did not start"
+start_prometheus "$PROMETHEUS" "$dir/prom/prometheus.yml" || die "prometheus did not start"
 all_up() {
   [ "$(query 'sum(up{job="reshard-agent"}) + 10 * sum(up{job="reshard-planner"})' |
     jq -r '.data.result[0].value[1]')" = 14 ]
@@ -168,4 +131,30 @@ for metric in reshard:collective_busbw_gbytes_per_second:avg reshard:job_runs:ra
   [ "$(query "$metric" | jq '.data.result | length')" -gt 0 ]
   check "recorded series $metric has data" $?
 done
+
+# An agent dies: its node script stops the node's other agent and exits with
+# the agent's status (the container restarts); the Coordinator keeps the
+# killed rank as a member without a dispatch stream (the stopped one left the
+# job cleanly), and the agents-missing and agent-down alerts become pending.
+node_agents=($(pgrep -P "${node_pid[node-b]}"))
+[ ${#node_agents[@]} -eq 2 ]; check "node-b runs 2 agents (${node_agents[*]})" $?
+kill -9 "${node_agents[0]}"
+node_gone() { ! kill -0 "${node_pid[node-b]}" 2>/dev/null; }
+wait_for 15 node_gone; check "node-b's script exits when one of its agents dies" $?
+wait "${node_pid[node-b]}"; code=$?
+[ "$code" -eq 137 ]; check "it exits with the agent's status ($code)" $?
+! kill -0 "${node_agents[1]}" 2>/dev/null; check "and has stopped the node's other agent" $?
+pending() {
+  curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/alerts" >"$dir/alerts.json" &&
+    jq -e '[.data.alerts[] | select(.state == "pending" or .state == "firing") | .labels.alertname]
+           | (index("ReshardAgentsMissing") != null) and (index("ReshardAgentDown") != null)' \
+      "$dir/alerts.json" >/dev/null
+}
+wait_for 30 pending
+check "alerts: $(jq -c '[.data.alerts[] | [.labels.alertname, .state]] | unique' "$dir/alerts.json")" $?
+disconnected() {
+  [ "$(query 'sum(reshard_agents{state="disconnected"})' | jq -r '.data.result[0].value[1]')" = 1 ]
+}
+wait_for 10 disconnected
+check "the Coordinator counts the killed agent as disconnected" $?
 exit "$fail"

@@ -20,30 +20,7 @@ PROMTOOL="${4:-promtool}"
 dir=$(mktemp -d /tmp/reshard-agent-metrics-XXXXXX)
 pids=()
 declare -A agent_pid
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ "$fail" -ne 0 ]; then
-    for log in "$dir"/*.log; do echo "---- $log"; tail -n 15 "$log"; done
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-die() { echo "FAIL: $1"; fail=1; exit 1; }
-# wait_for SECONDS COMMAND...: COMMAND every 0.1 s until it succeeds.
-wait_for() {
-  local end=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $end ] && return 1
-    sleep 0.1
-  done
-}
+trap stop_started EXIT
 
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" 2>"$dir/planner.log" &
 pids+=($!)
