@@ -13,17 +13,13 @@ PLANNER="$2"
 command -v jq >/dev/null || { echo "jq is required"; exit 1; }
 
 dir=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+pids=()
+trap stop_started EXIT
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --drain_seconds 0 \
-  2>"$dir/log" &
+  2>"$dir/planner.log" &
 pid=$!
-for _ in $(seq 200); do [ -s "$dir/port" ] && break; sleep 0.05; done
-[ -s "$dir/port" ] || { echo "planner did not start"; cat "$dir/log"; exit 1; }
+pids+=($pid)
+wait_for 10 test -s "$dir/port" || die "planner did not start"
 S="127.0.0.1:$(cat "$dir/port")"
 unset RESHARD_SERVER
 
@@ -142,7 +138,8 @@ out=$("$CTL" --server "$S" plan --mesh A=2 --shape 8 \
 jq -e '.src == "P(sum)" and .steps[0].reduce_op == "sum"' <<<"$out" >/dev/null
 check "Partial(reduce_op=ReduceOp.SUM) parses" $?
 
-kill -TERM "$pid"; wait "$pid"; rc=$?; pid=
+kill -TERM "$pid"; wait "$pid"; rc=$?
+pids=()  # stopped and reaped: nothing left for stop_started
 check "planner exits 0 on SIGTERM" $rc
 expect "no server" 4 "UNAVAILABLE" "$CTL" --server "$S" health
 expect "no server for a plan" 4 "UNAVAILABLE" \

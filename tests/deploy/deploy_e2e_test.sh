@@ -80,7 +80,7 @@ for i in 1 2 3; do
 done
 timeout 30 "$CTL" --server "$server" job run e2e --mesh A=8 --shape 64 \
   --from 'S(0)' --to 'R' >/dev/null 2>>"$dir/ctl.log"
-[ $? -ne 0 ]; check "a run whose mesh does not fit the job is refused" $?
+[ $? -eq 2 ]; check "a run whose mesh does not fit the job is refused (exit 2, INVALID_ARGUMENT)" $?
 
 busbw_ok() {
   query 'reshard:collective_busbw_gbytes_per_second:avg' >"$dir/busbw.json" &&
