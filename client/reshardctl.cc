@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/exec_command.h"
@@ -111,6 +112,21 @@ absl::Status RunCommand(const GlobalFlags& flags, std::ostream& out) {
                    "\"; expected plan, exec, job, mesh or health"));
 }
 
+// gRPC's bare "Deadline Exceeded" says which deadline passed and how to
+// ask for more time.
+absl::Status Explained(const absl::Status& status, const GlobalFlags& flags) {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded ||
+      status.message() != "Deadline Exceeded") {
+    return status;
+  }
+  return absl::DeadlineExceededError(
+      flags.server.deadline.has_value()
+          ? absl::StrCat("the call did not finish within --deadline_seconds ",
+                         absl::ToDoubleSeconds(*flags.server.deadline))
+          : "the call did not finish within the default deadline (10 s per "
+            "attempt); --deadline_seconds D allows more");
+}
+
 // Runs the command line `args`; returns the exit status.
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<GlobalFlags> flags =
@@ -137,8 +153,8 @@ int Main(const std::vector<std::string>& args) {
   std::cout << out.str();
   if (status.ok()) return kExitOk;
   if (UsageOf(words) == nullptr) std::cerr << kUsage;
-  return ReportFailure(status, flags->json && out.str().empty(), std::cout,
-                       std::cerr);
+  return ReportFailure(Explained(status, *flags),
+                       flags->json && out.str().empty(), std::cout, std::cerr);
 }
 
 }  // namespace

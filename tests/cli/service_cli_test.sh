@@ -81,7 +81,8 @@ SLOW=(plan --mesh A=2,B=2,C=2,D=2,E=2,F=2,G=2,H=2 --shape 256,256,256
       --to 'S(2),R,S(0),S(1),P(sum),S(2),R,S(1)' --search_budget 300000
       --flatten_policy none)
 start=$(date +%s%N)
-expect "a search past --deadline_seconds" 4 "DEADLINE_EXCEEDED" \
+expect "a search past --deadline_seconds" 4 \
+  "DEADLINE_EXCEEDED: the call did not finish within --deadline_seconds 0.2" \
   "$CTL" --server "$S" --deadline_seconds 0.2 "${SLOW[@]}"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$ms" -lt 3000 ]; check "the deadline cut the call short (${ms} ms)" $?
