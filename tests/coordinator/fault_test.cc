@@ -215,9 +215,11 @@ TEST_F(FaultTest, AKilledRankFailsTheRunNamedFirstAndRejoinsWithoutRestarts) {
   EXPECT_NE(lost, std::string::npos) << message;
   for (int peer : {0, 1, 3}) {  // peers that saw it go come after it
     const size_t at = message.find(absl::StrCat("rank ", peer, ": "));
-    if (at != std::string::npos) EXPECT_LT(lost, at) << message;
+    if (at != std::string::npos) {
+      EXPECT_LT(lost, at) << message;
+    }
   }
-  EXPECT_NE(message.find("steps[0] (all_gather on A)"), std::string::npos)
+  EXPECT_NE(message.find("steps[0] (all_gather on d0)"), std::string::npos)
       << message;
   // Back as a new incarnation: a new generation, and the three survivors,
   // never restarted, run and validate with it.
@@ -352,21 +354,24 @@ std::unique_ptr<grpc::ClientContext> Bounded(seconds within) {
 
 class FencingTest : public FaultTest {
  protected:
-  grpc::Status Join(const v1::AgentId& id) {
+  grpc::Status Join(const v1::AgentId& id, int world = 2) {
     v1::JoinRequest request;
     *request.mutable_agent() = id;
-    request.set_world_size(2);
+    request.set_world_size(world);
     request.set_version(kReshardVersion);
     request.set_protocol(kCoordinatorProtocol);
     v1::JoinResponse response;
     return stub_->Join(Bounded(seconds(5)).get(), request, &response);
   }
   grpc::Status Report(const v1::AgentId& id, int64_t generation,
-                      const std::string& run_id) {
+                      const std::string& run_id, int code = 0,
+                      const std::string& error = "") {
     v1::ReportRequest request;
     *request.mutable_agent() = id;
     request.set_generation(generation);
     request.set_run_id(run_id);
+    request.mutable_report()->set_code(code);
+    request.mutable_report()->set_error(error);
     v1::ReportResponse response;
     return stub_->Report(Bounded(seconds(5)).get(), request, &response);
   }
@@ -481,6 +486,63 @@ TEST_F(FencingTest, OldIncarnationsOldGenerationsAndLiveDuplicatesAreRefused) {
   c1->TryCancel();
   s0->Finish();
   s1->Finish();
+}
+
+// One rank refuses the run's plan as an agent whose digest differs does
+// (a stand-in here: real agents agree on the digest by construction). The
+// three real agents, waiting for it to meet them, fail the run too, at
+// once and without a hang; the run names the refusing rank.
+TEST_F(FencingTest, ADigestMismatchOnOneRankFailsTheRunOnEveryRank) {
+  AgentProcesses agents(server_->address(), "digest", 4);
+  for (int r = 0; r < 3; ++r) agents.Start(r);
+  const v1::AgentId a3 = Agent("digest", 3, 77);
+  ASSERT_TRUE(Join(a3, 4).ok());
+  std::unique_ptr<grpc::ClientContext> c3 = Bounded(seconds(60));
+  v1::DispatchRequest r3;
+  *r3.mutable_agent() = a3;
+  auto s3 = stub_->Dispatch(c3.get(), r3);
+  ASSERT_TRUE(AwaitConnected("digest", 4)) << agents.Logs();
+  grpc::Status status;
+  std::thread caller([&] {
+    v1::RunJobResponse response;
+    status = RunJob(LongRun("digest", 4, 1), &response, seconds(60));
+  });
+  v1::Work work;
+  EXPECT_TRUE(s3->Read(&work));
+  const steady_clock::time_point refused = steady_clock::now();
+  EXPECT_TRUE(Report(a3, work.run().generation(), work.run().run_id(),
+                     grpc::FAILED_PRECONDITION,
+                     "plan digest mismatch: the Coordinator sent 1, this "
+                     "agent computes 2; no communicator was opened")
+                  .ok());
+  caller.join();
+  EXPECT_LT(SecondsSince(refused), 2 * kCollectiveTimeout);
+  EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find("rank 3: plan digest mismatch"),
+            std::string::npos)
+      << status.error_message();
+  // Every real rank ended the run (failed, not hung) and is free: once a
+  // real rank 3 replaces the stand-in, the next run validates.
+  const std::string failed = absl::StrCat("run ", work.run().run_id());
+  EXPECT_TRUE(AwaitJob("digest", [&](const v1::JobInfo&) {
+    for (int r = 0; r < 3; ++r) {
+      const std::string log = agents.Log(r);
+      const size_t at = log.find(failed);
+      if (at == std::string::npos ||
+          log.find("FAILED", at) == std::string::npos) {
+        return false;
+      }
+    }
+    return true;
+  })) << agents.Logs();
+  EXPECT_TRUE(Leave(a3).ok());
+  c3->TryCancel();
+  s3->Finish();
+  agents.Start(3);
+  ASSERT_TRUE(AwaitConnected("digest", 4)) << agents.Logs();
+  ExpectValidatedRun("digest", 4);
+  EXPECT_EQ(agents.Running(), 4);
+  if (HasFailure()) ADD_FAILURE() << agents.Logs();
 }
 
 }  // namespace
