@@ -26,6 +26,17 @@ uint64_t FreshIncarnation() {
   return value == 0 ? 1 : value;
 }
 
+// A Join refusal that the same request would meet again (another version,
+// world size or backend); everything else (the Coordinator down, draining,
+// restarting, or still holding this rank's previous stream) may pass later.
+bool Refusal(absl::StatusCode code) {
+  return code == absl::StatusCode::kFailedPrecondition ||
+         code == absl::StatusCode::kInvalidArgument ||
+         code == absl::StatusCode::kUnimplemented ||
+         code == absl::StatusCode::kPermissionDenied ||
+         code == absl::StatusCode::kUnauthenticated;
+}
+
 // The run's line in the log: id, generation, outcome, wall time.
 void LogRun(const v1::RunWork& run, const executor::RankReport& report,
             const absl::Status& sent, double wall_seconds) {
@@ -122,12 +133,7 @@ absl::StatusOr<int64_t> Agent::Rejoin(absl::Duration within) {
     absl::StatusOr<int64_t> generation = Join(std::min(until, Deadline()));
     if (generation.ok()) return generation;
     last = generation.status();
-    const absl::StatusCode code = last.code();
-    if (code != absl::StatusCode::kUnavailable &&
-        code != absl::StatusCode::kDeadlineExceeded &&
-        code != absl::StatusCode::kAlreadyExists) {
-      return last;  // refused: retrying changes nothing
-    }
+    if (Refusal(last.code())) return last;  // retrying changes nothing
     const absl::Duration wait = backoff.Next();
     if (std::chrono::system_clock::now() + absl::ToChronoMilliseconds(wait) >=
         until) {
@@ -135,13 +141,17 @@ absl::StatusOr<int64_t> Agent::Rejoin(absl::Duration within) {
     }
     spdlog::info("rejoining job {}: {}; next attempt in {} ms", config_.job,
                  last.ToString(), absl::ToInt64Milliseconds(wait));
-    if (SleepUnlessStopped(wait)) {
-      return absl::CancelledError("stopped while rejoining");
-    }
+    if (SleepUnlessStopped(wait)) break;
   }
+  if (stopping()) return absl::CancelledError("stopped while rejoining");
   return absl::UnavailableError(
       absl::StrCat("could not rejoin job ", config_.job, " within ",
                    absl::FormatDuration(within), ": ", last.ToString()));
+}
+
+bool Agent::stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
 }
 
 bool Agent::SleepUnlessStopped(absl::Duration wait) {

@@ -71,6 +71,8 @@ class Agent {
   void Stop();
 
   uint64_t incarnation() const { return id_.incarnation(); }
+  // Whether Stop() was called.
+  bool stopping();
 
  private:
   enum class Ending { kShutdown, kStopped, kDropped };

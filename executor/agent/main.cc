@@ -128,7 +128,7 @@ int JoinAndServe(Agent& agent, const AgentConfig& config) {
     spdlog::warn("{}; rejoining for up to {} s", served.ToString(),
                  config.reconnect_seconds);
     generation = agent.Rejoin(absl::Seconds(config.reconnect_seconds));
-    if (generation.status().code() == absl::StatusCode::kCancelled) break;
+    if (agent.stopping()) break;
     if (!generation.ok()) {
       spdlog::error("{}; exiting", generation.status().ToString());
       return 1;
