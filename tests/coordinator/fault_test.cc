@@ -14,6 +14,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -236,6 +239,13 @@ TEST_F(FaultTest, AKilledRankFailsTheRunNamedFirstAndRejoinsWithoutRestarts) {
     EXPECT_EQ(after.agents(r).incarnation(), before.agents(r).incarnation());
   }
   EXPECT_EQ(after.runs_failed(), 1);
+  // GetJob lists the failed run with its code and the rank at fault.
+  ASSERT_EQ(after.recent_runs_size(), 3);
+  EXPECT_EQ(after.recent_runs(1).result(), "UNAVAILABLE");
+  EXPECT_NE(after.recent_runs(1).error().find("rank 2: its agent's dispatch"),
+            std::string::npos)
+      << after.recent_runs(1).error();
+  EXPECT_EQ(after.recent_runs(2).result(), "validated");
   EXPECT_EQ(after.store_keys(), 0);
   EXPECT_EQ(plans.failed(), 0);
   EXPECT_GT(plans.ok(), 0);
@@ -375,22 +385,30 @@ class FencingTest : public FaultTest {
     v1::ReportResponse response;
     return stub_->Report(Bounded(seconds(5)).get(), request, &response);
   }
-  grpc::Status StoreSet(const v1::AgentId& id, const std::string& run_id) {
+  grpc::Status StoreSet(const v1::AgentId& id, const std::string& run_id,
+                        const std::string& key = "k",
+                        const std::string& value = "v") {
     v1::StoreSetRequest request;
     *request.mutable_agent() = id;
     request.set_run_id(run_id);
-    request.set_key("k");
-    request.set_value("v");
+    request.set_key(key);
+    request.set_value(value);
     v1::StoreSetResponse response;
     return stub_->StoreSet(Bounded(seconds(5)).get(), request, &response);
   }
-  grpc::Status StoreGet(const v1::AgentId& id, const std::string& run_id) {
+  grpc::Status StoreGet(const v1::AgentId& id, const std::string& run_id,
+                        const std::vector<std::string>& keys = {"k"},
+                        std::vector<std::string>* values = nullptr) {
     v1::StoreGetRequest request;
     *request.mutable_agent() = id;
     request.set_run_id(run_id);
-    request.add_keys("k");
+    for (const std::string& key : keys) request.add_keys(key);
     v1::StoreGetResponse response;
-    return stub_->StoreGet(Bounded(seconds(5)).get(), request, &response);
+    grpc::Status status =
+        stub_->StoreGet(Bounded(seconds(5)).get(), request, &response);
+    if (values != nullptr)
+      values->assign(response.values().begin(), response.values().end());
+    return status;
   }
   grpc::Status Leave(const v1::AgentId& id) {
     v1::LeaveRequest request;
@@ -542,6 +560,200 @@ TEST_F(FencingTest, ADigestMismatchOnOneRankFailsTheRunOnEveryRank) {
   ASSERT_TRUE(AwaitConnected("digest", 4)) << agents.Logs();
   ExpectValidatedRun("digest", 4);
   EXPECT_EQ(agents.Running(), 4);
+  if (HasFailure()) ADD_FAILURE() << agents.Logs();
+}
+
+// A planner with small store bounds, to reach them.
+class BadInputTest : public FencingTest {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<testing::ServerProcess>(std::vector<std::string>{
+        "--max_store_keys_per_job=4", "--max_store_bytes_per_job=4096"});
+    ASSERT_NE(server_->port(), 0) << server_->log();
+    Connect();
+  }
+};
+
+// Every Coordinator RPC given bad input answers the fitting code with a
+// message naming the field; what the store held before is all still there.
+TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
+  const v1::AgentId a0 = Agent("bad", 0, 100);
+  const v1::AgentId a1 = Agent("bad", 1, 101);
+  ASSERT_TRUE(Join(a0).ok());
+  ASSERT_TRUE(Join(a1).ok());
+  std::unique_ptr<grpc::ClientContext> c0 = Bounded(seconds(60));
+  std::unique_ptr<grpc::ClientContext> c1 = Bounded(seconds(60));
+  v1::DispatchRequest r0, r1;
+  *r0.mutable_agent() = a0;
+  *r1.mutable_agent() = a1;
+  auto s0 = stub_->Dispatch(c0.get(), r0);
+  auto s1 = stub_->Dispatch(c1.get(), r1);
+  ASSERT_TRUE(AwaitConnected("bad", 2));
+  grpc::Status run_status;
+  std::thread caller([&] {
+    v1::RunJobResponse response;
+    run_status = RunJob(LongRun("bad", 2, 1), &response, seconds(60));
+  });
+  v1::Work work;
+  EXPECT_TRUE(s0->Read(&work));
+  const std::string run = work.run().run_id();
+  const int64_t generation = work.run().generation();
+  EXPECT_TRUE(StoreSet(a0, run, "kept", "value").ok());
+  v1::RunJobRequest no_source;
+  no_source.set_job("bad");
+  v1::RunJobRequest bad_plan = no_source;
+  bad_plan.mutable_plan()->mutable_mesh()->add_shape(2);
+  v1::RunJobResponse ignored;
+  struct Case {
+    const char* what;
+    std::function<grpc::Status()> call;
+    grpc::StatusCode code;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"Join: rank >= world size", [&] { return Join(Agent("bad", 2, 7)); },
+       grpc::INVALID_ARGUMENT, "agent.rank: 2 is outside [0, 2)"},
+      {"Join: world size 0", [&] { return Join(Agent("bad", 0, 7), 0); },
+       grpc::INVALID_ARGUMENT, "world_size: 0 is outside [1, "},
+      {"Join: another world size", [&] { return Join(Agent("bad", 0, 7), 3); },
+       grpc::FAILED_PRECONDITION, "job \"bad\" has world size 2"},
+      {"Join: bad job name", [&] { return Join(Agent("a b", 0, 7)); },
+       grpc::INVALID_ARGUMENT, "agent.job: \"a b\" may only hold"},
+      {"StoreSet: unknown job",
+       [&] { return StoreSet(Agent("nope", 0, 1), run); }, grpc::NOT_FOUND,
+       "agent.job: no job \"nope\""},
+      {"StoreSet: rank >= world size",
+       [&] { return StoreSet(Agent("bad", 5, 1), run); },
+       grpc::INVALID_ARGUMENT, "agent.rank: 5 is outside job \"bad\"'s ranks"},
+      {"StoreSet: oversized value",
+       [&] { return StoreSet(a0, run, "big", std::string(8192, 'x')); },
+       grpc::RESOURCE_EXHAUSTED,
+       "value: setting \"big\" would take the job's rendezvous store past "
+       "its maximum of 4096 bytes"},
+      {"StoreSet: key too long",
+       [&] { return StoreSet(a0, run, std::string(2000, 'k'), "v"); },
+       grpc::INVALID_ARGUMENT, "key: must have 1 to 1024 bytes (has 2000)"},
+      {"StoreGet: unknown job",
+       [&] { return StoreGet(Agent("nope", 0, 1), run); }, grpc::NOT_FOUND,
+       "agent.job: no job \"nope\""},
+      {"StoreGet: rank >= world size",
+       [&] { return StoreGet(Agent("bad", 2, 1), run); },
+       grpc::INVALID_ARGUMENT, "agent.rank: 2 is outside job \"bad\"'s ranks"},
+      {"Report: rank >= world size",
+       [&] { return Report(Agent("bad", 2, 1), generation, run); },
+       grpc::INVALID_ARGUMENT, "agent.rank: 2 is outside job \"bad\"'s ranks"},
+      {"Leave: unknown job", [&] { return Leave(Agent("nope", 0, 1)); },
+       grpc::NOT_FOUND, "agent.job: no job \"nope\""},
+      {"Dispatch: rank >= world size",
+       [&] { return RefusedDispatch(Agent("bad", 3, 1)); },
+       grpc::INVALID_ARGUMENT, "agent.rank: 3 is outside job \"bad\"'s ranks"},
+      {"RunJob: unknown job",
+       [&] { return RunJob(LongRun("nope", 2, 1), &ignored, seconds(5)); },
+       grpc::NOT_FOUND, "job: no job \"nope\""},
+      {"RunJob: world size mismatch",
+       [&] { return RunJob(LongRun("bad", 4, 1), &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT,
+       "mesh: world size 4 differs from job \"bad\"'s world size 2"},
+      {"RunJob: iters",
+       [&] { return RunJob(LongRun("bad", 2, -1), &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT, "iters: -1 is outside [1, 100000]"},
+      {"RunJob: no plan",
+       [&] { return RunJob(no_source, &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT, "source: set request or plan"},
+      {"RunJob: malformed plan",
+       [&] { return RunJob(bad_plan, &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT, "plan.plan.tensor.shape: "},
+      {"GetJob: unknown job",
+       [&] { return StatusToGrpc(GetJob("nope").status()); }, grpc::NOT_FOUND,
+       "job: no job \"nope\""},
+      {"CancelJob: unknown job",
+       [&] {
+         std::string id;
+         return CancelJob("nope", &id);
+       },
+       grpc::NOT_FOUND, "job: no job \"nope\""},
+  };
+  for (const Case& c : cases) {
+    const grpc::Status status = c.call();
+    EXPECT_EQ(status.error_code(), c.code)
+        << c.what << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find(c.message), std::string::npos)
+        << c.what << ": " << status.error_message();
+  }
+  // Too many keys: the fifth is refused, the four stored stay.
+  for (const char* key : {"k2", "k3", "k4"}) {
+    EXPECT_TRUE(StoreSet(a0, run, key, key).ok()) << key;
+  }
+  const grpc::Status fifth = StoreSet(a0, run, "k5", "v");
+  EXPECT_EQ(fifth.error_code(), grpc::RESOURCE_EXHAUSTED);
+  EXPECT_NE(fifth.error_message().find(
+                "key: cannot add \"k5\": the job's rendezvous store holds its "
+                "maximum of 4 keys"),
+            std::string::npos)
+      << fifth.error_message();
+  std::vector<std::string> values;
+  EXPECT_TRUE(StoreGet(a1, run, {"kept", "k2", "k3", "k4"}, &values).ok());
+  EXPECT_EQ(values, (std::vector<std::string>{"value", "k2", "k3", "k4"}));
+  const v1::JobInfo info = *GetJob("bad");
+  EXPECT_EQ(info.store_keys(), 4);
+  EXPECT_EQ(Connected(info), 2);
+  std::string cancelled;
+  EXPECT_TRUE(CancelJob("bad", &cancelled).ok());
+  caller.join();
+  EXPECT_EQ(run_status.error_code(), grpc::CANCELLED);
+  EXPECT_EQ(GetJob("bad")->store_keys(), 0);  // the run's keys went with it
+  c0->TryCancel();
+  c1->TryCancel();
+  s0->Finish();
+  s1->Finish();
+}
+
+// The resident set of a process, in bytes (0 when unreadable).
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::atoll(line.c_str() + 6) * 1024;
+    }
+  }
+  return 0;
+}
+
+// 1,000 runs on one job: the planner's memory stays flat (measured after
+// a warm-up, so caches and allocator pools are in place) and the job shows
+// its last 16 runs.
+TEST_F(FaultTest, AThousandRunsKeepThePlannerFlatAndTheLastSixteenRuns) {
+  AgentProcesses agents(server_->address(), "long", 2);
+  agents.StartAll();
+  ASSERT_TRUE(AwaitConnected("long", 2)) << agents.Logs();
+  v1::RunJobRequest request = LongRun("long", 2, 1);
+  request.mutable_request()->mutable_tensor()->set_shape(0, 64);
+  std::string last;
+  int64_t start_rss = 0;
+  const int runs = 1000, warmup = 100;
+  for (int i = 0; i < runs + warmup && !HasFailure(); ++i) {
+    if (i == warmup) start_rss = ResidentBytes(server_->pid());
+    v1::RunJobResponse response;
+    const grpc::Status status = RunJob(request, &response, seconds(30));
+    ASSERT_TRUE(status.ok()) << i << ": " << status.error_message();
+    ASSERT_TRUE(response.validated()) << i;
+    last = response.run_id();
+  }
+  const int64_t end_rss = ResidentBytes(server_->pid());
+  std::printf("planner RSS over %d runs: %.1f MiB -> %.1f MiB\n", runs,
+              start_rss / 1048576.0, end_rss / 1048576.0);
+  RecordProperty("rss_start_bytes", std::to_string(start_rss));
+  RecordProperty("rss_end_bytes", std::to_string(end_rss));
+  EXPECT_GT(start_rss, 0);
+  EXPECT_LT(end_rss, start_rss + (int64_t{8} << 20));
+  const v1::JobInfo info = *GetJob("long");
+  EXPECT_EQ(info.runs_total(), runs + warmup);
+  ASSERT_EQ(info.recent_runs_size(), 16);
+  EXPECT_EQ(info.recent_runs(15).run_id(), last);
+  for (const v1::JobRun& run : info.recent_runs()) {
+    EXPECT_EQ(run.result(), "validated");
+  }
   if (HasFailure()) ADD_FAILURE() << agents.Logs();
 }
 
