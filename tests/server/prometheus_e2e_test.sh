@@ -16,32 +16,7 @@ PROMTOOL="${4:-promtool}"
 
 dir=$(mktemp -d /tmp/reshard-prometheus-XXXXXX)
 pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  done
-  if [ "$fail" -ne 0 ]; then
-    for log in "$dir"/*.log; do echo "---- $log"; tail -n 20 "$log"; done
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
-# wait_for SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds;
-# status 1 after SECONDS.
-wait_for() {
-  local end=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -ge $end ] && return 1
-    sleep 0.2
-  done
-}
-die() { echo "FAIL: $1"; fail=1; exit 1; }
+trap stop_started EXIT
 
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" \
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics_port" \
@@ -60,25 +35,7 @@ EOF
 "$PROMTOOL" check config "$dir/prometheus.yml" >/dev/null 2>&1
 check "promtool check config" $?
 
-# Prometheus has no port-0 option: a random port, another on a bind failure.
-query() {
-  curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" \
-    --data-urlencode "query=$1"
-}
-ready() { curl -sf --max-time 1 "http://127.0.0.1:$prom_port/-/ready" >/dev/null; }
-alive() { kill -0 "$prom_pid" 2>/dev/null; }
-ready_or_dead() { ! alive || ready; }
-for attempt in 1 2 3 4 5; do
-  prom_port=$((20000 + RANDOM % 40000))
-  "$PROMETHEUS" --config.file="$dir/prometheus.yml" \
-    --storage.tsdb.path="$dir/tsdb" --storage.tsdb.retention.time=1h \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn \
-    2>"$dir/prometheus.log" &
-  prom_pid=$!
-  pids+=($prom_pid)
-  wait_for 20 ready_or_dead && alive && break
-done
-alive || die "prometheus did not start"
+start_prometheus "$PROMETHEUS" "$dir/prometheus.yml" || die "prometheus did not start"
 # Our target is up (this also proves the port is our Prometheus).
 target_up() {
   [ "$(query 'up{job="reshard"}' | jq -r '.data.result[0].value[1]')" = 1 ]
