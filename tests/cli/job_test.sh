@@ -138,6 +138,14 @@ for r in 0 1 2 3; do
     stopped=$((stopped + 1))
 done
 [ $stopped -eq 4 ]; check "every agent stopped both runs ($stopped of 4)" $?
+"${J[@]}" show jt --json | jq -e '(.recent_runs | length) == 7 and
+  (.recent_runs | map(.result)) == ["validated", "validated", "validated",
+    "DEADLINE_EXCEEDED", "validated", "CANCELLED", "validated"] and
+  (.recent_runs[5].error | contains("was cancelled (CancelJob)"))' >/dev/null
+check "job show --json lists the 7 runs, the deadline and the cancel among them" $?
+out=$("${J[@]}" show jt)
+contains "$out" "recent runs (last 7):" && contains "$out" "CANCELLED"
+check "job show prints the recent runs" $?
 
 # Errors: status code and message.
 err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
