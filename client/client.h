@@ -100,6 +100,13 @@ struct JobInfo {
   int64_t runs_failed = 0;
   int64_t store_keys = 0;
   int64_t store_bytes = 0;
+  struct Run {
+    std::string run_id;
+    std::string result;  // validated, not_validated or a status code name
+    std::string error;
+    double seconds = 0;
+  };
+  std::vector<Run> recent_runs;  // the last 16, oldest first
 };
 
 class Client {

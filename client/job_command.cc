@@ -169,9 +169,18 @@ std::string AgentJson(const JobAgentInfo& a) {
                       ", \"host\": ", JsonString(a.host), "}");
 }
 
+std::string RunJson(const JobInfo::Run& run) {
+  return absl::StrCat("{\"run_id\": ", JsonString(run.run_id),
+                      ", \"result\": ", JsonString(run.result),
+                      ", \"error\": ", JsonString(run.error),
+                      ", \"seconds\": ", run.seconds, "}");
+}
+
 std::string JobJson(const JobInfo& job) {
   std::vector<std::string> agents;
   for (const JobAgentInfo& a : job.agents) agents.push_back(AgentJson(a));
+  std::vector<std::string> runs;
+  for (const JobInfo::Run& r : job.recent_runs) runs.push_back(RunJson(r));
   return absl::StrCat("{\"name\": ", JsonString(job.name),
                       ", \"world_size\": ", job.world_size,
                       ", \"backend\": ", JsonString(job.backend),
@@ -182,7 +191,8 @@ std::string JobJson(const JobInfo& job) {
                       ", \"runs_total\": ", job.runs_total,
                       ", \"runs_failed\": ", job.runs_failed,
                       ", \"store_keys\": ", job.store_keys,
-                      ", \"store_bytes\": ", job.store_bytes, "}");
+                      ", \"store_bytes\": ", job.store_bytes,
+                      ", \"recent_runs\": [", absl::StrJoin(runs, ", "), "]}");
 }
 
 absl::Status RunList(const ServerFlags& server,
@@ -229,6 +239,12 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
     out << absl::StrFormat("%6d  %-9s  %-10s  %20d  %s\n", a.rank,
                            a.connected ? "yes" : "no", a.version, a.incarnation,
                            a.host);
+  }
+  if (j.recent_runs.empty()) return;
+  out << absl::StrFormat("recent runs (last %d):\n", j.recent_runs.size());
+  for (const JobInfo::Run& r : j.recent_runs) {
+    out << absl::StrFormat("  %-20s %-18s %9.3f s  %s\n", r.run_id, r.result,
+                           r.seconds, r.error);
   }
 }
 

@@ -115,6 +115,7 @@ absl::StatusOr<int64_t> Coordinator::Join(const JoinInfo& info) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   absl::Status s = CheckJoin(info, limits_);
   if (!s.ok()) return s;
+  DropIdleJobs();
   absl::StatusOr<std::shared_ptr<Job>> job = table_->FindOrCreate(info);
   if (!job.ok()) return job.status();
   return (*job)->Join(info);
@@ -130,8 +131,13 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::AgentJob(
   return job;
 }
 
+void Coordinator::DropIdleJobs() const {
+  table_->DropIdle(absl::Now() - absl::Seconds(limits_.job_idle_seconds));
+}
+
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(
     const std::string& name) const {
+  DropIdleJobs();
   std::shared_ptr<Job> job = table_->Find(name);
   if (job == nullptr) {
     return absl::NotFoundError(
@@ -215,6 +221,7 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
 }
 
 std::vector<JobInfo> Coordinator::ListJobs() const {
+  DropIdleJobs();
   std::vector<JobInfo> jobs;
   for (const std::shared_ptr<Job>& job : table_->List()) {
     jobs.push_back(job->Info());

@@ -73,6 +73,10 @@ class Coordinator {
  private:
   absl::StatusOr<std::shared_ptr<Job>> AgentJob(const AgentId& id) const;
   absl::StatusOr<std::shared_ptr<Job>> NamedJob(const std::string& job) const;
+  // Drops the jobs idle for limits_.job_idle_seconds (DESIGN §5: a job
+  // whose agents died without leaving). Done on the calls that look jobs
+  // up by name, so no thread is needed.
+  void DropIdleJobs() const;
 
   const CoordinatorLimits limits_;
   std::unique_ptr<JobTable> table_;

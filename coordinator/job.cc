@@ -17,7 +17,8 @@ Job::Job(std::string name, int64_t world_size, Backend backend,
       backend_(backend),
       limits_(limits),
       slots_(world_size),
-      store_(limits) {}
+      store_(limits),
+      active_at_(absl::Now()) {}
 
 Job::~Job() = default;
 
@@ -47,6 +48,7 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
               AgentInfo{info.agent.rank, info.agent.incarnation, info.version,
                         info.host, false},
               nullptr};
+  active_at_ = absl::Now();
   return ++generation_;
 }
 
@@ -78,6 +80,7 @@ void Job::Disconnect(const AgentId& id,
   if (slot.mailbox != mailbox) return;  // already replaced
   slot.mailbox = nullptr;
   slot.info.connected = false;
+  active_at_ = absl::Now();
   ++generation_;
   LoseRankLocked(id.rank, "its agent's dispatch stream closed");
 }
@@ -89,6 +92,7 @@ absl::Status Job::Leave(const AgentId& id) {
   Slot& slot = slots_[id.rank];
   if (slot.mailbox != nullptr) slot.mailbox->Close("the agent left");
   slot = Slot{};
+  active_at_ = absl::Now();
   ++generation_;
   LoseRankLocked(id.rank, "its agent left the job");
   return absl::OkStatus();
@@ -166,6 +170,7 @@ JobInfo Job::Info() const {
                : ReadyLocked() ? "ready"
                                : "joining";
   if (run_ != nullptr) info.current_run = run_->id;
+  info.recent_runs.assign(recent_.begin(), recent_.end());
   for (const Slot& slot : slots_) {
     if (slot.present) info.agents.push_back(slot.info);
   }
@@ -178,6 +183,15 @@ void Job::Shutdown(const std::string& reason) {
   for (Slot& slot : slots_) {
     if (slot.mailbox != nullptr) slot.mailbox->Close(reason);
   }
+}
+
+std::optional<absl::Time> Job::IdleSince() const {
+  absl::MutexLock lock(&mu_);
+  if (waiters_ > 0 || run_ != nullptr) return std::nullopt;
+  for (const Slot& slot : slots_) {
+    if (slot.mailbox != nullptr) return std::nullopt;
+  }
+  return active_at_;
 }
 
 bool Job::Abandoned() const {

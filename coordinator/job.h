@@ -8,6 +8,7 @@
 #define RESHARD_COORDINATOR_JOB_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
 #include "coordinator/rendezvous_store.h"
+#include "coordinator/run_record.h"
 #include "coordinator/work.h"
 #include "executor/rank_run.h"
 
@@ -40,6 +42,7 @@ struct JobInfo {
   int64_t runs_failed = 0;
   int64_t store_keys = 0;
   int64_t store_bytes = 0;
+  std::vector<RunRecord> recent_runs;  // the last kRecentRuns, oldest first
 };
 
 // Every rank's report of a run that ran to the end on every rank (each may
@@ -94,6 +97,9 @@ class Job {
   void Shutdown(const std::string& reason);
   // No agent left and no RunJob waiting: the table may forget the job.
   bool Abandoned() const;
+  // Since when no agent is connected and no run or RunJob is in it;
+  // nullopt while one is.
+  std::optional<absl::Time> IdleSince() const;
 
  private:
   struct Slot {
@@ -117,6 +123,8 @@ class Job {
   absl::Status AwaitFreeLocked(absl::Time deadline,
                                const CallerGone& caller_gone)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RecordRunLocked(const ActiveRun& run, const absl::Status& failure)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartRunLocked(std::shared_ptr<const RunSpec> spec)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   WaitEnd AwaitRunEndLocked(absl::Time deadline, const CallerGone& caller_gone)
@@ -138,6 +146,9 @@ class Job {
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   int64_t runs_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t runs_failed_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<RunRecord> recent_ ABSL_GUARDED_BY(mu_);
+  // When an agent, a run or a caller was last in the job.
+  absl::Time active_at_ ABSL_GUARDED_BY(mu_);
   // The communicators' store prefix, and the generation and mesh they
   // were opened for; empty after a failed run, so the next run opens fresh
   // communicators.

@@ -169,6 +169,29 @@ Job::WaitEnd Job::AwaitRunEndLocked(absl::Time deadline,
   return WaitEnd::kDone;
 }
 
+void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
+  RunRecord record{run.id, "validated", "",
+                   absl::ToDoubleSeconds(absl::Now() - run.dispatched)};
+  if (!failure.ok()) {
+    record.result = absl::StatusCodeToString(failure.code());
+    record.error = std::string(failure.message());
+  } else {
+    for (const std::optional<executor::RankReport>& report : run.reports) {
+      if (report.has_value() && !report->validated) {
+        record.result = "not_validated";
+        record.error =
+            absl::StrCat("rank ", report->rank, ": ", report->validation_error);
+        break;
+      }
+    }
+  }
+  if (record.error.size() > kRunRecordErrorBytes) {
+    record.error.resize(kRunRecordErrorBytes);
+  }
+  recent_.push_back(std::move(record));
+  if (recent_.size() > kRecentRuns) recent_.pop_front();
+}
+
 absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   std::unique_ptr<ActiveRun> run = std::move(run_);
   store_.EraseRun(run->id);
@@ -183,6 +206,8 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   if (failure.ok() && !run->Complete()) {  // the deadline, before a report
     failure = RunFailure(*run, true);
   }
+  RecordRunLocked(*run, failure);
+  active_at_ = absl::Now();
   if (failure.ok()) {
     RunResult result{run->id, {}, 0};
     result.wall_seconds =
@@ -209,6 +234,7 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
   ++waiters_;
   absl::Status admitted = AwaitFreeLocked(deadline, caller_gone);
   --waiters_;
+  active_at_ = absl::Now();
   if (!admitted.ok()) return admitted;
   StartRunLocked(std::move(spec));
   return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));

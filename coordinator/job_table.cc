@@ -48,4 +48,12 @@ void InMemoryJobTable::ForgetIfAbandoned(const std::string& name) {
   if (it != jobs_.end() && it->second->Abandoned()) jobs_.erase(it);
 }
 
+void InMemoryJobTable::DropIdle(absl::Time before) {
+  absl::MutexLock lock(&mu_);
+  std::erase_if(jobs_, [before](const auto& entry) {
+    const std::optional<absl::Time> idle = entry.second->IdleSince();
+    return idle.has_value() && *idle <= before;
+  });
+}
+
 }  // namespace reshard::coordinator

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "coordinator/job.h"
 #include "coordinator/limits.h"
 #include "coordinator/membership.h"
@@ -31,6 +32,8 @@ class JobTable {
   virtual std::vector<std::shared_ptr<Job>> List() const = 0;
   // Drops the job if no agent and no caller is left in it.
   virtual void ForgetIfAbandoned(const std::string& name) = 0;
+  // Drops every job idle (Job::IdleSince) since `before` or earlier.
+  virtual void DropIdle(absl::Time before) = 0;
 };
 
 class InMemoryJobTable final : public JobTable {
@@ -43,6 +46,7 @@ class InMemoryJobTable final : public JobTable {
   std::shared_ptr<Job> Find(const std::string& name) const override;
   std::vector<std::shared_ptr<Job>> List() const override;
   void ForgetIfAbandoned(const std::string& name) override;
+  void DropIdle(absl::Time before) override;
 
  private:
   const CoordinatorLimits& limits_;

@@ -17,6 +17,9 @@ struct CoordinatorLimits {
   int64_t max_key_bytes = 1024;
   int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
   int64_t max_job_name_bytes = 128;
+  // A job with no connected agent, no run and no RunJob waiting for this
+  // long is dropped (its killed agents never said goodbye).
+  int64_t job_idle_seconds = 300;
 };
 
 }  // namespace reshard::coordinator

@@ -18,7 +18,8 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
   const int64_t new_size = static_cast<int64_t>(key.size() + value.size());
   if (it == entries_.end() && keys() >= limits_.max_store_keys_per_job) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("the job's rendezvous store holds its maximum of ",
+        absl::StrCat("key: cannot add \"", key,
+                     "\": the job's rendezvous store holds its maximum of ",
                      limits_.max_store_keys_per_job, " keys"));
   }
   if (bytes_ - old_size + new_size > limits_.max_store_bytes_per_job) {

@@ -23,6 +23,11 @@ absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
   std::vector<std::vector<double>> samples(steps);
   RunStats stats;
   for (int i = 0; i < TotalExecutions(options); ++i) {
+    if (options.stopped && options.stopped()) {
+      return absl::CancelledError(absl::StrCat("stopped after ", i, " of ",
+                                               TotalExecutions(options),
+                                               " executions"));
+    }
     absl::Status s = runner.Run(in.data(), out.data(), &stats);
     if (!s.ok()) return s;
     report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);

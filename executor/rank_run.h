@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct RankOptions {
   int iters = 1;
   int warmup = 0;
   bool keep_result = false;  // return the result tensor (tests)
+  // Asked before each execution: true stops the run with CANCELLED (an
+  // agent whose run was cancelled, or whose Coordinator went away). Null:
+  // never stops.
+  std::function<bool()> stopped;
 };
 
 // How many times a run executes its plan: warmup, then at least one timed

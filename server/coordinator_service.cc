@@ -41,6 +41,12 @@ absl::Time CallDeadline(grpc::ServerContext* ctx, absl::Duration fallback) {
   return std::min(deadline, absl::Now() + fallback);
 }
 
+// A given plan's refusal, its field named from the request's root
+// ("plan.plan.tensor.shape: ...").
+absl::Status Within(absl::string_view prefix, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
 absl::Status Draining() {
   return absl::UnavailableError(
       "the server is shutting down; agents and callers move to another "
@@ -179,9 +185,9 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
     grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
   if (request.has_plan()) {
     absl::StatusOr<Mesh> mesh = MeshFromProto(request.plan().mesh());
-    if (!mesh.ok()) return mesh.status();
+    if (!mesh.ok()) return Within("plan.mesh.", mesh.status());
     absl::StatusOr<Plan> plan = PlanFromProto(*mesh, request.plan().plan());
-    if (!plan.ok()) return plan.status();
+    if (!plan.ok()) return Within("plan.plan.", plan.status());
     return std::pair{*std::move(mesh), *std::move(plan)};
   }
   if (!request.has_request()) {

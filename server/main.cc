@@ -48,6 +48,11 @@ ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
+ABSL_FLAG(int64_t, job_idle_seconds, 300,
+          "drop a job once no agent has been connected to it (and no run "
+          "or caller in it) for this long");
+ABSL_FLAG(int64_t, max_store_keys_per_job, int64_t{1} << 16,
+          "rendezvous store keys per job");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://ADDR/metrics (IP:PORT; port 0 "
           "picks a free port); off when empty");
@@ -91,10 +96,14 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
+  limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
+  limits.job_idle_seconds = absl::GetFlag(FLAGS_job_idle_seconds);
   for (auto [flag, value] :
        {std::pair{"max_jobs", limits.max_jobs},
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
-        std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job}}) {
+        std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job},
+        std::pair{"max_store_keys_per_job", limits.max_store_keys_per_job},
+        std::pair{"job_idle_seconds", limits.job_idle_seconds}}) {
     if (value < 1) {
       spdlog::error("--{}={} must be at least 1", flag, value);
       return std::nullopt;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "executor/agent/backoff.h"
 #include "executor/agent/run_work.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "planner/version.h"
@@ -23,6 +24,17 @@ uint64_t FreshIncarnation() {
   std::random_device entropy;
   const uint64_t value = (uint64_t{entropy()} << 32) ^ entropy();
   return value == 0 ? 1 : value;
+}
+
+// A Join refusal that the same request would meet again (another version,
+// world size or backend); everything else (the Coordinator down, draining,
+// restarting, or still holding this rank's previous stream) may pass later.
+bool Refusal(absl::StatusCode code) {
+  return code == absl::StatusCode::kFailedPrecondition ||
+         code == absl::StatusCode::kInvalidArgument ||
+         code == absl::StatusCode::kUnimplemented ||
+         code == absl::StatusCode::kPermissionDenied ||
+         code == absl::StatusCode::kUnauthenticated;
 }
 
 // The run's line in the log: id, generation, outcome, wall time.
@@ -70,7 +82,10 @@ std::chrono::system_clock::time_point Agent::Deadline() const {
   return std::chrono::system_clock::now() + RpcTimeout();
 }
 
-absl::StatusOr<int64_t> Agent::Join() {
+absl::StatusOr<int64_t> Agent::Join() { return Join(Deadline()); }
+
+absl::StatusOr<int64_t> Agent::Join(
+    std::chrono::system_clock::time_point deadline) {
   v1::JoinRequest request;
   *request.mutable_agent() = id_;
   request.set_world_size(config_.world_size);
@@ -79,7 +94,6 @@ absl::StatusOr<int64_t> Agent::Join() {
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
   v1::JoinResponse response;
-  const auto deadline = Deadline();
   grpc::Status status;
   // ALREADY_EXISTS: this rank's previous process has died but the
   // Coordinator has not yet seen its stream close; ask again until then.
@@ -97,9 +111,9 @@ absl::StatusOr<int64_t> Agent::Join() {
     std::this_thread::sleep_for(backoff);
   }
   if (status.error_code() == grpc::DEADLINE_EXCEEDED) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "no answer from the Coordinator at ", config_.server, " within ",
-        config_.timeout_seconds, " s (", status.error_message(), ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("no answer from the Coordinator at ", config_.server,
+                     " by the ", "deadline (", status.error_message(), ")"));
   }
   if (!status.ok()) return StatusFromGrpc(status);
   spdlog::info(
@@ -108,6 +122,42 @@ absl::StatusOr<int64_t> Agent::Join() {
       config_.job, config_.rank, config_.world_size, response.generation(),
       id_.incarnation(), response.coordinator_version(), kReshardVersion);
   return response.generation();
+}
+
+absl::StatusOr<int64_t> Agent::Rejoin(absl::Duration within) {
+  const auto until =
+      std::chrono::system_clock::now() + absl::ToChronoMilliseconds(within);
+  Backoff backoff(id_.incarnation());
+  absl::Status last;
+  while (true) {
+    absl::StatusOr<int64_t> generation = Join(std::min(until, Deadline()));
+    if (generation.ok()) return generation;
+    last = generation.status();
+    if (Refusal(last.code())) return last;  // retrying changes nothing
+    const absl::Duration wait = backoff.Next();
+    if (std::chrono::system_clock::now() + absl::ToChronoMilliseconds(wait) >=
+        until) {
+      break;
+    }
+    spdlog::info("rejoining job {}: {}; next attempt in {} ms", config_.job,
+                 last.ToString(), absl::ToInt64Milliseconds(wait));
+    if (SleepUnlessStopped(wait)) break;
+  }
+  if (stopping()) return absl::CancelledError("stopped while rejoining");
+  return absl::UnavailableError(
+      absl::StrCat("could not rejoin job ", config_.job, " within ",
+                   absl::FormatDuration(within), ": ", last.ToString()));
+}
+
+bool Agent::stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+bool Agent::SleepUnlessStopped(absl::Duration wait) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(&stopping_), wait);
+  return stopping_;
 }
 
 absl::Status Agent::Serve() {
@@ -121,13 +171,17 @@ absl::Status Agent::Serve() {
   Ending ending = Ending::kStopped;
   grpc::Status finished;
   if (open) {
+    comms_.Drop();  // an earlier stream's peers may have moved on
     v1::DispatchRequest request;
     *request.mutable_agent() = id_;
     std::unique_ptr<grpc::ClientReader<v1::Work>> stream =
         stub_->Dispatch(&context, request);
-    ending = ReadWork(*stream);
-    // Leaving on our own: Finish() must not wait for the server to end it.
+    DispatchInbox inbox;
+    std::thread reader([&] { ReadStream(*stream, inbox); });
+    ending = HandleInbox(inbox);
+    // Leaving on our own: the reader must not wait for the server.
     if (ending != Ending::kDropped) context.TryCancel();
+    reader.join();
     finished = stream->Finish();
     absl::MutexLock lock(&mu_);
     dispatch_ = nullptr;
@@ -145,7 +199,7 @@ absl::Status Agent::Serve() {
 void Agent::Stop() {
   absl::MutexLock lock(&mu_);
   stopping_ = true;
-  // Mid-run the run finishes and reports first; ReadWork then returns.
+  // Mid-run the run finishes and reports first; HandleInbox then returns.
   if (dispatch_ != nullptr && !running_) dispatch_->TryCancel();
 }
 
@@ -162,11 +216,24 @@ bool Agent::EndWork() {
   return !stopping_;
 }
 
-Agent::Ending Agent::ReadWork(grpc::ClientReader<v1::Work>& stream) {
+void Agent::ReadStream(grpc::ClientReader<v1::Work>& stream,
+                       DispatchInbox& inbox) {
   v1::Work work;
   while (stream.Read(&work)) {
+    if (work.kind_case() == v1::Work::kCancel) {
+      spdlog::info("run {} cancelled by the Coordinator",
+                   work.cancel().run_id());
+    }
+    inbox.Deliver(std::move(work));
+    work.Clear();
+  }
+  inbox.Close("the dispatch stream ended");
+}
+
+Agent::Ending Agent::HandleInbox(DispatchInbox& inbox) {
+  while (std::optional<v1::Work> work = inbox.Next()) {
     if (!BeginWork()) return Ending::kStopped;
-    const bool shutdown = HandleWork(work);
+    const bool shutdown = HandleWork(*work, inbox);
     if (!EndWork()) return Ending::kStopped;
     if (shutdown) return Ending::kShutdown;
   }
@@ -174,16 +241,14 @@ Agent::Ending Agent::ReadWork(grpc::ClientReader<v1::Work>& stream) {
   return stopping_ ? Ending::kStopped : Ending::kDropped;
 }
 
-bool Agent::HandleWork(const v1::Work& work) {
+bool Agent::HandleWork(const v1::Work& work, DispatchInbox& inbox) {
   switch (work.kind_case()) {
     case v1::Work::kRun:
-      HandleRun(work.run());
+      HandleRun(work.run(), inbox);
       return false;
     case v1::Work::kCancel:
-      // Runs execute one at a time, so the cancelled run is over (or never
-      // started here); its peers may not be: start afresh.
-      spdlog::info("run {} cancelled; the next run opens new communicators",
-                   work.cancel().run_id());
+      // Runs execute one at a time, so the cancelled run is over (stopped,
+      // or never started here); its peers may not be: start afresh.
       comms_.Drop();
       return false;
     case v1::Work::kShutdown:
@@ -196,15 +261,24 @@ bool Agent::HandleWork(const v1::Work& work) {
   }
 }
 
-void Agent::HandleRun(const v1::RunWork& run) {
+void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   const auto start = std::chrono::steady_clock::now();
+  inbox.Begin(run.run_id());
   const absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
   executor::RankReport report;
   report.rank = config_.rank;
   if (setup.ok()) {
-    report = Execute(run, *setup);
+    report = Execute(run, *setup, inbox);
   } else {
     report.status = setup.status();
+  }
+  // A cancelled run fails as such, whatever its peers' stopping did here.
+  const std::optional<std::string> cancelled = inbox.Cancelled();
+  inbox.Finish();
+  if (!report.status.ok() && cancelled.has_value()) {
+    report.status = absl::CancelledError(
+        absl::StrCat("run ", run.run_id(), " cancelled (", *cancelled,
+                     "): ", report.status.message()));
   }
   if (metrics_ != nullptr && setup.ok()) {
     metrics_->RecordRun(setup->mesh, setup->plan, setup->options, report);
@@ -220,12 +294,15 @@ void Agent::HandleRun(const v1::RunWork& run) {
 }
 
 executor::RankReport Agent::Execute(const v1::RunWork& run,
-                                    const RunSetup& setup) {
+                                    const RunSetup& setup,
+                                    DispatchInbox& inbox) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
+  executor::RankOptions options = setup.options;
+  options.stopped = [&inbox] { return inbox.Cancelled().has_value(); };
   return executor::RunRank(setup.mesh, setup.plan, config_.rank, provider,
-                           setup.options);
+                           options);
 }
 
 absl::Status Agent::SendReport(const v1::RunWork& run,

@@ -7,7 +7,9 @@
 // while runs name the same comm_prefix and timeout and torn down after a
 // failed or cancelled run. Every RPC but the dispatch stream has a
 // deadline; the stream ends when the Coordinator goes away or on Stop().
-// Runs execute one at a time on the thread that calls Serve().
+// The stream is read on its own thread (DispatchInbox), so a cancel, or
+// the stream's end, stops the run in flight at its next execution; runs
+// execute one at a time on the thread that calls Serve().
 #ifndef RESHARD_EXECUTOR_AGENT_AGENT_H_
 #define RESHARD_EXECUTOR_AGENT_AGENT_H_
 
@@ -19,10 +21,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "executor/agent/agent_config.h"
 #include "executor/agent/agent_metrics.h"
 #include "executor/agent/communicator_cache.h"
 #include "executor/agent/coordinator_store.h"
+#include "executor/agent/dispatch_inbox.h"
 #include "executor/agent/run_work.h"
 #include "executor/rank_run.h"
 #include "grpcpp/channel.h"
@@ -46,10 +50,20 @@ class Agent {
   // it (FAILED_PRECONDITION for another protocol version, world size or
   // backend), or DEADLINE_EXCEEDED / UNAVAILABLE when it cannot be reached.
   absl::StatusOr<int64_t> Join();
+  // The same, with every attempt bounded by `deadline`.
+  absl::StatusOr<int64_t> Join(std::chrono::system_clock::time_point deadline);
+
+  // After the dispatch stream dropped: joins again (the same incarnation:
+  // this process keeps no communicator of the old stream) until it works
+  // or `within` has passed, waiting Backoff's steps between refusals.
+  // The job's generation; the Coordinator's refusal when it is not worth
+  // retrying (FAILED_PRECONDITION, INVALID_ARGUMENT); UNAVAILABLE naming
+  // the last failure past `within`; CANCELLED after Stop().
+  absl::StatusOr<int64_t> Rejoin(absl::Duration within);
 
   // Receives and runs work until a shutdown or Stop() (then leaves the job
   // and returns OK) or until the dispatch stream ends otherwise: UNAVAILABLE
-  // naming how it ended (reconnecting is issue 15's).
+  // naming how it ended (the run in flight, if any, was stopped first).
   absl::Status Serve();
 
   // Asks Serve() to return once the current run (if any) has finished and
@@ -57,15 +71,24 @@ class Agent {
   void Stop();
 
   uint64_t incarnation() const { return id_.incarnation(); }
+  // Whether Stop() was called.
+  bool stopping();
 
  private:
   enum class Ending { kShutdown, kStopped, kDropped };
 
-  Ending ReadWork(grpc::ClientReader<v1::Work>& stream);
+  // The reader thread: every item of the stream into `inbox`, then Close.
+  static void ReadStream(grpc::ClientReader<v1::Work>& stream,
+                         DispatchInbox& inbox);
+  // The run thread: handles the inbox's items until the stream ends.
+  Ending HandleInbox(DispatchInbox& inbox);
   // Returns true for a shutdown.
-  bool HandleWork(const v1::Work& work);
-  void HandleRun(const v1::RunWork& run);
-  executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup);
+  bool HandleWork(const v1::Work& work, DispatchInbox& inbox);
+  void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
+  executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup,
+                               DispatchInbox& inbox);
+  // Sleeps `wait` unless Stop() comes first; true when it did.
+  bool SleepUnlessStopped(absl::Duration wait);
   absl::Status SendReport(const v1::RunWork& run,
                           const executor::RankReport& report);
   void Leave();

@@ -92,6 +92,19 @@ absl::StatusOr<double> ParseTimeout(const std::string& text) {
   return seconds;
 }
 
+// 0 (never reconnect) up to a day.
+absl::StatusOr<double> ParseReconnect(const std::string& text) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !std::isfinite(seconds) ||
+      seconds < 0 || seconds > kMaxTimeoutSeconds) {
+    return InvalidField(
+        "--reconnect_seconds",
+        absl::StrCat("\"", text, "\" is not a number of seconds in [0, ",
+                     kMaxTimeoutSeconds, "]"));
+  }
+  return seconds;
+}
+
 // --world_size, then --rank within it.
 absl::Status ParseRanks(const AgentFlagValues& flags, AgentConfig& config) {
   absl::StatusOr<int64_t> world =
@@ -150,6 +163,9 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   }
   absl::StatusOr<double> timeout = ParseTimeout(flags.timeout_seconds);
   if (!timeout.ok()) return timeout.status();
+  absl::StatusOr<double> reconnect = ParseReconnect(flags.reconnect_seconds);
+  if (!reconnect.ok()) return reconnect.status();
+  config.reconnect_seconds = *reconnect;
   config.server = flags.server;
   config.job = flags.job;
   config.listen_address = flags.listen_address;

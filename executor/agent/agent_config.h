@@ -23,12 +23,13 @@ struct AgentFlagValues {
   std::string device = "-1";
   std::string listen_address = "127.0.0.1";
   std::string timeout_seconds = "30";
+  std::string reconnect_seconds = "60";
   std::string metrics_listen;     // empty: no metrics endpoint
   std::string metrics_port_file;  // empty: none
 };
 
 // A validated configuration: rank in [0, world_size), a gloo backend, a
-// positive finite RPC timeout.
+// positive finite RPC timeout, a reconnect window in [0, 86400] s.
 struct AgentConfig {
   std::string server;  // HOST:PORT
   std::string job;
@@ -36,7 +37,10 @@ struct AgentConfig {
   int64_t world_size = 1;
   int device = -1;  // -1: none (only NCCL would use one)
   std::string listen_address = "127.0.0.1";
-  double timeout_seconds = 30;    // Join and every other unary RPC
+  double timeout_seconds = 30;  // Join and every other unary RPC
+  // How long a dropped dispatch stream is retried (rejoining with backoff)
+  // before the agent exits; 0: it exits at once.
+  double reconnect_seconds = 60;
   std::string metrics_listen;     // IP:PORT or PORT; empty: no metrics
   std::string metrics_port_file;  // where the bound metrics port goes
 };

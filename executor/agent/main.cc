@@ -2,8 +2,9 @@
 // Coordinator at --server, runs what its dispatch stream sends and reports.
 // Exit status: 0 after a shutdown from the Coordinator or SIGTERM/SIGINT
 // (the current run finishes or fails first, then the agent leaves the
-// job; a second signal exits at once with 1), 1 when the join is refused or
-// the dispatch stream drops or --metrics_listen cannot be served, 2 for bad
+// job; a second signal exits at once with 1), 1 when the join is refused,
+// when the dispatch stream dropped and rejoining failed for
+// --reconnect_seconds, or when --metrics_listen cannot be served, 2 for bad
 // flags.
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
 #include "executor/agent/agent.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -47,6 +49,10 @@ ABSL_FLAG(std::string, listen_address, "127.0.0.1",
           "the address this rank's peers connect to (Gloo binds it)");
 ABSL_FLAG(std::string, timeout_seconds, "30",
           "deadline of Join and every other call to the Coordinator");
+ABSL_FLAG(std::string, reconnect_seconds, "60",
+          "when the dispatch stream drops (the Coordinator restarted), how "
+          "long to keep rejoining, with backoff from 100 ms to 2 s, before "
+          "exiting; 0: exit at once");
 ABSL_FLAG(std::string, metrics_listen, "",
           "serve Prometheus metrics on http://ADDR/metrics (IP:PORT, or PORT "
           "for every interface; port 0 picks a free port; off when empty)");
@@ -69,6 +75,7 @@ AgentFlagValues FlagValues() {
   values.device = absl::GetFlag(FLAGS_device);
   values.listen_address = absl::GetFlag(FLAGS_listen_address);
   values.timeout_seconds = absl::GetFlag(FLAGS_timeout_seconds);
+  values.reconnect_seconds = absl::GetFlag(FLAGS_reconnect_seconds);
   values.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   return values;
@@ -84,6 +91,11 @@ std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server) {
   // call as abuse (and ends the connection), so 6 minutes.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 360000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  // A restarted Coordinator is reached again within 2 s (gRPC's defaults
+  // back off from 1 s to 2 minutes).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
                                    args);
 }
@@ -97,6 +109,8 @@ void SetUpLogging(const AgentConfig& config) {
                                    job, "/", config.rank, " %v"));
 }
 
+// Serves until stopped; a dropped dispatch stream is followed by a rejoin
+// (Agent::Rejoin) for up to --reconnect_seconds.
 int JoinAndServe(Agent& agent, const AgentConfig& config) {
   absl::StatusOr<int64_t> generation = agent.Join();
   if (!generation.ok()) {
@@ -104,11 +118,22 @@ int JoinAndServe(Agent& agent, const AgentConfig& config) {
                   config.server, config.rank, generation.status().ToString());
     return 1;
   }
-  absl::Status served = agent.Serve();
-  if (!served.ok()) {
-    spdlog::error("{}; exiting (this agent does not reconnect yet)",
-                  served.ToString());
-    return 1;
+  while (true) {
+    absl::Status served = agent.Serve();
+    if (served.ok()) break;
+    if (config.reconnect_seconds <= 0) {
+      spdlog::error("{}; exiting (--reconnect_seconds=0)", served.ToString());
+      return 1;
+    }
+    spdlog::warn("{}; rejoining for up to {} s", served.ToString(),
+                 config.reconnect_seconds);
+    generation = agent.Rejoin(absl::Seconds(config.reconnect_seconds));
+    if (agent.stopping()) break;
+    if (!generation.ok()) {
+      spdlog::error("{}; exiting", generation.status().ToString());
+      return 1;
+    }
+    spdlog::info("rejoined job {} (generation {})", config.job, *generation);
   }
   spdlog::info("stopped");
   return 0;
@@ -189,6 +214,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
       "[--backend gloo] [--listen_address IP] [--timeout_seconds T] "
+      "[--reconnect_seconds S] "
       "[--metrics_listen ADDR [--metrics_port_file FILE]]");
   reshard::SetFlagsUsage("reshard-agent", "executor/agent/main.cc");
   absl::ParseCommandLine(argc, argv);

@@ -15,6 +15,7 @@ CLUSTER="$3"
 tmp=$(mktemp -d)
 export RESHARD_CLUSTER_DIR="$tmp/cluster"
 cleanup() {
+  [ -n "${run_pid:-}" ] && kill "$run_pid" 2>/dev/null
   [ -f "$RESHARD_CLUSTER_DIR/pids" ] && "$CLUSTER" stop >/dev/null 2>&1
   rm -rf "$tmp"
 }
@@ -102,6 +103,49 @@ check "job show --json" $?
 out=$("${J[@]}" cancel jt); rc=$?
 check "job cancel exits 0" $rc
 contains "$out" "job jt: no run was running"; check "cancel with no run says so" $?
+
+# Deadlines and cancel (issue 15): a run far longer than its deadline fails
+# DEADLINE_EXCEEDED and the agents stop it; `job cancel` stops a run in
+# flight on every rank. Either way the next run validates at once.
+LONG=(--mesh A=4 --shape 65536 --from 'S(0)' --to R --iters 100000
+      --timeout_seconds 5)
+SHORT=(--mesh A=4 --shape 8 --from R --to 'S(0)' --json)
+err=$(timeout 60 "${J[@]}" run jt "${LONG[@]}" --deadline_seconds 1 2>&1); rc=$?
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$err" "DEADLINE_EXCEEDED"
+check "a long run with --deadline_seconds 1: DEADLINE_EXCEEDED (exit $rc)" $?
+start=$SECONDS
+run=$(timeout 30 "${J[@]}" run jt "${SHORT[@]}"); rc=$?
+[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 5 ]
+check "the agents stopped it: the next run validates at once" $?
+timeout 60 "${J[@]}" run jt "${LONG[@]}" >"$tmp/cancelled.out" 2>&1 &
+run_pid=$!
+for _ in $(seq 100); do
+  "${J[@]}" show jt --json | jq -e '.state == "running"' >/dev/null && break
+  sleep 0.1
+done
+out=$("${J[@]}" cancel jt); rc=$?
+[ $rc -eq 0 ] && contains "$out" "job jt: cancelled run "; check "job cancel of a run in flight" $?
+wait "$run_pid"; rc=$?; run_pid=""
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$(cat "$tmp/cancelled.out")" "CANCELLED"
+check "the cancelled run fails CANCELLED (exit $rc)" $?
+start=$SECONDS
+run=$(timeout 30 "${J[@]}" run jt "${SHORT[@]}"); rc=$?
+[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 5 ]
+check "after the cancel the next run validates at once" $?
+stopped=0
+for r in 0 1 2 3; do
+  [ "$(grep -c "cancelled (by the Coordinator)" "$RESHARD_CLUSTER_DIR/agent-$r.log")" -ge 2 ] &&
+    stopped=$((stopped + 1))
+done
+[ $stopped -eq 4 ]; check "every agent stopped both runs ($stopped of 4)" $?
+"${J[@]}" show jt --json | jq -e '(.recent_runs | length) == 7 and
+  (.recent_runs | map(.result)) == ["validated", "validated", "validated",
+    "DEADLINE_EXCEEDED", "validated", "CANCELLED", "validated"] and
+  (.recent_runs[5].error | contains("was cancelled (CancelJob)"))' >/dev/null
+check "job show --json lists the 7 runs, the deadline and the cancel among them" $?
+out=$("${J[@]}" show jt)
+contains "$out" "recent runs (last 7):" && contains "$out" "CANCELLED"
+check "job show prints the recent runs" $?
 
 # Errors: status code and message.
 err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?

@@ -44,6 +44,11 @@ class AgentProcesses {
     std::system(("rm -rf " + dir_).c_str());
   }
 
+  // Flags every later Start() adds (e.g. "--reconnect_seconds=1").
+  void set_extra_flags(std::vector<std::string> flags) {
+    extra_flags_ = std::move(flags);
+  }
+
   // Starts rank `rank` (with the job's world size unless `world_size`).
   void Start(int rank, int world_size = 0) {
     std::vector<std::string> args = {
@@ -53,6 +58,7 @@ class AgentProcesses {
         absl::StrCat("--rank=", rank),
         absl::StrCat("--world_size=", world_size > 0 ? world_size : world_),
         "--timeout_seconds=10"};
+    args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -83,6 +89,20 @@ class AgentProcesses {
   void StartAll() {
     for (int r = 0; r < world_; ++r) Start(r);
   }
+  // How many of the processes started here are still running (those that
+  // exited are reaped and never signalled again).
+  int Running() {
+    int running = 0;
+    for (pid_t& pid : pids_) {
+      if (pid <= 0) continue;
+      if (waitpid(pid, nullptr, WNOHANG) == 0) {
+        ++running;
+      } else {
+        pid = -1;
+      }
+    }
+    return running;
+  }
 
   // Waits up to `within` for every process to exit (after sending `signal`
   // unless 0); the exit statuses in start order, -1 for one killed at the
@@ -99,6 +119,12 @@ class AgentProcesses {
       codes[i] = Reap(pids_[i], deadline);
     }
     return codes;
+  }
+
+  // The log of rank `rank` (every process it had, in start order).
+  std::string Log(int rank) const {
+    std::ifstream in(absl::StrCat(dir_, "/agent-", rank, ".log"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
   std::string Logs() const {
@@ -132,6 +158,7 @@ class AgentProcesses {
   std::string job_;
   int world_;
   std::string dir_;
+  std::vector<std::string> extra_flags_;
   std::vector<pid_t> pids_;
   std::vector<int> ranks_;  // of each process, in start order
 };

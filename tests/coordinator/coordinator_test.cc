@@ -360,5 +360,47 @@ TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {
   EXPECT_EQ(c_.GetJob("j").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A job whose agents died without leaving (no stream, no run, no caller)
+// is dropped after job_idle_seconds; a connected agent keeps it.
+TEST(CoordinatorIdleTest, AJobWithNoAgentLeftIsDroppedAfterItsIdleTime) {
+  CoordinatorLimits limits;
+  limits.job_idle_seconds = 1;
+  Coordinator c(limits);
+  ASSERT_TRUE(c.Join(Joining("kept", 0, 2)).ok());
+  ASSERT_TRUE(c.Join(Joining("dead", 0, 2)).ok());
+  absl::StatusOr<std::shared_ptr<Mailbox>> kept = c.Connect({"kept", 0, 100});
+  absl::StatusOr<std::shared_ptr<Mailbox>> dead = c.Connect({"dead", 0, 100});
+  ASSERT_TRUE(kept.ok() && dead.ok());
+  c.Disconnect({"dead", 0, 100}, *dead);  // its stream dropped: killed
+  absl::SleepFor(absl::Milliseconds(600));
+  EXPECT_TRUE(c.GetJob("dead").ok());  // not idle for long enough yet
+  absl::SleepFor(absl::Milliseconds(600));
+  EXPECT_EQ(c.GetJob("dead").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(c.GetJob("kept").ok());
+  EXPECT_EQ(c.ListJobs().size(), 1u);
+  c.Shutdown("test over");
+}
+
+// A job lists its last kRecentRuns runs, oldest first (fault_test checks
+// a failed one's code and message).
+TEST_F(CoordinatorTest, AJobKeepsItsLastSixteenRuns) {
+  const int runs = static_cast<int>(kRecentRuns) + 4;
+  StartJob("hist", 2, runs);
+  std::vector<std::string> ids;
+  for (int i = 0; i < runs; ++i) {
+    absl::StatusOr<RunOutcome> outcome =
+        c_.RunJob("hist", SpecFor(2), Soon(), nullptr);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ids.push_back(outcome->run_id);
+  }
+  absl::StatusOr<JobInfo> info = c_.GetJob("hist");
+  ASSERT_TRUE(info.ok());
+  ASSERT_EQ(info->recent_runs.size(), kRecentRuns);
+  for (size_t i = 0; i < kRecentRuns; ++i) {
+    EXPECT_EQ(info->recent_runs[i].run_id, ids[runs - kRecentRuns + i]);
+    EXPECT_EQ(info->recent_runs[i].result, "validated");
+  }
+}
+
 }  // namespace
 }  // namespace reshard::coordinator

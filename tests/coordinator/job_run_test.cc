@@ -440,13 +440,16 @@ TEST_F(JobRunTest, AnAgentOfAnotherProtocolIsRefusedNamingBothVersions) {
 
 TEST_F(JobRunTest, AgentsExitOneWhenRefusedOrWhenTheCoordinatorGoes) {
   AgentProcesses agents(server_.address(), "pair", 2);
+  // They rejoin for a second after the stream drops, then give up.
+  agents.set_extra_flags({"--reconnect_seconds=1"});
   agents.StartAll();
   ASSERT_TRUE(AwaitAgents("pair", 2)) << agents.Logs();
   // A third agent that disagrees on the world size is refused at Join.
   AgentProcesses stranger(server_.address(), "pair", 3);
   stranger.Start(2);
   EXPECT_EQ(stranger.Wait(seconds(20)), std::vector<int>{1}) << stranger.Logs();
-  // The Coordinator stops: the dispatch streams drop, the agents exit 1.
+  // The Coordinator stops: the dispatch streams drop, rejoining fails, the
+  // agents exit 1.
   EXPECT_EQ(server_.Stop(), 0);
   EXPECT_EQ(agents.Wait(seconds(20)), std::vector<int>(2, 1)) << agents.Logs();
 }

@@ -94,7 +94,8 @@ done
 
 # A peer killed mid-run: a run of many iterations on one group of all 4
 # ranks (so every survivor talks to the dead peer), rank 3 SIGKILLed once it
-# is under way; the survivors count a failed execution (peer or timeout).
+# is under way; the survivors count a failed execution (peer or timeout; or
+# cancelled, should the failed run's cancel reach one between iterations).
 timeout 90 "$CTL" --server "$server" job run am --mesh A=4 --shape 256,256 \
   --dtype f32 --from 'S(0)' --to 'R' --iters 100000 --timeout_seconds 3 \
   --json >"$dir/killed.json" 2>"$dir/killed.err" &
@@ -121,8 +122,9 @@ for r in 0 1 2; do
   check "agent $r: one failed execution" $?
   peer=$(value "$r" 'reshard_executor_errors_total{kind="peer"}')
   timeout=$(value "$r" 'reshard_executor_errors_total{kind="timeout"}')
-  [ $((${peer%.*} + ${timeout%.*})) -eq 1 ]
-  check "agent $r: the failure counts as peer or timeout (peer $peer, timeout $timeout)" $?
+  cancelled=$(value "$r" 'reshard_executor_errors_total{kind="cancelled"}')
+  [ $((${peer%.*} + ${timeout%.*} + ${cancelled%.*})) -eq 1 ]
+  check "agent $r: the failure counts as peer, timeout or cancelled (peer $peer, timeout $timeout, cancelled $cancelled)" $?
   [ "$(value "$r" 'reshard_plan_executions_total{result="ok"}')" = 1 ]
   check "agent $r: the ok count did not move" $?
 done

@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_format.h"
 #include "executor/agent/agent_config.h"
+#include "executor/agent/backoff.h"
 #include "executor/agent/communicator_cache.h"
+#include "executor/agent/dispatch_inbox.h"
 #include "executor/agent/run_work.h"
 #include "gtest/gtest.h"
 #include "planner/plan_digest.h"
@@ -40,6 +42,9 @@ TEST(AgentFlagsTest, GoodFlagsParse) {
   EXPECT_EQ(config->device, -1);
   EXPECT_EQ(config->listen_address, "10.0.0.7");
   EXPECT_DOUBLE_EQ(config->timeout_seconds, 2.5);
+  EXPECT_DOUBLE_EQ(config->reconnect_seconds, 60);
+  flags.reconnect_seconds = "0";
+  EXPECT_DOUBLE_EQ(ParseAgentFlags(flags)->reconnect_seconds, 0);
 }
 
 TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
@@ -71,6 +76,12 @@ TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
        "--timeout_seconds"},
       {[](AgentFlagValues& f) { f.timeout_seconds = "1e9"; },
        "--timeout_seconds"},
+      {[](AgentFlagValues& f) { f.reconnect_seconds = "-1"; },
+       "--reconnect_seconds: \"-1\" is not"},
+      {[](AgentFlagValues& f) { f.reconnect_seconds = "soon"; },
+       "--reconnect_seconds: "},
+      {[](AgentFlagValues& f) { f.reconnect_seconds = "1e9"; },
+       "--reconnect_seconds: "},
   };
   for (const Case& c : cases) {
     AgentFlagValues flags = GoodFlags();
@@ -80,6 +91,65 @@ TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
     EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(config.status().message().find(c.message), 0u) << config.status();
   }
+}
+
+// 100 ms doubling to 2 s, each wait within 20% of its step.
+TEST(BackoffTest, DoublesToTwoSecondsWithJitter) {
+  Backoff backoff(7);
+  const double steps[] = {0.1, 0.2, 0.4, 0.8, 1.6, 2, 2, 2};
+  for (double step : steps) {
+    const double wait = absl::ToDoubleSeconds(backoff.Next());
+    EXPECT_GE(wait, 0.8 * step - 1e-9) << step;
+    EXPECT_LE(wait, 1.2 * step + 1e-9) << step;
+  }
+  // Two agents with other seeds do not wait the same.
+  EXPECT_NE(Backoff(1).Next(), Backoff(2).Next());
+}
+
+v1::Work RunItem(const std::string& id) {
+  v1::Work work;
+  work.mutable_run()->set_run_id(id);
+  return work;
+}
+v1::Work CancelItem(const std::string& id) {
+  v1::Work work;
+  work.mutable_cancel()->set_run_id(id);
+  return work;
+}
+
+TEST(DispatchInboxTest, ACancelMarksTheCurrentRunAndDropsItIfQueued) {
+  DispatchInbox inbox;
+  inbox.Deliver(RunItem("a"));
+  inbox.Deliver(RunItem("b"));
+  ASSERT_EQ(inbox.Next()->run().run_id(), "a");
+  inbox.Begin("a");
+  inbox.Deliver(CancelItem("x"));  // another run's: "a" goes on
+  EXPECT_FALSE(inbox.Cancelled().has_value());
+  inbox.Deliver(CancelItem("a"));
+  EXPECT_EQ(inbox.Cancelled(), "by the Coordinator");
+  inbox.Finish();
+  EXPECT_FALSE(inbox.Cancelled().has_value());
+  inbox.Deliver(CancelItem("b"));  // "b" never starts
+  std::vector<std::string> kinds;
+  inbox.Close("gone");
+  while (std::optional<v1::Work> work = inbox.Next()) {
+    kinds.push_back(work->has_run() ? "run " + work->run().run_id()
+                                    : "cancel " + work->cancel().run_id());
+  }
+  EXPECT_EQ(kinds,
+            (std::vector<std::string>{"cancel x", "cancel a", "cancel b"}));
+}
+
+TEST(DispatchInboxTest, TheStreamsEndCancelsTheRunAndDropsQueuedRuns) {
+  DispatchInbox inbox;
+  inbox.Deliver(RunItem("a"));
+  inbox.Deliver(RunItem("b"));
+  ASSERT_TRUE(inbox.Next().has_value());
+  inbox.Begin("a");
+  inbox.Close("the dispatch stream ended");
+  EXPECT_EQ(inbox.Cancelled(), "the dispatch stream ended");
+  inbox.Finish();
+  EXPECT_FALSE(inbox.Next().has_value());  // "b" will never be reported
 }
 
 TEST(AgentFlagsTest, NcclIsRefusedWithTheReason) {

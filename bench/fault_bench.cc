@@ -1,0 +1,202 @@
+// fault_bench: how fast a job gets a clear answer after a fault, and how
+// fast it is whole again (issue 15). Starts a real reshard-planner and 4
+// reshard-agent processes on loopback, a per-collective timeout of 2 s.
+//  (a) --kills times: a long run (S(0)->R of 64 Ki floats, 100,000 iters) is
+//      started, one agent (ranks in turn) is SIGKILLed once the run is in
+//      flight; the time from the kill to RunJob's failure, p50 and max,
+//      against the 2 s timeout.
+//  (b) After each kill: the killed rank's agent is started again; the time
+//      from its start to the end of the first validated run (join, new
+//      generation, fresh communicators, the run).
+//  (c) The planner's RSS after 100 warm-up runs and after --runs more.
+// Every process it starts is stopped by PID. Usage:
+//   fault_bench [--kills N] [--runs N]
+#include <signal.h>
+#include <stdio.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
+#include "tests/coordinator/agent_processes.h"
+#include "tests/server/server_process.h"
+
+namespace reshard {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using std::chrono::steady_clock;
+
+constexpr int kAgents = 4;
+constexpr char kJob[] = "faults";
+constexpr double kCollectiveTimeout = 2;
+
+v1::RunJobRequest Run(int iters, int64_t elements) {
+  v1::RunJobRequest request;
+  request.set_job(kJob);
+  v1::PlanRequest* r = request.mutable_request();
+  r->mutable_mesh()->add_shape(kAgents);
+  r->mutable_tensor()->add_shape(elements);
+  r->mutable_src()->set_text("S(0)");
+  r->mutable_dst()->set_text("R");
+  request.set_iters(iters);
+  request.set_timeout_seconds(kCollectiveTimeout);
+  return request;
+}
+
+double Since(steady_clock::time_point start) {
+  return std::chrono::duration<double>(steady_clock::now() - start).count();
+}
+
+int64_t ResidentBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6) << 10;
+  }
+  return 0;
+}
+
+class Bench {
+ public:
+  explicit Bench(const std::string& address)
+      : stub_(v1::Coordinator::NewStub(grpc::CreateChannel(
+            address, grpc::InsecureChannelCredentials()))) {}
+
+  grpc::Status RunJob(const v1::RunJobRequest& request,
+                      v1::RunJobResponse* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
+    return stub_->RunJob(&context, request, response);
+  }
+
+  // Waits (up to 30 s) until `done` holds for the job.
+  bool Await(const std::function<bool(const v1::JobInfo&)>& done) {
+    const auto deadline = steady_clock::now() + seconds(30);
+    while (steady_clock::now() < deadline) {
+      grpc::ClientContext context;
+      context.set_deadline(std::chrono::system_clock::now() + seconds(5));
+      v1::GetJobRequest request;
+      request.set_job(kJob);
+      v1::GetJobResponse response;
+      if (stub_->GetJob(&context, request, &response).ok() &&
+          done(response.job())) {
+        return true;
+      }
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    return false;
+  }
+  bool AwaitConnected(int agents) {
+    return Await([agents](const v1::JobInfo& info) {
+      int connected = 0;
+      for (const auto& a : info.agents()) connected += a.connected();
+      return connected == agents;
+    });
+  }
+
+ private:
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+// One kill: the seconds from SIGKILL to RunJob's failure, and from the
+// agent's restart to a validated run; negative when a step went wrong.
+std::pair<double, double> KillOnce(Bench& bench,
+                                   testing::AgentProcesses& agents, int rank) {
+  grpc::Status status;
+  steady_clock::time_point failed;
+  std::thread caller([&] {
+    v1::RunJobResponse response;
+    status = bench.RunJob(Run(100000, 1 << 16), &response);
+    failed = steady_clock::now();
+  });
+  const bool running = bench.Await(
+      [](const v1::JobInfo& info) { return info.state() == "running"; });
+  std::this_thread::sleep_for(milliseconds(200));
+  const steady_clock::time_point killed = steady_clock::now();
+  agents.Kill(rank);
+  caller.join();
+  if (!running || status.ok()) return {-1, -1};
+  const double to_fail = std::chrono::duration<double>(failed - killed).count();
+  if (to_fail > kCollectiveTimeout / 2) {  // say why it took long
+    fprintf(stderr, "kill of rank %d: %.3f s: %s\n", rank, to_fail,
+            status.error_message().c_str());
+  }
+  if (!bench.AwaitConnected(kAgents - 1)) return {to_fail, -1};
+  const steady_clock::time_point restarted = steady_clock::now();
+  agents.Start(rank);
+  if (!bench.AwaitConnected(kAgents)) return {to_fail, -1};
+  v1::RunJobResponse response;
+  if (!bench.RunJob(Run(1, 1 << 16), &response).ok() || !response.validated()) {
+    return {to_fail, -1};
+  }
+  return {to_fail, Since(restarted)};
+}
+
+void PrintSeries(const char* what, std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  printf("%-44s n=%zu p50 %.3f s  max %.3f s\n", what, values.size(),
+         values[values.size() / 2], values.back());
+}
+
+int Main(int kills, int runs) {
+  testing::ServerProcess server;
+  if (server.port() == 0) return 1;
+  testing::AgentProcesses agents(server.address(), kJob, kAgents);
+  agents.StartAll();
+  Bench bench(server.address());
+  if (!bench.AwaitConnected(kAgents)) return 1;
+  std::vector<double> to_fail, to_validated;
+  for (int k = 0; k < kills; ++k) {
+    const auto [fail, back] = KillOnce(bench, agents, k % kAgents);
+    if (fail < 0 || back < 0) {
+      fprintf(stderr, "kill %d went wrong\n%s", k, agents.Logs().c_str());
+      return 1;
+    }
+    to_fail.push_back(fail);
+    to_validated.push_back(back);
+  }
+  printf("per-collective timeout %.0f s, %d agents, %d kills\n",
+         kCollectiveTimeout, kAgents, kills);
+  PrintSeries("SIGKILL -> failed RunJob", to_fail);
+  PrintSeries("restart -> validated run", to_validated);
+  int64_t start_rss = 0;
+  for (int i = 0; i < runs + 100; ++i) {
+    if (i == 100) start_rss = ResidentBytes(server.pid());
+    v1::RunJobResponse response;
+    if (!bench.RunJob(Run(1, 64), &response).ok()) return 1;
+  }
+  printf("planner RSS over %d runs: %.1f MiB -> %.1f MiB\n", runs,
+         start_rss / 1048576.0, ResidentBytes(server.pid()) / 1048576.0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace reshard
+
+int main(int argc, char** argv) {
+  int kills = 20, runs = 1000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    int* target = flag == "--kills"  ? &kills
+                  : flag == "--runs" ? &runs
+                                     : nullptr;
+    if (target == nullptr || !absl::SimpleAtoi(argv[i + 1], target) ||
+        *target < 1) {
+      fprintf(stderr, "usage: fault_bench [--kills N] [--runs N]\n");
+      return 2;
+    }
+  }
+  return reshard::Main(kills, runs);
+}

@@ -1,0 +1,64 @@
+#include "executor/agent/dispatch_inbox.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace reshard::agent {
+
+void DispatchInbox::Deliver(v1::Work work) {
+  absl::MutexLock lock(&mu_);
+  if (work.kind_case() == v1::Work::kCancel) {
+    const std::string& id = work.cancel().run_id();
+    if (!current_.empty() && current_ == id && !cancelled_.has_value()) {
+      cancelled_ = "by the Coordinator";
+    }
+    // A run cancelled before it started never starts.
+    std::erase_if(items_, [&id](const v1::Work& queued) {
+      return queued.kind_case() == v1::Work::kRun &&
+             queued.run().run_id() == id;
+    });
+  }
+  items_.push_back(std::move(work));
+}
+
+void DispatchInbox::Close(const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  if (!current_.empty() && !cancelled_.has_value()) cancelled_ = why;
+  // Their reports could not be delivered: queued runs never start.
+  std::erase_if(items_, [](const v1::Work& queued) {
+    return queued.kind_case() == v1::Work::kRun;
+  });
+}
+
+std::optional<v1::Work> DispatchInbox::Next() {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return closed_ || !items_.empty();
+  };
+  mu_.Await(absl::Condition(&ready));
+  if (items_.empty()) return std::nullopt;
+  v1::Work work = std::move(items_.front());
+  items_.pop_front();
+  return work;
+}
+
+void DispatchInbox::Begin(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  current_ = run_id;
+  cancelled_.reset();
+  if (closed_) cancelled_ = "the dispatch stream had ended";
+}
+
+void DispatchInbox::Finish() {
+  absl::MutexLock lock(&mu_);
+  current_.clear();
+  cancelled_.reset();
+}
+
+std::optional<std::string> DispatchInbox::Cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+}  // namespace reshard::agent

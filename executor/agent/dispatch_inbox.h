@@ -1,0 +1,49 @@
+// What an agent's dispatch stream has delivered and not yet been handled,
+// between the thread that reads the stream and the thread that runs plans.
+// Reading on its own thread is what lets a run in flight be stopped: a
+// cancel for it, or the end of the stream (the Coordinator went away, so
+// its peers are stopping too and its report cannot be delivered), marks
+// the current run cancelled at once, and the runner stops at its next
+// execution (executor::RankOptions::stopped). Thread-safe.
+#ifndef RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
+#define RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
+
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "reshard/v1/coordinator.pb.h"
+
+namespace reshard::agent {
+
+class DispatchInbox {
+ public:
+  // The reader: one item of the stream. A cancel marks the current run
+  // (when it is the one cancelled) and drops a queued run of that id.
+  void Deliver(v1::Work work);
+  // The reader: the stream ended; the current run is cancelled with `why`
+  // and queued runs are dropped.
+  void Close(const std::string& why);
+
+  // The runner: the next item, waiting for one; nullopt once the stream
+  // has ended and every item was taken.
+  std::optional<v1::Work> Next();
+  // The runner: `run_id` starts (not cancelled yet) / the current run ended.
+  void Begin(const std::string& run_id);
+  void Finish();
+  // Why the current run was cancelled; nullopt while it was not.
+  std::optional<std::string> Cancelled() const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::deque<v1::Work> items_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::string current_ ABSL_GUARDED_BY(mu_);  // "" between runs
+  std::optional<std::string> cancelled_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace reshard::agent
+
+#endif  // RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
