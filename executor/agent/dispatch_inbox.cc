@@ -40,11 +40,18 @@ std::optional<v1::Work> DispatchInbox::Next() {
   if (items_.empty()) return std::nullopt;
   v1::Work work = std::move(items_.front());
   items_.pop_front();
+  // A run is current from the moment it leaves the queue: a cancel that
+  // arrives before the runner calls Begin must still reach it.
+  if (work.kind_case() == v1::Work::kRun) BeginLocked(work.run().run_id());
   return work;
 }
 
 void DispatchInbox::Begin(const std::string& run_id) {
   absl::MutexLock lock(&mu_);
+  if (current_ != run_id) BeginLocked(run_id);
+}
+
+void DispatchInbox::BeginLocked(const std::string& run_id) {
   current_ = run_id;
   cancelled_.reset();
   if (closed_) cancelled_ = "the dispatch stream had ended";

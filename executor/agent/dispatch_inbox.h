@@ -28,15 +28,19 @@ class DispatchInbox {
   void Close(const std::string& why);
 
   // The runner: the next item, waiting for one; nullopt once the stream
-  // has ended and every item was taken.
+  // has ended and every item was taken. A run taken is the current run.
   std::optional<v1::Work> Next();
-  // The runner: `run_id` starts (not cancelled yet) / the current run ended.
+  // The runner: `run_id` starts (a no-op when Next made it current, so a
+  // cancel in between is kept) / the current run ended.
   void Begin(const std::string& run_id);
   void Finish();
   // Why the current run was cancelled; nullopt while it was not.
   std::optional<std::string> Cancelled() const;
 
  private:
+  void BeginLocked(const std::string& run_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
   std::deque<v1::Work> items_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

@@ -746,7 +746,11 @@ TEST_F(FaultTest, AThousandRunsKeepThePlannerFlatAndTheLastSixteenRuns) {
   RecordProperty("rss_start_bytes", std::to_string(start_rss));
   RecordProperty("rss_end_bytes", std::to_string(end_rss));
   EXPECT_GT(start_rss, 0);
+#if !defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer freed memory waits in its quarantine (up to 256
+  // MiB), so RSS grows whatever the planner keeps: the plain build asserts.
   EXPECT_LT(end_rss, start_rss + (int64_t{8} << 20));
+#endif
   const v1::JobInfo info = *GetJob("long");
   EXPECT_EQ(info.runs_total(), runs + warmup);
   ASSERT_EQ(info.recent_runs_size(), 16);

@@ -140,6 +140,7 @@ closure=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflic
 for lib in $(ldd "$PLANNER" "$AGENT" "$CTL" | awk '/=> \//{print $3}' | sort -u); do
   pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1)
   [ -z "$pkg" ] && continue
+  case "$pkg" in lib*san[0-9]*) continue ;; esac  # a sanitized build's runtime
   grep -qx "$pkg" <<<"$closure" || check "the runtime stage provides $lib ($pkg)" 1
 done
 [ "$(wc -w <<<"$packages")" -ge 10 ]

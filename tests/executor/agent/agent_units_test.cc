@@ -140,6 +140,20 @@ TEST(DispatchInboxTest, ACancelMarksTheCurrentRunAndDropsItIfQueued) {
             (std::vector<std::string>{"cancel x", "cancel a", "cancel b"}));
 }
 
+// The reader may deliver a cancel after the runner took the run from the
+// queue and before it called Begin: the run must still be cancelled (a run
+// that ignored it would go on alone while its peers stopped).
+TEST(DispatchInboxTest, ACancelBetweenNextAndBeginStillCancelsTheRun) {
+  DispatchInbox inbox;
+  inbox.Deliver(RunItem("a"));
+  ASSERT_EQ(inbox.Next()->run().run_id(), "a");
+  inbox.Deliver(CancelItem("a"));
+  inbox.Begin("a");
+  EXPECT_EQ(inbox.Cancelled(), "by the Coordinator");
+  inbox.Finish();
+  EXPECT_FALSE(inbox.Cancelled().has_value());
+}
+
 TEST(DispatchInboxTest, TheStreamsEndCancelsTheRunAndDropsQueuedRuns) {
   DispatchInbox inbox;
   inbox.Deliver(RunItem("a"));
