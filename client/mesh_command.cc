@@ -41,14 +41,23 @@ std::string OptionalValue(const std::optional<double>& v,
   return v.has_value() ? FormatDouble(*v) : std::string(none);
 }
 
+// The dims whose link parameters the mesh overrides.
+std::vector<int> OverriddenDims(const Mesh& mesh) {
+  std::vector<int> dims;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const LinkParams& link = mesh.links()[d];
+    if (link.bandwidth_gbps.has_value() || link.latency_us.has_value()) {
+      dims.push_back(d);
+    }
+  }
+  return dims;
+}
+
 // The overridden links as --link takes them: "A=100:1.5 B=default:2".
 std::string LinksText(const Mesh& mesh) {
   std::vector<std::string> links;
-  for (int d = 0; d < mesh.ndim(); ++d) {
+  for (int d : OverriddenDims(mesh)) {
     const LinkParams& link = mesh.links()[d];
-    if (!link.bandwidth_gbps.has_value() && !link.latency_us.has_value()) {
-      continue;
-    }
     links.push_back(absl::StrCat(
         mesh.dim_names()[d], "=", OptionalValue(link.bandwidth_gbps, "default"),
         ":", OptionalValue(link.latency_us, "default")));
@@ -58,11 +67,8 @@ std::string LinksText(const Mesh& mesh) {
 
 std::string LinksJson(const Mesh& mesh) {
   std::vector<std::string> links;
-  for (int d = 0; d < mesh.ndim(); ++d) {
+  for (int d : OverriddenDims(mesh)) {
     const LinkParams& link = mesh.links()[d];
-    if (!link.bandwidth_gbps.has_value() && !link.latency_us.has_value()) {
-      continue;
-    }
     links.push_back(absl::StrCat(
         "{\"dim\": ", JsonString(mesh.dim_names()[d]),
         ", \"bandwidth_gbps\": ", OptionalValue(link.bandwidth_gbps, "null"),

@@ -32,6 +32,7 @@
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
+#include "tests/coordinator/coordinator_calls.h"
 #include "tests/server/server_process.h"
 
 namespace reshard {
@@ -119,20 +120,11 @@ class FaultTest : public ::testing::Test {
 
   grpc::Status RunJob(const v1::RunJobRequest& request,
                       v1::RunJobResponse* response, milliseconds deadline) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + deadline);
-    return stub_->RunJob(&context, request, response);
+    return testing::CallRunJob(*stub_, request, response, deadline);
   }
 
   absl::StatusOr<v1::JobInfo> GetJob(const std::string& job) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(5));
-    v1::GetJobRequest request;
-    request.set_job(job);
-    v1::GetJobResponse response;
-    const grpc::Status status = stub_->GetJob(&context, request, &response);
-    if (!status.ok()) return StatusFromGrpc(status);
-    return response.job();
+    return testing::CallGetJob(*stub_, job);
   }
 
   grpc::Status CancelJob(const std::string& job, std::string* run_id) {

@@ -37,6 +37,7 @@
 #include "proto/convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
+#include "tests/coordinator/coordinator_calls.h"
 #include "tests/executor/executor_cases.h"
 #include "tests/planner/random_cases.h"
 #include "tests/server/server_process.h"
@@ -162,20 +163,11 @@ class JobRunTest : public ::testing::Test {
 
   grpc::Status RunJob(const v1::RunJobRequest& request,
                       v1::RunJobResponse* response, seconds deadline) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + deadline);
-    return stub_->RunJob(&context, request, response);
+    return testing::CallRunJob(*stub_, request, response, deadline);
   }
 
   absl::StatusOr<v1::JobInfo> GetJob(const std::string& job) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(5));
-    v1::GetJobRequest request;
-    request.set_job(job);
-    v1::GetJobResponse response;
-    const grpc::Status status = stub_->GetJob(&context, request, &response);
-    if (!status.ok()) return StatusFromGrpc(status);
-    return response.job();
+    return testing::CallGetJob(*stub_, job);
   }
 
   // Waits (bounded) until `job` exists and `done` holds for it.
