@@ -29,6 +29,7 @@
 #include "grpcpp/grpcpp.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
+#include "tests/coordinator/coordinator_calls.h"
 #include "tests/server/server_process.h"
 
 namespace reshard {
@@ -37,35 +38,19 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using std::chrono::steady_clock;
+using testing::ResidentBytes;
 
 constexpr int kAgents = 4;
 constexpr char kJob[] = "faults";
 constexpr double kCollectiveTimeout = 2;
 
 v1::RunJobRequest Run(int iters, int64_t elements) {
-  v1::RunJobRequest request;
-  request.set_job(kJob);
-  v1::PlanRequest* r = request.mutable_request();
-  r->mutable_mesh()->add_shape(kAgents);
-  r->mutable_tensor()->add_shape(elements);
-  r->mutable_src()->set_text("S(0)");
-  r->mutable_dst()->set_text("R");
-  request.set_iters(iters);
-  request.set_timeout_seconds(kCollectiveTimeout);
-  return request;
+  return testing::AllGatherRun(kJob, kAgents, elements, iters,
+                               kCollectiveTimeout);
 }
 
 double Since(steady_clock::time_point start) {
   return std::chrono::duration<double>(steady_clock::now() - start).count();
-}
-
-int64_t ResidentBytes(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6) << 10;
-  }
-  return 0;
 }
 
 class Bench {
@@ -76,24 +61,16 @@ class Bench {
 
   grpc::Status RunJob(const v1::RunJobRequest& request,
                       v1::RunJobResponse* response) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + seconds(120));
-    return stub_->RunJob(&context, request, response);
+    return testing::CallRunJob(*stub_, request, response, seconds(120));
   }
 
   // Waits (up to 30 s) until `done` holds for the job.
   bool Await(const std::function<bool(const v1::JobInfo&)>& done) {
     const auto deadline = steady_clock::now() + seconds(30);
     while (steady_clock::now() < deadline) {
-      grpc::ClientContext context;
-      context.set_deadline(std::chrono::system_clock::now() + seconds(5));
-      v1::GetJobRequest request;
-      request.set_job(kJob);
-      v1::GetJobResponse response;
-      if (stub_->GetJob(&context, request, &response).ok() &&
-          done(response.job())) {
-        return true;
-      }
+      const absl::StatusOr<v1::JobInfo> info =
+          testing::CallGetJob(*stub_, kJob);
+      if (info.ok() && done(*info)) return true;
       std::this_thread::sleep_for(milliseconds(5));
     }
     return false;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -162,6 +163,19 @@ class AgentProcesses {
   std::vector<pid_t> pids_;
   std::vector<int> ranks_;  // of each process, in start order
 };
+
+// The resident set of a process, in bytes (0 when unreadable): how the
+// fault test and fault_bench watch the planner's memory over many runs.
+inline int64_t ResidentBytes(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) {
+      return std::atoll(line.c_str() + 6) * 1024;
+    }
+  }
+  return 0;
+}
 
 }  // namespace reshard::testing
 

@@ -42,23 +42,14 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using std::chrono::steady_clock;
 using testing::AgentProcesses;
+using testing::ResidentBytes;
 
 // The per-collective timeout of the long runs (the issue's 2 s).
 constexpr double kCollectiveTimeout = 2;
 
-// S(0) -> R of a float tensor on a 1-D mesh of `world`, `iters` times:
-// with iters large, a run that stays in flight for minutes.
+// S(0) -> R of 65,536 floats on a 1-D mesh of `world`, `iters` times.
 v1::RunJobRequest LongRun(const std::string& job, int world, int iters) {
-  v1::RunJobRequest request;
-  request.set_job(job);
-  v1::PlanRequest* r = request.mutable_request();
-  r->mutable_mesh()->add_shape(world);
-  r->mutable_tensor()->add_shape(1 << 16);
-  r->mutable_src()->set_text("S(0)");
-  r->mutable_dst()->set_text("R");
-  request.set_iters(iters);
-  request.set_timeout_seconds(kCollectiveTimeout);
-  return request;
+  return testing::AllGatherRun(job, world, 1 << 16, iters, kCollectiveTimeout);
 }
 
 double SecondsSince(steady_clock::time_point start) {
@@ -698,18 +689,6 @@ TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
   c1->TryCancel();
   s0->Finish();
   s1->Finish();
-}
-
-// The resident set of a process, in bytes (0 when unreadable).
-int64_t ResidentBytes(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      return std::atoll(line.c_str() + 6) * 1024;
-    }
-  }
-  return 0;
 }
 
 // 1,000 runs on one job: the planner's memory stays flat (measured after
