@@ -162,4 +162,23 @@ absl::Status RunPlanBatch(const ServerFlags& server,
   return FirstItemError(planned->batch);
 }
 
+absl::StatusOr<executor::BatchWork> RunnableBatch(const PlannedBatch& planned,
+                                                  bool bucketed) {
+  executor::BatchWork work;
+  for (const absl::StatusOr<Plan>& plan : planned.batch.plans) {
+    if (!plan.ok()) {  // a batch runs whole or not at all
+      return absl::InvalidArgumentError(
+          absl::StrCat("--batch: ", plan.status().message()));
+    }
+    work.plans.push_back(*plan);
+  }
+  const CostOptions cost{planned.options.cost_model,
+                         planned.options.devices_per_host};
+  work.rows = bucketed
+                  ? planned.batch.schedule
+                  : UnbucketedSchedule(planned.mesh, work.PlanPointers(), cost);
+  work.bucketed = bucketed;
+  return work;
+}
+
 }  // namespace reshard

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
+#include "executor/batch_work.h"
 #include "planner/batch_plan.h"
 #include "planner/mesh.h"
 
@@ -49,6 +50,13 @@ std::vector<std::string> BatchFlags();
 // are their own errors and are not sent).
 absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
     const CliArgs& args, const std::optional<ServerFlags>& server);
+
+// A planned batch as it runs (`exec --batch`, `job run --batch`): every
+// item planned (else INVALID_ARGUMENT "--batch: items[i]...": a batch runs
+// whole); the rows are the schedule or, not `bucketed`, one step per row
+// tensor by tensor (UnbucketedSchedule).
+absl::StatusOr<executor::BatchWork> RunnableBatch(const PlannedBatch& planned,
+                                                  bool bucketed);
 
 }  // namespace reshard
 

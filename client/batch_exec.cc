@@ -59,11 +59,10 @@ absl::StatusOr<BatchExecFlags> ParseFlags(const CliArgs& args) {
   return flags;
 }
 
-// A planned batch, every item planned, and the rows the run reports.
+// A planned batch and what runs of it.
 struct BatchJob {
   PlannedBatch planned;
-  std::vector<Plan> plans;
-  BucketSchedule rows;  // the schedule, or one step per row
+  executor::BatchWork work;
 };
 
 absl::StatusOr<BatchJob> PrepareJob(const std::optional<ServerFlags>& server,
@@ -71,25 +70,15 @@ absl::StatusOr<BatchJob> PrepareJob(const std::optional<ServerFlags>& server,
                                     const BatchExecFlags& flags) {
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
   if (!planned.ok()) return planned.status();
-  BatchJob job{*std::move(planned), {}, {}};
-  for (absl::StatusOr<Plan>& plan : job.planned.batch.plans) {
-    if (!plan.ok()) {  // a batch runs whole or not at all
-      return absl::InvalidArgumentError(
-          absl::StrCat("--batch: ", plan.status().message()));
-    }
-    job.plans.push_back(*plan);
-  }
+  absl::StatusOr<executor::BatchWork> work =
+      RunnableBatch(*planned, flags.bucketed);
+  if (!work.ok()) return work.status();
+  BatchJob job{*std::move(planned), *std::move(work)};
   if (flags.ranks != job.planned.mesh.world_size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--local: ", flags.ranks, " ranks given but the mesh has ",
                      job.planned.mesh.world_size()));
   }
-  std::vector<const Plan*> ptrs;
-  for (const Plan& p : job.plans) ptrs.push_back(&p);
-  const CostOptions cost{job.planned.options.cost_model,
-                         job.planned.options.devices_per_host};
-  job.rows = flags.bucketed ? job.planned.batch.schedule
-                            : UnbucketedSchedule(job.planned.mesh, ptrs, cost);
   return job;
 }
 
@@ -97,9 +86,9 @@ absl::StatusOr<BatchJob> PrepareJob(const std::optional<ServerFlags>& server,
 // compile collectives per tensor) is bounded by the timeout.
 std::chrono::milliseconds RunDeadline(const BatchJob& job,
                                       const BatchExecFlags& flags) {
-  const int64_t calls =
-      static_cast<int64_t>(job.rows.buckets.size() + 2 * job.plans.size() + 2) *
-      (flags.iters + flags.warmup + 1);
+  const int64_t calls = static_cast<int64_t>(job.work.rows.buckets.size() +
+                                             2 * job.work.plans.size() + 2) *
+                        (flags.iters + flags.warmup + 1);
   return std::chrono::seconds(flags.timeout_seconds * (calls + 2) + 10);
 }
 
@@ -111,8 +100,8 @@ BatchRankReport RunOneRank(const BatchJob& job, int position,
   const int64_t rank = job.planned.mesh.RankAt(position);
   executor::GlooCommunicatorProvider provider(std::move(store), "exec-batch",
                                               rank, options);
-  return executor::RunBatchRank(job.planned.mesh, job.plans, job.rows, rank,
-                                provider,
+  return executor::RunBatchRank(job.planned.mesh, job.work.plans, job.work.rows,
+                                rank, provider,
                                 {.iters = flags.iters,
                                  .warmup = flags.warmup,
                                  .bucketed = flags.bucketed});
@@ -192,8 +181,9 @@ absl::Status RunExecBatch(const std::optional<ServerFlags>& server,
       flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
   if (!reports.ok()) return reports.status();
   if (absl::Status s = executor::BatchRankFailure(*reports); !s.ok()) return s;
-  executor::BatchSummary summary = executor::SummarizeBatch(
-      job->planned.mesh, job->rows, job->planned.names, *std::move(reports));
+  executor::BatchSummary summary =
+      executor::SummarizeBatch(job->planned.mesh, job->work.rows,
+                               job->planned.names, *std::move(reports));
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

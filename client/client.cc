@@ -10,6 +10,7 @@
 #include "grpcpp/grpcpp.h"
 #include "planner/job_replica.h"
 #include "proto/batch_convert.h"
+#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -349,15 +350,52 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   return CallRunJob(request, mesh, options);
 }
 
-absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
-                                          const Mesh& mesh,
-                                          const JobRunOptions& options) {
+absl::StatusOr<JobBatchRun> Client::RunJobBatch(
+    const std::string& job, const Mesh& mesh, const executor::BatchWork& work,
+    const std::vector<std::string>& names, const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  v1::GivenBatch* given = request.mutable_batch();
+  *given->mutable_mesh() = MeshToProto(mesh);
+  BatchWorkToProto(mesh, work, given->mutable_work());
+  for (const std::string& name : names) given->add_names(name);
+  v1::RunJobResponse response;
+  absl::Status s = SendRunJob(request, options, &response);
+  if (!s.ok()) return s;
+  if (!response.has_batch()) {
+    return absl::InternalError(
+        "RunJob answered a batch without its batch result (an older server?)");
+  }
+  JobBatchRun run{response.run_id(),
+                  response.iters(),
+                  response.warmup(),
+                  response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
+                  response.batch().bucketed(),
+                  BatchSummaryFromProto(response),
+                  {}};
+  for (const v1::RankReport& r : response.ranks()) {
+    executor::RankResult result = RankResultFromProto(r);
+    if (auto* batch = std::get_if<executor::BatchRankReport>(&result)) {
+      run.ranks.push_back(std::move(*batch));
+    }
+  }
+  return run;
+}
+
+absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
+                                const JobRunOptions& options,
+                                v1::RunJobResponse* response) {
   // Never retried: a RunJob that reached the server may have dispatched.
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
+  return StatusFromGrpc(
+      CoordinatorFor(request.job()).RunJob(&context, request, response));
+}
+
+absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
+                                          const Mesh& mesh,
+                                          const JobRunOptions& options) {
   v1::RunJobResponse response;
-  absl::Status s = StatusFromGrpc(
-      CoordinatorFor(request.job()).RunJob(&context, request, &response));
+  absl::Status s = SendRunJob(request, options, &response);
   if (!s.ok()) return s;
   absl::StatusOr<Mesh> run_mesh =
       response.has_mesh() ? MeshFromProto(response.mesh()) : mesh;

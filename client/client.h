@@ -22,6 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "executor/batch_summary.h"
+#include "executor/batch_work.h"
 #include "executor/rank_run.h"
 #include "executor/run_summary.h"
 #include "planner/batch_plan.h"
@@ -76,6 +78,18 @@ struct JobRun {
   std::string backend;  // the job's: gloo or nccl
   executor::RunSummary summary;
   std::vector<executor::RankReport> ranks;  // by rank
+};
+
+// One run of a batch on a job's agents (DESIGN §8), as the Coordinator
+// aggregated it.
+struct JobBatchRun {
+  std::string run_id;
+  int iters = 0;
+  int warmup = 0;
+  std::string backend;  // the job's: gloo or nccl
+  bool bucketed = true;
+  executor::BatchSummary summary;  // rows, tensors by item, totals
+  std::vector<executor::BatchRankReport> ranks;  // by rank
 };
 
 // One agent of a job, as the Coordinator sees it.
@@ -155,6 +169,14 @@ class Client {
                                 const JobRunOptions& options);
   absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
                                 const Plan& plan, const JobRunOptions& options);
+  // Runs a planned batch whole on every agent of `job`: `work`'s plans as
+  // its rows say (bucketed, or tensor by tensor); `names` label the
+  // summary's tensors. Errors as RunJob's.
+  absl::StatusOr<JobBatchRun> RunJobBatch(const std::string& job,
+                                          const Mesh& mesh,
+                                          const executor::BatchWork& work,
+                                          const std::vector<std::string>& names,
+                                          const JobRunOptions& options);
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);
@@ -170,6 +192,10 @@ class Client {
   absl::StatusOr<JobRun> CallRunJob(const v1::RunJobRequest& request,
                                     const Mesh& mesh,
                                     const JobRunOptions& options);
+  // The RunJob RPC itself: never retried, bounded by options.deadline.
+  absl::Status SendRunJob(const v1::RunJobRequest& request,
+                          const JobRunOptions& options,
+                          v1::RunJobResponse* response);
 
   // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
   template <typename Call>

@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "client/batch_command.h"
+#include "client/batch_run_output.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
@@ -24,7 +26,9 @@ namespace {
 constexpr char kJobUsage[] =
     "usage: reshardctl [--server HOST:PORT[,HOST:PORT...]] job list [--json]\n"
     "       reshardctl [--server ...] job show NAME [--json]\n"
-    "       reshardctl [--server ...] job run NAME [plan flags | --plan FILE]\n"
+    "       reshardctl [--server ...] job run NAME [plan flags | --plan FILE "
+    "|\n"
+    "         --batch FILE [--bucket_bytes B] [--no-bucketing]]\n"
     "         [--iters K] [--warmup W] [--timeout_seconds T]\n"
     "         [--deadline_seconds D] [--json]\n"
     "       reshardctl [--server ...] job cancel NAME\n"
@@ -46,13 +50,18 @@ constexpr char kShowUsage[] =
 
 constexpr char kRunUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job run NAME\n"
-    "         [plan flags | --plan FILE] [--iters K] [--warmup W]\n"
+    "         [plan flags | --plan FILE | --batch FILE [--bucket_bytes B]\n"
+    "         [--no-bucketing]] [--iters K] [--warmup W]\n"
     "         [--timeout_seconds T] [--deadline_seconds D] [--json]\n"
     "  Runs a plan on every agent of job NAME and prints the table (or JSON)\n"
     "  of `reshardctl exec`: per step the bytes, the slowest rank's min and\n"
     "  median, algbw and busbw; the checksums and the verdict. With the plan\n"
     "  flags of `reshardctl plan` the job's replica plans; --plan FILE runs a\n"
-    "  plan JSON as `plan --json` prints it. K timed runs after W warm-up\n"
+    "  plan JSON as `plan --json` prints it; --batch FILE plans a batch as\n"
+    "  `plan --batch` does (on the service, mesh and options from the plan\n"
+    "  flags) and runs it whole, bucketed or with --no-bucketing tensor by\n"
+    "  tensor, printing what `exec --batch` prints. K timed runs after W "
+    "warm-up\n"
     "  runs (10, 2); T bounds every collective (30 s); D bounds the whole\n"
     "  call, waiting for agents included (300 s). Never retried. Exit 0 only\n"
     "  when every rank ran and validated.\n";
@@ -84,6 +93,18 @@ absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
   flags.options.deadline =
       server.deadline.value_or(absl::Seconds(kDefaultDeadlineSeconds));
   flags.json = args.Has("json");
+  if (!args.Has("batch")) {
+    for (const char* flag : {"bucket_bytes", "no-bucketing"}) {
+      if (args.Has(flag)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, ": only with --batch FILE"));
+      }
+    }
+  }
+  if (args.Has("plan") && args.Has("batch")) {
+    return absl::InvalidArgumentError(
+        "--plan: cannot be combined with --batch (one plan or one batch)");
+  }
   if (args.Has("plan")) {
     // The file fixes mesh, tensor and states; a plan flag beside it would be
     // silently ignored.
@@ -98,10 +119,10 @@ absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
       return absl::InvalidArgumentError(
           "--plan: cannot be combined with --merge");
     }
-  } else if (!args.Has("mesh")) {
+  } else if (!args.Has("mesh") && !args.Has("batch")) {
     return absl::InvalidArgumentError(
         "job run: --plan FILE or the plan flags (--mesh, --shape, --from, "
-        "--to, ...) are required");
+        "--to, ...) are required, or --batch FILE with --mesh");
   }
   return flags;
 }
@@ -123,12 +144,14 @@ absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
   return client.RunJob(job, *mesh, *request, options);
 }
 
-// What the output says about the run beside its summary.
-RunContext ContextOf(const std::string& job, const JobRun& run,
+// What the output says about a run (a JobRun or JobBatchRun) on `mesh`
+// beside its summary.
+template <typename Run>
+RunContext ContextOf(const std::string& job, const Mesh& mesh, const Run& run,
                      const JobRunOptions& options) {
   RunContext context;
   context.backend = run.backend;
-  context.world_size = run.mesh.world_size();
+  context.world_size = mesh.world_size();
   context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
                                      " agents, run ", run.run_id);
   context.iters = run.iters > 0 ? run.iters : options.iters;
@@ -136,21 +159,45 @@ RunContext ContextOf(const std::string& job, const JobRun& run,
   return context;
 }
 
+// `job run NAME --batch FILE`: planned as `plan --batch` plans it, run
+// whole on the job's agents, printed as `exec --batch` prints it.
+absl::Status RunBatch(const ServerFlags& server, const std::string& job,
+                      const CliArgs& args, const RunFlags& flags,
+                      std::ostream& out) {
+  absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
+  if (!planned.ok()) return planned.status();
+  absl::StatusOr<executor::BatchWork> work =
+      RunnableBatch(*planned, !args.Has("no-bucketing"));
+  if (!work.ok()) return work.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<JobBatchRun> run = (*client)->RunJobBatch(
+      job, planned->mesh, *work, planned->names, flags.options);
+  if (!run.ok()) return run.status();
+  BatchRunContext context;
+  context.run = ContextOf(job, planned->mesh, *run, flags.options);
+  context.bucketed = run->bucketed;
+  return PrintBatchRun(planned->mesh, planned->batch, context, run->summary,
+                       flags.json, out);
+}
+
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
   std::set<std::string> options = PlanFlags();
   options.insert({"plan", "iters", "warmup", "timeout_seconds"});
+  for (const std::string& f : BatchFlags()) options.insert(f);
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, options, {"merge", "json"});
+      CliArgs::Parse(argv, options, {"merge", "json", "no-bucketing"});
   if (!args.ok()) return args.status();
   absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, server);
   if (!flags.ok()) return flags.status();
+  if (args->Has("batch")) return RunBatch(server, job, *args, *flags, out);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<JobRun> run =
       RunFromFlags(**client, job, *args, flags->options);
   if (!run.ok()) return run.status();
-  const RunContext context = ContextOf(job, *run, flags->options);
+  const RunContext context = ContextOf(job, run->mesh, *run, flags->options);
   return PrintRun(run->mesh, run->plan, context, run->summary, flags->json,
                   out);
 }

@@ -83,11 +83,46 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
     return absl::InvalidArgumentError(absl::StrCat(
         "timeout_seconds: ", spec.timeout_seconds, " is outside (0, 86400]"));
   }
-  absl::Status s = CheckPlanStructure(spec.mesh, spec.plan);
-  if (!s.ok()) {
+  if (!spec.batch.has_value()) {
+    absl::Status s = CheckPlanStructure(spec.mesh, spec.plan);
+    if (s.ok()) return s;
     return absl::InvalidArgumentError(absl::StrCat("plan.", s.message()));
   }
+  if (spec.names.size() != spec.batch->plans.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("names: ", spec.names.size(), " names for ",
+                     spec.batch->plans.size(), " batch items"));
+  }
+  for (size_t i = 0; i < spec.batch->plans.size(); ++i) {
+    absl::Status s = CheckPlanStructure(spec.mesh, spec.batch->plans[i]);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("batch.plans[", i, "].", s.message()));
+    }
+  }
   return absl::OkStatus();
+}
+
+// The run's reports aggregated as the spec ran: a plan or a batch.
+RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
+  RunOutcome outcome{result.run_id, backend, {}, {}, std::nullopt, {}};
+  if (!spec.batch.has_value()) {
+    for (executor::RankResult& r : result.reports) {
+      outcome.reports.push_back(std::get<executor::RankReport>(std::move(r)));
+    }
+    outcome.summary =
+        executor::Summarize(spec.mesh, spec.plan, outcome.reports);
+    outcome.summary.wall_seconds = result.wall_seconds;
+    return outcome;
+  }
+  for (executor::RankResult& r : result.reports) {
+    outcome.batch_reports.push_back(
+        std::get<executor::BatchRankReport>(std::move(r)));
+  }
+  outcome.batch = executor::SummarizeBatch(spec.mesh, spec.batch->rows,
+                                           spec.names, outcome.batch_reports);
+  outcome.batch->wall_seconds = result.wall_seconds;
+  return outcome;
 }
 
 // Counts a RunJob for its scope against the concurrency cap.
@@ -188,7 +223,7 @@ absl::StatusOr<std::vector<std::string>> Coordinator::StoreGet(
 
 absl::Status Coordinator::Report(const AgentId& id, int64_t generation,
                                  const std::string& run_id,
-                                 executor::RankReport report) {
+                                 executor::RankResult report) {
   absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
   if (!job.ok()) return job.status();
   return (*job)->Report(id, generation, run_id, std::move(report));
@@ -212,12 +247,7 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   absl::StatusOr<RunResult> result =
       (*job)->Run(std::move(spec), deadline, caller_gone);
   if (!result.ok()) return result.status();
-  RunOutcome outcome{
-      result->run_id, (*job)->backend(),
-      executor::Summarize(kept->mesh, kept->plan, result->reports),
-      std::move(result->reports)};
-  outcome.summary.wall_seconds = result->wall_seconds;
-  return outcome;
+  return OutcomeOf(*kept, (*job)->backend(), *std::move(result));
 }
 
 std::vector<JobInfo> Coordinator::ListJobs() const {

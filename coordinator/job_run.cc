@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/active_run.h"
 #include "coordinator/job.h"
-#include "planner/plan_digest.h"
 
 namespace reshard::coordinator {
 namespace {
@@ -41,12 +40,10 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
         silent.push_back(
             absl::StrCat("rank ", r, ": no report by the deadline"));
       }
-    } else if (!run.reports[r]->status.ok()) {
-      if (failed_code == absl::StatusCode::kOk) {
-        failed_code = run.reports[r]->status.code();
-      }
-      failed.push_back(
-          absl::StrCat("rank ", r, ": ", run.reports[r]->status.message()));
+    } else if (const absl::Status& s = executor::ResultStatus(*run.reports[r]);
+               !s.ok()) {
+      if (failed_code == absl::StatusCode::kOk) failed_code = s.code();
+      failed.push_back(absl::StrCat("rank ", r, ": ", s.message()));
     }
   }
   const absl::StatusCode code = !lost.empty() ? absl::StatusCode::kUnavailable
@@ -141,7 +138,7 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   auto work = std::make_shared<RunWork>();
   work->run_id = run_->id;
   work->generation = generation_;
-  work->digest = PlanDigest(spec->mesh, spec->plan);
+  work->digest = spec->Digest();
   work->comm_prefix = comm_prefix_;
   work->spec = std::move(spec);
   run_->spec = work->spec;
@@ -176,11 +173,12 @@ void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
     record.result = absl::StatusCodeToString(failure.code());
     record.error = std::string(failure.message());
   } else {
-    for (const std::optional<executor::RankReport>& report : run.reports) {
-      if (report.has_value() && !report->validated) {
+    for (size_t r = 0; r < run.reports.size(); ++r) {
+      if (!run.reports[r].has_value()) continue;
+      if (std::optional<std::string> why_not =
+              executor::WhyNotValidated(*run.reports[r])) {
         record.result = "not_validated";
-        record.error =
-            absl::StrCat("rank ", report->rank, ": ", report->validation_error);
+        record.error = absl::StrCat("rank ", r, ": ", *why_not);
         break;
       }
     }
@@ -242,7 +240,7 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
 
 absl::Status Job::Report(const AgentId& id, int64_t generation,
                          const std::string& run_id,
-                         executor::RankReport report) {
+                         executor::RankResult report) {
   absl::MutexLock lock(&mu_);
   absl::Status s = CheckAgentLocked(id);
   if (s.ok()) s = CheckRunLocked(run_id);
@@ -255,8 +253,14 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   if (run_->reports[id.rank].has_value() || !run_->lost[id.rank].empty()) {
     return absl::OkStatus();  // a repeated report changes nothing
   }
-  report.rank = id.rank;
-  if (!report.status.ok()) run_->failed = true;
+  if (executor::IsBatch(report) != run_->spec->batch.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "report: a ", executor::IsBatch(report) ? "batch's" : "plan's",
+        " report for run ", run_id, ", which runs a ",
+        run_->spec->batch.has_value() ? "batch" : "plan"));
+  }
+  executor::SetResultRank(report, id.rank);
+  if (!executor::ResultStatus(report).ok()) run_->failed = true;
   run_->reports[id.rank] = std::move(report);
   ++run_->settled;
   run_->last_report = absl::Now();

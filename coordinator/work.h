@@ -5,27 +5,37 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "executor/batch_work.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 
 namespace reshard::coordinator {
 
-// The plan and how to run it: what RunJob asks for.
+// The plan (or batch) and how to run it: what RunJob asks for.
 struct RunSpec {
   Mesh mesh;
-  Plan plan;
+  Plan plan;  // unused for a batch
   int iters = 10;
   int warmup = 0;
   double timeout_seconds = 30;  // per collective
+  // Set for a batch (DESIGN §8), which runs instead of `plan`, with its
+  // items' names (labels of the summary's tensors).
+  std::optional<executor::BatchWork> batch;
+  std::vector<std::string> names;
+
+  // What the ranks check they agree on: PlanDigest, or the batch's.
+  uint64_t Digest() const;
 };
 
 struct RunWork {
   std::string run_id;
   int64_t generation = 0;
   std::shared_ptr<const RunSpec> spec;
-  uint64_t digest = 0;      // PlanDigest(spec->mesh, spec->plan)
+  uint64_t digest = 0;      // spec->Digest()
   std::string comm_prefix;  // the store prefix the communicators meet under
 };
 

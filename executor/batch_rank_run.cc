@@ -75,8 +75,10 @@ absl::StatusOr<std::unique_ptr<Buffers>> RunBucketed(
   }
   auto buffers = std::make_unique<Buffers>(mesh, plans, r.position(), numels);
   BatchRunStats stats;
-  for (int i = 0; i < options.warmup + std::max(1, options.iters); ++i) {
-    absl::Status s = r.Run(buffers->in_ptrs, buffers->out_ptrs, &stats);
+  const int runs = TotalExecutions(options.warmup, options.iters);
+  for (int i = 0; i < runs; ++i) {
+    absl::Status s = CheckStopped(options.stopped, i, runs);
+    if (s.ok()) s = r.Run(buffers->in_ptrs, buffers->out_ptrs, &stats);
     if (!s.ok()) return s;
     if (i < options.warmup) continue;
     for (size_t b = 0; b < stats.bucket_seconds.size(); ++b) {
@@ -153,9 +155,12 @@ absl::StatusOr<std::unique_ptr<Buffers>> RunTensorByTensor(
   }
   auto buffers =
       std::make_unique<Buffers>(mesh, plans, mesh.PositionOfRank(rank), numels);
-  for (int i = 0; i < options.warmup + std::max(1, options.iters); ++i) {
-    absl::Status s =
-        RunEachPlan(runners, *buffers, *rows, i >= options.warmup, samples);
+  const int runs = TotalExecutions(options.warmup, options.iters);
+  for (int i = 0; i < runs; ++i) {
+    absl::Status s = CheckStopped(options.stopped, i, runs);
+    if (s.ok()) {
+      s = RunEachPlan(runners, *buffers, *rows, i >= options.warmup, samples);
+    }
     if (!s.ok()) return s;
   }
   return buffers;

@@ -13,6 +13,7 @@
 #define RESHARD_EXECUTOR_BATCH_RANK_RUN_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct BatchRankOptions {
   int iters = 1;
   int warmup = 0;
   bool bucketed = true;
+  // Asked before each run of the batch, as RankOptions::stopped (an agent's
+  // cancelled run). Null: never stops.
+  std::function<bool()> stopped;
 };
 
 // A tensor's verdict on one rank.

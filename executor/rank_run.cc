@@ -23,11 +23,9 @@ absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
   std::vector<std::vector<double>> samples(steps);
   RunStats stats;
   for (int i = 0; i < TotalExecutions(options); ++i) {
-    if (options.stopped && options.stopped()) {
-      return absl::CancelledError(absl::StrCat("stopped after ", i, " of ",
-                                               TotalExecutions(options),
-                                               " executions"));
-    }
+    absl::Status stop =
+        CheckStopped(options.stopped, i, TotalExecutions(options));
+    if (!stop.ok()) return stop;
     absl::Status s = runner.Run(in.data(), out.data(), &stats);
     if (!s.ok()) return s;
     report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);
@@ -76,6 +74,13 @@ ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
       Checksum(plan.tensor.dtype(), result.data(),
                static_cast<int64_t>(result.size()) / plan.tensor.itemsize());
   return check;
+}
+
+absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
+                          int total) {
+  if (!stopped || !stopped()) return absl::OkStatus();
+  return absl::CancelledError(
+      absl::StrCat("stopped after ", done, " of ", total, " executions"));
 }
 
 RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,

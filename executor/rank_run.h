@@ -33,9 +33,17 @@ struct RankOptions {
 
 // How many times a run executes its plan: warmup, then at least one timed
 // iteration.
-inline int TotalExecutions(const RankOptions& options) {
-  return options.warmup + std::max(1, options.iters);
+inline int TotalExecutions(int warmup, int iters) {
+  return warmup + std::max(1, iters);
 }
+inline int TotalExecutions(const RankOptions& options) {
+  return TotalExecutions(options.warmup, options.iters);
+}
+
+// CANCELLED ("stopped after `done` of `total` executions") once `stopped`
+// (when set) says so; asked before each execution of a run.
+absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
+                          int total);
 
 struct RankReport {
   int64_t rank = 0;

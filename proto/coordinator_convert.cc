@@ -11,6 +11,8 @@ namespace {
 // google.rpc.Code's largest value (UNAUTHENTICATED).
 constexpr int kLastStatusCode = 16;
 
+}  // namespace
+
 absl::Status StatusFromCode(int code, const std::string& message) {
   if (code == 0) return absl::OkStatus();
   if (code < 0 || code > kLastStatusCode) {
@@ -18,8 +20,6 @@ absl::Status StatusFromCode(int code, const std::string& message) {
   }
   return absl::Status(static_cast<absl::StatusCode>(code), message);
 }
-
-}  // namespace
 
 void RankReportToProto(const executor::RankReport& report,
                        v1::RankReport* out) {

@@ -6,11 +6,18 @@
 #ifndef RESHARD_PROTO_COORDINATOR_CONVERT_H_
 #define RESHARD_PROTO_COORDINATOR_CONVERT_H_
 
+#include <string>
+
+#include "absl/status/status.h"
 #include "executor/rank_run.h"
 #include "executor/run_summary.h"
 #include "reshard/v1/coordinator.pb.h"
 
 namespace reshard {
+
+// A report's google.rpc code and message as a status: OK for code 0 whatever
+// the message, UNKNOWN for a code outside google.rpc's range.
+absl::Status StatusFromCode(int code, const std::string& message);
 
 // Every field of `report` but `result` (test-only data, never sent): the
 // status as its google.rpc code and message, per-step min/median seconds.

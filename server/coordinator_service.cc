@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "planner/version.h"
+#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "proto/job_convert.h"
@@ -130,7 +131,7 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
     return Answer(ctx, "Report",
                   core_.Report(AgentIdFromProto(request->agent()),
                                request->generation(), request->run_id(),
-                               RankReportFromProto(request->report())));
+                               RankResultFromProto(request->report())));
   });
 }
 
@@ -169,16 +170,52 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
   });
 }
 
+namespace {
+
+// A given batch: its mesh, its work checked (BatchWorkFromProto) and its
+// names, `item I` for those not given.
+absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given) {
+  absl::StatusOr<Mesh> mesh = MeshFromProto(given.mesh());
+  if (!mesh.ok()) return Within("batch.mesh.", mesh.status());
+  absl::StatusOr<executor::BatchWork> work =
+      BatchWorkFromProto(*mesh, given.work());
+  if (!work.ok()) return Within("batch.work.", work.status());
+  if (given.names_size() > static_cast<int>(work->plans.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch.names: ", given.names_size(), " names for ",
+                     work->plans.size(), " items"));
+  }
+  coordinator::RunSpec spec{*std::move(mesh), Plan()};
+  for (size_t i = 0; i < work->plans.size(); ++i) {
+    spec.names.push_back(static_cast<int>(i) < given.names_size()
+                             ? given.names(static_cast<int>(i))
+                             : absl::StrCat("item ", i));
+  }
+  spec.batch = *std::move(work);
+  return spec;
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>>
 CoordinatorService::SpecOf(grpc::ServerContext* ctx,
                            const v1::RunJobRequest& request) {
-  absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
-  if (!planned.ok()) return planned.status();
-  return std::make_shared<const coordinator::RunSpec>(coordinator::RunSpec{
-      std::move(planned->first), std::move(planned->second),
-      request.iters() == 0 ? kDefaultIters : request.iters(), request.warmup(),
-      request.timeout_seconds() == 0 ? kDefaultTimeoutSeconds
-                                     : request.timeout_seconds()});
+  absl::StatusOr<coordinator::RunSpec> spec;
+  if (request.has_batch()) {
+    spec = BatchSpecOf(request.batch());
+  } else {
+    absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
+    if (!planned.ok()) return planned.status();
+    spec = coordinator::RunSpec{std::move(planned->first),
+                                std::move(planned->second)};
+  }
+  if (!spec.ok()) return spec.status();
+  spec->iters = request.iters() == 0 ? kDefaultIters : request.iters();
+  spec->warmup = request.warmup();
+  spec->timeout_seconds = request.timeout_seconds() == 0
+                              ? kDefaultTimeoutSeconds
+                              : request.timeout_seconds();
+  return std::make_shared<const coordinator::RunSpec>(*std::move(spec));
 }
 
 absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
@@ -214,10 +251,17 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   response->set_run_id(outcome.run_id);
   response->set_backend(BackendToProto(outcome.backend));
   *response->mutable_mesh() = MeshToProto(spec.mesh);
-  PlanToProto(spec.mesh, spec.plan, response->mutable_plan());
-  RunSummaryToProto(outcome.summary, response);
   response->set_iters(spec.iters);
   response->set_warmup(spec.warmup);
+  if (outcome.batch.has_value()) {
+    BatchSummaryToProto(*outcome.batch, spec.batch->bucketed, response);
+    for (const executor::BatchRankReport& report : outcome.batch_reports) {
+      RankResultToProto(report, response->add_ranks());
+    }
+    return;
+  }
+  PlanToProto(spec.mesh, spec.plan, response->mutable_plan());
+  RunSummaryToProto(outcome.summary, response);
   for (const executor::RankReport& report : outcome.reports) {
     RankReportToProto(report, response->add_ranks());
   }
@@ -246,7 +290,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<coordinator::RunOutcome> outcome =
         Run(ctx, *request, response);
-    const bool validated = outcome.ok() && outcome->summary.validated;
+    const bool validated = outcome.ok() && outcome->validated();
     if (metrics_ != nullptr) {
       metrics_->RecordRun(JobRunResultOf(outcome.status(), validated),
                           std::chrono::duration<double>(
@@ -256,7 +300,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
     if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
     spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
                  request->job(), outcome->run_id, outcome->reports.size(),
-                 validated, outcome->summary.wall_seconds);
+                 validated, outcome->wall_seconds());
     return grpc::Status::OK;
   });
 }

@@ -12,8 +12,8 @@
 #include "executor/agent/run_work.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "planner/version.h"
+#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
-#include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::agent {
@@ -37,26 +37,60 @@ bool Refusal(absl::StatusCode code) {
          code == absl::StatusCode::kUnauthenticated;
 }
 
+// What ran: a plan's steps or a batch's tensors and rows.
+std::string RunShape(const v1::RunWork& run) {
+  if (!run.has_batch()) return absl::StrCat(run.plan().steps_size(), " steps");
+  return absl::StrCat("batch of ", run.batch().batch().plans_size(),
+                      " tensors, ", run.batch().batch().buckets_size(),
+                      run.batch().bucketed() ? " buckets" : " steps");
+}
+
+// A validated result's figures: a plan's checksum and peak.
+std::string ValidatedFigures(const executor::RankResult& result) {
+  if (const auto* plan = std::get_if<executor::RankReport>(&result)) {
+    return absl::StrCat(", checksum ", plan->checksum, ", peak ",
+                        plan->peak_bytes, " B");
+  }
+  return absl::StrFormat(
+      ", %.6f s per batch",
+      std::get<executor::BatchRankReport>(result).total_seconds_median);
+}
+
 // The run's line in the log: id, generation, outcome, wall time.
-void LogRun(const v1::RunWork& run, const executor::RankReport& report,
+void LogRun(const v1::RunWork& run, const executor::RankResult& result,
             const absl::Status& sent, double wall_seconds) {
+  const absl::Status& status = executor::ResultStatus(result);
+  const std::optional<std::string> why_not = executor::WhyNotValidated(result);
   std::string outcome;
-  if (!report.status.ok()) {
-    outcome = absl::StrCat("FAILED: ", report.status.ToString());
-  } else if (!report.validated) {
-    outcome = absl::StrCat("NOT VALIDATED: ", report.validation_error);
+  if (!status.ok()) {
+    outcome = absl::StrCat("FAILED: ", status.ToString());
+  } else if (why_not.has_value()) {
+    outcome = absl::StrCat("NOT VALIDATED: ", *why_not);
   } else {
-    outcome = absl::StrCat("validated, checksum ", report.checksum, ", peak ",
-                           report.peak_bytes, " B");
+    outcome = absl::StrCat("validated", ValidatedFigures(result));
   }
   if (!sent.ok()) {
     absl::StrAppend(&outcome, "; report not delivered: ", sent.ToString());
   }
-  const bool ok = report.status.ok() && report.validated && sent.ok();
+  const bool ok = status.ok() && !why_not.has_value() && sent.ok();
   spdlog::log(ok ? spdlog::level::info : spdlog::level::warn,
-              "run {} (generation {}, {} steps): {}; wall {:.3f} s",
-              run.run_id(), run.generation(), run.plan().steps_size(), outcome,
-              wall_seconds);
+              "run {} (generation {}, {}): {}; wall {:.3f} s", run.run_id(),
+              run.generation(), RunShape(run), outcome, wall_seconds);
+}
+
+// A run refused before it ran, as a report of its kind.
+executor::RankResult Refused(const v1::RunWork& run, int64_t rank,
+                             absl::Status status) {
+  if (run.has_batch()) {
+    executor::BatchRankReport report;
+    report.rank = rank;
+    report.status = std::move(status);
+    return report;
+  }
+  executor::RankReport report;
+  report.rank = rank;
+  report.status = std::move(status);
+  return report;
 }
 
 }  // namespace
@@ -265,53 +299,60 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   const auto start = std::chrono::steady_clock::now();
   inbox.Begin(run.run_id());
   const absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
-  executor::RankReport report;
-  report.rank = config_.rank;
-  if (setup.ok()) {
-    report = Execute(run, *setup, inbox);
-  } else {
-    report.status = setup.status();
-  }
+  executor::RankResult report =
+      setup.ok() ? Execute(run, *setup, inbox)
+                 : Refused(run, config_.rank, setup.status());
+  absl::Status& status = executor::MutableResultStatus(report);
   // A cancelled run fails as such, whatever its peers' stopping did here.
   const std::optional<std::string> cancelled = inbox.Cancelled();
   inbox.Finish();
-  if (!report.status.ok() && cancelled.has_value()) {
-    report.status = absl::CancelledError(
-        absl::StrCat("run ", run.run_id(), " cancelled (", *cancelled,
-                     "): ", report.status.message()));
+  if (!status.ok() && cancelled.has_value()) {
+    status =
+        absl::CancelledError(absl::StrCat("run ", run.run_id(), " cancelled (",
+                                          *cancelled, "): ", status.message()));
   }
   if (metrics_ != nullptr && setup.ok()) {
-    metrics_->RecordRun(setup->mesh, setup->plan, setup->options, report);
+    metrics_->RecordRun(*setup, report);
   } else if (metrics_ != nullptr) {
-    metrics_->RecordRefusal(report.status);
+    metrics_->RecordRefusal(status);
   }
   // The peers of a failed run may hold half-used connections.
-  if (!report.status.ok()) comms_.Drop();
+  if (!status.ok()) comms_.Drop();
   const absl::Status sent = SendReport(run, report);
   LogRun(run, report, sent,
          std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
              .count());
 }
 
-executor::RankReport Agent::Execute(const v1::RunWork& run,
+executor::RankResult Agent::Execute(const v1::RunWork& run,
                                     const RunSetup& setup,
                                     DispatchInbox& inbox) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
+  auto stopped = [&inbox] { return inbox.Cancelled().has_value(); };
+  if (setup.batch.has_value()) {
+    const executor::BatchWork& batch = *setup.batch;
+    return executor::RunBatchRank(setup.mesh, batch.plans, batch.rows,
+                                  config_.rank, provider,
+                                  {.iters = setup.options.iters,
+                                   .warmup = setup.options.warmup,
+                                   .bucketed = batch.bucketed,
+                                   .stopped = stopped});
+  }
   executor::RankOptions options = setup.options;
-  options.stopped = [&inbox] { return inbox.Cancelled().has_value(); };
+  options.stopped = stopped;
   return executor::RunRank(setup.mesh, setup.plan, config_.rank, provider,
                            options);
 }
 
 absl::Status Agent::SendReport(const v1::RunWork& run,
-                               const executor::RankReport& report) {
+                               const executor::RankResult& report) {
   v1::ReportRequest request;
   *request.mutable_agent() = id_;
   request.set_generation(run.generation());
   request.set_run_id(run.run_id());
-  RankReportToProto(report, request.mutable_report());
+  RankResultToProto(report, request.mutable_report());
   v1::ReportResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline());

@@ -1,5 +1,6 @@
 #include "executor/agent/agent_metrics.h"
 
+#include "executor/batch_summary.h"
 #include "executor/run_summary.h"
 #include "metrics/latency_buckets.h"
 #include "planner/step.h"
@@ -66,35 +67,59 @@ void AgentMetrics::RecordSteps(const Mesh& mesh, const Plan& plan,
         row.seconds_median <= 0) {
       continue;
     }
-    StepSeries& series = SeriesFor(row.op, row.group);
-    series.duration->Observe(row.seconds_median);
-    series.bytes->Increment(static_cast<double>(row.bytes) * executions);
-    series.busbw->Set(row.busbw_gbps);
+    RecordRow(row.op, row.group, row.seconds_median,
+              static_cast<double>(row.bytes) * executions, row.busbw_gbps);
   }
 }
 
-void AgentMetrics::RecordResult(const executor::RankReport& report) {
-  if (report.status.ok() && report.validated) {
+void AgentMetrics::RecordBatchRows(const Mesh& mesh,
+                                   const executor::BatchWork& batch,
+                                   const executor::RankOptions& options,
+                                   const executor::BatchRankReport& report) {
+  const executor::BatchSummary summary = executor::SummarizeBatch(
+      mesh, batch.rows, std::vector<std::string>(batch.plans.size()), {report});
+  const int executions = executor::TotalExecutions(options);
+  for (const executor::BucketRow& row : summary.buckets) {
+    if (row.seconds_median <= 0) continue;  // it did not run
+    RecordRow(row.op, row.group, row.seconds_median,
+              static_cast<double>(row.bytes) * executions, row.busbw_gbps);
+  }
+}
+
+void AgentMetrics::RecordRow(const std::string& op, const std::string& group,
+                             double seconds_median, double bytes,
+                             double busbw_gbps) {
+  StepSeries& series = SeriesFor(op, group);
+  series.duration->Observe(seconds_median);
+  series.bytes->Increment(bytes);
+  series.busbw->Set(busbw_gbps);
+}
+
+void AgentMetrics::RecordResult(const absl::Status& status, bool validated) {
+  if (status.ok() && validated) {
     executions_ok_.Increment();
     return;
   }
   executions_failed_.Increment();
   const ErrorKind kind =
-      report.status.ok() ? ErrorKind::kValidation : ErrorKindOf(report.status);
+      status.ok() ? ErrorKind::kValidation : ErrorKindOf(status);
   errors_[kind]->Increment();
 }
 
-void AgentMetrics::RecordRun(const Mesh& mesh, const Plan& plan,
-                             const executor::RankOptions& options,
-                             const executor::RankReport& report) {
-  RecordSteps(mesh, plan, options, report);
-  RecordResult(report);
+void AgentMetrics::RecordRun(const RunSetup& setup,
+                             const executor::RankResult& report) {
+  if (const auto* plan = std::get_if<executor::RankReport>(&report)) {
+    RecordSteps(setup.mesh, setup.plan, setup.options, *plan);
+  } else if (setup.batch.has_value()) {
+    RecordBatchRows(setup.mesh, *setup.batch, setup.options,
+                    std::get<executor::BatchRankReport>(report));
+  }
+  RecordResult(executor::ResultStatus(report),
+               !executor::WhyNotValidated(report).has_value());
 }
 
 void AgentMetrics::RecordRefusal(const absl::Status& status) {
-  executor::RankReport report;
-  report.status = status;
-  RecordResult(report);
+  RecordResult(status, false);
 }
 
 }  // namespace reshard::agent

@@ -22,7 +22,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "executor/agent/error_kind.h"
-#include "executor/rank_run.h"
+#include "executor/agent/run_work.h"
+#include "executor/rank_result.h"
 #include "metrics/label_cap.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
@@ -39,11 +40,10 @@ class AgentMetrics {
   // Builds the agent's families on `registry`.
   explicit AgentMetrics(prometheus::Registry& registry);
 
-  // A run that got as far as a mesh and plan (its report may still carry a
-  // failure): steps that ran are recorded, then the result.
-  void RecordRun(const Mesh& mesh, const Plan& plan,
-                 const executor::RankOptions& options,
-                 const executor::RankReport& report);
+  // A run that got as far as a mesh and plan or batch (its report may still
+  // carry a failure): steps (a batch's rows) that ran are recorded, then
+  // the result.
+  void RecordRun(const RunSetup& setup, const executor::RankResult& report);
   // A run refused before it had a mesh and plan (a bad RunWork).
   void RecordRefusal(const absl::Status& status);
 
@@ -57,7 +57,13 @@ class AgentMetrics {
   void RecordSteps(const Mesh& mesh, const Plan& plan,
                    const executor::RankOptions& options,
                    const executor::RankReport& report);
-  void RecordResult(const executor::RankReport& report);
+  void RecordBatchRows(const Mesh& mesh, const executor::BatchWork& batch,
+                       const executor::RankOptions& options,
+                       const executor::BatchRankReport& report);
+  // One row that ran: its median, its bytes times the executions.
+  void RecordRow(const std::string& op, const std::string& group,
+                 double seconds_median, double bytes, double busbw_gbps);
+  void RecordResult(const absl::Status& status, bool validated);
 
   prometheus::Family<prometheus::Histogram>& durations_;
   prometheus::Family<prometheus::Counter>& bytes_;

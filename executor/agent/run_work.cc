@@ -8,6 +8,7 @@
 #include "executor/agent/error_kind.h"
 #include "planner/field_error.h"
 #include "planner/plan_digest.h"
+#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 
 namespace reshard::agent {
@@ -28,15 +29,32 @@ absl::StatusOr<std::chrono::milliseconds> CollectiveTimeout(double seconds) {
       std::max<int64_t>(1, std::llround(seconds * 1000)));
 }
 
-absl::Status CheckDigest(const Mesh& mesh, const Plan& plan,
-                         uint64_t expected) {
-  const uint64_t actual = PlanDigest(mesh, plan);
+// `what` is "plan" or "batch".
+absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
   if (actual == expected) return absl::OkStatus();
   return MarkDigestMismatch(absl::FailedPreconditionError(absl::StrFormat(
-      "plan digest mismatch: the Coordinator sent %016x, this agent computes "
-      "%016x for the mesh and plan it received (a different version on one "
+      "%s digest mismatch: the Coordinator sent %016x, this agent computes "
+      "%016x for the mesh and %s it received (a different version on one "
       "side?); no communicator was opened",
-      expected, actual)));
+      what, expected, actual, what)));
+}
+
+// The plan, or the batch, of a run on `mesh`, its digest checked.
+absl::Status ReadWork(const v1::RunWork& run, RunSetup& setup) {
+  if (run.has_batch()) {
+    absl::StatusOr<executor::BatchWork> batch =
+        BatchWorkFromProto(setup.mesh, run.batch());
+    if (!batch.ok()) {
+      return absl::Status(batch.status().code(),
+                          absl::StrCat("run.", batch.status().message()));
+    }
+    setup.batch = *std::move(batch);
+    return CheckDigest("batch", run.digest(), setup.batch->Digest(setup.mesh));
+  }
+  absl::StatusOr<Plan> plan = PlanFromProto(setup.mesh, run.plan());
+  if (!plan.ok()) return InvalidField("run.plan", plan.status().message());
+  setup.plan = *std::move(plan);
+  return CheckDigest("plan", run.digest(), PlanDigest(setup.mesh, setup.plan));
 }
 
 }  // namespace
@@ -59,14 +77,12 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
-  absl::StatusOr<Plan> plan = PlanFromProto(*mesh, run.plan());
-  if (!plan.ok()) return InvalidField("run.plan", plan.status().message());
-  absl::Status digest = CheckDigest(*mesh, *plan, run.digest());
-  if (!digest.ok()) return digest;
-  executor::RankOptions options;
-  options.iters = run.iters();
-  options.warmup = run.warmup();
-  return RunSetup{*std::move(mesh), *std::move(plan), options, *timeout};
+  RunSetup setup{*std::move(mesh), Plan(), {}, *timeout, std::nullopt};
+  setup.options.iters = run.iters();
+  setup.options.warmup = run.warmup();
+  absl::Status s = ReadWork(run, setup);
+  if (!s.ok()) return s;
+  return setup;
 }
 
 }  // namespace reshard::agent

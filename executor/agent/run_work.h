@@ -1,16 +1,18 @@
 // What a run needs before any communicator opens, read from its RunWork:
-// the mesh and plan (proto/convert.h), the plan digest recomputed and
-// compared with the Coordinator's, the job's world size, iters, warmup and
-// the per-collective timeout. A run that fails here fails on this rank
-// alone and sends nothing to its peers, so ranks never run different plans
-// (DESIGN §5).
+// the mesh and plan (proto/convert.h) or batch (proto/batch_run_convert.h),
+// its digest recomputed and compared with the Coordinator's, the job's world
+// size, iters, warmup and the per-collective timeout. A run that fails here
+// fails on this rank alone and sends nothing to its peers, so ranks never run
+// different plans (DESIGN §5).
 #ifndef RESHARD_EXECUTOR_AGENT_RUN_WORK_H_
 #define RESHARD_EXECUTOR_AGENT_RUN_WORK_H_
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
+#include "executor/batch_work.h"
 #include "executor/rank_run.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
@@ -23,17 +25,19 @@ inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{30000};
 
 struct RunSetup {
   Mesh mesh;
-  Plan plan;
-  executor::RankOptions options;      // iters and warmup
-  std::chrono::milliseconds timeout;  // per collective
+  Plan plan;                                 // unused for a batch
+  executor::RankOptions options;             // iters and warmup
+  std::chrono::milliseconds timeout;         // per collective
+  std::optional<executor::BatchWork> batch;  // set for a batch
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id
-// or comm_prefix, a mesh or plan that does not convert, negative iters or
-// warmup, or a timeout that is not
-// a finite number of seconds >= 0 (0: the default); FAILED_PRECONDITION
-// when the mesh's world size is not the job's, or when the digest the
-// Coordinator sent is not the plan's (both digests named).
+// or comm_prefix, a mesh, plan or batch that does not convert (a batch's
+// rows that are not a schedule of its plans), negative iters or warmup, or
+// a timeout that is not a finite number of seconds >= 0 (0: the default);
+// FAILED_PRECONDITION when the mesh's world size is not the job's, or when
+// the digest the Coordinator sent is not the plan's or batch's (both
+// digests named).
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size);
 
 }  // namespace reshard::agent

@@ -2,7 +2,9 @@
 # reshardctl job end to end on a local cluster (scripts/local-cluster.sh: a
 # reshard-planner and 4 Gloo reshard-agent processes on 127.0.0.1, port 0):
 # `job run` from plan flags and from --plan FILE prints what `reshardctl
-# exec --local 4` prints for the same plan (checksums, JSON keys); `job
+# exec --local 4` prints for the same plan (checksums, JSON keys), and
+# `job run --batch` what `exec --batch` prints (every tensor's checksums,
+# bucketed and tensor by tensor; a batch cancelled in flight); `job
 # list`/`show`/`cancel`; an unknown job is NOT_FOUND; bad flags exit 2 naming
 # the flag; `stop` leaves none of the cluster's PIDs alive.
 # usage: job_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH
@@ -154,6 +156,72 @@ check "job show --json lists the 7 runs, the deadline and the cancel among them"
 out=$("${J[@]}" show jt)
 contains "$out" "recent runs (last 7):" && contains "$out" "CANCELLED"
 check "job show prints the recent runs" $?
+
+# Batches (issue 14): `job run --batch` runs a batch whole on the agents,
+# bucketed and tensor by tensor, and prints what `exec --batch` prints for
+# it, every tensor's checksums included.
+cat >"$tmp/batch.jsonl" <<'LINES'
+{"name": "wq", "shape": [64, 32], "dtype": "bf16", "from": "S(0),R", "to": "R,S(1)"}
+{"name": "bias", "shape": [33], "dtype": "f32", "from": "S(0),R", "to": "R,R"}
+{"name": "grad", "shape": [16, 16], "dtype": "f32", "from": "P(sum),R", "to": "R,S(1)"}
+{"name": "avg", "shape": [7, 5], "dtype": "f64", "from": "P(avg),P(sum)", "to": "S(0),R"}
+LINES
+BATCH=(--batch "$tmp/batch.jsonl" --mesh A=2,B=2 --iters 2 --warmup 1 --timeout_seconds 20)
+tensor_checksums() { echo "$1" | jq -r '.tensors[] | "\(.name) \(.checksums)"'; }
+run=$(timeout 120 "${J[@]}" run jt "${BATCH[@]}" --json); rc=$?
+check "job run --batch exits 0" $rc
+local=$(timeout 120 "$CTL" exec --local 4 "${BATCH[@]}" --json); rc=$?
+check "exec --local 4 --batch (same flags) exits 0" $rc
+echo "$run" | jq -e '.validated and .bucketing and (.tensors | length) == 4 and
+  all(.tensors[]; .validated and (.checksums | length) == 4) and
+  (.buckets | length) == .plan.collectives_after and .buckets[0].seconds_median > 0' >/dev/null
+check "job run --batch: every tensor validated on every rank, one row per bucket" $?
+[ "$(echo "$run" | jq -c 'keys')" = "$(echo "$local" | jq -c 'keys')" ] &&
+  [ "$(echo "$run" | jq -c '.buckets[0] | keys')" = "$(echo "$local" | jq -c '.buckets[0] | keys')" ]
+check "job run --batch JSON has exec --batch's keys" $?
+# Checksums as text: 2^61-range values lose digits as jq doubles, alike on both.
+[ -n "$(tensor_checksums "$run")" ] && [ "$(tensor_checksums "$run")" = "$(tensor_checksums "$local")" ]
+check "every tensor's checksums equal exec --batch's" $?
+plain=$(timeout 120 "${J[@]}" run jt "${BATCH[@]}" --no-bucketing --json); rc=$?
+check "job run --batch --no-bucketing exits 0" $rc
+echo "$plain" | jq -e '(.bucketing | not) and .validated and
+  (.buckets | length) == .plan.collectives_before and all(.buckets[]; .members == 1)' >/dev/null
+check "tensor by tensor: one row per communicating step" $?
+[ "$(tensor_checksums "$plain")" = "$(tensor_checksums "$run")" ]
+check "tensor by tensor gives the same checksums" $?
+table=$(timeout 120 "${J[@]}" run jt "${BATCH[@]}"); rc=$?
+check "job run --batch (table) exits 0" $rc
+contains "$table" "job jt, 4 agents, run " && contains "$table" ", bucketed, 2 iters after 1 warm-up" &&
+  contains "$table" "bias                 validated checksums: " && contains "$table" "validated: yes"
+check "batch table: header, tensor rows, verdict" $?
+
+# A long batch is cancelled on every rank; the next batch runs at once.
+timeout 60 "${J[@]}" run jt "${BATCH[@]}" --iters 100000 >"$tmp/batch_cancelled.out" 2>&1 &
+run_pid=$!
+for _ in $(seq 100); do
+  "${J[@]}" show jt --json | jq -e '.state == "running"' >/dev/null && break
+  sleep 0.1
+done
+out=$("${J[@]}" cancel jt); rc=$?
+[ $rc -eq 0 ] && contains "$out" "job jt: cancelled run "; check "job cancel of a batch in flight" $?
+wait "$run_pid"; rc=$?; run_pid=""
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$(cat "$tmp/batch_cancelled.out")" "CANCELLED"
+check "the cancelled batch fails CANCELLED (exit $rc)" $?
+start=$SECONDS
+run=$(timeout 30 "${J[@]}" run jt "${BATCH[@]}" --json); rc=$?
+[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 10 ]
+check "after the cancel the next batch validates at once" $?
+
+echo '{"name": "bad", "shape": [8], "from": "S(3),R", "to": "R,R"}' >"$tmp/bad.jsonl"
+err=$("${J[@]}" run jt --batch "$tmp/bad.jsonl" --mesh A=2,B=2 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "INVALID_ARGUMENT: --batch: items[0].src[0]: shard dim 3"
+check "a batch with a bad item exits 2 naming it" $?
+err=$("${J[@]}" run jt "${BATCH[@]}" --plan "$tmp/plan.json" 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--plan: cannot be combined with --batch"
+check "--batch with --plan exits 2" $?
+err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --no-bucketing 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--no-bucketing: only with --batch FILE"
+check "--no-bucketing without --batch exits 2" $?
 
 # Errors: status code and message.
 err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?

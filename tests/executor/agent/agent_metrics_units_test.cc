@@ -5,14 +5,17 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "executor/agent/agent_config.h"
 #include "executor/agent/agent_metrics.h"
 #include "executor/agent/error_kind.h"
 #include "executor/agent/run_work.h"
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
+#include "planner/bucket_schedule.h"
 #include "planner/plan_digest.h"
 #include "prometheus/registry.h"
+#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 #include "tests/planner/test_util.h"
 
@@ -100,6 +103,11 @@ class AgentMetricsTest : public ::testing::Test {
     options_.iters = 3;
     options_.warmup = 1;
   }
+  RunSetup SetupOf(const Mesh& mesh, const Plan& plan) const {
+    return RunSetup{mesh, plan, options_, std::chrono::seconds(1),
+                    std::nullopt};
+  }
+
   prometheus::Registry registry_;
   AgentMetrics metrics_{registry_};
   Mesh mesh_ = testing::MakeMesh({2, 2});
@@ -120,8 +128,8 @@ TEST_F(AgentMetricsTest, EverySeriesStartsAtZero) {
 }
 
 TEST_F(AgentMetricsTest, AValidatedRunRecordsItsStepsAndResult) {
-  metrics_.RecordRun(mesh_, plan_, options_, report_);
-  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
+  metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
   std::map<std::string, double> s = Samples(registry_);
   const std::string labels = "{group=A,op=all_gather}";
   // 8x6 f32 gathered: 192 bytes, 4 executions per run, 2 runs.
@@ -138,11 +146,11 @@ TEST_F(AgentMetricsTest, AValidatedRunRecordsItsStepsAndResult) {
 TEST_F(AgentMetricsTest, FailuresCountByKindAndUnrunStepsAreSkipped) {
   report_.status = absl::UnavailableError("peer 3 closed the connection");
   report_.seconds_median.clear();
-  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
   report_.status = absl::OkStatus();
   report_.validated = false;
   report_.seconds_median = {0.002};
-  metrics_.RecordRun(mesh_, plan_, options_, report_);
+  metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
   metrics_.RecordRefusal(
       MarkDigestMismatch(absl::FailedPreconditionError("digest")));
   std::map<std::string, double> s = Samples(registry_);
@@ -168,7 +176,7 @@ TEST_F(AgentMetricsTest, GroupLabelsAreCappedPerProcess) {
     absl::StatusOr<Plan> plan =
         testing::PlanChecked(mesh, {8, 6}, "S(0),R", "R,R", PlanOptions());
     ASSERT_TRUE(plan.ok()) << plan.status();
-    metrics_.RecordRun(mesh, *plan, options_, report_);
+    metrics_.RecordRun(SetupOf(mesh, *plan), report_);
   }
   std::map<std::string, double> s = Samples(registry_);
   EXPECT_EQ(s.count("reshard_collective_bytes_total{group=D63,op=all_gather}"),
@@ -177,6 +185,99 @@ TEST_F(AgentMetricsTest, GroupLabelsAreCappedPerProcess) {
             0u);
   EXPECT_EQ(s.at("reshard_collective_bytes_total{group=other,op=all_gather}"),
             192.0 * 4);
+}
+
+// Two f32 tensors S(0),R -> R,R on 2x2, bucketed: one all_gather over A.
+executor::BatchWork TwoTensorBatch(const Mesh& mesh) {
+  executor::BatchWork work;
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{8, 6}, {4, 6}}) {
+    absl::StatusOr<Plan> plan =
+        testing::PlanChecked(mesh, shape, "S(0),R", "R,R", PlanOptions());
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (plan.ok()) work.plans.push_back(*plan);
+  }
+  absl::StatusOr<BucketSchedule> rows =
+      ScheduleBuckets(mesh, work.PlanPointers(), BucketOptions());
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (rows.ok()) work.rows = *rows;
+  return work;
+}
+
+v1::RunWork BatchRunWork(const Mesh& mesh, const executor::BatchWork& work) {
+  v1::RunWork run;
+  *run.mutable_mesh() = MeshToProto(mesh);
+  BatchWorkToProto(mesh, work, run.mutable_batch());
+  run.set_run_id("run-2");
+  run.set_comm_prefix("job/1/run-2");
+  run.set_digest(work.Digest(mesh));
+  return run;
+}
+
+TEST(PrepareRunTest, ABatchIsReadWithItsRowsAndItsDigestChecked) {
+  const Mesh mesh = testing::MakeMesh({2, 2});
+  const executor::BatchWork work = TwoTensorBatch(mesh);
+  ASSERT_EQ(work.rows.buckets.size(), 1u);
+  v1::RunWork run = BatchRunWork(mesh, work);
+  absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  ASSERT_TRUE(setup->batch.has_value());
+  EXPECT_EQ(setup->batch->plans.size(), 2u);
+  EXPECT_EQ(setup->batch->rows.buckets[0].members.size(), 2u);
+  EXPECT_TRUE(setup->batch->bucketed);
+
+  run.set_digest(work.Digest(mesh) ^ 1);
+  setup = PrepareRun(run, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(ErrorKindOf(setup.status()), ErrorKind::kDigestMismatch);
+  EXPECT_NE(setup.status().message().find("batch digest mismatch"),
+            std::string::npos)
+      << setup.status();
+
+  // Rows that leave a tensor's step out are not a schedule of the plans.
+  run = BatchRunWork(mesh, work);
+  run.mutable_batch()
+      ->mutable_batch()
+      ->mutable_buckets(0)
+      ->mutable_members()
+      ->RemoveLast();
+  setup = PrepareRun(run, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(setup.status().message(), "run.batch."))
+      << setup.status();
+
+  // A batch runs whole: an item without a plan is refused, naming it.
+  run = BatchRunWork(mesh, work);
+  v1::BatchItemError* error =
+      run.mutable_batch()->mutable_batch()->add_errors();
+  error->set_item(1);
+  error->set_code(3);
+  error->set_message("items[1].src: bad");
+  setup = PrepareRun(run, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.status().message(),
+            "run.batch.errors: item 1 has no plan (a batch runs whole): "
+            "items[1].src: bad");
+}
+
+TEST_F(AgentMetricsTest, ABatchRecordsItsBucketsAndItsResult) {
+  RunSetup setup = SetupOf(mesh_, plan_);
+  setup.batch = TwoTensorBatch(mesh_);
+  ASSERT_EQ(setup.batch->rows.buckets.size(), 1u);
+  executor::BatchRankReport report;
+  report.seconds_min = {0.001};
+  report.seconds_median = {0.004};
+  report.tensors = {{1, true, ""}, {2, true, ""}};
+  metrics_.RecordRun(setup, report);
+  report.tensors[1] = {2, false, "element 3 differs"};
+  metrics_.RecordRun(setup, report);
+  std::map<std::string, double> s = Samples(registry_);
+  const std::string labels = "{group=A,op=all_gather}";
+  // 8x6 and 4x6 f32 gathered in one bucket: 288 bytes, 4 executions, 2 runs.
+  EXPECT_EQ(s.at("reshard_collective_bytes_total" + labels), 288.0 * 4 * 2);
+  EXPECT_EQ(s.at("reshard_collective_duration_seconds" + labels + "count"), 2);
+  EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 1);
+  EXPECT_EQ(s.at("reshard_executor_errors_total{kind=validation}"), 1);
 }
 
 TEST(AgentMetricsFlagsTest, APortFileNeedsAnAddressAndMustBeWritable) {
