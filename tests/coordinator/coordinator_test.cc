@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/bucket_schedule.h"
 #include "planner/version.h"
 #include "tests/planner/test_util.h"
 
@@ -42,12 +43,62 @@ std::shared_ptr<const RunSpec> SpecFor(int64_t world) {
       RunSpec{std::move(mesh), *std::move(plan), 3, 1, 5});
 }
 
+// Two tensors S(0) -> R on a 1-D mesh of `world` ranks, bucketed: one
+// all_gather of both.
+std::shared_ptr<const RunSpec> BatchSpecFor(int64_t world) {
+  Mesh mesh = testing::MakeMesh({world});
+  executor::BatchWork work;
+  for (int64_t n : {8, 5}) {
+    absl::StatusOr<Plan> plan =
+        testing::PlanChecked(mesh, {n}, "S(0)", "R", PlanOptions());
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (plan.ok()) work.plans.push_back(*std::move(plan));
+  }
+  absl::StatusOr<BucketSchedule> rows =
+      ScheduleBuckets(mesh, work.PlanPointers(), BucketOptions());
+  EXPECT_TRUE(rows.ok()) << rows.status();
+  if (rows.ok()) work.rows = *std::move(rows);
+  RunSpec spec{std::move(mesh), Plan(), 3, 1, 5};
+  spec.batch = std::move(work);
+  spec.names = {"w", "b"};
+  return std::make_shared<const RunSpec>(std::move(spec));
+}
+
 // How a stand-in agent answers a run.
 struct Behaviour {
-  bool rendezvous = true;  // set its key, wait for every rank's
-  absl::Status fail;       // reported as the run's failure
-  bool vanish = false;     // close its stream instead of reporting
+  bool rendezvous = true;   // set its key, wait for every rank's
+  absl::Status fail;        // reported as the run's failure
+  bool vanish = false;      // close its stream instead of reporting
+  bool wrong_kind = false;  // a plan's report for a batch, or the reverse
 };
+
+// A stand-in's report: a plan's (checksum 1000 + rank) or a batch's (tensor
+// t's checksum 2000 + 10 t + rank), every row 2 ms.
+executor::RankResult ReportOf(const RunWork& run, int64_t rank,
+                              const Behaviour& how) {
+  if (run.spec->batch.has_value() == how.wrong_kind) {
+    executor::RankReport report;
+    report.status = how.fail;
+    report.seconds_min.assign(run.spec->plan.steps.size(), 1e-3);
+    report.seconds_median.assign(run.spec->plan.steps.size(), 2e-3);
+    report.checksum = 1000 + rank;
+    report.validated = true;
+    return report;
+  }
+  executor::BatchRankReport report;
+  report.status = how.fail;
+  const size_t rows =
+      run.spec->batch.has_value() ? run.spec->batch->rows.buckets.size() : 1;
+  report.seconds_min.assign(rows, 1e-3);
+  report.seconds_median.assign(rows, 2e-3);
+  report.total_seconds_min = report.total_seconds_median = 3e-3;
+  const size_t tensors =
+      run.spec->batch.has_value() ? run.spec->batch->plans.size() : 1;
+  for (size_t t = 0; t < tensors; ++t) {
+    report.tensors.push_back({2000 + 10 * t + rank, true, ""});
+  }
+  return report;
+}
 
 // One rank's stand-in: connects, then serves runs until its mailbox
 // closes or `runs` runs were answered.
@@ -77,13 +128,14 @@ void ServeRank(Coordinator& c, AgentId id, int64_t world, int runs,
           c.StoreGet(id, run.run_id, keys, absl::Now() + absl::Seconds(5))
               .ok());
     }
-    executor::RankReport report;
-    report.status = how.fail;
-    report.seconds_min.assign(run.spec->plan.steps.size(), 1e-3);
-    report.seconds_median.assign(run.spec->plan.steps.size(), 2e-3);
-    report.checksum = 1000 + id.rank;
-    report.validated = true;
-    EXPECT_TRUE(c.Report(id, run.generation, run.run_id, report).ok());
+    const absl::Status reported =
+        c.Report(id, run.generation, run.run_id, ReportOf(run, id.rank, how));
+    if (how.wrong_kind) {
+      EXPECT_EQ(reported.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(reported.message(), HasSubstr("report: a "));
+    } else {
+      EXPECT_TRUE(reported.ok()) << reported;
+    }
   }
   c.Disconnect(id, *mailbox);
 }
@@ -349,6 +401,50 @@ TEST_F(CoordinatorTest, RunJobChecksTheSpecAgainstTheJob) {
                         "size 2"));
   EXPECT_EQ(c_.RunJob("nobody", SpecFor(2), Soon(), {}).status().code(),
             absl::StatusCode::kNotFound);
+}
+
+TEST_F(CoordinatorTest, ABatchRunAggregatesItsRowsAndNamedTensors) {
+  StartJob("b", 2, 1);
+  absl::StatusOr<RunOutcome> out = c_.RunJob("b", BatchSpecFor(2), Soon(), {});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->batch.has_value());
+  EXPECT_TRUE(out->validated());
+  EXPECT_TRUE(out->reports.empty());
+  ASSERT_EQ(out->batch_reports.size(), 2u);
+  ASSERT_EQ(out->batch->buckets.size(), 1u);
+  EXPECT_EQ(out->batch->buckets[0].members, 2);
+  EXPECT_EQ(out->batch->buckets[0].seconds_median, 2e-3);
+  EXPECT_EQ(out->batch->seconds_median, 3e-3);
+  ASSERT_EQ(out->batch->tensors.size(), 2u);
+  EXPECT_EQ(out->batch->tensors[0].name, "w");
+  EXPECT_EQ(out->batch->tensors[1].name, "b");
+  EXPECT_EQ(out->batch->tensors[1].checksums,
+            (std::vector<uint64_t>{2010, 2011}));
+  EXPECT_EQ(c_.GetJob("b")->recent_runs.back().result, "validated");
+}
+
+TEST_F(CoordinatorTest, AReportOfTheOtherKindIsRefused) {
+  StartJob("k", 2, 1, [](int64_t) {
+    Behaviour how;
+    how.wrong_kind = true;
+    return how;
+  });
+  // The refused reports never count: the stand-ins leave without one.
+  absl::StatusOr<RunOutcome> out = c_.RunJob("k", BatchSpecFor(2), Soon(), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnavailable)
+      << out.status();
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("rank 0: its agent's dispatch stream closed"));
+}
+
+TEST_F(CoordinatorTest, ABatchNeedsOneNamePerItem) {
+  ASSERT_TRUE(c_.Join(Joining("n", 0, 2)).ok());
+  RunSpec spec = *BatchSpecFor(2);
+  spec.names.pop_back();
+  absl::StatusOr<RunOutcome> out = c_.RunJob(
+      "n", std::make_shared<const RunSpec>(std::move(spec)), Soon(), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "names: 1 names for 2 batch items");
 }
 
 TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {

@@ -3,13 +3,17 @@
 // (rows, checksums by rank, verdict); the conversion's rules: OK ignores a
 // stray message, an out-of-range code reads UNKNOWN, the test-only result
 // tensor never travels, and the response fields a summary does not own are
-// left alone.
+// left alone. The same for a batch's run (proto/batch_run_convert.h): a
+// rank's batch report, the summary and the work agents are sent.
 #include "proto/coordinator_convert.h"
 
 #include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "planner/bucket_schedule.h"
+#include "proto/batch_run_convert.h"
+#include "tests/planner/test_util.h"
 
 namespace reshard {
 namespace {
@@ -138,6 +142,103 @@ TEST(CoordinatorConvertTest, RunSummaryReplacesEarlierRows) {
   EXPECT_EQ(proto.checksums_size(), 1);
   EXPECT_TRUE(proto.validated());
   EXPECT_EQ(proto.validation_error(), "");
+}
+
+// proto/batch_run_convert.h: a batch's report, its summary and its work.
+TEST(BatchRunConvertTest, ABatchReportRoundTripsAsABatch) {
+  executor::BatchRankReport r;
+  r.rank = 3;
+  r.status = absl::CancelledError("run x cancelled (by the Coordinator)");
+  r.seconds_min = {1e-3, 2e-3};
+  r.seconds_median = {1.5e-3, 2.5e-3};
+  r.total_seconds_min = 4e-3;
+  r.total_seconds_median = 5e-3;
+  r.local_seconds_median = 1e-4;
+  r.memory_bound_bytes = 1234;
+  r.tensors = {{(uint64_t{1} << 61) - 3, true, ""}, {7, false, "element 2"}};
+  v1::RankReport proto;
+  RankResultToProto(r, &proto);
+  EXPECT_TRUE(proto.has_batch());
+  EXPECT_FALSE(proto.validated());
+  EXPECT_EQ(proto.validation_error(), "tensors[1]: element 2");
+  const executor::RankResult back = RankResultFromProto(proto);
+  ASSERT_TRUE(executor::IsBatch(back));
+  const auto& b = std::get<executor::BatchRankReport>(back);
+  EXPECT_EQ(b.rank, 3);
+  EXPECT_EQ(b.status, r.status);
+  EXPECT_EQ(b.seconds_min, r.seconds_min);
+  EXPECT_EQ(b.seconds_median, r.seconds_median);
+  EXPECT_EQ(b.total_seconds_min, 4e-3);
+  EXPECT_EQ(b.total_seconds_median, 5e-3);
+  EXPECT_EQ(b.local_seconds_median, 1e-4);
+  EXPECT_EQ(b.memory_bound_bytes, 1234);
+  ASSERT_EQ(b.tensors.size(), 2u);
+  EXPECT_EQ(b.tensors[0].checksum, (uint64_t{1} << 61) - 3);
+  EXPECT_FALSE(b.tensors[1].validated);
+  EXPECT_EQ(b.tensors[1].validation_error, "element 2");
+  // A plan's report stays a plan's.
+  v1::RankReport plan;
+  RankResultToProto(SampleReport(), &plan);
+  EXPECT_FALSE(plan.has_batch());
+  EXPECT_FALSE(executor::IsBatch(RankResultFromProto(plan)));
+}
+
+TEST(BatchRunConvertTest, ABatchSummaryRoundTrips) {
+  executor::BatchSummary s;
+  s.buckets = {{"all_gather", "A", 3, 2248, 1e-3, 2e-3, 0.5, 0.25}};
+  s.tensors = {{"wq", {1, 2}, true, ""}, {"bias", {3, 4}, false, "rank 1: x"}};
+  s.validated = false;
+  s.why_not = "bias (tensors[1]): rank 1: x";
+  s.seconds_min = 1e-3;
+  s.seconds_median = 2e-3;
+  s.local_seconds_median = 1e-5;
+  s.memory_bound_bytes = 999;
+  s.wall_seconds = 0.5;
+  v1::RunJobResponse proto;
+  BatchSummaryToProto(s, false, &proto);
+  EXPECT_FALSE(proto.batch().bucketed());
+  EXPECT_EQ(proto.validation_error(), s.why_not);
+  const executor::BatchSummary back = BatchSummaryFromProto(proto);
+  ASSERT_EQ(back.buckets.size(), 1u);
+  EXPECT_EQ(back.buckets[0].op, "all_gather");
+  EXPECT_EQ(back.buckets[0].members, 3);
+  EXPECT_EQ(back.buckets[0].bytes, 2248);
+  EXPECT_EQ(back.buckets[0].busbw_gbps, 0.25);
+  ASSERT_EQ(back.tensors.size(), 2u);
+  EXPECT_EQ(back.tensors[1].name, "bias");
+  EXPECT_EQ(back.tensors[1].checksums, (std::vector<uint64_t>{3, 4}));
+  EXPECT_EQ(back.tensors[1].why_not, "rank 1: x");
+  EXPECT_FALSE(back.validated);
+  EXPECT_EQ(back.seconds_median, 2e-3);
+  EXPECT_EQ(back.local_seconds_median, 1e-5);
+  EXPECT_EQ(back.memory_bound_bytes, 999);
+  EXPECT_EQ(back.wall_seconds, 0.5);
+}
+
+TEST(BatchRunConvertTest, BatchWorkRoundTripsAndAnEmptyBatchIsRefused) {
+  const Mesh mesh = testing::MakeMesh({4});
+  executor::BatchWork work;
+  for (int64_t n : {8, 6, 3}) {
+    absl::StatusOr<Plan> plan =
+        testing::PlanChecked(mesh, {n}, "S(0)", "R", PlanOptions());
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    work.plans.push_back(*plan);
+  }
+  work.rows = UnbucketedSchedule(mesh, work.PlanPointers(), CostOptions());
+  work.bucketed = false;
+  v1::BatchWork proto;
+  BatchWorkToProto(mesh, work, &proto);
+  absl::StatusOr<executor::BatchWork> back = BatchWorkFromProto(mesh, proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->bucketed);
+  EXPECT_EQ(back->plans.size(), 3u);
+  EXPECT_EQ(back->rows.buckets.size(), 3u);
+  EXPECT_EQ(back->Digest(mesh), work.Digest(mesh));
+  absl::StatusOr<executor::BatchWork> empty =
+      BatchWorkFromProto(mesh, v1::BatchWork());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty.status().message(),
+            "batch.plans: a batch needs at least one item");
 }
 
 }  // namespace
