@@ -10,11 +10,9 @@
 // Usage: batch_bench [--quick] [--only exec|plan]
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "bench/batch_tensors.h"
 #include "executor/batch_runner.h"
 #include "executor/data_rule.h"
 #include "executor/gloo/gloo_communicator.h"
@@ -39,7 +38,6 @@ namespace reshard {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * 1024;
 
 double Seconds(Clock::time_point start) {
@@ -52,36 +50,6 @@ Mesh MeshOf(const std::vector<int64_t>& shape) {
   const char* names[] = {"A", "B", "C"};
   for (size_t d = 0; d < shape.size(); ++d) spec.dim_names.push_back(names[d]);
   return *Mesh::Create(spec);
-}
-
-// 200 parameter-like tensors of 4 KiB-256 KiB (log-uniform), bf16 and f32
-// alternating: rows of 64-wide norms/biases stacks and small projections.
-// All 2-D, because S(0),R -> R,S(1) needs a second dim.
-std::vector<TensorSpec> SmallParameters(int count) {
-  std::mt19937_64 rng(14);
-  std::vector<TensorSpec> out;
-  for (int i = 0; i < count; ++i) {
-    const DType dtype = i % 2 ? DType::kBFloat16 : DType::kFloat32;
-    const double log_bytes = std::uniform_real_distribution<double>(
-        std::log(4.0 * kKiB), std::log(256.0 * kKiB))(rng);
-    const int64_t numel =
-        static_cast<int64_t>(std::exp(log_bytes)) / ItemSize(dtype);
-    const int64_t cols = i % 3 == 0 ? 64 : 256;
-    out.push_back(
-        *TensorSpec::Create({std::max<int64_t>(1, numel / cols), cols}, dtype));
-  }
-  return out;
-}
-
-// Eight 4096x4096 bf16 matrices (q, k, v, o, two MLP up, gate, down at the
-// same size) and their 4096 bf16 biases.
-std::vector<TensorSpec> TransformerLayer() {
-  std::vector<TensorSpec> out;
-  for (int i = 0; i < 8; ++i) {
-    out.push_back(*TensorSpec::Create({4096, 4096}, DType::kBFloat16));
-    out.push_back(*TensorSpec::Create({4096}, DType::kBFloat16));
-  }
-  return out;
 }
 
 struct ExecCase {

@@ -6,8 +6,10 @@
 //  (b) The same plans' per-step medians through RunJob and through
 //      `reshardctl exec --local 8` (its JSON), interleaved over --rounds
 //      rounds in one process; the ratio of the medians per step.
+//  (c) A batch of 200 small tensors through RunJob (`job run --batch`),
+//      bucketed against tensor by tensor, alternating over --rounds rounds.
 // Every process it starts is stopped by PID. Usage:
-//   job_bench [--runs N] [--rounds R] [--quick]
+//   job_bench [--runs N] [--rounds R] [--quick] [--only_batch]
 #include <stdio.h>
 
 #include <algorithm>
@@ -22,9 +24,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/batch_tensors.h"
 #include "client/client.h"
+#include "planner/batch_plan.h"
+#include "planner/bucket_schedule.h"
 #include "planner/json_value.h"
 #include "planner/planner.h"
+#include "planner/state_text.h"
 #include "tests/coordinator/agent_processes.h"
 #include "tests/server/server_process.h"
 
@@ -37,6 +43,8 @@ constexpr char kJob[] = "bench";
 struct BenchFlags {
   int runs = 200;
   int rounds = 5;
+  int batch_tensors = 200;
+  bool only_batch = false;
 };
 
 double Quantile(std::vector<double> v, double q) {
@@ -209,6 +217,81 @@ void JobVersusExec(Client& client, const BenchFlags& flags) {
   }
 }
 
+// (c) A batch through RunJob: 200 small parameter-like tensors S(0) -> R on
+// the job's ranks, bucketed against tensor by tensor, the two modes
+// alternating (who goes first alternates too) over --rounds rounds; every
+// tensor validated on every rank in every run.
+struct BatchMode {
+  const char* name;
+  executor::BatchWork work;
+  std::vector<double> batch_seconds, wall_seconds;
+};
+
+BatchMode MakeBatchMode(const char* name, const Mesh& mesh,
+                        const BatchPlan& batch, bool bucketed) {
+  BatchMode mode{name, {}, {}, {}};
+  for (const absl::StatusOr<Plan>& plan : batch.plans) {
+    mode.work.plans.push_back(*plan);
+  }
+  mode.work.bucketed = bucketed;
+  mode.work.rows = bucketed ? batch.schedule
+                            : UnbucketedSchedule(mesh, mode.work.PlanPointers(),
+                                                 CostOptions());
+  return mode;
+}
+
+void RunBatchMode(Client& client, const Mesh& mesh,
+                  const std::vector<std::string>& names, BatchMode& mode) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<JobBatchRun> run =
+      client.RunJobBatch(kJob, mesh, mode.work, names, Options(5, 1));
+  if (!run.ok() || !run->summary.validated) {
+    fprintf(stderr, "job_bench: batch %s: %s\n", mode.name,
+            run.ok() ? run->summary.why_not.c_str()
+                     : std::string(run.status().message()).c_str());
+    std::exit(1);
+  }
+  mode.batch_seconds.push_back(run->summary.seconds_median);
+  mode.wall_seconds.push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
+void BatchThroughJob(Client& client, const BenchFlags& flags) {
+  const Mesh mesh = *Mesh::Create(Spec({kAgents}, {"A"}));
+  const std::vector<TensorSpec> tensors = SmallParameters(flags.batch_tensors);
+  std::vector<absl::StatusOr<PlanRequest>> requests;
+  std::vector<std::string> names;
+  for (const TensorSpec& t : tensors) {
+    requests.push_back(
+        PlanRequest{t, *ParseDistState("S(0)", 1, t.rank(), "src"),
+                    *ParseDistState("R", 1, t.rank(), "dst"), PlanOptions()});
+    names.push_back(absl::StrCat("p", names.size()));
+  }
+  PlanCache cache(tensors.size());
+  const BatchPlan batch = *PlanBatch(mesh, requests, BatchOptions(), cache);
+  BatchMode modes[] = {MakeBatchMode("tensor by tensor", mesh, batch, false),
+                       MakeBatchMode("bucketed", mesh, batch, true)};
+  for (int round = 0; round < flags.rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      RunBatchMode(client, mesh, names, modes[(round + k) % 2]);
+    }
+  }
+  printf(
+      "\n(c) a batch through RunJob: %zu tensors (4 KiB-256 KiB, bf16/f32) "
+      "S(0) -> R on %d agents, iters 5, warmup 1, median over %d rounds\n",
+      tensors.size(), kAgents, flags.rounds);
+  printf("    %-17s %11s %14s %14s\n", "mode", "collectives", "batch_ms",
+         "RunJob_wall_ms");
+  for (const BatchMode& mode : modes) {
+    printf("    %-17s %11zu %14.2f %14.1f\n", mode.name,
+           mode.work.rows.buckets.size(), Median(mode.batch_seconds) * 1e3,
+           Median(mode.wall_seconds) * 1e3);
+  }
+  printf("    speed-up of the batch: %.2fx\n",
+         Median(modes[0].batch_seconds) / Median(modes[1].batch_seconds));
+}
+
 BenchFlags ParseFlags(int argc, char** argv) {
   BenchFlags flags;
   for (int i = 1; i < argc; ++i) {
@@ -216,12 +299,17 @@ BenchFlags ParseFlags(int argc, char** argv) {
     if (arg == "--quick") {
       flags.runs = 20;
       flags.rounds = 1;
+      flags.batch_tensors = 20;
+    } else if (arg == "--only_batch") {
+      flags.only_batch = true;
     } else if (arg == "--runs" && i + 1 < argc) {
       (void)absl::SimpleAtoi(argv[++i], &flags.runs);
     } else if (arg == "--rounds" && i + 1 < argc) {
       (void)absl::SimpleAtoi(argv[++i], &flags.rounds);
     } else {
-      fprintf(stderr, "usage: job_bench [--runs N] [--rounds R] [--quick]\n");
+      fprintf(stderr,
+              "usage: job_bench [--runs N] [--rounds R] [--quick] "
+              "[--only_batch]\n");
       std::exit(2);
     }
   }
@@ -249,7 +337,10 @@ int main(int argc, char** argv) {
             agents.Logs().c_str());
     return 1;
   }
-  DispatchOverhead(*client, flags);
-  JobVersusExec(*client, flags);
+  if (!flags.only_batch) {
+    DispatchOverhead(*client, flags);
+    JobVersusExec(*client, flags);
+  }
+  BatchThroughJob(*client, flags);
   return 0;
 }
