@@ -172,9 +172,17 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
 
 namespace {
 
-// A given batch: its mesh, its work checked (BatchWorkFromProto) and its
-// names, `item I` for those not given.
-absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given) {
+// A given batch: at most `limits.max_batch_items` items (as PlanBatch), its
+// mesh, its work checked (BatchWorkFromProto) and its names, `item I` for
+// those not given.
+absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
+                                                 const ServiceOptions& limits) {
+  const int items = given.work().batch().plans_size();
+  if (items > limits.max_batch_items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch.work.batch.plans: ", items, " items, at most ",
+                     limits.max_batch_items, " per batch"));
+  }
   absl::StatusOr<Mesh> mesh = MeshFromProto(given.mesh());
   if (!mesh.ok()) return Within("batch.mesh.", mesh.status());
   absl::StatusOr<executor::BatchWork> work =
@@ -202,7 +210,7 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
                            const v1::RunJobRequest& request) {
   absl::StatusOr<coordinator::RunSpec> spec;
   if (request.has_batch()) {
-    spec = BatchSpecOf(request.batch());
+    spec = BatchSpecOf(request.batch(), options_);
   } else {
     absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
     if (!planned.ok()) return planned.status();
@@ -228,7 +236,7 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
     return std::pair{*std::move(mesh), *std::move(plan)};
   }
   if (!request.has_request()) {
-    return absl::InvalidArgumentError("source: set request or plan");
+    return absl::InvalidArgumentError("source: set request, plan or batch");
   }
   const v1::PlanRequest& r = request.request();
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh = RequestMesh(registry_, r);

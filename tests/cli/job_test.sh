@@ -46,6 +46,39 @@ pids=$(awk '{print $1}' "$RESHARD_CLUSTER_DIR/pids")
 [ "$(wc -w <<<"$pids")" -eq 5 ]; check "five PIDs recorded (planner + 4 agents)" $?
 J=("$CTL" --server "$server" job)
 
+# Starts `job run jt ARGS...` in the background, waits (bounded) until the
+# job runs it, cancels it and checks that it failed CANCELLED. WHAT names
+# it in the checks.
+cancel_in_flight() {
+  local what=$1 out rc
+  shift
+  timeout 60 "${J[@]}" run jt "$@" >"$tmp/cancelled-$what.out" 2>&1 &
+  run_pid=$!
+  for _ in $(seq 100); do
+    "${J[@]}" show jt --json | jq -e '.state == "running"' >/dev/null && break
+    sleep 0.1
+  done
+  out=$("${J[@]}" cancel jt); rc=$?
+  [ $rc -eq 0 ] && contains "$out" "job jt: cancelled run "; check "job cancel of a $what in flight" $?
+  wait "$run_pid"; rc=$?; run_pid=""
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$(cat "$tmp/cancelled-$what.out")" "CANCELLED"
+  check "the cancelled $what fails CANCELLED (exit $rc)" $?
+}
+# `job run jt ARGS...` validates within 10 s (slack for a sanitized build):
+# half a long run's collective timeout, so no rank waited one out. NAME
+# names the check; the agents' logs are printed when it fails.
+validates_at_once() {
+  local name=$1 start=$SECONDS run rc
+  shift
+  run=$(timeout 30 "${J[@]}" run jt "$@" 2>"$tmp/at_once.err"); rc=$?
+  [ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 10 ]
+  check "$name" $?
+  if [ $rc -ne 0 ] || [ $((SECONDS - start)) -ge 10 ]; then
+    echo "exit $rc after $((SECONDS - start)) s: $(cat "$tmp/at_once.err")"
+    for log in "$RESHARD_CLUSTER_DIR"/*.log; do echo "---- $log"; tail -n 8 "$log"; done
+  fi
+}
+
 # Plan flags: the job's replica plans; the same plan through exec.
 PF=(--mesh A=2,B=2 --flatten A,B --shape 9,5 --dtype i64 --from 'P(sum),S(0)'
     --to 'S(1),R' --iters 2 --warmup 1 --timeout_seconds 20)
@@ -117,29 +150,9 @@ SHORT=(--mesh A=4 --shape 8 --from R --to 'S(0)' --json)
 err=$(timeout 60 "${J[@]}" run jt "${LONG[@]}" --deadline_seconds 1 2>&1); rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$err" "DEADLINE_EXCEEDED"
 check "a long run with --deadline_seconds 1: DEADLINE_EXCEEDED (exit $rc)" $?
-start=$SECONDS
-run=$(timeout 30 "${J[@]}" run jt "${SHORT[@]}"); rc=$?
-[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 10 ]
-check "the agents stopped it: the next run validates at once" $?
-timeout 60 "${J[@]}" run jt "${LONG[@]}" >"$tmp/cancelled.out" 2>&1 &
-run_pid=$!
-for _ in $(seq 100); do
-  "${J[@]}" show jt --json | jq -e '.state == "running"' >/dev/null && break
-  sleep 0.1
-done
-out=$("${J[@]}" cancel jt); rc=$?
-[ $rc -eq 0 ] && contains "$out" "job jt: cancelled run "; check "job cancel of a run in flight" $?
-wait "$run_pid"; rc=$?; run_pid=""
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$(cat "$tmp/cancelled.out")" "CANCELLED"
-check "the cancelled run fails CANCELLED (exit $rc)" $?
-start=$SECONDS
-run=$(timeout 30 "${J[@]}" run jt "${SHORT[@]}" 2>"$tmp/after_cancel.err"); rc=$?
-[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 10 ]
-check "after the cancel the next run validates at once" $?
-if [ $rc -ne 0 ] || [ $((SECONDS - start)) -ge 10 ]; then
-  echo "exit $rc after $((SECONDS - start)) s: $(cat "$tmp/after_cancel.err")"
-  for log in "$RESHARD_CLUSTER_DIR"/*.log; do echo "---- $log"; tail -n 8 "$log"; done
-fi
+validates_at_once "the agents stopped it: the next run validates at once" "${SHORT[@]}"
+cancel_in_flight run "${LONG[@]}"
+validates_at_once "after the cancel the next run validates at once" "${SHORT[@]}"
 # Every rank is told (a rank whose peer stopped first may fail with that
 # peer's error before its own cancel is read; the run after shows all stopped).
 stopped=0
@@ -196,21 +209,8 @@ contains "$table" "job jt, 4 agents, run " && contains "$table" ", bucketed, 2 i
 check "batch table: header, tensor rows, verdict" $?
 
 # A long batch is cancelled on every rank; the next batch runs at once.
-timeout 60 "${J[@]}" run jt "${BATCH[@]}" --iters 100000 >"$tmp/batch_cancelled.out" 2>&1 &
-run_pid=$!
-for _ in $(seq 100); do
-  "${J[@]}" show jt --json | jq -e '.state == "running"' >/dev/null && break
-  sleep 0.1
-done
-out=$("${J[@]}" cancel jt); rc=$?
-[ $rc -eq 0 ] && contains "$out" "job jt: cancelled run "; check "job cancel of a batch in flight" $?
-wait "$run_pid"; rc=$?; run_pid=""
-[ $rc -ne 0 ] && [ $rc -ne 124 ] && contains "$(cat "$tmp/batch_cancelled.out")" "CANCELLED"
-check "the cancelled batch fails CANCELLED (exit $rc)" $?
-start=$SECONDS
-run=$(timeout 30 "${J[@]}" run jt "${BATCH[@]}" --json); rc=$?
-[ $rc -eq 0 ] && echo "$run" | jq -e '.validated' >/dev/null && [ $((SECONDS - start)) -lt 10 ]
-check "after the cancel the next batch validates at once" $?
+cancel_in_flight batch "${BATCH[@]}" --iters 100000
+validates_at_once "after the cancel the next batch validates at once" "${BATCH[@]}" --json
 
 echo '{"name": "bad", "shape": [8], "from": "S(3),R", "to": "R,R"}' >"$tmp/bad.jsonl"
 err=$("${J[@]}" run jt --batch "$tmp/bad.jsonl" --mesh A=2,B=2 2>&1); rc=$?

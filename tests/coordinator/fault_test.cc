@@ -588,6 +588,23 @@ TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
   no_source.set_job("bad");
   v1::RunJobRequest bad_plan = no_source;
   bad_plan.mutable_plan()->mutable_mesh()->add_shape(2);
+  // Batches: none, too many, and one whose rows leave its all_gather out.
+  v1::RunJobRequest empty_batch = no_source;
+  MeshSpec line;
+  line.shape = {2};
+  line.dim_names = {"A"};
+  const Mesh mesh = *Mesh::Create(line);
+  *empty_batch.mutable_batch()->mutable_mesh() = MeshToProto(mesh);
+  v1::RunJobRequest huge_batch = empty_batch;
+  for (int i = 0; i <= 4096; ++i) {
+    huge_batch.mutable_batch()->mutable_work()->mutable_batch()->add_plans();
+  }
+  v1::RunJobRequest uncovered = empty_batch;
+  PlanToProto(
+      mesh,
+      *MakePlan(mesh, *ParsePlanRequest(mesh, {8}, "f32", "S(0)", "R",
+                                        PlanOptions())),
+      uncovered.mutable_batch()->mutable_work()->mutable_batch()->add_plans());
   v1::RunJobResponse ignored;
   struct Case {
     const char* what;
@@ -644,7 +661,18 @@ TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
        grpc::INVALID_ARGUMENT, "iters: -1 is outside [1, 100000]"},
       {"RunJob: no plan",
        [&] { return RunJob(no_source, &ignored, seconds(5)); },
-       grpc::INVALID_ARGUMENT, "source: set request or plan"},
+       grpc::INVALID_ARGUMENT, "source: set request, plan or batch"},
+      {"RunJob: a batch without items",
+       [&] { return RunJob(empty_batch, &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT,
+       "batch.work.batch.plans: a batch needs at least one item"},
+      {"RunJob: a batch past --max_batch_items",
+       [&] { return RunJob(huge_batch, &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT,
+       "batch.work.batch.plans: 4097 items, at most 4096 per batch"},
+      {"RunJob: a batch whose rows leave a step out",
+       [&] { return RunJob(uncovered, &ignored, seconds(5)); },
+       grpc::INVALID_ARGUMENT, "batch.work.batch.tensors[0].steps[0]"},
       {"RunJob: malformed plan",
        [&] { return RunJob(bad_plan, &ignored, seconds(5)); },
        grpc::INVALID_ARGUMENT, "plan.plan.tensor.shape: "},
