@@ -672,7 +672,9 @@ TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
        "batch.work.batch.plans: 4097 items, at most 4096 per batch"},
       {"RunJob: a batch whose rows leave a step out",
        [&] { return RunJob(uncovered, &ignored, seconds(5)); },
-       grpc::INVALID_ARGUMENT, "batch.work.batch.tensors[0].steps[0]"},
+       grpc::INVALID_ARGUMENT,
+       "batch.work.batch.tensors[0]: 0 of its 1 communicating steps are "
+       "scheduled"},
       {"RunJob: malformed plan",
        [&] { return RunJob(bad_plan, &ignored, seconds(5)); },
        grpc::INVALID_ARGUMENT, "plan.plan.tensor.shape: "},
