@@ -24,6 +24,22 @@ int ExitCode(const absl::Status& status) {
   }
 }
 
+absl::Status ExplainDeadline(const absl::Status& status,
+                             const std::optional<absl::Duration>& deadline,
+                             absl::Duration elapsed) {
+  if (status.code() != absl::StatusCode::kDeadlineExceeded) return status;
+  const bool bare = status.message() == "Deadline Exceeded";
+  if (!bare && !(deadline.has_value() && elapsed >= *deadline)) return status;
+  std::string message =
+      deadline.has_value()
+          ? absl::StrCat("the call did not finish within --deadline_seconds ",
+                         absl::ToDoubleSeconds(*deadline))
+          : "the call did not finish within the default deadline (10 s per "
+            "attempt); --deadline_seconds D allows more";
+  if (!bare) absl::StrAppend(&message, " (", status.message(), ")");
+  return absl::DeadlineExceededError(message);
+}
+
 std::string ErrorJson(const absl::Status& status) {
   return absl::StrCat("{\"error\": ", StatusJson(status), "}");
 }

@@ -9,10 +9,12 @@
 #ifndef RESHARD_CLIENT_EXIT_CODES_H_
 #define RESHARD_CLIENT_EXIT_CODES_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 
 namespace reshard {
 
@@ -25,6 +27,18 @@ inline constexpr int kExitFailedPrecondition = 5;
 
 // The exit status for a command that ended with `status`.
 int ExitCode(const absl::Status& status);
+
+// A DEADLINE_EXCEEDED caused by the call's deadline says which deadline
+// passed and how to ask for more time: gRPC's bare "Deadline Exceeded", or
+// a server's answer that came once `deadline` (--deadline_seconds; unset:
+// the library's defaults) had passed since the command began, `elapsed`
+// ago. A server stops at the same deadline, and its "planning stopped at
+// the call's deadline" can arrive before gRPC's own; it is kept in
+// parentheses. Other DEADLINE_EXCEEDEDs (a collective's timeout within the
+// deadline) and other codes are returned as they are.
+absl::Status ExplainDeadline(const absl::Status& status,
+                             const std::optional<absl::Duration>& deadline,
+                             absl::Duration elapsed);
 
 // {"error": {"code": "NOT_FOUND", "message": "..."}}: the code as
 // absl::StatusCodeToString prints it.

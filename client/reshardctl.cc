@@ -112,21 +112,6 @@ absl::Status RunCommand(const GlobalFlags& flags, std::ostream& out) {
                    "\"; expected plan, exec, job, mesh or health"));
 }
 
-// gRPC's bare "Deadline Exceeded" says which deadline passed and how to
-// ask for more time.
-absl::Status Explained(const absl::Status& status, const GlobalFlags& flags) {
-  if (status.code() != absl::StatusCode::kDeadlineExceeded ||
-      status.message() != "Deadline Exceeded") {
-    return status;
-  }
-  return absl::DeadlineExceededError(
-      flags.server.deadline.has_value()
-          ? absl::StrCat("the call did not finish within --deadline_seconds ",
-                         absl::ToDoubleSeconds(*flags.server.deadline))
-          : "the call did not finish within the default deadline (10 s per "
-            "attempt); --deadline_seconds D allows more");
-}
-
 // Runs the command line `args`; returns the exit status.
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<GlobalFlags> flags =
@@ -149,12 +134,14 @@ int Main(const std::vector<std::string>& args) {
   // printed its own JSON (a batch with failed items, a run that did not
   // validate) is not followed by a second object.
   std::ostringstream out;
+  const absl::Time start = absl::Now();
   const absl::Status status = RunCommand(*flags, out);
   std::cout << out.str();
   if (status.ok()) return kExitOk;
   if (UsageOf(words) == nullptr) std::cerr << kUsage;
-  return ReportFailure(Explained(status, *flags),
-                       flags->json && out.str().empty(), std::cout, std::cerr);
+  return ReportFailure(
+      ExplainDeadline(status, flags->server.deadline, absl::Now() - start),
+      flags->json && out.str().empty(), std::cout, std::cerr);
 }
 
 }  // namespace

@@ -28,6 +28,34 @@ TEST(ExitCodesTest, EachFailureKindHasItsStatus) {
   }
 }
 
+// Whether gRPC's timer or the server's stop check answers first, a call
+// cut short by --deadline_seconds names that flag; a collective's timeout
+// inside the deadline keeps its own message.
+TEST(ExitCodesTest, TheCallsDeadlineIsNamedWhoeverAnsweredFirst) {
+  const absl::Duration d = absl::Milliseconds(200);
+  const absl::Status by_grpc = absl::DeadlineExceededError("Deadline Exceeded");
+  EXPECT_EQ(ExplainDeadline(by_grpc, d, absl::Milliseconds(201)),
+            absl::DeadlineExceededError(
+                "the call did not finish within --deadline_seconds 0.2"));
+  const absl::Status by_server =
+      absl::DeadlineExceededError("planning stopped at the call's deadline");
+  EXPECT_EQ(ExplainDeadline(by_server, d, absl::Milliseconds(200)),
+            absl::DeadlineExceededError(
+                "the call did not finish within --deadline_seconds 0.2 "
+                "(planning stopped at the call's deadline)"));
+  const absl::Status collective = absl::DeadlineExceededError(
+      "steps[0] (all_gather on A): Timed out waiting for peer");
+  EXPECT_EQ(ExplainDeadline(collective, d, absl::Milliseconds(150)),
+            collective);
+  EXPECT_EQ(ExplainDeadline(collective, std::nullopt, absl::Seconds(30)),
+            collective);
+  EXPECT_EQ(ExplainDeadline(by_grpc, std::nullopt, absl::Seconds(10)).message(),
+            "the call did not finish within the default deadline (10 s per "
+            "attempt); --deadline_seconds D allows more");
+  const absl::Status not_found = absl::NotFoundError("Deadline Exceeded");
+  EXPECT_EQ(ExplainDeadline(not_found, d, absl::Seconds(1)), not_found);
+}
+
 TEST(ExitCodesTest, ErrorJsonCarriesCodeAndMessage) {
   const absl::Status status =
       absl::NotFoundError("mesh_id: unknown mesh \"m-1\"");
