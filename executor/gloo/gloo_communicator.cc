@@ -23,31 +23,48 @@
 namespace reshard::executor {
 namespace {
 
-// Every wait of Gloo's rendezvous honours the run's timeout (Gloo's
-// connectFullMesh would otherwise wait up to the store's 30 s default).
-class TimeoutStore : public gloo::rendezvous::Store {
+// The store as Gloo's connectFullMesh sees it. Every wait honours the run's
+// timeout (Gloo would otherwise wait up to the store's 30 s default). And a
+// barrier: connectFullMesh publishes this rank's pair addresses under the
+// key "<rank>" and then connects pair by pair, where a pair whose address
+// sorts lower waits, up to the timeout and uninterruptibly, for its peer to
+// connect. A peer that gave up while still waiting for keys (its run was
+// cancelled) never does. So right after publishing, this store waits for
+// every rank's addresses at once (a wait that ends when the run does), and
+// from then on answers from what that wait fetched, without asking the store
+// again: once every rank has published, every rank connects, in
+// milliseconds, and a cancel is seen before connecting or after.
+class ConnectStore : public gloo::rendezvous::Store {
  public:
-  TimeoutStore(std::shared_ptr<gloo::rendezvous::Store> inner,
+  ConnectStore(gloo::rendezvous::Store& inner, int rank, int size,
                std::chrono::milliseconds timeout)
-      : inner_(std::move(inner)), timeout_(timeout) {}
+      : inner_(inner), rank_(rank), size_(size), timeout_(timeout) {}
   void set(const std::string& key, const std::vector<char>& data) override {
-    inner_->set(key, data);
+    inner_.set(key, data);
+    if (key != std::to_string(rank_)) return;
+    std::vector<std::string> everyone;
+    for (int r = 0; r < size_; ++r) everyone.push_back(std::to_string(r));
+    inner_.wait(everyone, timeout_);
+    everyone_published_ = true;
   }
   std::vector<char> get(const std::string& key) override {
-    inner_->wait({key}, timeout_);
-    return inner_->get(key);
+    if (!everyone_published_) inner_.wait({key}, timeout_);
+    return inner_.get(key);
   }
   void wait(const std::vector<std::string>& keys) override {
-    inner_->wait(keys, timeout_);
+    wait(keys, timeout_);
   }
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override {
-    inner_->wait(keys, std::min(timeout, timeout_));
+    if (!everyone_published_) inner_.wait(keys, std::min(timeout, timeout_));
   }
 
  private:
-  std::shared_ptr<gloo::rendezvous::Store> inner_;
-  std::chrono::milliseconds timeout_;
+  gloo::rendezvous::Store& inner_;
+  const int rank_;
+  const int size_;
+  const std::chrono::milliseconds timeout_;
+  bool everyone_published_ = false;
 };
 
 // A Gloo error as a status: timeouts are DEADLINE_EXCEEDED, everything else
@@ -288,7 +305,7 @@ void GlooCommunicator::PipelinedAllToAll(
 GlooCommunicatorProvider::GlooCommunicatorProvider(
     std::shared_ptr<gloo::rendezvous::Store> store, std::string prefix,
     int64_t rank, GlooOptions options)
-    : store_(std::make_shared<TimeoutStore>(std::move(store), options.timeout)),
+    : store_(std::move(store)),
       prefix_(std::move(prefix)),
       rank_(rank),
       options_(options) {
@@ -323,8 +340,10 @@ GlooCommunicatorProvider::Connect(const std::vector<int64_t>& ranks, int index,
       index, static_cast<int>(ranks.size()));
   context->setTimeout(options_.timeout);
   try {
-    gloo::rendezvous::PrefixStore store(
+    gloo::rendezvous::PrefixStore prefixed(
         absl::StrCat(prefix_, "/", absl::StrJoin(ranks, "_")), *store_);
+    ConnectStore store(prefixed, index, static_cast<int>(ranks.size()),
+                       options_.timeout);
     context->connectFullMesh(store, device_);
   } catch (const std::exception& e) {
     return FromGloo(absl::StrCat("connecting ", label), e);

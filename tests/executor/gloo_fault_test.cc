@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/data_rule.h"
@@ -20,6 +21,7 @@
 #include "executor/plan_runner.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
+#include "gloo/common/error.h"
 #include "gloo/rendezvous/file_store.h"
 #include "gloo/rendezvous/hash_store.h"
 #include "gtest/gtest.h"
@@ -109,6 +111,99 @@ TEST(GlooFaultTest, PeerThatNeverJoinsIsAnErrorWithinTheTimeout) {
               std::string::npos)
         << s;
     EXPECT_LT(outcomes[r].seconds, Limit());
+  }
+}
+
+// A store whose waits end, as the Coordinator's do, once the run is
+// cancelled (here: once the file `cancel` exists). Setting a key that ends
+// with `withheld` (when given) waits for the cancel instead: a rank slowed
+// down between publishing its host and its addresses.
+class CancellableStore : public gloo::rendezvous::Store {
+ public:
+  CancellableStore(std::shared_ptr<gloo::rendezvous::Store> inner,
+                   std::string cancel, std::string withheld)
+      : inner_(std::move(inner)),
+        cancel_(std::move(cancel)),
+        withheld_(std::move(withheld)) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    if (!withheld_.empty() && absl::EndsWith(key, withheld_)) {
+      wait({key + "/never"});
+    }
+    inner_->set(key, data);
+  }
+  std::vector<char> get(const std::string& key) override {
+    wait({key});
+    return inner_->get(key);
+  }
+  void wait(const std::vector<std::string>& keys) override {
+    wait(keys, std::chrono::seconds(30));
+  }
+  void wait(const std::vector<std::string>& keys,
+            const milliseconds& timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      if (std::ifstream(cancel_).good()) {
+        throw gloo::IoException("the run was cancelled");
+      }
+      try {
+        inner_->wait(keys, milliseconds(20));
+        return;
+      } catch (const gloo::IoException&) {
+        if (std::chrono::steady_clock::now() >= deadline) throw;
+      }
+    }
+  }
+
+ private:
+  std::shared_ptr<gloo::rendezvous::Store> inner_;
+  std::string cancel_;
+  std::string withheld_;
+};
+
+// A cancel while a group connects ends every rank's connect when its store
+// wait ends, not a timeout later. Rank 1 publishes its host but never its
+// addresses, so rank 0 waits for them; without the barrier after publishing
+// (gloo_communicator.cc, ConnectStore) ranks 2-5 would connect their
+// pair with rank 0 first, and each that listens on it would wait out the
+// whole timeout for rank 0, which gives up at the cancel.
+TEST(GlooFaultTest, ACancelWhileConnectingEndsEveryRankWithoutATimeout) {
+  constexpr int kRanks = 6;
+  const auto dir = *executor::RendezvousDir::Create("reshard-cancel");
+  const std::string cancel = dir->path() + "/cancelled";
+  auto child = [&](int rank) -> std::string {
+    if (rank == 0) {
+      std::thread([cancel] {
+        std::this_thread::sleep_for(milliseconds(500));
+        std::ofstream(cancel) << "cancelled\n";
+      }).detach();
+    }
+    executor::GlooOptions options;
+    options.timeout = std::chrono::seconds(10);
+    executor::GlooCommunicatorProvider provider(
+        std::make_shared<CancellableStore>(
+            std::make_shared<gloo::rendezvous::FileStore>(dir->path()), cancel,
+            rank == 1 ? "/1" : ""),
+        "cancel", rank, options);
+    const auto start = std::chrono::steady_clock::now();
+    const absl::Status status =
+        provider.Get({0, 1, 2, 3, 4, 5}, "world").status();
+    return absl::StrCat(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count(),
+        " ", status.ToString());
+  };
+  absl::StatusOr<std::vector<executor::ChildResult>> children =
+      executor::RunLocalRanks(kRanks, child, std::chrono::seconds(60));
+  ASSERT_TRUE(children.ok()) << children.status();
+  for (int r = 0; r < kRanks; ++r) {
+    const std::string& text = (*children)[r].output;
+    std::istringstream in(text);
+    double seconds = -1;
+    in >> seconds;
+    EXPECT_GE(seconds, 0) << "rank " << r << ": " << text;
+    EXPECT_LT(seconds, 5.0) << "rank " << r << ": " << text;
+    EXPECT_NE(text.find("the run was cancelled"), std::string::npos)
+        << "rank " << r << ": " << text;
   }
 }
 
