@@ -17,7 +17,8 @@ bool IsReduction(StepOp op) {
 }
 
 // What the members of one bucket share (DESIGN §8): data movement leaves
-// reduce op, divisor and dtype at their neutral values.
+// reduce op, divisor and dtype at their neutral values. Groups with the
+// same ranks in the same order share a key (Mesh::WithoutUnitDims).
 struct BucketKey {
   StepOp op = StepOp::kAllGather;
   Group group;
@@ -33,8 +34,8 @@ struct BucketKey {
   }
 };
 
-BucketKey KeyOf(const Step& step, DType dtype) {
-  BucketKey key{step.op, step.group};
+BucketKey KeyOf(const Mesh& mesh, const Step& step, DType dtype) {
+  BucketKey key{step.op, mesh.WithoutUnitDims(step.group)};
   if (IsReduction(step.op)) {
     key.reduce_op = step.reduce_op;
     key.avg_divisor = step.avg_divisor;
@@ -68,8 +69,10 @@ class Scheduler {
   BucketSchedule Finish() &&;
 
  private:
-  // The bucket `step` joins: the first of `key` after `after` with room.
-  int Place(const BucketKey& key, const MemberSize& size, int after);
+  // The bucket a step on `group` joins: the first of `key` after `after`
+  // with room; a new bucket takes the step's own group.
+  int Place(const BucketKey& key, const Group& group, const MemberSize& size,
+            int after);
   bool Fits(const Bucket& bucket, const MemberSize& size) const {
     return bucket.in_bytes + size.in <= options_.bucket_bytes &&
            bucket.out_bytes + size.out <= options_.bucket_bytes;
@@ -100,13 +103,14 @@ void Scheduler::AddPlan(int tensor, const Plan& plan) {
     ++schedule_.collectives_before;
     const auto [in, out] = model.PaddedBuffers(
         step.from, t, MaxLocalExtents(mesh_, step.from, plan.tensor.shape()));
-    after =
-        Place(KeyOf(step, plan.tensor.dtype()), {in, out, cost.bytes}, after);
+    after = Place(KeyOf(mesh_, step, plan.tensor.dtype()), step.group,
+                  {in, out, cost.bytes}, after);
     schedule_.buckets[after].members.push_back({tensor, static_cast<int>(j)});
   }
 }
 
-int Scheduler::Place(const BucketKey& key, const MemberSize& size, int after) {
+int Scheduler::Place(const BucketKey& key, const Group& group,
+                     const MemberSize& size, int after) {
   std::vector<int>& candidates = by_key_[key];
   auto it = join_
                 ? std::upper_bound(candidates.begin(), candidates.end(), after)
@@ -121,7 +125,7 @@ int Scheduler::Place(const BucketKey& key, const MemberSize& size, int after) {
     index = static_cast<int>(schedule_.buckets.size());
     Bucket bucket;
     bucket.op = key.op;
-    bucket.group = key.group;
+    bucket.group = group;
     bucket.reduce_op = key.reduce_op;
     bucket.avg_divisor = key.avg_divisor;
     schedule_.buckets.push_back(std::move(bucket));
@@ -218,11 +222,12 @@ absl::Status ScheduleCheck::Member(int b, const Bucket& bucket,
         field, absl::StrCat("step ", m.step, " is not a communicating step"));
   }
   const Step& step = plan.steps[m.step];
-  const BucketKey key = KeyOf(step, plan.tensor.dtype());
-  const BucketKey first =
-      KeyOf(plans_[bucket.members[0].tensor]->steps[bucket.members[0].step],
-            plans_[bucket.members[0].tensor]->tensor.dtype());
-  if (step.op != bucket.op || step.group != bucket.group || !(key == first) ||
+  const BucketKey key = KeyOf(mesh_, step, plan.tensor.dtype());
+  const BucketKey first = KeyOf(
+      mesh_, plans_[bucket.members[0].tensor]->steps[bucket.members[0].step],
+      plans_[bucket.members[0].tensor]->tensor.dtype());
+  if (step.op != bucket.op || !mesh_.SameRanks(step.group, bucket.group) ||
+      !(key == first) ||
       (bucket.Reduces() && (step.reduce_op != bucket.reduce_op ||
                             step.avg_divisor != bucket.avg_divisor))) {
     return InvalidField(field,

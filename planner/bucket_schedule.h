@@ -8,7 +8,8 @@
 //  - every communicating step (a collective on a group of size > 1) of
 //    every planned tensor is a member of exactly one bucket, and a tensor's
 //    steps sit in strictly later buckets than its earlier steps;
-//  - a bucket's members share op, group, reduce op and avg divisor;
+//  - a bucket's members share op, group, reduce op and avg divisor; groups
+//    that differ only by size-1 dims are one group (Mesh::SameRanks);
 //    reductions (all_reduce, reduce_scatter) hold one dtype, data movement
 //    (all_gather, all_to_all) may mix dtypes, packed by bytes;
 //  - a bucket's bytes (the larger of its packed input and output buffers on
@@ -49,7 +50,7 @@ struct BucketMember {
 // One collective over its members' packed blocks, in member order.
 struct Bucket {
   StepOp op = StepOp::kAllGather;
-  Group group;
+  Group group;  // its first member's; the others' have the same ranks
   // The members' reduce op and avg divisor; sum and 1 for data movement.
   ReduceOp reduce_op = ReduceOp::kSum;
   int64_t avg_divisor = 1;

@@ -56,6 +56,12 @@ class CostModel {
   CostModel(const Mesh& mesh, const TensorSpec& tensor, CostOptions options);
 
   CostModelKind kind() const { return options_.kind; }
+  // True when a collective on a group of one rank costs time (the torch
+  // model prices every step PyTorch keeps on a size-1 dim): folding such a
+  // dim into another collective then saves that time.
+  bool PricesOneRankCollectives() const {
+    return options_.kind == CostModelKind::kTorch;
+  }
   const CostOptions& options() const { return options_; }
   const Mesh& mesh() const { return mesh_; }
   const TensorSpec& tensor() const { return tensor_; }

@@ -24,8 +24,10 @@ std::optional<FlattenPolicy> ParseFlattenPolicy(absl::string_view name);
 
 // True when `policy` lets a plan run a collective on `group` (mesh dims in
 // the group's order) of `mesh`: any single dim; a multi-dim group under
-// kAny, or under kExisting when the mesh registers it. Inline: searches ask
-// for every edge.
+// kAny, or under kExisting when it has a communicator already
+// (Mesh::IsRegistered: a registered group with the same ranks in the same
+// order, or at most one dim of size > 1). Inline: searches ask for every
+// edge.
 inline bool GroupAllowed(const Mesh& mesh, FlattenPolicy policy,
                          absl::Span<const int> group) {
   if (group.size() == 1) return true;

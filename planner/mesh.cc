@@ -186,8 +186,10 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
         mesh, spec.flattened[f], absl::StrCat("mesh.flattened[", f, "]"));
     if (!group.ok()) return group.status();
     // Registering the same group twice is harmless; keep the first.
-    if (!mesh.IsRegistered(*group))
+    if (std::find(mesh.flattened_.begin(), mesh.flattened_.end(), *group) ==
+        mesh.flattened_.end()) {
       mesh.flattened_.push_back(*std::move(group));
+    }
   }
   if (!spec.links.empty()) {
     if (absl::Status s = CheckLinks(spec.links, ndim); !s.ok()) return s;
@@ -215,12 +217,44 @@ int Mesh::DimIndex(absl::string_view name) const {
 }
 
 bool Mesh::IsRegistered(absl::Span<const int> group) const {
-  return std::any_of(flattened_.begin(), flattened_.end(), [&](const Group& g) {
-    return absl::MakeConstSpan(g) == group;
-  });
+  const auto non_unit = std::count_if(group.begin(), group.end(),
+                                      [&](int d) { return shape_[d] > 1; });
+  return non_unit <= 1 || ServingGroup(group) != nullptr;
+}
+
+const Group* Mesh::ServingGroup(absl::Span<const int> group) const {
+  const Group* same = nullptr;
+  for (const Group& g : flattened_) {
+    if (absl::MakeConstSpan(g) == group) return &g;
+    if (same == nullptr && SameRanks(g, group)) same = &g;
+  }
+  return same;
+}
+
+bool Mesh::SameRanks(absl::Span<const int> a, absl::Span<const int> b) const {
+  size_t i = 0;
+  size_t j = 0;
+  while (true) {
+    while (i < a.size() && shape_[a[i]] == 1) ++i;
+    while (j < b.size() && shape_[b[j]] == 1) ++j;
+    if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+    if (a[i++] != b[j++]) return false;
+  }
+}
+
+Group Mesh::WithoutUnitDims(absl::Span<const int> group) const {
+  Group dims;
+  for (int d : group) {
+    if (shape_[d] > 1) dims.push_back(d);
+  }
+  if (dims.empty() && !group.empty()) dims.push_back(group[0]);
+  return dims;
 }
 
 std::string Mesh::GroupName(absl::Span<const int> group) const {
+  if (WithoutUnitDims(group).size() >= 2) {
+    if (const Group* serving = ServingGroup(group)) group = *serving;
+  }
   std::vector<absl::string_view> names;
   for (int d : group) names.push_back(dim_names_[d]);
   return absl::StrJoin(names, "_");

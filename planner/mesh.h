@@ -79,9 +79,25 @@ class Mesh {
 
   // The dim named `name`, or -1.
   int DimIndex(absl::string_view name) const;
-  // True when `group` (exact order) is a registered flattened group.
+  // True when `group` has a communicator without planning one: it has at
+  // most one dim of size > 1 (a mesh dim's own group), or a registered
+  // flattened group serves it (ServingGroup).
   bool IsRegistered(absl::Span<const int> group) const;
-  // Dim names joined by "_" ("A_C"), the name PyTorch gives a flattened mesh.
+  // The registered flattened group with the same ranks in the same order as
+  // `group` (SameRanks): `group` itself when registered, else the first
+  // registered one; nullptr when none is. A size-1 dim changes neither the
+  // members nor their order, so (B,C) is served by a registered (B,C,D)
+  // where D has size 1.
+  const Group* ServingGroup(absl::Span<const int> group) const;
+  // True when `a` and `b` hold the same ranks in the same order at every
+  // position: equal once their size-1 dims are dropped.
+  bool SameRanks(absl::Span<const int> a, absl::Span<const int> b) const;
+  // `group` without its size-1 dims (its first dim when all have size 1):
+  // one key for all groups with the same ranks in the same order.
+  Group WithoutUnitDims(absl::Span<const int> group) const;
+  // Dim names joined by "_" ("A_C"), the name PyTorch gives a flattened mesh;
+  // for a multi-dim group that a registered group serves, that group's name
+  // (the communicator a PyTorch user would call).
   std::string GroupName(absl::Span<const int> group) const;
   // Product of the sizes of `group`'s dims.
   int64_t GroupSize(absl::Span<const int> group) const;

@@ -115,7 +115,8 @@ class Search {
         goal_(dst.Canonical(mesh)),
         has_unit_dims_(std::find(mesh.shape().begin(), mesh.shape().end(), 1) !=
                        mesh.shape().end()),
-        edges_(mesh, src, dst, model.tensor().rank(), options.flatten_policy),
+        edges_(mesh, src, dst, model.tensor().rank(), options.flatten_policy,
+               model.PricesOneRankCollectives()),
         remaining_(mesh, model, options.flatten_policy, scratch.memo),
         records_(scratch.records),
         queue_(scratch.queue) {}

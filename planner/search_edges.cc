@@ -27,11 +27,12 @@ void Arrangements(const Group& dims, std::vector<Group>& out) {
 
 EdgeGenerator::EdgeGenerator(const Mesh& mesh, const DistState& src,
                              const DistState& dst, int tensor_rank,
-                             FlattenPolicy policy)
+                             FlattenPolicy policy, bool fold_unit_dims)
     : mesh_(mesh),
       dst_(dst),
       tensor_rank_(tensor_rank),
       policy_(policy),
+      fold_unit_dims_(fold_unit_dims && policy != FlattenPolicy::kNone),
       partial_ops_(PartialOpsIn(src, dst)),
       reduce_groups_(size_t{1} << mesh.ndim()) {}
 
@@ -73,22 +74,49 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::GatherAndAllToAllEdges(
     const int a = orders.tensor_dim[slot];
     const Group& order = orders.mesh_dims[slot];
     for (size_t k = 1; k <= order.size(); ++k) {
-      Transition t{StepOp::kAllGather, Group(order.end() - k, order.end()), a,
-                   std::nullopt};
-      if (!GroupAllowed(mesh_, policy_, t.group)) continue;
-      DistState popped = s;
-      for (int m : t.group) popped.SetReplicate(m);
-      {
-        DistState to = popped;
-        emit(t, to);
-      }
-      t.op = StepOp::kAllToAll;
-      for (int b = 0; b < tensor_rank_; ++b) {
-        if (b == a) continue;
-        DistState to = popped;
-        for (int m : t.group) to.AppendShard(m, b);
-        t.dst_tensor_dim = b;
-        emit(t, to);
+      GatherOnGroup(s, Group(order.end() - k, order.end()), a, emit);
+    }
+  }
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void EdgeGenerator::GatherOnGroup(
+    const DistState& s, const Group& group, int a, Emit emit) const {
+  if (!GroupAllowed(mesh_, policy_, group)) return;
+  Transition t{StepOp::kAllGather, group, a, std::nullopt};
+  DistState popped = s;
+  for (int m : t.group) popped.SetReplicate(m);
+  {
+    DistState to = popped;
+    emit(t, to);
+  }
+  t.op = StepOp::kAllToAll;
+  for (int b = 0; b < tensor_rank_; ++b) {
+    if (b == a) continue;
+    DistState to = popped;
+    for (int m : t.group) to.AppendShard(m, b);
+    t.dst_tensor_dim = b;
+    emit(t, to);
+  }
+}
+
+void EdgeGenerator::UnitFoldedGatherEdges(const DistState& s, Emit emit) const {
+  for (int a = 0; a < tensor_rank_; ++a) {
+    Group full;  // the mesh dims sharding tensor dim a, size-1 ones included
+    bool units = false;
+    for (int m = 0; m < s.mesh_ndim(); ++m) {
+      if (s.placement(m) != Placement::Shard(a)) continue;
+      full.push_back(m);
+      units = units || mesh_.size(m) == 1;
+    }
+    if (!units) continue;
+    std::sort(full.begin(), full.end(), [&](int x, int y) {
+      return s.order_index(x) < s.order_index(y);
+    });
+    for (size_t k = 2; k <= full.size(); ++k) {
+      const Group suffix(full.end() - k, full.end());
+      if (std::any_of(suffix.begin(), suffix.end(),
+                      [&](int m) { return mesh_.size(m) == 1; })) {
+        GatherOnGroup(s, suffix, a, emit);
       }
     }
   }
@@ -172,6 +200,7 @@ void EdgeGenerator::Expand(const DistState& s, Emit emit) {
   ShardOrders orders;
   FindShardOrders(s, orders);
   GatherAndAllToAllEdges(s, orders, emit);
+  if (fold_unit_dims_) UnitFoldedGatherEdges(s, emit);
   ReductionEdges(s, orders.partial_mask, emit);
   LocalEdges(s, emit);
   ShardToPartialEdges(s, orders, emit);
@@ -193,13 +222,26 @@ const std::vector<EdgeGenerator::ReduceGroup>& EdgeGenerator::ReduceGroups(
   if (policy_ == FlattenPolicy::kAny) Arrangements(partial_dims, groups);
   if (policy_ != FlattenPolicy::kNone) {
     // Registered groups may include size-1 dims, which `any` arrangements
-    // skip: keep them so that `any` is never worse than `existing`.
+    // skip: keep them so that `any` is never worse than `existing`. A
+    // registered group serves its dims of size > 1 alone as well (the same
+    // ranks in the same order), which may be partial where the rest is not.
+    auto partial = [&](int m) { return (partial_mask & (1 << m)) != 0; };
     for (const Group& g : mesh_.flattened()) {
-      if (std::all_of(g.begin(), g.end(),
-                      [&](int m) { return partial_mask & (1 << m); })) {
-        groups.push_back(g);
+      if (std::all_of(g.begin(), g.end(), partial)) groups.push_back(g);
+      Group served = mesh_.WithoutUnitDims(g);
+      if (served.size() >= 2 && served != g &&
+          std::all_of(served.begin(), served.end(), partial) &&
+          std::find(groups.begin(), groups.end(), served) == groups.end()) {
+        groups.push_back(std::move(served));
       }
     }
+  }
+  if (fold_unit_dims_) {
+    Group units;
+    for (int m = 0; m < s.mesh_ndim(); ++m) {
+      if ((partial_mask & (1 << m)) && mesh_.size(m) == 1) units.push_back(m);
+    }
+    FoldUnitDims(units, groups);
   }
   cached.emplace();
   for (Group& g : groups) {
@@ -209,6 +251,31 @@ const std::vector<EdgeGenerator::ReduceGroup>& EdgeGenerator::ReduceGroups(
     cached->push_back({std::move(g), all_reduce});
   }
   return *cached;
+}
+
+void EdgeGenerator::FoldUnitDims(const Group& units,
+                                 std::vector<Group>& groups) const {
+  // Base groups: the ascending ones, and none (groups of size-1 dims only).
+  std::vector<Group> bases(1);
+  for (const Group& g : groups) {
+    if (std::is_sorted(g.begin(), g.end())) bases.push_back(g);
+  }
+  for (const Group& base : bases) {
+    for (int mask = 1; mask < (1 << units.size()); ++mask) {
+      Group g = base;
+      bool fresh = true;
+      for (size_t u = 0; u < units.size(); ++u) {
+        if (!(mask & (1 << u))) continue;
+        fresh = fresh && std::find(g.begin(), g.end(), units[u]) == g.end();
+        g.push_back(units[u]);
+      }
+      std::sort(g.begin(), g.end());
+      if (fresh && g.size() >= 2 && GroupAllowed(mesh_, policy_, g) &&
+          std::find(groups.begin(), groups.end(), g) == groups.end()) {
+        groups.push_back(std::move(g));
+      }
+    }
+  }
 }
 
 }  // namespace reshard

@@ -2,8 +2,10 @@
 // every legal single-dim step, plus all_gather/all_to_all on every usable
 // suffix of a shard order, all_reduce on every usable set of Partial dims
 // and reduce_scatter on every usable arrangement of them. Size-1 mesh dims
-// only ever drop to R. The order of the edges is fixed (the search breaks
-// its last ties by it).
+// only ever drop to R on their own; where the cost model prices collectives
+// on one rank, they also fold into other collectives (the group keeps its
+// ranks and their order, and one step less is paid). The order of the
+// edges is fixed (the search breaks its last ties by it).
 #ifndef RESHARD_PLANNER_SEARCH_EDGES_H_
 #define RESHARD_PLANNER_SEARCH_EDGES_H_
 
@@ -25,9 +27,11 @@ namespace reshard {
 // each search builds its own.
 class EdgeGenerator {
  public:
-  // `src` and `dst` decide which Partial ops local steps may create.
+  // `src` and `dst` decide which Partial ops local steps may create;
+  // `fold_unit_dims`: size-1 dims may join other collectives' groups
+  // (CostModel::PricesOneRankCollectives).
   EdgeGenerator(const Mesh& mesh, const DistState& src, const DistState& dst,
-                int tensor_rank, FlattenPolicy policy);
+                int tensor_rank, FlattenPolicy policy, bool fold_unit_dims);
 
   // Calls `emit` with every legal edge out of `s` (the transition and the
   // state it leads to; `emit` may move from the state). No edge list is
@@ -55,6 +59,13 @@ class EdgeGenerator {
   // drop to R (it unblocks partial mixes for free).
   void GatherAndAllToAllEdges(const DistState& s, const ShardOrders& orders,
                               Emit emit) const;
+  // all_gather and all_to_all on the suffixes (two dims or more) of the
+  // full shard orders, size-1 dims included, that hold a size-1 dim.
+  void UnitFoldedGatherEdges(const DistState& s, Emit emit) const;
+  // all_gather of tensor dim `a` on `group`, and all_to_all to each other
+  // tensor dim, when the policy allows the group.
+  void GatherOnGroup(const DistState& s, const Group& group, int a,
+                     Emit emit) const;
   void ReductionEdges(const DistState& s, int partial_mask, Emit emit);
   void LocalEdges(const DistState& s, Emit emit) const;
   void ShardToPartialEdges(const DistState& s, const ShardOrders& orders,
@@ -70,11 +81,16 @@ class EdgeGenerator {
   // `partial_mask` (computed once per mask).
   const std::vector<ReduceGroup>& ReduceGroups(const DistState& s,
                                                int partial_mask);
+  // Adds to `groups` every subset of the size-1 Partial dims `units`
+  // folded into each ascending group of `groups`, or alone (two or more),
+  // in ascending order.
+  void FoldUnitDims(const Group& units, std::vector<Group>& groups) const;
 
   const Mesh& mesh_;
   const DistState& dst_;
   int tensor_rank_;
   FlattenPolicy policy_;
+  bool fold_unit_dims_;
   std::vector<ReduceOp> partial_ops_;
   std::vector<std::optional<std::vector<ReduceGroup>>> reduce_groups_;
 };

@@ -190,6 +190,32 @@ TEST(BucketScheduleTest, LocalStepsAndSizeOneGroupsAreNotBucketed) {
   EXPECT_NEAR(s->time_us_after, s->buckets[0].time_us + size_one, 1e-9);
 }
 
+// (A,B) and the registered (A,B,C), C of size 1, are one communicator: the
+// same ranks in the same order. Steps on either share a bucket, which the
+// schedule check accepts.
+TEST(BucketScheduleTest, GroupsEqualUpToSizeOneDimsShareABucket) {
+  const Mesh mesh = MakeMesh({2, 2, 1}, {{"A", "B", "C"}});
+  PlanOptions merged{PlannerKind::kTorchGreedy};
+  merged.merge = true;
+  const Plan three =
+      MustPlan(mesh, {8}, "f32", "S(0)[0],S(0)[1],S(0)[2]", "R,R,R", merged);
+  const Plan two = MustPlan(mesh, {8}, "f32", "S(0)[0],S(0)[1],R", "R,R,R");
+  ASSERT_EQ(three.CommunicatingSteps(mesh), 1);
+  ASSERT_EQ(two.CommunicatingSteps(mesh), 1);
+  const Step& s3 = three.steps[0];
+  const Step& s2 = two.steps[0];
+  ASSERT_EQ(s3.group, (Group{0, 1, 2})) << PlanTable(mesh, three);
+  ASSERT_EQ(s2.group, (Group{0, 1})) << PlanTable(mesh, two);
+  EXPECT_EQ(mesh.GroupName(s2.group), "A_B_C");
+  const std::vector<Plan> plans = {three, two};
+  const BucketSchedule s = MustSchedule(mesh, plans);
+  ASSERT_EQ(s.buckets.size(), 1u);
+  EXPECT_EQ(s.buckets[0].group, s3.group);
+  EXPECT_EQ(s.buckets[0].members, Members({{0, 0}, {1, 0}}));
+  const std::vector<const Plan*> ptrs = {&plans[0], &plans[1]};
+  EXPECT_TRUE(CheckBucketSchedule(mesh, ptrs, s).ok());
+}
+
 TEST(BucketScheduleTest, ItemsWithoutPlansTakeNoPart) {
   const Mesh mesh = MakeMesh({2});
   const Plan plan = MustPlan(mesh, {8}, "f32", "S(0)", "R");

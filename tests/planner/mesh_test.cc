@@ -75,6 +75,52 @@ TEST(MeshTest, WorkedExampleGroups) {
   EXPECT_EQ(mesh.GroupSize({kA, kB, kC}), 8);
 }
 
+// A registered group serves every group with the same ranks in the same
+// order: the groups equal to it once size-1 dims are dropped.
+TEST(MeshTest, RegisteredGroupsServeGroupsEqualUpToSizeOneDims) {
+  const Mesh mesh = Mesh::Create({.shape = {4, 2, 4, 1},
+                                  .dim_names = {"A", "B", "C", "D"},
+                                  .flattened = {{"B", "C", "D"},
+                                                {"D", "A", "C"},
+                                                {"A", "B"},
+                                                {"A", "D", "B"}}})
+                        .value();
+  constexpr int kA = 0, kB = 1, kC = 2, kD = 3;
+  // Both (A,B) and (A,D,B) stay registered: exact duplicates only merge.
+  EXPECT_EQ(mesh.flattened().size(), 4u);
+  ASSERT_NE(mesh.ServingGroup({kB, kC}), nullptr);
+  EXPECT_EQ(*mesh.ServingGroup({kB, kC}), (Group{kB, kC, kD}));
+  EXPECT_EQ(*mesh.ServingGroup({kD, kB, kC}), (Group{kB, kC, kD}));
+  EXPECT_EQ(*mesh.ServingGroup({kA, kC}), (Group{kD, kA, kC}));
+  EXPECT_EQ(*mesh.ServingGroup({kA, kD, kB}), (Group{kA, kD, kB}));
+  EXPECT_EQ(*mesh.ServingGroup({kA, kB}), (Group{kA, kB}));
+  EXPECT_EQ(mesh.ServingGroup({kC, kB}), nullptr);  // another order
+  EXPECT_EQ(mesh.ServingGroup({kA, kB, kC}), nullptr);
+  EXPECT_FALSE(mesh.IsRegistered({kC, kB, kD}));
+  EXPECT_TRUE(mesh.IsRegistered({kB, kC}));
+  EXPECT_TRUE(mesh.IsRegistered({kC, kD}));  // one dim of size > 1
+  EXPECT_EQ(mesh.GroupName({kB, kC}), "B_C_D");
+  EXPECT_EQ(mesh.GroupName({kA, kC}), "D_A_C");
+  EXPECT_EQ(mesh.GroupName({kC, kB}), "C_B");
+  EXPECT_EQ(mesh.GroupName({kC, kD}), "C_D");
+  EXPECT_EQ(mesh.WithoutUnitDims({kD, kB, kD}), (Group{kB}));
+  EXPECT_EQ(mesh.WithoutUnitDims({kD}), (Group{kD}));
+  // SameRanks is what it says, at every position.
+  const std::vector<Group> groups = {{kB, kC},     {kB, kC, kD}, {kD, kB, kC},
+                                     {kC, kB},     {kA, kD, kB}, {kA, kB},
+                                     {kB, kD, kA}, {kD},         {kB}};
+  for (const Group& a : groups) {
+    for (const Group& b : groups) {
+      bool same = true;
+      for (int64_t p = 0; p < mesh.world_size(); ++p) {
+        same = same && mesh.GroupRanks(p, a) == mesh.GroupRanks(p, b);
+      }
+      EXPECT_EQ(mesh.SameRanks(a, b), same)
+          << mesh.GroupName(a) << " vs " << mesh.GroupName(b);
+    }
+  }
+}
+
 TEST(MeshTest, WorkedExampleIndexAndMember) {
   const Mesh mesh = AbcMesh();
   constexpr int kA = 0, kB = 1, kC = 2;

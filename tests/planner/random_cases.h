@@ -1,12 +1,14 @@
 // Random planning cases for property tests: meshes of 1-4 dims with sizes
 // 1-4, tensors of rank 1-4 with sizes 1-9 (mostly uneven), random shard
-// orders, Partial ops including sum/avg mixes, random registered groups.
+// orders, Partial ops including sum/avg mixes, random registered groups; and
+// meshes whose registered groups hold size-1 dims.
 #ifndef RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
 #define RESHARD_TESTS_PLANNER_RANDOM_CASES_H_
 
 #include <algorithm>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "planner/dist_state.h"
@@ -63,6 +65,34 @@ inline DistState RandomState(std::mt19937_64& rng, const Mesh& mesh,
   return *DistState::Create(placements, order, tensor_rank, "state");
 }
 
+// Random link parameters for some of `spec`'s dims.
+inline void AddRandomLinks(std::mt19937_64& rng, MeshSpec& spec) {
+  for (size_t d = 0; d < spec.shape.size(); ++d) {
+    LinkParams link;
+    if (rng() % 2) {
+      link.bandwidth_gbps = std::uniform_real_distribution<double>(5, 400)(rng);
+    }
+    if (rng() % 2) {
+      link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
+    }
+    spec.links.push_back(link);
+  }
+}
+
+// A random tensor (rank 1-4, dims up to `max_extent`) and states on `mesh`.
+inline RandomCase RandomCaseOn(std::mt19937_64& rng, Mesh mesh,
+                               int64_t max_extent) {
+  std::vector<int64_t> shape;
+  const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
+  for (int d = 0; d < rank; ++d) {
+    shape.push_back(std::uniform_int_distribution<int64_t>(1, max_extent)(rng));
+  }
+  TensorSpec tensor = *TensorSpec::Create(shape, DType::kFloat32);
+  DistState src = RandomState(rng, mesh, rank);
+  DistState dst = RandomState(rng, mesh, rank);
+  return {std::move(mesh), std::move(tensor), src, dst};
+}
+
 // `max_extent` bounds each tensor dim: the default keeps tensors tiny (latency
 // dominates every cost); large extents make bandwidth dominate. With
 // `random_links`, some mesh dims get their own bandwidth and latency.
@@ -88,29 +118,65 @@ inline RandomCase MakeRandomCase(std::mt19937_64& rng, int64_t max_extent = 9,
     for (int d : dims) group.push_back(names[d]);
     spec.flattened.push_back(group);
   }
-  if (random_links) {
-    for (int d = 0; d < ndim; ++d) {
-      LinkParams link;
-      if (rng() % 2) {
-        link.bandwidth_gbps =
-            std::uniform_real_distribution<double>(5, 400)(rng);
-      }
-      if (rng() % 2) {
-        link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
-      }
-      spec.links.push_back(link);
-    }
+  if (random_links) AddRandomLinks(rng, spec);
+  return RandomCaseOn(rng, *Mesh::Create(spec), max_extent);
+}
+
+// One registered group for MakeUnitDimGroupCase: 1-3 dims of size > 1
+// (ascending mostly, as PyTorch can flatten) with 1-2 size-1 dims at the
+// front, the back or inside, as `where` (0, 1, 2) says.
+inline std::vector<std::string> UnitDimGroup(std::mt19937_64& rng,
+                                             const MeshSpec& spec,
+                                             std::vector<int> big,
+                                             std::vector<int> unit, int where) {
+  std::shuffle(big.begin(), big.end(), rng);
+  big.resize(std::uniform_int_distribution<size_t>(1, big.size())(rng));
+  if (rng() % 4) std::sort(big.begin(), big.end());
+  std::shuffle(unit.begin(), unit.end(), rng);
+  unit.resize(std::uniform_int_distribution<size_t>(1, unit.size())(rng));
+  std::vector<int> dims;
+  if (where == 0 || big.size() < 2) {
+    dims = unit;
+    dims.insert(dims.end(), big.begin(), big.end());
+    if (where != 0) std::rotate(dims.begin(), dims.begin() + 1, dims.end());
+  } else if (where == 1) {
+    dims = big;
+    dims.insert(dims.end(), unit.begin(), unit.end());
+  } else {
+    dims = big;
+    dims.insert(dims.begin() + 1, unit.begin(), unit.end());
   }
-  Mesh mesh = *Mesh::Create(spec);
-  std::vector<int64_t> shape;
-  const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
-  for (int d = 0; d < rank; ++d) {
-    shape.push_back(std::uniform_int_distribution<int64_t>(1, max_extent)(rng));
+  std::vector<std::string> names;
+  for (int d : dims) names.push_back(spec.dim_names[d]);
+  return names;
+}
+
+// Meshes of 3-5 dims, 1-2 of them of size 1, with 1-4 registered groups
+// that each hold size-1 dims at the front, the back or inside: a registered
+// group serves the group of its dims of size > 1 (Mesh::ServingGroup).
+inline RandomCase MakeUnitDimGroupCase(std::mt19937_64& rng,
+                                       int64_t max_extent = 9,
+                                       bool random_links = false) {
+  MeshSpec spec;
+  const int ndim = std::uniform_int_distribution<int>(3, 5)(rng);
+  const int units = std::uniform_int_distribution<int>(1, 2)(rng);
+  std::vector<int> dims(ndim), big, unit;
+  for (int d = 0; d < ndim; ++d) dims[d] = d;
+  std::shuffle(dims.begin(), dims.end(), rng);
+  for (int d = 0; d < ndim; ++d) {
+    const bool is_unit = std::find(dims.begin(), dims.begin() + units, d) !=
+                         dims.begin() + units;
+    (is_unit ? unit : big).push_back(d);
+    spec.shape.push_back(
+        is_unit ? 1 : std::uniform_int_distribution<int>(2, 4)(rng));
+    spec.dim_names.push_back(std::string(1, static_cast<char>('A' + d)));
   }
-  TensorSpec tensor = *TensorSpec::Create(shape, DType::kFloat32);
-  DistState src = RandomState(rng, mesh, rank);
-  DistState dst = RandomState(rng, mesh, rank);
-  return {std::move(mesh), std::move(tensor), src, dst};
+  const int groups = std::uniform_int_distribution<int>(1, 4)(rng);
+  for (int g = 0; g < groups; ++g) {
+    spec.flattened.push_back(UnitDimGroup(rng, spec, big, unit, g % 3));
+  }
+  if (random_links) AddRandomLinks(rng, spec);
+  return RandomCaseOn(rng, *Mesh::Create(spec), max_extent);
 }
 
 }  // namespace reshard::testing
