@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "planner/chunking.h"
 #include "planner/plan_costs.h"
 #include "planner/plan_warnings.h"
@@ -64,12 +65,40 @@ struct MissingGroup {
   double merged_time_us = 0;
 };
 
+// The extent PyTorch 2.11 checks a merged reduce_scatter of `run` against
+// on rank 0: the destination tensor dim split by the mesh dims that shard
+// it before the run (greedy: in the source placements, on mesh dims before
+// the run's first; the graph planner: in the state before the run).
+int64_t TorchCheckedExtent(const Mesh& mesh, const DistState& source,
+                           ShapeSource shapes, const std::vector<Step>& run,
+                           int64_t extent) {
+  const Step& first = run.front();
+  const int b = *first.dst_tensor_dim;
+  const int first_dim = std::min_element(run.begin(), run.end(),
+                                         [](const Step& x, const Step& y) {
+                                           return x.group[0] < y.group[0];
+                                         })
+                            ->group[0];
+  const bool greedy = shapes == ShapeSource::kGreedySource;
+  const DistState& state = greedy ? source : first.from;
+  for (int k = 0; k < mesh.ndim(); ++k) {
+    if (greedy && k >= first_dim) break;
+    if (state.placement(k) == Placement::Shard(b)) {
+      extent = ChunkSize(extent, mesh.size(k), 0);
+    }
+  }
+  return extent;
+}
+
 class Merger {
  public:
-  Merger(const Mesh& mesh, const CostModel& model)
-      : mesh_(mesh), model_(model) {}
+  Merger(const Mesh& mesh, const CostModel& model, const DistState& source,
+         ShapeSource shapes)
+      : mesh_(mesh), model_(model), source_(source), shapes_(shapes) {}
 
   // Returns the merged step, or nullopt (with a warning when warranted).
+  // PyTorch 2.11's checks in its order: ascending dims, a registered group,
+  // then evenness.
   std::optional<Step> TryMerge(const std::vector<Step>& run,
                                std::vector<Warning>& warnings) {
     if (run.size() < 2) return std::nullopt;
@@ -82,14 +111,7 @@ class Merger {
     const std::string what =
         absl::StrCat(run.size(), " sequential ", StepOpName(op),
                      " steps on mesh dims ", QuotedDims(names));
-    bool ordered = true;
-    if (op == StepOp::kReduceScatter) {
-      ordered = dims == sorted &&
-                std::adjacent_find(dims.begin(), dims.end()) == dims.end();
-    } else if (op == StepOp::kAllGather) {
-      ordered = Group(sorted.rbegin(), sorted.rend()) == dims;
-    }
-    if (!ordered) {
+    if (!Ascending(op, dims, sorted)) {
       AddWarning(warnings, {WarningCode::kNonAscendingMergeRefused, names,
                             absl::StrCat(what,
                                          ": it is not possible to merge "
@@ -101,19 +123,16 @@ class Merger {
     absl::StatusOr<Step> merged =
         MakeStep(mesh_, run.front().from, run.back().to, sorted);
     if (!merged.ok()) return std::nullopt;
-    if (op != StepOp::kAllReduce && !EvenlyDivisible(*merged)) {
-      AddWarning(warnings,
-                 {WarningCode::kUnevenMergeRefused, names,
-                  absl::StrCat(what,
-                               " cannot merge: the tensor dimension is "
-                               "not evenly divisible by the product of "
-                               "the mesh dim sizes (",
-                               mesh_.GroupSize(sorted), ") on every rank"),
-                  0});
+    // A registered group serves the run when it has the same ranks in the
+    // same order (its size-1 dims aside), as PyTorch's lookup of a
+    // flattened mesh by layout finds it.
+    if (mesh_.ServingGroup(sorted) == nullptr) {
+      NoteMissing(sorted, what, run, *merged);
       return std::nullopt;
     }
-    if (!mesh_.IsRegistered(sorted)) {
-      NoteMissing(sorted, what, run, *merged);
+    if (std::optional<std::string> why = Uneven(run, *merged)) {
+      AddWarning(warnings, {WarningCode::kUnevenMergeRefused, names,
+                            absl::StrCat(what, " cannot merge: ", *why), 0});
       return std::nullopt;
     }
     return *merged;
@@ -123,19 +142,23 @@ class Merger {
   // lower the plan's cost (every run noted for it merging at once).
   void AddMissingGroupWarnings(std::vector<Warning>& warnings) const {
     for (const MissingGroup& m : missing_) {
-      if (!(m.merged_time_us < m.run_time_us * kCostBoundSlack)) continue;
-      const double saving = m.run_time_us - m.merged_time_us;
+      const double saving = std::max(0.0, m.run_time_us - m.merged_time_us);
       const std::vector<std::string> names = GroupDimNames(mesh_, m.dims);
+      const std::string effect =
+          saving > 0
+              ? absl::StrCat("saving ", SavingText(saving, m.run_time_us))
+              : absl::StrFormat(
+                    "which would not save time under this cost model (%.4g "
+                    "us merged vs %.4g us; PyTorch 2.11 advises it anyway)",
+                    m.merged_time_us, m.run_time_us);
       const std::string runs =
           m.runs == 1
-              ? absl::StrCat(m.first_run,
-                             " could run as one collective, "
-                             "saving ",
-                             SavingText(saving, m.run_time_us))
+              ? absl::StrCat(m.first_run, " could run as one collective, ",
+                             effect)
               : absl::StrCat(m.runs, " runs of sequential steps on mesh dims ",
                              QuotedDims(names), " (the first: ", m.first_run,
-                             ") could each run as one collective, saving ",
-                             SavingText(saving, m.run_time_us), " in all");
+                             ") could each run as one collective, ", effect,
+                             m.runs > 1 && saving > 0 ? " in all" : "");
       AddWarning(warnings,
                  {WarningCode::kMissingFlattenedGroup, names,
                   absl::StrCat(runs, "; ", RegisterGroupAdvice(mesh_, m.dims)),
@@ -157,6 +180,48 @@ class Merger {
     it->merged_time_us += TotalTime(model_, {merged});
   }
 
+  static bool Ascending(StepOp op, const Group& dims, const Group& sorted) {
+    if (op == StepOp::kReduceScatter) {
+      return dims == sorted &&
+             std::adjacent_find(dims.begin(), dims.end()) == dims.end();
+    }
+    if (op == StepOp::kAllGather)
+      return Group(sorted.rbegin(), sorted.rend()) == dims;
+    return true;
+  }
+
+  // Why the run must not merge for its extents, or nullopt. PyTorch 2.11
+  // checks reduce_scatter on rank 0 only (TorchCheckedExtent) and never
+  // all_gather; a merged collective over two or more dims of size > 1 on
+  // extents some rank cannot split evenly places data unlike the steps it
+  // replaces (PyTorch 2.11 gives wrong data there), so that stays refused.
+  std::optional<std::string> Uneven(const std::vector<Step>& run,
+                                    const Step& merged) const {
+    const int64_t n = mesh_.GroupSize(merged.group);
+    const std::string product = absl::StrCat(
+        "the tensor dimension is not evenly divisible by the product of the "
+        "mesh dim sizes (",
+        n, ")");
+    if (merged.op == StepOp::kReduceScatter &&
+        TorchCheckedExtent(mesh_, source_, shapes_, run,
+                           model_.tensor().shape()[*merged.dst_tensor_dim]) %
+                Divisor(n) !=
+            0) {
+      return absl::StrCat(product, " on rank 0, as PyTorch 2.11 checks it");
+    }
+    if (merged.op == StepOp::kAllReduce ||
+        mesh_.WithoutUnitDims(merged.group).size() < 2 ||
+        EvenlyDivisible(merged)) {
+      return std::nullopt;
+    }
+    return absl::StrCat(
+        product,
+        " on every rank; PyTorch 2.11 merges it and places data wrongly "
+        "(docs/PLAN_JSON.md, uneven_merge_refused)");
+  }
+
+  static int64_t Divisor(int64_t n) { return std::max<int64_t>(n, 1); }
+
   // The extents checked are those just outside the group: all_gather's
   // source order without the group, reduce_scatter's order before it.
   bool EvenlyDivisible(const Step& merged) const {
@@ -173,15 +238,18 @@ class Merger {
 
   const Mesh& mesh_;
   const CostModel& model_;
+  const DistState& source_;
+  ShapeSource shapes_;
   std::vector<MissingGroup> missing_;
 };
 
 }  // namespace
 
 MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
+                           const DistState& source, ShapeSource shapes,
                            std::vector<Step> steps) {
   MergeResult result;
-  Merger merger(mesh, model);
+  Merger merger(mesh, model, source, shapes);
   size_t i = 0;
   while (i < steps.size()) {
     if (!Mergeable(steps[i].op) || steps[i].group.size() != 1) {

@@ -1,7 +1,9 @@
-// PyTorch's flattened-mesh merge post-pass (PR #172610), plus the uneven
-// all_gather guard PyTorch lacks (#194457): runs of consecutive same-kind
-// single-dim collectives become one step on a registered flattened group.
-// DESIGN §3.1 states the rules; refusals other than "too few" warn.
+// PyTorch 2.11.0's flattened-mesh merge post-pass (_optimize_transform_infos):
+// runs of consecutive same-kind single-dim collectives become one step on a
+// registered flattened group, with PyTorch's checks in PyTorch's order and
+// warnings, plus the uneven guard PyTorch lacks where it gives wrong data
+// (#194457). DESIGN §3.1 states the rules; refusals other than "too few"
+// warn.
 #ifndef RESHARD_PLANNER_MERGE_PASS_H_
 #define RESHARD_PLANNER_MERGE_PASS_H_
 
@@ -17,14 +19,19 @@ struct MergeResult {
   std::vector<Warning> warnings;
 };
 
-// Scans `steps` left to right without reordering. A missing_flattened_group
-// warning names a group only when registering it would lower this plan's
-// cost under `model`: its saving_us is what every run that would then merge
-// onto the group saves together (a merge can cost more than the steps it
-// replaces, e.g. on a slower inter-host link, and registering merges them
-// all), and no such warning is given when the total is not a saving or when
-// the run could not merge anyway (uneven extents).
+// Where PyTorch 2.11 reads the extent it checks a merged reduce_scatter
+// against: its greedy planner from the source placements, its graph planner
+// from the state before the run.
+enum class ShapeSource { kGreedySource, kCurrentState };
+
+// Scans `steps` (planned from `source`) left to right without reordering.
+// A run that no registered group serves gets a missing_flattened_group
+// warning, as in PyTorch; its saving_us is what every run that would then
+// merge onto the group saves together under `model`, 0 when merging would
+// not save (a merge can cost more than the steps it replaces, e.g. on a
+// slower inter-host link).
 MergeResult MergeFlattened(const Mesh& mesh, const CostModel& model,
+                           const DistState& source, ShapeSource shapes,
                            std::vector<Step> steps);
 
 }  // namespace reshard

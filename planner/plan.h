@@ -28,6 +28,10 @@ inline constexpr int kPlannerKindCount = 3;
 absl::string_view PlannerName(PlannerKind kind);
 std::optional<PlannerKind> ParsePlanner(absl::string_view name);
 
+// The PyTorch release whose planners torch_greedy and torch_graph
+// reproduce (with its merge pass); plan JSON names it for their plans.
+inline constexpr absl::string_view kTorchVersion = "2.11.0";
+
 // The closed set of warning codes (DESIGN §3.4). WarningCodeName gives the
 // one text form, used by JSON, the wire and metrics labels.
 enum class WarningCode {

@@ -154,6 +154,9 @@ std::string PlanJson(const Mesh& mesh, const Plan& plan) {
       "},\"src\":", JsonString(plan.src.ToString()),
       ",\"dst\":", JsonString(plan.dst.ToString()),
       ",\"planner\":", JsonString(PlannerName(plan.planner)),
+      plan.planner == PlannerKind::kOptimal
+          ? ""
+          : absl::StrCat(",\"torch_version\":", JsonString(kTorchVersion)),
       ",\"cost_model\":", JsonString(CostModelName(plan.cost_model)),
       ",\"steps\":[", absl::StrJoin(steps, ","),
       "],\"trace\":", JsonString(PlanTrace(plan)),

@@ -172,10 +172,16 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
 
 // The steps of PyTorch's planners: torch_greedy, or torch_graph's Dijkstra
 // (always with PyTorch's own cost model; the requested model only prices
-// the result) within the request's search budget.
+// the result) within the request's search budget. Like PyTorch 2.11,
+// torch_greedy hands non-default shard orders to the graph planner, and
+// the plan names the planner that made it.
 absl::Status PlanTorch(const Mesh& mesh, const PlanRequest& request,
                        const StopCheck& stop, Plan& plan) {
-  if (request.options.planner == PlannerKind::kTorchGreedy) {
+  if (plan.planner == PlannerKind::kTorchGreedy &&
+      (!request.src.HasDefaultOrder() || !request.dst.HasDefaultOrder())) {
+    plan.planner = PlannerKind::kTorchGraph;
+  }
+  if (plan.planner == PlannerKind::kTorchGreedy) {
     absl::StatusOr<std::vector<Step>> steps =
         TorchGreedySteps(mesh, request.src, request.dst);
     if (!steps.ok()) return steps.status();
@@ -279,7 +285,11 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
                        : PlanTorch(mesh, request, stop, plan);
   if (!s.ok()) return s;
   if (options.merge && options.planner != PlannerKind::kOptimal) {
-    MergeResult merged = MergeFlattened(mesh, model, std::move(plan.steps));
+    MergeResult merged = MergeFlattened(
+        mesh, model, request.src,
+        plan.planner == PlannerKind::kTorchGreedy ? ShapeSource::kGreedySource
+                                                  : ShapeSource::kCurrentState,
+        std::move(plan.steps));
     plan.steps = std::move(merged.steps);
     for (Warning& w : merged.warnings) AddWarning(plan.warnings, std::move(w));
   }

@@ -17,15 +17,15 @@ struct Edge {
 
 class Neighbours {
  public:
-  Neighbours(const Mesh& mesh, const CostModel& model, const DistState& dst,
-             int tensor_rank, std::vector<ReduceOp> partial_ops)
+  Neighbours(const Mesh& mesh, const CostModel& model, int tensor_rank,
+             std::vector<ReduceOp> partial_ops)
       : mesh_(mesh),
         model_(model),
-        dst_(dst),
         tensor_rank_(tensor_rank),
         partial_ops_(std::move(partial_ops)) {}
 
-  // PyTorch's get_next_state order, then the S->P(sum) target edges.
+  // PyTorch 2.11's get_next_state order. It has no Shard -> Partial edge:
+  // S -> P(op) goes through R.
   void Expand(const DistState& s, std::vector<Edge>& out) const {
     out.clear();
     const std::vector<int> last_dims = LastShardDims(s);
@@ -50,12 +50,6 @@ class Neighbours {
       Add(s, t, m, out);
     }
     SplitAndPartitionEdges(s, out);  // (4) to (6)
-    for (int m : last_dims) {        // (7) S -> P(sum), destination-directed
-      if (dst_.placement(m) != Placement::Partial(ReduceOp::kSum)) continue;
-      DistState t = s;
-      t.SetPartial(m, ReduceOp::kSum);
-      if (t.HasAllowedPartialMix()) out.push_back({t, m, 0.0});
-    }
   }
 
  private:
@@ -116,7 +110,6 @@ class Neighbours {
 
   const Mesh& mesh_;
   const CostModel& model_;
-  const DistState& dst_;
   int tensor_rank_;
   std::vector<ReduceOp> partial_ops_;
 };
@@ -142,8 +135,7 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
     const DistState& dst, int64_t budget, const StopCheck& stop) {
   const int tensor_rank = torch_model.tensor().rank();
-  Neighbours neighbours(mesh, torch_model, dst, tensor_rank,
-                        PartialOpsIn(src, dst));
+  Neighbours neighbours(mesh, torch_model, tensor_rank, PartialOpsIn(src, dst));
   std::vector<Node> nodes{{src, -1, -1}};
   std::priority_queue<QueueEntry, std::vector<QueueEntry>,
                       std::greater<QueueEntry>>

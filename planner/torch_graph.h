@@ -1,7 +1,9 @@
-// torch_graph: PyTorch's Dijkstra redistribute planner reproduced exactly
-// (DESIGN §3.1): the same neighbour order, the same torch cost model (bit
-// for bit), FIFO tie-breaks by push counter, and termination when the
-// destination is popped.
+// torch_graph: PyTorch 2.11.0's Dijkstra redistribute planner reproduced
+// exactly (DESIGN §3.1): the same edges and neighbour order, the same torch
+// cost model (bit for bit), FIFO tie-breaks by push counter, and
+// termination when the destination is popped. PyTorch reads its devices per
+// host from the device count (1 on CPU), which PlanOptions::devices_per_host
+// stands for.
 #ifndef RESHARD_PLANNER_TORCH_GRAPH_H_
 #define RESHARD_PLANNER_TORCH_GRAPH_H_
 

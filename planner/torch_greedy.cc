@@ -1,5 +1,7 @@
 #include "planner/torch_greedy.h"
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
@@ -17,21 +19,36 @@ DistState WithPlacement(DistState state, int mesh_dim, const Placement& p) {
   return state;
 }
 
+// A placement as PyTorch prints it: Shard(dim=0), Replicate(), Partial(sum).
+std::string TorchRepr(const Placement& p) {
+  if (p.is_shard()) return absl::StrCat("Shard(dim=", p.dim(), ")");
+  if (p.is_replicate()) return "Replicate()";
+  return absl::StrCat("Partial(", ReduceOpName(p.op()), ")");
+}
+
+// FAILED_PRECONDITION for a transform PyTorch 2.11's greedy planner emits
+// and its executor refuses, quoting the executor's error.
+absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
+  const std::string refusal =
+      from.is_partial()
+          ? absl::StrCat("Redistribution from one partial type (",
+                         TorchRepr(from), ") to another (", TorchRepr(target),
+                         ") is unsupported.")
+          : absl::StrCat("redistribute from ", TorchRepr(from), " to ",
+                         TorchRepr(target), " not supported yet");
+  return absl::FailedPreconditionError(absl::StrCat(
+      "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
+      target.ToString(), " on mesh dim ", m,
+      ": PyTorch 2.11's greedy planner plans it, but its executor refuses (\"",
+      refusal, "\"); use the optimal planner"));
+}
+
 // Emits current[m] -> target, or explains why PyTorch cannot.
 absl::Status Emit(const Mesh& mesh, DistState& current, int m,
                   const Placement& target, std::vector<Step>& steps) {
   const Placement from = current.placement(m);
-  if (from.is_partial() && target.is_partial()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
-        target.ToString(), " on mesh dim ", m,
-        " (Partial to another Partial is unsupported); use the optimal "
-        "planner"));
-  }
-  if (from.is_shard() && target.is_partial() && target.op() != ReduceOp::kSum) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
-        target.ToString(), " on mesh dim ", m, "; use the optimal planner"));
+  if (target.is_partial() && (from.is_partial() || from.is_shard())) {
+    return Unrunnable(from, target, m);
   }
   const DistState next = WithPlacement(current, m, target);
   absl::StatusOr<Step> step = MakeStep(mesh, current, next, {m});
@@ -54,7 +71,8 @@ absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
         "options.planner: torch_greedy needs default (ascending) shard orders, "
         "got ",
         src.ToString(), " -> ", dst.ToString(),
-        "; PyTorch uses its graph planner for other orders: use torch_graph"));
+        "; PyTorch plans other orders with its graph planner (MakePlan does "
+        "too)"));
   }
   std::vector<Step> steps;
   DistState current = src;

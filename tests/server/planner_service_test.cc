@@ -114,6 +114,41 @@ TEST(PlannerServiceTest, EveryRpc) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+// A step on (B,C) runs on the registered (B,C,D) where D has size 1: the
+// plan names that group, and ResolveGroups gives every rank the step's own
+// members under that name.
+TEST(PlannerServiceTest, PlannedGroupsResolveWhereSizeOneDimsDiffer) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto client = Connect(server.address());
+  const Mesh mesh = MakeMesh(
+      {4, 2, 4, 1}, {{"A", "B", "D"}, {"B", "C", "D"}, {"A", "C", "D"}});
+  absl::StatusOr<std::string> id = client->RegisterMesh(mesh);
+  ASSERT_TRUE(id.ok()) << id.status();
+  absl::StatusOr<Plan> plan = client->PlanRegistered(
+      *id, Request(mesh, {8}, "P(max),S(0)[0],S(0)[1],S(0)[2]",
+                   "S(0)[0],S(0)[1],S(0)[2],S(0)[3]"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->warnings.empty());
+  int multi_dim = 0;
+  for (int64_t rank = 0; rank < mesh.world_size(); ++rank) {
+    absl::StatusOr<std::vector<ResolvedGroup>> groups =
+        client->ResolveGroups(*id, rank);
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    std::map<std::string, ResolvedGroup> by_name;
+    for (const ResolvedGroup& g : *groups) by_name[g.name] = g;
+    for (const Step& s : plan->steps) {
+      if (s.group.size() < 2) continue;
+      ++multi_dim;
+      const std::string name = mesh.GroupName(s.group);
+      ASSERT_EQ(by_name.count(name), 1u) << name;
+      EXPECT_EQ(by_name[name].ranks, mesh.GroupRanks(rank, s.group)) << name;
+    }
+  }
+  EXPECT_EQ(multi_dim, mesh.world_size());  // one all_gather on B_C_D
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 TEST(PlannerServiceTest, GrpcPlansEqualOfflinePlans) {
   ServerProcess server;
   ASSERT_NE(server.port(), 0) << server.log();
@@ -329,12 +364,6 @@ TEST(PlannerServiceTest, InvalidRequestsNameTheField) {
        [](auto& r) { r.mutable_options()->set_search_budget(5001); },
        grpc::INVALID_ARGUMENT,
        "options.search_budget: 5001 is above this server's limit of 5000"},
-      {"greedy non-default order",
-       [](auto& r) {
-         r.mutable_src()->set_text("S(0)[1]S(0)[0]");
-         r.mutable_options()->set_planner(v1::PLANNER_KIND_TORCH_GREEDY);
-       },
-       grpc::INVALID_ARGUMENT, "options.planner: torch_greedy needs default"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
