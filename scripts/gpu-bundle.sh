@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Gathers what a GPU machine needs to check the NCCL backend into OUT_DIR,
+# from a build made here: the NCCL test binaries (stripped) in OUT_DIR/bin,
+# every shared library they need that such a machine lacks in OUT_DIR/lib
+# (Abseil, Gloo and what Gloo pulls in), and gpu-check.sh. The GPU machine
+# brings its own glibc, libstdc++, driver, CUDA runtime and NCCL, so those
+# stay out (docs/PERFORMANCE.md, "On a GPU").
+#
+#   scripts/gpu-bundle.sh OUT_DIR        (RESHARD_BUILD: the build, default build/)
+#
+# Fails, saying why, when the build has no NCCL tests (CUDA or NCCL were not
+# found at configure time) or the bundle exceeds 64 MiB.
+set -euo pipefail
+
+OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
+BUILD="${RESHARD_BUILD:-build}"
+BINARIES=(nccl_test nccl_process_test nccl_logic_test)
+MAX_BYTES=$((64 * 1024 * 1024))
+# Libraries the GPU machine has itself (or must use its own of).
+SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'
+
+for b in "${BINARIES[@]}"; do
+  if [[ ! -x "$BUILD/tests/$b" ]]; then
+    echo "gpu-bundle: $BUILD/tests/$b is missing: build with CUDA and NCCL found (cmake --build $BUILD)" >&2
+    exit 1
+  fi
+done
+rm -rf "$OUT"
+mkdir -p "$OUT/bin" "$OUT/lib"
+for b in "${BINARIES[@]}"; do
+  strip -o "$OUT/bin/$b" "$BUILD/tests/$b"
+  ldd "$BUILD/tests/$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+    while read -r name path; do
+      if [[ ! "$name" =~ $SYSTEM_LIBS && ! -e "$OUT/lib/$name" ]]; then
+        cp -L "$path" "$OUT/lib/$name"
+      fi
+    done
+done
+strip --strip-unneeded "$OUT"/lib/*.so* 2>/dev/null || true
+cp "$(dirname "$0")/gpu-check.sh" "$OUT/gpu-check.sh"
+bytes=$(du -sb "$OUT" | cut -f1)
+if ((bytes > MAX_BYTES)); then
+  echo "gpu-bundle: $OUT holds $bytes bytes, above 64 MiB" >&2
+  exit 1
+fi
+echo "gpu-bundle: $OUT: ${#BINARIES[@]} binaries, $(ls "$OUT/lib" | wc -l) libraries, $bytes bytes"

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Checks the NCCL backend on a GPU machine from a bundle that
+# scripts/gpu-bundle.sh made (the machine needs only its driver, CUDA
+# runtime and NCCL): every NCCL test, one GPU per rank where there are
+# several GPUs and several ranks on one GPU (one process each, its own
+# NCCL host) where there is one, a killed rank included. Logs as it goes,
+# with times, to stdout and LOG (a partial log still says what ran).
+#
+#   gpu-check.sh [--quick] [--bundle DIR] [--log FILE]
+#
+# --quick and the full mode run the same tests today: the full mode's
+# device runner, exec judge, copy-descriptor check, memcheck and
+# benchmarks come with NCCL in the product (issue 26). Exits 0 when every
+# test passed, 1 when one failed, 2 when no GPU or NCCL is usable (saying
+# which), before running any test.
+set -uo pipefail
+
+MODE=full
+BUNDLE="$(cd "$(dirname "$0")" && pwd)"
+LOG=""
+while (($#)); do
+  case "$1" in
+    --quick) MODE=quick ;;
+    --bundle) BUNDLE="$2"; shift ;;
+    --log) LOG="$2"; shift ;;
+    *) echo "gpu-check: unknown flag $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+LOG="${LOG:-$BUNDLE/gpu-check.log}"
+: > "$LOG"
+log() { echo "$(date -u +%H:%M:%S) $*" | tee -a "$LOG"; }
+
+# The machine's own NCCL and CUDA runtime.
+find_lib() {
+  find /usr /opt /usr/local -name "$1" -not -path '*/stubs/*' 2>/dev/null | head -1
+}
+nccl=$(find_lib 'libnccl.so.2')
+cudart=$(find_lib 'libcudart.so.13')
+[[ -z "$cudart" ]] && cudart=$(find_lib 'libcudart.so.12')
+log "gpu-check ($MODE) bundle=$BUNDLE nccl=${nccl:-none} cudart=${cudart:-none}"
+if [[ -z "$nccl" || -z "$cudart" ]]; then
+  log "gpu-check: no NCCL or CUDA runtime on this machine; nothing to check"
+  exit 2
+fi
+export LD_LIBRARY_PATH="$BUNDLE/lib:$(dirname "$nccl"):$(dirname "$cudart")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
+fi
+
+# The first GPU test decides whether a GPU is usable at all.
+gpus=$("$BUNDLE/bin/nccl_test" --gtest_filter='NcclNoGpuTest.*' 2>&1 | tee -a "$LOG" /dev/stderr | grep -c 'a GPU is usable')
+if [[ "$gpus" == 0 ]]; then
+  log "gpu-check: no usable GPU (nccl_test's probe above says why); stopping before the GPU tests"
+  exit 2
+fi
+
+failed=0
+run() {
+  local name="$1"; shift
+  log "== $name"
+  local start=$SECONDS
+  if "$@" 2>&1 | tee -a "$LOG"; then
+    log "== $name: passed in $((SECONDS - start)) s"
+  else
+    log "== $name: FAILED after $((SECONDS - start)) s"
+    failed=1
+  fi
+}
+run "nccl_logic_test" "$BUNDLE/bin/nccl_logic_test"
+run "nccl_test" "$BUNDLE/bin/nccl_test"
+run "nccl_process_test" "$BUNDLE/bin/nccl_process_test"
+log "gpu-check ($MODE): $([[ $failed == 0 ]] && echo 'all passed' || echo 'FAILED')"
+exit "$failed"

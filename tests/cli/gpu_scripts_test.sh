@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# scripts/gpu-bundle.sh and scripts/gpu-check.sh on a machine without a
+# usable GPU: the bundle is at most 64 MiB and its binaries resolve every
+# library from the bundle, the system's C/C++ runtime or CUDA/NCCL only;
+# gpu-check.sh --quick runs up to its first GPU test and stops there with
+# exit status 2 and a clear message.
+#   gpu_scripts_test.sh REPO_DIR BUILD_DIR
+set -u
+. "$(dirname "$0")/lib.sh"
+repo="$1"
+build="$2"
+dir=$(mktemp -d)
+pids=()
+trap stop_started EXIT
+
+out=$(RESHARD_BUILD="$build" bash "$repo/scripts/gpu-bundle.sh" "$dir/bundle" 2>&1)
+check "gpu-bundle.sh succeeds ($out)" $?
+bytes=$(du -sb "$dir/bundle" | cut -f1)
+[ "$bytes" -le $((64 * 1024 * 1024)) ]
+check "bundle within 64 MiB ($bytes bytes)" $?
+for b in "$dir"/bundle/bin/*; do
+  stray=$(LD_LIBRARY_PATH="$dir/bundle/lib" ldd "$b" | awk '$2 == "=>" {print $1, $3}' |
+    grep -v -E "^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl|libasan|libubsan)\." |
+    grep -v " $dir/bundle/lib/")
+  [ -z "$stray" ]
+  check "$(basename "$b") needs nothing outside the bundle, libc/libstdc++ and CUDA/NCCL ($stray)" $?
+done
+
+out=$(bash "$dir/bundle/gpu-check.sh" --quick --log "$dir/check.log" 2>&1)
+status=$?
+[ "$status" -eq 2 ]
+check "gpu-check.sh --quick without a GPU exits 2 (got $status)" $?
+contains "$out" "no usable GPU"
+check "gpu-check.sh says there is no usable GPU" $?
+contains "$(cat "$dir/check.log")" "stopping before the GPU tests"
+check "the log says where it stopped" $?
+! contains "$out" "== nccl_process_test"
+check "no GPU test ran" $?
+exit $fail

@@ -1,0 +1,260 @@
+// The NCCL backend with one process per rank, several ranks on one GPU (the
+// arrangement docs/PERFORMANCE.md's GPU section describes): every rank gets
+// its own NCCL host identity (NCCL_HOSTID) and NCCL's socket transport over
+// loopback, so NCCL connects them instead of refusing a duplicate GPU. Four
+// ranks run every collective on the world, the reversed world (a split) and
+// two row splits, checked against the host's expectation; then a rank is
+// SIGKILLed and the survivors' next collective must fail, naming the group,
+// within twice the timeout. Without a usable GPU both tests skip, saying
+// why. The parent never touches CUDA: a CUDA context does not survive fork.
+#include <cuda_runtime_api.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "executor/element_ops.h"
+#include "executor/local_launch.h"
+#include "executor/nccl/nccl_available.h"
+#include "executor/nccl/nccl_communicator.h"
+#include "gloo/rendezvous/file_store.h"
+#include "gtest/gtest.h"
+
+namespace reshard::executor {
+namespace {
+
+constexpr int kRanks = 4;
+
+// The settings that let several processes share one GPU (each its own NCCL
+// host), set in the child before CUDA or NCCL starts.
+void OneGpuSettings(int rank) {
+  setenv("NCCL_HOSTID",
+         absl::StrCat("reshard-test-", getpid(), "-", rank).c_str(), 1);
+  setenv("NCCL_P2P_DISABLE", "1", 1);
+  setenv("NCCL_SHM_DISABLE", "1", 1);
+  setenv("NCCL_IB_DISABLE", "1", 1);
+  setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+}
+
+// How many GPUs a child process sees ("0: why" when none).
+std::string ProbeInChild() {
+  absl::StatusOr<std::vector<ChildResult>> r = RunLocalRanks(
+      1,
+      [](int) {
+        absl::StatusOr<GpuProbe> probe = ProbeGpus();
+        if (!probe.ok()) return absl::StrCat("0: ", probe.status().ToString());
+        return absl::StrCat(probe->count, ": ", probe->detail);
+      },
+      std::chrono::seconds(60));
+  if (!r.ok()) return absl::StrCat("0: ", r.status().ToString());
+  return (*r)[0].output;
+}
+
+// A scratch directory for the ranks' file store, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    char tmpl[] = "/tmp/reshard-nccl-XXXXXX";
+    path_ = mkdtemp(tmpl) != nullptr ? tmpl : "";
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class NcclProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string probe = ProbeInChild();
+    if (probe.rfind("0:", 0) == 0)
+      GTEST_SKIP() << "no usable GPU (" << probe << ")";
+    ASSERT_FALSE(dir_.path().empty());
+  }
+  ScratchDir dir_;
+};
+
+// (k + offset) mod 31 - 15 as f32, n of them.
+std::vector<float> Values(int64_t n, int64_t offset) {
+  std::vector<float> v(n);
+  for (int64_t k = 0; k < n; ++k)
+    v[k] = static_cast<float>((k + offset) % 31 - 15);
+  return v;
+}
+
+// Runs `op` on a device copy of `in` (of `out_n` output floats) and returns
+// the output, or an error text.
+template <typename Op>
+std::string OnDevice(const std::vector<float>& in, int64_t out_n, Op op,
+                     std::vector<float>& out) {
+  void* d_in = nullptr;
+  void* d_out = nullptr;
+  if (cudaMalloc(&d_in, in.size() * 4) != cudaSuccess ||
+      cudaMalloc(&d_out, std::max<int64_t>(out_n, 1) * 4) != cudaSuccess) {
+    return "cudaMalloc failed";
+  }
+  cudaMemcpy(d_in, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
+  const absl::Status s = op(d_in, d_out);
+  out.assign(out_n, 0);
+  cudaMemcpy(out.data(), d_out, out_n * 4, cudaMemcpyDeviceToHost);
+  cudaFree(d_in);
+  cudaFree(d_out);
+  return s.ok() ? "" : std::string(s.message());
+}
+
+// Every collective on `group` (global ranks, this rank among them), checked
+// against the host's expectation; "" when all agree.
+std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
+  const int64_t n = 96;  // divisible by every group size used
+  const int g = static_cast<int>(group.size());
+  const std::vector<float> mine = Values(n, group[comm.index()]);
+  std::vector<float> out, want;
+  std::string e = OnDevice(
+      mine, n * g,
+      [&](void* i, void* o) {
+        return comm.AllGather(i, o, n, DType::kFloat32);
+      },
+      out);
+  for (int j = 0; j < g; ++j) {
+    const std::vector<float> v = Values(n, group[j]);
+    want.insert(want.end(), v.begin(), v.end());
+  }
+  if (!e.empty() || out != want)
+    return absl::StrCat("all_gather on ", comm.name(), " ", e);
+  std::vector<float> sum(n, 0);
+  for (int j = 0; j < g; ++j) {
+    const std::vector<float> v = Values(n, group[j]);
+    for (int64_t k = 0; k < n; ++k) sum[k] += v[k];
+  }
+  // AllReduce works in place: read the input buffer back.
+  std::vector<float> reduced(n);
+  void* d = nullptr;
+  cudaMalloc(&d, n * 4);
+  cudaMemcpy(d, mine.data(), n * 4, cudaMemcpyHostToDevice);
+  const absl::Status ar =
+      comm.AllReduce(d, n, DType::kFloat32, {ReduceOp::kSum, 1});
+  cudaMemcpy(reduced.data(), d, n * 4, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  if (!ar.ok() || reduced != sum)
+    return absl::StrCat("all_reduce on ", comm.name(), " ", ar.message());
+  const int64_t block = n / g;
+  e = OnDevice(
+      mine, block,
+      [&](void* i, void* o) {
+        return comm.ReduceScatter(i, o, block, DType::kFloat32,
+                                  {ReduceOp::kSum, 1});
+      },
+      out);
+  want.assign(sum.begin() + comm.index() * block,
+              sum.begin() + (comm.index() + 1) * block);
+  if (!e.empty() || out != want)
+    return absl::StrCat("reduce_scatter on ", comm.name(), " ", e);
+  e = OnDevice(
+      mine, n,
+      [&](void* i, void* o) {
+        return comm.AllToAll(i, o, block, DType::kFloat32);
+      },
+      out);
+  want.clear();
+  for (int j = 0; j < g; ++j) {
+    const std::vector<float> v = Values(n, group[j]);
+    want.insert(want.end(), v.begin() + comm.index() * block,
+                v.begin() + (comm.index() + 1) * block);
+  }
+  if (!e.empty() || out != want)
+    return absl::StrCat("all_to_all on ", comm.name(), " ", e);
+  return "";
+}
+
+std::string EveryCollective(const std::string& dir, int rank) {
+  OneGpuSettings(rank);
+  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
+  NcclCommunicatorProvider provider(store, "every", rank, kRanks,
+                                    {std::chrono::seconds(30), 0});
+  std::vector<int64_t> world(kRanks);
+  std::iota(world.begin(), world.end(), 0);
+  const std::vector<int64_t> reversed(world.rbegin(), world.rend());
+  const std::vector<int64_t> row =
+      rank < 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{2, 3};
+  for (const auto& [group, name] :
+       {std::pair{world, "world"}, {reversed, "reversed"}, {row, "row"}}) {
+    absl::StatusOr<Communicator*> comm = provider.Get(group, name);
+    if (!comm.ok()) return std::string(comm.status().ToString());
+    const std::string error = CheckGroup(**comm, group);
+    if (!error.empty()) return error;
+  }
+  return "ok";
+}
+
+TEST_F(NcclProcessTest, FourRanksOnOneGpuRunEveryCollective) {
+  const std::string dir = dir_.path();
+  absl::StatusOr<std::vector<ChildResult>> results = RunLocalRanks(
+      kRanks, [&](int rank) { return EveryCollective(dir, rank); },
+      std::chrono::seconds(180));
+  ASSERT_TRUE(results.ok()) << results.status();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ((*results)[r].output, "ok") << "rank " << r;
+    EXPECT_EQ((*results)[r].exit_code, 0) << "rank " << r;
+  }
+}
+
+// Rank 3 dies after one all_reduce; the others' next one must fail, naming
+// the group, within twice the 5 s timeout.
+std::string SurviveAKill(const std::string& dir, int rank) {
+  OneGpuSettings(rank);
+  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
+  NcclCommunicatorProvider provider(store, "kill", rank, kRanks,
+                                    {std::chrono::seconds(5), 0});
+  std::vector<int64_t> world(kRanks);
+  std::iota(world.begin(), world.end(), 0);
+  absl::StatusOr<Communicator*> comm = provider.Get(world, "world");
+  if (!comm.ok()) return std::string(comm.status().ToString());
+  void* d = nullptr;
+  cudaMalloc(&d, 1024 * 4);
+  if (absl::Status s =
+          (*comm)->AllReduce(d, 1024, DType::kFloat32, {ReduceOp::kSum, 1});
+      !s.ok()) {
+    return absl::StrCat("first all_reduce: ", s.message());
+  }
+  if (rank == kRanks - 1) raise(SIGKILL);
+  const auto start = std::chrono::steady_clock::now();
+  const absl::Status s =
+      (*comm)->AllReduce(d, 1024, DType::kFloat32, {ReduceOp::kSum, 1});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return absl::StrCat(s.ok() ? "ok" : "failed", " ", seconds, " ", s.message());
+}
+
+TEST_F(NcclProcessTest, AKilledRankFailsTheSurvivorsWithinTwiceTheTimeout) {
+  const std::string dir = dir_.path();
+  absl::StatusOr<std::vector<ChildResult>> results = RunLocalRanks(
+      kRanks, [&](int rank) { return SurviveAKill(dir, rank); },
+      std::chrono::seconds(120));
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_TRUE((*results)[kRanks - 1].killed);
+  for (int r = 0; r + 1 < kRanks; ++r) {
+    const std::string& out = (*results)[r].output;
+    std::cout << "rank " << r << ": " << out << "\n";
+    ASSERT_EQ(out.rfind("failed ", 0), 0u) << "rank " << r << ": " << out;
+    const double seconds = std::atof(out.c_str() + 7);
+    EXPECT_LT(seconds, 10.0) << out;
+    EXPECT_NE(out.find("all_reduce on group world"), std::string::npos) << out;
+  }
+}
+
+}  // namespace
+}  // namespace reshard::executor
