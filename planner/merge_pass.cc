@@ -138,8 +138,9 @@ class Merger {
     return *merged;
   }
 
-  // One missing_flattened_group warning per group whose registration would
-  // lower the plan's cost (every run noted for it merging at once).
+  // One missing_flattened_group warning per group that no registered group
+  // serves, as PyTorch 2.11 warns, with what registering it saves (every
+  // run noted for it merging at once), or that it saves nothing.
   void AddMissingGroupWarnings(std::vector<Warning>& warnings) const {
     for (const MissingGroup& m : missing_) {
       const double saving = std::max(0.0, m.run_time_us - m.merged_time_us);
@@ -158,7 +159,7 @@ class Merger {
               : absl::StrCat(m.runs, " runs of sequential steps on mesh dims ",
                              QuotedDims(names), " (the first: ", m.first_run,
                              ") could each run as one collective, ", effect,
-                             m.runs > 1 && saving > 0 ? " in all" : "");
+                             saving > 0 ? " in all" : "");
       AddWarning(warnings,
                  {WarningCode::kMissingFlattenedGroup, names,
                   absl::StrCat(runs, "; ", RegisterGroupAdvice(mesh_, m.dims)),
