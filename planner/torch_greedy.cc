@@ -19,23 +19,16 @@ DistState WithPlacement(DistState state, int mesh_dim, const Placement& p) {
   return state;
 }
 
-// A placement as PyTorch prints it: Shard(dim=0), Replicate(), Partial(sum).
-std::string TorchRepr(const Placement& p) {
-  if (p.is_shard()) return absl::StrCat("Shard(dim=", p.dim(), ")");
-  if (p.is_replicate()) return "Replicate()";
-  return absl::StrCat("Partial(", ReduceOpName(p.op()), ")");
-}
-
 // FAILED_PRECONDITION for a transform PyTorch 2.11's greedy planner emits
 // and its executor refuses, quoting the executor's error.
 absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
   const std::string refusal =
       from.is_partial()
           ? absl::StrCat("Redistribution from one partial type (",
-                         TorchRepr(from), ") to another (", TorchRepr(target),
+                         from.ToRepr(), ") to another (", target.ToRepr(),
                          ") is unsupported.")
-          : absl::StrCat("redistribute from ", TorchRepr(from), " to ",
-                         TorchRepr(target), " not supported yet");
+          : absl::StrCat("redistribute from ", from.ToRepr(), " to ",
+                         target.ToRepr(), " not supported yet");
   return absl::FailedPreconditionError(absl::StrCat(
       "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
       target.ToString(), " on mesh dim ", m,

@@ -4,6 +4,7 @@
 #define RESHARD_TESTS_JSON_LITE_H_
 
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -114,6 +115,18 @@ struct Json {
     return j;
   }
 };
+
+// One Json per non-empty line of the file at `path` (JSON Lines); none when
+// the file cannot be read.
+inline std::vector<Json> LoadJsonLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<Json> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(Json::Parse(line));
+  }
+  return lines;
+}
 
 }  // namespace reshard::testing
 

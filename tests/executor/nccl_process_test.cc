@@ -45,6 +45,24 @@ void OneGpuSettings(int rank) {
   setenv("NCCL_SOCKET_IFNAME", "lo", 1);
 }
 
+// This rank's provider over the file store in `dir`, with the one-GPU
+// settings in place (call first in the child).
+std::unique_ptr<NcclCommunicatorProvider> RankProvider(
+    const std::string& dir, const std::string& prefix, int rank,
+    std::chrono::milliseconds timeout) {
+  OneGpuSettings(rank);
+  return std::make_unique<NcclCommunicatorProvider>(
+      std::make_shared<gloo::rendezvous::FileStore>(dir), prefix, rank, kRanks,
+      NcclOptions{timeout, 0});
+}
+
+// Global ranks 0..kRanks-1 in order.
+std::vector<int64_t> World() {
+  std::vector<int64_t> world(kRanks);
+  std::iota(world.begin(), world.end(), 0);
+  return world;
+}
+
 // How many GPUs a child process sees ("0: why" when none).
 std::string ProbeInChild() {
   absl::StatusOr<std::vector<ChildResult>> r = RunLocalRanks(
@@ -98,17 +116,17 @@ std::vector<float> Values(int64_t n, int64_t offset) {
 // Runs `op` on a device copy of `in` (of `out_n` output floats) and returns
 // the output, or an error text.
 template <typename Op>
-std::string OnDevice(const std::vector<float>& in, int64_t out_n, Op op,
+std::string OnDevice(const std::vector<float>& in, size_t out_n, Op op,
                      std::vector<float>& out) {
   void* d_in = nullptr;
   void* d_out = nullptr;
   if (cudaMalloc(&d_in, in.size() * 4) != cudaSuccess ||
-      cudaMalloc(&d_out, std::max<int64_t>(out_n, 1) * 4) != cudaSuccess) {
+      cudaMalloc(&d_out, std::max<size_t>(out_n, 1) * 4) != cudaSuccess) {
     return "cudaMalloc failed";
   }
   cudaMemcpy(d_in, in.data(), in.size() * 4, cudaMemcpyHostToDevice);
   const absl::Status s = op(d_in, d_out);
-  out.assign(out_n, 0);
+  out = std::vector<float>(out_n);
   cudaMemcpy(out.data(), d_out, out_n * 4, cudaMemcpyDeviceToHost);
   cudaFree(d_in);
   cudaFree(d_out);
@@ -119,7 +137,7 @@ std::string OnDevice(const std::vector<float>& in, int64_t out_n, Op op,
 // against the host's expectation; "" when all agree.
 std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
   const int64_t n = 96;  // divisible by every group size used
-  const int g = static_cast<int>(group.size());
+  const int64_t g = static_cast<int64_t>(group.size());
   const std::vector<float> mine = Values(n, group[comm.index()]);
   std::vector<float> out, want;
   std::string e = OnDevice(
@@ -139,17 +157,18 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
     const std::vector<float> v = Values(n, group[j]);
     for (int64_t k = 0; k < n; ++k) sum[k] += v[k];
   }
-  // AllReduce works in place: read the input buffer back.
-  std::vector<float> reduced(n);
-  void* d = nullptr;
-  cudaMalloc(&d, n * 4);
-  cudaMemcpy(d, mine.data(), n * 4, cudaMemcpyHostToDevice);
-  const absl::Status ar =
-      comm.AllReduce(d, n, DType::kFloat32, {ReduceOp::kSum, 1});
-  cudaMemcpy(reduced.data(), d, n * 4, cudaMemcpyDeviceToHost);
-  cudaFree(d);
-  if (!ar.ok() || reduced != sum)
-    return absl::StrCat("all_reduce on ", comm.name(), " ", ar.message());
+  // AllReduce works in place: its result is copied to the output buffer.
+  e = OnDevice(
+      mine, n,
+      [&](void* i, void* o) {
+        const absl::Status s =
+            comm.AllReduce(i, n, DType::kFloat32, {ReduceOp::kSum, 1});
+        cudaMemcpy(o, i, n * 4, cudaMemcpyDeviceToDevice);
+        return s;
+      },
+      out);
+  if (!e.empty() || out != sum)
+    return absl::StrCat("all_reduce on ", comm.name(), " ", e);
   const int64_t block = n / g;
   e = OnDevice(
       mine, block,
@@ -180,18 +199,15 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
 }
 
 std::string EveryCollective(const std::string& dir, int rank) {
-  OneGpuSettings(rank);
-  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
-  NcclCommunicatorProvider provider(store, "every", rank, kRanks,
-                                    {std::chrono::seconds(30), 0});
-  std::vector<int64_t> world(kRanks);
-  std::iota(world.begin(), world.end(), 0);
+  const auto provider =
+      RankProvider(dir, "every", rank, std::chrono::seconds(30));
+  const std::vector<int64_t> world = World();
   const std::vector<int64_t> reversed(world.rbegin(), world.rend());
   const std::vector<int64_t> row =
       rank < 2 ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{2, 3};
   for (const auto& [group, name] :
        {std::pair{world, "world"}, {reversed, "reversed"}, {row, "row"}}) {
-    absl::StatusOr<Communicator*> comm = provider.Get(group, name);
+    absl::StatusOr<Communicator*> comm = provider->Get(group, name);
     if (!comm.ok()) return std::string(comm.status().ToString());
     const std::string error = CheckGroup(**comm, group);
     if (!error.empty()) return error;
@@ -214,13 +230,9 @@ TEST_F(NcclProcessTest, FourRanksOnOneGpuRunEveryCollective) {
 // Rank 3 dies after one all_reduce; the others' next one must fail, naming
 // the group, within twice the 5 s timeout.
 std::string SurviveAKill(const std::string& dir, int rank) {
-  OneGpuSettings(rank);
-  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
-  NcclCommunicatorProvider provider(store, "kill", rank, kRanks,
-                                    {std::chrono::seconds(5), 0});
-  std::vector<int64_t> world(kRanks);
-  std::iota(world.begin(), world.end(), 0);
-  absl::StatusOr<Communicator*> comm = provider.Get(world, "world");
+  const auto provider =
+      RankProvider(dir, "kill", rank, std::chrono::seconds(5));
+  absl::StatusOr<Communicator*> comm = provider->Get(World(), "world");
   if (!comm.ok()) return std::string(comm.status().ToString());
   void* d = nullptr;
   cudaMalloc(&d, 1024 * 4);

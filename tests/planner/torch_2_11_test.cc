@@ -9,7 +9,6 @@
 // PyTorch reads its devices per host from the device count, 1 on CPU: the
 // cases plan with devices_per_host 1.
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -53,13 +52,8 @@ const std::set<int64_t> kUnevenGraphMerge = {
     18, 41, 118, 155, 181, 193, 215, 223, 229, 269, 291, 314, 330, 356, 380};
 
 std::vector<Json> LoadCases() {
-  std::ifstream in(std::string(RESHARD_TEST_DATA) + "/torch_2_11_dev.jsonl");
-  std::vector<Json> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) cases.push_back(Json::Parse(line));
-  }
-  return cases;
+  return testing::LoadJsonLines(std::string(RESHARD_TEST_DATA) +
+                                "/torch_2_11_dev.jsonl");
 }
 
 Mesh CaseMesh(const Json& c) {
@@ -73,12 +67,6 @@ Mesh CaseMesh(const Json& c) {
   absl::StatusOr<Mesh> mesh = Mesh::Create(spec);
   EXPECT_TRUE(mesh.ok()) << mesh.status();
   return *mesh;
-}
-
-std::string TorchRepr(const Placement& p) {
-  if (p.is_shard()) return absl::StrCat("Shard(dim=", p.dim(), ")");
-  if (p.is_replicate()) return "Replicate()";
-  return absl::StrCat("Partial(", ReduceOpName(p.op()), ")");
 }
 
 // "(Shard(dim=0), Replicate())" -> "Shard(dim=0)->Replicate()".
@@ -115,8 +103,7 @@ std::string ReshardStep(const Mesh& mesh, const Step& s) {
   const Placement from = s.from.placement(s.group[0]);
   const Placement to = s.to.placement(s.group[0]);
   if (s.group.size() == 1) {
-    return absl::StrCat("T", s.group[0], " ", TorchRepr(from), "->",
-                        TorchRepr(to));
+    return absl::StrCat("T", s.group[0], " ", from.ToRepr(), "->", to.ToRepr());
   }
   int64_t scale = 1;
   for (int m : s.group) {
@@ -125,10 +112,9 @@ std::string ReshardStep(const Mesh& mesh, const Step& s) {
     }
   }
   const std::string src =
-      scale > 1 ? "Partial(sum)" : TorchRepr(s.from.placement(s.group[0]));
+      scale > 1 ? "Partial(sum)" : s.from.placement(s.group[0]).ToRepr();
   return absl::StrCat("F", absl::StrJoin(s.group, ","), " ", src, "->",
-                      TorchRepr(to),
-                      scale > 1 ? absl::StrCat(" x", scale) : "");
+                      to.ToRepr(), scale > 1 ? absl::StrCat(" x", scale) : "");
 }
 
 // A recorded warning as "code" or "code:dims" (missing groups name dims).

@@ -2,7 +2,6 @@
 // torch_counts.jsonl): torch_greedy must emit exactly PyTorch's collective
 // counts, local shapes and warnings, and every planner's plan for every case
 // must pass the reference simulator.
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -18,13 +17,8 @@ namespace {
 using testing::Json;
 
 std::vector<Json> LoadCases() {
-  std::ifstream in(std::string(RESHARD_TEST_DATA) + "/torch_counts.jsonl");
-  std::vector<Json> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) cases.push_back(Json::Parse(line));
-  }
-  return cases;
+  return testing::LoadJsonLines(std::string(RESHARD_TEST_DATA) +
+                                "/torch_counts.jsonl");
 }
 
 Mesh CaseMesh(const Json& c) {
