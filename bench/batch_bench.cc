@@ -23,13 +23,13 @@
 #include "bench/batch_tensors.h"
 #include "executor/batch_runner.h"
 #include "executor/data_rule.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/plan_runner.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
 #include "executor/sample_stats.h"
-#include "gloo/rendezvous/file_store.h"
 #include "planner/batch_plan.h"
 #include "planner/bucket_schedule.h"
 #include "planner/state_text.h"
@@ -108,7 +108,7 @@ int Invalid(const ExecCase& c, int64_t position,
   for (size_t t = 0; t < c.plans.size(); ++t) {
     invalid +=
         !executor::CheckResult(c.mesh, c.plans[t], position, provider, b.out[t])
-             .validated;
+             .check.validated;
   }
   return invalid;
 }
@@ -145,7 +145,7 @@ double RunMode(Runners& r, RankBuffers& b, bool bucketed) {
 
 // Rank `rank`'s timings: "bucketed seconds...;tensor seconds...;invalid".
 std::string ExecOnRank(const ExecCase& c, int rank, const std::string& dir) {
-  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
+  auto store = std::make_shared<executor::FileStore>(dir);
   executor::GlooOptions options;
   options.timeout = std::chrono::seconds(120);
   executor::GlooCommunicatorProvider provider(store, c.name, rank, options);

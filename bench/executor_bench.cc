@@ -27,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "executor/data_rule.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/plan_runner.h"
@@ -165,8 +166,7 @@ std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
   executor::GlooOptions options;
   options.timeout = std::chrono::seconds(120);
   executor::GlooCommunicatorProvider provider(
-      std::make_shared<gloo::rendezvous::FileStore>(dir), "exec", rank,
-      options);
+      std::make_shared<executor::FileStore>(dir), "exec", rank, options);
   auto raw = RawContext(dir, rank, n);
   std::string lines;
   for (const OpCase& c : kOps) {
@@ -220,7 +220,7 @@ std::string ReduceScatterOptionsOnRank(int rank, int n, const std::string& dir,
   ring_options.timeout = slice_options.timeout = std::chrono::seconds(120);
   slice_options.reduce_scatter =
       executor::GlooReduceScatter::kAllReduceAndSlice;
-  auto store = std::make_shared<gloo::rendezvous::FileStore>(dir);
+  auto store = std::make_shared<executor::FileStore>(dir);
   executor::GlooCommunicatorProvider ring_provider(store, "ring", rank,
                                                    ring_options);
   executor::GlooCommunicatorProvider slice_provider(store, "slice", rank,
@@ -265,14 +265,13 @@ std::string PlanTimeOnRank(int rank, const Mesh& mesh, const Plan& plan,
   executor::GlooOptions options;
   options.timeout = std::chrono::seconds(120);
   executor::GlooCommunicatorProvider provider(
-      std::make_shared<gloo::rendezvous::FileStore>(dir), "plan", rank,
-      options);
+      std::make_shared<executor::FileStore>(dir), "plan", rank, options);
   executor::RankOptions run;
   run.iters = 15;
   run.warmup = 3;
-  const executor::RankReport r =
-      executor::RunRank(mesh, plan, rank, provider, run);
-  if (!r.status.ok() || !r.validated) std::exit(5);
+  const executor::RankReport r = executor::RunRank(
+      mesh, executor::BatchWork::OfPlan(mesh, plan), rank, provider, run);
+  if (!r.status.ok() || r.WhyNotValidated().has_value()) std::exit(5);
   double total = 0;
   for (double s : r.seconds_median) total += s;
   return absl::StrFormat("%.9g %.9g %d\n", total, plan.total_time_us,

@@ -133,7 +133,7 @@ void DispatchOverhead(Client& client, const BenchFlags& flags) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     double executed = 0;
-    for (const executor::StepRow& step : run.summary.steps) {
+    for (const executor::SummaryRow& step : run.summary.rows) {
       executed += step.seconds_median;
     }
     wall.push_back(seconds);
@@ -196,9 +196,9 @@ void JobVersusExec(Client& client, const BenchFlags& flags) {
          "bytes", "job_us", "exec_us", "ratio");
   for (const BenchPlan& plan : plans) {
     std::vector<std::vector<double>> job, exec;
-    std::vector<executor::StepRow> rows;
+    std::vector<executor::SummaryRow> rows;
     for (int round = 0; round < flags.rounds; ++round) {
-      rows = MustRun(client, plan, Options(kIters, kWarmup)).summary.steps;
+      rows = MustRun(client, plan, Options(kIters, kWarmup)).summary.rows;
       std::vector<double> e = ExecMedians(plan, kIters, kWarmup);
       job.resize(rows.size());
       exec.resize(e.size());
@@ -208,7 +208,7 @@ void JobVersusExec(Client& client, const BenchFlags& flags) {
       for (size_t k = 0; k < exec.size(); ++k) exec[k].push_back(e[k]);
     }
     for (size_t k = 0; k < job.size() && k < exec.size(); ++k) {
-      const executor::StepRow& step = rows[k];
+      const executor::SummaryRow& step = rows[k];
       const double j = Median(job[k]), e = Median(exec[k]);
       printf("    %-10s %-15s %-6s %10lld %12.1f %12.1f %8.3f\n",
              plan.name.c_str(), step.op.c_str(), step.group.c_str(),
@@ -234,17 +234,19 @@ BatchMode MakeBatchMode(const char* name, const Mesh& mesh,
     mode.work.plans.push_back(*plan);
   }
   mode.work.bucketed = bucketed;
-  mode.work.rows = bucketed ? batch.schedule
-                            : UnbucketedSchedule(mesh, mode.work.PlanPointers(),
-                                                 CostOptions());
+  mode.work.schedule =
+      bucketed
+          ? batch.schedule
+          : UnbucketedSchedule(mesh, mode.work.PlanPointers(), CostOptions());
   return mode;
 }
 
 void RunBatchMode(Client& client, const Mesh& mesh,
                   const std::vector<std::string>& names, BatchMode& mode) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<JobBatchRun> run =
-      client.RunJobBatch(kJob, mesh, mode.work, names, Options(5, 1));
+  mode.work.names = names;
+  absl::StatusOr<JobRun> run =
+      client.RunJob(kJob, mesh, mode.work, Options(5, 1));
   if (!run.ok() || !run->summary.validated) {
     fprintf(stderr, "job_bench: batch %s: %s\n", mode.name,
             run.ok() ? run->summary.why_not.c_str()
@@ -285,7 +287,7 @@ void BatchThroughJob(Client& client, const BenchFlags& flags) {
          "RunJob_wall_ms");
   for (const BatchMode& mode : modes) {
     printf("    %-17s %11zu %14.2f %14.1f\n", mode.name,
-           mode.work.rows.buckets.size(), Median(mode.batch_seconds) * 1e3,
+           mode.work.schedule.buckets.size(), Median(mode.batch_seconds) * 1e3,
            Median(mode.wall_seconds) * 1e3);
   }
   printf("    speed-up of the batch: %.2fx\n",

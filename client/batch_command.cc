@@ -174,10 +174,11 @@ absl::StatusOr<executor::BatchWork> RunnableBatch(const PlannedBatch& planned,
   }
   const CostOptions cost{planned.options.cost_model,
                          planned.options.devices_per_host};
-  work.rows = bucketed
-                  ? planned.batch.schedule
-                  : UnbucketedSchedule(planned.mesh, work.PlanPointers(), cost);
+  work.schedule =
+      bucketed ? planned.batch.schedule
+               : UnbucketedSchedule(planned.mesh, work.PlanPointers(), cost);
   work.bucketed = bucketed;
+  work.names = planned.names;
   return work;
 }
 

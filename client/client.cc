@@ -10,7 +10,6 @@
 #include "grpcpp/grpcpp.h"
 #include "planner/job_replica.h"
 #include "proto/batch_convert.h"
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -350,35 +349,15 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   return CallRunJob(request, mesh, options);
 }
 
-absl::StatusOr<JobBatchRun> Client::RunJobBatch(
-    const std::string& job, const Mesh& mesh, const executor::BatchWork& work,
-    const std::vector<std::string>& names, const JobRunOptions& options) {
+absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
+                                      const executor::BatchWork& work,
+                                      const JobRunOptions& options) {
   v1::RunJobRequest request = RunJobRequestOf(job, options);
   v1::GivenBatch* given = request.mutable_batch();
   *given->mutable_mesh() = MeshToProto(mesh);
   BatchWorkToProto(mesh, work, given->mutable_work());
-  for (const std::string& name : names) given->add_names(name);
-  v1::RunJobResponse response;
-  absl::Status s = SendRunJob(request, options, &response);
-  if (!s.ok()) return s;
-  if (!response.has_batch()) {
-    return absl::InternalError(
-        "RunJob answered a batch without its batch result (an older server?)");
-  }
-  JobBatchRun run{response.run_id(),
-                  response.iters(),
-                  response.warmup(),
-                  response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
-                  response.batch().bucketed(),
-                  BatchSummaryFromProto(response),
-                  {}};
-  for (const v1::RankReport& r : response.ranks()) {
-    executor::RankResult result = RankResultFromProto(r);
-    if (auto* batch = std::get_if<executor::BatchRankReport>(&result)) {
-      run.ranks.push_back(std::move(*batch));
-    }
-  }
-  return run;
+  for (const std::string& name : work.names) given->add_names(name);
+  return CallRunJob(request, mesh, options, &work);
 }
 
 absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
@@ -391,20 +370,41 @@ absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
       CoordinatorFor(request.job()).RunJob(&context, request, response));
 }
 
+namespace {
+
+// What a RunJob response says ran: the plan the replica made, or the batch
+// the request gave.
+absl::StatusOr<executor::BatchWork> WorkOfResponse(
+    const Mesh& mesh, const v1::RunJobResponse& response,
+    const executor::BatchWork* batch) {
+  if (response.has_plan()) {
+    absl::StatusOr<Plan> plan = PlanFromProto(mesh, response.plan());
+    if (!plan.ok()) return plan.status();
+    return executor::BatchWork::OfPlan(mesh, *std::move(plan));
+  }
+  if (response.has_batch() && batch != nullptr) return *batch;
+  return absl::InternalError(
+      "RunJob answered without saying what ran (an older server?)");
+}
+
+}  // namespace
+
 absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
                                           const Mesh& mesh,
-                                          const JobRunOptions& options) {
+                                          const JobRunOptions& options,
+                                          const executor::BatchWork* batch) {
   v1::RunJobResponse response;
   absl::Status s = SendRunJob(request, options, &response);
   if (!s.ok()) return s;
   absl::StatusOr<Mesh> run_mesh =
       response.has_mesh() ? MeshFromProto(response.mesh()) : mesh;
   if (!run_mesh.ok()) return run_mesh.status();
-  absl::StatusOr<Plan> plan = PlanFromProto(*run_mesh, response.plan());
-  if (!plan.ok()) return plan.status();
+  absl::StatusOr<executor::BatchWork> work =
+      WorkOfResponse(*run_mesh, response, batch);
+  if (!work.ok()) return work.status();
   JobRun run{response.run_id(),
              *std::move(run_mesh),
-             *std::move(plan),
+             *std::move(work),
              response.iters(),
              response.warmup(),
              response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",

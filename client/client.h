@@ -22,7 +22,6 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "executor/batch_summary.h"
 #include "executor/batch_work.h"
 #include "executor/rank_run.h"
 #include "executor/run_summary.h"
@@ -68,28 +67,18 @@ struct JobRunOptions {
   absl::Duration deadline = absl::Minutes(5);
 };
 
-// One run of a plan on a job's agents, as the Coordinator aggregated it.
+// One run on a job's agents (a plan is a batch of one), as the Coordinator
+// aggregated it.
 struct JobRun {
   std::string run_id;
   Mesh mesh;
-  Plan plan;
+  executor::BatchWork
+      work;  // what ran: the plan the replica made, or the batch
   int iters = 0;
   int warmup = 0;
   std::string backend;  // the job's: gloo or nccl
   executor::RunSummary summary;
   std::vector<executor::RankReport> ranks;  // by rank
-};
-
-// One run of a batch on a job's agents (DESIGN §8), as the Coordinator
-// aggregated it.
-struct JobBatchRun {
-  std::string run_id;
-  int iters = 0;
-  int warmup = 0;
-  std::string backend;  // the job's: gloo or nccl
-  bool bucketed = true;
-  executor::BatchSummary summary;  // rows, tensors by item, totals
-  std::vector<executor::BatchRankReport> ranks;  // by rank
 };
 
 // One agent of a job, as the Coordinator sees it.
@@ -170,13 +159,11 @@ class Client {
   absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
                                 const Plan& plan, const JobRunOptions& options);
   // Runs a planned batch whole on every agent of `job`: `work`'s plans as
-  // its rows say (bucketed, or tensor by tensor); `names` label the
+  // its schedule says (bucketed, or tensor by tensor); its names label the
   // summary's tensors. Errors as RunJob's.
-  absl::StatusOr<JobBatchRun> RunJobBatch(const std::string& job,
-                                          const Mesh& mesh,
-                                          const executor::BatchWork& work,
-                                          const std::vector<std::string>& names,
-                                          const JobRunOptions& options);
+  absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
+                                const executor::BatchWork& work,
+                                const JobRunOptions& options);
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);
@@ -189,9 +176,11 @@ class Client {
 
   // The Coordinator of the replica serving `job`.
   v1::Coordinator::Stub& CoordinatorFor(const std::string& job);
+  // `batch`: the batch the request gives (what its response ran).
   absl::StatusOr<JobRun> CallRunJob(const v1::RunJobRequest& request,
                                     const Mesh& mesh,
-                                    const JobRunOptions& options);
+                                    const JobRunOptions& options,
+                                    const executor::BatchWork* batch = nullptr);
   // The RunJob RPC itself: never retried, bounded by options.deadline.
   absl::Status SendRunJob(const v1::RunJobRequest& request,
                           const JobRunOptions& options,

@@ -9,19 +9,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
-#include "client/batch_exec.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
+#include "client/run_flags.h"
 #include "client/run_output.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
+#include "executor/memory_store.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
 #include "executor/run_summary.h"
-#include "gloo/rendezvous/file_store.h"
-#include "gloo/rendezvous/hash_store.h"
 
 namespace reshard {
 namespace {
@@ -51,14 +51,32 @@ constexpr char kExecUsage[] =
     "  per run, every tensor validated with its checksums by rank.\n";
 
 struct ExecFlags {
+  RunFlags run;
   int ranks = 0;
   std::string backend = "gloo";
-  int iters = 10;
-  int warmup = 2;
-  int timeout_seconds = 30;
   bool threads = false;
-  bool json = false;
 };
+
+// Why NCCL cannot run here: a build without CUDA and NCCL, or no usable
+// GPU. With a GPU it still cannot: the runner packs blocks in host memory
+// and NCCL needs device buffers (the NCCL tests run plans through
+// device-staged communicators; exec does not yet).
+absl::Status NcclRefusal() {
+  absl::StatusOr<executor::GpuProbe> gpus = executor::ProbeGpus();
+  if (!gpus.ok()) {
+    return absl::FailedPreconditionError(
+        "--backend nccl: this reshardctl was built without NCCL (CUDA and "
+        "NCCL were not found when it was configured); use --backend gloo");
+  }
+  if (gpus->count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--backend nccl: no usable GPU (", gpus->detail,
+                     "); use --backend gloo"));
+  }
+  return absl::FailedPreconditionError(
+      "--backend nccl: reshardctl exec does not run on NCCL yet (its runner "
+      "works on host memory); use --backend gloo");
+}
 
 absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   ExecFlags flags;
@@ -66,128 +84,131 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
     return absl::InvalidArgumentError(
         "--local N is required (the number of local ranks)");
   }
-  for (auto [flag, min, target] :
-       {std::tuple{"local", 1, &flags.ranks},
-        std::tuple{"iters", 1, &flags.iters},
-        std::tuple{"warmup", 0, &flags.warmup},
-        std::tuple{"timeout_seconds", 1, &flags.timeout_seconds}}) {
-    absl::Status s = ParseIntFlag(args, flag, min, *target);
-    if (!s.ok()) return s;
-  }
+  absl::Status s = ParseIntFlag(args, "local", 1, flags.ranks);
+  if (!s.ok()) return s;
+  absl::StatusOr<RunFlags> run = ParseRunFlags(args, "exec");
+  if (!run.ok()) return run.status();
+  flags.run = *run;
   flags.backend = args.Get("backend").value_or("gloo");
-  if (flags.backend == "nccl") {
-    // Why NCCL cannot run here: a build without CUDA and NCCL, or no usable
-    // GPU. With a GPU it still cannot: the plan runner packs blocks in host
-    // memory and NCCL needs device buffers (the NCCL tests run plans through
-    // device-staged communicators; exec does not yet).
-    absl::StatusOr<executor::GpuProbe> gpus = executor::ProbeGpus();
-    if (!gpus.ok()) {
-      return absl::FailedPreconditionError(
-          "--backend nccl: this reshardctl was built without NCCL (CUDA and "
-          "NCCL were not found when it was configured); use --backend gloo");
-    }
-    if (gpus->count == 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--backend nccl: no usable GPU (", gpus->detail,
-                       "); use --backend gloo"));
-    }
-    return absl::FailedPreconditionError(
-        "--backend nccl: reshardctl exec does not run plans on NCCL yet (its "
-        "plan runner works on host memory); use --backend gloo");
-  }
+  if (flags.backend == "nccl") return NcclRefusal();
   if (flags.backend != "gloo") {
     return absl::InvalidArgumentError(
         absl::StrCat("--backend: unknown backend \"", flags.backend,
                      "\"; expected gloo or nccl"));
   }
   flags.threads = args.Has("threads");
-  flags.json = args.Has("json");
   return flags;
 }
 
-absl::StatusOr<MeshAndPlan> ObtainPlan(const std::optional<ServerFlags>& server,
-                                       const CliArgs& args) {
-  if (auto path = args.Get("plan")) return ReadPlanFile(*path);
+// What runs: the work on its mesh, and a batch's planned form (printed).
+struct ExecJob {
+  Mesh mesh;
+  executor::BatchWork work;
+  std::optional<PlannedBatch> planned;
+};
+
+absl::StatusOr<Plan> PlanFromFlags(const std::optional<ServerFlags>& server,
+                                   const Mesh& mesh, const CliArgs& args) {
+  absl::StatusOr<PlanRequest> request = RequestFromFlags(mesh, args);
+  if (!request.ok()) return request.status();
+  if (!server.has_value()) return MakePlan(mesh, *request);
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(*server);
+  if (!client.ok()) return client.status();
+  return (*client)->PlanInline(mesh, *request);
+}
+
+absl::StatusOr<ExecJob> ObtainWork(const std::optional<ServerFlags>& server,
+                                   const CliArgs& args,
+                                   const ExecFlags& flags) {
+  if (flags.run.batch) {
+    absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
+    if (!planned.ok()) return planned.status();
+    absl::StatusOr<executor::BatchWork> work =
+        RunnableBatch(*planned, flags.run.bucketed);
+    if (!work.ok()) return work.status();
+    Mesh mesh = planned->mesh;
+    return ExecJob{std::move(mesh), *std::move(work), *std::move(planned)};
+  }
+  if (auto path = args.Get("plan")) {
+    absl::StatusOr<MeshAndPlan> given = ReadPlanFile(*path);
+    if (!given.ok()) return given.status();
+    executor::BatchWork work =
+        executor::BatchWork::OfPlan(given->mesh, std::move(given->plan));
+    return ExecJob{std::move(given->mesh), std::move(work), std::nullopt};
+  }
   absl::StatusOr<Mesh> mesh = MeshFromFlags(args);
   if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
-  if (!request.ok()) return request.status();
-  absl::StatusOr<Plan> plan;
-  if (server.has_value()) {
-    absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(*server);
-    if (!client.ok()) return client.status();
-    plan = (*client)->PlanInline(*mesh, *request);
-  } else {
-    plan = MakePlan(*mesh, *request);
-  }
+  absl::StatusOr<Plan> plan = PlanFromFlags(server, *mesh, args);
   if (!plan.ok()) return plan.status();
-  return MeshAndPlan{*std::move(mesh), *std::move(plan)};
+  executor::BatchWork work =
+      executor::BatchWork::OfPlan(*mesh, *std::move(plan));
+  return ExecJob{*std::move(mesh), std::move(work), std::nullopt};
 }
 
-// A bound on the whole run: every collective is bounded by the timeout.
-std::chrono::milliseconds RunDeadline(const Plan& plan,
+// A bound on the whole run: every collective (rows, a validation and a
+// compile collective per tensor) is bounded by the timeout.
+std::chrono::milliseconds RunDeadline(const ExecJob& job,
                                       const ExecFlags& flags) {
-  const int64_t calls = static_cast<int64_t>(plan.steps.size() + 2) *
-                        (flags.iters + flags.warmup + 1);
-  return std::chrono::seconds(flags.timeout_seconds * (calls + 2) + 10);
+  const int64_t calls = static_cast<int64_t>(job.work.Rows(job.mesh).size() +
+                                             2 * job.work.plans.size() + 2) *
+                        (flags.run.iters + flags.run.warmup + 1);
+  return std::chrono::seconds(flags.run.timeout_seconds * (calls + 2) + 10);
 }
 
-RankReport RunOneRank(const MeshAndPlan& job, int position,
-                      std::shared_ptr<gloo::rendezvous::Store> store,
+RankReport RunOneRank(const ExecJob& job, int position,
+                      std::shared_ptr<executor::KeyValueStore> store,
                       const ExecFlags& flags) {
   executor::GlooOptions options;
-  options.timeout = std::chrono::seconds(flags.timeout_seconds);
+  options.timeout = std::chrono::seconds(flags.run.timeout_seconds);
   const int64_t rank = job.mesh.RankAt(position);
   executor::GlooCommunicatorProvider provider(std::move(store), "exec", rank,
                                               options);
   executor::RankOptions run;
-  run.iters = flags.iters;
-  run.warmup = flags.warmup;
-  return executor::RunRank(job.mesh, job.plan, rank, provider, run);
+  run.iters = flags.run.iters;
+  run.warmup = flags.run.warmup;
+  return executor::RunRank(job.mesh, job.work, rank, provider, run);
 }
 
 // What a child that produced no report looked like.
-RankReport LostRank(const MeshAndPlan& job, int position,
-                    const executor::ChildResult& child) {
+RankReport LostRank(int64_t rank, const executor::ChildResult& child) {
   RankReport lost;
-  lost.rank = job.mesh.RankAt(position);
+  lost.rank = rank;
   lost.status = absl::UnavailableError(
       child.signal == SIGKILL && child.killed
-          ? absl::StrCat("rank ", lost.rank, " did not finish in time")
+          ? absl::StrCat("rank ", rank, " did not finish in time")
       : child.killed
-          ? absl::StrCat("rank ", lost.rank, " died of signal ", child.signal)
-          : absl::StrCat("rank ", lost.rank, " exited with status ",
-                         child.exit_code, " without a report"));
+          ? absl::StrCat("rank ", rank, " died of signal ", child.signal)
+          : absl::StrCat("rank ", rank, " exited with status ", child.exit_code,
+                         " without a report"));
   return lost;
 }
 
-absl::StatusOr<std::vector<RankReport>> RunProcesses(const MeshAndPlan& job,
+absl::StatusOr<std::vector<RankReport>> RunProcesses(const ExecJob& job,
                                                      const ExecFlags& flags) {
   absl::StatusOr<std::unique_ptr<executor::RendezvousDir>> rendezvous =
       executor::RendezvousDir::Create("reshardctl-exec");
   if (!rendezvous.ok()) return rendezvous.status();
   const std::string& dir = (*rendezvous)->path();
   auto body = [&](int position) {
-    return executor::SerializeReport(
-        RunOneRank(job, position,
-                   std::make_shared<gloo::rendezvous::FileStore>(dir), flags));
+    return executor::SerializeReport(RunOneRank(
+        job, position, std::make_shared<executor::FileStore>(dir), flags));
   };
   absl::StatusOr<std::vector<executor::ChildResult>> children =
-      executor::RunLocalRanks(flags.ranks, body, RunDeadline(job.plan, flags));
+      executor::RunLocalRanks(flags.ranks, body, RunDeadline(job, flags));
   if (!children.ok()) return children.status();
   std::vector<RankReport> reports;
   for (int p = 0; p < flags.ranks; ++p) {
     absl::StatusOr<RankReport> report =
         executor::ParseReport((*children)[p].output);
-    reports.push_back(report.ok() ? *std::move(report)
-                                  : LostRank(job, p, (*children)[p]));
+    reports.push_back(report.ok()
+                          ? *std::move(report)
+                          : LostRank(job.mesh.RankAt(p), (*children)[p]));
   }
   return reports;
 }
 
-std::vector<RankReport> RunThreads(const MeshAndPlan& job,
-                                   const ExecFlags& flags) {
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+std::vector<RankReport> RunThreads(const ExecJob& job, const ExecFlags& flags) {
+  auto store = std::make_shared<executor::MemoryStore>();
   std::vector<RankReport> reports(flags.ranks);
   std::vector<std::thread> threads;
   for (int p = 0; p < flags.ranks; ++p) {
@@ -198,22 +219,33 @@ std::vector<RankReport> RunThreads(const MeshAndPlan& job,
   return reports;
 }
 
+RunContext ContextOf(const ExecJob& job, const ExecFlags& flags) {
+  RunContext context;
+  context.backend = flags.backend;
+  context.world_size = flags.ranks;
+  context.launched_on = absl::StrCat(
+      flags.ranks, " ranks (", flags.threads ? "threads" : "processes", ")");
+  context.iters = flags.run.iters;
+  context.warmup = flags.run.warmup;
+  if (job.planned.has_value()) context.planned = &job.planned->batch;
+  return context;
+}
+
 }  // namespace
 
 const char* ExecUsage() { return kExecUsage; }
 
 absl::Status RunExec(const std::optional<ServerFlags>& server,
                      const std::vector<std::string>& argv, std::ostream& out) {
-  if (HasBatchFlag(argv)) return RunExecBatch(server, argv, out);
-  std::set<std::string> options = PlanFlags();
-  options.insert(
-      {"local", "backend", "iters", "warmup", "timeout_seconds", "plan"});
-  absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, options, {"merge", "json", "threads", "offline"});
+  std::set<std::string> options = RunValueFlags();
+  options.insert({"local", "backend"});
+  std::set<std::string> switches = RunSwitches();
+  switches.insert({"threads", "offline"});
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, options, switches);
   if (!args.ok()) return args.status();
   absl::StatusOr<ExecFlags> flags = ParseExecFlags(*args);
   if (!flags.ok()) return flags.status();
-  absl::StatusOr<MeshAndPlan> job = ObtainPlan(server, *args);
+  absl::StatusOr<ExecJob> job = ObtainWork(server, *args, *flags);
   if (!job.ok()) return job.status();
   if (flags->ranks != job->mesh.world_size()) {
     return absl::InvalidArgumentError(
@@ -227,18 +259,12 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
   absl::Status failure = executor::RankFailure(*reports);
   if (!failure.ok()) return failure;
   executor::RunSummary summary =
-      executor::Summarize(job->mesh, job->plan, *std::move(reports));
+      executor::Summarize(job->mesh, job->work, *std::move(reports));
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  RunContext context;
-  context.backend = flags->backend;
-  context.world_size = flags->ranks;
-  context.launched_on = absl::StrCat(
-      flags->ranks, " ranks (", flags->threads ? "threads" : "processes", ")");
-  context.iters = flags->iters;
-  context.warmup = flags->warmup;
-  return PrintRun(job->mesh, job->plan, context, summary, flags->json, out);
+  return PrintRun(job->mesh, job->work, ContextOf(*job, *flags), summary,
+                  flags->run.json, out);
 }
 
 }  // namespace reshard

@@ -13,10 +13,10 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/batch_command.h"
-#include "client/batch_run_output.h"
 #include "client/cli_args.h"
 #include "client/client.h"
 #include "client/plan_flags.h"
+#include "client/run_flags.h"
 #include "client/run_output.h"
 #include "planner/plan_format.h"
 
@@ -73,58 +73,16 @@ constexpr char kCancelUsage[] =
 
 constexpr int kDefaultDeadlineSeconds = 300;
 
-struct RunFlags {
+// The job's knobs from the run flags; the call is bounded by the global
+// --deadline_seconds.
+JobRunOptions OptionsOf(const RunFlags& flags, const ServerFlags& server) {
   JobRunOptions options;
-  bool json = false;
-};
-
-absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
-                                       const ServerFlags& server) {
-  RunFlags flags;
-  int timeout_seconds = static_cast<int>(flags.options.timeout_seconds);
-  for (auto [flag, min, target] :
-       {std::tuple{"iters", 1, &flags.options.iters},
-        std::tuple{"warmup", 0, &flags.options.warmup},
-        std::tuple{"timeout_seconds", 1, &timeout_seconds}}) {
-    absl::Status s = ParseIntFlag(args, flag, min, *target);
-    if (!s.ok()) return s;
-  }
-  flags.options.timeout_seconds = timeout_seconds;
-  flags.options.deadline =
+  options.iters = flags.iters;
+  options.warmup = flags.warmup;
+  options.timeout_seconds = flags.timeout_seconds;
+  options.deadline =
       server.deadline.value_or(absl::Seconds(kDefaultDeadlineSeconds));
-  flags.json = args.Has("json");
-  if (!args.Has("batch")) {
-    for (const char* flag : {"bucket_bytes", "no-bucketing"}) {
-      if (args.Has(flag)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", flag, ": only with --batch FILE"));
-      }
-    }
-  }
-  if (args.Has("plan") && args.Has("batch")) {
-    return absl::InvalidArgumentError(
-        "--plan: cannot be combined with --batch (one plan or one batch)");
-  }
-  if (args.Has("plan")) {
-    // The file fixes mesh, tensor and states; a plan flag beside it would be
-    // silently ignored.
-    for (const std::string& flag : PlanFlags()) {
-      if (args.Has(flag)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--plan: cannot be combined with --", flag,
-            " (the plan file fixes the mesh, the tensor and the states)"));
-      }
-    }
-    if (args.Has("merge")) {
-      return absl::InvalidArgumentError(
-          "--plan: cannot be combined with --merge");
-    }
-  } else if (!args.Has("mesh") && !args.Has("batch")) {
-    return absl::InvalidArgumentError(
-        "job run: --plan FILE or the plan flags (--mesh, --shape, --from, "
-        "--to, ...) are required, or --batch FILE with --mesh");
-  }
-  return flags;
+  return options;
 }
 
 // Runs the plan the flags describe: a file as given, or a request the
@@ -144,14 +102,12 @@ absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
   return client.RunJob(job, *mesh, *request, options);
 }
 
-// What the output says about a run (a JobRun or JobBatchRun) on `mesh`
-// beside its summary.
-template <typename Run>
-RunContext ContextOf(const std::string& job, const Mesh& mesh, const Run& run,
+// What the output says about a run beside its summary.
+RunContext ContextOf(const std::string& job, const JobRun& run,
                      const JobRunOptions& options) {
   RunContext context;
   context.backend = run.backend;
-  context.world_size = mesh.world_size();
+  context.world_size = run.mesh.world_size();
   context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
                                      " agents, run ", run.run_id);
   context.iters = run.iters > 0 ? run.iters : options.iters;
@@ -167,39 +123,34 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
   if (!planned.ok()) return planned.status();
   absl::StatusOr<executor::BatchWork> work =
-      RunnableBatch(*planned, !args.Has("no-bucketing"));
+      RunnableBatch(*planned, flags.bucketed);
   if (!work.ok()) return work.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  absl::StatusOr<JobBatchRun> run = (*client)->RunJobBatch(
-      job, planned->mesh, *work, planned->names, flags.options);
+  const JobRunOptions options = OptionsOf(flags, server);
+  absl::StatusOr<JobRun> run =
+      (*client)->RunJob(job, planned->mesh, *work, options);
   if (!run.ok()) return run.status();
-  BatchRunContext context;
-  context.run = ContextOf(job, planned->mesh, *run, flags.options);
-  context.bucketed = run->bucketed;
-  return PrintBatchRun(planned->mesh, planned->batch, context, run->summary,
-                       flags.json, out);
+  RunContext context = ContextOf(job, *run, options);
+  context.planned = &planned->batch;
+  return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
 
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
-  std::set<std::string> options = PlanFlags();
-  options.insert({"plan", "iters", "warmup", "timeout_seconds"});
-  for (const std::string& f : BatchFlags()) options.insert(f);
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, options, {"merge", "json", "no-bucketing"});
+      CliArgs::Parse(argv, RunValueFlags(), RunSwitches());
   if (!args.ok()) return args.status();
-  absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, server);
+  absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, "job run");
   if (!flags.ok()) return flags.status();
-  if (args->Has("batch")) return RunBatch(server, job, *args, *flags, out);
+  if (flags->batch) return RunBatch(server, job, *args, *flags, out);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  absl::StatusOr<JobRun> run =
-      RunFromFlags(**client, job, *args, flags->options);
+  const JobRunOptions options = OptionsOf(*flags, server);
+  absl::StatusOr<JobRun> run = RunFromFlags(**client, job, *args, options);
   if (!run.ok()) return run.status();
-  const RunContext context = ContextOf(job, run->mesh, *run, flags->options);
-  return PrintRun(run->mesh, run->plan, context, run->summary, flags->json,
-                  out);
+  return PrintRun(run->mesh, run->work, ContextOf(job, *run, options),
+                  run->summary, flags->json, out);
 }
 
 int64_t ConnectedAgents(const JobInfo& job) {

@@ -6,63 +6,157 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "planner/batch_format.h"
 #include "planner/plan_format.h"
 
 namespace reshard {
+namespace {
 
-void PrintRunTable(const Plan& plan, const RunContext& context,
-                   const executor::RunSummary& s, std::ostream& out) {
-  out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(plan),
-                         PlannerName(plan.planner), plan.total_time_us);
-  out << absl::StrFormat("backend %s, %s, %d iters after %d warm-up\n",
-                         context.backend, context.launched_on, context.iters,
-                         context.warmup);
-  out << absl::StrFormat("%5s  %-15s %-8s %12s %12s %12s %11s %11s\n", "step",
-                         "op", "group", "bytes", "min_us", "median_us",
-                         "algbw_GB/s", "busbw_GB/s");
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const executor::StepRow& r = s.steps[k];
-    out << absl::StrFormat("%5d  %-15s %-8s %12d %12.2f %12.2f %11.3f %11.3f\n",
-                           k, r.op, r.group, r.bytes, r.seconds_min * 1e6,
-                           r.seconds_median * 1e6, r.algbw_gbps, r.busbw_gbps);
+using executor::RunSummary;
+using executor::SummaryRow;
+
+// A plan's checksums by rank: its one tensor's.
+std::string PlanChecksums(const RunSummary& s, absl::string_view separator) {
+  if (s.tensors.empty()) return "";
+  return absl::StrJoin(s.tensors.front().checksums, separator);
+}
+
+// The lines above the table: the plan's trace, or the batch's counts.
+void PrintHeader(const executor::BatchWork& work, const RunContext& c,
+                 std::ostream& out) {
+  if (work.single_plan) {
+    const Plan& plan = work.plans.front();
+    out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(plan),
+                           PlannerName(plan.planner), plan.total_time_us);
+    out << absl::StrFormat("backend %s, %s, %d iters after %d warm-up\n",
+                           c.backend, c.launched_on, c.iters, c.warmup);
+    return;
   }
-  out << "checksums: " << absl::StrJoin(s.checksums, " ") << "\n";
+  const BucketSchedule& s = c.planned->schedule;
+  out << absl::StrFormat(
+      "batch: %d tensors, %d collectives tensor by tensor, %d bucketed "
+      "(model %.2f us -> %.2f us)\n",
+      c.planned->plans.size(), s.collectives_before, s.collectives_after,
+      s.time_us_before, s.time_us_after);
+  out << absl::StrFormat("backend %s, %s, %s, %d iters after %d warm-up\n",
+                         c.backend, c.launched_on,
+                         work.bucketed ? "bucketed" : "tensor by tensor",
+                         c.iters, c.warmup);
+}
+
+// One line per row; a batch's rows name their members.
+void PrintRows(const executor::BatchWork& work, const RunSummary& s,
+               std::ostream& out) {
+  const bool members = !work.single_plan;
+  const int width = work.single_plan ? 5 : 6;
+  const std::string label = work.single_plan ? "step"
+                            : work.bucketed  ? "bucket"
+                                             : "coll";
+  out << absl::StrFormat("%*s  %-15s %-8s ", width, label, "op", "group")
+      << (members ? absl::StrFormat("%7s ", "members") : "")
+      << absl::StrFormat("%12s %12s %12s %11s %11s\n", "bytes", "min_us",
+                         "median_us", "algbw_GB/s", "busbw_GB/s");
+  for (size_t k = 0; k < s.rows.size(); ++k) {
+    const SummaryRow& r = s.rows[k];
+    out << absl::StrFormat("%*d  %-15s %-8s ", width, k, r.op, r.group)
+        << (members ? absl::StrFormat("%7d ", r.members) : "")
+        << absl::StrFormat("%12d %12.2f %12.2f %11.3f %11.3f\n", r.bytes,
+                           r.seconds_min * 1e6, r.seconds_median * 1e6,
+                           r.algbw_gbps, r.busbw_gbps);
+  }
+}
+
+// The lines below the table: checksums (every tensor's, for a batch, with
+// the time per run) and the verdict.
+void PrintFooter(const executor::BatchWork& work, const RunSummary& s,
+                 std::ostream& out) {
+  if (work.single_plan) {
+    out << "checksums: " << PlanChecksums(s, " ") << "\n";
+  } else {
+    out << absl::StrFormat(
+        "batch per run: min %.2f us, median %.2f us (%d collectives%s)\n",
+        s.seconds_min * 1e6, s.seconds_median * 1e6, s.rows.size(),
+        work.bucketed ? absl::StrFormat(", local steps %.2f us",
+                                        s.local_seconds_median * 1e6)
+                      : "");
+    for (const executor::TensorRow& t : s.tensors) {
+      out << absl::StrFormat("%-20s %-9s checksums: %s\n", t.name,
+                             t.validated ? "validated" : "FAILED",
+                             absl::StrJoin(t.checksums, " "));
+    }
+  }
   out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
-      << "   peak bytes per rank (measured): " << s.peak_bytes
+      << (work.single_plan ? "   peak bytes per rank (measured): "
+                           : "   peak bytes per rank (bound): ")
+      << (work.single_plan ? s.peak_bytes : s.memory_bound_bytes)
       << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
 }
 
-void PrintRunJson(const Mesh& mesh, const Plan& plan, const RunContext& context,
-                  const executor::RunSummary& s, std::ostream& out) {
-  std::vector<std::string> steps;
-  for (size_t k = 0; k < s.steps.size(); ++k) {
-    const executor::StepRow& r = s.steps[k];
-    steps.push_back(
-        absl::StrCat("{\"index\": ", k, ", \"op\": \"", r.op,
-                     "\", \"group\": \"", r.group, "\", \"bytes\": ", r.bytes,
-                     ", \"seconds_min\": ", FormatDouble(r.seconds_min),
-                     ", \"seconds_median\": ", FormatDouble(r.seconds_median),
-                     ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
-                     ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}"));
+std::string RowJson(const executor::BatchWork& work, size_t index,
+                    const SummaryRow& r) {
+  return absl::StrCat(
+      "{\"index\": ", index, ", \"op\": ", JsonString(r.op),
+      ", \"group\": ", JsonString(r.group),
+      work.single_plan ? "" : absl::StrCat(", \"members\": ", r.members),
+      ", \"bytes\": ", r.bytes,
+      ", \"seconds_min\": ", FormatDouble(r.seconds_min),
+      ", \"seconds_median\": ", FormatDouble(r.seconds_median),
+      ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
+      ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}");
+}
+
+std::string TensorJson(const executor::TensorRow& t) {
+  return absl::StrCat("{\"name\": ", JsonString(t.name), ", \"checksums\": [",
+                      absl::StrJoin(t.checksums, ", "),
+                      "], \"validated\": ", t.validated ? "true" : "false",
+                      "}");
+}
+
+// The object's fields between "warmup" and "validated": a plan's steps and
+// checksums, or a batch's rows, time per run and tensors.
+std::string WorkJson(const executor::BatchWork& work, const RunSummary& s) {
+  std::vector<std::string> rows, tensors;
+  for (size_t k = 0; k < s.rows.size(); ++k) {
+    rows.push_back(RowJson(work, k, s.rows[k]));
   }
-  out << "{\"plan\": " << PlanJson(mesh, plan) << ", \"backend\": \""
-      << context.backend << "\", \"world_size\": " << context.world_size
-      << ", \"iters\": " << context.iters << ", \"warmup\": " << context.warmup
-      << ", \"steps\": [" << absl::StrJoin(steps, ", ") << "], \"checksums\": ["
-      << absl::StrJoin(s.checksums, ", ")
-      << "], \"validated\": " << (s.validated ? "true" : "false")
-      << ", \"peak_bytes_measured\": " << s.peak_bytes
+  if (work.single_plan) {
+    return absl::StrCat("\"steps\": [", absl::StrJoin(rows, ", "),
+                        "], \"checksums\": [", PlanChecksums(s, ", "), "]");
+  }
+  for (const executor::TensorRow& t : s.tensors) {
+    tensors.push_back(TensorJson(t));
+  }
+  return absl::StrCat("\"bucketing\": ", work.bucketed ? "true" : "false",
+                      ", \"buckets\": [", absl::StrJoin(rows, ", "),
+                      "], \"seconds_min\": ", FormatDouble(s.seconds_min),
+                      ", \"seconds_median\": ", FormatDouble(s.seconds_median),
+                      ", \"tensors\": [", absl::StrJoin(tensors, ", "), "]");
+}
+
+void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
+               const RunContext& c, const RunSummary& s, std::ostream& out) {
+  const std::string plan = work.single_plan ? PlanJson(mesh, work.plans.front())
+                                            : BatchJson(mesh, *c.planned);
+  out << "{\"plan\": " << plan << ", \"backend\": " << JsonString(c.backend)
+      << ", \"world_size\": " << c.world_size << ", \"iters\": " << c.iters
+      << ", \"warmup\": " << c.warmup << ", " << WorkJson(work, s)
+      << ", \"validated\": " << (s.validated ? "true" : "false")
+      << ", \"peak_bytes_measured\": "
+      << (work.single_plan ? s.peak_bytes : s.memory_bound_bytes)
       << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
 }
 
-absl::Status PrintRun(const Mesh& mesh, const Plan& plan,
-                      const RunContext& context,
-                      const executor::RunSummary& summary, bool json,
-                      std::ostream& out) {
+}  // namespace
+
+absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
+                      const RunContext& context, const RunSummary& summary,
+                      bool json, std::ostream& out) {
   if (json) {
-    PrintRunJson(mesh, plan, context, summary, out);
+    PrintJson(mesh, work, context, summary, out);
   } else {
-    PrintRunTable(plan, context, summary, out);
+    PrintHeader(work, context, out);
+    PrintRows(work, summary, out);
+    PrintFooter(work, summary, out);
   }
   if (!summary.validated) {
     return absl::DataLossError(

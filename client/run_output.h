@@ -1,7 +1,11 @@
-// The report of a run of a plan, as `reshardctl exec` and `reshardctl job
-// run` print it: a step table (DESIGN §6.3) with checksums and verdict, or
-// one JSON object. One writer serves both commands, so a run prints the same
-// whether its ranks were local processes or a job's agents.
+// The report of a run, as `reshardctl exec` and `reshardctl job run` print
+// it (DESIGN §6.3, §8): a table of rows (a plan's steps, a batch's buckets)
+// with checksums and verdict, or one JSON object. One writer serves both
+// commands and both kinds of work, so a run prints the same whether its
+// ranks were local processes or a job's agents. A plan keeps a plan's
+// shape (a `step` table, its checksums, "steps" in JSON); a batch adds its
+// header, members, the time per run and every tensor's verdict ("buckets"
+// and "tensors" in JSON).
 #ifndef RESHARD_CLIENT_RUN_OUTPUT_H_
 #define RESHARD_CLIENT_RUN_OUTPUT_H_
 
@@ -10,14 +14,15 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "executor/batch_work.h"
 #include "executor/run_summary.h"
+#include "planner/batch_plan.h"
 #include "planner/mesh.h"
-#include "planner/plan.h"
 
 namespace reshard {
 
-// How the run was launched: what the header line and the JSON say beside
-// the summary.
+// How the run was launched, and what the header line and the JSON say
+// beside the summary.
 struct RunContext {
   std::string backend = "gloo";
   int64_t world_size = 0;
@@ -26,22 +31,22 @@ struct RunContext {
   std::string launched_on;
   int iters = 0;
   int warmup = 0;
+  // A batch's planned form (its header and its JSON); unused for a plan.
+  const BatchPlan* planned = nullptr;
 };
 
-// The plan line, the header line, one row per step, the checksums and the
-// verdict line.
-void PrintRunTable(const Plan& plan, const RunContext& context,
-                   const executor::RunSummary& summary, std::ostream& out);
-
-// One JSON object on one line: plan (DESIGN §4), backend, world_size, iters,
-// warmup, steps, checksums, validated, peak_bytes_measured, wall_seconds.
-void PrintRunJson(const Mesh& mesh, const Plan& plan, const RunContext& context,
-                  const executor::RunSummary& summary, std::ostream& out);
-
-// Prints the table (or, with `json`, the object) and returns the verdict as
-// the commands' status: OK when validated, else DATA_LOSS naming the first
-// rank that did not validate.
-absl::Status PrintRun(const Mesh& mesh, const Plan& plan,
+// Prints the table or, with `json`, one object on one line. A plan's:
+// {"plan" (DESIGN §4), "backend", "world_size", "iters", "warmup", "steps":
+// [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
+// "algbw_gbps", "busbw_gbps"}], "checksums", "validated",
+// "peak_bytes_measured", "wall_seconds"}. A batch's: {"plan" (the batch
+// JSON of `plan --batch --json`), "backend", "world_size", "iters",
+// "warmup", "bucketing", "buckets" (rows with "members"), "seconds_min",
+// "seconds_median" (the whole batch per run, slowest rank), "tensors":
+// [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured"
+// (the bound), "wall_seconds"}. Returns the verdict as the commands'
+// status: OK when validated, else DATA_LOSS naming what did not validate.
+absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
                       const RunContext& context,
                       const executor::RunSummary& summary, bool json,
                       std::ostream& out);

@@ -11,7 +11,7 @@
 
 #include "absl/time/time.h"
 #include "coordinator/work.h"
-#include "executor/rank_result.h"
+#include "executor/rank_run.h"
 
 namespace reshard::coordinator {
 
@@ -21,7 +21,7 @@ struct ActiveRun {
   std::shared_ptr<const RunSpec> spec;
   absl::Time dispatched;
   absl::Time last_report;
-  std::vector<std::optional<executor::RankResult>> reports;  // by rank
+  std::vector<std::optional<executor::RankReport>> reports;  // by rank
   std::vector<std::string> lost;  // by rank: why it left mid-run, or ""
   int64_t settled = 0;            // ranks that reported or were lost
   bool failed = false;            // a report with an error, or a lost rank

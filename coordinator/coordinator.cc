@@ -83,45 +83,30 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
     return absl::InvalidArgumentError(absl::StrCat(
         "timeout_seconds: ", spec.timeout_seconds, " is outside (0, 86400]"));
   }
-  if (!spec.batch.has_value()) {
-    absl::Status s = CheckPlanStructure(spec.mesh, spec.plan);
-    if (s.ok()) return s;
-    return absl::InvalidArgumentError(absl::StrCat("plan.", s.message()));
+  const executor::BatchWork& work = spec.work;
+  if (work.plans.empty()) {
+    return absl::InvalidArgumentError("work: no plans to run");
   }
-  if (spec.names.size() != spec.batch->plans.size()) {
+  if (work.names.size() != work.plans.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("names: ", spec.names.size(), " names for ",
-                     spec.batch->plans.size(), " batch items"));
+        absl::StrCat("names: ", work.names.size(), " names for ",
+                     work.plans.size(), " plans"));
   }
-  for (size_t i = 0; i < spec.batch->plans.size(); ++i) {
-    absl::Status s = CheckPlanStructure(spec.mesh, spec.batch->plans[i]);
+  for (size_t i = 0; i < work.plans.size(); ++i) {
+    absl::Status s = CheckPlanStructure(spec.mesh, work.plans[i]);
     if (!s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("batch.plans[", i, "].", s.message()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          work.single_plan ? "plan." : absl::StrCat("batch.plans[", i, "]."),
+          s.message()));
     }
   }
   return absl::OkStatus();
 }
 
-// The run's reports aggregated as the spec ran: a plan or a batch.
 RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
-  RunOutcome outcome{result.run_id, backend, {}, {}, std::nullopt, {}};
-  if (!spec.batch.has_value()) {
-    for (executor::RankResult& r : result.reports) {
-      outcome.reports.push_back(std::get<executor::RankReport>(std::move(r)));
-    }
-    outcome.summary =
-        executor::Summarize(spec.mesh, spec.plan, outcome.reports);
-    outcome.summary.wall_seconds = result.wall_seconds;
-    return outcome;
-  }
-  for (executor::RankResult& r : result.reports) {
-    outcome.batch_reports.push_back(
-        std::get<executor::BatchRankReport>(std::move(r)));
-  }
-  outcome.batch = executor::SummarizeBatch(spec.mesh, spec.batch->rows,
-                                           spec.names, outcome.batch_reports);
-  outcome.batch->wall_seconds = result.wall_seconds;
+  RunOutcome outcome{result.run_id, backend, {}, std::move(result.reports)};
+  outcome.summary = executor::Summarize(spec.mesh, spec.work, outcome.reports);
+  outcome.summary.wall_seconds = result.wall_seconds;
   return outcome;
 }
 
@@ -221,9 +206,17 @@ absl::StatusOr<std::vector<std::string>> Coordinator::StoreGet(
   return (*job)->StoreGet(id, run_id, keys, deadline);
 }
 
+absl::StatusOr<int64_t> Coordinator::StoreDelete(const AgentId& id,
+                                                 const std::string& run_id,
+                                                 const std::string& prefix) {
+  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  if (!job.ok()) return job.status();
+  return (*job)->StoreDelete(id, run_id, prefix);
+}
+
 absl::Status Coordinator::Report(const AgentId& id, int64_t generation,
                                  const std::string& run_id,
-                                 executor::RankResult report) {
+                                 executor::RankReport report) {
   absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
   if (!job.ok()) return job.status();
   return (*job)->Report(id, generation, run_id, std::move(report));

@@ -21,28 +21,16 @@
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
 #include "coordinator/work.h"
-#include "executor/batch_summary.h"
 #include "executor/run_summary.h"
 
 namespace reshard::coordinator {
 
-// A run every rank ran: the aggregated table and every rank's report; a
-// plan's in `summary` and `reports`, a batch's in `batch` and
-// `batch_reports`.
+// A run every rank ran: the aggregated table and every rank's report.
 struct RunOutcome {
   std::string run_id;
   Backend backend = Backend::kGloo;  // the job's
   executor::RunSummary summary;
   std::vector<executor::RankReport> reports;  // by rank
-  std::optional<executor::BatchSummary> batch;
-  std::vector<executor::BatchRankReport> batch_reports;  // by rank
-
-  bool validated() const {
-    return batch.has_value() ? batch->validated : summary.validated;
-  }
-  double wall_seconds() const {
-    return batch.has_value() ? batch->wall_seconds : summary.wall_seconds;
-  }
 };
 
 class Coordinator {
@@ -63,8 +51,12 @@ class Coordinator {
   absl::StatusOr<std::vector<std::string>> StoreGet(
       const AgentId& id, const std::string& run_id,
       const std::vector<std::string>& keys, absl::Time deadline);
+  // Deletes the run's keys that start with `prefix`; how many there were.
+  absl::StatusOr<int64_t> StoreDelete(const AgentId& id,
+                                      const std::string& run_id,
+                                      const std::string& prefix);
   absl::Status Report(const AgentId& id, int64_t generation,
-                      const std::string& run_id, executor::RankResult report);
+                      const std::string& run_id, executor::RankReport report);
 
   // Runs `spec` on job `job` (NOT_FOUND when no agent has created it):
   // checks the spec against the job, waits for the job until `deadline`,

@@ -135,6 +135,16 @@ absl::Status Job::StoreSet(const AgentId& id, const std::string& run_id,
   return store_.Set(run_id, key, std::move(value));
 }
 
+absl::StatusOr<int64_t> Job::StoreDelete(const AgentId& id,
+                                         const std::string& run_id,
+                                         const std::string& prefix) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (s.ok()) s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  return store_.ErasePrefix(run_id, prefix);
+}
+
 absl::StatusOr<std::vector<std::string>> Job::StoreGet(
     const AgentId& id, const std::string& run_id,
     const std::vector<std::string>& keys, absl::Time deadline) {

@@ -26,7 +26,7 @@
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/run_record.h"
 #include "coordinator/work.h"
-#include "executor/rank_result.h"
+#include "executor/rank_run.h"
 
 namespace reshard::coordinator {
 
@@ -49,7 +49,7 @@ struct JobInfo {
 // still have failed validation).
 struct RunResult {
   std::string run_id;
-  std::vector<executor::RankResult> reports;  // by rank
+  std::vector<executor::RankReport> reports;  // by rank
   double wall_seconds = 0;                    // dispatch to the last report
 };
 
@@ -81,9 +81,13 @@ class Job {
   absl::StatusOr<std::vector<std::string>> StoreGet(
       const AgentId& id, const std::string& run_id,
       const std::vector<std::string>& keys, absl::Time deadline);
+  // Deletes the run's keys that start with `prefix`; how many there were.
+  absl::StatusOr<int64_t> StoreDelete(const AgentId& id,
+                                      const std::string& run_id,
+                                      const std::string& prefix);
 
   absl::Status Report(const AgentId& id, int64_t generation,
-                      const std::string& run_id, executor::RankResult report);
+                      const std::string& run_id, executor::RankReport report);
 
   // Runs `spec` on every rank (see the class comment).
   absl::StatusOr<RunResult> Run(std::shared_ptr<const RunSpec> spec,

@@ -40,8 +40,7 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
         silent.push_back(
             absl::StrCat("rank ", r, ": no report by the deadline"));
       }
-    } else if (const absl::Status& s = executor::ResultStatus(*run.reports[r]);
-               !s.ok()) {
+    } else if (const absl::Status& s = run.reports[r]->status; !s.ok()) {
       if (failed_code == absl::StatusCode::kOk) failed_code = s.code();
       failed.push_back(absl::StrCat("rank ", r, ": ", s.message()));
     }
@@ -176,7 +175,7 @@ void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
     for (size_t r = 0; r < run.reports.size(); ++r) {
       if (!run.reports[r].has_value()) continue;
       if (std::optional<std::string> why_not =
-              executor::WhyNotValidated(*run.reports[r])) {
+              run.reports[r]->WhyNotValidated()) {
         record.result = "not_validated";
         record.error = absl::StrCat("rank ", r, ": ", *why_not);
         break;
@@ -240,7 +239,7 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
 
 absl::Status Job::Report(const AgentId& id, int64_t generation,
                          const std::string& run_id,
-                         executor::RankResult report) {
+                         executor::RankReport report) {
   absl::MutexLock lock(&mu_);
   absl::Status s = CheckAgentLocked(id);
   if (s.ok()) s = CheckRunLocked(run_id);
@@ -253,14 +252,14 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   if (run_->reports[id.rank].has_value() || !run_->lost[id.rank].empty()) {
     return absl::OkStatus();  // a repeated report changes nothing
   }
-  if (executor::IsBatch(report) != run_->spec->batch.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "report: a ", executor::IsBatch(report) ? "batch's" : "plan's",
-        " report for run ", run_id, ", which runs a ",
-        run_->spec->batch.has_value() ? "batch" : "plan"));
+  const size_t items = run_->spec->work.plans.size();
+  if (report.status.ok() && report.tensors.size() != items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("report: ", report.tensors.size(), " tensors for run ",
+                     run_id, ", which runs ", items));
   }
-  executor::SetResultRank(report, id.rank);
-  if (!executor::ResultStatus(report).ok()) run_->failed = true;
+  report.rank = id.rank;
+  if (!report.status.ok()) run_->failed = true;
   run_->reports[id.rank] = std::move(report);
   ++run_->settled;
   run_->last_report = absl::Now();

@@ -56,14 +56,23 @@ std::vector<std::string> RendezvousStore::Missing(
 }
 
 void RendezvousStore::EraseRun(const std::string& run_id) {
-  for (auto it = entries_.begin(); it != entries_.end();) {
+  ErasePrefix(run_id, "");
+}
+
+int64_t RendezvousStore::ErasePrefix(const std::string& run_id,
+                                     const std::string& prefix) {
+  int64_t erased = 0;
+  for (auto it = entries_.lower_bound(prefix);
+       it != entries_.end() && it->first.starts_with(prefix);) {
     if (it->second.run_id == run_id) {
       bytes_ -= Size(it->first, it->second);
       it = entries_.erase(it);
+      ++erased;
     } else {
       ++it;
     }
   }
+  return erased;
 }
 
 }  // namespace reshard::coordinator

@@ -33,6 +33,9 @@ class RendezvousStore {
   std::vector<std::string> Missing(const std::vector<std::string>& keys) const;
   // Deletes every key set during `run_id`.
   void EraseRun(const std::string& run_id);
+  // Deletes the keys set during `run_id` that start with `prefix`; how
+  // many there were.
+  int64_t ErasePrefix(const std::string& run_id, const std::string& prefix);
 
   int64_t keys() const { return static_cast<int64_t>(entries_.size()); }
   int64_t bytes() const { return bytes_; }

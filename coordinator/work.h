@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,20 +14,17 @@
 
 namespace reshard::coordinator {
 
-// The plan (or batch) and how to run it: what RunJob asks for.
+// The work (a plan is a batch of one) and how to run it: what RunJob asks
+// for.
 struct RunSpec {
   Mesh mesh;
-  Plan plan;  // unused for a batch
+  executor::BatchWork work;
   int iters = 10;
   int warmup = 0;
   double timeout_seconds = 30;  // per collective
-  // Set for a batch (DESIGN §8), which runs instead of `plan`, with its
-  // items' names (labels of the summary's tensors).
-  std::optional<executor::BatchWork> batch;
-  std::vector<std::string> names;
 
-  // What the ranks check they agree on: PlanDigest, or the batch's.
-  uint64_t Digest() const;
+  // What the ranks check they agree on.
+  uint64_t Digest() const { return work.Digest(mesh); }
 };
 
 struct RunWork {

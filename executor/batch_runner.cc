@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "executor/batch_work.h"
 #include "executor/box_copy.h"
 #include "executor/digest_exchange.h"
 #include "executor/local_step.h"
@@ -21,6 +22,7 @@ constexpr DType kWordDType = DType::kFloat16;
 struct BatchRunner::TensorState {
   std::vector<StepLayout> layouts;  // per step, this rank's
   std::vector<char> skip;           // per step: a group of size 1
+  std::vector<int64_t> bytes;       // per step: its input and output bytes
   int last = -1;                    // the last step that is not skipped
   int64_t itemsize = 0;
   int64_t source_numel = 0;
@@ -51,6 +53,7 @@ struct BatchRunner::CompiledBucket {
   DType dtype = kWordDType;  // reductions: the members' dtype
   int64_t wire_numel = 0;    // the packed block in `dtype` elements
   WireBlocks blocks;
+  int64_t bytes_held = 0;  // members' inputs and outputs, and the wire
 
   int64_t Block() const { return layout.block_bytes; }
 };
@@ -158,8 +161,8 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
     ptrs.push_back(&plans[t]);
     absl::Status s = CheckPlanStructure(mesh, plans[t]);
     if (!s.ok()) {
-      return absl::Status(s.code(),
-                          absl::StrCat("tensors[", t, "].", s.message()));
+      return absl::Status(
+          s.code(), absl::StrCat(TensorPrefix(plans.size(), t), s.message()));
     }
   }
   absl::Status s = CheckBucketSchedule(mesh, ptrs, schedule);
@@ -170,7 +173,7 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
         absl::StrCat("rank: ", rank, " is not a rank of the mesh"));
   }
   s = ExchangeDigest(mesh, BatchDigest(mesh, ptrs, schedule), rank, provider,
-                     "batch");
+                     plans.size() == 1 ? "plan" : "batch");
   if (!s.ok()) return s;
   std::unique_ptr<BatchRunner> runner(
       new BatchRunner(mesh, std::move(plans), std::move(schedule), position));
@@ -178,6 +181,17 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
   s = runner->CompileBuckets(provider);
   if (!s.ok()) return s;
   return runner;
+}
+
+std::string BatchRunner::TensorLabel(size_t t) const {
+  return TensorPrefix(plans_.size(), t);
+}
+
+std::string BatchRunner::StepLabel(const BucketMember& m) const {
+  const Step& step = plans_[m.tensor].steps[m.step];
+  return absl::StrCat(TensorLabel(m.tensor), "steps[", m.step, "] (",
+                      StepOpName(step.op), " on ", mesh_.GroupName(step.group),
+                      ")");
 }
 
 void BatchRunner::CompileTensors() {
@@ -191,10 +205,16 @@ void BatchRunner::CompileTensors() {
         Numel(LocalBox(mesh_, plan.src, shape, position_).extent);
     state.result_numel = state.source_numel;
     for (size_t j = 0; j < plan.steps.size(); ++j) {
-      state.layouts.push_back(
+      const StepLayout& layout = state.layouts.emplace_back(
           MakeStepLayout(mesh_, shape, plan.steps[j], position_));
-      state.skip.push_back(state.layouts.back().group_size == 1);
-      if (!state.skip.back()) state.last = static_cast<int>(j);
+      state.skip.push_back(layout.group_size == 1);
+      state.bytes.push_back((Numel(layout.in_shape) + Numel(layout.out_shape)) *
+                            state.itemsize);
+      if (state.skip.back()) continue;
+      state.last = static_cast<int>(j);
+      if (!IsCollective(plan.steps[j].op)) {
+        step_bound_ = std::max(step_bound_, state.bytes.back());
+      }
     }
     int64_t buffer = 0;
     for (int j = 0; j < state.last; ++j) {
@@ -234,6 +254,8 @@ absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
       const WireUse wire = WireOf(*c.single);
       wire_in = std::max(wire_in, wire.in);
       wire_out = std::max(wire_out, wire.out);
+      c.bytes_held = StepBytes(*c.single);
+      step_bound_ = std::max(step_bound_, c.bytes_held);
       buckets_.push_back(std::move(c));
       continue;
     }
@@ -243,9 +265,15 @@ absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
     c.wire_numel = c.Block() / ItemSize(c.dtype);
     c.blocks = CollectiveWireBlocks(bucket.op, c.layout.group_size);
     wire_in = std::max(wire_in, c.blocks.in * c.Block());
-    if (bucket.op != StepOp::kAllReduce) {  // all_reduce runs in place
-      wire_out = std::max(wire_out, c.blocks.out * c.Block());
+    // all_reduce runs in place
+    const int64_t out_blocks =
+        bucket.op == StepOp::kAllReduce ? 0 : c.blocks.out;
+    wire_out = std::max(wire_out, out_blocks * c.Block());
+    c.bytes_held = (c.blocks.in + out_blocks) * c.Block();
+    for (const BucketMember& m : bucket.members) {
+      c.bytes_held += tensors_[m.tensor].bytes[m.step];
     }
+    step_bound_ = std::max(step_bound_, c.bytes_held);
     buckets_.push_back(std::move(c));
   }
   wire_in_.resize(wire_in);
@@ -254,13 +282,16 @@ absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
   return absl::OkStatus();
 }
 
-void BatchRunner::AdvanceLocal(size_t t, int until) {
+void BatchRunner::AdvanceLocal(size_t t, int until, BatchRunStats& stats) {
   TensorState& state = tensors_[t];
   for (int j = state.next_step; j < until; ++j) {
     if (state.skip[j]) continue;
+    const auto start = std::chrono::steady_clock::now();
     char* target = state.Target(j);
     RunLocalStep(state.layouts[j], state.itemsize, state.current, target);
     state.Advance(j, target);
+    stats.step_seconds[t][j] = SecondsSince(start);
+    stats.peak_bytes = std::max(stats.peak_bytes, state.bytes[j]);
   }
   state.next_step = std::max(state.next_step, until);
 }
@@ -276,13 +307,14 @@ absl::Status BatchRunner::RunSingle(size_t b) {
   return absl::OkStatus();
 }
 
-absl::Status BatchRunner::RunBucket(size_t b) {
+absl::Status BatchRunner::RunBucket(size_t b, BatchRunStats& stats) {
   const Bucket& bucket = schedule_.buckets[b];
   const CompiledBucket& c = buckets_[b];
+  stats.peak_bytes = std::max(stats.peak_bytes, c.bytes_held);
   if (c.single.has_value()) {
     absl::Status s = RunSingle(b);
     if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(BucketLabel(mesh_, b, bucket),
+      return absl::Status(s.code(), absl::StrCat(StepLabel(bucket.members[0]),
                                                  ": ", s.message()));
     }
     return s;
@@ -319,6 +351,11 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
   BatchRunStats& st = stats != nullptr ? *stats : local_stats;
   st.bucket_seconds.assign(buckets_.size(), 0.0);
   st.local_seconds = 0;
+  st.peak_bytes = 0;
+  st.step_seconds.resize(tensors_.size());
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    st.step_seconds[t].assign(tensors_[t].layouts.size(), 0.0);
+  }
   const auto run_start = std::chrono::steady_clock::now();
   for (size_t t = 0; t < tensors_.size(); ++t) {
     TensorState& state = tensors_[t];
@@ -330,18 +367,21 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const auto local_start = std::chrono::steady_clock::now();
     for (const BucketMember& m : schedule_.buckets[b].members) {
-      AdvanceLocal(m.tensor, m.step);
+      AdvanceLocal(m.tensor, m.step, st);
     }
     st.local_seconds += SecondsSince(local_start);
     const auto bucket_start = std::chrono::steady_clock::now();
-    absl::Status s = RunBucket(b);
+    absl::Status s = RunBucket(b, st);
     if (!s.ok()) return s;
     st.bucket_seconds[b] = SecondsSince(bucket_start);
+    for (const BucketMember& m : schedule_.buckets[b].members) {
+      st.step_seconds[m.tensor][m.step] = st.bucket_seconds[b];
+    }
   }
   const auto tail_start = std::chrono::steady_clock::now();
   for (size_t t = 0; t < tensors_.size(); ++t) {
     TensorState& state = tensors_[t];
-    AdvanceLocal(t, static_cast<int>(state.layouts.size()));
+    AdvanceLocal(t, static_cast<int>(state.layouts.size()), st);
     if (state.last < 0) {
       CopyBytes(state.out, in[t], state.source_numel * state.itemsize);
     }

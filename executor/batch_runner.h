@@ -1,5 +1,7 @@
 // A BatchRunner is one rank's compiled form of a batch and its bucketed
-// schedule (DESIGN §8): every bucket runs as one collective over its
+// schedule (DESIGN §8), and the one run path of the executor: a single
+// plan is a batch of one run by UnbucketedSchedule (PlanRunner is that
+// convenience). Every bucket runs as one collective over its
 // members' packed blocks (planner/bucket_layout.h), each tensor's local
 // steps run at their point in its order, and every tensor ends with
 // exactly what its own plan leaves (PlanRunner's result). Compile checks
@@ -13,6 +15,9 @@
 //
 // A bucket of one step runs exactly as the step alone (executor/
 // step_exec.h), so an unbucketable batch costs what tensor by tensor does.
+// Errors name a tensor's step as "tensors[t].steps[j] (op on group)" and a
+// bucket of several as "buckets[b] (...)"; a batch of one tensor is a plan,
+// so its steps are named "steps[j]" and its digest "plan".
 // Data movement buckets may mix dtypes: they move bytes, counted in 16-bit
 // words (every dtype's size is a multiple of 2). Reduction buckets hold one
 // dtype and reduce in it. Buffers are host memory: the Gloo backend runs
@@ -42,6 +47,12 @@ struct BatchRunStats {
   std::vector<double> bucket_seconds;
   double local_seconds = 0;  // every tensor's local steps
   double total_seconds = 0;  // the whole batch
+  // Per tensor, per step: its local work, or the bucket that ran it (0 for
+  // a step on a group of size 1, which moves nothing).
+  std::vector<std::vector<double>> step_seconds;
+  // The most bytes one step or bucket held at once: its inputs, outputs
+  // and packed wire buffers.
+  int64_t peak_bytes = 0;
 };
 
 class BatchRunner {
@@ -68,6 +79,10 @@ class BatchRunner {
   int64_t SourceNumel(size_t t) const;
   int64_t ResultNumel(size_t t) const;
   int64_t MemoryBoundBytes() const { return memory_bound_; }
+  // The most bytes any one step or bucket holds (BatchRunStats::peak_bytes
+  // never exceeds it).
+  int64_t StepBoundBytes() const { return step_bound_; }
+  const Mesh& mesh() const { return mesh_; }
   int64_t position() const { return position_; }
   const std::vector<Plan>& plans() const { return plans_; }
   const BucketSchedule& schedule() const { return schedule_; }
@@ -82,15 +97,19 @@ class BatchRunner {
   absl::Status CompileBuckets(CommunicatorProvider& provider);
   void CompileTensors();
   // Runs tensor t's steps before `until` that move no data between ranks.
-  void AdvanceLocal(size_t t, int until);
-  absl::Status RunBucket(size_t b);
+  void AdvanceLocal(size_t t, int until, BatchRunStats& stats);
+  absl::Status RunBucket(size_t b, BatchRunStats& stats);
   absl::Status RunSingle(size_t b);  // a bucket of one step
+  // How errors name tensor t ("" when the batch is one plan) and a step.
+  std::string TensorLabel(size_t t) const;
+  std::string StepLabel(const BucketMember& m) const;
 
   Mesh mesh_;
   std::vector<Plan> plans_;
   BucketSchedule schedule_;
   int64_t position_;
   int64_t memory_bound_ = 0;
+  int64_t step_bound_ = 0;
   std::vector<TensorState> tensors_;
   std::vector<CompiledBucket> buckets_;
   std::vector<char> wire_in_, wire_out_;  // the largest bucket's

@@ -1,12 +1,15 @@
-// A planned batch as ranks run it (DESIGN §8): every item's plan and the
-// rows the plans run as, which are the bucketed schedule or, tensor by
-// tensor, UnbucketedSchedule's one step per row. What a job's agents are
-// sent (RunWork.batch) and what RunBatchRank takes, so that the
-// Coordinator, the agents and reshardctl mean one thing by a batch run.
+// What ranks run (DESIGN §6, §8): planned tensors and the schedule they run
+// as, the bucketed schedule or, tensor by tensor, UnbucketedSchedule's one
+// step per bucket. A plan is a batch of one: OfPlan is the one place that
+// builds it, and the one place where the two differ (a plan's report has a
+// row per step, a batch's a row per bucket; a plan prints as a plan). The
+// Coordinator, the agents, reshardctl and the rank run all mean one thing
+// by a run.
 #ifndef RESHARD_EXECUTOR_BATCH_WORK_H_
 #define RESHARD_EXECUTOR_BATCH_WORK_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "planner/bucket_schedule.h"
@@ -15,16 +18,40 @@
 
 namespace reshard::executor {
 
+// One row of a run's report: what it names, its bytes (DESIGN §3.3; a
+// bucket's: its members' packed), and the step whose unit of execution (a
+// bucket or a local step) it times.
+struct RunRow {
+  StepOp op = StepOp::kAllGather;
+  Group group;
+  int64_t members = 1;
+  int64_t bytes = 0;
+  BucketMember timed_by;
+};
+
 struct BatchWork {
   std::vector<Plan> plans;  // one per item, all planned
-  BucketSchedule rows;
+  BucketSchedule schedule;
   bool bucketed = true;
+  // Labels of the items ("" for a plan run alone).
+  std::vector<std::string> names;
+  // Built by OfPlan: rows per step, printed as a plan.
+  bool single_plan = false;
+
+  // `plan` as a batch of one, run by its UnbucketedSchedule.
+  static BatchWork OfPlan(const Mesh& mesh, Plan plan);
 
   std::vector<const Plan*> PlanPointers() const;
-  // BatchDigest of the mesh, the plans and the rows: what every rank must
-  // agree on before it runs.
+  // BatchDigest of the mesh, the plans and the schedule: what every rank
+  // must agree on before it runs.
   uint64_t Digest(const Mesh& mesh) const;
+  // The report's rows: a plan's steps, or the schedule's buckets.
+  std::vector<RunRow> Rows(const Mesh& mesh) const;
 };
+
+// How errors and verdicts name item t of a batch of `count`: "tensors[t]."
+// — or nothing when the batch is one tensor, which needs no index.
+std::string TensorPrefix(size_t count, size_t t);
 
 }  // namespace reshard::executor
 

@@ -5,6 +5,9 @@
 // own buffers: no validation, no planning and no allocation after the first
 // run on that path.
 //
+// A plan is a batch of one: this is a thin convenience over BatchRunner
+// running the plan's UnbucketedSchedule, the executor's one run path.
+//
 // Memory: a step holds its input and output tensors plus its packed wire
 // buffers where the blocks cannot be sent or received in place. The runner
 // computes that bound from the layouts (never from a plan's `peak_bytes`)
@@ -19,11 +22,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "executor/batch_runner.h"
 #include "executor/communicator_provider.h"
-#include "executor/step_exec.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
-#include "planner/step_layout.h"
 
 namespace reshard::executor {
 
@@ -51,30 +53,20 @@ class PlanRunner {
   // must not overlap. The first failing collective's status is returned.
   absl::Status Run(const void* in, void* out, RunStats* stats = nullptr);
 
-  int64_t SourceNumel() const { return source_numel_; }
-  int64_t ResultNumel() const { return result_numel_; }
+  int64_t SourceNumel() const { return batch_->SourceNumel(0); }
+  int64_t ResultNumel() const { return batch_->ResultNumel(0); }
   // The most bytes any step holds (see the class comment).
-  int64_t MemoryBoundBytes() const { return memory_bound_; }
-  int64_t position() const { return position_; }
-  const Plan& plan() const { return plan_; }
-  const Mesh& mesh() const { return mesh_; }
-
-  ~PlanRunner();
+  int64_t MemoryBoundBytes() const { return batch_->StepBoundBytes(); }
+  int64_t position() const { return batch_->position(); }
+  const Plan& plan() const { return batch_->plans().front(); }
+  const Mesh& mesh() const { return batch_->mesh(); }
 
  private:
-  PlanRunner(const Mesh& mesh, const Plan& plan, int64_t position);
+  explicit PlanRunner(std::unique_ptr<BatchRunner> batch)
+      : batch_(std::move(batch)) {}
 
-  Mesh mesh_;
-  Plan plan_;
-  int64_t position_;
-  int64_t source_numel_ = 0;
-  int64_t result_numel_ = 0;
-  int64_t memory_bound_ = 0;
-  std::vector<CompiledStep> steps_;
-  // Reused across runs: two tensors the steps alternate between, and the
-  // packed wire buffers.
-  std::vector<char> tensors_[2];
-  std::vector<char> wire_in_, wire_out_;
+  std::unique_ptr<BatchRunner> batch_;
+  BatchRunStats stats_;  // reused across runs
 };
 
 }  // namespace reshard::executor

@@ -1,13 +1,11 @@
 #include "executor/rank_run.h"
 
 #include <algorithm>
-#include <type_traits>
+#include <memory>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "executor/batch_runner.h"
 #include "executor/data_rule.h"
-#include "executor/plan_runner.h"
 #include "executor/report_codec.h"
 #include "executor/sample_stats.h"
 #include "planner/local_layout.h"
@@ -15,30 +13,78 @@
 namespace reshard::executor {
 namespace {
 
-// Runs warmup + iters times; fills the per-step timings.
-absl::Status TimedRuns(PlanRunner& runner, const std::vector<char>& in,
-                       std::vector<char>& out, const RankOptions& options,
-                       RankReport& report) {
-  const size_t steps = runner.plan().steps.size();
-  std::vector<std::vector<double>> samples(steps);
-  RunStats stats;
-  for (int i = 0; i < TotalExecutions(options); ++i) {
-    absl::Status stop =
-        CheckStopped(options.stopped, i, TotalExecutions(options));
-    if (!stop.ok()) return stop;
-    absl::Status s = runner.Run(in.data(), out.data(), &stats);
-    if (!s.ok()) return s;
-    report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);
-    if (i < options.warmup) continue;
-    for (size_t k = 0; k < steps; ++k) {
-      samples[k].push_back(stats.step_seconds[k]);
+// Every tensor's source (filled by the data rule) and result buffers.
+struct Buffers {
+  std::vector<std::vector<char>> in, out;
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+
+  Buffers(const Mesh& mesh, const std::vector<Plan>& plans,
+          const BatchRunner& runner) {
+    for (size_t t = 0; t < plans.size(); ++t) {
+      const int64_t itemsize = plans[t].tensor.itemsize();
+      in.emplace_back(runner.SourceNumel(t) * itemsize);
+      out.emplace_back(runner.ResultNumel(t) * itemsize);
+      FillSource(mesh, plans[t].tensor, plans[t].src, runner.position(),
+                 in.back().data());
+    }
+    for (size_t t = 0; t < plans.size(); ++t) {
+      in_ptrs.push_back(in[t].data());
+      out_ptrs.push_back(out[t].data());
     }
   }
-  for (size_t k = 0; k < steps; ++k) {
-    report.seconds_min.push_back(Minimum(samples[k]));
-    report.seconds_median.push_back(Median(samples[k]));
+};
+
+// What the timed runs measured: per row, and the whole work.
+struct Samples {
+  std::vector<std::vector<double>> rows;
+  std::vector<double> total, local;
+
+  void Add(const std::vector<RunRow>& spec, const BatchRunStats& stats) {
+    for (size_t r = 0; r < spec.size(); ++r) {
+      const BucketMember& m = spec[r].timed_by;
+      rows[r].push_back(stats.step_seconds[m.tensor][m.step]);
+    }
+    total.push_back(stats.total_seconds);
+    local.push_back(stats.local_seconds);
   }
-  return absl::OkStatus();
+  void Summarize(RankReport& report) const {
+    for (const std::vector<double>& row : rows) {
+      report.seconds_min.push_back(Minimum(row));
+      report.seconds_median.push_back(Median(row));
+    }
+    report.total_seconds_min = Minimum(total);
+    report.total_seconds_median = Median(total);
+    report.local_seconds_median = Median(local);
+  }
+};
+
+// Compiles the work and runs it warmup + iters times, timing the rows.
+absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
+    const Mesh& mesh, const BatchWork& work, int64_t rank,
+    CommunicatorProvider& provider, const RankOptions& options,
+    RankReport& report) {
+  absl::StatusOr<std::unique_ptr<BatchRunner>> runner =
+      BatchRunner::Compile(mesh, work.plans, work.schedule, rank, provider);
+  if (!runner.ok()) return runner.status();
+  BatchRunner& r = **runner;
+  report.memory_bound_bytes =
+      std::max(r.MemoryBoundBytes(), r.StepBoundBytes());
+  auto buffers = std::make_unique<Buffers>(mesh, work.plans, r);
+  const std::vector<RunRow> rows = work.Rows(mesh);
+  Samples samples;
+  samples.rows.resize(rows.size());
+  BatchRunStats stats;
+  const int runs = TotalExecutions(options);
+  for (int i = 0; i < runs; ++i) {
+    absl::Status s = CheckStopped(options.stopped, i, runs);
+    if (s.ok()) s = r.Run(buffers->in_ptrs, buffers->out_ptrs, &stats);
+    if (!s.ok()) return s;
+    report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);
+    if (i >= options.warmup) samples.Add(rows, stats);
+  }
+  samples.Summarize(report);
+  return buffers;
 }
 
 // The validation collective: `dst`'s Partial dims reduced, in place.
@@ -56,24 +102,56 @@ absl::Status ReducePartials(const Mesh& mesh, const Plan& plan,
                             {partial.op, partial.avg_divisor});
 }
 
+// Per tensor: the validation collective, the comparison with g, the
+// checksum.
+absl::Status CheckTensors(const Mesh& mesh, const BatchWork& work,
+                          int64_t position, CommunicatorProvider& provider,
+                          bool keep_result, Buffers& buffers,
+                          RankReport& report) {
+  for (size_t t = 0; t < work.plans.size(); ++t) {
+    std::vector<char> result;
+    if (keep_result) result = buffers.out[t];
+    ResultCheck check =
+        CheckResult(mesh, work.plans[t], position, provider, buffers.out[t]);
+    if (!check.status.ok()) {
+      if (work.plans.size() == 1) return check.status;
+      return absl::Status(check.status.code(),
+                          absl::StrCat("tensors[", t, "]: validation: ",
+                                       check.status.message()));
+    }
+    check.check.result = std::move(result);
+    report.tensors.push_back(std::move(check.check));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+std::optional<std::string> RankReport::WhyNotValidated() const {
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (tensors[t].validated) continue;
+    if (tensors.size() == 1) return tensors[t].validation_error;
+    return absl::StrCat("tensors[", t, "]: ", tensors[t].validation_error);
+  }
+  return std::nullopt;
+}
 
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result) {
-  ResultCheck check;
-  check.status = ReducePartials(mesh, plan, position, provider, result);
-  if (!check.status.ok()) return check;
+  ResultCheck out;
+  out.status = ReducePartials(mesh, plan, position, provider, result);
+  if (!out.status.ok()) return out;
   const PartialReduction source = PartialOf(mesh, plan.src);
   const absl::Status valid =
       ValidateResult(mesh, plan.tensor, plan.dst, position,
                      mesh.GroupSize(source.dims), result.data());
-  check.validated = valid.ok();
-  check.validation_error = std::string(valid.message());
-  check.checksum =
+  out.check.validated = valid.ok();
+  out.check.validation_error = std::string(valid.message());
+  out.check.checksum =
       Checksum(plan.tensor.dtype(), result.data(),
                static_cast<int64_t>(result.size()) / plan.tensor.itemsize());
-  return check;
+  return out;
 }
 
 absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
@@ -83,74 +161,19 @@ absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
       absl::StrCat("stopped after ", done, " of ", total, " executions"));
 }
 
-RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,
+RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options) {
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<std::unique_ptr<PlanRunner>> runner =
-      PlanRunner::Compile(mesh, plan, rank, provider);
-  if (!runner.ok()) {
-    report.status = runner.status();
+  absl::StatusOr<std::unique_ptr<Buffers>> buffers =
+      TimedRuns(mesh, work, rank, provider, options, report);
+  if (!buffers.ok()) {
+    report.status = buffers.status();
     return report;
   }
-  PlanRunner& r = **runner;
-  report.memory_bound_bytes = r.MemoryBoundBytes();
-  const int64_t itemsize = plan.tensor.itemsize();
-  std::vector<char> in(r.SourceNumel() * itemsize);
-  std::vector<char> out(r.ResultNumel() * itemsize);
-  FillSource(mesh, plan.tensor, plan.src, r.position(), in.data());
-  report.status = TimedRuns(r, in, out, options, report);
-  if (!report.status.ok()) return report;
-  if (options.keep_result) report.result = out;
-  ResultCheck check = CheckResult(mesh, plan, r.position(), provider, out);
-  report.status = check.status;
-  report.validated = check.validated;
-  report.validation_error = std::move(check.validation_error);
-  report.checksum = check.checksum;
+  report.status = CheckTensors(mesh, work, mesh.PositionOfRank(rank), provider,
+                               options.keep_result, **buffers, report);
   return report;
-}
-
-std::string SerializeReport(const RankReport& r) {
-  std::string out = absl::StrCat("reshard-rank-report-1\n", r.rank, "\n",
-                                 static_cast<int>(r.status.code()), "\n");
-  AppendBlob(out, r.status.message());
-  absl::StrAppend(&out, r.checksum, "\n", r.validated ? 1 : 0, "\n");
-  AppendBlob(out, r.validation_error);
-  absl::StrAppend(&out, r.peak_bytes, "\n", r.memory_bound_bytes, "\n",
-                  r.seconds_min.size(), "\n");
-  for (size_t k = 0; k < r.seconds_min.size(); ++k) {
-    AppendDouble(out, r.seconds_min[k]);
-    AppendDouble(out, r.seconds_median[k]);
-  }
-  AppendBlob(out, absl::string_view(r.result.data(), r.result.size()));
-  return out;
-}
-
-absl::StatusOr<RankReport> ParseReport(const std::string& bytes) {
-  ReportReader in(bytes);
-  RankReport r;
-  std::string magic, message, result;
-  int code = 0, validated = 0;
-  size_t steps = 0;
-  const bool ok = in.Line(magic) && magic == "reshard-rank-report-1" &&
-                  in.Number(r.rank) && in.Number(code) && in.Blob(message) &&
-                  in.Number(r.checksum) && in.Number(validated) &&
-                  in.Blob(r.validation_error) && in.Number(r.peak_bytes) &&
-                  in.Number(r.memory_bound_bytes) && in.Number(steps);
-  if (!ok) return absl::DataLossError("rank report: malformed header");
-  for (size_t k = 0; k < steps; ++k) {
-    double lo = 0, mid = 0;
-    if (!in.Number(lo) || !in.Number(mid)) {
-      return absl::DataLossError("rank report: malformed step timings");
-    }
-    r.seconds_min.push_back(lo);
-    r.seconds_median.push_back(mid);
-  }
-  if (!in.Blob(result)) return absl::DataLossError("rank report: no result");
-  r.result.assign(result.begin(), result.end());
-  r.status = absl::Status(static_cast<absl::StatusCode>(code), message);
-  r.validated = validated == 1;
-  return r;
 }
 
 }  // namespace reshard::executor

@@ -1,20 +1,22 @@
-// One rank's whole run of a plan, as reshardctl exec and the agents do it
-// (DESIGN §6.2, §6.3): build the source data of the data rule, compile,
-// run `warmup` + `iters` times timing every step, then reduce the result's
-// Partial dims (the validation collective, not timed), validate it against
-// g and compute its checksum. Validation never calls a planner or the
-// simulator.
+// One rank's whole run, as reshardctl exec and the agents do it (DESIGN
+// §6.2, §6.3, §8): every tensor's source data by the data rule, the work
+// compiled (BatchRunner: a plan is a batch of one), `warmup` + `iters`
+// timed runs, then per tensor the validation collective (the Partial dims
+// of its `dst` reduced, not timed), the comparison with g and the
+// checksum. Validation never calls a planner or the simulator.
 #ifndef RESHARD_EXECUTOR_RANK_RUN_H_
 #define RESHARD_EXECUTOR_RANK_RUN_H_
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "executor/batch_work.h"
 #include "executor/communicator_provider.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
@@ -24,14 +26,14 @@ namespace reshard::executor {
 struct RankOptions {
   int iters = 1;
   int warmup = 0;
-  bool keep_result = false;  // return the result tensor (tests)
+  bool keep_result = false;  // return the result tensors (tests)
   // Asked before each execution: true stops the run with CANCELLED (an
   // agent whose run was cancelled, or whose Coordinator went away). Null:
   // never stops.
   std::function<bool()> stopped;
 };
 
-// How many times a run executes its plan: warmup, then at least one timed
+// How many times a run executes its work: warmup, then at least one timed
 // iteration.
 inline int TotalExecutions(int warmup, int iters) {
   return warmup + std::max(1, iters);
@@ -45,37 +47,49 @@ inline int TotalExecutions(const RankOptions& options) {
 absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
                           int total);
 
-struct RankReport {
-  int64_t rank = 0;
-  absl::Status status;  // the run's failure, if any (validation excluded)
-  std::vector<double> seconds_min;     // per step, over the timed runs
-  std::vector<double> seconds_median;  // per step
+// A tensor's verdict on one rank.
+struct TensorCheck {
   uint64_t checksum = 0;
   bool validated = false;
   std::string validation_error;  // why not validated
-  int64_t peak_bytes = 0;        // measured by the runner
-  int64_t memory_bound_bytes = 0;
   std::vector<char> result;  // with keep_result: the tensor before reduction
 };
 
-RankReport RunRank(const Mesh& mesh, const Plan& plan, int64_t rank,
+struct RankReport {
+  int64_t rank = 0;
+  absl::Status status;  // the run's failure, if any (validation excluded)
+  std::vector<double> seconds_min;     // per row (BatchWork::Rows)
+  std::vector<double> seconds_median;  // per row
+  double total_seconds_min = 0;        // the whole work per run
+  double total_seconds_median = 0;
+  double local_seconds_median = 0;  // the local steps' share
+  int64_t peak_bytes = 0;           // measured: the most one step held
+  // Bounds peak_bytes and the runner's own buffers.
+  int64_t memory_bound_bytes = 0;
+  std::vector<TensorCheck> tensors;  // by item
+
+  // Why the rank's result did not validate ("tensors[t]: ..." when the
+  // work has several); nullopt when every tensor validated.
+  std::optional<std::string> WhyNotValidated() const;
+};
+
+RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options);
 
 // What a rank's result of one tensor amounts to (DESIGN §6.2): the
 // validation collective (the Partial dims of `plan.dst` reduced in place on
-// `result`, not timed), the comparison with g and the checksum. Also run
-// per tensor of a batch. `status` is the collective's failure, if any.
+// `result`, not timed), the comparison with g and the checksum. `status` is
+// the collective's failure, if any.
 struct ResultCheck {
   absl::Status status;
-  uint64_t checksum = 0;
-  bool validated = false;
-  std::string validation_error;  // why not validated
+  TensorCheck check;
 };
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result);
 
-// A report as bytes (for a pipe between processes) and back.
+// A report as bytes (for a pipe between processes) and back; DATA_LOSS
+// when the bytes are not a report.
 std::string SerializeReport(const RankReport& report);
 absl::StatusOr<RankReport> ParseReport(const std::string& bytes);
 

@@ -1,7 +1,7 @@
 // The wire form of the reports rank processes send their parent through a
-// pipe (rank_run.h, batch_rank_run.h): newline-separated fields, text
+// pipe (rank_run.h): newline-separated fields, text
 // numbers (doubles with 17 digits) and length-prefixed blobs, so messages
-// may hold any byte. One reader and writer for every report kind.
+// may hold any byte.
 #ifndef RESHARD_EXECUTOR_REPORT_CODEC_H_
 #define RESHARD_EXECUTOR_REPORT_CODEC_H_
 

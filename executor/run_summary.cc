@@ -5,55 +5,81 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/collective_factors.h"
-#include "planner/cost_model.h"
-#include "planner/step.h"
 
 namespace reshard::executor {
 namespace {
 
-StepRow RowOf(const Mesh& mesh, const Plan& plan, const CostModel& model,
-              size_t k, const std::vector<RankReport>& reports) {
-  const Step& step = plan.steps[k];
-  StepRow row;
-  row.op = std::string(StepOpName(step.op));
-  row.group = mesh.GroupName(step.group);
-  row.bytes = model.Price(step.from, step.transition()).bytes;
-  for (const RankReport& r : reports) {
-    if (k < r.seconds_min.size()) {
-      row.seconds_min = std::max(row.seconds_min, r.seconds_min[k]);
+SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,
+                 const std::vector<RankReport>& reports) {
+  SummaryRow row;
+  row.op = std::string(StepOpName(spec.op));
+  row.group = mesh.GroupName(spec.group);
+  row.members = spec.members;
+  row.bytes = spec.bytes;
+  for (const RankReport& report : reports) {
+    if (r < report.seconds_min.size()) {
+      row.seconds_min = std::max(row.seconds_min, report.seconds_min[r]);
     }
-    if (k < r.seconds_median.size()) {
-      row.seconds_median = std::max(row.seconds_median, r.seconds_median[k]);
+    if (r < report.seconds_median.size()) {
+      row.seconds_median =
+          std::max(row.seconds_median, report.seconds_median[r]);
     }
   }
   if (row.seconds_median > 0) {
     row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
     row.busbw_gbps = row.algbw_gbps *
-                     BusBandwidthFactor(step.op, mesh.GroupSize(step.group));
+                     BusBandwidthFactor(spec.op, mesh.GroupSize(spec.group));
+  }
+  return row;
+}
+
+// Tensor t's checksums by rank and verdict; `reports` sorted by rank.
+TensorRow TensorOf(const std::string& name, size_t t,
+                   const std::vector<RankReport>& reports) {
+  TensorRow row;
+  row.name = name;
+  for (const RankReport& r : reports) {
+    const bool known = t < r.tensors.size();
+    const TensorCheck check = known ? r.tensors[t] : TensorCheck();
+    row.checksums.push_back(check.checksum);
+    if (!check.validated && row.validated) {
+      row.validated = false;
+      row.why_not = absl::StrCat("rank ", r.rank, ": ",
+                                 known ? check.validation_error : "no verdict");
+    }
   }
   return row;
 }
 
 }  // namespace
 
-RunSummary Summarize(const Mesh& mesh, const Plan& plan,
+RunSummary Summarize(const Mesh& mesh, const BatchWork& work,
                      std::vector<RankReport> reports) {
   RunSummary s;
-  // Bytes per DESIGN §3.3 whatever model priced the plan: alpha_beta's.
-  const CostModel model(mesh, plan.tensor, CostOptions());
-  for (size_t k = 0; k < plan.steps.size(); ++k) {
-    s.steps.push_back(RowOf(mesh, plan, model, k, reports));
+  const std::vector<RunRow> rows = work.Rows(mesh);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    s.rows.push_back(RowOf(mesh, rows[r], r, reports));
   }
   std::sort(
       reports.begin(), reports.end(),
       [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
   for (const RankReport& r : reports) {
-    s.checksums.push_back(r.checksum);
+    s.seconds_min = std::max(s.seconds_min, r.total_seconds_min);
+    s.seconds_median = std::max(s.seconds_median, r.total_seconds_median);
+    s.local_seconds_median =
+        std::max(s.local_seconds_median, r.local_seconds_median);
     s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
-    if (!r.validated && s.validated) {
-      s.validated = false;
-      s.why_not = absl::StrCat("rank ", r.rank, ": ", r.validation_error);
-    }
+    s.memory_bound_bytes = std::max(s.memory_bound_bytes, r.memory_bound_bytes);
+  }
+  const size_t items = work.plans.size();
+  for (size_t t = 0; t < items; ++t) {
+    const std::string name = t < work.names.size() ? work.names[t] : "";
+    s.tensors.push_back(TensorOf(name, t, reports));
+    if (s.tensors.back().validated || !s.validated) continue;
+    s.validated = false;
+    s.why_not = items == 1 ? s.tensors.back().why_not
+                           : absl::StrCat(name, " (tensors[", t,
+                                          "]): ", s.tensors.back().why_not);
   }
   return s;
 }

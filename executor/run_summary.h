@@ -1,8 +1,9 @@
-// What a run of a plan on every rank amounts to (DESIGN §6.3): one row per
-// step with the slowest rank's times, every rank's checksum, the verdict
-// and the largest measured peak. `reshardctl exec` and the Coordinator both
-// aggregate their ranks' RankReports here, so a run reports the same numbers
-// whichever way it was launched.
+// What a run on every rank amounts to (DESIGN §6.3, §8): one row per row of
+// the work (a plan's steps, a batch's buckets) with the slowest rank's
+// times, every tensor's checksums by rank and verdict, the whole work's
+// time per run and the largest measured peak. `reshardctl exec` and the
+// Coordinator both aggregate their ranks' RankReports here, so a run
+// reports the same numbers whichever way it was launched.
 #ifndef RESHARD_EXECUTOR_RUN_SUMMARY_H_
 #define RESHARD_EXECUTOR_RUN_SUMMARY_H_
 
@@ -11,18 +12,19 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "executor/batch_work.h"
 #include "executor/rank_run.h"
 #include "planner/mesh.h"
-#include "planner/plan.h"
 
 namespace reshard::executor {
 
-// One step's row: bytes of the padded buffer (DESIGN §3.3), the slowest
-// rank's min and median seconds, algbw = bytes / median and busbw = algbw x
-// the nccl-tests factor, in GB/s (10^9 bytes/s).
-struct StepRow {
+// One row: its bytes (DESIGN §3.3; a bucket's: its members' packed), the
+// slowest rank's min and median seconds, algbw = bytes / median and busbw
+// = algbw x the nccl-tests factor, in GB/s (10^9 bytes/s).
+struct SummaryRow {
   std::string op;
   std::string group;
+  int64_t members = 1;
   int64_t bytes = 0;
   double seconds_min = 0;     // slowest rank's
   double seconds_median = 0;  // slowest rank's
@@ -30,21 +32,36 @@ struct StepRow {
   double busbw_gbps = 0;
 };
 
-// A whole run: rows in step order, checksums by global rank ascending.
-// `wall_seconds` is the launcher's to fill (Summarize leaves it 0).
-struct RunSummary {
-  std::vector<StepRow> steps;
+struct TensorRow {
+  std::string name;
   std::vector<uint64_t> checksums;  // by global rank, ascending
   bool validated = true;
   std::string why_not;  // the first rank (ascending) that did not validate
-  int64_t peak_bytes = 0;
+};
+
+// A whole run. `wall_seconds` is the launcher's to fill (Summarize leaves
+// it 0).
+struct RunSummary {
+  std::vector<SummaryRow> rows;
+  std::vector<TensorRow> tensors;  // by item
+  bool validated = true;
+  // The first tensor that did not validate ("rank 3: ..." for one tensor,
+  // "NAME (tensors[t]): rank 3: ..." for several).
+  std::string why_not;
+  // The whole work per run: the slowest rank's min and median, and the
+  // local steps' share of the median.
+  double seconds_min = 0;
+  double seconds_median = 0;
+  double local_seconds_median = 0;
+  int64_t peak_bytes = 0;          // the largest measured
+  int64_t memory_bound_bytes = 0;  // the largest rank's
   double wall_seconds = 0;
 };
 
-// Aggregates the reports of every rank of a run of `plan` on `mesh`. Meant
-// for runs where every rank ran (RankFailure OK); a report without a step's
-// timings counts as 0 for that step.
-RunSummary Summarize(const Mesh& mesh, const Plan& plan,
+// Aggregates the reports of every rank of a run of `work`. Meant for runs
+// where every rank ran (RankFailure OK); a report without a row's timings
+// counts as 0 for that row.
+RunSummary Summarize(const Mesh& mesh, const BatchWork& work,
                      std::vector<RankReport> reports);
 
 // OK when every rank ran; otherwise the first failing rank's code, with

@@ -2,14 +2,41 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
-#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "planner/field_error.h"
+#include "proto/batch_convert.h"
+#include "proto/convert.h"
 
 namespace reshard {
 namespace {
 
 // google.rpc.Code's largest value (UNAUTHENTICATED).
 constexpr int kLastStatusCode = 16;
+
+void TimingToProto(double min, double median, v1::StepTiming* out) {
+  out->set_seconds_min(min);
+  out->set_seconds_median(median);
+}
+
+void RowToProto(const executor::SummaryRow& row, v1::StepResult* out) {
+  out->set_op(row.op);
+  out->set_group(row.group);
+  out->set_members(row.members);
+  out->set_bytes(row.bytes);
+  out->set_seconds_min(row.seconds_min);
+  out->set_seconds_median(row.seconds_median);
+  out->set_algbw_gbps(row.algbw_gbps);
+  out->set_busbw_gbps(row.busbw_gbps);
+}
+
+void TensorRowToProto(const executor::TensorRow& row, v1::TensorResult* out) {
+  out->set_name(row.name);
+  out->mutable_checksums()->Assign(row.checksums.begin(), row.checksums.end());
+  out->set_validated(row.validated);
+  out->set_validation_error(row.why_not);
+}
 
 }  // namespace
 
@@ -21,28 +48,102 @@ absl::Status StatusFromCode(int code, const std::string& message) {
   return absl::Status(static_cast<absl::StatusCode>(code), message);
 }
 
+void BatchWorkToProto(const Mesh& mesh, const executor::BatchWork& work,
+                      v1::BatchWork* out) {
+  BatchPlan batch;
+  for (const Plan& plan : work.plans) batch.plans.push_back(plan);
+  batch.schedule = work.schedule;
+  BatchPlanToProto(mesh, batch, "", out->mutable_batch());
+  out->set_bucketed(work.bucketed);
+}
+
+absl::StatusOr<executor::BatchWork> BatchWorkFromProto(
+    const Mesh& mesh, const v1::BatchWork& proto) {
+  if (proto.batch().plans_size() == 0) {
+    return InvalidField("batch.plans", "a batch needs at least one item");
+  }
+  if (proto.batch().errors_size() > 0) {
+    return InvalidField("batch.errors",
+                        absl::StrCat("item ", proto.batch().errors(0).item(),
+                                     " has no plan (a batch runs whole): ",
+                                     proto.batch().errors(0).message()));
+  }
+  absl::StatusOr<BatchPlan> batch =
+      BatchPlanFromProto(mesh, proto.batch(), proto.batch().plans_size());
+  if (!batch.ok()) {
+    return absl::Status(batch.status().code(),
+                        absl::StrCat("batch.", batch.status().message()));
+  }
+  executor::BatchWork work;
+  for (absl::StatusOr<Plan>& plan : batch->plans) {
+    work.names.push_back(absl::StrCat("item ", work.plans.size()));
+    work.plans.push_back(*std::move(plan));
+  }
+  work.schedule = std::move(batch->schedule);
+  work.bucketed = proto.bucketed();
+  absl::Status s =
+      CheckBucketSchedule(mesh, work.PlanPointers(), work.schedule);
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("batch.", s.message()));
+  }
+  return work;
+}
+
+void RunWorkToProto(const Mesh& mesh, const executor::BatchWork& work,
+                    v1::RunWork* out) {
+  if (work.single_plan) {
+    PlanToProto(mesh, work.plans.front(), out->mutable_plan());
+  } else {
+    BatchWorkToProto(mesh, work, out->mutable_batch());
+  }
+}
+
+absl::StatusOr<executor::BatchWork> RunWorkFromProto(const Mesh& mesh,
+                                                     const v1::RunWork& run) {
+  switch (run.work_case()) {
+    case v1::RunWork::kPlan: {
+      absl::StatusOr<Plan> plan = PlanFromProto(mesh, run.plan());
+      if (!plan.ok()) return InvalidField("run.plan", plan.status().message());
+      return executor::BatchWork::OfPlan(mesh, *std::move(plan));
+    }
+    case v1::RunWork::kBatch: {
+      absl::StatusOr<executor::BatchWork> work =
+          BatchWorkFromProto(mesh, run.batch());
+      if (work.ok()) return work;
+      return absl::Status(work.status().code(),
+                          absl::StrCat("run.", work.status().message()));
+    }
+    default:
+      return InvalidField("run.work", "neither a plan nor a batch");
+  }
+}
+
 void RankReportToProto(const executor::RankReport& report,
                        v1::RankReport* out) {
   out->set_rank(report.rank);
   out->set_code(static_cast<int>(report.status.code()));
   out->set_error(std::string(report.status.message()));
-  const size_t steps =
+  const size_t rows =
       std::max(report.seconds_min.size(), report.seconds_median.size());
   out->clear_steps();
-  for (size_t k = 0; k < steps; ++k) {
-    v1::StepTiming* step = out->add_steps();
-    if (k < report.seconds_min.size()) {
-      step->set_seconds_min(report.seconds_min[k]);
-    }
-    if (k < report.seconds_median.size()) {
-      step->set_seconds_median(report.seconds_median[k]);
-    }
+  for (size_t k = 0; k < rows; ++k) {
+    TimingToProto(
+        k < report.seconds_min.size() ? report.seconds_min[k] : 0,
+        k < report.seconds_median.size() ? report.seconds_median[k] : 0,
+        out->add_steps());
   }
-  out->set_checksum(report.checksum);
-  out->set_validated(report.validated);
-  out->set_validation_error(report.validation_error);
   out->set_peak_bytes(report.peak_bytes);
   out->set_memory_bound_bytes(report.memory_bound_bytes);
+  TimingToProto(report.total_seconds_min, report.total_seconds_median,
+                out->mutable_total());
+  out->set_local_seconds_median(report.local_seconds_median);
+  out->clear_tensors();
+  for (const executor::TensorCheck& t : report.tensors) {
+    v1::TensorCheck* check = out->add_tensors();
+    check->set_checksum(t.checksum);
+    check->set_validated(t.validated);
+    check->set_validation_error(t.validation_error);
+  }
 }
 
 executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
@@ -53,47 +154,59 @@ executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
     report.seconds_min.push_back(step.seconds_min());
     report.seconds_median.push_back(step.seconds_median());
   }
-  report.checksum = proto.checksum();
-  report.validated = proto.validated();
-  report.validation_error = proto.validation_error();
   report.peak_bytes = proto.peak_bytes();
   report.memory_bound_bytes = proto.memory_bound_bytes();
+  report.total_seconds_min = proto.total().seconds_min();
+  report.total_seconds_median = proto.total().seconds_median();
+  report.local_seconds_median = proto.local_seconds_median();
+  for (const v1::TensorCheck& t : proto.tensors()) {
+    report.tensors.push_back(
+        {t.checksum(), t.validated(), t.validation_error(), {}});
+  }
   return report;
 }
 
 void RunSummaryToProto(const executor::RunSummary& summary,
                        v1::RunJobResponse* out) {
   out->clear_steps();
-  for (const executor::StepRow& row : summary.steps) {
-    v1::StepResult* step = out->add_steps();
-    step->set_op(row.op);
-    step->set_group(row.group);
-    step->set_bytes(row.bytes);
-    step->set_seconds_min(row.seconds_min);
-    step->set_seconds_median(row.seconds_median);
-    step->set_algbw_gbps(row.algbw_gbps);
-    step->set_busbw_gbps(row.busbw_gbps);
+  for (const executor::SummaryRow& row : summary.rows) {
+    RowToProto(row, out->add_steps());
   }
-  out->mutable_checksums()->Assign(summary.checksums.begin(),
-                                   summary.checksums.end());
+  out->clear_tensors();
+  for (const executor::TensorRow& row : summary.tensors) {
+    TensorRowToProto(row, out->add_tensors());
+  }
   out->set_validated(summary.validated);
   out->set_validation_error(summary.why_not);
   out->set_peak_bytes(summary.peak_bytes);
+  out->set_memory_bound_bytes(summary.memory_bound_bytes);
   out->set_wall_seconds(summary.wall_seconds);
+  out->set_seconds_min(summary.seconds_min);
+  out->set_seconds_median(summary.seconds_median);
+  out->set_local_seconds_median(summary.local_seconds_median);
 }
 
 executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto) {
   executor::RunSummary summary;
-  for (const v1::StepResult& step : proto.steps()) {
-    summary.steps.push_back({step.op(), step.group(), step.bytes(),
-                             step.seconds_min(), step.seconds_median(),
-                             step.algbw_gbps(), step.busbw_gbps()});
+  for (const v1::StepResult& r : proto.steps()) {
+    summary.rows.push_back({r.op(), r.group(), r.members(), r.bytes(),
+                            r.seconds_min(), r.seconds_median(), r.algbw_gbps(),
+                            r.busbw_gbps()});
   }
-  summary.checksums.assign(proto.checksums().begin(), proto.checksums().end());
+  for (const v1::TensorResult& t : proto.tensors()) {
+    summary.tensors.push_back({t.name(),
+                               {t.checksums().begin(), t.checksums().end()},
+                               t.validated(),
+                               t.validation_error()});
+  }
   summary.validated = proto.validated();
   summary.why_not = proto.validation_error();
   summary.peak_bytes = proto.peak_bytes();
+  summary.memory_bound_bytes = proto.memory_bound_bytes();
   summary.wall_seconds = proto.wall_seconds();
+  summary.seconds_min = proto.seconds_min();
+  summary.seconds_median = proto.seconds_median();
+  summary.local_seconds_median = proto.local_seconds_median();
   return summary;
 }
 

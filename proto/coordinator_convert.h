@@ -1,16 +1,20 @@
 // Conversion between the Coordinator's wire messages (coordinator.proto)
-// and the executor's report types: one rank's RankReport and a run's
-// RunSummary. The agents (reports up), the Coordinator (reports in, the
-// summary out) and the client (the summary back) all convert here, so a
-// report means the same on both ends.
+// and the executor's types: the work agents are sent (a plan or a batch,
+// the RunWork oneof; a plan is a batch of one), one rank's RankReport and a
+// run's RunSummary. The agents (work in, reports up), the Coordinator
+// (reports in, the summary out) and the client (work out, the summary
+// back) all convert here, so a run means the same on both ends.
 #ifndef RESHARD_PROTO_COORDINATOR_CONVERT_H_
 #define RESHARD_PROTO_COORDINATOR_CONVERT_H_
 
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "executor/batch_work.h"
 #include "executor/rank_run.h"
 #include "executor/run_summary.h"
+#include "planner/mesh.h"
 #include "reshard/v1/coordinator.pb.h"
 
 namespace reshard {
@@ -19,16 +23,38 @@ namespace reshard {
 // the message, UNKNOWN for a code outside google.rpc's range.
 absl::Status StatusFromCode(int code, const std::string& message);
 
-// Every field of `report` but `result` (test-only data, never sent): the
-// status as its google.rpc code and message, per-step min/median seconds.
+// A batch's plans and schedule (and whether it is bucketed) as
+// v1::BatchWork, and back: the plans re-parsed and the schedule checked
+// (CheckBucketSchedule). INVALID_ARGUMENT naming the field
+// (`batch.plans[i]`, `batch.buckets[b]...`) otherwise, or for a batch
+// without items or with item errors (a batch runs whole). Names are not
+// part of the message: the result's are "item I".
+void BatchWorkToProto(const Mesh& mesh, const executor::BatchWork& work,
+                      v1::BatchWork* out);
+absl::StatusOr<executor::BatchWork> BatchWorkFromProto(
+    const Mesh& mesh, const v1::BatchWork& proto);
+
+// The work of a RunWork: `plan` for a single plan, else `batch`. Read
+// back, a plan becomes BatchWork::OfPlan; errors name `run.plan` or
+// `run.batch...`, and a RunWork with neither is INVALID_ARGUMENT naming
+// `run.work`.
+void RunWorkToProto(const Mesh& mesh, const executor::BatchWork& work,
+                    v1::RunWork* out);
+absl::StatusOr<executor::BatchWork> RunWorkFromProto(const Mesh& mesh,
+                                                     const v1::RunWork& run);
+
+// Every field of `report` but the tensors' `result` (test-only data, never
+// sent): the status as its google.rpc code and message, per-row min/median
+// seconds, totals, and every tensor's verdict.
 void RankReportToProto(const executor::RankReport& report, v1::RankReport* out);
 // The inverse. A code outside google.rpc's range reads as UNKNOWN; code 0
-// is OK whatever the message; steps missing a field read 0.
+// is OK whatever the message; rows missing a field read 0.
 executor::RankReport RankReportFromProto(const v1::RankReport& proto);
 
-// The summary's fields of a RunJobResponse: steps, checksums, validated,
-// validation_error, peak_bytes, wall_seconds. Run id, mesh, plan, iters,
-// warmup and ranks are the caller's to set (and are left as they are).
+// The summary's fields of a RunJobResponse: steps (the rows), tensors,
+// validated, validation_error, peak and bound bytes, wall and per-run
+// seconds. Run id, mesh, what ran, iters, warmup and ranks are the
+// caller's to set (and are left as they are).
 void RunSummaryToProto(const executor::RunSummary& summary,
                        v1::RunJobResponse* out);
 executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto);

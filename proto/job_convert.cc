@@ -1,7 +1,7 @@
 #include "proto/job_convert.h"
 
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
+#include "proto/coordinator_convert.h"
 
 namespace reshard {
 
@@ -36,11 +36,7 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
   out->set_run_id(run.run_id);
   out->set_generation(run.generation);
   *out->mutable_mesh() = MeshToProto(run.spec->mesh);
-  if (run.spec->batch.has_value()) {
-    BatchWorkToProto(run.spec->mesh, *run.spec->batch, out->mutable_batch());
-  } else {
-    PlanToProto(run.spec->mesh, run.spec->plan, out->mutable_plan());
-  }
+  RunWorkToProto(run.spec->mesh, run.spec->work, out);
   out->set_digest(run.digest);
   out->set_iters(run.spec->iters);
   out->set_warmup(run.spec->warmup);

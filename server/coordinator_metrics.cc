@@ -10,8 +10,8 @@ constexpr const char* kJobRunResultNames[kJobRunResultCount] = {
     "cancelled", "timed_out",     "refused"};
 
 constexpr const char* kMethods[] = {
-    "Join",     "Dispatch", "Report",   "Leave",  "StoreSet",
-    "StoreGet", "RunJob",   "ListJobs", "GetJob", "CancelJob"};
+    "Join",        "Dispatch", "Report",   "Leave",  "StoreSet", "StoreGet",
+    "StoreDelete", "RunJob",   "ListJobs", "GetJob", "CancelJob"};
 
 // Runs last from well under a second (a tiny plan) to many minutes.
 std::vector<double> RunDurationBuckets() {

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "planner/version.h"
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "proto/job_convert.h"
@@ -131,7 +130,7 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
     return Answer(ctx, "Report",
                   core_.Report(AgentIdFromProto(request->agent()),
                                request->generation(), request->run_id(),
-                               RankResultFromProto(request->report())));
+                               RankReportFromProto(request->report())));
   });
 }
 
@@ -170,6 +169,19 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
   });
 }
 
+grpc::Status CoordinatorService::StoreDelete(
+    grpc::ServerContext* ctx, const v1::StoreDeleteRequest* request,
+    v1::StoreDeleteResponse* response) {
+  return Timed("StoreDelete", [&]() -> grpc::Status {
+    absl::StatusOr<int64_t> deleted =
+        core_.StoreDelete(AgentIdFromProto(request->agent()), request->run_id(),
+                          request->prefix());
+    if (!deleted.ok()) return Answer(ctx, "StoreDelete", deleted.status());
+    response->set_deleted(*deleted);
+    return grpc::Status::OK;
+  });
+}
+
 namespace {
 
 // A given batch: at most `limits.max_batch_items` items (as PlanBatch), its
@@ -193,14 +205,10 @@ absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
         absl::StrCat("batch.names: ", given.names_size(), " names for ",
                      work->plans.size(), " items"));
   }
-  coordinator::RunSpec spec{*std::move(mesh), Plan()};
-  for (size_t i = 0; i < work->plans.size(); ++i) {
-    spec.names.push_back(static_cast<int>(i) < given.names_size()
-                             ? given.names(static_cast<int>(i))
-                             : absl::StrCat("item ", i));
+  for (int i = 0; i < given.names_size(); ++i) {
+    work->names[i] = given.names(i);
   }
-  spec.batch = *std::move(work);
-  return spec;
+  return coordinator::RunSpec{*std::move(mesh), *std::move(work)};
 }
 
 }  // namespace
@@ -214,8 +222,9 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
   } else {
     absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
     if (!planned.ok()) return planned.status();
-    spec = coordinator::RunSpec{std::move(planned->first),
-                                std::move(planned->second)};
+    executor::BatchWork work =
+        executor::BatchWork::OfPlan(planned->first, std::move(planned->second));
+    spec = coordinator::RunSpec{std::move(planned->first), std::move(work)};
   }
   if (!spec.ok()) return spec.status();
   spec->iters = request.iters() == 0 ? kDefaultIters : request.iters();
@@ -261,14 +270,11 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   *response->mutable_mesh() = MeshToProto(spec.mesh);
   response->set_iters(spec.iters);
   response->set_warmup(spec.warmup);
-  if (outcome.batch.has_value()) {
-    BatchSummaryToProto(*outcome.batch, spec.batch->bucketed, response);
-    for (const executor::BatchRankReport& report : outcome.batch_reports) {
-      RankResultToProto(report, response->add_ranks());
-    }
-    return;
+  if (spec.work.single_plan) {
+    PlanToProto(spec.mesh, spec.work.plans.front(), response->mutable_plan());
+  } else {
+    response->mutable_batch()->set_bucketed(spec.work.bucketed);
   }
-  PlanToProto(spec.mesh, spec.plan, response->mutable_plan());
   RunSummaryToProto(outcome.summary, response);
   for (const executor::RankReport& report : outcome.reports) {
     RankReportToProto(report, response->add_ranks());
@@ -298,7 +304,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<coordinator::RunOutcome> outcome =
         Run(ctx, *request, response);
-    const bool validated = outcome.ok() && outcome->validated();
+    const bool validated = outcome.ok() && outcome->summary.validated;
     if (metrics_ != nullptr) {
       metrics_->RecordRun(JobRunResultOf(outcome.status(), validated),
                           std::chrono::duration<double>(
@@ -308,7 +314,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
     if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
     spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
                  request->job(), outcome->run_id, outcome->reports.size(),
-                 validated, outcome->wall_seconds());
+                 validated, outcome->summary.wall_seconds);
     return grpc::Status::OK;
   });
 }

@@ -53,6 +53,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status StoreGet(grpc::ServerContext* ctx,
                         const v1::StoreGetRequest* request,
                         v1::StoreGetResponse* response) override;
+  grpc::Status StoreDelete(grpc::ServerContext* ctx,
+                           const v1::StoreDeleteRequest* request,
+                           v1::StoreDeleteResponse* response) override;
   grpc::Status RunJob(grpc::ServerContext* ctx,
                       const v1::RunJobRequest* request,
                       v1::RunJobResponse* response) override;

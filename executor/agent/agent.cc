@@ -12,8 +12,8 @@
 #include "executor/agent/run_work.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "planner/version.h"
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
+#include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::agent {
@@ -45,22 +45,23 @@ std::string RunShape(const v1::RunWork& run) {
                       run.batch().bucketed() ? " buckets" : " steps");
 }
 
-// A validated result's figures: a plan's checksum and peak.
-std::string ValidatedFigures(const executor::RankResult& result) {
-  if (const auto* plan = std::get_if<executor::RankReport>(&result)) {
-    return absl::StrCat(", checksum ", plan->checksum, ", peak ",
-                        plan->peak_bytes, " B");
+// A validated result's figures: a plan's checksum, the time per run and
+// the peak.
+std::string ValidatedFigures(const executor::RankReport& report) {
+  std::string figures;
+  if (report.tensors.size() == 1) {
+    figures = absl::StrCat(", checksum ", report.tensors[0].checksum);
   }
-  return absl::StrFormat(
-      ", %.6f s per batch",
-      std::get<executor::BatchRankReport>(result).total_seconds_median);
+  return absl::StrCat(
+      figures, absl::StrFormat(", %.6f s per run, peak %d B",
+                               report.total_seconds_median, report.peak_bytes));
 }
 
 // The run's line in the log: id, generation, outcome, wall time.
-void LogRun(const v1::RunWork& run, const executor::RankResult& result,
+void LogRun(const v1::RunWork& run, const executor::RankReport& result,
             const absl::Status& sent, double wall_seconds) {
-  const absl::Status& status = executor::ResultStatus(result);
-  const std::optional<std::string> why_not = executor::WhyNotValidated(result);
+  const absl::Status& status = result.status;
+  const std::optional<std::string> why_not = result.WhyNotValidated();
   std::string outcome;
   if (!status.ok()) {
     outcome = absl::StrCat("FAILED: ", status.ToString());
@@ -78,15 +79,8 @@ void LogRun(const v1::RunWork& run, const executor::RankResult& result,
               run.generation(), RunShape(run), outcome, wall_seconds);
 }
 
-// A run refused before it ran, as a report of its kind.
-executor::RankResult Refused(const v1::RunWork& run, int64_t rank,
-                             absl::Status status) {
-  if (run.has_batch()) {
-    executor::BatchRankReport report;
-    report.rank = rank;
-    report.status = std::move(status);
-    return report;
-  }
+// A run refused before it ran.
+executor::RankReport Refused(int64_t rank, absl::Status status) {
   executor::RankReport report;
   report.rank = rank;
   report.status = std::move(status);
@@ -299,10 +293,10 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   const auto start = std::chrono::steady_clock::now();
   inbox.Begin(run.run_id());
   const absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
-  executor::RankResult report =
-      setup.ok() ? Execute(run, *setup, inbox)
-                 : Refused(run, config_.rank, setup.status());
-  absl::Status& status = executor::MutableResultStatus(report);
+  executor::RankReport report = setup.ok()
+                                    ? Execute(run, *setup, inbox)
+                                    : Refused(config_.rank, setup.status());
+  absl::Status& status = report.status;
   // A cancelled run fails as such, whatever its peers' stopping did here.
   const std::optional<std::string> cancelled = inbox.Cancelled();
   inbox.Finish();
@@ -324,35 +318,25 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
              .count());
 }
 
-executor::RankResult Agent::Execute(const v1::RunWork& run,
+executor::RankReport Agent::Execute(const v1::RunWork& run,
                                     const RunSetup& setup,
                                     DispatchInbox& inbox) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
-  auto stopped = [&inbox] { return inbox.Cancelled().has_value(); };
-  if (setup.batch.has_value()) {
-    const executor::BatchWork& batch = *setup.batch;
-    return executor::RunBatchRank(setup.mesh, batch.plans, batch.rows,
-                                  config_.rank, provider,
-                                  {.iters = setup.options.iters,
-                                   .warmup = setup.options.warmup,
-                                   .bucketed = batch.bucketed,
-                                   .stopped = stopped});
-  }
   executor::RankOptions options = setup.options;
-  options.stopped = stopped;
-  return executor::RunRank(setup.mesh, setup.plan, config_.rank, provider,
+  options.stopped = [&inbox] { return inbox.Cancelled().has_value(); };
+  return executor::RunRank(setup.mesh, setup.work, config_.rank, provider,
                            options);
 }
 
 absl::Status Agent::SendReport(const v1::RunWork& run,
-                               const executor::RankResult& report) {
+                               const executor::RankReport& report) {
   v1::ReportRequest request;
   *request.mutable_agent() = id_;
   request.set_generation(run.generation());
   request.set_run_id(run.run_id());
-  RankResultToProto(report, request.mutable_report());
+  RankReportToProto(report, request.mutable_report());
   v1::ReportResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline());

@@ -28,7 +28,7 @@
 #include "executor/agent/coordinator_store.h"
 #include "executor/agent/dispatch_inbox.h"
 #include "executor/agent/run_work.h"
-#include "executor/rank_result.h"
+#include "executor/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
@@ -85,12 +85,12 @@ class Agent {
   // Returns true for a shutdown.
   bool HandleWork(const v1::Work& work, DispatchInbox& inbox);
   void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
-  executor::RankResult Execute(const v1::RunWork& run, const RunSetup& setup,
+  executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup,
                                DispatchInbox& inbox);
   // Sleeps `wait` unless Stop() comes first; true when it did.
   bool SleepUnlessStopped(absl::Duration wait);
   absl::Status SendReport(const v1::RunWork& run,
-                          const executor::RankResult& report);
+                          const executor::RankReport& report);
   void Leave();
   std::unique_ptr<executor::CommunicatorProvider> OpenCommunicators(
       const CommKey& key);

@@ -1,6 +1,5 @@
 #include "executor/agent/agent_metrics.h"
 
-#include "executor/batch_summary.h"
 #include "executor/run_summary.h"
 #include "metrics/latency_buckets.h"
 #include "planner/step.h"
@@ -52,35 +51,20 @@ AgentMetrics::StepSeries& AgentMetrics::SeriesFor(const std::string& op,
   return it->second;
 }
 
-void AgentMetrics::RecordSteps(const Mesh& mesh, const Plan& plan,
-                               const executor::RankOptions& options,
-                               const executor::RankReport& report) {
+void AgentMetrics::RecordRows(const RunSetup& setup,
+                              const executor::RankReport& report) {
   const executor::RunSummary summary =
-      executor::Summarize(mesh, plan, {report});
-  const int executions = executor::TotalExecutions(options);
-  for (size_t k = 0; k < plan.steps.size(); ++k) {
-    const Step& step = plan.steps[k];
-    const executor::StepRow& row = summary.steps[k];
-    // Size-1 groups and local steps move nothing between ranks; a step
-    // without a time did not run (the run failed before it).
-    if (!IsCollective(step.op) || mesh.GroupSize(step.group) == 1 ||
+      executor::Summarize(setup.mesh, setup.work, {report});
+  const std::vector<executor::RunRow> rows = setup.work.Rows(setup.mesh);
+  const int executions = executor::TotalExecutions(setup.options);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const executor::SummaryRow& row = summary.rows[r];
+    // Size-1 groups and a plan's local steps move nothing between ranks; a
+    // row without a time did not run (the run failed before it).
+    if (!IsCollective(rows[r].op) || setup.mesh.GroupSize(rows[r].group) == 1 ||
         row.seconds_median <= 0) {
       continue;
     }
-    RecordRow(row.op, row.group, row.seconds_median,
-              static_cast<double>(row.bytes) * executions, row.busbw_gbps);
-  }
-}
-
-void AgentMetrics::RecordBatchRows(const Mesh& mesh,
-                                   const executor::BatchWork& batch,
-                                   const executor::RankOptions& options,
-                                   const executor::BatchRankReport& report) {
-  const executor::BatchSummary summary = executor::SummarizeBatch(
-      mesh, batch.rows, std::vector<std::string>(batch.plans.size()), {report});
-  const int executions = executor::TotalExecutions(options);
-  for (const executor::BucketRow& row : summary.buckets) {
-    if (row.seconds_median <= 0) continue;  // it did not run
     RecordRow(row.op, row.group, row.seconds_median,
               static_cast<double>(row.bytes) * executions, row.busbw_gbps);
   }
@@ -107,15 +91,9 @@ void AgentMetrics::RecordResult(const absl::Status& status, bool validated) {
 }
 
 void AgentMetrics::RecordRun(const RunSetup& setup,
-                             const executor::RankResult& report) {
-  if (const auto* plan = std::get_if<executor::RankReport>(&report)) {
-    RecordSteps(setup.mesh, setup.plan, setup.options, *plan);
-  } else if (setup.batch.has_value()) {
-    RecordBatchRows(setup.mesh, *setup.batch, setup.options,
-                    std::get<executor::BatchRankReport>(report));
-  }
-  RecordResult(executor::ResultStatus(report),
-               !executor::WhyNotValidated(report).has_value());
+                             const executor::RankReport& report) {
+  RecordRows(setup, report);
+  RecordResult(report.status, !report.WhyNotValidated().has_value());
 }
 
 void AgentMetrics::RecordRefusal(const absl::Status& status) {

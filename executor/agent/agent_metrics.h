@@ -23,7 +23,7 @@
 #include "absl/container/node_hash_map.h"
 #include "executor/agent/error_kind.h"
 #include "executor/agent/run_work.h"
-#include "executor/rank_result.h"
+#include "executor/rank_run.h"
 #include "metrics/label_cap.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
@@ -40,10 +40,9 @@ class AgentMetrics {
   // Builds the agent's families on `registry`.
   explicit AgentMetrics(prometheus::Registry& registry);
 
-  // A run that got as far as a mesh and plan or batch (its report may still
-  // carry a failure): steps (a batch's rows) that ran are recorded, then
-  // the result.
-  void RecordRun(const RunSetup& setup, const executor::RankResult& report);
+  // A run that got as far as a mesh and its work (its report may still
+  // carry a failure): the rows that ran are recorded, then the result.
+  void RecordRun(const RunSetup& setup, const executor::RankReport& report);
   // A run refused before it had a mesh and plan (a bad RunWork).
   void RecordRefusal(const absl::Status& status);
 
@@ -54,12 +53,7 @@ class AgentMetrics {
     prometheus::Gauge* busbw;
   };
   StepSeries& SeriesFor(const std::string& op, const std::string& group);
-  void RecordSteps(const Mesh& mesh, const Plan& plan,
-                   const executor::RankOptions& options,
-                   const executor::RankReport& report);
-  void RecordBatchRows(const Mesh& mesh, const executor::BatchWork& batch,
-                       const executor::RankOptions& options,
-                       const executor::BatchRankReport& report);
+  void RecordRows(const RunSetup& setup, const executor::RankReport& report);
   // One row that ran: its median, its bytes times the executions.
   void RecordRow(const std::string& op, const std::string& group,
                  double seconds_median, double bytes, double busbw_gbps);

@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "gloo/common/error.h"
 #include "grpcpp/client_context.h"
 
 namespace reshard::agent {
@@ -19,32 +18,30 @@ void SetDeadline(grpc::ClientContext& context,
   context.set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
-// The exception Gloo's callers expect, naming what failed and why; a
-// deadline says "timed out" so the Gloo backend maps it to
-// DEADLINE_EXCEEDED.
-[[noreturn]] void Throw(absl::string_view what, const grpc::Status& status) {
+// The RPC's failure as a status of the same code, naming what failed; a
+// deadline says "timed out".
+absl::Status Failed(absl::string_view what, const grpc::Status& status) {
   const bool timeout = status.error_code() == grpc::DEADLINE_EXCEEDED;
-  throw gloo::IoException(absl::StrCat(
-      "coordinator store: ", what, timeout ? " timed out" : " failed",
-      " (code ", static_cast<int>(status.error_code()),
-      "): ", status.error_message()));
+  return absl::Status(
+      static_cast<absl::StatusCode>(status.error_code()),
+      absl::StrCat("coordinator store: ", what,
+                   timeout ? " timed out" : " failed", " (code ",
+                   static_cast<int>(status.error_code()),
+                   "): ", status.error_message()));
 }
 
 }  // namespace
 
 CoordinatorStore::CoordinatorStore(
     std::shared_ptr<v1::Coordinator::StubInterface> stub, v1::AgentId agent,
-    std::chrono::milliseconds rpc_timeout,
-    std::chrono::milliseconds default_wait)
+    std::chrono::milliseconds rpc_timeout)
     : stub_(std::move(stub)),
       agent_(std::move(agent)),
-      rpc_timeout_(rpc_timeout),
-      default_wait_(default_wait) {}
+      rpc_timeout_(rpc_timeout) {}
 
 void CoordinatorStore::SetRun(const std::string& run_id) {
   absl::MutexLock lock(&mu_);
   run_id_ = run_id;
-  fetched_.clear();
 }
 
 std::string CoordinatorStore::Run() const {
@@ -52,25 +49,27 @@ std::string CoordinatorStore::Run() const {
   return run_id_;
 }
 
-void CoordinatorStore::set(const std::string& key,
-                           const std::vector<char>& data) {
+absl::Status CoordinatorStore::Set(const std::string& key,
+                                   const std::string& value) {
   v1::StoreSetRequest request;
   *request.mutable_agent() = agent_;
   request.set_run_id(Run());
   request.set_key(key);
-  request.set_value(std::string(data.begin(), data.end()));
+  request.set_value(value);
   v1::StoreSetResponse response;
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
   const grpc::Status status = stub_->StoreSet(&context, request, &response);
   if (!status.ok()) {
-    Throw(absl::StrCat("set \"", key, "\" (run ", request.run_id(), ")"),
-          status);
+    return Failed(
+        absl::StrCat("set \"", key, "\" (run ", request.run_id(), ")"), status);
   }
+  return absl::OkStatus();
 }
 
-std::vector<std::string> CoordinatorStore::Fetch(
+absl::StatusOr<std::vector<std::string>> CoordinatorStore::Get(
     const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  if (keys.empty()) return std::vector<std::string>();
   v1::StoreGetRequest request;
   *request.mutable_agent() = agent_;
   request.set_run_id(Run());
@@ -83,41 +82,31 @@ std::vector<std::string> CoordinatorStore::Fetch(
   const std::string what =
       absl::StrCat("waiting ", timeout.count(), "ms for keys ", Keys(keys),
                    " (run ", request.run_id(), ")");
-  if (!status.ok()) Throw(what, status);
+  if (!status.ok()) return Failed(what, status);
   if (response.values_size() != static_cast<int>(keys.size())) {
-    throw gloo::IoException(absl::StrCat("coordinator store: ", what,
-                                         " returned ", response.values_size(),
-                                         " values for ", keys.size(), " keys"));
+    return absl::DataLossError(absl::StrCat(
+        "coordinator store: ", what, " returned ", response.values_size(),
+        " values for ", keys.size(), " keys"));
   }
-  return {response.values().begin(), response.values().end()};
+  return std::vector<std::string>(response.values().begin(),
+                                  response.values().end());
 }
 
-std::vector<char> CoordinatorStore::get(const std::string& key) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = fetched_.find(key);
-    if (it != fetched_.end()) {
-      std::vector<char> value = std::move(it->second);
-      fetched_.erase(it);
-      return value;
-    }
+absl::Status CoordinatorStore::DeleteByPrefix(const std::string& prefix) {
+  v1::StoreDeleteRequest request;
+  *request.mutable_agent() = agent_;
+  request.set_run_id(Run());
+  request.set_prefix(prefix);
+  v1::StoreDeleteResponse response;
+  grpc::ClientContext context;
+  SetDeadline(context, rpc_timeout_);
+  const grpc::Status status = stub_->StoreDelete(&context, request, &response);
+  if (!status.ok()) {
+    return Failed(
+        absl::StrCat("delete \"", prefix, "*\" (run ", request.run_id(), ")"),
+        status);
   }
-  const std::string value = Fetch({key}, default_wait_).front();
-  return {value.begin(), value.end()};
-}
-
-void CoordinatorStore::wait(const std::vector<std::string>& keys) {
-  wait(keys, default_wait_);
-}
-
-void CoordinatorStore::wait(const std::vector<std::string>& keys,
-                            const std::chrono::milliseconds& timeout) {
-  if (keys.empty()) return;
-  std::vector<std::string> values = Fetch(keys, timeout);
-  absl::MutexLock lock(&mu_);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    fetched_[keys[i]].assign(values[i].begin(), values[i].end());
-  }
+  return absl::OkStatus();
 }
 
 }  // namespace reshard::agent

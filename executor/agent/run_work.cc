@@ -7,9 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "executor/agent/error_kind.h"
 #include "planner/field_error.h"
-#include "planner/plan_digest.h"
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
+#include "proto/coordinator_convert.h"
 
 namespace reshard::agent {
 namespace {
@@ -39,24 +38,6 @@ absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
       what, expected, actual, what)));
 }
 
-// The plan, or the batch, of a run on `mesh`, its digest checked.
-absl::Status ReadWork(const v1::RunWork& run, RunSetup& setup) {
-  if (run.has_batch()) {
-    absl::StatusOr<executor::BatchWork> batch =
-        BatchWorkFromProto(setup.mesh, run.batch());
-    if (!batch.ok()) {
-      return absl::Status(batch.status().code(),
-                          absl::StrCat("run.", batch.status().message()));
-    }
-    setup.batch = *std::move(batch);
-    return CheckDigest("batch", run.digest(), setup.batch->Digest(setup.mesh));
-  }
-  absl::StatusOr<Plan> plan = PlanFromProto(setup.mesh, run.plan());
-  if (!plan.ok()) return InvalidField("run.plan", plan.status().message());
-  setup.plan = *std::move(plan);
-  return CheckDigest("plan", run.digest(), PlanDigest(setup.mesh, setup.plan));
-}
-
 }  // namespace
 
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
@@ -77,10 +58,13 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
-  RunSetup setup{*std::move(mesh), Plan(), {}, *timeout, std::nullopt};
+  absl::StatusOr<executor::BatchWork> work = RunWorkFromProto(*mesh, run);
+  if (!work.ok()) return work.status();
+  RunSetup setup{*std::move(mesh), *std::move(work), {}, *timeout};
   setup.options.iters = run.iters();
   setup.options.warmup = run.warmup();
-  absl::Status s = ReadWork(run, setup);
+  absl::Status s = CheckDigest(setup.work.single_plan ? "plan" : "batch",
+                               run.digest(), setup.work.Digest(setup.mesh));
   if (!s.ok()) return s;
   return setup;
 }

@@ -1,5 +1,5 @@
 // What a run needs before any communicator opens, read from its RunWork:
-// the mesh and plan (proto/convert.h) or batch (proto/batch_run_convert.h),
+// the mesh and the work, a plan or a batch (proto/coordinator_convert.h),
 // its digest recomputed and compared with the Coordinator's, the job's world
 // size, iters, warmup and the per-collective timeout. A run that fails here
 // fails on this rank alone and sends nothing to its peers, so ranks never run
@@ -25,10 +25,9 @@ inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{30000};
 
 struct RunSetup {
   Mesh mesh;
-  Plan plan;                                 // unused for a batch
-  executor::RankOptions options;             // iters and warmup
-  std::chrono::milliseconds timeout;         // per collective
-  std::optional<executor::BatchWork> batch;  // set for a batch
+  executor::BatchWork work;           // a plan is a batch of one
+  executor::RankOptions options;      // iters and warmup
+  std::chrono::milliseconds timeout;  // per collective
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id

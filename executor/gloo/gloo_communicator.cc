@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <stdexcept>
 
 #include "absl/strings/match.h"
@@ -14,8 +15,8 @@
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
 #include "gloo/alltoall.h"
+#include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
-#include "gloo/rendezvous/prefix_store.h"
 #include "gloo/rendezvous/store.h"
 #include "gloo/transport/tcp/device.h"
 #include "gloo/transport/unbound_buffer.h"
@@ -23,48 +24,84 @@
 namespace reshard::executor {
 namespace {
 
-// The store as Gloo's connectFullMesh sees it. Every wait honours the run's
-// timeout (Gloo would otherwise wait up to the store's 30 s default). And a
-// barrier: connectFullMesh publishes this rank's pair addresses under the
-// key "<rank>" and then connects pair by pair, where a pair whose address
-// sorts lower waits, up to the timeout and uninterruptibly, for its peer to
-// connect. A peer that gave up while still waiting for keys (its run was
-// cancelled) never does. So right after publishing, this store waits for
-// every rank's addresses at once (a wait that ends when the run does), and
-// from then on answers from what that wait fetched, without asking the store
-// again: once every rank has published, every rank connects, in
-// milliseconds, and a cancel is seen before connecting or after.
+// The run's KeyValueStore as Gloo's connectFullMesh sees it: keys under
+// the group's prefix, failures thrown as Gloo expects (a timeout says
+// "timed out", which FromGloo maps to DEADLINE_EXCEEDED), and every wait
+// bounded by the run's timeout (Gloo would otherwise wait up to its own
+// 30 s default). And a barrier: connectFullMesh publishes this rank's pair
+// addresses under the key "<rank>" and then connects pair by pair, where a
+// pair whose address sorts lower waits, up to the timeout and
+// uninterruptibly, for its peer to connect. A peer that gave up while still
+// waiting for keys (its run was cancelled) never does. So right after
+// publishing, this store waits for every rank's addresses at once (a wait
+// that ends when the run does), and from then on answers from what that
+// wait fetched, without asking the store again: once every rank has
+// published, every rank connects, in milliseconds, and a cancel is seen
+// before connecting or after.
 class ConnectStore : public gloo::rendezvous::Store {
  public:
-  ConnectStore(gloo::rendezvous::Store& inner, int rank, int size,
+  ConnectStore(KeyValueStore& inner, std::string prefix, int rank, int size,
                std::chrono::milliseconds timeout)
-      : inner_(inner), rank_(rank), size_(size), timeout_(timeout) {}
+      : inner_(inner),
+        prefix_(std::move(prefix)),
+        rank_(rank),
+        size_(size),
+        timeout_(timeout) {}
   void set(const std::string& key, const std::vector<char>& data) override {
-    inner_.set(key, data);
+    Check(inner_.Set(Prefixed(key), std::string(data.begin(), data.end())));
     if (key != std::to_string(rank_)) return;
     std::vector<std::string> everyone;
     for (int r = 0; r < size_; ++r) everyone.push_back(std::to_string(r));
-    inner_.wait(everyone, timeout_);
-    everyone_published_ = true;
+    Fetch(everyone, timeout_);
   }
   std::vector<char> get(const std::string& key) override {
-    if (!everyone_published_) inner_.wait({key}, timeout_);
-    return inner_.get(key);
+    Fetch({key}, timeout_);
+    const std::string& value = fetched_.at(key);
+    return {value.begin(), value.end()};
   }
   void wait(const std::vector<std::string>& keys) override {
-    wait(keys, timeout_);
+    Fetch(keys, timeout_);
   }
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override {
-    if (!everyone_published_) inner_.wait(keys, std::min(timeout, timeout_));
+    Fetch(keys, std::min(timeout, timeout_));
   }
 
  private:
-  gloo::rendezvous::Store& inner_;
+  std::string Prefixed(const std::string& key) const {
+    return absl::StrCat(prefix_, "/", key);
+  }
+  static void Check(const absl::Status& status) {
+    if (status.ok()) return;
+    throw gloo::IoException(absl::StrCat(
+        status.message(), status.code() == absl::StatusCode::kDeadlineExceeded
+                              ? ""
+                              : " (store failed)"));
+  }
+  // Reads the keys not fetched yet into `fetched_`.
+  void Fetch(const std::vector<std::string>& keys,
+             std::chrono::milliseconds timeout) {
+    std::vector<std::string> wanted, prefixed;
+    for (const std::string& key : keys) {
+      if (fetched_.contains(key)) continue;
+      wanted.push_back(key);
+      prefixed.push_back(Prefixed(key));
+    }
+    if (wanted.empty()) return;
+    absl::StatusOr<std::vector<std::string>> values =
+        inner_.Get(prefixed, timeout);
+    Check(values.status());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      fetched_[wanted[i]] = std::move((*values)[i]);
+    }
+  }
+
+  KeyValueStore& inner_;
+  const std::string prefix_;
   const int rank_;
   const int size_;
   const std::chrono::milliseconds timeout_;
-  bool everyone_published_ = false;
+  std::map<std::string, std::string> fetched_;
 };
 
 // A Gloo error as a status: timeouts are DEADLINE_EXCEEDED, everything else
@@ -303,8 +340,8 @@ void GlooCommunicator::PipelinedAllToAll(
 }  // namespace
 
 GlooCommunicatorProvider::GlooCommunicatorProvider(
-    std::shared_ptr<gloo::rendezvous::Store> store, std::string prefix,
-    int64_t rank, GlooOptions options)
+    std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
+    GlooOptions options)
     : store_(std::move(store)),
       prefix_(std::move(prefix)),
       rank_(rank),
@@ -340,10 +377,9 @@ GlooCommunicatorProvider::Connect(const std::vector<int64_t>& ranks, int index,
       index, static_cast<int>(ranks.size()));
   context->setTimeout(options_.timeout);
   try {
-    gloo::rendezvous::PrefixStore prefixed(
-        absl::StrCat(prefix_, "/", absl::StrJoin(ranks, "_")), *store_);
-    ConnectStore store(prefixed, index, static_cast<int>(ranks.size()),
-                       options_.timeout);
+    ConnectStore store(*store_,
+                       absl::StrCat(prefix_, "/", absl::StrJoin(ranks, "_")),
+                       index, static_cast<int>(ranks.size()), options_.timeout);
     context->connectFullMesh(store, device_);
   } catch (const std::exception& e) {
     return FromGloo(absl::StrCat("connecting ", label), e);

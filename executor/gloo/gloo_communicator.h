@@ -1,5 +1,5 @@
 // The Gloo backend (DESIGN §6.1): TCP communicators on host memory, one
-// Gloo context per group, created through a PrefixStore namespaced by the
+// Gloo context per group, created through the run's KeyValueStore under the
 // caller's run prefix and the group's ranks. Gloo reports failures by
 // throwing (some from its own I/O thread, rethrown on the next call): every
 // call here catches them and returns a status naming the op, the group and
@@ -15,12 +15,10 @@
 #include <vector>
 
 #include "executor/communicator_provider.h"
+#include "executor/key_value_store.h"
 
 namespace gloo {
 class Context;
-namespace rendezvous {
-class Store;
-}
 namespace transport {
 class Device;
 }
@@ -42,12 +40,11 @@ struct GlooOptions {
 };
 
 // Creates and caches this rank's Gloo communicators. `store` is shared by
-// every rank of the run (a FileStore for local runs, the Coordinator's
-// rendezvous for agents); `prefix` keeps runs (and generations) apart.
-// Thread-compatible: one thread at a time.
+// every rank of the run (executor/key_value_store.h); `prefix` keeps runs (and
+// generations) apart. Thread-compatible: one thread at a time.
 class GlooCommunicatorProvider : public CommunicatorProvider {
  public:
-  GlooCommunicatorProvider(std::shared_ptr<gloo::rendezvous::Store> store,
+  GlooCommunicatorProvider(std::shared_ptr<KeyValueStore> store,
                            std::string prefix, int64_t rank,
                            GlooOptions options);
   ~GlooCommunicatorProvider() override;
@@ -60,7 +57,7 @@ class GlooCommunicatorProvider : public CommunicatorProvider {
   absl::StatusOr<std::shared_ptr<gloo::Context>> Connect(
       const std::vector<int64_t>& ranks, int index, const std::string& label);
 
-  std::shared_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<KeyValueStore> store_;
   std::string prefix_;
   int64_t rank_;
   GlooOptions options_;

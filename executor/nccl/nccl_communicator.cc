@@ -16,7 +16,6 @@
 #include "executor/nccl/divide_kernel.h"
 #include "executor/nccl/group_split.h"
 #include "executor/nccl/nccl_available.h"
-#include "gloo/rendezvous/store.h"
 
 namespace reshard::executor {
 
@@ -318,8 +317,8 @@ bool Release(NcclHandle& handle, absl::Duration timeout, bool abort) {
 }  // namespace
 
 NcclCommunicatorProvider::NcclCommunicatorProvider(
-    std::shared_ptr<gloo::rendezvous::Store> store, std::string prefix,
-    int64_t rank, int64_t world_size, NcclOptions options)
+    std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
+    int64_t world_size, NcclOptions options)
     : store_(std::move(store)),
       prefix_(std::move(prefix)),
       rank_(rank),
@@ -340,35 +339,36 @@ NcclCommunicatorProvider::~NcclCommunicatorProvider() {
 namespace {
 
 // Rank 0 makes the world's unique id and publishes it under `key`; the
-// others wait for it (within `timeout`). The store's exceptions become
-// statuses: a rank 0 that never publishes is DEADLINE_EXCEEDED.
+// others wait for it (within `timeout`): a rank 0 that never publishes is
+// the store's DEADLINE_EXCEEDED.
 absl::StatusOr<ncclUniqueId> ExchangeUniqueId(
-    gloo::rendezvous::Store& store, const std::string& key, int64_t rank,
+    KeyValueStore& store, const std::string& key, int64_t rank,
     std::chrono::milliseconds timeout) {
   ncclUniqueId id;
-  try {
-    if (rank == 0) {
-      const ncclResult_t r = ncclGetUniqueId(&id);
-      if (r != ncclSuccess) {
-        return absl::InternalError(NcclText("ncclGetUniqueId", r, nullptr));
-      }
-      store.set(key, std::vector<char>(id.internal,
-                                       id.internal + sizeof(id.internal)));
-      return id;
+  if (rank == 0) {
+    const ncclResult_t r = ncclGetUniqueId(&id);
+    if (r != ncclSuccess) {
+      return absl::InternalError(NcclText("ncclGetUniqueId", r, nullptr));
     }
-    store.wait({key}, timeout);
-    const std::vector<char> bytes = store.get(key);
-    if (bytes.size() != sizeof(id.internal)) {
-      return absl::InternalError(
-          absl::StrCat("the unique id under ", key, " has ", bytes.size(),
-                       " bytes, expected ", sizeof(id.internal)));
-    }
-    std::memcpy(id.internal, bytes.data(), bytes.size());
+    absl::Status s =
+        store.Set(key, std::string(id.internal, sizeof(id.internal)));
+    if (!s.ok()) return s;
     return id;
-  } catch (const std::exception& e) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "waiting for rank 0's NCCL unique id under ", key, ": ", e.what()));
   }
+  absl::StatusOr<std::vector<std::string>> bytes = store.Get({key}, timeout);
+  if (!bytes.ok()) {
+    return absl::Status(bytes.status().code(),
+                        absl::StrCat("waiting for rank 0's NCCL unique id: ",
+                                     bytes.status().message()));
+  }
+  const std::string& value = bytes->front();
+  if (value.size() != sizeof(id.internal)) {
+    return absl::InternalError(
+        absl::StrCat("the unique id under ", key, " has ", value.size(),
+                     " bytes, expected ", sizeof(id.internal)));
+  }
+  std::memcpy(id.internal, value.data(), value.size());
+  return id;
 }
 
 ncclConfig_t NonBlockingConfig(const std::string& comm_name) {

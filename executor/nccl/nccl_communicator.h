@@ -32,10 +32,7 @@
 #include <vector>
 
 #include "executor/communicator_provider.h"
-
-namespace gloo::rendezvous {
-class Store;
-}  // namespace gloo::rendezvous
+#include "executor/key_value_store.h"
 
 namespace reshard::executor {
 
@@ -53,7 +50,7 @@ struct NcclHandle;  // one NCCL communicator, its stream and its watch
 // thread of a multi-GPU process owns its own provider).
 class NcclCommunicatorProvider : public CommunicatorProvider {
  public:
-  NcclCommunicatorProvider(std::shared_ptr<gloo::rendezvous::Store> store,
+  NcclCommunicatorProvider(std::shared_ptr<KeyValueStore> store,
                            std::string prefix, int64_t rank, int64_t world_size,
                            NcclOptions options);
   // Finalizes every communicator (aborting those that do not finish within
@@ -71,7 +68,7 @@ class NcclCommunicatorProvider : public CommunicatorProvider {
                                     absl::string_view name);
   bool IsWorld(const std::vector<int64_t>& ranks) const;
 
-  std::shared_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<KeyValueStore> store_;
   std::string prefix_;
   int64_t rank_;
   int64_t world_size_;

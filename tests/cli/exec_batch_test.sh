@@ -3,7 +3,8 @@
 # bucketed and with --no-bucketing on real Gloo ranks, every tensor
 # validates in both, each tensor's checksums equal those of `exec` running
 # its plan alone, the JSON is exec's object with "buckets" and "tensors";
-# errors (a bad item, a wrong --local, --backend nccl) exit 2 naming why.
+# errors (a bad item, a wrong --local) exit 2 naming why, and --backend nccl
+# exits 5 as it does for a plan.
 set -u
 CTL="$1"
 . "$(dirname "$0")/lib.sh"
@@ -57,7 +58,9 @@ head -5 "$dir/batch.jsonl" >"$dir/ok.jsonl"
 err=$("$CTL" exec --local 2 --batch "$dir/ok.jsonl" --mesh A=2,B=2 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "wrong --local exits 2" $?
 contains "$err" "--local: 2 ranks given but the mesh has 4"; check "wrong --local message" $?
-err=$("$CTL" exec --local 4 --batch "$dir/ok.jsonl" --mesh A=2,B=2 --backend nccl 2>&1 >/dev/null)
-contains "$err" "--backend: batches run on gloo only"; check "nccl refused" $?
+err=$("$CTL" exec --local 4 --batch "$dir/ok.jsonl" --mesh A=2,B=2 --backend nccl 2>&1 >/dev/null); rc=$?
+# One run path: a batch is refused NCCL exactly as a plan is.
+[ $rc -eq 5 ]; check "nccl refused as FAILED_PRECONDITION (exit 5)" $?
+contains "$err" "--backend nccl: "; check "nccl refused, naming the flag" $?
 
 exit $fail

@@ -39,8 +39,10 @@ std::shared_ptr<const RunSpec> SpecFor(int64_t world) {
   absl::StatusOr<Plan> plan =
       testing::PlanChecked(mesh, {8}, "S(0)", "R", PlanOptions());
   EXPECT_TRUE(plan.ok()) << plan.status();
+  executor::BatchWork work =
+      executor::BatchWork::OfPlan(mesh, *std::move(plan));
   return std::make_shared<const RunSpec>(
-      RunSpec{std::move(mesh), *std::move(plan), 3, 1, 5});
+      RunSpec{std::move(mesh), std::move(work), 3, 1, 5});
 }
 
 // Two tensors S(0) -> R on a 1-D mesh of `world` ranks, bucketed: one
@@ -57,45 +59,36 @@ std::shared_ptr<const RunSpec> BatchSpecFor(int64_t world) {
   absl::StatusOr<BucketSchedule> rows =
       ScheduleBuckets(mesh, work.PlanPointers(), BucketOptions());
   EXPECT_TRUE(rows.ok()) << rows.status();
-  if (rows.ok()) work.rows = *std::move(rows);
-  RunSpec spec{std::move(mesh), Plan(), 3, 1, 5};
-  spec.batch = std::move(work);
-  spec.names = {"w", "b"};
-  return std::make_shared<const RunSpec>(std::move(spec));
+  if (rows.ok()) work.schedule = *std::move(rows);
+  work.names = {"w", "b"};
+  return std::make_shared<const RunSpec>(
+      RunSpec{std::move(mesh), std::move(work), 3, 1, 5});
 }
 
 // How a stand-in agent answers a run.
 struct Behaviour {
-  bool rendezvous = true;   // set its key, wait for every rank's
-  absl::Status fail;        // reported as the run's failure
-  bool vanish = false;      // close its stream instead of reporting
-  bool wrong_kind = false;  // a plan's report for a batch, or the reverse
+  bool rendezvous = true;    // set its key, wait for every rank's
+  absl::Status fail;         // reported as the run's failure
+  bool vanish = false;       // close its stream instead of reporting
+  bool wrong_count = false;  // one tensor more than the run has
 };
 
 // A stand-in's report: a plan's (checksum 1000 + rank) or a batch's (tensor
 // t's checksum 2000 + 10 t + rank), every row 2 ms.
-executor::RankResult ReportOf(const RunWork& run, int64_t rank,
+executor::RankReport ReportOf(const RunWork& run, int64_t rank,
                               const Behaviour& how) {
-  if (run.spec->batch.has_value() == how.wrong_kind) {
-    executor::RankReport report;
-    report.status = how.fail;
-    report.seconds_min.assign(run.spec->plan.steps.size(), 1e-3);
-    report.seconds_median.assign(run.spec->plan.steps.size(), 2e-3);
-    report.checksum = 1000 + rank;
-    report.validated = true;
-    return report;
-  }
-  executor::BatchRankReport report;
+  const executor::BatchWork& work = run.spec->work;
+  executor::RankReport report;
   report.status = how.fail;
-  const size_t rows =
-      run.spec->batch.has_value() ? run.spec->batch->rows.buckets.size() : 1;
+  const size_t rows = work.Rows(run.spec->mesh).size();
   report.seconds_min.assign(rows, 1e-3);
   report.seconds_median.assign(rows, 2e-3);
   report.total_seconds_min = report.total_seconds_median = 3e-3;
-  const size_t tensors =
-      run.spec->batch.has_value() ? run.spec->batch->plans.size() : 1;
+  const size_t tensors = work.plans.size() + (how.wrong_count ? 1 : 0);
   for (size_t t = 0; t < tensors; ++t) {
-    report.tensors.push_back({2000 + 10 * t + rank, true, ""});
+    const uint64_t checksum =
+        work.single_plan ? 1000 + rank : 2000 + 10 * t + rank;
+    report.tensors.push_back({checksum, true, "", {}});
   }
   return report;
 }
@@ -130,9 +123,9 @@ void ServeRank(Coordinator& c, AgentId id, int64_t world, int runs,
     }
     const absl::Status reported =
         c.Report(id, run.generation, run.run_id, ReportOf(run, id.rank, how));
-    if (how.wrong_kind) {
+    if (how.wrong_count) {
       EXPECT_EQ(reported.code(), absl::StatusCode::kInvalidArgument);
-      EXPECT_THAT(reported.message(), HasSubstr("report: a "));
+      EXPECT_THAT(reported.message(), HasSubstr("report: 3 tensors for run "));
     } else {
       EXPECT_TRUE(reported.ok()) << reported;
     }
@@ -243,10 +236,11 @@ TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {
     absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(4), Soon(), {});
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_TRUE(out->summary.validated);
-    EXPECT_EQ(out->summary.checksums,
+    ASSERT_EQ(out->summary.tensors.size(), 1u);
+    EXPECT_EQ(out->summary.tensors[0].checksums,
               (std::vector<uint64_t>{1000, 1001, 1002, 1003}));
-    ASSERT_EQ(out->summary.steps.size(), 1u);
-    EXPECT_EQ(out->summary.steps[0].seconds_median, 2e-3);
+    ASSERT_EQ(out->summary.rows.size(), 1u);
+    EXPECT_EQ(out->summary.rows[0].seconds_median, 2e-3);
     const JobInfo info = *c_.GetJob("j");
     EXPECT_EQ(info.store_keys, 0);
     EXPECT_EQ(info.store_bytes, 0);
@@ -359,9 +353,15 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
     EXPECT_EQ(*c.StoreGet(id, run, {"b", "a"}, Soon()),
               (std::vector<std::string>{"2", "1"}));
     EXPECT_EQ(c.GetJob("j")->store_keys, 2);
+    // A delete by prefix frees its keys (and their bytes) for the run.
+    EXPECT_EQ(*c.StoreDelete(id, run, "b"), 1);
+    EXPECT_EQ(c.GetJob("j")->store_keys, 1);
+    EXPECT_TRUE(c.StoreSet(id, run, "c", "3").ok());
+    EXPECT_EQ(c.StoreDelete(id, "nope", "").status().code(),
+              absl::StatusCode::kFailedPrecondition);
     executor::RankReport report;
     report.seconds_min = report.seconds_median = {0};
-    report.validated = true;
+    report.tensors = {{0, true, "", {}}};
     EXPECT_TRUE(c.Report(id, item->run->generation, run, report).ok());
   });
   absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
@@ -407,26 +407,24 @@ TEST_F(CoordinatorTest, ABatchRunAggregatesItsRowsAndNamedTensors) {
   StartJob("b", 2, 1);
   absl::StatusOr<RunOutcome> out = c_.RunJob("b", BatchSpecFor(2), Soon(), {});
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->batch.has_value());
-  EXPECT_TRUE(out->validated());
-  EXPECT_TRUE(out->reports.empty());
-  ASSERT_EQ(out->batch_reports.size(), 2u);
-  ASSERT_EQ(out->batch->buckets.size(), 1u);
-  EXPECT_EQ(out->batch->buckets[0].members, 2);
-  EXPECT_EQ(out->batch->buckets[0].seconds_median, 2e-3);
-  EXPECT_EQ(out->batch->seconds_median, 3e-3);
-  ASSERT_EQ(out->batch->tensors.size(), 2u);
-  EXPECT_EQ(out->batch->tensors[0].name, "w");
-  EXPECT_EQ(out->batch->tensors[1].name, "b");
-  EXPECT_EQ(out->batch->tensors[1].checksums,
-            (std::vector<uint64_t>{2010, 2011}));
+  const executor::RunSummary& s = out->summary;
+  EXPECT_TRUE(s.validated);
+  ASSERT_EQ(out->reports.size(), 2u);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].members, 2);
+  EXPECT_EQ(s.rows[0].seconds_median, 2e-3);
+  EXPECT_EQ(s.seconds_median, 3e-3);
+  ASSERT_EQ(s.tensors.size(), 2u);
+  EXPECT_EQ(s.tensors[0].name, "w");
+  EXPECT_EQ(s.tensors[1].name, "b");
+  EXPECT_EQ(s.tensors[1].checksums, (std::vector<uint64_t>{2010, 2011}));
   EXPECT_EQ(c_.GetJob("b")->recent_runs.back().result, "validated");
 }
 
-TEST_F(CoordinatorTest, AReportOfTheOtherKindIsRefused) {
+TEST_F(CoordinatorTest, AReportOfAnotherTensorCountIsRefused) {
   StartJob("k", 2, 1, [](int64_t) {
     Behaviour how;
-    how.wrong_kind = true;
+    how.wrong_count = true;
     return how;
   });
   // The refused reports never count: the stand-ins leave without one.
@@ -440,11 +438,11 @@ TEST_F(CoordinatorTest, AReportOfTheOtherKindIsRefused) {
 TEST_F(CoordinatorTest, ABatchNeedsOneNamePerItem) {
   ASSERT_TRUE(c_.Join(Joining("n", 0, 2)).ok());
   RunSpec spec = *BatchSpecFor(2);
-  spec.names.pop_back();
+  spec.work.names.pop_back();
   absl::StatusOr<RunOutcome> out = c_.RunJob(
       "n", std::make_shared<const RunSpec>(std::move(spec)), Soon(), {});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(out.status().message(), "names: 1 names for 2 batch items");
+  EXPECT_EQ(out.status().message(), "names: 1 names for 2 plans");
 }
 
 TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {

@@ -225,9 +225,10 @@ void JobRunTest::RunRandomPlans(const std::string& job, int world, int runs,
     ASSERT_TRUE(status.ok()) << status.error_message();
     EXPECT_TRUE(response.validated()) << response.validation_error();
     const std::vector<uint64_t> expected = ExpectedChecksums(c.mesh, c.plan);
-    ASSERT_EQ(response.checksums_size(), world);
+    ASSERT_EQ(response.tensors_size(), 1);
+    ASSERT_EQ(response.tensors(0).checksums_size(), world);
     for (int r = 0; r < world; ++r) {
-      EXPECT_EQ(response.checksums(r), expected[r]) << "rank " << r;
+      EXPECT_EQ(response.tensors(0).checksums(r), expected[r]) << "rank " << r;
     }
     ASSERT_EQ(response.ranks_size(), world);
     coverage->dtypes.insert(c.request.tensor.dtype());
@@ -305,8 +306,9 @@ TEST_F(JobRunTest, ARunWaitsForAgentsStillJoining) {
   caller.join();
   ASSERT_TRUE(status.ok()) << status.error_message() << agents.Logs();
   EXPECT_TRUE(response.validated()) << response.validation_error();
-  std::vector<uint64_t> got(response.checksums().begin(),
-                            response.checksums().end());
+  ASSERT_EQ(response.tensors_size(), 1);
+  std::vector<uint64_t> got(response.tensors(0).checksums().begin(),
+                            response.tensors(0).checksums().end());
   EXPECT_EQ(got, ExpectedChecksums(c.mesh, c.plan));
 }
 

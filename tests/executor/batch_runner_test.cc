@@ -13,13 +13,13 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "executor/batch_rank_run.h"
-#include "executor/batch_summary.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
+#include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
 #include "executor/report_codec.h"
-#include "gloo/rendezvous/file_store.h"
+#include "executor/run_summary.h"
 #include "gtest/gtest.h"
 #include "planner/bucket_layout.h"
 #include "tests/executor/executor_cases.h"
@@ -28,7 +28,7 @@
 namespace reshard {
 namespace {
 
-using executor::BatchRankReport;
+using executor::RankReport;
 
 struct BatchCase {
   Mesh mesh;
@@ -40,6 +40,11 @@ struct BatchCase {
     std::vector<const Plan*> out;
     for (const Plan& p : plans) out.push_back(&p);
     return out;
+  }
+  // What ranks run, bucketed or tensor by tensor.
+  executor::BatchWork Work(bool bucketed) const {
+    return {plans, bucketed ? schedule : unbucketed, bucketed,
+            std::vector<std::string>(plans.size(), "t"), false};
   }
 };
 
@@ -77,22 +82,23 @@ BatchCase RandomBatch(std::mt19937_64& rng) {
 
 // Runs every batch on `world` processes, bucketed then tensor by tensor;
 // returns reports[batch][mode][position].
-using Reports = std::vector<std::vector<std::vector<BatchRankReport>>>;
+using Reports = std::vector<std::vector<std::vector<RankReport>>>;
 Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world) {
   const auto dir = *executor::RendezvousDir::Create("reshard-batch");
   auto body = [&](int rank) {
-    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir->path());
+    auto store = std::make_shared<executor::FileStore>(dir->path());
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(30);
     executor::GlooCommunicatorProvider provider(store, "batch", rank, options);
     std::string out;
     for (const BatchCase* c : cases) {
       for (bool bucketed : {true, false}) {
+        executor::RankOptions run;
+        run.iters = 1;
+        run.warmup = 1;
         executor::AppendBlob(
-            out,
-            executor::SerializeBatchReport(executor::RunBatchRank(
-                c->mesh, c->plans, bucketed ? c->schedule : c->unbucketed, rank,
-                provider, {.iters = 1, .warmup = 1, .bucketed = bucketed})));
+            out, executor::SerializeReport(executor::RunRank(
+                     c->mesh, c->Work(bucketed), rank, provider, run)));
       }
     }
     return out;
@@ -100,16 +106,15 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world) {
   absl::StatusOr<std::vector<executor::ChildResult>> children =
       executor::RunLocalRanks(world, body, std::chrono::minutes(5));
   EXPECT_TRUE(children.ok()) << children.status();
-  Reports reports(cases.size(), std::vector<std::vector<BatchRankReport>>(
-                                    2, std::vector<BatchRankReport>(world)));
+  Reports reports(cases.size(), std::vector<std::vector<RankReport>>(
+                                    2, std::vector<RankReport>(world)));
   for (int r = 0; children.ok() && r < world; ++r) {
     EXPECT_EQ((*children)[r].exit_code, 0) << "rank " << r;
     executor::ReportReader in((*children)[r].output);
     std::string blob;
     for (size_t i = 0; i < cases.size(); ++i) {
       for (int mode = 0; mode < 2 && in.Blob(blob); ++mode) {
-        absl::StatusOr<BatchRankReport> report =
-            executor::ParseBatchReport(blob);
+        absl::StatusOr<RankReport> report = executor::ParseReport(blob);
         EXPECT_TRUE(report.ok()) << report.status();
         if (!report.ok()) continue;
         reports[i][mode][cases[i]->mesh.PositionOfRank(report->rank)] =
@@ -120,12 +125,12 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world) {
   return reports;
 }
 
-void CheckMode(const BatchCase& c, const std::vector<BatchRankReport>& got,
+void CheckMode(const BatchCase& c, const std::vector<RankReport>& got,
                bool bucketed) {
   SCOPED_TRACE(bucketed ? "bucketed" : "tensor by tensor");
   const size_t rows = (bucketed ? c.schedule : c.unbucketed).buckets.size();
   for (int64_t p = 0; p < c.mesh.world_size(); ++p) {
-    const BatchRankReport& r = got[p];
+    const RankReport& r = got[p];
     ASSERT_TRUE(r.status.ok()) << "position " << p << ": " << r.status;
     ASSERT_EQ(r.seconds_median.size(), rows);
     ASSERT_EQ(r.tensors.size(), c.plans.size());
@@ -139,11 +144,10 @@ void CheckMode(const BatchCase& c, const std::vector<BatchRankReport>& got,
           << "tensor " << t << " position " << p;
     }
   }
-  std::vector<std::string> names(c.plans.size(), "t");
-  const executor::BatchSummary summary = executor::SummarizeBatch(
-      c.mesh, bucketed ? c.schedule : c.unbucketed, names, got);
+  const executor::RunSummary summary =
+      executor::Summarize(c.mesh, c.Work(bucketed), got);
   EXPECT_TRUE(summary.validated) << summary.why_not;
-  EXPECT_EQ(summary.buckets.size(), rows);
+  EXPECT_EQ(summary.rows.size(), rows);
 }
 
 // Counts what the corpus exercised: ops, multi-member buckets, buckets
@@ -303,7 +307,7 @@ TEST(BatchRunnerTest, RanksWithDifferentSchedulesRefuseByDigest) {
   const BucketSchedule each = UnbucketedSchedule(mesh, ptrs, {});
   const auto dir = *executor::RendezvousDir::Create("reshard-batch-digest");
   auto body = [&](int rank) {
-    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir->path());
+    auto store = std::make_shared<executor::FileStore>(dir->path());
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(20);
     executor::GlooCommunicatorProvider provider(store, "d", rank, options);

@@ -189,20 +189,31 @@ TEST(RankReportTest, RoundTripsThroughItsWireForm) {
   r.status = absl::DeadlineExceededError("all_gather on A: timed\nout");
   r.seconds_min = {1e-6, 0.25};
   r.seconds_median = {2e-6, 0.5};
-  r.checksum = kChecksumModulus - 3;
-  r.validation_error = "x";
+  r.total_seconds_min = 0.125;
+  r.total_seconds_median = 0.75;
+  r.local_seconds_median = 1e-9;
   r.peak_bytes = 77;
   r.memory_bound_bytes = 99;
-  r.result = {'\n', '\0', 'z'};
+  r.tensors = {{kChecksumModulus - 3, false, "x", {'\n', '\0', 'z'}},
+               {7, true, "", {}}};
   const absl::StatusOr<RankReport> back = ParseReport(SerializeReport(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->rank, 5);
   EXPECT_EQ(back->status, r.status);
   EXPECT_EQ(back->seconds_min, r.seconds_min);
   EXPECT_EQ(back->seconds_median, r.seconds_median);
-  EXPECT_EQ(back->checksum, r.checksum);
+  EXPECT_EQ(back->total_seconds_min, 0.125);
+  EXPECT_EQ(back->total_seconds_median, 0.75);
+  EXPECT_EQ(back->local_seconds_median, 1e-9);
   EXPECT_EQ(back->peak_bytes, 77);
-  EXPECT_EQ(back->result, r.result);
+  EXPECT_EQ(back->memory_bound_bytes, 99);
+  ASSERT_EQ(back->tensors.size(), 2u);
+  EXPECT_EQ(back->tensors[0].checksum, kChecksumModulus - 3);
+  EXPECT_FALSE(back->tensors[0].validated);
+  EXPECT_EQ(back->tensors[0].validation_error, "x");
+  EXPECT_EQ(back->tensors[0].result, r.tensors[0].result);
+  EXPECT_TRUE(back->tensors[1].validated);
+  EXPECT_EQ(back->WhyNotValidated(), "tensors[0]: x");
   EXPECT_EQ(ParseReport("garbage").status().code(),
             absl::StatusCode::kDataLoss);
 }

@@ -16,14 +16,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/data_rule.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
+#include "executor/memory_store.h"
 #include "executor/plan_runner.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
-#include "gloo/common/error.h"
-#include "gloo/rendezvous/file_store.h"
-#include "gloo/rendezvous/hash_store.h"
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
 #include "planner/planner.h"
@@ -67,8 +66,8 @@ std::vector<Outcome> RunRanks(
     executor::GlooOptions options;
     options.timeout = kTimeout;
     executor::GlooCommunicatorProvider provider(
-        std::make_shared<gloo::rendezvous::FileStore>(dir->path()), "fault",
-        rank, options);
+        std::make_shared<executor::FileStore>(dir->path()), "fault", rank,
+        options);
     const auto start = std::chrono::steady_clock::now();
     RankReport report = body(rank, provider);
     const double seconds =
@@ -95,6 +94,14 @@ std::vector<Outcome> RunRanks(
   return out;
 }
 
+// One plan's rank run (a batch of one).
+executor::RankReport RunPlan(const Mesh& mesh, const Plan& plan, int64_t rank,
+                             executor::CommunicatorProvider& provider,
+                             const executor::RankOptions& options) {
+  return executor::RunRank(mesh, executor::BatchWork::OfPlan(mesh, plan), rank,
+                           provider, options);
+}
+
 double Limit() { return 2 * std::chrono::duration<double>(kTimeout).count(); }
 
 TEST(GlooFaultTest, PeerThatNeverJoinsIsAnErrorWithinTheTimeout) {
@@ -102,7 +109,7 @@ TEST(GlooFaultTest, PeerThatNeverJoinsIsAnErrorWithinTheTimeout) {
   const Plan plan = PlanOf(mesh, {6}, "S(0)", "R");
   const auto outcomes = RunRanks(3, [&](int rank, auto& provider) {
     if (rank == 2) _exit(0);  // never joins
-    return executor::RunRank(mesh, plan, rank, provider, {});
+    return RunPlan(mesh, plan, rank, provider, {});
   });
   for (int r = 0; r < 2; ++r) {
     const absl::Status& s = outcomes[r].report.status;
@@ -118,44 +125,41 @@ TEST(GlooFaultTest, PeerThatNeverJoinsIsAnErrorWithinTheTimeout) {
 // cancelled (here: once the file `cancel` exists). Setting a key that ends
 // with `withheld` (when given) waits for the cancel instead: a rank slowed
 // down between publishing its host and its addresses.
-class CancellableStore : public gloo::rendezvous::Store {
+class CancellableStore : public executor::KeyValueStore {
  public:
-  CancellableStore(std::shared_ptr<gloo::rendezvous::Store> inner,
+  CancellableStore(std::shared_ptr<executor::KeyValueStore> inner,
                    std::string cancel, std::string withheld)
       : inner_(std::move(inner)),
         cancel_(std::move(cancel)),
         withheld_(std::move(withheld)) {}
-  void set(const std::string& key, const std::vector<char>& data) override {
+  absl::Status Set(const std::string& key, const std::string& value) override {
     if (!withheld_.empty() && absl::EndsWith(key, withheld_)) {
-      wait({key + "/never"});
+      absl::Status cancelled =
+          Get({key + "/never"}, std::chrono::seconds(30)).status();
+      if (!cancelled.ok()) return cancelled;
     }
-    inner_->set(key, data);
+    return inner_->Set(key, value);
   }
-  std::vector<char> get(const std::string& key) override {
-    wait({key});
-    return inner_->get(key);
-  }
-  void wait(const std::vector<std::string>& keys) override {
-    wait(keys, std::chrono::seconds(30));
-  }
-  void wait(const std::vector<std::string>& keys,
-            const milliseconds& timeout) override {
+  absl::StatusOr<std::vector<std::string>> Get(
+      const std::vector<std::string>& keys, milliseconds timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
       if (std::ifstream(cancel_).good()) {
-        throw gloo::IoException("the run was cancelled");
+        return absl::CancelledError("the run was cancelled");
       }
-      try {
-        inner_->wait(keys, milliseconds(20));
-        return;
-      } catch (const gloo::IoException&) {
-        if (std::chrono::steady_clock::now() >= deadline) throw;
+      absl::StatusOr<std::vector<std::string>> values =
+          inner_->Get(keys, milliseconds(20));
+      if (values.ok() || std::chrono::steady_clock::now() >= deadline) {
+        return values;
       }
     }
   }
+  absl::Status DeleteByPrefix(const std::string& prefix) override {
+    return inner_->DeleteByPrefix(prefix);
+  }
 
  private:
-  std::shared_ptr<gloo::rendezvous::Store> inner_;
+  std::shared_ptr<executor::KeyValueStore> inner_;
   std::string cancel_;
   std::string withheld_;
 };
@@ -181,7 +185,7 @@ TEST(GlooFaultTest, ACancelWhileConnectingEndsEveryRankWithoutATimeout) {
     options.timeout = std::chrono::seconds(10);
     executor::GlooCommunicatorProvider provider(
         std::make_shared<CancellableStore>(
-            std::make_shared<gloo::rendezvous::FileStore>(dir->path()), cancel,
+            std::make_shared<executor::FileStore>(dir->path()), cancel,
             rank == 1 ? "/1" : ""),
         "cancel", rank, options);
     const auto start = std::chrono::steady_clock::now();
@@ -231,7 +235,7 @@ TEST(GlooFaultTest, PeerKilledMidCollectiveIsAnErrorNamingTheGroup) {
     }
     executor::RankOptions many;
     many.iters = 100000;  // still running when the peer dies
-    return executor::RunRank(mesh, plan, rank, provider, many);
+    return RunPlan(mesh, plan, rank, provider, many);
   });
   const absl::Status& s = outcomes[0].report.status;
   EXPECT_FALSE(s.ok());
@@ -253,7 +257,7 @@ TEST(GlooFaultTest, RanksWithDifferentPlansRefuseBeforeMovingData) {
   const Plan a = PlanOf(mesh, {8, 8}, "S(0),R", "R,R");
   const Plan b = PlanOf(mesh, {8, 8}, "S(1),R", "R,S(0)");
   const auto outcomes = RunRanks(4, [&](int rank, auto& provider) {
-    return executor::RunRank(mesh, rank == 3 ? b : a, rank, provider, {});
+    return RunPlan(mesh, rank == 3 ? b : a, rank, provider, {});
   });
   for (int r = 0; r < 4; ++r) {
     const absl::Status& s = outcomes[r].report.status;
@@ -279,7 +283,7 @@ TEST(CompiledPlanTest, CompileOnceRunManyTimesOnCallerBuffers) {
   const Plan plan =
       *MakePlan(mesh, *ParsePlanRequest(mesh, {13, 5}, "i32", "S(0)[1]S(0)[0]",
                                         "S(1),P(sum)", options));
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   std::vector<int> good_runs(4, 0);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 4; ++rank) {

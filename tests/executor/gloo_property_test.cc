@@ -11,11 +11,11 @@
 #include "absl/strings/str_cat.h"
 #include "executor/data_rule.h"
 #include "executor/element_ops.h"
+#include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/local_launch.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
-#include "gloo/rendezvous/file_store.h"
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
 #include "planner/simulator.h"
@@ -71,7 +71,7 @@ std::vector<std::vector<RankReport>> RunOnRanks(
   // Process r is global rank r in every case (rank maps are permutations
   // of 0..world-1); it runs whatever position the case's map gives it.
   auto body = [&](int rank) {
-    auto store = std::make_shared<gloo::rendezvous::FileStore>(dir->path());
+    auto store = std::make_shared<executor::FileStore>(dir->path());
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(30);
     std::string out;
@@ -79,8 +79,9 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     for (const testing::ExecCase* c : cases) {
       executor::RankOptions run;
       run.keep_result = true;
-      out += Frame(executor::SerializeReport(
-          executor::RunRank(c->mesh, c->plan, rank, provider, run)));
+      out += Frame(executor::SerializeReport(executor::RunRank(
+          c->mesh, executor::BatchWork::OfPlan(c->mesh, c->plan), rank,
+          provider, run)));
     }
     return out;
   };
@@ -117,14 +118,16 @@ void CheckCase(const testing::ExecCase& c, const std::vector<RankReport>& got,
   for (int64_t p = 0; p < c.mesh.world_size(); ++p) {
     const RankReport& r = got[p];
     ASSERT_TRUE(r.status.ok()) << "position " << p << ": " << r.status;
-    EXPECT_TRUE(r.validated) << r.validation_error;
-    EXPECT_EQ(r.checksum,
+    ASSERT_EQ(r.tensors.size(), 1u);
+    const executor::TensorCheck& t = r.tensors[0];
+    EXPECT_TRUE(t.validated) << t.validation_error;
+    EXPECT_EQ(t.checksum,
               testing::ExpectedChecksum(c.mesh, c.plan.tensor, c.plan.dst, p));
     EXPECT_LE(r.peak_bytes, r.memory_bound_bytes);
     const std::vector<int64_t>& want = expected[p].data;
-    ASSERT_EQ(r.result.size(), want.size() * ItemSize(dtype));
+    ASSERT_EQ(t.result.size(), want.size() * ItemSize(dtype));
     for (size_t k = 0; k < want.size(); ++k) {
-      const double value = executor::LoadValue(dtype, r.result.data(), k);
+      const double value = executor::LoadValue(dtype, t.result.data(), k);
       ASSERT_EQ(value, static_cast<double>(want[k]))
           << "position " << p << " element " << k;
     }

@@ -23,10 +23,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "executor/element_ops.h"
+#include "executor/file_store.h"
 #include "executor/local_launch.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/nccl/nccl_communicator.h"
-#include "gloo/rendezvous/file_store.h"
 #include "gtest/gtest.h"
 
 namespace reshard::executor {
@@ -52,7 +52,7 @@ std::unique_ptr<NcclCommunicatorProvider> RankProvider(
     std::chrono::milliseconds timeout) {
   OneGpuSettings(rank);
   return std::make_unique<NcclCommunicatorProvider>(
-      std::make_shared<gloo::rendezvous::FileStore>(dir), prefix, rank, kRanks,
+      std::make_shared<executor::FileStore>(dir), prefix, rank, kRanks,
       NcclOptions{timeout, 0});
 }
 

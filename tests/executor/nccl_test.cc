@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/element_ops.h"
+#include "executor/memory_store.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/nccl/nccl_communicator.h"
 #include "executor/rank_run.h"
-#include "gloo/rendezvous/hash_store.h"
 #include "gtest/gtest.h"
 #include "tests/planner/test_util.h"
 
@@ -81,7 +81,7 @@ TEST(NcclNoGpuTest, GetFailsClearly) {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   ASSERT_TRUE(probe.ok()) << probe.status();
   if (probe->count > 0) GTEST_SKIP() << "a GPU is usable";
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   NcclCommunicatorProvider provider(store, "none", 0, 2,
                                     {std::chrono::seconds(1), -1});
   absl::StatusOr<Communicator*> comm = provider.Get({1, 0}, "A");
@@ -96,7 +96,7 @@ TEST(NcclNoGpuTest, GetFailsClearly) {
 }
 
 TEST_F(NcclTest, WorldOfOneEveryOpAndDtype) {
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   NcclCommunicatorProvider provider(store, "one", 0, 1,
                                     {std::chrono::seconds(20), 0});
   absl::StatusOr<Communicator*> comm = provider.Get({0}, "A");
@@ -133,7 +133,7 @@ TEST_F(NcclTest, WorldOfOneEveryOpAndDtype) {
 
 // One rank per GPU (threads): the world in its own order and reversed
 // (a split whose key order is not the world's).
-void RankThread(std::shared_ptr<gloo::rendezvous::Store> store, int rank,
+void RankThread(std::shared_ptr<executor::KeyValueStore> store, int rank,
                 int world) {
   NcclCommunicatorProvider provider(store, "threads", rank, world,
                                     {std::chrono::seconds(30), rank});
@@ -174,7 +174,7 @@ void RankThread(std::shared_ptr<gloo::rendezvous::Store> store, int rank,
 TEST_F(NcclTest, OneThreadPerGpu) {
   if (gpus_ < 2) GTEST_SKIP() << "needs 2 GPUs, found " << gpus_;
   const int world = std::min(gpus_, 8);
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r)
     threads.emplace_back(RankThread, store, r, world);
@@ -257,7 +257,7 @@ class StagedProvider : public CommunicatorProvider {
 TEST_F(NcclTest, SmallPlanRunsAndValidates) {
   const int world = std::min(gpus_, 4);
   const Mesh mesh = testing::MakeMesh({world});
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   for (const auto& [src, dst] :
        {std::pair{"S(0)", "R"}, {"P(sum)", "R"}, {"S(0)", "S(1)"}}) {
     SCOPED_TRACE(std::string(src) + " -> " + dst);
@@ -272,13 +272,15 @@ TEST_F(NcclTest, SmallPlanRunsAndValidates) {
                                       absl::StrCat("plan/", src, "/", dst), r,
                                       world, {std::chrono::seconds(30), r});
         StagedProvider provider(nccl);
-        reports[r] = RunRank(mesh, *plan, r, provider, RankOptions{});
+        reports[r] = RunRank(mesh, BatchWork::OfPlan(mesh, *plan), r, provider,
+                             RankOptions{});
       });
     }
     for (auto& t : threads) t.join();
     for (const RankReport& report : reports) {
       EXPECT_TRUE(report.status.ok()) << report.status;
-      EXPECT_TRUE(report.validated) << report.validation_error;
+      EXPECT_FALSE(report.WhyNotValidated().has_value())
+          << *report.WhyNotValidated();
     }
   }
 }

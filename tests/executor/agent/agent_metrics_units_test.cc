@@ -13,10 +13,9 @@
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
 #include "planner/bucket_schedule.h"
-#include "planner/plan_digest.h"
 #include "prometheus/registry.h"
-#include "proto/batch_run_convert.h"
 #include "proto/convert.h"
+#include "proto/coordinator_convert.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::agent {
@@ -56,7 +55,7 @@ TEST(ErrorKindTest, PrepareRunMarksADigestMismatch) {
   PlanToProto(mesh, *plan, run.mutable_plan());
   run.set_run_id("run-1");
   run.set_comm_prefix("job/1/run-1");
-  run.set_digest(PlanDigest(mesh, *plan) ^ 1);
+  run.set_digest(executor::BatchWork::OfPlan(mesh, *plan).Digest(mesh) ^ 1);
   absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
   ASSERT_FALSE(setup.ok());
   EXPECT_EQ(ErrorKindOf(setup.status()), ErrorKind::kDigestMismatch);
@@ -97,15 +96,15 @@ class AgentMetricsTest : public ::testing::Test {
     ASSERT_TRUE(plan.ok()) << plan.status();
     plan_ = *plan;
     ASSERT_EQ(plan_.steps.size(), 1u);
-    report_.validated = true;
+    report_.tensors = {{0, true, "", {}}};
     report_.seconds_min = {0.001};
     report_.seconds_median = {0.002};
     options_.iters = 3;
     options_.warmup = 1;
   }
   RunSetup SetupOf(const Mesh& mesh, const Plan& plan) const {
-    return RunSetup{mesh, plan, options_, std::chrono::seconds(1),
-                    std::nullopt};
+    return RunSetup{mesh, executor::BatchWork::OfPlan(mesh, plan), options_,
+                    std::chrono::seconds(1)};
   }
 
   prometheus::Registry registry_;
@@ -148,7 +147,7 @@ TEST_F(AgentMetricsTest, FailuresCountByKindAndUnrunStepsAreSkipped) {
   report_.seconds_median.clear();
   metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
   report_.status = absl::OkStatus();
-  report_.validated = false;
+  report_.tensors = {{0, false, "element 0 differs", {}}};
   report_.seconds_median = {0.002};
   metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
   metrics_.RecordRefusal(
@@ -199,7 +198,8 @@ executor::BatchWork TwoTensorBatch(const Mesh& mesh) {
   absl::StatusOr<BucketSchedule> rows =
       ScheduleBuckets(mesh, work.PlanPointers(), BucketOptions());
   EXPECT_TRUE(rows.ok()) << rows.status();
-  if (rows.ok()) work.rows = *rows;
+  if (rows.ok()) work.schedule = *rows;
+  work.names = {"w", "b"};
   return work;
 }
 
@@ -216,14 +216,14 @@ v1::RunWork BatchRunWork(const Mesh& mesh, const executor::BatchWork& work) {
 TEST(PrepareRunTest, ABatchIsReadWithItsRowsAndItsDigestChecked) {
   const Mesh mesh = testing::MakeMesh({2, 2});
   const executor::BatchWork work = TwoTensorBatch(mesh);
-  ASSERT_EQ(work.rows.buckets.size(), 1u);
+  ASSERT_EQ(work.schedule.buckets.size(), 1u);
   v1::RunWork run = BatchRunWork(mesh, work);
   absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
   ASSERT_TRUE(setup.ok()) << setup.status();
-  ASSERT_TRUE(setup->batch.has_value());
-  EXPECT_EQ(setup->batch->plans.size(), 2u);
-  EXPECT_EQ(setup->batch->rows.buckets[0].members.size(), 2u);
-  EXPECT_TRUE(setup->batch->bucketed);
+  EXPECT_FALSE(setup->work.single_plan);
+  EXPECT_EQ(setup->work.plans.size(), 2u);
+  EXPECT_EQ(setup->work.schedule.buckets[0].members.size(), 2u);
+  EXPECT_TRUE(setup->work.bucketed);
 
   run.set_digest(work.Digest(mesh) ^ 1);
   setup = PrepareRun(run, 4);
@@ -262,14 +262,14 @@ TEST(PrepareRunTest, ABatchIsReadWithItsRowsAndItsDigestChecked) {
 
 TEST_F(AgentMetricsTest, ABatchRecordsItsBucketsAndItsResult) {
   RunSetup setup = SetupOf(mesh_, plan_);
-  setup.batch = TwoTensorBatch(mesh_);
-  ASSERT_EQ(setup.batch->rows.buckets.size(), 1u);
-  executor::BatchRankReport report;
+  setup.work = TwoTensorBatch(mesh_);
+  ASSERT_EQ(setup.work.schedule.buckets.size(), 1u);
+  executor::RankReport report;
   report.seconds_min = {0.001};
   report.seconds_median = {0.004};
-  report.tensors = {{1, true, ""}, {2, true, ""}};
+  report.tensors = {{1, true, "", {}}, {2, true, "", {}}};
   metrics_.RecordRun(setup, report);
-  report.tensors[1] = {2, false, "element 3 differs"};
+  report.tensors[1] = {2, false, "element 3 differs", {}};
   metrics_.RecordRun(setup, report);
   std::map<std::string, double> s = Samples(registry_);
   const std::string labels = "{group=A,op=all_gather}";

@@ -12,8 +12,8 @@
 #include "executor/agent/communicator_cache.h"
 #include "executor/agent/dispatch_inbox.h"
 #include "executor/agent/run_work.h"
+#include "executor/batch_work.h"
 #include "gtest/gtest.h"
-#include "planner/plan_digest.h"
 #include "proto/convert.h"
 #include "tests/planner/test_util.h"
 
@@ -233,7 +233,7 @@ class PrepareRunTest : public ::testing::Test {
     PlanToProto(*mesh_, *plan_, run_.mutable_plan());
     run_.set_run_id("run-1");
     run_.set_comm_prefix("job/1/run-1");
-    run_.set_digest(PlanDigest(*mesh_, *plan_));
+    run_.set_digest(executor::BatchWork::OfPlan(*mesh_, *plan_).Digest(*mesh_));
     run_.set_iters(3);
     run_.set_warmup(1);
     run_.set_timeout_seconds(2.5);
@@ -247,7 +247,8 @@ TEST_F(PrepareRunTest, AGoodRunConverts) {
   absl::StatusOr<RunSetup> setup = PrepareRun(run_, 4);
   ASSERT_TRUE(setup.ok()) << setup.status();
   EXPECT_EQ(setup->mesh, *mesh_);
-  EXPECT_EQ(PlanDigest(setup->mesh, setup->plan), run_.digest());
+  EXPECT_EQ(setup->work.Digest(setup->mesh), run_.digest());
+  EXPECT_TRUE(setup->work.single_plan);
   EXPECT_EQ(setup->options.iters, 3);
   EXPECT_EQ(setup->options.warmup, 1);
   EXPECT_EQ(setup->timeout, std::chrono::milliseconds(2500));
@@ -263,9 +264,10 @@ TEST_F(PrepareRunTest, ADigestMismatchNamesBothDigests) {
   EXPECT_NE(setup.status().message().find("000000001234abcd"),
             std::string::npos)
       << setup.status();
-  EXPECT_NE(setup.status().message().find(
-                absl::StrFormat("%016x", PlanDigest(*mesh_, *plan_))),
-            std::string::npos)
+  EXPECT_NE(
+      setup.status().message().find(absl::StrFormat(
+          "%016x", executor::BatchWork::OfPlan(*mesh_, *plan_).Digest(*mesh_))),
+      std::string::npos)
       << setup.status();
 }
 

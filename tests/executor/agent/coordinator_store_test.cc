@@ -1,9 +1,8 @@
-// The Gloo store over the Coordinator's StoreSet/StoreGet, against an
-// in-process stand-in of those two RPCs: every call names the agent and the
-// run, a wait and the read after it cost one RPC, a wait past its timeout
-// (or a Coordinator that is not there) throws the exception Gloo expects
-// with the keys and the cause named, and two Gloo ranks really connect
-// through it.
+// The agents' KeyValueStore over the Coordinator's Store RPCs, against an
+// in-process stand-in of them: every call names the agent and the run, a
+// get of several keys is one RPC, a get past its timeout (or a Coordinator
+// that is not there) is an error naming the keys and the cause, a delete
+// removes only its prefix, and two Gloo ranks really connect through it.
 #include "executor/agent/coordinator_store.h"
 
 #include <netinet/in.h>
@@ -20,7 +19,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "executor/gloo/gloo_communicator.h"
-#include "gloo/common/error.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 
@@ -62,6 +60,22 @@ class FakeStoreService final : public v1::Coordinator::Service {
     }
     for (const std::string& key : request->keys()) {
       response->add_values(values_[key]);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status StoreDelete(grpc::ServerContext*,
+                           const v1::StoreDeleteRequest* request,
+                           v1::StoreDeleteResponse* response) override {
+    absl::MutexLock lock(&mu_);
+    runs_.push_back(request->run_id());
+    for (auto it = values_.begin(); it != values_.end();) {
+      if (it->first.starts_with(request->prefix())) {
+        it = values_.erase(it);
+        response->set_deleted(response->deleted() + 1);
+      } else {
+        ++it;
+      }
     }
     return grpc::Status::OK;
   }
@@ -119,39 +133,53 @@ class CoordinatorStoreTest : public ::testing::Test {
   int port_ = 0;
 };
 
-TEST_F(CoordinatorStoreTest, AWaitAndTheReadAfterItCostOneCall) {
+TEST_F(CoordinatorStoreTest, AGetOfSeveralKeysIsOneCallNamingTheRun) {
   std::shared_ptr<CoordinatorStore> store = Store(3);
-  store->set("k", {'v', '\0', 'w'});
-  store->wait({"k"}, milliseconds(1000));
-  EXPECT_EQ(store->get("k"), (std::vector<char>{'v', '\0', 'w'}));
+  ASSERT_TRUE(store->Set("k", std::string("v\0w", 3)).ok());
+  ASSERT_TRUE(store->Set("k1", "x").ok());
+  absl::StatusOr<std::vector<std::string>> values =
+      store->Get({"k", "k1"}, milliseconds(1000));
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(*values, (std::vector<std::string>{std::string("v\0w", 3), "x"}));
   EXPECT_EQ(service_.gets(), 1);
-  // A read without a wait asks the Coordinator.
-  EXPECT_EQ(store->get("k"), (std::vector<char>{'v', '\0', 'w'}));
-  EXPECT_EQ(service_.gets(), 2);
   store->SetRun("run-2");
-  store->set("k2", {'x'});
+  ASSERT_TRUE(store->Set("k2", "y").ok());
   EXPECT_EQ(service_.runs(),
             (std::vector<std::string>{"run-1", "run-1", "run-1", "run-2"}));
-  EXPECT_EQ(service_.agents(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(service_.agents(), (std::vector<int64_t>{3, 3, 3}));
 }
 
-TEST_F(CoordinatorStoreTest, AWaitPastItsTimeoutThrowsNamingTheKeys) {
+TEST_F(CoordinatorStoreTest, ADeleteRemovesOnlyItsPrefix) {
+  std::shared_ptr<CoordinatorStore> store = Store(1);
+  for (const char* key : {"run/a/0", "run/a/1", "run/b/0"}) {
+    ASSERT_TRUE(store->Set(key, "v").ok());
+  }
+  ASSERT_TRUE(store->DeleteByPrefix("run/a/").ok());
+  absl::StatusOr<std::vector<std::string>> kept =
+      store->Get({"run/b/0"}, milliseconds(1000));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  absl::StatusOr<std::vector<std::string>> gone =
+      store->Get({"run/a/0"}, milliseconds(100));
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << gone.status();
+}
+
+TEST_F(CoordinatorStoreTest, AGetPastItsTimeoutNamesTheKeys) {
   std::shared_ptr<CoordinatorStore> store = Store(0);
   const auto start = std::chrono::steady_clock::now();
-  try {
-    store->wait({"never", "nor-this"}, milliseconds(200));
-    FAIL() << "no exception";
-  } catch (const gloo::IoException& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("timed out"), std::string::npos) << what;
-    EXPECT_NE(what.find("[never, nor-this]"), std::string::npos) << what;
-    EXPECT_NE(what.find("run-1"), std::string::npos) << what;
-    EXPECT_NE(what.find("missing keys"), std::string::npos) << what;
-  }
+  absl::StatusOr<std::vector<std::string>> values =
+      store->Get({"never", "nor-this"}, milliseconds(200));
+  ASSERT_EQ(values.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << values.status();
+  const std::string what(values.status().message());
+  EXPECT_NE(what.find("timed out"), std::string::npos) << what;
+  EXPECT_NE(what.find("[never, nor-this]"), std::string::npos) << what;
+  EXPECT_NE(what.find("run-1"), std::string::npos) << what;
+  EXPECT_NE(what.find("missing keys"), std::string::npos) << what;
   EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
 }
 
-TEST_F(CoordinatorStoreTest, ACoordinatorThatIsNotThereThrowsNamingTheKey) {
+TEST_F(CoordinatorStoreTest, ACoordinatorThatIsNotThereIsAnErrorNamingTheKey) {
   // A port nothing listens on: bound, then closed.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -165,13 +193,9 @@ TEST_F(CoordinatorStoreTest, ACoordinatorThatIsNotThereThrowsNamingTheKey) {
       grpc::CreateChannel("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)),
                           grpc::InsecureChannelCredentials()));
   CoordinatorStore store(std::move(stub), v1::AgentId(), milliseconds(1000));
-  try {
-    store.set("my-key", {'1'});
-    FAIL() << "no exception";
-  } catch (const gloo::IoException& e) {
-    EXPECT_NE(std::string(e.what()).find("\"my-key\""), std::string::npos)
-        << e.what();
-  }
+  const absl::Status status = store.Set("my-key", "1");
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_NE(status.message().find("\"my-key\""), std::string::npos) << status;
 }
 
 // Two Gloo ranks meet through the store and reduce; a rank whose peer never

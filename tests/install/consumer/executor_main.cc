@@ -8,8 +8,8 @@
 
 #include "executor/data_rule.h"
 #include "executor/gloo/gloo_communicator.h"
+#include "executor/memory_store.h"
 #include "executor/plan_runner.h"
-#include "gloo/rendezvous/hash_store.h"
 #include "planner/planner.h"
 
 int main() {
@@ -17,7 +17,7 @@ int main() {
   const Mesh mesh = *Mesh::Create(MeshSpec{{2, 2}, {"A", "B"}, {}, {}, {}});
   const Plan plan = *MakePlan(
       mesh, *ParsePlanRequest(mesh, {8, 6}, "f32", "P(sum),S(1)", "R,R", {}));
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  auto store = std::make_shared<executor::MemoryStore>();
   std::vector<int> ok(4, 0);
   std::vector<std::thread> ranks;
   for (int rank = 0; rank < 4; ++rank) {
