@@ -370,25 +370,6 @@ absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
       CoordinatorFor(request.job()).RunJob(&context, request, response));
 }
 
-namespace {
-
-// What a RunJob response says ran: the plan the replica made, or the batch
-// the request gave.
-absl::StatusOr<executor::BatchWork> WorkOfResponse(
-    const Mesh& mesh, const v1::RunJobResponse& response,
-    const executor::BatchWork* batch) {
-  if (response.has_plan()) {
-    absl::StatusOr<Plan> plan = PlanFromProto(mesh, response.plan());
-    if (!plan.ok()) return plan.status();
-    return executor::BatchWork::OfPlan(mesh, *std::move(plan));
-  }
-  if (response.has_batch() && batch != nullptr) return *batch;
-  return absl::InternalError(
-      "RunJob answered without saying what ran (an older server?)");
-}
-
-}  // namespace
-
 absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
                                           const Mesh& mesh,
                                           const JobRunOptions& options,
@@ -400,7 +381,7 @@ absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
       response.has_mesh() ? MeshFromProto(response.mesh()) : mesh;
   if (!run_mesh.ok()) return run_mesh.status();
   absl::StatusOr<executor::BatchWork> work =
-      WorkOfResponse(*run_mesh, response, batch);
+      RanFromProto(*run_mesh, response, batch);
   if (!work.ok()) return work.status();
   JobRun run{response.run_id(),
              *std::move(run_mesh),

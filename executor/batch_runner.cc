@@ -173,7 +173,7 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
         absl::StrCat("rank: ", rank, " is not a rank of the mesh"));
   }
   s = ExchangeDigest(mesh, BatchDigest(mesh, ptrs, schedule), rank, provider,
-                     plans.size() == 1 ? "plan" : "batch");
+                     DigestNoun(plans.size()));
   if (!s.ok()) return s;
   std::unique_ptr<BatchRunner> runner(
       new BatchRunner(mesh, std::move(plans), std::move(schedule), position));

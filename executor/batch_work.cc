@@ -55,4 +55,10 @@ std::string TensorPrefix(size_t count, size_t t) {
   return count == 1 ? "" : absl::StrCat("tensors[", t, "].");
 }
 
+std::string TensorLabel(size_t count, size_t t) {
+  return count == 1 ? "" : absl::StrCat("tensors[", t, "]: ");
+}
+
+const char* DigestNoun(size_t count) { return count == 1 ? "plan" : "batch"; }
+
 }  // namespace reshard::executor

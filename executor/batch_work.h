@@ -49,9 +49,13 @@ struct BatchWork {
   std::vector<RunRow> Rows(const Mesh& mesh) const;
 };
 
-// How errors and verdicts name item t of a batch of `count`: "tensors[t]."
-// — or nothing when the batch is one tensor, which needs no index.
+// How messages name item t of a batch of `count` items: a batch of one is
+// a plan, whose messages need no index. TensorPrefix leads a field path
+// ("tensors[t]." or ""), TensorLabel a message ("tensors[t]: " or "").
 std::string TensorPrefix(size_t count, size_t t);
+std::string TensorLabel(size_t count, size_t t);
+// What the ranks' digest of such a batch is called: "plan" or "batch".
+const char* DigestNoun(size_t count);
 
 }  // namespace reshard::executor
 

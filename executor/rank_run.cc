@@ -114,10 +114,9 @@ absl::Status CheckTensors(const Mesh& mesh, const BatchWork& work,
     ResultCheck check =
         CheckResult(mesh, work.plans[t], position, provider, buffers.out[t]);
     if (!check.status.ok()) {
-      if (work.plans.size() == 1) return check.status;
       return absl::Status(check.status.code(),
-                          absl::StrCat("tensors[", t, "]: validation: ",
-                                       check.status.message()));
+                          absl::StrCat(TensorLabel(work.plans.size(), t),
+                                       "validation: ", check.status.message()));
     }
     check.check.result = std::move(result);
     report.tensors.push_back(std::move(check.check));
@@ -130,8 +129,8 @@ absl::Status CheckTensors(const Mesh& mesh, const BatchWork& work,
 std::optional<std::string> RankReport::WhyNotValidated() const {
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t].validated) continue;
-    if (tensors.size() == 1) return tensors[t].validation_error;
-    return absl::StrCat("tensors[", t, "]: ", tensors[t].validation_error);
+    return absl::StrCat(TensorLabel(tensors.size(), t),
+                        tensors[t].validation_error);
   }
   return std::nullopt;
 }

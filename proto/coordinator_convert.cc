@@ -118,6 +118,28 @@ absl::StatusOr<executor::BatchWork> RunWorkFromProto(const Mesh& mesh,
   }
 }
 
+void RanToProto(const Mesh& mesh, const executor::BatchWork& work,
+                v1::RunJobResponse* out) {
+  if (work.single_plan) {
+    PlanToProto(mesh, work.plans.front(), out->mutable_plan());
+  } else {
+    out->mutable_batch()->set_bucketed(work.bucketed);
+  }
+}
+
+absl::StatusOr<executor::BatchWork> RanFromProto(
+    const Mesh& mesh, const v1::RunJobResponse& proto,
+    const executor::BatchWork* given) {
+  if (proto.has_plan()) {
+    absl::StatusOr<Plan> plan = PlanFromProto(mesh, proto.plan());
+    if (!plan.ok()) return plan.status();
+    return executor::BatchWork::OfPlan(mesh, *std::move(plan));
+  }
+  if (proto.has_batch() && given != nullptr) return *given;
+  return absl::InternalError(
+      "RunJob answered without saying what ran (an older server?)");
+}
+
 void RankReportToProto(const executor::RankReport& report,
                        v1::RankReport* out) {
   out->set_rank(report.rank);

@@ -43,6 +43,17 @@ void RunWorkToProto(const Mesh& mesh, const executor::BatchWork& work,
 absl::StatusOr<executor::BatchWork> RunWorkFromProto(const Mesh& mesh,
                                                      const v1::RunWork& run);
 
+// What a RunJobResponse says ran: `plan` for a single plan (the plan the
+// replica made or was given), else `batch` (with `bucketed`). Read back,
+// a plan becomes BatchWork::OfPlan; a batch is `given`, the batch the
+// request gave (INTERNAL when the response says neither, or a batch was
+// not asked for: an older server).
+void RanToProto(const Mesh& mesh, const executor::BatchWork& work,
+                v1::RunJobResponse* out);
+absl::StatusOr<executor::BatchWork> RanFromProto(
+    const Mesh& mesh, const v1::RunJobResponse& proto,
+    const executor::BatchWork* given);
+
 // Every field of `report` but the tensors' `result` (test-only data, never
 // sent): the status as its google.rpc code and message, per-row min/median
 // seconds, totals, and every tensor's verdict.

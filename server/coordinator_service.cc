@@ -270,11 +270,7 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   *response->mutable_mesh() = MeshToProto(spec.mesh);
   response->set_iters(spec.iters);
   response->set_warmup(spec.warmup);
-  if (spec.work.single_plan) {
-    PlanToProto(spec.mesh, spec.work.plans.front(), response->mutable_plan());
-  } else {
-    response->mutable_batch()->set_bucketed(spec.work.bucketed);
-  }
+  RanToProto(spec.mesh, spec.work, response);
   RunSummaryToProto(outcome.summary, response);
   for (const executor::RankReport& report : outcome.reports) {
     RankReportToProto(report, response->add_ranks());

@@ -63,7 +63,7 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
   RunSetup setup{*std::move(mesh), *std::move(work), {}, *timeout};
   setup.options.iters = run.iters();
   setup.options.warmup = run.warmup();
-  absl::Status s = CheckDigest(setup.work.single_plan ? "plan" : "batch",
+  absl::Status s = CheckDigest(executor::DigestNoun(setup.work.plans.size()),
                                run.digest(), setup.work.Digest(setup.mesh));
   if (!s.ok()) return s;
   return setup;

@@ -408,6 +408,37 @@ TEST_F(JobRunTest, SigtermFinishesTheCurrentRunFirst) {
   if (HasFailure()) ADD_FAILURE() << logs;
 }
 
+// Protocol 2 (issue 24) changed RunWork (a oneof of plan and batch) and
+// RankReport (one shape for both): an agent of protocol 1 would misread
+// both, so it is refused at Join, before any work reaches it.
+TEST_F(JobRunTest, AnAgentOfProtocolOneIsRefusedAtJoin) {
+  ASSERT_EQ(kCoordinatorProtocol, 2);
+  v1::JoinRequest request;
+  request.mutable_agent()->set_job("old");
+  request.mutable_agent()->set_rank(0);
+  request.mutable_agent()->set_incarnation(7);
+  request.set_world_size(1);
+  request.set_version("0.9.0");
+  request.set_protocol(1);
+  v1::JoinResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + seconds(5));
+  const grpc::Status status = stub_->Join(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find("protocol 1"), std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("protocol 2"), std::string::npos)
+      << status.error_message();
+  // Nothing of the refused agent is kept: its job does not exist.
+  v1::GetJobRequest get;
+  get.set_job("old");
+  v1::GetJobResponse job;
+  grpc::ClientContext get_context;
+  get_context.set_deadline(std::chrono::system_clock::now() + seconds(5));
+  EXPECT_EQ(stub_->GetJob(&get_context, get, &job).error_code(),
+            grpc::NOT_FOUND);
+}
+
 TEST_F(JobRunTest, AnAgentOfAnotherProtocolIsRefusedNamingBothVersions) {
   v1::JoinRequest request;
   request.mutable_agent()->set_job("versions");

@@ -225,5 +225,32 @@ TEST(CoordinatorConvertTest, RunWorkIsAPlanOrABatch) {
   EXPECT_EQ(neither.status().message(), "run.work: neither a plan nor a batch");
 }
 
+// A response says what ran the same way: a plan comes back a batch of one,
+// a batch is the one the request gave, and neither is an error.
+TEST(CoordinatorConvertTest, AResponseSaysWhatRan) {
+  const Mesh mesh = testing::MakeMesh({4});
+  const executor::BatchWork batch = SampleBatch(mesh);
+  const executor::BatchWork plan =
+      executor::BatchWork::OfPlan(mesh, batch.plans[0]);
+  v1::RunJobResponse response;
+  RanToProto(mesh, plan, &response);
+  absl::StatusOr<executor::BatchWork> back =
+      RanFromProto(mesh, response, &batch);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(back->single_plan);
+  EXPECT_EQ(back->Digest(mesh), plan.Digest(mesh));
+  RanToProto(mesh, batch, &response);
+  EXPECT_FALSE(response.has_plan());
+  EXPECT_FALSE(response.batch().bucketed());
+  back = RanFromProto(mesh, response, &batch);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->names, batch.names);
+  const absl::Status neither =
+      RanFromProto(mesh, v1::RunJobResponse(), &batch).status();
+  EXPECT_EQ(neither.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(neither.message(),
+            "RunJob answered without saying what ran (an older server?)");
+}
+
 }  // namespace
 }  // namespace reshard
