@@ -1,0 +1,162 @@
+// The executor's own work on one rank, measured by instructions: plans
+// compiled and run through PlanRunner, and a bucketed batch through
+// BatchRunner, on a loopback communicator (each collective leaves the
+// rank's buffers as if every peer had sent what this rank sent: no peers,
+// no waiting). Everything it runs is deterministic, so callgrind's counts
+// compare two builds where this 2-core machine's wall clock cannot
+// (docs/PERFORMANCE.md, "One run path"). Results are not validated: the
+// data is not what peers would send. Usage: run_path_bench [--reps N]
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/batch_runner.h"
+#include "executor/communicator_provider.h"
+#include "executor/plan_runner.h"
+#include "planner/bucket_schedule.h"
+#include "planner/planner.h"
+
+namespace reshard {
+namespace {
+
+class LoopbackCommunicator : public executor::Communicator {
+ public:
+  LoopbackCommunicator(int index, int size, std::string name)
+      : index_(index), size_(size), name_(std::move(name)) {}
+  int index() const override { return index_; }
+  int size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+
+  absl::Status AllGather(const void* in, void* out, int64_t block_numel,
+                         DType dtype) override {
+    const int64_t bytes = block_numel * ItemSize(dtype);
+    for (int j = 0; j < size_; ++j) {
+      char* to = static_cast<char*>(out) + j * bytes;
+      if (to != in) std::memmove(to, in, bytes);
+    }
+    return absl::OkStatus();
+  }
+  absl::Status AllReduce(void*, int64_t, DType, executor::Reduction) override {
+    return absl::OkStatus();
+  }
+  absl::Status ReduceScatter(const void* in, void* out, int64_t block_numel,
+                             DType dtype, executor::Reduction) override {
+    const int64_t bytes = block_numel * ItemSize(dtype);
+    std::memcpy(out, static_cast<const char*>(in) + index_ * bytes, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
+                        DType dtype) override {
+    std::memcpy(out, in, block_numel * ItemSize(dtype) * size_);
+    return absl::OkStatus();
+  }
+
+ private:
+  int index_, size_;
+  std::string name_;
+};
+
+class LoopbackProvider : public executor::CommunicatorProvider {
+ public:
+  explicit LoopbackProvider(int64_t rank) : rank_(rank) {}
+  absl::StatusOr<executor::Communicator*> Get(const std::vector<int64_t>& ranks,
+                                              absl::string_view name) override {
+    auto& comm = comms_[ranks];
+    if (comm == nullptr) {
+      int index = 0;
+      while (ranks[index] != rank_) ++index;
+      comm = std::make_unique<LoopbackCommunicator>(
+          index, static_cast<int>(ranks.size()), std::string(name));
+    }
+    return comm.get();
+  }
+
+ private:
+  int64_t rank_;
+  std::map<std::vector<int64_t>, std::unique_ptr<LoopbackCommunicator>> comms_;
+};
+
+Plan MustPlan(const Mesh& mesh, std::vector<int64_t> shape, const char* src,
+              const char* dst) {
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, shape, "f32", src, dst, {});
+  absl::StatusOr<Plan> plan =
+      request.ok() ? MakePlan(mesh, *request) : request.status();
+  if (!plan.ok()) {
+    std::fprintf(stderr, "run_path_bench: %s\n",
+                 std::string(plan.status().message()).c_str());
+    std::exit(1);
+  }
+  return *std::move(plan);
+}
+
+// Compiles `plan` for rank 0 and runs it `reps` times.
+void CompileAndRun(const Mesh& mesh, const Plan& plan, int reps) {
+  LoopbackProvider provider(mesh.RankAt(0));
+  auto runner =
+      executor::PlanRunner::Compile(mesh, plan, mesh.RankAt(0), provider);
+  if (!runner.ok()) std::exit(2);
+  std::vector<char> in((*runner)->SourceNumel() * 4, 1);
+  std::vector<char> out((*runner)->ResultNumel() * 4);
+  executor::RunStats stats;
+  for (int i = 0; i < reps; ++i) {
+    if (!(*runner)->Run(in.data(), out.data(), &stats).ok()) std::exit(3);
+  }
+}
+
+void BatchCompileAndRun(const Mesh& mesh, const std::vector<Plan>& plans,
+                        int reps) {
+  std::vector<const Plan*> ptrs;
+  for (const Plan& p : plans) ptrs.push_back(&p);
+  const BucketSchedule schedule = *ScheduleBuckets(mesh, ptrs, {});
+  LoopbackProvider provider(mesh.RankAt(0));
+  auto runner = executor::BatchRunner::Compile(mesh, plans, schedule,
+                                               mesh.RankAt(0), provider);
+  if (!runner.ok()) std::exit(4);
+  std::vector<std::vector<char>> in, out;
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (size_t t = 0; t < plans.size(); ++t) {
+    in.emplace_back((*runner)->SourceNumel(t) * 4, 1);
+    out.emplace_back((*runner)->ResultNumel(t) * 4);
+  }
+  for (size_t t = 0; t < plans.size(); ++t) {
+    in_ptrs.push_back(in[t].data());
+    out_ptrs.push_back(out[t].data());
+  }
+  for (int i = 0; i < reps; ++i) {
+    if (!(*runner)->Run(in_ptrs, out_ptrs).ok()) std::exit(5);
+  }
+}
+
+}  // namespace
+}  // namespace reshard
+
+int main(int argc, char** argv) {
+  using namespace reshard;
+  int reps = 20;
+  if (argc == 3 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
+  MeshSpec spec;
+  spec.shape = {2, 2, 2};
+  spec.dim_names = {"A", "B", "C"};
+  const Mesh mesh = *Mesh::Create(spec);
+  // Every op, local steps, uneven shapes, multi-step plans.
+  const std::vector<Plan> plans = {
+      MustPlan(mesh, {256, 256}, "S(0),R,R", "R,R,R"),
+      MustPlan(mesh, {256, 256}, "P(sum),R,R", "R,R,R"),
+      MustPlan(mesh, {256, 256}, "P(sum),R,R", "S(0),R,R"),
+      MustPlan(mesh, {256, 256}, "S(0),R,R", "S(1),R,R"),
+      MustPlan(mesh, {255, 129}, "S(0),S(1),P(sum)", "R,S(0),S(1)"),
+      MustPlan(mesh, {64, 64, 8}, "R,R,R", "S(0),S(1),S(2)"),
+      MustPlan(mesh, {97, 31}, "P(sum),S(0),P(sum)", "S(1),R,R"),
+  };
+  for (const Plan& plan : plans) CompileAndRun(mesh, plan, reps);
+  BatchCompileAndRun(mesh, plans, reps);
+  std::printf("run_path_bench: %zu plans and one batch, %d runs each\n",
+              plans.size(), reps);
+  return 0;
+}
