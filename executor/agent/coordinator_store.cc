@@ -49,30 +49,32 @@ std::string CoordinatorStore::Run() const {
   return run_id_;
 }
 
-absl::Status CoordinatorStore::Set(const std::string& key,
-                                   const std::string& value) {
-  v1::StoreSetRequest request;
+template <typename Request>
+Request CoordinatorStore::Stamped() const {
+  Request request;
   *request.mutable_agent() = agent_;
   request.set_run_id(Run());
+  return request;
+}
+
+absl::Status CoordinatorStore::Set(const std::string& key,
+                                   const std::string& value) {
+  auto request = Stamped<v1::StoreSetRequest>();
   request.set_key(key);
   request.set_value(value);
   v1::StoreSetResponse response;
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
   const grpc::Status status = stub_->StoreSet(&context, request, &response);
-  if (!status.ok()) {
-    return Failed(
-        absl::StrCat("set \"", key, "\" (run ", request.run_id(), ")"), status);
-  }
-  return absl::OkStatus();
+  if (status.ok()) return absl::OkStatus();
+  return Failed(absl::StrCat("set \"", key, "\" (run ", request.run_id(), ")"),
+                status);
 }
 
 absl::StatusOr<std::vector<std::string>> CoordinatorStore::Get(
     const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   if (keys.empty()) return std::vector<std::string>();
-  v1::StoreGetRequest request;
-  *request.mutable_agent() = agent_;
-  request.set_run_id(Run());
+  auto request = Stamped<v1::StoreGetRequest>();
   for (const std::string& key : keys) request.add_keys(key);
   request.set_wait_seconds(std::chrono::duration<double>(timeout).count());
   v1::StoreGetResponse response;
@@ -93,20 +95,16 @@ absl::StatusOr<std::vector<std::string>> CoordinatorStore::Get(
 }
 
 absl::Status CoordinatorStore::DeleteByPrefix(const std::string& prefix) {
-  v1::StoreDeleteRequest request;
-  *request.mutable_agent() = agent_;
-  request.set_run_id(Run());
+  auto request = Stamped<v1::StoreDeleteRequest>();
   request.set_prefix(prefix);
   v1::StoreDeleteResponse response;
   grpc::ClientContext context;
   SetDeadline(context, rpc_timeout_);
   const grpc::Status status = stub_->StoreDelete(&context, request, &response);
-  if (!status.ok()) {
-    return Failed(
-        absl::StrCat("delete \"", prefix, "*\" (run ", request.run_id(), ")"),
-        status);
-  }
-  return absl::OkStatus();
+  if (status.ok()) return absl::OkStatus();
+  return Failed(
+      absl::StrCat("delete \"", prefix, "*\" (run ", request.run_id(), ")"),
+      status);
 }
 
 }  // namespace reshard::agent

@@ -42,6 +42,9 @@ class CoordinatorStore : public executor::KeyValueStore {
 
  private:
   std::string Run() const;
+  // A request naming this agent and the current run.
+  template <typename Request>
+  Request Stamped() const;
 
   std::shared_ptr<v1::Coordinator::StubInterface> stub_;
   const v1::AgentId agent_;
