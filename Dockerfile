@@ -24,7 +24,7 @@ RUN bash scripts/install-deps.sh
 COPY . .
 RUN make build BUILD=build JOBS="$(nproc)" \
  && mkdir -p /out \
- && cp build/server/reshard-planner build/executor/agent/reshard-agent \
+ && cp build/server/reshard-planner build/agent/reshard-agent \
        build/client/reshardctl /out/ \
  && cp scripts/reshard-agent-node.sh /out/reshard-agent-node
 

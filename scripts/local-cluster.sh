@@ -18,7 +18,7 @@ set -u
 
 BUILD="${RESHARD_BUILD:-build}"
 PLANNER="$BUILD/server/reshard-planner"
-AGENT="$BUILD/executor/agent/reshard-agent"
+AGENT="$BUILD/agent/reshard-agent"
 CTL="$BUILD/client/reshardctl"
 START_SECONDS="${RESHARD_CLUSTER_START_SECONDS:-30}"
 STOP_SECONDS="${RESHARD_CLUSTER_STOP_SECONDS:-15}"

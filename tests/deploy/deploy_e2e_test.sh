@@ -40,7 +40,7 @@ for node in node-a node-b; do
   NODE_NAME=$node RESHARD_NODES_FILE="$dir/nodes" RESHARD_GPUS_PER_NODE=2 \
     RESHARD_SERVER="$server" RESHARD_JOB=e2e RESHARD_METRICS_BASE_PORT=0 \
     RESHARD_METRICS_ADDRESS=127.0.0.1 RESHARD_METRICS_PORT_DIR="$dir/$node" \
-    RESHARD_AGENT="$BUILD/executor/agent/reshard-agent" \
+    RESHARD_AGENT="$BUILD/agent/reshard-agent" \
     "$SRC/scripts/reshard-agent-node.sh" --timeout_seconds 10 \
     2>"$dir/$node.log" &
   pids+=($!)

@@ -11,7 +11,7 @@ SRC="$1"
 BUILD="$2"
 . "$SRC/tests/cli/lib.sh"
 PLANNER="$BUILD/server/reshard-planner"
-AGENT="$BUILD/executor/agent/reshard-agent"
+AGENT="$BUILD/agent/reshard-agent"
 CTL="$BUILD/client/reshardctl"
 VALIDATE="$SRC/deploy/validate"
 K8S="$SRC/deploy/kubernetes"
@@ -123,7 +123,7 @@ lint=$(cd "$VALIDATE" && node_modules/.bin/dockerfilelint "$df" 2>&1)
 check "dockerfilelint passes: $(grep Issues <<<"$lint")" $?
 grep -q '^RUN make build ' "$df" && grep -q '^RUN bash scripts/install-deps.sh' "$df"
 check "the image builds with install-deps.sh and make build, as CI does" $?
-for bin in server/reshard-planner executor/agent/reshard-agent client/reshardctl; do
+for bin in server/reshard-planner agent/reshard-agent client/reshardctl; do
   grep -q "build/$bin" "$df" && [ -x "$BUILD/$bin" ] || check "the Dockerfile installs $bin" 1
 done
 grep -q 'cp scripts/reshard-agent-node.sh /out/reshard-agent-node' "$df" &&

@@ -1,11 +1,11 @@
-#include "executor/agent/run_work.h"
+#include "agent/run_work.h"
 
 #include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "executor/agent/error_kind.h"
+#include "agent/error_kind.h"
 #include "planner/field_error.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"

@@ -1,4 +1,4 @@
-#include "executor/agent/communicator_cache.h"
+#include "agent/communicator_cache.h"
 
 #include <utility>
 

@@ -5,8 +5,8 @@
 // its peers are stopping too and its report cannot be delivered), marks
 // the current run cancelled at once, and the runner stops at its next
 // execution (executor::RankOptions::stopped). Thread-safe.
-#ifndef RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
-#define RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
+#ifndef RESHARD_AGENT_DISPATCH_INBOX_H_
+#define RESHARD_AGENT_DISPATCH_INBOX_H_
 
 #include <deque>
 #include <optional>
@@ -50,4 +50,4 @@ class DispatchInbox {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_DISPATCH_INBOX_H_
+#endif  // RESHARD_AGENT_DISPATCH_INBOX_H_

@@ -4,8 +4,8 @@
 // size, iters, warmup and the per-collective timeout. A run that fails here
 // fails on this rank alone and sends nothing to its peers, so ranks never run
 // different plans (DESIGN §5).
-#ifndef RESHARD_EXECUTOR_AGENT_RUN_WORK_H_
-#define RESHARD_EXECUTOR_AGENT_RUN_WORK_H_
+#ifndef RESHARD_AGENT_RUN_WORK_H_
+#define RESHARD_AGENT_RUN_WORK_H_
 
 #include <chrono>
 #include <cstdint>
@@ -41,4 +41,4 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size);
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_RUN_WORK_H_
+#endif  // RESHARD_AGENT_RUN_WORK_H_

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "executor/agent/agent_config.h"
-#include "executor/agent/backoff.h"
-#include "executor/agent/communicator_cache.h"
-#include "executor/agent/dispatch_inbox.h"
-#include "executor/agent/run_work.h"
+#include "agent/agent_config.h"
+#include "agent/backoff.h"
+#include "agent/communicator_cache.h"
+#include "agent/dispatch_inbox.h"
+#include "agent/run_work.h"
 #include "executor/batch_work.h"
 #include "gtest/gtest.h"
 #include "proto/convert.h"

@@ -15,7 +15,7 @@ PLANNER="$1"
 AGENT="$2"
 CTL="$3"
 PROMTOOL="${4:-promtool}"
-. "$(dirname "$0")/../../cli/lib.sh"
+. "$(dirname "$0")/../cli/lib.sh" || { echo "FAIL: tests/cli/lib.sh not found"; exit 1; }
 
 dir=$(mktemp -d /tmp/reshard-agent-metrics-XXXXXX)
 pids=()

@@ -1,4 +1,4 @@
-#include "executor/agent/agent_config.h"
+#include "agent/agent_config.h"
 
 #include <cmath>
 

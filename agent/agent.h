@@ -10,8 +10,8 @@
 // The stream is read on its own thread (DispatchInbox), so a cancel, or
 // the stream's end, stops the run in flight at its next execution; runs
 // execute one at a time on the thread that calls Serve().
-#ifndef RESHARD_EXECUTOR_AGENT_AGENT_H_
-#define RESHARD_EXECUTOR_AGENT_AGENT_H_
+#ifndef RESHARD_AGENT_AGENT_H_
+#define RESHARD_AGENT_AGENT_H_
 
 #include <chrono>
 #include <cstdint>
@@ -22,12 +22,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "executor/agent/agent_config.h"
-#include "executor/agent/agent_metrics.h"
-#include "executor/agent/communicator_cache.h"
-#include "executor/agent/coordinator_store.h"
-#include "executor/agent/dispatch_inbox.h"
-#include "executor/agent/run_work.h"
+#include "agent/agent_config.h"
+#include "agent/agent_metrics.h"
+#include "agent/communicator_cache.h"
+#include "agent/coordinator_store.h"
+#include "agent/dispatch_inbox.h"
+#include "agent/run_work.h"
 #include "executor/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -117,4 +117,4 @@ class Agent {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_AGENT_H_
+#endif  // RESHARD_AGENT_AGENT_H_

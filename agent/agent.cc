@@ -1,4 +1,4 @@
-#include "executor/agent/agent.h"
+#include "agent/agent.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "executor/agent/backoff.h"
-#include "executor/agent/run_work.h"
+#include "agent/backoff.h"
+#include "agent/run_work.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "planner/version.h"
 #include "proto/convert.h"

@@ -13,16 +13,16 @@
 // Every result and kind series exists from the start at 0, so rates and
 // alerts work before the first failure. Recording happens on the agent's
 // run thread; scrapes read prometheus-cpp's atomics.
-#ifndef RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_
-#define RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_
+#ifndef RESHARD_AGENT_AGENT_METRICS_H_
+#define RESHARD_AGENT_AGENT_METRICS_H_
 
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
-#include "executor/agent/error_kind.h"
-#include "executor/agent/run_work.h"
+#include "agent/error_kind.h"
+#include "agent/run_work.h"
 #include "executor/rank_run.h"
 #include "metrics/label_cap.h"
 #include "planner/mesh.h"
@@ -73,4 +73,4 @@ class AgentMetrics {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_AGENT_METRICS_H_
+#endif  // RESHARD_AGENT_AGENT_METRICS_H_

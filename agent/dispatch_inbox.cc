@@ -1,4 +1,4 @@
-#include "executor/agent/dispatch_inbox.h"
+#include "agent/dispatch_inbox.h"
 
 #include <algorithm>
 #include <utility>

@@ -3,8 +3,8 @@
 // place to meet (RunWork.comm_prefix: the run that opened them) and the
 // same timeout, and torn down after a failed or cancelled run, whose peers
 // may have left their side of a connection in any state. Thread-compatible.
-#ifndef RESHARD_EXECUTOR_AGENT_COMMUNICATOR_CACHE_H_
-#define RESHARD_EXECUTOR_AGENT_COMMUNICATOR_CACHE_H_
+#ifndef RESHARD_AGENT_COMMUNICATOR_CACHE_H_
+#define RESHARD_AGENT_COMMUNICATOR_CACHE_H_
 
 #include <chrono>
 #include <functional>
@@ -54,4 +54,4 @@ class CommunicatorCache {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_COMMUNICATOR_CACHE_H_
+#endif  // RESHARD_AGENT_COMMUNICATOR_CACHE_H_

@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
-#include "executor/agent/agent.h"
+#include "agent/agent.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       "[--backend gloo] [--listen_address IP] [--timeout_seconds T] "
       "[--reconnect_seconds S] "
       "[--metrics_listen ADDR [--metrics_port_file FILE]]");
-  reshard::SetFlagsUsage("reshard-agent", "executor/agent/main.cc");
+  reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =
       reshard::agent::ParseAgentFlags(reshard::agent::FlagValues());

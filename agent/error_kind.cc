@@ -1,4 +1,4 @@
-#include "executor/agent/error_kind.h"
+#include "agent/error_kind.h"
 
 #include <utility>
 

@@ -3,8 +3,8 @@
 // size, the backend and the address its peers reach it at. Flags arrive as
 // text so that every bad value, numbers included, is refused here with the
 // flag's name (and exit status 2) instead of by the flags library.
-#ifndef RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_
-#define RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_
+#ifndef RESHARD_AGENT_AGENT_CONFIG_H_
+#define RESHARD_AGENT_AGENT_CONFIG_H_
 
 #include <cstdint>
 #include <string>
@@ -54,4 +54,4 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags);
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_AGENT_CONFIG_H_
+#endif  // RESHARD_AGENT_AGENT_CONFIG_H_

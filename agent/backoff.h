@@ -2,8 +2,8 @@
 // dispatch stream dropped: 100 ms doubling to 2 s, each drawn within ±20%
 // so that the agents of a restarted Coordinator do not all knock at once.
 // A value type; not thread-safe.
-#ifndef RESHARD_EXECUTOR_AGENT_BACKOFF_H_
-#define RESHARD_EXECUTOR_AGENT_BACKOFF_H_
+#ifndef RESHARD_AGENT_BACKOFF_H_
+#define RESHARD_AGENT_BACKOFF_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -35,4 +35,4 @@ class Backoff {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_BACKOFF_H_
+#endif  // RESHARD_AGENT_BACKOFF_H_

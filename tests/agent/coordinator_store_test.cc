@@ -3,7 +3,7 @@
 // get of several keys is one RPC, a get past its timeout (or a Coordinator
 // that is not there) is an error naming the keys and the cause, a delete
 // removes only its prefix, and two Gloo ranks really connect through it.
-#include "executor/agent/coordinator_store.h"
+#include "agent/coordinator_store.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>

@@ -6,8 +6,8 @@
 // their timeout (and a gRPC deadline kWaitMargin later), so a missing peer
 // is an error, never a hang. Errors name the keys, the run and the
 // Coordinator's error; a timeout is DEADLINE_EXCEEDED. Thread-safe.
-#ifndef RESHARD_EXECUTOR_AGENT_COORDINATOR_STORE_H_
-#define RESHARD_EXECUTOR_AGENT_COORDINATOR_STORE_H_
+#ifndef RESHARD_AGENT_COORDINATOR_STORE_H_
+#define RESHARD_AGENT_COORDINATOR_STORE_H_
 
 #include <chrono>
 #include <memory>
@@ -55,4 +55,4 @@ class CoordinatorStore : public executor::KeyValueStore {
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_COORDINATOR_STORE_H_
+#endif  // RESHARD_AGENT_COORDINATOR_STORE_H_

@@ -4,8 +4,8 @@
 // (Gloo timeouts are DEADLINE_EXCEEDED, a lost or failing peer UNAVAILABLE);
 // a digest mismatch is a FAILED_PRECONDITION like other refusals of a run,
 // so the agent marks it with a payload where it detects it.
-#ifndef RESHARD_EXECUTOR_AGENT_ERROR_KIND_H_
-#define RESHARD_EXECUTOR_AGENT_ERROR_KIND_H_
+#ifndef RESHARD_AGENT_ERROR_KIND_H_
+#define RESHARD_AGENT_ERROR_KIND_H_
 
 #include <array>
 
@@ -40,4 +40,4 @@ ErrorKind ErrorKindOf(const absl::Status& status);
 
 }  // namespace reshard::agent
 
-#endif  // RESHARD_EXECUTOR_AGENT_ERROR_KIND_H_
+#endif  // RESHARD_AGENT_ERROR_KIND_H_

@@ -1,4 +1,4 @@
-#include "executor/agent/coordinator_store.h"
+#include "agent/coordinator_store.h"
 
 #include <utility>
 

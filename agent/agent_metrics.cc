@@ -1,4 +1,4 @@
-#include "executor/agent/agent_metrics.h"
+#include "agent/agent_metrics.h"
 
 #include "executor/run_summary.h"
 #include "metrics/latency_buckets.h"

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "executor/agent/agent_config.h"
-#include "executor/agent/agent_metrics.h"
-#include "executor/agent/error_kind.h"
-#include "executor/agent/run_work.h"
+#include "agent/agent_config.h"
+#include "agent/agent_metrics.h"
+#include "agent/error_kind.h"
+#include "agent/run_work.h"
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
 #include "planner/bucket_schedule.h"
