@@ -42,19 +42,39 @@ class Coordinator {
   // bad fields (INVALID_ARGUMENT naming them) and a job that exists with
   // another shape; returns the job's generation.
   absl::StatusOr<int64_t> Join(const JoinInfo& info);
+
+  // The calls below name an agent that joined. Each finds the agent's job
+  // (NOT_FOUND naming `agent.job` when there is none) and hands the call
+  // to it (coordinator/job.h): INVALID_ARGUMENT for a rank outside the
+  // job, FAILED_PRECONDITION for a rank that has not joined or an older
+  // incarnation.
+
+  // Opens the agent's dispatch mailbox, closing an older one.
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
+  // The agent's dispatch stream ended: it is no longer present.
   void Disconnect(const AgentId& id, const std::shared_ptr<Mailbox>& mailbox);
+  // The agent leaves its job; a job left by its last agent is forgotten.
   absl::Status Leave(const AgentId& id);
 
+  // The run's rendezvous store (coordinator/rendezvous_store.h). Every
+  // call names the run it belongs to: FAILED_PRECONDITION naming `run_id`
+  // when that run is not the job's current one. StoreSet is bounded by the
+  // job's key and byte caps (RESOURCE_EXHAUSTED); StoreGet waits until
+  // every key is set, the run ends, or `deadline` (DEADLINE_EXCEEDED
+  // naming the missing keys); StoreDelete deletes the run's keys that
+  // start with `prefix` and says how many there were.
   absl::Status StoreSet(const AgentId& id, const std::string& run_id,
                         const std::string& key, std::string value);
   absl::StatusOr<std::vector<std::string>> StoreGet(
       const AgentId& id, const std::string& run_id,
       const std::vector<std::string>& keys, absl::Time deadline);
-  // Deletes the run's keys that start with `prefix`; how many there were.
   absl::StatusOr<int64_t> StoreDelete(const AgentId& id,
                                       const std::string& run_id,
                                       const std::string& prefix);
+  // The agent's report of the current run of `generation`: refused for
+  // another run or generation, or (INVALID_ARGUMENT) a report that ran but
+  // has another number of tensors than the run; a repeated report changes
+  // nothing.
   absl::Status Report(const AgentId& id, int64_t generation,
                       const std::string& run_id, executor::RankReport report);
 
@@ -67,6 +87,7 @@ class Coordinator {
                                     std::shared_ptr<const RunSpec> spec,
                                     absl::Time deadline,
                                     const CallerGone& caller_gone);
+  // Every job's state, by name; one job's (NOT_FOUND when unknown).
   std::vector<JobInfo> ListJobs() const;
   absl::StatusOr<JobInfo> GetJob(const std::string& job) const;
   // The cancelled run's id ("" when none was running).

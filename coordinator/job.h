@@ -74,8 +74,11 @@ class Job {
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
   // The agent's dispatch stream ended: it is no longer present.
   void Disconnect(const AgentId& id, const std::shared_ptr<Mailbox>& mailbox);
+  // The agent leaves: it is no longer present, the job's generation
+  // advances, and the run in flight (if any) loses the rank.
   absl::Status Leave(const AgentId& id);
 
+  // The current run's store and reports, as Coordinator's (coordinator.h).
   absl::Status StoreSet(const AgentId& id, const std::string& run_id,
                         const std::string& key, std::string value);
   absl::StatusOr<std::vector<std::string>> StoreGet(
@@ -96,6 +99,7 @@ class Job {
   // Cancels the run in flight; its id, or "" when none was.
   std::string Cancel();
 
+  // The job's state: agents, generation, current and recent runs, store.
   JobInfo Info() const;
   // Closes every dispatch stream (the server is going away).
   void Shutdown(const std::string& reason);
