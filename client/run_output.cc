@@ -21,6 +21,11 @@ std::string PlanChecksums(const RunSummary& s, absl::string_view separator) {
   return absl::StrJoin(s.tensors.front().checksums, separator);
 }
 
+// What "peak bytes" reports: a plan's measured peak, a batch's bound.
+int64_t PeakBytes(const executor::BatchWork& work, const RunSummary& s) {
+  return work.single_plan ? s.peak_bytes : s.memory_bound_bytes;
+}
+
 // The lines above the table: the plan's trace, or the batch's counts.
 void PrintHeader(const executor::BatchWork& work, const RunContext& c,
                  std::ostream& out) {
@@ -88,7 +93,7 @@ void PrintFooter(const executor::BatchWork& work, const RunSummary& s,
   out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
       << (work.single_plan ? "   peak bytes per rank (measured): "
                            : "   peak bytes per rank (bound): ")
-      << (work.single_plan ? s.peak_bytes : s.memory_bound_bytes)
+      << PeakBytes(work, s)
       << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
 }
 
@@ -141,8 +146,7 @@ void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
       << ", \"world_size\": " << c.world_size << ", \"iters\": " << c.iters
       << ", \"warmup\": " << c.warmup << ", " << WorkJson(work, s)
       << ", \"validated\": " << (s.validated ? "true" : "false")
-      << ", \"peak_bytes_measured\": "
-      << (work.single_plan ? s.peak_bytes : s.memory_bound_bytes)
+      << ", \"peak_bytes_measured\": " << PeakBytes(work, s)
       << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
 }
 

@@ -4,16 +4,8 @@
 #include <vector>
 
 namespace reshard::executor {
-namespace {
 
-// A box walked as `rows` runs of `run` contiguous elements: the trailing
-// dims the box covers fully merge into one run.
-struct RowWalk {
-  int inner = 0;    // the dims [inner, rank) form one run
-  int64_t run = 1;  // elements per run
-};
-
-RowWalk Rows(absl::Span<const int64_t> shape, const Box& box) {
+RowWalk RowsOf(absl::Span<const int64_t> shape, const Box& box) {
   const int rank = static_cast<int>(shape.size());
   RowWalk walk{rank, 1};
   while (walk.inner > 0) {
@@ -25,6 +17,8 @@ RowWalk Rows(absl::Span<const int64_t> shape, const Box& box) {
   return walk;
 }
 
+namespace {
+
 // Calls f(tensor_offset, packed_offset, count) per run, in elements.
 template <typename F>
 void ForEachRun(absl::Span<const int64_t> shape, const Box& box, F f) {
@@ -32,7 +26,7 @@ void ForEachRun(absl::Span<const int64_t> shape, const Box& box, F f) {
   const int rank = static_cast<int>(shape.size());
   std::vector<int64_t> stride(rank, 1);
   for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
-  const RowWalk walk = Rows(shape, box);
+  const RowWalk walk = RowsOf(shape, box);
   int64_t base = 0;
   for (int d = 0; d < rank; ++d) base += box.offset[d] * stride[d];
   std::vector<int64_t> index(walk.inner, 0);
@@ -69,7 +63,7 @@ void UnpackBox(const void* packed, void* tensor,
 
 std::optional<int64_t> ContiguousOffset(absl::Span<const int64_t> shape,
                                         const Box& box) {
-  const RowWalk walk = Rows(shape, box);
+  const RowWalk walk = RowsOf(shape, box);
   for (int d = 0; d < walk.inner; ++d) {
     if (box.extent[d] != 1) return std::nullopt;
   }

@@ -2,15 +2,17 @@
 
 #include <cstring>
 
+#include "executor/box_copy.h"
+
 namespace reshard::executor {
 namespace {
 
 using Buffer = CopyBuffer;
 
 // `box` in a row-major tensor of `shape`, in elements: where it starts,
-// its contiguous run (the trailing dims it covers fully, and the first it
-// does not) and the loops over its other dims, with the tensor's strides
-// and the packed form's. Loops of one iteration are dropped.
+// its contiguous run (box_copy.h's RowsOf, as PackBox walks it) and the
+// loops over its other dims, with the tensor's strides and the packed
+// form's. Loops of one iteration are dropped.
 struct BoxWalk {
   int64_t offset = 0;
   int64_t run = 1;
@@ -29,14 +31,10 @@ BoxWalk WalkOf(absl::Span<const int64_t> shape, const Box& box) {
     walk.run = 0;
     return walk;
   }
-  int inner = rank;
-  while (inner > 0) {
-    const int d = --inner;
-    walk.run *= box.extent[d];
-    if (box.extent[d] != shape[d]) break;
-  }
+  const RowWalk rows = RowsOf(shape, box);
+  walk.run = rows.run;
   for (int d = 0; d < rank; ++d) walk.offset += box.offset[d] * stride[d];
-  for (int d = 0; d < inner; ++d) {
+  for (int d = 0; d < rows.inner; ++d) {
     if (box.extent[d] == 1) continue;
     walk.counts.push_back(box.extent[d]);
     walk.tensor_strides.push_back(stride[d]);
