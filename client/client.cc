@@ -308,6 +308,7 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
   job.runs_failed = proto.runs_failed();
   job.store_keys = proto.store_keys();
   job.store_bytes = proto.store_bytes();
+  job.run_calls = proto.run_calls();
   for (const v1::JobRun& r : proto.recent_runs()) {
     job.recent_runs.push_back({r.run_id(), r.result(), r.error(), r.seconds()});
   }

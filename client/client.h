@@ -99,6 +99,8 @@ struct JobInfo {
   std::string state;  // joining, ready, running
   std::vector<JobAgentInfo> agents;
   std::string current_run;  // "" when idle
+  // RunJob calls in the job: waiting for it to be ready or free, or running.
+  int64_t run_calls = 0;
   int64_t runs_total = 0;
   int64_t runs_failed = 0;
   int64_t store_keys = 0;

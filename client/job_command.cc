@@ -179,18 +179,18 @@ std::string JobJson(const JobInfo& job) {
   for (const JobAgentInfo& a : job.agents) agents.push_back(AgentJson(a));
   std::vector<std::string> runs;
   for (const JobInfo::Run& r : job.recent_runs) runs.push_back(RunJson(r));
-  return absl::StrCat("{\"name\": ", JsonString(job.name),
-                      ", \"world_size\": ", job.world_size,
-                      ", \"backend\": ", JsonString(job.backend),
-                      ", \"generation\": ", job.generation,
-                      ", \"state\": ", JsonString(job.state), ", \"agents\": [",
-                      absl::StrJoin(agents, ", "),
-                      "], \"current_run\": ", JsonString(job.current_run),
-                      ", \"runs_total\": ", job.runs_total,
-                      ", \"runs_failed\": ", job.runs_failed,
-                      ", \"store_keys\": ", job.store_keys,
-                      ", \"store_bytes\": ", job.store_bytes,
-                      ", \"recent_runs\": [", absl::StrJoin(runs, ", "), "]}");
+  return absl::StrCat(
+      "{\"name\": ", JsonString(job.name), ", \"world_size\": ", job.world_size,
+      ", \"backend\": ", JsonString(job.backend),
+      ", \"generation\": ", job.generation,
+      ", \"state\": ", JsonString(job.state), ", \"agents\": [",
+      absl::StrJoin(agents, ", "),
+      "], \"current_run\": ", JsonString(job.current_run),
+      ", \"run_calls\": ", job.run_calls, ", \"runs_total\": ", job.runs_total,
+      ", \"runs_failed\": ", job.runs_failed,
+      ", \"store_keys\": ", job.store_keys,
+      ", \"store_bytes\": ", job.store_bytes, ", \"recent_runs\": [",
+      absl::StrJoin(runs, ", "), "]}");
 }
 
 absl::Status RunList(const ServerFlags& server,
@@ -224,9 +224,10 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
   out << absl::StrFormat(
       "job %s: world size %d, backend %s, generation %d, state %s\n", j.name,
       j.world_size, j.backend, j.generation, j.state);
-  out << absl::StrFormat("runs: %d total, %d failed; current run: %s\n",
-                         j.runs_total, j.runs_failed,
-                         j.current_run.empty() ? "none" : j.current_run);
+  out << absl::StrFormat(
+      "runs: %d total, %d failed; current run: %s; RunJob calls: %d\n",
+      j.runs_total, j.runs_failed,
+      j.current_run.empty() ? "none" : j.current_run, j.run_calls);
   out << absl::StrFormat("store: %d keys, %d bytes\n", j.store_keys,
                          j.store_bytes);
   out << absl::StrFormat("agents: %d of %d connected\n", ConnectedAgents(j),

@@ -124,12 +124,14 @@ class RunSlot {
 
 }  // namespace
 
-Coordinator::Coordinator(CoordinatorLimits limits)
-    : limits_(limits), table_(std::make_unique<InMemoryJobTable>(limits_)) {}
+Coordinator::Coordinator(CoordinatorLimits limits, Clock clock)
+    : limits_(limits),
+      clock_(std::move(clock)),
+      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)) {}
 
-Coordinator::Coordinator(CoordinatorLimits limits,
+Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table)
-    : limits_(limits), table_(std::move(table)) {}
+    : limits_(limits), clock_(std::move(clock)), table_(std::move(table)) {}
 
 absl::StatusOr<int64_t> Coordinator::Join(const JoinInfo& info) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
@@ -152,7 +154,7 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::AgentJob(
 }
 
 void Coordinator::DropIdleJobs() const {
-  table_->DropIdle(absl::Now() - absl::Seconds(limits_.job_idle_seconds));
+  table_->DropIdle(clock_() - absl::Seconds(limits_.job_idle_seconds));
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "coordinator/clock.h"
 #include "coordinator/job.h"
 #include "coordinator/job_table.h"
 #include "coordinator/limits.h"
@@ -35,8 +36,10 @@ struct RunOutcome {
 
 class Coordinator {
  public:
-  explicit Coordinator(CoordinatorLimits limits);
-  Coordinator(CoordinatorLimits limits, std::unique_ptr<JobTable> table);
+  // `clock` keeps the books (coordinator/clock.h); `table` holds the jobs.
+  explicit Coordinator(CoordinatorLimits limits, Clock clock = SystemClock());
+  Coordinator(CoordinatorLimits limits, Clock clock,
+              std::unique_ptr<JobTable> table);
 
   // Refuses another protocol (FAILED_PRECONDITION naming both versions),
   // bad fields (INVALID_ARGUMENT naming them) and a job that exists with
@@ -105,6 +108,7 @@ class Coordinator {
   void DropIdleJobs() const;
 
   const CoordinatorLimits limits_;
+  const Clock clock_;
   std::unique_ptr<JobTable> table_;
   std::atomic<int64_t> active_runs_{0};
   std::atomic<bool> shut_down_{false};

@@ -11,14 +11,15 @@
 namespace reshard::coordinator {
 
 Job::Job(std::string name, int64_t world_size, Backend backend,
-         const CoordinatorLimits& limits)
+         const CoordinatorLimits& limits, Clock clock)
     : name_(std::move(name)),
       world_size_(world_size),
       backend_(backend),
       limits_(limits),
       slots_(world_size),
       store_(limits),
-      active_at_(absl::Now()) {}
+      clock_(std::move(clock)),
+      active_at_(clock_()) {}
 
 Job::~Job() = default;
 
@@ -48,7 +49,7 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
               AgentInfo{info.agent.rank, info.agent.incarnation, info.version,
                         info.host, false},
               nullptr};
-  active_at_ = absl::Now();
+  active_at_ = clock_();
   return ++generation_;
 }
 
@@ -80,7 +81,7 @@ void Job::Disconnect(const AgentId& id,
   if (slot.mailbox != mailbox) return;  // already replaced
   slot.mailbox = nullptr;
   slot.info.connected = false;
-  active_at_ = absl::Now();
+  active_at_ = clock_();
   ++generation_;
   LoseRankLocked(id.rank, "its agent's dispatch stream closed");
 }
@@ -92,7 +93,7 @@ absl::Status Job::Leave(const AgentId& id) {
   Slot& slot = slots_[id.rank];
   if (slot.mailbox != nullptr) slot.mailbox->Close("the agent left");
   slot = Slot{};
-  active_at_ = absl::Now();
+  active_at_ = clock_();
   ++generation_;
   LoseRankLocked(id.rank, "its agent left the job");
   return absl::OkStatus();
@@ -180,6 +181,7 @@ JobInfo Job::Info() const {
                : ReadyLocked() ? "ready"
                                : "joining";
   if (run_ != nullptr) info.current_run = run_->id;
+  info.run_calls = waiters_;
   info.recent_runs.assign(recent_.begin(), recent_.end());
   for (const Slot& slot : slots_) {
     if (slot.present) info.agents.push_back(slot.info);

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/clock.h"
 #include "coordinator/limits.h"
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
@@ -43,6 +44,8 @@ struct JobInfo {
   int64_t store_keys = 0;
   int64_t store_bytes = 0;
   std::vector<RunRecord> recent_runs;  // the last kRecentRuns, oldest first
+  // RunJob calls in the job: waiting for it to be ready or free, or running.
+  int64_t run_calls = 0;
 };
 
 // Every rank's report of a run that ran to the end on every rank (each may
@@ -61,7 +64,7 @@ struct ActiveRun;  // coordinator/active_run.h
 class Job {
  public:
   Job(std::string name, int64_t world_size, Backend backend,
-      const CoordinatorLimits& limits);
+      const CoordinatorLimits& limits, Clock clock);
   ~Job();
 
   const std::string& name() const { return name_; }
@@ -155,6 +158,7 @@ class Job {
   int64_t runs_total_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t runs_failed_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<RunRecord> recent_ ABSL_GUARDED_BY(mu_);
+  const Clock clock_;
   // When an agent, a run or a caller was last in the job.
   absl::Time active_at_ ABSL_GUARDED_BY(mu_);
   // The communicators' store prefix, and the generation and mesh they

@@ -141,7 +141,7 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   work->comm_prefix = comm_prefix_;
   work->spec = std::move(spec);
   run_->spec = work->spec;
-  run_->dispatched = run_->last_report = absl::Now();
+  run_->dispatched = run_->last_report = clock_();
   for (Slot& slot : slots_) {
     slot.mailbox->Push(WorkItem{WorkItem::Kind::kRun, work, "", ""});
   }
@@ -167,7 +167,7 @@ Job::WaitEnd Job::AwaitRunEndLocked(absl::Time deadline,
 
 void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
   RunRecord record{run.id, "validated", "",
-                   absl::ToDoubleSeconds(absl::Now() - run.dispatched)};
+                   absl::ToDoubleSeconds(clock_() - run.dispatched)};
   if (!failure.ok()) {
     record.result = absl::StatusCodeToString(failure.code());
     record.error = std::string(failure.message());
@@ -204,7 +204,7 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
     failure = RunFailure(*run, true);
   }
   RecordRunLocked(*run, failure);
-  active_at_ = absl::Now();
+  active_at_ = clock_();
   if (failure.ok()) {
     RunResult result{run->id, {}, 0};
     result.wall_seconds =
@@ -231,7 +231,7 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
   ++waiters_;
   absl::Status admitted = AwaitFreeLocked(deadline, caller_gone);
   --waiters_;
-  active_at_ = absl::Now();
+  active_at_ = clock_();
   if (!admitted.ok()) return admitted;
   StartRunLocked(std::move(spec));
   return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));
@@ -262,7 +262,7 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   if (!report.status.ok()) run_->failed = true;
   run_->reports[id.rank] = std::move(report);
   ++run_->settled;
-  run_->last_report = absl::Now();
+  run_->last_report = clock_();
   return absl::OkStatus();
 }
 

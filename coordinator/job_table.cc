@@ -15,7 +15,7 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
                        limits_.max_jobs, " jobs"));
     }
     auto job = std::make_shared<Job>(info.agent.job, info.world_size,
-                                     info.backend, limits_);
+                                     info.backend, limits_, clock_);
     jobs_.emplace(info.agent.job, job);
     return job;
   }

@@ -7,12 +7,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/clock.h"
 #include "coordinator/job.h"
 #include "coordinator/limits.h"
 #include "coordinator/membership.h"
@@ -38,8 +40,8 @@ class JobTable {
 
 class InMemoryJobTable final : public JobTable {
  public:
-  explicit InMemoryJobTable(const CoordinatorLimits& limits)
-      : limits_(limits) {}
+  InMemoryJobTable(const CoordinatorLimits& limits, Clock clock)
+      : limits_(limits), clock_(std::move(clock)) {}
 
   absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
       const JoinInfo& info) override;
@@ -50,6 +52,7 @@ class InMemoryJobTable final : public JobTable {
 
  private:
   const CoordinatorLimits& limits_;
+  const Clock clock_;  // each job's
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
 };

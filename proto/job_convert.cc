@@ -79,6 +79,7 @@ void JobInfoToProto(const coordinator::JobInfo& info, v1::JobInfo* out) {
   out->set_runs_failed(info.runs_failed);
   out->set_store_keys(info.store_keys);
   out->set_store_bytes(info.store_bytes);
+  out->set_run_calls(info.run_calls);
   for (const coordinator::RunRecord& run : info.recent_runs) {
     v1::JobRun* r = out->add_recent_runs();
     r->set_run_id(run.run_id);

@@ -20,6 +20,21 @@
 
 namespace reshard::coordinator {
 namespace {
+namespace testing_wait {
+
+// Waits (bounded) until `job` exists and `done` holds for it.
+bool AwaitJob(const Coordinator& c, const std::string& job,
+              const std::function<bool(const JobInfo&)>& done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline) {
+    absl::StatusOr<JobInfo> info = c.GetJob(job);
+    if (info.ok() && done(*info)) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
+
+}  // namespace testing_wait
 
 using ::testing::HasSubstr;
 
@@ -149,6 +164,10 @@ class CoordinatorTest : public ::testing::Test {
     c_.Shutdown("test over");
     for (std::thread& t : agents_) t.join();
   }
+  bool AwaitJob(const std::string& job,
+                const std::function<bool(const JobInfo&)>& done) {
+    return testing_wait::AwaitJob(c_, job, done);
+  }
   absl::Time Soon(double seconds = 10) {
     return absl::Now() + absl::Seconds(seconds);
   }
@@ -252,14 +271,20 @@ TEST_F(CoordinatorTest, ARunWaitsForAgentsStillJoining) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
   agents_.emplace_back(ServeRank, std::ref(c_), AgentId{"j", 0, 100}, 2, 1,
                        Behaviour());
-  agents_.emplace_back([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
-    ServeRank(c_, AgentId{"j", 1, 101}, 2, 1, Behaviour());
+  agents_.emplace_back([this] {  // joined at TearDown, after Shutdown
+    absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_TRUE(out->summary.validated);
   });
-  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_TRUE(out->summary.validated);
+  // The call waits in the job while rank 1 is missing; then rank 1 comes.
+  ASSERT_TRUE(AwaitJob("j", [](const JobInfo& info) {
+    return info.run_calls == 1 && info.state == "joining";
+  }));
+  ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
+  ServeRank(c_, AgentId{"j", 1, 101}, 2, 1, Behaviour());
+  EXPECT_TRUE(AwaitJob("j", [](const JobInfo& info) {
+    return info.runs_total == 1 && info.runs_failed == 0;
+  }));
 }
 
 TEST_F(CoordinatorTest, ANotReadyJobFailsAtTheDeadlineNamingTheAbsentRanks) {
@@ -385,7 +410,8 @@ TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
                   .code(),
               absl::StatusCode::kDeadlineExceeded);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(testing_wait::AwaitJob(
+      c, "one", [](const JobInfo& info) { return info.run_calls == 1; }));
   absl::StatusOr<RunOutcome> second = c.RunJob("one", SpecFor(2), Soon(), {});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(second.status().message(), HasSubstr("concurrent RunJob"));
@@ -455,21 +481,24 @@ TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {
 }
 
 // A job whose agents died without leaving (no stream, no run, no caller)
-// is dropped after job_idle_seconds; a connected agent keeps it.
+// is dropped after job_idle_seconds; a connected agent keeps it. The clock
+// is moved by hand: the drop is checked to the second, without sleeping.
 TEST(CoordinatorIdleTest, AJobWithNoAgentLeftIsDroppedAfterItsIdleTime) {
   CoordinatorLimits limits;
-  limits.job_idle_seconds = 1;
-  Coordinator c(limits);
+  limits.job_idle_seconds = 60;
+  absl::Time now = absl::FromUnixSeconds(1'000'000);
+  Coordinator c(limits, [&now] { return now; });
   ASSERT_TRUE(c.Join(Joining("kept", 0, 2)).ok());
   ASSERT_TRUE(c.Join(Joining("dead", 0, 2)).ok());
   absl::StatusOr<std::shared_ptr<Mailbox>> kept = c.Connect({"kept", 0, 100});
   absl::StatusOr<std::shared_ptr<Mailbox>> dead = c.Connect({"dead", 0, 100});
   ASSERT_TRUE(kept.ok() && dead.ok());
   c.Disconnect({"dead", 0, 100}, *dead);  // its stream dropped: killed
-  absl::SleepFor(absl::Milliseconds(600));
+  now += absl::Seconds(59);
   EXPECT_TRUE(c.GetJob("dead").ok());  // not idle for long enough yet
-  absl::SleepFor(absl::Milliseconds(600));
+  now += absl::Seconds(1);
   EXPECT_EQ(c.GetJob("dead").status().code(), absl::StatusCode::kNotFound);
+  now += absl::Hours(1);  // a connected agent keeps its job however long
   EXPECT_TRUE(c.GetJob("kept").ok());
   EXPECT_EQ(c.ListJobs().size(), 1u);
   c.Shutdown("test over");

@@ -301,7 +301,10 @@ TEST_F(JobRunTest, ARunWaitsForAgentsStillJoining) {
   std::thread caller([&] {
     status = RunJob(RunRequest("late", c, false), &response, seconds(60));
   });
-  std::this_thread::sleep_for(milliseconds(500));
+  // The call waits in the job while ranks 1-3 are missing.
+  ASSERT_TRUE(AwaitJob("late", [](const v1::JobInfo& info) {
+    return info.run_calls() == 1 && info.state() == "joining";
+  }));
   for (int r = 1; r < 4; ++r) agents.Start(r);
   caller.join();
   ASSERT_TRUE(status.ok()) << status.error_message() << agents.Logs();
