@@ -11,7 +11,7 @@
 #include "agent/backoff.h"
 #include "agent/run_work.h"
 #include "executor/gloo/gloo_communicator.h"
-#include "planner/version.h"
+#include "common/version.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
@@ -325,7 +325,16 @@ executor::RankReport Agent::Execute(const v1::RunWork& run,
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
   executor::RankOptions options = setup.options;
-  options.stopped = [&inbox] { return inbox.Cancelled().has_value(); };
+  // First asked just before the first execution, once the communicators
+  // are connected and the ranks' digests agree: the log then says that the
+  // run's data moves (what tests wait for before they kill or cancel).
+  options.stopped = [&inbox, &run, logged = false]() mutable {
+    if (!logged) {
+      logged = true;
+      spdlog::info("run {}: executing", run.run_id());
+    }
+    return inbox.Cancelled().has_value();
+  };
   return executor::RunRank(setup.mesh, setup.work, config_.rank, provider,
                            options);
 }

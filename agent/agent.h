@@ -1,4 +1,4 @@
-// One rank of a job (DESIGN §6.4, reshard-agent's logic without its
+// One rank of a job (docs/DESIGN.md §6.4, reshard-agent's logic without its
 // main()): it joins through the Coordinator, holds one dispatch stream, and
 // for each run converts the mesh and plan, checks the plan's digest before
 // any communicator opens, runs the plan on this rank (executor::RunRank:

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "metrics/port_file.h"
 #include "planner/field_error.h"
-#include "planner/job_replica.h"
+#include "common/job_replica.h"
 
 namespace reshard::agent {
 namespace {

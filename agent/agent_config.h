@@ -1,4 +1,4 @@
-// What reshard-agent runs as, read from its flags (DESIGN §6.4): the
+// What reshard-agent runs as, read from its flags (docs/DESIGN.md §6.4): the
 // Coordinator to join, the job, this process's rank and the job's world
 // size, the backend and the address its peers reach it at. Flags arrive as
 // text so that every bad value, numbers included, is refused here with the

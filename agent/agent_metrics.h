@@ -1,4 +1,4 @@
-// reshard-agent's metrics (DESIGN §7), recorded once per run from what the
+// reshard-agent's metrics (docs/DESIGN.md §7), recorded once per run from what the
 // run reported, so the plan runner itself never touches prometheus:
 //  - reshard_plan_executions_total{result}: ok (ran and validated) or failed;
 //  - reshard_executor_errors_total{kind}: why a run failed (error_kind.h);
@@ -6,7 +6,7 @@
 //    joined by `_`, capped at LabelCap::kGroupCap per process):
 //    reshard_collective_duration_seconds (histogram; one observation per
 //    run: the step's median over the run's timed iterations),
-//    reshard_collective_bytes_total (the step's buffer bytes, DESIGN §3.3,
+//    reshard_collective_bytes_total (the step's buffer bytes, docs/DESIGN.md §3.3,
 //    times the run's executions, warmup included) and
 //    reshard_collective_busbw_gbytes_per_second (gauge: the last run's
 //    busbw, nccl-tests' convention, as `reshardctl exec` prints it).

@@ -1,5 +1,5 @@
 // The rendezvous KeyValueStore of a job's agents, over the Coordinator's
-// StoreSet/StoreGet/StoreDelete RPCs (DESIGN §5): agents on different hosts
+// StoreSet/StoreGet/StoreDelete RPCs (docs/DESIGN.md §5): agents on different hosts
 // meet there instead of in a shared directory. Every call names this agent
 // and the current run, which the Coordinator uses to namespace the keys and
 // to delete them when the run ends. Gets block on the server, bounded by

@@ -1,4 +1,4 @@
-// reshard-agent: one rank of a job (DESIGN §6.4). Joins the job through the
+// reshard-agent: one rank of a job (docs/DESIGN.md §6.4). Joins the job through the
 // Coordinator at --server, runs what its dispatch stream sends and reports.
 // Exit status: 0 after a shutdown from the Coordinator or SIGTERM/SIGINT
 // (the current run finishes or fails first, then the agent leaves the
@@ -28,8 +28,8 @@
 #include "grpcpp/support/channel_arguments.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
-#include "planner/flags_usage.h"
-#include "planner/job_replica.h"
+#include "common/flags_usage.h"
+#include "common/job_replica.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 

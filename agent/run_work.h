@@ -3,7 +3,7 @@
 // its digest recomputed and compared with the Coordinator's, the job's world
 // size, iters, warmup and the per-collective timeout. A run that fails here
 // fails on this rank alone and sends nothing to its peers, so ranks never run
-// different plans (DESIGN §5).
+// different plans (docs/DESIGN.md §5).
 #ifndef RESHARD_AGENT_RUN_WORK_H_
 #define RESHARD_AGENT_RUN_WORK_H_
 

@@ -1,4 +1,4 @@
-// Batch benchmarks (issue 14, DESIGN §8), printed as the markdown tables of
+// Batch benchmarks (issue 14, docs/DESIGN.md §8), printed as the markdown tables of
 // docs/PERFORMANCE.md:
 //  (e) executing batches on real Gloo ranks (one process per rank, loopback
 //      TCP), bucketed against tensor by tensor in the same processes, runs

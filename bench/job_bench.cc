@@ -28,7 +28,7 @@
 #include "client/client.h"
 #include "planner/batch_plan.h"
 #include "planner/bucket_schedule.h"
-#include "planner/json_value.h"
+#include "common/json_value.h"
 #include "planner/planner.h"
 #include "planner/state_text.h"
 #include "tests/coordinator/agent_processes.h"

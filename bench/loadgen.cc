@@ -3,7 +3,7 @@
 // completion starts the next until `--seconds` have passed. Prints one JSON
 // line: {"rpc":…,"qps":…,"p50_us":…,"p99_us":…,"errors":…}.
 //
-// The default Plan request is the DESIGN §4 example with an inline mesh
+// The default Plan request is the docs/DESIGN.md §4 example with an inline mesh
 // (cached after the first call); `--request FILE` sends a
 // reshard.v1.PlanRequest in protobuf text format instead.
 #include <algorithm>
@@ -25,7 +25,7 @@
 #include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "planner/flags_usage.h"
+#include "common/flags_usage.h"
 #include "reshard/v1/planner.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "planner address");

@@ -2,7 +2,7 @@
 # Cached Plan QPS with metrics off vs on, in the same run: two
 # reshard-planner processes (one without --metrics_listen, one with it and
 # scraped every second, as Prometheus would), loaded in turn by
-# reshard-loadgen (the DESIGN §4 example, served from the plan cache after
+# reshard-loadgen (the docs/DESIGN.md §4 example, served from the plan cache after
 # the first call). The order alternates each round (off/on, on/off, ...) so
 # drift in this shared machine's speed hits both sides alike. Prints one row
 # per run, the medians and their ratio (on / off), and the median of the

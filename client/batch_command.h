@@ -1,4 +1,4 @@
-// `reshardctl plan --batch FILE` (DESIGN §8): plans the tensors of a batch
+// `reshardctl plan --batch FILE` (docs/DESIGN.md §8): plans the tensors of a batch
 // file (client/batch_file.h) on the mesh and options of the usual plan
 // flags, on the service or in-process with --offline, and prints every
 // item's plan or error, the buckets and the collectives and modelled time

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "planner/json_value.h"
+#include "common/json_value.h"
 
 namespace reshard {
 namespace {

@@ -1,6 +1,6 @@
 // A batch file (`reshardctl plan --batch FILE`, `exec --batch FILE`): one
 // JSON object per line, {"name", "shape", "dtype", "from", "to"}, the
-// tensors of one batch in order (DESIGN §8). Reading the file is separate
+// tensors of one batch in order (docs/DESIGN.md §8). Reading the file is separate
 // from planning its items, so that a line that is not such an object
 // stops the command while an item that does not fit the mesh is that
 // item's own error, as PlanBatch answers it.

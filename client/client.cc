@@ -8,7 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "planner/job_replica.h"
+#include "common/job_replica.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"

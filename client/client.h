@@ -134,7 +134,7 @@ class Client {
   // the first bad item fails the call (all or nothing).
   absl::StatusOr<std::vector<Plan>> PlanBatch(
       const Mesh& mesh, const std::vector<PlanRequest>& requests);
-  // Plans a batch (DESIGN §8) on an inline mesh: every item's plan or its
+  // Plans a batch (docs/DESIGN.md §8) on an inline mesh: every item's plan or its
   // own error (`items[i].field: ...`; under options.all_or_nothing the
   // first fails the call), and the bucketed schedule of the planned items.
   // The requests share requests[0]'s options.

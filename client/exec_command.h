@@ -1,5 +1,5 @@
 // `reshardctl exec`: runs a plan on N local ranks and reports what each
-// step cost (DESIGN §6.3). The plan comes from the plan flags (planned
+// step cost (docs/DESIGN.md §6.3). The plan comes from the plan flags (planned
 // in-process, or by the service when --server is given) or from --plan
 // FILE. Ranks are child processes (--threads: threads of this process)
 // meeting through a FileStore in a fresh temporary directory.

@@ -1,4 +1,4 @@
-// `reshardctl job`: the caller's side of the Coordinator (DESIGN §5).
+// `reshardctl job`: the caller's side of the Coordinator (docs/DESIGN.md §5).
 // `list` and `show NAME` print jobs and their agents; `run NAME` runs a
 // plan (from the plan flags, planned by the job's replica, or --plan FILE)
 // on the job's agents and prints the same table or JSON as `reshardctl

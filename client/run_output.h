@@ -1,5 +1,5 @@
 // The report of a run, as `reshardctl exec` and `reshardctl job run` print
-// it (DESIGN §6.3, §8): a table of rows (a plan's steps, a batch's buckets)
+// it (docs/DESIGN.md §6.3, §8): a table of rows (a plan's steps, a batch's buckets)
 // with checksums and verdict, or one JSON object. One writer serves both
 // commands and both kinds of work, so a run prints the same whether its
 // ranks were local processes or a job's agents. A plan keeps a plan's
@@ -36,7 +36,7 @@ struct RunContext {
 };
 
 // Prints the table or, with `json`, one object on one line. A plan's:
-// {"plan" (DESIGN §4), "backend", "world_size", "iters", "warmup", "steps":
+// {"plan" (docs/DESIGN.md §4), "backend", "world_size", "iters", "warmup", "steps":
 // [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
 // "algbw_gbps", "busbw_gbps"}], "checksums", "validated",
 // "peak_bytes_measured", "wall_seconds"}. A batch's: {"plan" (the batch

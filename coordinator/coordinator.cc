@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
 #include "planner/plan_structure.h"
-#include "planner/version.h"
 
 namespace reshard::coordinator {
 namespace {
@@ -245,16 +245,16 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   return OutcomeOf(*kept, (*job)->backend(), *std::move(result));
 }
 
-std::vector<JobInfo> Coordinator::ListJobs() const {
+std::vector<JobSnapshot> Coordinator::ListJobs() const {
   DropIdleJobs();
-  std::vector<JobInfo> jobs;
+  std::vector<JobSnapshot> jobs;
   for (const std::shared_ptr<Job>& job : table_->List()) {
     jobs.push_back(job->Info());
   }
   return jobs;
 }
 
-absl::StatusOr<JobInfo> Coordinator::GetJob(const std::string& name) const {
+absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name) const {
   absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
   if (!job.ok()) return job.status();
   return (*job)->Info();

@@ -1,4 +1,4 @@
-// The Coordinator's core (DESIGN §5): jobs of agents, their rendezvous
+// The Coordinator's core (docs/DESIGN.md §5): jobs of agents, their rendezvous
 // stores, dispatch and runs, with every bound of CoordinatorLimits. No
 // gRPC here: server/coordinator_service.cc adapts it to reshard.v1.
 // Thread-safe; every blocking call is bounded by the deadline it is given.
@@ -91,8 +91,8 @@ class Coordinator {
                                     absl::Time deadline,
                                     const CallerGone& caller_gone);
   // Every job's state, by name; one job's (NOT_FOUND when unknown).
-  std::vector<JobInfo> ListJobs() const;
-  absl::StatusOr<JobInfo> GetJob(const std::string& job) const;
+  std::vector<JobSnapshot> ListJobs() const;
+  absl::StatusOr<JobSnapshot> GetJob(const std::string& job) const;
   // The cancelled run's id ("" when none was running).
   absl::StatusOr<std::string> CancelJob(const std::string& job);
 
@@ -102,7 +102,7 @@ class Coordinator {
  private:
   absl::StatusOr<std::shared_ptr<Job>> AgentJob(const AgentId& id) const;
   absl::StatusOr<std::shared_ptr<Job>> NamedJob(const std::string& job) const;
-  // Drops the jobs idle for limits_.job_idle_seconds (DESIGN §5: a job
+  // Drops the jobs idle for limits_.job_idle_seconds (docs/DESIGN.md §5: a job
   // whose agents died without leaving). Done on the calls that look jobs
   // up by name, so no thread is needed.
   void DropIdleJobs() const;

@@ -172,9 +172,9 @@ absl::StatusOr<std::vector<std::string>> Job::StoreGet(
                    absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
 }
 
-JobInfo Job::Info() const {
+JobSnapshot Job::Info() const {
   absl::MutexLock lock(&mu_);
-  JobInfo info{
+  JobSnapshot info{
       name_,       world_size_,  backend_,      generation_,   "", {}, "",
       runs_total_, runs_failed_, store_.keys(), store_.bytes()};
   info.state = run_ != nullptr ? "running"

@@ -1,4 +1,4 @@
-// One job (DESIGN §5): its members, generation, rendezvous store and the
+// One job (docs/DESIGN.md §5): its members, generation, rendezvous store and the
 // run in flight. Agents join, hold a dispatch mailbox and report; RunJob
 // waits until every rank is present and no other run is in flight,
 // dispatches to every rank, and waits for their reports, a failure, a lost
@@ -31,7 +31,8 @@
 
 namespace reshard::coordinator {
 
-struct JobInfo {
+// The Coordinator's view of a job at one moment (GetJob, ListJobs).
+struct JobSnapshot {
   std::string name;
   int64_t world_size = 0;
   Backend backend = Backend::kGloo;
@@ -103,7 +104,7 @@ class Job {
   std::string Cancel();
 
   // The job's state: agents, generation, current and recent runs, store.
-  JobInfo Info() const;
+  JobSnapshot Info() const;
   // Closes every dispatch stream (the server is going away).
   void Shutdown(const std::string& reason);
   // No agent left and no RunJob waiting: the table may forget the job.

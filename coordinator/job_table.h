@@ -1,6 +1,6 @@
 // Where jobs live. The Coordinator reaches job state only through this small
 // interface so that a replicated store can replace the in-memory one later
-// (DESIGN §5: today, state lives in the serving replica).
+// (docs/DESIGN.md §5: today, state lives in the serving replica).
 #ifndef RESHARD_COORDINATOR_JOB_TABLE_H_
 #define RESHARD_COORDINATOR_JOB_TABLE_H_
 

@@ -1,4 +1,4 @@
-// Who takes part in a job (DESIGN §5): agents identified by job, rank and
+// Who takes part in a job (docs/DESIGN.md §5): agents identified by job, rank and
 // incarnation (fresh per agent process), joining with their world size,
 // backend and version. Plain values; the Job owns the state.
 #ifndef RESHARD_COORDINATOR_MEMBERSHIP_H_

@@ -1,4 +1,4 @@
-// A job's rendezvous key/value store (DESIGN §5): what the Gloo store and
+// A job's rendezvous key/value store (docs/DESIGN.md §5): what the Gloo store and
 // the NCCL unique-id exchange of its runs read and write. Every key belongs
 // to the run during which it was set and is deleted when that run ends, so
 // keys never accumulate across runs. Bounded in keys and bytes. Not

@@ -1,5 +1,5 @@
 // A BatchRunner is one rank's compiled form of a batch and its bucketed
-// schedule (DESIGN §8), and the one run path of the executor: a single
+// schedule (docs/DESIGN.md §8), and the one run path of the executor: a single
 // plan is a batch of one run by UnbucketedSchedule (PlanRunner is that
 // convenience). Every bucket runs as one collective over its
 // members' packed blocks (planner/bucket_layout.h), each tensor's local

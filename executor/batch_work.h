@@ -1,4 +1,4 @@
-// What ranks run (DESIGN §6, §8): planned tensors and the schedule they run
+// What ranks run (docs/DESIGN.md §6, §8): planned tensors and the schedule they run
 // as, the bucketed schedule or, tensor by tensor, UnbucketedSchedule's one
 // step per bucket. A plan is a batch of one: OfPlan is the one place that
 // builds it, and the one place where the two differ (a plan's report has a
@@ -18,7 +18,7 @@
 
 namespace reshard::executor {
 
-// One row of a run's report: what it names, its bytes (DESIGN §3.3; a
+// One row of a run's report: what it names, its bytes (docs/DESIGN.md §3.3; a
 // bucket's: its members' packed), and the step whose unit of execution (a
 // bucket or a local step) it times.
 struct RunRow {

@@ -1,6 +1,6 @@
-// A Communicator is one rank's handle on one group of ranks (DESIGN §6.1):
+// A Communicator is one rank's handle on one group of ranks (docs/DESIGN.md §6.1):
 // the four collectives of a plan on padded contiguous blocks, for every
-// dtype of DESIGN §4. Every call is bounded by the communicator's timeout
+// dtype of docs/DESIGN.md §4. Every call is bounded by the communicator's timeout
 // and reports failure as a status naming the op, the group and, where the
 // backend knows it, the peer; no call throws or hangs past its timeout.
 //
@@ -26,7 +26,7 @@ namespace reshard::executor {
 
 // What reduces: `op` is sum, max, min or avg; a pure avg divides by the
 // group size, and a {sum,avg} mix is a sum with `avg_divisor` > 1. Both
-// divide after the sum, by IEEE division (DESIGN §6.1).
+// divide after the sum, by IEEE division (docs/DESIGN.md §6.1).
 struct Reduction {
   ReduceOp op = ReduceOp::kSum;
   int64_t avg_divisor = 1;

@@ -1,4 +1,4 @@
-// Ranks agree on what they run before any data-sized message (DESIGN
+// Ranks agree on what they run before any data-sized message (docs/DESIGN.md
 // §6.1): every rank of the mesh all-gathers a 64-bit digest (of a plan, or
 // of a batch and its schedule) over the whole mesh in one fixed-size
 // collective. Shared by PlanRunner and BatchRunner.

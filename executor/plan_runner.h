@@ -1,4 +1,4 @@
-// A PlanRunner is one rank's compiled form of a plan (DESIGN §6.1): the
+// A PlanRunner is one rank's compiled form of a plan (docs/DESIGN.md §6.1): the
 // plan's structure checked once, its per-step layouts computed, its
 // communicators obtained and the ranks' plan digests compared, so that Run
 // does nothing but move data. Compile once, run many times on the caller's

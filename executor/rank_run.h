@@ -1,4 +1,4 @@
-// One rank's whole run, as reshardctl exec and the agents do it (DESIGN
+// One rank's whole run, as reshardctl exec and the agents do it (docs/DESIGN.md
 // §6.2, §6.3, §8): every tensor's source data by the data rule, the work
 // compiled (BatchRunner: a plan is a batch of one), `warmup` + `iters`
 // timed runs, then per tensor the validation collective (the Partial dims
@@ -76,7 +76,7 @@ struct RankReport {
 RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options);
 
-// What a rank's result of one tensor amounts to (DESIGN §6.2): the
+// What a rank's result of one tensor amounts to (docs/DESIGN.md §6.2): the
 // validation collective (the Partial dims of `plan.dst` reduced in place on
 // `result`, not timed), the comparison with g and the checksum. `status` is
 // the collective's failure, if any.

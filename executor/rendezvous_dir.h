@@ -1,5 +1,5 @@
 // A fresh temporary directory for a local run's FileStore rendezvous
-// (DESIGN §5: a local store for `reshardctl exec --local`), removed with
+// (docs/DESIGN.md §5: a local store for `reshardctl exec --local`), removed with
 // everything in it when the owner goes away. A FileStore needs a
 // directory no earlier run has written to: stale keys break rendezvous.
 #ifndef RESHARD_EXECUTOR_RENDEZVOUS_DIR_H_

@@ -1,4 +1,4 @@
-// The statistics timed runs report (DESIGN §6.3): the minimum and the
+// The statistics timed runs report (docs/DESIGN.md §6.3): the minimum and the
 // median of a step's (or a bucket's, or a whole batch's) seconds over the
 // timed runs. One home, so every report means the same by "median".
 #ifndef RESHARD_EXECUTOR_SAMPLE_STATS_H_

@@ -1,4 +1,4 @@
-// A bound on the distinct values of one label (DESIGN §7: `group` labels are
+// A bound on the distinct values of one label (docs/DESIGN.md §7: `group` labels are
 // capped at 64 per process), so a process that meets many meshes cannot grow
 // its series without bound: the first `cap` distinct values pass as they
 // are, later ones become `other`. Values seen before keep passing.
@@ -19,7 +19,7 @@ class LabelCap {
  public:
   // The label value past the cap.
   static constexpr char kOther[] = "other";
-  // DESIGN §7's cap on `group` labels.
+  // docs/DESIGN.md §7's cap on `group` labels.
   static constexpr size_t kGroupCap = 64;
 
   explicit LabelCap(size_t cap) : cap_(cap) {}

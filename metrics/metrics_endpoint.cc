@@ -5,7 +5,7 @@
 
 #include "CivetServer.h"
 #include "absl/strings/str_cat.h"
-#include "planner/version.h"
+#include "common/version.h"
 #include "prometheus/client_metric.h"
 
 namespace reshard {

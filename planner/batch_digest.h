@@ -1,4 +1,4 @@
-// A 64-bit digest of what a batch makes ranks do (DESIGN §8): every plan's
+// A 64-bit digest of what a batch makes ranks do (docs/DESIGN.md §8): every plan's
 // digest (planner/plan_digest.h) and the schedule's buckets (op, group and
 // members, in order), so that ranks given different batches or schedules
 // refuse before the first data collective instead of sending messages of

@@ -1,4 +1,4 @@
-// Text renderings of a planned batch (DESIGN §8): the one JSON object of
+// Text renderings of a planned batch (docs/DESIGN.md §8): the one JSON object of
 // `reshardctl plan --batch --json` and its human-readable table. Kept apart
 // from plan_format.h because a batch adds its own concepts (items that
 // failed, buckets, totals before and after bucketing) around plan JSON.
@@ -15,7 +15,7 @@
 
 namespace reshard {
 
-// {"plans": [plan JSON (DESIGN §4) or {"error": {"code", "message"}}],
+// {"plans": [plan JSON (docs/DESIGN.md §4) or {"error": {"code", "message"}}],
 //  "buckets": [{"op", "group", "reduce_op", "avg_divisor", "bytes",
 //  "members": [{"tensor", "step"}]}], "collectives_before",
 //  "collectives_after", "time_us_before", "time_us_after"} on one line.

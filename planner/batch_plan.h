@@ -1,4 +1,4 @@
-// Planning a batch (DESIGN §8): many tensors on one mesh, each answered
+// Planning a batch (docs/DESIGN.md §8): many tensors on one mesh, each answered
 // with its own plan or its own error, and the bucketed schedule
 // (bucket_schedule.h) of those that were planned. The entry point the
 // service's PlanBatch, `reshardctl plan --batch --offline` and the

@@ -1,10 +1,10 @@
 // A BucketSchedule is the order in which a batch of tensors' plans run as
-// few collectives as DESIGN §8 allows: an ordered list of buckets, each one
+// few collectives as docs/DESIGN.md §8 allows: an ordered list of buckets, each one
 // collective (op, group, reduce op, avg divisor) over the packed blocks of
 // several tensors' steps. Moving a model's weights tensor by tensor pays
 // one collective latency per tensor step; a bucket pays it once.
 //
-// Rules (DESIGN §8, normative):
+// Rules (docs/DESIGN.md §8, normative):
 //  - every communicating step (a collective on a group of size > 1) of
 //    every planned tensor is a member of exactly one bucket, and a tensor's
 //    steps sit in strictly later buckets than its earlier steps;
@@ -36,7 +36,7 @@
 
 namespace reshard {
 
-// DESIGN §8's default cap on a bucket's bytes (25 MiB, PyTorch DDP's).
+// docs/DESIGN.md §8's default cap on a bucket's bytes (25 MiB, PyTorch DDP's).
 inline constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
 
 // Step `step` of batch item `tensor` (0-based indices into the batch and

@@ -1,4 +1,4 @@
-// Ring factors of the four collectives (DESIGN §3.3, §6.3): the α-β model
+// Ring factors of the four collectives (docs/DESIGN.md §3.3, §6.3): the α-β model
 // charges `RingHops` link latencies and `BusBandwidthFactor` times the
 // buffer over the slowest link, and executors report busbw = algbw × the
 // same factor, as nccl-tests does. One home for both, so a measured busbw

@@ -1,5 +1,5 @@
 // A CostModel prices a step: the bytes it moves, its estimated time and the
-// peak per-rank memory it needs. Two models exist (DESIGN §3.1, §3.3):
+// peak per-rank memory it needs. Two models exist (docs/DESIGN.md §3.1, §3.3):
 //  - alpha_beta (default): latency + bandwidth terms on the largest padded
 //    per-rank buffer, ring factors of nccl-tests, per-dim link overrides.
 //  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
@@ -32,7 +32,7 @@ struct CostOptions {
   int64_t devices_per_host = 8;
 };
 
-// Model constants (DESIGN §3.3); GB = 1e9 bytes for alpha_beta.
+// Model constants (docs/DESIGN.md §3.3); GB = 1e9 bytes for alpha_beta.
 inline constexpr double kBaseLatencyUs = 6.6;
 inline constexpr double kIntraHostBandwidthGBps = 87.7;
 inline constexpr double kIntraHostLatencyUs = 0.6;

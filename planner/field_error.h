@@ -1,4 +1,4 @@
-// The one form of a validation error (STYLE.md): INVALID_ARGUMENT whose
+// The one form of a validation error (docs/DESIGN.md §5): INVALID_ARGUMENT whose
 // message starts with the field it concerns, `mesh.dim_names[2]: duplicate
 // name "B"`.
 #ifndef RESHARD_PLANNER_FIELD_ERROR_H_

@@ -1,4 +1,4 @@
-// Which multi-dim groups a plan may use (DESIGN §3.2): registered
+// Which multi-dim groups a plan may use (docs/DESIGN.md §3.2): registered
 // flattened groups only, any ordered tuple of dims, or none.
 #ifndef RESHARD_PLANNER_FLATTEN_POLICY_H_
 #define RESHARD_PLANNER_FLATTEN_POLICY_H_

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/field_error.h"
-#include "planner/number_text.h"
+#include "common/number_text.h"
 
 namespace reshard {
 namespace {

@@ -3,7 +3,7 @@
 // communicators, and per-dim link parameters.
 //
 // Positions are row-major indices into the mesh; ranks are what the rank map
-// assigns to them. Group math follows DESIGN.md §2.1 and is a pure function of
+// assigns to them. Group math follows docs/DESIGN.md §2.1 and is a pure function of
 // the shape: a group over ordered dims (g1..gk) contains the positions that
 // differ from p only on those dims, enumerated with g1 outermost.
 //

@@ -1,4 +1,4 @@
-// The optimal planner's missing_flattened_group warnings (DESIGN §3.4):
+// The optimal planner's missing_flattened_group warnings (docs/DESIGN.md §3.4):
 // which unregistered groups would make the plan cheaper, and by how much
 // each one's own remedy (registering that group) would lower the cost.
 // Each group is priced on its own, never credited with what several
@@ -11,7 +11,7 @@
 #include "planner/mesh.h"
 #include "planner/optimal_search.h"
 #include "planner/plan.h"
-#include "planner/planner.h"
+#include "planner/plan_request.h"
 
 namespace reshard {
 

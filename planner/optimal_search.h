@@ -1,6 +1,6 @@
 // optimal: the least-cost plan over (placements, shard order) states where
 // the edges are every single-dim step plus every multi-dim step (all_gather,
-// all_to_all, all_reduce, reduce_scatter) on every usable group (DESIGN
+// all_to_all, all_reduce, reduce_scatter) on every usable group (docs/DESIGN.md
 // §3.2). Merges therefore happen wherever they pay — between non-adjacent
 // steps, for all_to_all, on uneven shapes — which PyTorch's post-pass cannot.
 //

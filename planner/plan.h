@@ -32,7 +32,7 @@ std::optional<PlannerKind> ParsePlanner(absl::string_view name);
 // reproduce (with its merge pass); plan JSON names it for their plans.
 inline constexpr absl::string_view kTorchVersion = "2.11.0";
 
-// The closed set of warning codes (DESIGN §3.4). WarningCodeName gives the
+// The closed set of warning codes (docs/DESIGN.md §3.4). WarningCodeName gives the
 // one text form, used by JSON, the wire and metrics labels.
 enum class WarningCode {
   kMissingFlattenedGroup,     // "missing_flattened_group"
@@ -45,7 +45,7 @@ inline constexpr int kWarningCodeCount = 4;  // values 0..count-1
 absl::string_view WarningCodeName(WarningCode code);
 std::optional<WarningCode> ParseWarningCode(absl::string_view name);
 
-// A structured warning (DESIGN §3.4).
+// A structured warning (docs/DESIGN.md §3.4).
 struct Warning {
   WarningCode code = WarningCode::kMissingFlattenedGroup;
   std::vector<std::string> dims;  // mesh dim names concerned.

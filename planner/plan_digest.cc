@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "planner/fnv1a.h"
+#include "common/fnv1a.h"
 
 namespace reshard {
 

@@ -2,7 +2,7 @@
 // steps; not its costs or timings). The Coordinator sends it with every run
 // and each rank recomputes it before it opens a communicator, and the plan
 // runner exchanges it before the first data collective, so ranks never run
-// different plans (DESIGN §5, §6.1).
+// different plans (docs/DESIGN.md §5, §6.1).
 #ifndef RESHARD_PLANNER_PLAN_DIGEST_H_
 #define RESHARD_PLANNER_PLAN_DIGEST_H_
 

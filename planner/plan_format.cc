@@ -7,33 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "planner/number_text.h"
 
 namespace reshard {
-
-std::string JsonString(absl::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 namespace {
 
@@ -92,11 +67,6 @@ std::string AlignedColumns(const std::vector<std::vector<std::string>>& rows) {
 }
 
 }  // namespace
-
-std::string FormatDouble(double value) {
-  if (!std::isfinite(value)) return "null";
-  return ShortestRoundTrip(value);
-}
 
 std::string PlanTrace(const Plan& plan) {
   std::string out = plan.src.ToTorchString();

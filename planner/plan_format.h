@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/json_text.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 
@@ -23,13 +24,6 @@ std::string PlanTable(const Mesh& mesh, const Plan& plan);
 // The plan JSON object, on one line. `reduce_op` is null on steps that do
 // not reduce (UsesReduceOp false: all_gather, all_to_all, chunk).
 std::string PlanJson(const Mesh& mesh, const Plan& plan);
-
-// `s` as a JSON string literal, quotes included (every JSON writer of the
-// project quotes through this one).
-std::string JsonString(absl::string_view s);
-
-// Shortest decimal text that reads back as exactly `value` ("10.2175").
-std::string FormatDouble(double value);
 
 }  // namespace reshard
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "planner/cost_model.h"
-#include "planner/json_value.h"
+#include "common/json_value.h"
 #include "planner/state_text.h"
 
 namespace reshard {

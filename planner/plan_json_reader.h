@@ -1,4 +1,4 @@
-// Reads a plan JSON (DESIGN §4, as `reshardctl plan --json` prints it) back
+// Reads a plan JSON (docs/DESIGN.md §4, as `reshardctl plan --json` prints it) back
 // into a Mesh and a Plan, liberally: fields that do not apply may be null or
 // absent (other tools write null), costs are optional. Each step is rebuilt
 // from its states and group (MakeStep), and any op, reduce_op or

@@ -1,4 +1,4 @@
-// The vocabulary every planner's warnings share (DESIGN §3.4): adding a
+// The vocabulary every planner's warnings share (docs/DESIGN.md §3.4): adding a
 // warning without duplicates, quoting mesh dims, and the one remedy a
 // missing_flattened_group warning gives, so that the merge pass and the
 // optimal planner give the same advice in the same words.

@@ -5,52 +5,13 @@
 #ifndef RESHARD_PLANNER_PLANNER_H_
 #define RESHARD_PLANNER_PLANNER_H_
 
-#include <cstdint>
-#include <optional>
-#include <string>
-
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "planner/cost_model.h"
-#include "planner/dist_state.h"
 #include "planner/mesh.h"
 #include "planner/optimal_search.h"
 #include "planner/plan.h"
-#include "planner/tensor_spec.h"
+#include "planner/plan_request.h"
 
 namespace reshard {
-
-struct PlanOptions {
-  PlannerKind planner = PlannerKind::kOptimal;
-  CostModelKind cost_model = CostModelKind::kAlphaBeta;
-  bool merge = false;  // PyTorch's merge post-pass (torch planners only)
-  int64_t devices_per_host = 8;
-  FlattenPolicy flatten_policy = FlattenPolicy::kExisting;  // optimal only
-  // Expanded states: bounds the optimal and torch_graph searches.
-  int64_t search_budget = kDefaultSearchBudget;
-  // Per rank and step, for every planner.
-  std::optional<int64_t> max_peak_bytes;
-};
-
-// The most a tensor's bytes times the mesh's world size may be. A step's
-// padded per-rank buffer never exceeds that product (a padded block is at
-// most the tensor, a group at most the world), so below it every byte
-// count, peak (input + output) and plan total over up to 64 steps fits in
-// int64: no count overflows into a negative size or time.
-inline constexpr int64_t kMaxTensorBytesTimesRanks = int64_t{1} << 56;
-
-struct PlanRequest {
-  TensorSpec tensor;
-  DistState src;
-  DistState dst;
-  PlanOptions options;
-};
-
-// Builds a request from the text forms users type. INVALID_ARGUMENT names
-// the field (`tensor.shape[1]`, `tensor.dtype`, `src[0]`, ...).
-absl::StatusOr<PlanRequest> ParsePlanRequest(
-    const Mesh& mesh, std::vector<int64_t> shape, absl::string_view dtype,
-    absl::string_view src, absl::string_view dst, PlanOptions options);
 
 // Plans `request` on `mesh`. INVALID_ARGUMENT for requests that do not fit
 // the mesh or the planner (tensor.shape when its bytes times the world size

@@ -1,4 +1,4 @@
-// The edges of the optimal search's graph (DESIGN §3.2): from a state,
+// The edges of the optimal search's graph (docs/DESIGN.md §3.2): from a state,
 // every legal single-dim step, plus all_gather/all_to_all on every usable
 // suffix of a shard order, all_reduce on every usable set of Partial dims
 // and reduce_scatter on every usable arrangement of them. Size-1 mesh dims

@@ -1,4 +1,4 @@
-// PlanBatch's wire form (DESIGN §8) <-> the core batch (planner/
+// PlanBatch's wire form (docs/DESIGN.md §8) <-> the core batch (planner/
 // batch_plan.h): its options, and its response of per-item plans or
 // errors plus the bucketed schedule. Kept apart from convert.h, which
 // converts single plans, so that batches are one concept in one file.

@@ -5,7 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "planner/field_error.h"
-#include "planner/fnv1a.h"
+#include "common/fnv1a.h"
 #include "planner/plan_format.h"
 #include "planner/state_text.h"
 

@@ -60,7 +60,8 @@ void WorkToProto(const coordinator::WorkItem& item, v1::Work* out) {
   }
 }
 
-void JobInfoToProto(const coordinator::JobInfo& info, v1::JobInfo* out) {
+void JobSnapshotToProto(const coordinator::JobSnapshot& info,
+                        v1::JobInfo* out) {
   out->set_name(info.name);
   out->set_world_size(info.world_size);
   out->set_backend(BackendToProto(info.backend));

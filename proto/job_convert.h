@@ -19,7 +19,7 @@ v1::Backend BackendToProto(coordinator::Backend backend);
 coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto);
 // A run carries its mesh and plan in full (converted per agent stream).
 void WorkToProto(const coordinator::WorkItem& item, v1::Work* out);
-void JobInfoToProto(const coordinator::JobInfo& info, v1::JobInfo* out);
+void JobSnapshotToProto(const coordinator::JobSnapshot& info, v1::JobInfo* out);
 
 }  // namespace reshard
 

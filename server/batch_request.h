@@ -1,4 +1,4 @@
-// PlanBatch as the service serves it (DESIGN §8): the batch's item limit,
+// PlanBatch as the service serves it (docs/DESIGN.md §8): the batch's item limit,
 // every item parsed within this server's planning limits (a bad item is its
 // own error), and the core batch planner (planner/batch_plan.h) on the
 // shared plan cache. Apart from planner_service.cc so that the service

@@ -22,7 +22,7 @@ std::vector<double> RunDurationBuckets() {
 // Agents of every job by whether their dispatch stream is open.
 double CountAgents(const coordinator::Coordinator& core, bool connected) {
   double count = 0;
-  for (const coordinator::JobInfo& job : core.ListJobs()) {
+  for (const coordinator::JobSnapshot& job : core.ListJobs()) {
     for (const coordinator::AgentInfo& agent : job.agents) {
       if (agent.connected == connected) ++count;
     }

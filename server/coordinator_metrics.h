@@ -1,4 +1,4 @@
-// The Coordinator's metrics (DESIGN §7) on the Planner's registry:
+// The Coordinator's metrics (docs/DESIGN.md §7) on the Planner's registry:
 //  - recorded as calls finish: its RPCs (RpcMetrics, method = the gRPC
 //    method name), reshard_job_runs_total{result} and
 //    reshard_job_run_duration_seconds (each RunJob that reached a job);

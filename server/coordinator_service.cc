@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "planner/version.h"
+#include "common/version.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "proto/job_convert.h"
@@ -22,7 +22,7 @@ namespace {
 constexpr absl::Duration kDispatchPoll = absl::Milliseconds(200);
 // A RunJob whose caller set no deadline still ends.
 constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
-// RunJob's defaults for fields left 0 (DESIGN §6.3: iters after warmup).
+// RunJob's defaults for fields left 0 (docs/DESIGN.md §6.3: iters after warmup).
 constexpr int kDefaultIters = 10;
 constexpr double kDefaultTimeoutSeconds = 30;
 
@@ -319,8 +319,8 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
                                           const v1::ListJobsRequest*,
                                           v1::ListJobsResponse* response) {
   return Timed("ListJobs", [&]() -> grpc::Status {
-    for (const coordinator::JobInfo& job : core_.ListJobs()) {
-      JobInfoToProto(job, response->add_jobs());
+    for (const coordinator::JobSnapshot& job : core_.ListJobs()) {
+      JobSnapshotToProto(job, response->add_jobs());
     }
     return grpc::Status::OK;
   });
@@ -330,9 +330,9 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* request,
                                         v1::GetJobResponse* response) {
   return Timed("GetJob", [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::JobInfo> job = core_.GetJob(request->job());
+    absl::StatusOr<coordinator::JobSnapshot> job = core_.GetJob(request->job());
     if (!job.ok()) return Answer(ctx, "GetJob", job.status());
-    JobInfoToProto(*job, response->mutable_job());
+    JobSnapshotToProto(*job, response->mutable_job());
     return grpc::Status::OK;
   });
 }

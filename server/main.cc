@@ -19,7 +19,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/metrics_endpoint.h"
-#include "planner/flags_usage.h"
+#include "common/flags_usage.h"
 #include "planner/search_support.h"
 #include "server/coordinator_service.h"
 #include "server/planner_metrics.h"

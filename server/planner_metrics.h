@@ -1,4 +1,4 @@
-// The Planner's metrics (DESIGN §7) in two halves:
+// The Planner's metrics (docs/DESIGN.md §7) in two halves:
 //  - PlannerMetrics: what PlannerService records as calls happen — plans by
 //    planner and status code, planning time, states expanded, warnings, and
 //    its RPCs (RpcMetrics). Series are resolved once and cached, so a cached

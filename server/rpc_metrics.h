@@ -1,4 +1,4 @@
-// Per-method gRPC metrics of DESIGN §7 for any service in this process:
+// Per-method gRPC metrics of docs/DESIGN.md §7 for any service in this process:
 // reshard_rpc_requests_total{method,code} and
 // reshard_rpc_duration_seconds{method}. The Planner records through it today;
 // a Coordinator in the same process builds its own RpcMetrics on the same

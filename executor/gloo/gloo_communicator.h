@@ -1,4 +1,4 @@
-// The Gloo backend (DESIGN §6.1): TCP communicators on host memory, one
+// The Gloo backend (docs/DESIGN.md §6.1): TCP communicators on host memory, one
 // Gloo context per group, created through the run's KeyValueStore under the
 // caller's run prefix and the group's ranks. Gloo reports failures by
 // throwing (some from its own I/O thread, rethrown on the next call): every

@@ -1,4 +1,4 @@
-// The avg division of the NCCL backend (DESIGN §6.1): after an ncclSum,
+// The avg division of the NCCL backend (docs/DESIGN.md §6.1): after an ncclSum,
 // every element is divided by the divisor on the communicator's stream, by
 // IEEE division (never a multiplication by the reciprocal) exactly as the
 // host's DivideElements does: floats and doubles by correctly rounded
@@ -14,7 +14,7 @@
 
 namespace reshard::executor {
 
-// The element types of DESIGN §4, as the kernel sees them.
+// The element types of docs/DESIGN.md §4, as the kernel sees them.
 enum class DivideType : int {
   kFloat32,
   kFloat64,

@@ -1,10 +1,10 @@
 // Where a rank goes when NCCL splits the world communicator into a plan's
-// groups (DESIGN §6.1). ncclCommSplit is collective over the parent
+// groups (docs/DESIGN.md §6.1). ncclCommSplit is collective over the parent
 // communicator: every rank passes a color and a key, ranks with equal colors
 // form one new communicator, ordered by key. A GroupSplit is that pair for
 // one rank and one group, chosen so that the groups over the same mesh dims
 // get distinct colors and every new communicator's ranks follow the group's
-// order (DESIGN §2.1), whatever the order of its dims and the rank map.
+// order (docs/DESIGN.md §2.1), whatever the order of its dims and the rank map.
 //
 // Pure and CUDA-free: the NCCL backend calls it, the core tests it.
 #ifndef RESHARD_EXECUTOR_NCCL_GROUP_SPLIT_H_

@@ -138,7 +138,7 @@ DivideType KernelType(DType dtype) {
   return DivideType::kFloat32;
 }
 
-// avg reduces as a sum; the division follows (DESIGN §6.1).
+// avg reduces as a sum; the division follows (docs/DESIGN.md §6.1).
 ncclRedOp_t NcclOp(ReduceOp op) {
   switch (op) {
     case ReduceOp::kMax:

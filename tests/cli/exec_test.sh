@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # reshardctl exec end to end: the README example on 8 Gloo rank processes
-# (table and JSON), checksums as DESIGN §6.2 defines them, the threads mode,
+# (table and JSON), checksums as docs/DESIGN.md §6.2 defines them, the threads mode,
 # and the errors a user meets first (wrong rank count, no NCCL, bad flags).
 set -u
 CTL="$1"
@@ -31,7 +31,7 @@ echo "$json" | jq -e '
 check "json fields and busbw factor" $?
 # Checksums compared as text: jq reads numbers as doubles (2^61 > 2^53).
 list="$expected"; for _ in 1 2 3 4 5 6 7; do list="$list, $expected"; done
-contains "$json" "\"checksums\": [$list]"; check "checksums as DESIGN 6.2 defines them" $?
+contains "$json" "\"checksums\": [$list]"; check "checksums as docs/DESIGN.md §6.2 defines them" $?
 
 thr=$(timeout 120 "$CTL" exec --local 4 --threads --mesh A=4 --shape 13,3 --dtype bf16 \
       --from 'P(avg)' --to 'S(0)' --iters 2 --json); rc=$?

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/bucket_schedule.h"
-#include "planner/version.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::coordinator {
@@ -24,10 +24,10 @@ namespace testing_wait {
 
 // Waits (bounded) until `job` exists and `done` holds for it.
 bool AwaitJob(const Coordinator& c, const std::string& job,
-              const std::function<bool(const JobInfo&)>& done) {
+              const std::function<bool(const JobSnapshot&)>& done) {
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   while (absl::Now() < deadline) {
-    absl::StatusOr<JobInfo> info = c.GetJob(job);
+    absl::StatusOr<JobSnapshot> info = c.GetJob(job);
     if (info.ok() && done(*info)) return true;
     absl::SleepFor(absl::Milliseconds(5));
   }
@@ -165,7 +165,7 @@ class CoordinatorTest : public ::testing::Test {
     for (std::thread& t : agents_) t.join();
   }
   bool AwaitJob(const std::string& job,
-                const std::function<bool(const JobInfo&)>& done) {
+                const std::function<bool(const JobSnapshot&)>& done) {
     return testing_wait::AwaitJob(c_, job, done);
   }
   absl::Time Soon(double seconds = 10) {
@@ -183,7 +183,7 @@ TEST_F(CoordinatorTest, JoinsCreateTheJobAndEachMembershipChangeBumpsIt) {
   EXPECT_EQ(*c_.Join(Joining("j", 1, 2)), 2);
   EXPECT_EQ(c_.GetJob("j")->state, "joining");      // nobody is connected yet
   EXPECT_EQ(*c_.Join(Joining("j", 1, 2, 777)), 3);  // replaced
-  const JobInfo info = *c_.GetJob("j");
+  const JobSnapshot info = *c_.GetJob("j");
   EXPECT_EQ(info.world_size, 2);
   ASSERT_EQ(info.agents.size(), 2u);
   EXPECT_EQ(info.agents[1].incarnation, 777u);
@@ -260,7 +260,7 @@ TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {
               (std::vector<uint64_t>{1000, 1001, 1002, 1003}));
     ASSERT_EQ(out->summary.rows.size(), 1u);
     EXPECT_EQ(out->summary.rows[0].seconds_median, 2e-3);
-    const JobInfo info = *c_.GetJob("j");
+    const JobSnapshot info = *c_.GetJob("j");
     EXPECT_EQ(info.store_keys, 0);
     EXPECT_EQ(info.store_bytes, 0);
     EXPECT_EQ(info.runs_total, i + 1);
@@ -277,12 +277,12 @@ TEST_F(CoordinatorTest, ARunWaitsForAgentsStillJoining) {
     EXPECT_TRUE(out->summary.validated);
   });
   // The call waits in the job while rank 1 is missing; then rank 1 comes.
-  ASSERT_TRUE(AwaitJob("j", [](const JobInfo& info) {
+  ASSERT_TRUE(AwaitJob("j", [](const JobSnapshot& info) {
     return info.run_calls == 1 && info.state == "joining";
   }));
   ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
   ServeRank(c_, AgentId{"j", 1, 101}, 2, 1, Behaviour());
-  EXPECT_TRUE(AwaitJob("j", [](const JobInfo& info) {
+  EXPECT_TRUE(AwaitJob("j", [](const JobSnapshot& info) {
     return info.runs_total == 1 && info.runs_failed == 0;
   }));
 }
@@ -411,7 +411,7 @@ TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
               absl::StatusCode::kDeadlineExceeded);
   });
   EXPECT_TRUE(testing_wait::AwaitJob(
-      c, "one", [](const JobInfo& info) { return info.run_calls == 1; }));
+      c, "one", [](const JobSnapshot& info) { return info.run_calls == 1; }));
   absl::StatusOr<RunOutcome> second = c.RunJob("one", SpecFor(2), Soon(), {});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(second.status().message(), HasSubstr("concurrent RunJob"));
@@ -516,7 +516,7 @@ TEST_F(CoordinatorTest, AJobKeepsItsLastSixteenRuns) {
     ASSERT_TRUE(outcome.ok()) << outcome.status();
     ids.push_back(outcome->run_id);
   }
-  absl::StatusOr<JobInfo> info = c_.GetJob("hist");
+  absl::StatusOr<JobSnapshot> info = c_.GetJob("hist");
   ASSERT_TRUE(info.ok());
   ASSERT_EQ(info->recent_runs.size(), kRecentRuns);
   for (size_t i = 0; i < kRecentRuns; ++i) {

@@ -3,7 +3,7 @@
 // through the Coordinator's gRPC stub. Random plans (uneven shapes, rank
 // maps, flattened groups in any order, every op and dtype, every planner;
 // planned by the server or given) run on jobs of 8, 4 and 6 agents; every
-// run must validate with DESIGN §6.2's checksums, and no rendezvous key may
+// run must validate with docs/DESIGN.md §6.2's checksums, and no rendezvous key may
 // outlive its run. A RunJob waits for agents still joining; an agent of
 // another protocol is refused naming both versions; agents leave on SIGTERM
 // (exit 0) and exit non-zero when the Coordinator goes away. Every process
@@ -33,7 +33,7 @@
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
 #include "planner/planner.h"
-#include "planner/version.h"
+#include "common/version.h"
 #include "proto/convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
@@ -50,7 +50,7 @@ using testing::AgentProcesses;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// DESIGN §6.2: rank r's checksum is that of its box under `dst` (Partial
+// docs/DESIGN.md §6.2: rank r's checksum is that of its box under `dst` (Partial
 // dims read as R) filled by g, whatever the plan did.
 std::vector<uint64_t> ExpectedChecksums(const Mesh& mesh, const Plan& plan) {
   const std::vector<int64_t>& shape = plan.tensor.shape();
@@ -253,7 +253,7 @@ TEST_F(JobRunTest, EightAgentsRunRandomPlansAndKeepNoKeys) {
   EXPECT_EQ(info->store_bytes(), 0);
   EXPECT_EQ(info->runs_total(), runs);
   EXPECT_EQ(info->runs_failed(), 0);
-  if (runs >= 200) {  // every op of DESIGN §2.3 and every dtype ran
+  if (runs >= 200) {  // every op of docs/DESIGN.md §2.3 and every dtype ran
     for (const char* op :
          {"all_gather", "all_reduce", "reduce_scatter", "all_to_all", "chunk",
           "partition", "shard_to_partial"}) {

@@ -1,4 +1,4 @@
-// Batches on real Gloo ranks, each its own process (DESIGN §8): random
+// Batches on real Gloo ranks, each its own process (docs/DESIGN.md §8): random
 // batches (mixed dtypes, uneven shapes, every op, every planner, small and
 // default bucket caps) run bucketed and tensor by tensor; every tensor on
 // every rank must validate element by element against the data rule and

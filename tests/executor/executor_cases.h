@@ -98,7 +98,7 @@ inline ExecCase RandomExecCase(std::mt19937_64& rng) {
   }
 }
 
-// DESIGN §6.2's checksum of `position`'s expected result, from the rule
+// docs/DESIGN.md §6.2's checksum of `position`'s expected result, from the rule
 // alone: Σ (k+1)·g(i_k) mod 2^61-1 over its box under `dst`.
 inline uint64_t ExpectedChecksum(const Mesh& mesh, const TensorSpec& tensor,
                                  const DistState& dst, int64_t position) {

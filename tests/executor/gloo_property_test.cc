@@ -1,7 +1,7 @@
 // The executor on real Gloo ranks, each its own process: random plans from
 // every planner run on every dtype; every rank's result must equal the
 // reference simulator's bit for bit (integer values, which every dtype
-// holds exactly), validate, and report the checksum of DESIGN §6.2 as
+// holds exactly), validate, and report the checksum of docs/DESIGN.md §6.2 as
 // computed here independently.
 #include <stdlib.h>
 
@@ -156,7 +156,7 @@ TEST(GlooPropertyTest, EveryPlanOnRealRanksMatchesTheSimulator) {
       if (HasFailure()) return;
     }
   }
-  // Every op of DESIGN §2.3 ran.
+  // Every op of docs/DESIGN.md §2.3 ran.
   for (StepOp op : {StepOp::kAllGather, StepOp::kAllReduce,
                     StepOp::kReduceScatter, StepOp::kAllToAll, StepOp::kChunk,
                     StepOp::kPartition, StepOp::kShardToPartial}) {

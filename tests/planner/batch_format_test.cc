@@ -39,7 +39,7 @@ TEST(BatchFormatTest, JsonHasExactlyTheIssuesKeys) {
                          "buckets", "collectives_after", "collectives_before",
                          "plans", "time_us_after", "time_us_before"}));
   ASSERT_EQ(j["plans"].array.size(), 3u);
-  // A planned item is its plan JSON (DESIGN §4), byte for byte.
+  // A planned item is its plan JSON (docs/DESIGN.md §4), byte for byte.
   EXPECT_EQ(Keys(j["plans"].array[0]),
             Keys(Json::Parse(PlanJson(mesh, *batch.plans[0]))));
   const Json& error = j["plans"].array[1];

@@ -1,4 +1,4 @@
-// The bucketed schedule of DESIGN §8: each rule on small batches, then the
+// The bucketed schedule of docs/DESIGN.md §8: each rule on small batches, then the
 // property on random batches of 1-500 tensors (mixed dtypes, uneven shapes,
 // every op), judged by the reference simulator: running the buckets in
 // order, each as its members' steps, leaves every tensor exactly what its

@@ -1,4 +1,4 @@
-// The cost formulas of DESIGN §3.1 and §3.3 against values computed by hand
+// The cost formulas of docs/DESIGN.md §3.1 and §3.3 against values computed by hand
 // (padded buffers on uneven shapes, ring factors, links, local copies).
 #include "planner/cost_model.h"
 
@@ -37,7 +37,7 @@ TEST(CollectiveFactorsTest, RingHopsAndBusBandwidth) {
 }
 
 TEST(CostModelTest, MergedAllReduceOfTheReadmeExample) {
-  // DESIGN §4: 16x16 f32 all_reduce over (A,C), n = 4: 6.6 + 6*0.6 +
+  // docs/DESIGN.md §4: 16x16 f32 all_reduce over (A,C), n = 4: 6.6 + 6*0.6 +
   // 1.5 * 1024 B / 87.7 GB/s.
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   const StepCost c = PriceOf(mesh, {16, 16}, DType::kFloat32, "P(sum),R,P(sum)",

@@ -2,7 +2,7 @@
 // set of replicas (not their order), spreads jobs over replicas, moves only
 // the removed replica's jobs when one leaves, and the replica list parses
 // as reshardctl's --server and the agent's --server give it.
-#include "planner/job_replica.h"
+#include "common/job_replica.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-// Proves that Mesh group math follows DESIGN §2.1: the worked example on a
+// Proves that Mesh group math follows docs/DESIGN.md §2.1: the worked example on a
 // (2,2,2) mesh (groups of A, C, (A,B), (A,C), (A,B,C) and the non-ascending
 // (C,A)), and, on random meshes of up to 8 dims and 4096 devices with random
 // non-identity rank maps, that GroupPositions / GroupRanks / IndexInGroup /
@@ -28,7 +28,7 @@ namespace {
 
 using Positions = std::vector<int64_t>;
 
-// The (2,2,2) mesh of DESIGN §2.1 with names A, B, C.
+// The (2,2,2) mesh of docs/DESIGN.md §2.1 with names A, B, C.
 Mesh AbcMesh(std::vector<int64_t> rank_map = {}) {
   return Mesh::Create({.shape = {2, 2, 2},
                        .dim_names = {"A", "B", "C"},

@@ -1,5 +1,5 @@
 // ReadPlanJson: every plan of every planner reads back from its own JSON
-// (DESIGN §4) as the same steps; null fields are accepted; bad or
+// (docs/DESIGN.md §4) as the same steps; null fields are accepted; bad or
 // inconsistent files are INVALID_ARGUMENT naming the field.
 #include "planner/plan_json_reader.h"
 

@@ -1,4 +1,4 @@
-// Apply and MakeStep against every rule and refusal of DESIGN §2.3: the
+// Apply and MakeStep against every rule and refusal of docs/DESIGN.md §2.3: the
 // source kind each op needs, the stack discipline of shard orders (only the
 // last mesh dims of an order are gathered or moved, in the group's order;
 // size-1 mesh dims are exempt), targets appended in the group's order, the

@@ -1,5 +1,5 @@
 // torch_greedy, torch_graph and the merge post-pass reproduce PyTorch's
-// plans step for step (DESIGN §3.1 and the PyTorch reference notes), refuse
+// plans step for step (docs/DESIGN.md §3.1 and the PyTorch reference notes), refuse
 // what PyTorch cannot plan, and warn as specified.
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

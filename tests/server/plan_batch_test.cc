@@ -1,4 +1,4 @@
-// PlanBatch on a real reshard-planner (DESIGN §8): per-item errors by
+// PlanBatch on a real reshard-planner (docs/DESIGN.md §8): per-item errors by
 // default and all-or-nothing on request, bucket_bytes, the batch limit, the
 // buckets equal to the offline core's, the cache across repeated items,
 // and the client library's calls (the old PlanBatch keeps its contract).

@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "client/client.h"
 #include "gtest/gtest.h"
-#include "planner/version.h"
+#include "common/version.h"
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 

@@ -1,4 +1,4 @@
-// Plans the DESIGN §4 example offline through the installed headers and
+// Plans the docs/DESIGN.md §4 example offline through the installed headers and
 // libraries, and builds a Client (no server needed to construct one).
 #include <iostream>
 

@@ -1,4 +1,4 @@
-#include "planner/json_value.h"
+#include "common/json_value.h"
 
 #include <cctype>
 

@@ -4,8 +4,8 @@
 // has, so it printed "No flags matched"; --version printed only whether
 // NDEBUG was defined. For programs only (they link absl::flags); it sits
 // beside version.h so that every program can include it.
-#ifndef RESHARD_PLANNER_FLAGS_USAGE_H_
-#define RESHARD_PLANNER_FLAGS_USAGE_H_
+#ifndef RESHARD_COMMON_FLAGS_USAGE_H_
+#define RESHARD_COMMON_FLAGS_USAGE_H_
 
 #include <string>
 
@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "planner/version.h"
+#include "common/version.h"
 
 namespace reshard {
 
@@ -35,4 +35,4 @@ inline void SetFlagsUsage(absl::string_view program,
 
 }  // namespace reshard
 
-#endif  // RESHARD_PLANNER_FLAGS_USAGE_H_
+#endif  // RESHARD_COMMON_FLAGS_USAGE_H_

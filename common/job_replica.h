@@ -1,13 +1,13 @@
 // Which replica of the service serves a job. Job state lives in the replica
-// that serves it (DESIGN §5), so a job's agents and every caller that runs
+// that serves it (docs/DESIGN.md §5), so a job's agents and every caller that runs
 // or inspects it must reach the same replica from their own copy of the
 // replica list. Rendezvous (highest-random-weight) hashing: each replica
 // scores hash(replica, job) and the highest wins. The answer depends on the
 // set of replicas, not on the order they are listed in, and removing a
 // replica moves only the jobs it served. Pure and header-only so that the
 // agent and the client library share it without linking each other.
-#ifndef RESHARD_PLANNER_JOB_REPLICA_H_
-#define RESHARD_PLANNER_JOB_REPLICA_H_
+#ifndef RESHARD_COMMON_JOB_REPLICA_H_
+#define RESHARD_COMMON_JOB_REPLICA_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "planner/fnv1a.h"
+#include "common/fnv1a.h"
 
 namespace reshard {
 
@@ -69,4 +69,4 @@ inline std::string ReplicaForJob(const std::string& job,
 
 }  // namespace reshard
 
-#endif  // RESHARD_PLANNER_JOB_REPLICA_H_
+#endif  // RESHARD_COMMON_JOB_REPLICA_H_

@@ -1,6 +1,6 @@
 // The text form of numbers in Reshard's canonical and JSON outputs.
-#ifndef RESHARD_PLANNER_NUMBER_TEXT_H_
-#define RESHARD_PLANNER_NUMBER_TEXT_H_
+#ifndef RESHARD_COMMON_NUMBER_TEXT_H_
+#define RESHARD_COMMON_NUMBER_TEXT_H_
 
 #include <charconv>
 #include <string>
@@ -16,4 +16,4 @@ inline std::string ShortestRoundTrip(double value) {
 
 }  // namespace reshard
 
-#endif  // RESHARD_PLANNER_NUMBER_TEXT_H_
+#endif  // RESHARD_COMMON_NUMBER_TEXT_H_

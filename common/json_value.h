@@ -1,8 +1,8 @@
-// A small JSON reader for plan files (DESIGN §4): a parsed document as a
+// A small JSON reader for plan files (docs/DESIGN.md §4): a parsed document as a
 // tree of values. Numbers are kept as doubles (and their text, for exact
 // integers); errors name the byte offset.
-#ifndef RESHARD_PLANNER_JSON_VALUE_H_
-#define RESHARD_PLANNER_JSON_VALUE_H_
+#ifndef RESHARD_COMMON_JSON_VALUE_H_
+#define RESHARD_COMMON_JSON_VALUE_H_
 
 #include <cstdint>
 #include <map>
@@ -48,4 +48,4 @@ class JsonValue {
 
 }  // namespace reshard
 
-#endif  // RESHARD_PLANNER_JSON_VALUE_H_
+#endif  // RESHARD_COMMON_JSON_VALUE_H_

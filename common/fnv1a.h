@@ -1,8 +1,8 @@
 // FNV-1a, 64-bit: a stable hash of bytes, equal in every process and on every
 // machine (absl::Hash is seeded per process). Mesh ids and plan digests are
 // such hashes, so replicas and ranks derive the same values independently.
-#ifndef RESHARD_PLANNER_FNV1A_H_
-#define RESHARD_PLANNER_FNV1A_H_
+#ifndef RESHARD_COMMON_FNV1A_H_
+#define RESHARD_COMMON_FNV1A_H_
 
 #include <cstdint>
 
@@ -21,4 +21,4 @@ inline uint64_t Fnv1a64(absl::string_view bytes) {
 
 }  // namespace reshard
 
-#endif  // RESHARD_PLANNER_FNV1A_H_
+#endif  // RESHARD_COMMON_FNV1A_H_

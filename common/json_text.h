@@ -1,0 +1,21 @@
+// How the project writes JSON values: every JSON writer (plans, batches,
+// the CLI's outputs) quotes strings and prints numbers through these two.
+#ifndef RESHARD_COMMON_JSON_TEXT_H_
+#define RESHARD_COMMON_JSON_TEXT_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace reshard {
+
+// `s` as a JSON string literal, quotes included.
+std::string JsonString(absl::string_view s);
+
+// The shortest decimal text that reads back as exactly `value` ("10.2175");
+// "null" for a non-finite value, which JSON cannot hold.
+std::string FormatDouble(double value);
+
+}  // namespace reshard
+
+#endif  // RESHARD_COMMON_JSON_TEXT_H_
