@@ -23,7 +23,7 @@
 #include "absl/container/node_hash_map.h"
 #include "agent/error_kind.h"
 #include "agent/run_work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 #include "metrics/label_cap.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"

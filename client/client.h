@@ -23,7 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "executor/batch_work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 #include "executor/run_summary.h"
 #include "planner/batch_plan.h"
 #include "planner/mesh.h"

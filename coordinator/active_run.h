@@ -11,7 +11,7 @@
 
 #include "absl/time/time.h"
 #include "coordinator/work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 
 namespace reshard::coordinator {
 

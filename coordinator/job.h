@@ -27,7 +27,7 @@
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/run_record.h"
 #include "coordinator/work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 
 namespace reshard::coordinator {
 

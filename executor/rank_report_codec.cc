@@ -1,6 +1,6 @@
 // SerializeReport and ParseReport (rank_run.h) in report_codec.h's form.
 #include "absl/strings/str_cat.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 #include "executor/report_codec.h"
 
 namespace reshard::executor {

@@ -126,15 +126,6 @@ absl::Status CheckTensors(const Mesh& mesh, const BatchWork& work,
 
 }  // namespace
 
-std::optional<std::string> RankReport::WhyNotValidated() const {
-  for (size_t t = 0; t < tensors.size(); ++t) {
-    if (tensors[t].validated) continue;
-    return absl::StrCat(TensorLabel(tensors.size(), t),
-                        tensors[t].validation_error);
-  }
-  return std::nullopt;
-}
-
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result) {

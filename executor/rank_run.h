@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "executor/batch_work.h"
 #include "executor/communicator_provider.h"
+#include "executor/rank_report.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
 
@@ -47,32 +48,6 @@ inline int TotalExecutions(const RankOptions& options) {
 absl::Status CheckStopped(const std::function<bool()>& stopped, int done,
                           int total);
 
-// A tensor's verdict on one rank.
-struct TensorCheck {
-  uint64_t checksum = 0;
-  bool validated = false;
-  std::string validation_error;  // why not validated
-  std::vector<char> result;  // with keep_result: the tensor before reduction
-};
-
-struct RankReport {
-  int64_t rank = 0;
-  absl::Status status;  // the run's failure, if any (validation excluded)
-  std::vector<double> seconds_min;     // per row (BatchWork::Rows)
-  std::vector<double> seconds_median;  // per row
-  double total_seconds_min = 0;        // the whole work per run
-  double total_seconds_median = 0;
-  double local_seconds_median = 0;  // the local steps' share
-  int64_t peak_bytes = 0;           // measured: the most one step held
-  // Bounds peak_bytes and the runner's own buffers.
-  int64_t memory_bound_bytes = 0;
-  std::vector<TensorCheck> tensors;  // by item
-
-  // Why the rank's result did not validate ("tensors[t]: ..." when the
-  // work has several); nullopt when every tensor validated.
-  std::optional<std::string> WhyNotValidated() const;
-};
-
 RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options);
 
@@ -87,11 +62,6 @@ struct ResultCheck {
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result);
-
-// A report as bytes (for a pipe between processes) and back; DATA_LOSS
-// when the bytes are not a report.
-std::string SerializeReport(const RankReport& report);
-absl::StatusOr<RankReport> ParseReport(const std::string& bytes);
 
 }  // namespace reshard::executor
 

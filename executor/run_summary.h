@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "executor/batch_work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 #include "planner/mesh.h"
 
 namespace reshard::executor {

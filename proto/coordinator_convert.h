@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "executor/batch_work.h"
-#include "executor/rank_run.h"
+#include "executor/rank_report.h"
 #include "executor/run_summary.h"
 #include "planner/mesh.h"
 #include "reshard/v1/coordinator.pb.h"

@@ -2,7 +2,7 @@
 # The layers the build enforces (docs/ARCHITECTURE.md): cmake/ForbidLink.cmake
 # fails configure when a target reaches a forbidden library through its
 # links (a probe project, once clean and once in violation), and no file of
-# the core (planner/, executor/, coordinator/) includes a wire header.
+# the core (common/, planner/, executor/, coordinator/) includes a wire header.
 set -u
 SRC="$1"
 . "$SRC/tests/cli/lib.sh"
@@ -20,7 +20,7 @@ contains "$out" "core links wire: the probe's core must not reach the wire"
 check "the failure names the target, the library and why" $?
 
 hits=$(cd "$SRC" && grep -rlE '#include "(reshard/v1/|grpc|google/protobuf)' \
-  planner executor coordinator || true)
+  common planner executor coordinator || true)
 [ -z "$hits" ]; check "no core file includes a wire header (${hits:-none})" $?
 
 exit $fail
