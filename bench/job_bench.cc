@@ -25,7 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/batch_tensors.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "planner/batch_plan.h"
 #include "planner/bucket_schedule.h"
 #include "common/json_value.h"

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "client/batch_file.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/batch_format.h"
 

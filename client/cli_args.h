@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "client/client.h"
+#include "reshard/client.h"
 
 namespace reshard {
 

@@ -1,17 +1,21 @@
-#include "client/client.h"
+#include "reshard/client.h"
 
 #include <algorithm>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "common/job_replica.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "common/job_replica.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
+#include "reshard/v1/planner.grpc.pb.h"
 
 namespace reshard {
 namespace {
@@ -32,6 +36,41 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
 
 }  // namespace
 
+// What the public header keeps out of sight: the channel, the stubs and
+// the meshes this client registered.
+struct Client::Impl {
+  Impl(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
+
+  // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
+  template <typename Call>
+  absl::Status WithRetries(Call call);
+  std::shared_ptr<const Mesh> KnownMesh(const std::string& id);
+  void RememberMesh(const std::string& id, std::shared_ptr<const Mesh> mesh);
+  void ForgetMesh(const std::string& id);
+  // The Coordinator of the replica serving `job`.
+  v1::Coordinator::Stub& CoordinatorFor(const std::string& job);
+  // `batch`: the batch the request gives (what its response ran).
+  absl::StatusOr<JobRun> CallRunJob(const v1::RunJobRequest& request,
+                                    const Mesh& mesh,
+                                    const JobRunOptions& options,
+                                    const executor::BatchWork* batch = nullptr);
+  // The RunJob RPC itself: never retried, bounded by options.deadline.
+  absl::Status SendRunJob(const v1::RunJobRequest& request,
+                          const JobRunOptions& options,
+                          v1::RunJobResponse* response);
+
+  const ClientOptions options;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Planner::Stub> stub;
+  // Job calls: one Coordinator stub per listed replica (on `channel` when
+  // there is only one), in the order of the target list.
+  std::vector<std::string> replicas;
+  std::vector<std::unique_ptr<v1::Coordinator::Stub>> coordinators;
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Mesh>> meshes
+      ABSL_GUARDED_BY(mu);
+};
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
   if (options.target.empty()) {
     return absl::InvalidArgumentError("target: must name a server host:port");
@@ -48,61 +87,75 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
         absl::StrCat("target: \"", options.target, "\" names no server"));
   }
   auto channel = MakeChannel(options.target);
-  return std::unique_ptr<Client>(
-      new Client(std::move(options), std::move(channel)));
+  return std::unique_ptr<Client>(new Client(
+      std::make_unique<Impl>(std::move(options), std::move(channel))));
 }
 
-Client::Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
-    : options_(std::move(options)),
-      channel_(std::move(channel)),
-      stub_(v1::Planner::NewStub(channel_)),
-      replicas_(SplitReplicaList(options_.target)) {
-  if (replicas_.size() == 1) {
-    coordinators_.push_back(v1::Coordinator::NewStub(channel_));
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+Client::Impl::Impl(ClientOptions options_in,
+                   std::shared_ptr<grpc::Channel> channel_in)
+    : options(std::move(options_in)),
+      channel(std::move(channel_in)),
+      stub(v1::Planner::NewStub(channel)),
+      replicas(SplitReplicaList(options.target)) {
+  if (replicas.size() == 1) {
+    coordinators.push_back(v1::Coordinator::NewStub(channel));
     return;
   }
   // Channels connect lazily: one per replica costs nothing until used.
-  for (const std::string& replica : replicas_) {
-    coordinators_.push_back(v1::Coordinator::NewStub(MakeChannel(replica)));
+  for (const std::string& replica : replicas) {
+    coordinators.push_back(v1::Coordinator::NewStub(MakeChannel(replica)));
   }
 }
 
 template <typename Call>
-absl::Status Client::WithRetries(Call call) {
-  absl::Duration backoff = options_.initial_backoff;
-  const absl::Time call_deadline = absl::Now() + options_.deadline;
+absl::Status Client::Impl::WithRetries(Call call) {
+  absl::Duration backoff = options.initial_backoff;
+  const absl::Time call_deadline = absl::Now() + options.deadline;
   absl::Status status;
-  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+  for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(
-        std::min(absl::Now() + options_.timeout, call_deadline)));
+        std::min(absl::Now() + options.timeout, call_deadline)));
     status = StatusFromGrpc(call(context));
     if (status.code() != absl::StatusCode::kUnavailable) return status;
-    if (attempt < options_.max_attempts) {
+    if (attempt < options.max_attempts) {
       if (absl::Now() + backoff >= call_deadline) break;
       absl::SleepFor(backoff);
-      backoff = std::min(backoff * 2, options_.max_backoff);
+      backoff = std::min(backoff * 2, options.max_backoff);
     }
   }
   return status;
 }
 
-std::shared_ptr<const Mesh> Client::KnownMesh(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  auto it = meshes_.find(id);
-  return it == meshes_.end() ? nullptr : it->second;
+std::shared_ptr<const Mesh> Client::Impl::KnownMesh(const std::string& id) {
+  absl::MutexLock lock(&mu);
+  auto it = meshes.find(id);
+  return it == meshes.end() ? nullptr : it->second;
+}
+
+void Client::Impl::RememberMesh(const std::string& id,
+                                std::shared_ptr<const Mesh> mesh) {
+  absl::MutexLock lock(&mu);
+  meshes[id] = std::move(mesh);
+}
+
+void Client::Impl::ForgetMesh(const std::string& id) {
+  absl::MutexLock lock(&mu);
+  meshes.erase(id);
 }
 
 absl::StatusOr<std::string> Client::RegisterMesh(const Mesh& mesh) {
   v1::RegisterMeshRequest request;
   *request.mutable_mesh() = MeshToProto(mesh);
   v1::RegisterMeshResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->RegisterMesh(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->RegisterMesh(&ctx, request, &response);
   });
   if (!s.ok()) return s;
-  absl::MutexLock lock(&mu_);
-  meshes_[response.mesh_id()] = std::make_shared<const Mesh>(mesh);
+  impl_->RememberMesh(response.mesh_id(), std::make_shared<const Mesh>(mesh));
   return response.mesh_id();
 }
 
@@ -110,8 +163,8 @@ absl::StatusOr<Mesh> Client::GetMesh(const std::string& mesh_id) {
   v1::GetMeshRequest request;
   request.set_mesh_id(mesh_id);
   v1::GetMeshResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->GetMesh(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->GetMesh(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   return MeshFromProto(response.mesh());
@@ -119,8 +172,8 @@ absl::StatusOr<Mesh> Client::GetMesh(const std::string& mesh_id) {
 
 absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> Client::ListMeshes() {
   v1::ListMeshesResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->ListMeshes(&ctx, v1::ListMeshesRequest(), &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->ListMeshes(&ctx, v1::ListMeshesRequest(), &response);
   });
   if (!s.ok()) return s;
   std::vector<std::pair<std::string, Mesh>> out;
@@ -136,13 +189,10 @@ absl::Status Client::DeleteMesh(const std::string& mesh_id) {
   v1::DeleteMeshRequest request;
   request.set_mesh_id(mesh_id);
   v1::DeleteMeshResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->DeleteMesh(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->DeleteMesh(&ctx, request, &response);
   });
-  if (s.ok()) {
-    absl::MutexLock lock(&mu_);
-    meshes_.erase(mesh_id);
-  }
+  if (s.ok()) impl_->ForgetMesh(mesh_id);
   return s;
 }
 
@@ -164,19 +214,20 @@ absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
   FillRequest(core, request);
   v1::PlanResponse response;
   auto call = [&](grpc::ClientContext& ctx) {
-    return stub_->Plan(&ctx, request, &response);
+    return impl_->stub->Plan(&ctx, request, &response);
   };
-  absl::Status s = WithRetries(call);
-  std::shared_ptr<const Mesh> mesh = KnownMesh(mesh_id);
+  absl::Status s = impl_->WithRetries(call);
+  std::shared_ptr<const Mesh> mesh = impl_->KnownMesh(mesh_id);
   // A replica that has not seen the mesh (or restarted) answers NOT_FOUND:
   // register it (round-robin reaches the replicas in turn) and retry; as a
   // last resort send the mesh inline, which any replica can plan on.
-  for (int attempt = 0; s.code() == absl::StatusCode::kNotFound &&
-                        mesh != nullptr && attempt < options_.max_attempts;
+  for (int attempt = 0;
+       s.code() == absl::StatusCode::kNotFound && mesh != nullptr &&
+       attempt < impl_->options.max_attempts;
        ++attempt) {
     absl::StatusOr<std::string> id = RegisterMesh(*mesh);
     if (!id.ok()) return id.status();
-    s = WithRetries(call);
+    s = impl_->WithRetries(call);
   }
   if (s.code() == absl::StatusCode::kNotFound && mesh != nullptr) {
     return PlanInline(*mesh, core);
@@ -186,8 +237,7 @@ absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
     absl::StatusOr<Mesh> fetched = GetMesh(mesh_id);
     if (!fetched.ok()) return fetched.status();
     mesh = std::make_shared<const Mesh>(*std::move(fetched));
-    absl::MutexLock lock(&mu_);
-    meshes_[mesh_id] = mesh;
+    impl_->RememberMesh(mesh_id, mesh);
   }
   return PlanFromProto(*mesh, response.plan());
 }
@@ -198,8 +248,8 @@ absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh,
   *request.mutable_mesh() = MeshToProto(mesh);
   FillRequest(core, request);
   v1::PlanResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->Plan(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->Plan(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   return PlanFromProto(mesh, response.plan());
@@ -245,8 +295,8 @@ absl::StatusOr<BatchPlan> Client::PlanBatchBucketed(
     const BatchOptions& options) {
   const v1::PlanBatchRequest request = BatchRequest(mesh, requests, options);
   v1::PlanBatchResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->PlanBatch(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->PlanBatch(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   return BatchPlanFromProto(mesh, response, static_cast<int>(requests.size()));
@@ -258,8 +308,8 @@ absl::StatusOr<std::vector<ResolvedGroup>> Client::ResolveGroups(
   request.set_mesh_id(mesh_id);
   request.set_rank(rank);
   v1::ResolveGroupsResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return stub_->ResolveGroups(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->ResolveGroups(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   std::vector<ResolvedGroup> groups;
@@ -273,10 +323,10 @@ absl::StatusOr<std::vector<ResolvedGroup>> Client::ResolveGroups(
 }
 
 absl::Status Client::Health() {
-  auto stub = grpc::health::v1::Health::NewStub(channel_);
+  auto stub = grpc::health::v1::Health::NewStub(impl_->channel);
   grpc::health::v1::HealthCheckRequest request;
   grpc::health::v1::HealthCheckResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
     return stub->Check(&ctx, request, &response);
   });
   if (!s.ok()) return s;
@@ -327,8 +377,8 @@ v1::RunJobRequest RunJobRequestOf(const std::string& job,
 
 }  // namespace
 
-v1::Coordinator::Stub& Client::CoordinatorFor(const std::string& job) {
-  return *coordinators_[ReplicaIndexForJob(job, replicas_)];
+v1::Coordinator::Stub& Client::Impl::CoordinatorFor(const std::string& job) {
+  return *coordinators[ReplicaIndexForJob(job, replicas)];
 }
 
 absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
@@ -338,7 +388,7 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   v1::PlanRequest* plan_request = request.mutable_request();
   *plan_request->mutable_mesh() = MeshToProto(mesh);
   FillRequest(core, *plan_request);
-  return CallRunJob(request, mesh, options);
+  return impl_->CallRunJob(request, mesh, options);
 }
 
 absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
@@ -347,7 +397,7 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   v1::RunJobRequest request = RunJobRequestOf(job, options);
   *request.mutable_plan()->mutable_mesh() = MeshToProto(mesh);
   PlanToProto(mesh, plan, request.mutable_plan()->mutable_plan());
-  return CallRunJob(request, mesh, options);
+  return impl_->CallRunJob(request, mesh, options);
 }
 
 absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
@@ -358,12 +408,12 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   *given->mutable_mesh() = MeshToProto(mesh);
   BatchWorkToProto(mesh, work, given->mutable_work());
   for (const std::string& name : work.names) given->add_names(name);
-  return CallRunJob(request, mesh, options, &work);
+  return impl_->CallRunJob(request, mesh, options, &work);
 }
 
-absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
-                                const JobRunOptions& options,
-                                v1::RunJobResponse* response) {
+absl::Status Client::Impl::SendRunJob(const v1::RunJobRequest& request,
+                                      const JobRunOptions& options,
+                                      v1::RunJobResponse* response) {
   // Never retried: a RunJob that reached the server may have dispatched.
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
@@ -371,10 +421,9 @@ absl::Status Client::SendRunJob(const v1::RunJobRequest& request,
       CoordinatorFor(request.job()).RunJob(&context, request, response));
 }
 
-absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
-                                          const Mesh& mesh,
-                                          const JobRunOptions& options,
-                                          const executor::BatchWork* batch) {
+absl::StatusOr<JobRun> Client::Impl::CallRunJob(
+    const v1::RunJobRequest& request, const Mesh& mesh,
+    const JobRunOptions& options, const executor::BatchWork* batch) {
   v1::RunJobResponse response;
   absl::Status s = SendRunJob(request, options, &response);
   if (!s.ok()) return s;
@@ -400,15 +449,16 @@ absl::StatusOr<JobRun> Client::CallRunJob(const v1::RunJobRequest& request,
 
 absl::StatusOr<std::vector<JobInfo>> Client::ListJobs() {
   std::vector<JobInfo> jobs;
-  for (size_t i = 0; i < coordinators_.size(); ++i) {
+  for (size_t i = 0; i < impl_->coordinators.size(); ++i) {
     v1::ListJobsResponse response;
-    absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-      return coordinators_[i]->ListJobs(&ctx, v1::ListJobsRequest(), &response);
+    absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+      return impl_->coordinators[i]->ListJobs(&ctx, v1::ListJobsRequest(),
+                                              &response);
     });
     if (!s.ok()) {
-      if (coordinators_.size() == 1) return s;
-      return absl::Status(
-          s.code(), absl::StrCat("replica ", replicas_[i], ": ", s.message()));
+      if (impl_->coordinators.size() == 1) return s;
+      return absl::Status(s.code(), absl::StrCat("replica ", impl_->replicas[i],
+                                                 ": ", s.message()));
     }
     for (const v1::JobInfo& job : response.jobs()) {
       jobs.push_back(JobInfoFromProto(job));
@@ -423,8 +473,8 @@ absl::StatusOr<JobInfo> Client::GetJob(const std::string& job) {
   v1::GetJobRequest request;
   request.set_job(job);
   v1::GetJobResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return CoordinatorFor(job).GetJob(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->CoordinatorFor(job).GetJob(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   return JobInfoFromProto(response.job());
@@ -434,8 +484,8 @@ absl::StatusOr<std::string> Client::CancelJob(const std::string& job) {
   v1::CancelJobRequest request;
   request.set_job(job);
   v1::CancelJobResponse response;
-  absl::Status s = WithRetries([&](grpc::ClientContext& ctx) {
-    return CoordinatorFor(job).CancelJob(&ctx, request, &response);
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->CoordinatorFor(job).CancelJob(&ctx, request, &response);
   });
   if (!s.ok()) return s;
   return response.run_id();

@@ -14,7 +14,7 @@
 #include "absl/types/span.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"

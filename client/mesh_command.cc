@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/plan_format.h"
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"

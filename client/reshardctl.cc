@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/cli_args.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "client/exec_command.h"
 #include "client/exit_codes.h"
 #include "client/global_flags.h"

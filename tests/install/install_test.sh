@@ -9,6 +9,16 @@ SRC="$(cd "$(dirname "$0")" && pwd)/consumer"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cmake --install "$BUILD" --prefix "$dir/prefix" >/dev/null
+# Only public headers are installed: the client's has no gRPC in it, and
+# neither the wire (generated code, proto/) nor reshardctl's internals are
+# there.
+[ -f "$dir/prefix/include/reshard/client.h" ] || { echo "no reshard/client.h"; exit 1; }
+if grep -rlE 'grpc|\.pb\.h' "$dir/prefix/include"; then
+  echo "installed headers mention gRPC or generated code"; exit 1
+fi
+for absent in gen proto client; do
+  [ ! -e "$dir/prefix/include/reshard/$absent" ] || { echo "installed: $absent/"; exit 1; }
+done
 cmake -S "$SRC" -B "$dir/build" -DCMAKE_PREFIX_PATH="$dir/prefix" \
   -DCMAKE_EXE_LINKER_FLAGS="$LINK_FLAGS" >/dev/null
 cmake --build "$dir/build" -j2 >/dev/null

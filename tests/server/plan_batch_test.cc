@@ -2,11 +2,12 @@
 // default and all-or-nothing on request, bucket_bytes, the batch limit, the
 // buckets equal to the offline core's, the cache across repeated items,
 // and the client library's calls (the old PlanBatch keeps its contract).
-#include "client/client.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/batch_format.h"
 #include "proto/convert.h"
+#include "reshard/client.h"
+#include "reshard/v1/planner.grpc.pb.h"
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 

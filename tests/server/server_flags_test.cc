@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/client.h"
+#include "reshard/client.h"
 #include "gtest/gtest.h"
 #include "common/version.h"
 #include "tests/planner/test_util.h"

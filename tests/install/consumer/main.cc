@@ -2,7 +2,7 @@
 // libraries, and builds a Client (no server needed to construct one).
 #include <iostream>
 
-#include "client/client.h"
+#include "reshard/client.h"
 #include "planner/plan_format.h"
 
 int main() {

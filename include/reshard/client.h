@@ -9,18 +9,18 @@
 // use. Results are core types (planner/, executor/), converted in one
 // place.
 //
-// A Client is safe for concurrent use from multiple threads.
-#ifndef RESHARD_CLIENT_CLIENT_H_
-#define RESHARD_CLIENT_CLIENT_H_
+// A Client is safe for concurrent use from multiple threads. The installed
+// public header: no gRPC or generated type appears in it (the channel and
+// stubs live in Client::Impl, client/client.cc).
+#ifndef RESHARD_CLIENT_H_
+#define RESHARD_CLIENT_H_
 
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "executor/batch_work.h"
 #include "executor/rank_report.h"
@@ -29,8 +29,6 @@
 #include "planner/mesh.h"
 #include "planner/plan.h"
 #include "planner/planner.h"
-#include "reshard/v1/coordinator.grpc.pb.h"
-#include "reshard/v1/planner.grpc.pb.h"
 
 namespace reshard {
 
@@ -134,8 +132,8 @@ class Client {
   // the first bad item fails the call (all or nothing).
   absl::StatusOr<std::vector<Plan>> PlanBatch(
       const Mesh& mesh, const std::vector<PlanRequest>& requests);
-  // Plans a batch (docs/DESIGN.md §8) on an inline mesh: every item's plan or its
-  // own error (`items[i].field: ...`; under options.all_or_nothing the
+  // Plans a batch (docs/DESIGN.md §8) on an inline mesh: every item's plan or
+  // its own error (`items[i].field: ...`; under options.all_or_nothing the
   // first fails the call), and the bucketed schedule of the planned items.
   // The requests share requests[0]'s options.
   absl::StatusOr<BatchPlan> PlanBatchBucketed(
@@ -172,39 +170,16 @@ class Client {
   // Cancels the job's current run; returns its id ("" when none ran).
   absl::StatusOr<std::string> CancelJob(const std::string& job);
 
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
  private:
-  explicit Client(ClientOptions options,
-                  std::shared_ptr<grpc::Channel> channel);
-
-  // The Coordinator of the replica serving `job`.
-  v1::Coordinator::Stub& CoordinatorFor(const std::string& job);
-  // `batch`: the batch the request gives (what its response ran).
-  absl::StatusOr<JobRun> CallRunJob(const v1::RunJobRequest& request,
-                                    const Mesh& mesh,
-                                    const JobRunOptions& options,
-                                    const executor::BatchWork* batch = nullptr);
-  // The RunJob RPC itself: never retried, bounded by options.deadline.
-  absl::Status SendRunJob(const v1::RunJobRequest& request,
-                          const JobRunOptions& options,
-                          v1::RunJobResponse* response);
-
-  // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
-  template <typename Call>
-  absl::Status WithRetries(Call call);
-  std::shared_ptr<const Mesh> KnownMesh(const std::string& id);
-
-  const ClientOptions options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Planner::Stub> stub_;
-  // Job calls: one Coordinator stub per listed replica (on channel_ when
-  // there is only one), in the order of the target list.
-  std::vector<std::string> replicas_;
-  std::vector<std::unique_ptr<v1::Coordinator::Stub>> coordinators_;
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Mesh>> meshes_
-      ABSL_GUARDED_BY(mu_);
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace reshard
 
-#endif  // RESHARD_CLIENT_CLIENT_H_
+#endif  // RESHARD_CLIENT_H_
