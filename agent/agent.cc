@@ -10,8 +10,8 @@
 #include "absl/strings/str_format.h"
 #include "agent/backoff.h"
 #include "agent/run_work.h"
-#include "executor/gloo/gloo_communicator.h"
 #include "common/version.h"
+#include "executor/gloo/gloo_communicator.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
@@ -143,7 +143,7 @@ absl::StatusOr<int64_t> Agent::Join(
         absl::StrCat("no answer from the Coordinator at ", config_.server,
                      " by the ", "deadline (", status.error_message(), ")"));
   }
-  if (!status.ok()) return StatusFromGrpc(status);
+  if (!status.ok()) return proto::StatusFromGrpc(status);
   spdlog::info(
       "joined job {} as rank {} of {} (generation {}, incarnation {:016x}, "
       "coordinator {}, agent {})",
@@ -218,7 +218,7 @@ absl::Status Agent::Serve() {
     return absl::UnavailableError(absl::StrCat(
         "the dispatch stream ended: ",
         finished.ok() ? "closed by the Coordinator without a shutdown"
-                      : StatusFromGrpc(finished).ToString()));
+                      : proto::StatusFromGrpc(finished).ToString()));
   }
   Leave();
   return absl::OkStatus();
@@ -345,11 +345,11 @@ absl::Status Agent::SendReport(const v1::RunWork& run,
   *request.mutable_agent() = id_;
   request.set_generation(run.generation());
   request.set_run_id(run.run_id());
-  RankReportToProto(report, request.mutable_report());
+  proto::RankReportToProto(report, request.mutable_report());
   v1::ReportResponse response;
   grpc::ClientContext context;
   context.set_deadline(Deadline());
-  return StatusFromGrpc(stub_->Report(&context, request, &response));
+  return proto::StatusFromGrpc(stub_->Report(&context, request, &response));
 }
 
 void Agent::Leave() {
@@ -363,7 +363,7 @@ void Agent::Leave() {
     spdlog::info("left job {}", config_.job);
   } else {
     spdlog::warn("leaving job {} failed: {}", config_.job,
-                 StatusFromGrpc(status).ToString());
+                 proto::StatusFromGrpc(status).ToString());
   }
 }
 

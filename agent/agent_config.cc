@@ -5,9 +5,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/job_replica.h"
 #include "metrics/port_file.h"
 #include "planner/field_error.h"
-#include "common/job_replica.h"
 
 namespace reshard::agent {
 namespace {
@@ -143,7 +143,7 @@ absl::Status CheckMetricsFlags(const AgentFlagValues& flags) {
   if (flags.metrics_listen.empty()) {
     return InvalidField("--metrics_port_file", "needs --metrics_listen");
   }
-  return ProbePortFile("metrics_port_file", flags.metrics_port_file);
+  return metrics::ProbePortFile("metrics_port_file", flags.metrics_port_file);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ AgentMetrics::StepSeries& AgentMetrics::SeriesFor(const std::string& op,
   auto [it, added] = steps_.try_emplace({op, label});
   if (added) {
     const prometheus::Labels labels = {{"op", op}, {"group", label}};
-    it->second = {&durations_.Add(labels, LatencyBuckets()),
+    it->second = {&durations_.Add(labels, metrics::LatencyBuckets()),
                   &bytes_.Add(labels), &busbw_.Add(labels)};
   }
   return it->second;

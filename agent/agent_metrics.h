@@ -1,13 +1,13 @@
-// reshard-agent's metrics (docs/DESIGN.md §7), recorded once per run from what the
-// run reported, so the plan runner itself never touches prometheus:
+// reshard-agent's metrics (docs/DESIGN.md §7), recorded once per run from what
+// the run reported, so the plan runner itself never touches prometheus:
 //  - reshard_plan_executions_total{result}: ok (ran and validated) or failed;
 //  - reshard_executor_errors_total{kind}: why a run failed (error_kind.h);
 //  - per collective step with peers, labelled op and group (mesh-dim names
-//    joined by `_`, capped at LabelCap::kGroupCap per process):
+//    joined by `_`, capped at metrics::LabelCap::kGroupCap per process):
 //    reshard_collective_duration_seconds (histogram; one observation per
 //    run: the step's median over the run's timed iterations),
-//    reshard_collective_bytes_total (the step's buffer bytes, docs/DESIGN.md §3.3,
-//    times the run's executions, warmup included) and
+//    reshard_collective_bytes_total (the step's buffer bytes, docs/DESIGN.md
+//    §3.3, times the run's executions, warmup included) and
 //    reshard_collective_busbw_gbytes_per_second (gauge: the last run's
 //    busbw, nccl-tests' convention, as `reshardctl exec` prints it).
 // Every result and kind series exists from the start at 0, so rates and
@@ -66,7 +66,7 @@ class AgentMetrics {
   prometheus::Counter& executions_ok_;
   prometheus::Counter& executions_failed_;
   absl::flat_hash_map<ErrorKind, prometheus::Counter*> errors_;
-  LabelCap groups_{LabelCap::kGroupCap};
+  metrics::LabelCap groups_{metrics::LabelCap::kGroupCap};
   // By (op, group label); node-based so references stay valid.
   absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;
 };

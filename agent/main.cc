@@ -1,5 +1,5 @@
-// reshard-agent: one rank of a job (docs/DESIGN.md §6.4). Joins the job through the
-// Coordinator at --server, runs what its dispatch stream sends and reports.
+// reshard-agent: one rank of a job (docs/DESIGN.md §6.4). Joins the job through
+// the Coordinator at --server, runs what its dispatch stream sends and reports.
 // Exit status: 0 after a shutdown from the Coordinator or SIGTERM/SIGINT
 // (the current run finishes or fails first, then the agent leaves the
 // job; a second signal exits at once with 1), 1 when the join is refused,
@@ -23,13 +23,13 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
+#include "common/flags_usage.h"
+#include "common/job_replica.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
-#include "common/flags_usage.h"
-#include "common/job_replica.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -142,16 +142,17 @@ int JoinAndServe(Agent& agent, const AgentConfig& config) {
 // The agent's metrics on --metrics_listen with its port written to
 // --metrics_port_file; null when not asked for; the reason when the address
 // cannot be bound or the file not written.
-absl::StatusOr<std::unique_ptr<MetricsEndpoint>> StartMetrics(
+absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> StartMetrics(
     const AgentConfig& config, std::shared_ptr<prometheus::Registry> families) {
   if (config.metrics_listen.empty()) return nullptr;
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
-      MetricsEndpoint::Start(config.metrics_listen, std::move(families));
+  absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> endpoint =
+      metrics::MetricsEndpoint::Start(config.metrics_listen,
+                                      std::move(families));
   if (!endpoint.ok()) {
     return absl::UnavailableError(
         absl::StrCat("--metrics_listen: ", endpoint.status().message()));
   }
-  absl::Status written = WritePortFile(
+  absl::Status written = metrics::WritePortFile(
       "metrics_port_file", config.metrics_port_file, (*endpoint)->port());
   if (!written.ok()) return written;
   spdlog::info("metrics on port {} at /metrics", (*endpoint)->port());
@@ -172,7 +173,7 @@ int Run(const AgentConfig& config) {
   auto families = std::make_shared<prometheus::Registry>();
   AgentMetrics metrics(*families);
   // Declared before the agent: destroyed after it stops recording.
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+  absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> endpoint =
       StartMetrics(config, families);
   if (!endpoint.ok()) {
     spdlog::error("{}", std::string(endpoint.status().message()));

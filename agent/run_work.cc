@@ -51,14 +51,15 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
   absl::StatusOr<std::chrono::milliseconds> timeout =
       CollectiveTimeout(run.timeout_seconds());
   if (!timeout.ok()) return timeout.status();
-  absl::StatusOr<Mesh> mesh = MeshFromProto(run.mesh());
+  absl::StatusOr<Mesh> mesh = proto::MeshFromProto(run.mesh());
   if (!mesh.ok()) return InvalidField("run.mesh", mesh.status().message());
   if (mesh->world_size() != world_size) {
     return absl::FailedPreconditionError(
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
-  absl::StatusOr<executor::BatchWork> work = RunWorkFromProto(*mesh, run);
+  absl::StatusOr<executor::BatchWork> work =
+      proto::RunWorkFromProto(*mesh, run);
   if (!work.ok()) return work.status();
   RunSetup setup{*std::move(mesh), *std::move(work), {}, *timeout};
   setup.options.iters = run.iters();

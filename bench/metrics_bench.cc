@@ -17,7 +17,7 @@
 #include "server/planner_metrics.h"
 #include "server/planner_service.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -56,7 +56,7 @@ void BM_Scrape(benchmark::State& state) {
   // The server's page: every method's series, the readings, a code or two.
   PlannerService service(meshes, cache, {}, &metrics);
   metrics.rpc().Method("Plan").Record(absl::StatusCode::kInvalidArgument, 0);
-  ScrapeReadings readings;
+  metrics::ScrapeReadings readings;
   AddPlannerReadings(readings, service, meshes, cache);
   const prometheus::TextSerializer serializer;
   size_t bytes = 0;
@@ -73,6 +73,6 @@ void BM_Scrape(benchmark::State& state) {
 BENCHMARK(BM_Scrape);
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server
 
 BENCHMARK_MAIN();

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "client/batch_file.h"
-#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/batch_format.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 absl::Status RefuseTensorFlags(const CliArgs& args) {
@@ -182,4 +182,4 @@ absl::StatusOr<executor::BatchWork> RunnableBatch(const PlannedBatch& planned,
   return work;
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

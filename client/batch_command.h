@@ -1,5 +1,5 @@
-// `reshardctl plan --batch FILE` (docs/DESIGN.md §8): plans the tensors of a batch
-// file (client/batch_file.h) on the mesh and options of the usual plan
+// `reshardctl plan --batch FILE` (docs/DESIGN.md §8): plans the tensors of a
+// batch file (client/batch_file.h) on the mesh and options of the usual plan
 // flags, on the service or in-process with --offline, and prints every
 // item's plan or error, the buckets and the collectives and modelled time
 // before and after bucketing: a table, or with --json one object
@@ -20,7 +20,7 @@
 #include "planner/batch_plan.h"
 #include "planner/mesh.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // True when `argv` (after `plan`) asks for a batch (--batch).
 bool HasBatchFlag(const std::vector<std::string>& argv);
@@ -58,6 +58,6 @@ absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
 absl::StatusOr<executor::BatchWork> RunnableBatch(const PlannedBatch& planned,
                                                   bool bucketed);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_BATCH_COMMAND_H_

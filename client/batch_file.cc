@@ -10,7 +10,7 @@
 #include "absl/strings/strip.h"
 #include "common/json_value.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 constexpr absl::string_view kKeys[] = {"name", "shape", "dtype", "from", "to"};
@@ -141,4 +141,4 @@ std::vector<std::string> BatchNames(const std::vector<BatchFileItem>& items) {
   return names;
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -1,7 +1,7 @@
 // A batch file (`reshardctl plan --batch FILE`, `exec --batch FILE`): one
 // JSON object per line, {"name", "shape", "dtype", "from", "to"}, the
-// tensors of one batch in order (docs/DESIGN.md §8). Reading the file is separate
-// from planning its items, so that a line that is not such an object
+// tensors of one batch in order (docs/DESIGN.md §8). Reading the file is
+// separate from planning its items, so that a line that is not such an object
 // stops the command while an item that does not fit the mesh is that
 // item's own error, as PlanBatch answers it.
 #ifndef RESHARD_CLIENT_BATCH_FILE_H_
@@ -15,7 +15,7 @@
 #include "planner/mesh.h"
 #include "planner/planner.h"
 
-namespace reshard {
+namespace reshard::client {
 
 struct BatchFileItem {
   std::string name;  // "items[i]" when the line has none
@@ -47,6 +47,6 @@ std::vector<absl::StatusOr<PlanRequest>> BatchRequests(
 // The items' names, in order.
 std::vector<std::string> BatchNames(const std::vector<BatchFileItem>& items);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_BATCH_FILE_H_

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace reshard {
+namespace reshard::client {
 
 absl::StatusOr<CliArgs> CliArgs::Parse(absl::Span<const std::string> args,
                                        const std::set<std::string>& options,
@@ -95,4 +95,4 @@ absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
   return Client::Create(options);
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

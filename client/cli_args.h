@@ -17,7 +17,7 @@
 #include "absl/types/span.h"
 #include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 
 class CliArgs {
  public:
@@ -63,6 +63,6 @@ struct ServerFlags {
 absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
     const ServerFlags& server);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_CLI_ARGS_H_

@@ -119,7 +119,7 @@ absl::Status Client::Impl::WithRetries(Call call) {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(
         std::min(absl::Now() + options.timeout, call_deadline)));
-    status = StatusFromGrpc(call(context));
+    status = proto::StatusFromGrpc(call(context));
     if (status.code() != absl::StatusCode::kUnavailable) return status;
     if (attempt < options.max_attempts) {
       if (absl::Now() + backoff >= call_deadline) break;
@@ -149,7 +149,7 @@ void Client::Impl::ForgetMesh(const std::string& id) {
 
 absl::StatusOr<std::string> Client::RegisterMesh(const Mesh& mesh) {
   v1::RegisterMeshRequest request;
-  *request.mutable_mesh() = MeshToProto(mesh);
+  *request.mutable_mesh() = proto::MeshToProto(mesh);
   v1::RegisterMeshResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
     return impl_->stub->RegisterMesh(&ctx, request, &response);
@@ -167,7 +167,7 @@ absl::StatusOr<Mesh> Client::GetMesh(const std::string& mesh_id) {
     return impl_->stub->GetMesh(&ctx, request, &response);
   });
   if (!s.ok()) return s;
-  return MeshFromProto(response.mesh());
+  return proto::MeshFromProto(response.mesh());
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> Client::ListMeshes() {
@@ -178,7 +178,7 @@ absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> Client::ListMeshes() {
   if (!s.ok()) return s;
   std::vector<std::pair<std::string, Mesh>> out;
   for (const v1::GetMeshResponse& entry : response.meshes()) {
-    absl::StatusOr<Mesh> mesh = MeshFromProto(entry.mesh());
+    absl::StatusOr<Mesh> mesh = proto::MeshFromProto(entry.mesh());
     if (!mesh.ok()) return mesh.status();
     out.emplace_back(entry.mesh_id(), *std::move(mesh));
   }
@@ -199,10 +199,10 @@ absl::Status Client::DeleteMesh(const std::string& mesh_id) {
 namespace {
 
 void FillRequest(const PlanRequest& core, v1::PlanRequest& request) {
-  *request.mutable_tensor() = TensorToProto(core.tensor);
-  *request.mutable_src() = StateToProto(core.src);
-  *request.mutable_dst() = StateToProto(core.dst);
-  *request.mutable_options() = OptionsToProto(core.options);
+  *request.mutable_tensor() = proto::TensorToProto(core.tensor);
+  *request.mutable_src() = proto::StateToProto(core.src);
+  *request.mutable_dst() = proto::StateToProto(core.dst);
+  *request.mutable_options() = proto::OptionsToProto(core.options);
 }
 
 }  // namespace
@@ -239,20 +239,20 @@ absl::StatusOr<Plan> Client::PlanRegistered(const std::string& mesh_id,
     mesh = std::make_shared<const Mesh>(*std::move(fetched));
     impl_->RememberMesh(mesh_id, mesh);
   }
-  return PlanFromProto(*mesh, response.plan());
+  return proto::PlanFromProto(*mesh, response.plan());
 }
 
 absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh,
                                         const PlanRequest& core) {
   v1::PlanRequest request;
-  *request.mutable_mesh() = MeshToProto(mesh);
+  *request.mutable_mesh() = proto::MeshToProto(mesh);
   FillRequest(core, request);
   v1::PlanResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
     return impl_->stub->Plan(&ctx, request, &response);
   });
   if (!s.ok()) return s;
-  return PlanFromProto(mesh, response.plan());
+  return proto::PlanFromProto(mesh, response.plan());
 }
 
 namespace {
@@ -261,16 +261,16 @@ v1::PlanBatchRequest BatchRequest(const Mesh& mesh,
                                   const std::vector<PlanRequest>& requests,
                                   const BatchOptions& options) {
   v1::PlanBatchRequest request;
-  *request.mutable_mesh() = MeshToProto(mesh);
+  *request.mutable_mesh() = proto::MeshToProto(mesh);
   if (!requests.empty())
-    *request.mutable_options() = OptionsToProto(requests[0].options);
+    *request.mutable_options() = proto::OptionsToProto(requests[0].options);
   for (const PlanRequest& core : requests) {
     v1::PlanBatchRequest::Item* item = request.add_items();
-    *item->mutable_tensor() = TensorToProto(core.tensor);
-    *item->mutable_src() = StateToProto(core.src);
-    *item->mutable_dst() = StateToProto(core.dst);
+    *item->mutable_tensor() = proto::TensorToProto(core.tensor);
+    *item->mutable_src() = proto::StateToProto(core.src);
+    *item->mutable_dst() = proto::StateToProto(core.dst);
   }
-  BatchOptionsToProto(options, &request);
+  proto::BatchOptionsToProto(options, &request);
   return request;
 }
 
@@ -299,7 +299,8 @@ absl::StatusOr<BatchPlan> Client::PlanBatchBucketed(
     return impl_->stub->PlanBatch(&ctx, request, &response);
   });
   if (!s.ok()) return s;
-  return BatchPlanFromProto(mesh, response, static_cast<int>(requests.size()));
+  return proto::BatchPlanFromProto(mesh, response,
+                                   static_cast<int>(requests.size()));
 }
 
 absl::StatusOr<std::vector<ResolvedGroup>> Client::ResolveGroups(
@@ -386,7 +387,7 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
                                       const JobRunOptions& options) {
   v1::RunJobRequest request = RunJobRequestOf(job, options);
   v1::PlanRequest* plan_request = request.mutable_request();
-  *plan_request->mutable_mesh() = MeshToProto(mesh);
+  *plan_request->mutable_mesh() = proto::MeshToProto(mesh);
   FillRequest(core, *plan_request);
   return impl_->CallRunJob(request, mesh, options);
 }
@@ -395,8 +396,8 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
                                       const Plan& plan,
                                       const JobRunOptions& options) {
   v1::RunJobRequest request = RunJobRequestOf(job, options);
-  *request.mutable_plan()->mutable_mesh() = MeshToProto(mesh);
-  PlanToProto(mesh, plan, request.mutable_plan()->mutable_plan());
+  *request.mutable_plan()->mutable_mesh() = proto::MeshToProto(mesh);
+  proto::PlanToProto(mesh, plan, request.mutable_plan()->mutable_plan());
   return impl_->CallRunJob(request, mesh, options);
 }
 
@@ -405,8 +406,8 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
                                       const JobRunOptions& options) {
   v1::RunJobRequest request = RunJobRequestOf(job, options);
   v1::GivenBatch* given = request.mutable_batch();
-  *given->mutable_mesh() = MeshToProto(mesh);
-  BatchWorkToProto(mesh, work, given->mutable_work());
+  *given->mutable_mesh() = proto::MeshToProto(mesh);
+  proto::BatchWorkToProto(mesh, work, given->mutable_work());
   for (const std::string& name : work.names) given->add_names(name);
   return impl_->CallRunJob(request, mesh, options, &work);
 }
@@ -417,7 +418,7 @@ absl::Status Client::Impl::SendRunJob(const v1::RunJobRequest& request,
   // Never retried: a RunJob that reached the server may have dispatched.
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
-  return StatusFromGrpc(
+  return proto::StatusFromGrpc(
       CoordinatorFor(request.job()).RunJob(&context, request, response));
 }
 
@@ -428,10 +429,10 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
   absl::Status s = SendRunJob(request, options, &response);
   if (!s.ok()) return s;
   absl::StatusOr<Mesh> run_mesh =
-      response.has_mesh() ? MeshFromProto(response.mesh()) : mesh;
+      response.has_mesh() ? proto::MeshFromProto(response.mesh()) : mesh;
   if (!run_mesh.ok()) return run_mesh.status();
   absl::StatusOr<executor::BatchWork> work =
-      RanFromProto(*run_mesh, response, batch);
+      proto::RanFromProto(*run_mesh, response, batch);
   if (!work.ok()) return work.status();
   JobRun run{response.run_id(),
              *std::move(run_mesh),
@@ -439,10 +440,10 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
              response.iters(),
              response.warmup(),
              response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
-             RunSummaryFromProto(response),
+             proto::RunSummaryFromProto(response),
              {}};
   for (const v1::RankReport& r : response.ranks()) {
-    run.ranks.push_back(RankReportFromProto(r));
+    run.ranks.push_back(proto::RankReportFromProto(r));
   }
   return run;
 }

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
-#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
@@ -22,8 +21,9 @@
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
 #include "executor/run_summary.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 using executor::RankReport;
@@ -267,4 +267,4 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
                   flags->run.json, out);
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "client/cli_args.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // Runs `reshardctl exec ARGS`; prints the table (or --json) to `out`. OK
 // only when every rank ran and validated; otherwise the status says why
@@ -27,6 +27,6 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
 // The usage text of `reshardctl exec`.
 const char* ExecUsage();
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_EXEC_COMMAND_H_

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "planner/batch_format.h"
 
-namespace reshard {
+namespace reshard::client {
 
 int ExitCode(const absl::Status& status) {
   switch (status.code()) {
@@ -52,4 +52,4 @@ int ReportFailure(const absl::Status& status, bool json, std::ostream& out,
   return ExitCode(status);
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
-namespace reshard {
+namespace reshard::client {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitOther = 1;
@@ -49,6 +49,6 @@ std::string ErrorJson(const absl::Status& status);
 int ReportFailure(const absl::Status& status, bool json, std::ostream& out,
                   std::ostream& err);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_EXIT_CODES_H_

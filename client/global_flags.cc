@@ -13,7 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 // One entry of a --server list with its port made explicit.
@@ -110,4 +110,4 @@ absl::StatusOr<GlobalFlags> ParseGlobalFlags(
   return flags;
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

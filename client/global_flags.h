@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "client/cli_args.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // The planner service's port when a --server entry names none.
 inline constexpr int kDefaultServerPort = 50051;
@@ -39,6 +39,6 @@ absl::StatusOr<std::string> ServerTarget(absl::string_view text,
 absl::StatusOr<GlobalFlags> ParseGlobalFlags(
     const std::vector<std::string>& args, const char* env_server);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_GLOBAL_FLAGS_H_

@@ -14,13 +14,13 @@
 #include "absl/types/span.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
-#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
 #include "planner/plan_format.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 constexpr char kJobUsage[] =
@@ -320,4 +320,4 @@ absl::Status RunJobCommand(const ServerFlags& server,
   return RunShowOrCancel(server, verb, rest[0], rest.subspan(1), out);
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

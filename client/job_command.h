@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "client/cli_args.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // Runs `reshardctl job ARGS` against `server` (one HOST:PORT or several,
 // comma-separated; `job run` within server.deadline, 300 s when unset);
@@ -30,6 +30,6 @@ absl::Status RunJobCommand(const ServerFlags& server,
 // The usage text of `reshardctl job VERB` (of `job` for an unknown verb).
 const char* JobUsage(const std::string& verb);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_JOB_COMMAND_H_

@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
-#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/plan_format.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 constexpr char kMeshUsage[] =
@@ -207,4 +207,4 @@ absl::Status RunMeshCommand(const ServerFlags& server,
   return GetOrDelete(**client, verb, positional[0], json, out);
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

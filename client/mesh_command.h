@@ -14,7 +14,7 @@
 #include "client/cli_args.h"
 #include "planner/mesh.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // Runs `reshardctl mesh ARGS`, printing to `out`. INVALID_ARGUMENT for a
 // bad verb or flag, NOT_FOUND for an unknown mesh id, the service's error
@@ -35,6 +35,6 @@ std::string MeshJson(const std::string& id, const Mesh& mesh);
 // The usage text of `reshardctl mesh`.
 const char* MeshUsage();
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_MESH_COMMAND_H_

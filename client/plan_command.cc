@@ -5,12 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
-#include "reshard/client.h"
 #include "client/plan_flags.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 constexpr char kPlanUsage[] =
@@ -123,4 +123,4 @@ absl::Status RunPlanCommand(const ServerFlags& server,
   return absl::OkStatus();
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

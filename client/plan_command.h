@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "client/cli_args.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // Runs `reshardctl plan ARGS`, printing to `out`. INVALID_ARGUMENT naming
 // the flag for bad flags (--mesh_id with --offline or the mesh flags),
@@ -26,6 +26,6 @@ absl::Status RunPlanCommand(const ServerFlags& server,
 // The usage text of `reshardctl plan`.
 const char* PlanUsage();
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_PLAN_COMMAND_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "planner/plan_json_reader.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 // "A=2,B=2,C=2" -> names and sizes.
@@ -168,4 +168,4 @@ absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
   return MeshAndPlan{std::move(read->mesh), std::move(read->plan)};
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -15,7 +15,7 @@
 #include "planner/plan.h"
 #include "planner/planner.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // The names of the flags that take a value.
 std::set<std::string> PlanFlags();
@@ -43,6 +43,6 @@ struct MeshAndPlan {
 // error, prefixed with the path, when it is not a plan.
 absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_PLAN_FLAGS_H_

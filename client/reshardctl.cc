@@ -23,15 +23,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client/cli_args.h"
-#include "reshard/client.h"
 #include "client/exec_command.h"
 #include "client/exit_codes.h"
 #include "client/global_flags.h"
 #include "client/job_command.h"
 #include "client/mesh_command.h"
 #include "client/plan_command.h"
+#include "reshard/client.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 constexpr char kUsage[] =
@@ -145,8 +145,8 @@ int Main(const std::vector<std::string>& args) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::client
 
 int main(int argc, char** argv) {
-  return reshard::Main(std::vector<std::string>(argv + 1, argv + argc));
+  return reshard::client::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

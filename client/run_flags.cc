@@ -6,7 +6,7 @@
 #include "client/batch_command.h"
 #include "client/plan_flags.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 // Which work the flags name, and that they name one.
@@ -77,4 +77,4 @@ absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
   return flags;
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
 
-namespace reshard {
+namespace reshard::client {
 
 struct RunFlags {
   int iters = 10;            // timed runs
@@ -34,6 +34,6 @@ std::set<std::string> RunSwitches();
 absl::StatusOr<RunFlags> ParseRunFlags(const CliArgs& args,
                                        const std::string& command);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_RUN_FLAGS_H_

@@ -9,7 +9,7 @@
 #include "planner/batch_format.h"
 #include "planner/plan_format.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 using executor::RunSummary;
@@ -169,4 +169,4 @@ absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
   return absl::OkStatus();
 }
 
-}  // namespace reshard
+}  // namespace reshard::client

@@ -1,7 +1,7 @@
 // The report of a run, as `reshardctl exec` and `reshardctl job run` print
-// it (docs/DESIGN.md §6.3, §8): a table of rows (a plan's steps, a batch's buckets)
-// with checksums and verdict, or one JSON object. One writer serves both
-// commands and both kinds of work, so a run prints the same whether its
+// it (docs/DESIGN.md §6.3, §8): a table of rows (a plan's steps, a batch's
+// buckets) with checksums and verdict, or one JSON object. One writer serves
+// both commands and both kinds of work, so a run prints the same whether its
 // ranks were local processes or a job's agents. A plan keeps a plan's
 // shape (a `step` table, its checksums, "steps" in JSON); a batch adds its
 // header, members, the time per run and every tensor's verdict ("buckets"
@@ -19,7 +19,7 @@
 #include "planner/batch_plan.h"
 #include "planner/mesh.h"
 
-namespace reshard {
+namespace reshard::client {
 
 // How the run was launched, and what the header line and the JSON say
 // beside the summary.
@@ -36,7 +36,8 @@ struct RunContext {
 };
 
 // Prints the table or, with `json`, one object on one line. A plan's:
-// {"plan" (docs/DESIGN.md §4), "backend", "world_size", "iters", "warmup", "steps":
+// {"plan" (docs/DESIGN.md §4), "backend", "world_size", "iters", "warmup",
+// "steps":
 // [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
 // "algbw_gbps", "busbw_gbps"}], "checksums", "validated",
 // "peak_bytes_measured", "wall_seconds"}. A batch's: {"plan" (the batch
@@ -51,6 +52,6 @@ absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
                       const executor::RunSummary& summary, bool json,
                       std::ostream& out);
 
-}  // namespace reshard
+}  // namespace reshard::client
 
 #endif  // RESHARD_CLIENT_RUN_OUTPUT_H_

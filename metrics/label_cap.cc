@@ -1,6 +1,6 @@
 #include "metrics/label_cap.h"
 
-namespace reshard {
+namespace reshard::metrics {
 
 std::string LabelCap::Admit(const std::string& value) {
   absl::MutexLock lock(&mu_);
@@ -10,4 +10,4 @@ std::string LabelCap::Admit(const std::string& value) {
   return value;
 }
 
-}  // namespace reshard
+}  // namespace reshard::metrics

@@ -1,7 +1,7 @@
-// A bound on the distinct values of one label (docs/DESIGN.md §7: `group` labels are
-// capped at 64 per process), so a process that meets many meshes cannot grow
-// its series without bound: the first `cap` distinct values pass as they
-// are, later ones become `other`. Values seen before keep passing.
+// A bound on the distinct values of one label (docs/DESIGN.md §7: `group`
+// labels are capped at 64 per process), so a process that meets many meshes
+// cannot grow its series without bound: the first `cap` distinct values pass as
+// they are, later ones become `other`. Values seen before keep passing.
 // Thread-safe.
 #ifndef RESHARD_METRICS_LABEL_CAP_H_
 #define RESHARD_METRICS_LABEL_CAP_H_
@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 
-namespace reshard {
+namespace reshard::metrics {
 
 class LabelCap {
  public:
@@ -33,6 +33,6 @@ class LabelCap {
   absl::flat_hash_set<std::string> admitted_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace reshard
+}  // namespace reshard::metrics
 
 #endif  // RESHARD_METRICS_LABEL_CAP_H_

@@ -1,6 +1,6 @@
 #include "metrics/latency_buckets.h"
 
-namespace reshard {
+namespace reshard::metrics {
 
 std::vector<double> LatencyBuckets() {
   return {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4,
@@ -8,4 +8,4 @@ std::vector<double> LatencyBuckets() {
           0.25, 0.5,    1,      2.5,  5,      10};
 }
 
-}  // namespace reshard
+}  // namespace reshard::metrics

@@ -6,12 +6,12 @@
 
 #include <vector>
 
-namespace reshard {
+namespace reshard::metrics {
 
 // Seconds: a 1-2.5-5 ladder from 1 µs (a cached plan, a tiny collective) to
 // 10 s (a search at its budget, a large transfer), 22 buckets.
 std::vector<double> LatencyBuckets();
 
-}  // namespace reshard
+}  // namespace reshard::metrics
 
 #endif  // RESHARD_METRICS_LATENCY_BUCKETS_H_

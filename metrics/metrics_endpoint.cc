@@ -8,7 +8,7 @@
 #include "common/version.h"
 #include "prometheus/client_metric.h"
 
-namespace reshard {
+namespace reshard::metrics {
 namespace {
 
 // civetweb says why it cannot start (e.g. "cannot bind to 127.0.0.1:80: 13
@@ -115,4 +115,4 @@ MetricsEndpoint::MetricsEndpoint(std::unique_ptr<prometheus::Exposer> exposer,
 
 MetricsEndpoint::~MetricsEndpoint() { exposer_.reset(); }
 
-}  // namespace reshard
+}  // namespace reshard::metrics

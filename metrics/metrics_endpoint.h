@@ -21,7 +21,7 @@
 #include "prometheus/metric_type.h"
 #include "prometheus/registry.h"
 
-namespace reshard {
+namespace reshard::metrics {
 
 // A Collectable whose samples are computed at collection time by callbacks.
 // Series added under one name form one family (same help and type); each
@@ -88,6 +88,6 @@ class MetricsEndpoint {
   int port_ = 0;
 };
 
-}  // namespace reshard
+}  // namespace reshard::metrics
 
 #endif  // RESHARD_METRICS_METRICS_ENDPOINT_H_

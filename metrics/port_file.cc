@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace reshard {
+namespace reshard::metrics {
 namespace {
 
 absl::Status PortFileError(absl::string_view flag, const std::string& path,
@@ -46,4 +46,4 @@ absl::Status WritePortFile(absl::string_view flag, const std::string& path,
   return absl::OkStatus();
 }
 
-}  // namespace reshard
+}  // namespace reshard::metrics

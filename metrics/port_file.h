@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace reshard {
+namespace reshard::metrics {
 
 // OK when `path` is empty or its temporary file can be created (it is
 // removed again): checked at start-up, so an unwritable file is refused
@@ -23,6 +23,6 @@ absl::Status ProbePortFile(absl::string_view flag, const std::string& path);
 absl::Status WritePortFile(absl::string_view flag, const std::string& path,
                            int port);
 
-}  // namespace reshard
+}  // namespace reshard::metrics
 
 #endif  // RESHARD_METRICS_PORT_FILE_H_

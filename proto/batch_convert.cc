@@ -7,7 +7,7 @@
 #include "planner/field_error.h"
 #include "proto/convert.h"
 
-namespace reshard {
+namespace reshard::proto {
 namespace {
 
 void BucketToProto(const Mesh& mesh, const Bucket& b, v1::Bucket* out) {
@@ -182,4 +182,4 @@ absl::StatusOr<BatchPlan> BatchPlanFromProto(
   return batch;
 }
 
-}  // namespace reshard
+}  // namespace reshard::proto

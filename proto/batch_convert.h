@@ -12,7 +12,7 @@
 #include "planner/mesh.h"
 #include "reshard/v1/planner.pb.h"
 
-namespace reshard {
+namespace reshard::proto {
 
 // The batch options a request carries (an unset bucket_bytes is the
 // default; the core refuses values below 1, naming `bucket_bytes`).
@@ -34,6 +34,6 @@ void BatchPlanToProto(const Mesh& mesh, const BatchPlan& batch,
 absl::StatusOr<BatchPlan> BatchPlanFromProto(
     const Mesh& mesh, const v1::PlanBatchResponse& response, int items);
 
-}  // namespace reshard
+}  // namespace reshard::proto
 
 #endif  // RESHARD_PROTO_BATCH_CONVERT_H_

@@ -4,12 +4,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "planner/field_error.h"
 #include "common/fnv1a.h"
+#include "planner/field_error.h"
 #include "planner/plan_format.h"
 #include "planner/state_text.h"
 
-namespace reshard {
+namespace reshard::proto {
 namespace {
 
 ReduceOp FromProto(v1::ReduceOp op) {
@@ -488,4 +488,4 @@ absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto) {
   return plan;
 }
 
-}  // namespace reshard
+}  // namespace reshard::proto

@@ -15,7 +15,7 @@
 #include "planner/planner.h"
 #include "reshard/v1/planner.pb.h"
 
-namespace reshard {
+namespace reshard::proto {
 
 // absl::Status <-> grpc::Status: the codes are the same google.rpc.Code
 // values in both, and the message is kept.
@@ -54,6 +54,6 @@ void PlanToProto(const Mesh& mesh, const Plan& plan, v1::Plan* proto);
 // Rebuilds a core Plan from its proto (states are re-parsed and checked).
 absl::StatusOr<Plan> PlanFromProto(const Mesh& mesh, const v1::Plan& proto);
 
-}  // namespace reshard
+}  // namespace reshard::proto
 
 #endif  // RESHARD_PROTO_CONVERT_H_

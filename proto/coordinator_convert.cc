@@ -9,7 +9,7 @@
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 
-namespace reshard {
+namespace reshard::proto {
 namespace {
 
 // google.rpc.Code's largest value (UNAUTHENTICATED).
@@ -232,4 +232,4 @@ executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto) {
   return summary;
 }
 
-}  // namespace reshard
+}  // namespace reshard::proto

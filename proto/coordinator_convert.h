@@ -17,7 +17,7 @@
 #include "planner/mesh.h"
 #include "reshard/v1/coordinator.pb.h"
 
-namespace reshard {
+namespace reshard::proto {
 
 // A report's google.rpc code and message as a status: OK for code 0 whatever
 // the message, UNKNOWN for a code outside google.rpc's range.
@@ -70,6 +70,6 @@ void RunSummaryToProto(const executor::RunSummary& summary,
                        v1::RunJobResponse* out);
 executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto);
 
-}  // namespace reshard
+}  // namespace reshard::proto
 
 #endif  // RESHARD_PROTO_COORDINATOR_CONVERT_H_

@@ -3,7 +3,7 @@
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
-namespace reshard {
+namespace reshard::proto {
 
 coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto) {
   return coordinator::AgentId{proto.job(), proto.rank(), proto.incarnation()};
@@ -90,4 +90,4 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
   }
 }
 
-}  // namespace reshard
+}  // namespace reshard::proto

@@ -10,7 +10,7 @@
 #include "coordinator/work.h"
 #include "reshard/v1/coordinator.pb.h"
 
-namespace reshard {
+namespace reshard::proto {
 
 coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto);
 // BACKEND_UNSPECIFIED reads as gloo.
@@ -21,6 +21,6 @@ coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto);
 void WorkToProto(const coordinator::WorkItem& item, v1::Work* out);
 void JobSnapshotToProto(const coordinator::JobSnapshot& info, v1::JobInfo* out);
 
-}  // namespace reshard
+}  // namespace reshard::proto
 
 #endif  // RESHARD_PROTO_JOB_CONVERT_H_

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/batch_convert.h"
 
-namespace reshard {
+namespace reshard::server {
 
 absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
                                      const v1::PlanBatchRequest& request,
@@ -22,7 +22,8 @@ absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
     items.push_back(LimitedPlanRequest(mesh, item.tensor(), item.src(),
                                        item.dst(), request.options(), limits));
   }
-  return PlanBatch(mesh, items, BatchOptionsFromProto(request), cache, stop);
+  return PlanBatch(mesh, items, proto::BatchOptionsFromProto(request), cache,
+                   stop);
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -1,6 +1,6 @@
-// PlanBatch as the service serves it (docs/DESIGN.md §8): the batch's item limit,
-// every item parsed within this server's planning limits (a bad item is its
-// own error), and the core batch planner (planner/batch_plan.h) on the
+// PlanBatch as the service serves it (docs/DESIGN.md §8): the batch's item
+// limit, every item parsed within this server's planning limits (a bad item is
+// its own error), and the core batch planner (planner/batch_plan.h) on the
 // shared plan cache. Apart from planner_service.cc so that the service
 // stays a thin adapter.
 #ifndef RESHARD_SERVER_BATCH_REQUEST_H_
@@ -14,7 +14,7 @@
 #include "reshard/v1/planner.pb.h"
 #include "server/request_plan.h"
 
-namespace reshard {
+namespace reshard::server {
 
 // Plans `request`'s items on `mesh`. INVALID_ARGUMENT naming `items` past
 // `limits.max_batch_items`; otherwise PlanBatch's errors.
@@ -23,6 +23,6 @@ absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
                                      const ServiceOptions& limits,
                                      PlanCache& cache, const StopCheck& stop);
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_BATCH_REQUEST_H_

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 constexpr const char* kJobRunResultNames[kJobRunResultCount] = {
@@ -79,7 +79,7 @@ void CoordinatorMetrics::RecordRun(JobRunResult result, double seconds) {
   if (result != JobRunResult::kRefused) run_duration_.Observe(seconds);
 }
 
-void AddCoordinatorReadings(ScrapeReadings& readings,
+void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
                             const coordinator::Coordinator& core) {
   readings.AddGauge("reshard_jobs", "Jobs the Coordinator holds", {},
                     [&core] { return core.ListJobs().size(); });
@@ -92,4 +92,4 @@ void AddCoordinatorReadings(ScrapeReadings& readings,
   }
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

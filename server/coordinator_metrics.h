@@ -21,7 +21,7 @@
 #include "prometheus/registry.h"
 #include "server/rpc_metrics.h"
 
-namespace reshard {
+namespace reshard::server {
 
 // How a RunJob ended, the `result` label of reshard_job_runs_total.
 enum class JobRunResult {
@@ -56,9 +56,9 @@ class CoordinatorMetrics {
 
 // reshard_jobs and reshard_agents{state}, read from `core` at each scrape
 // (the endpoint must stop before `core` goes away).
-void AddCoordinatorReadings(ScrapeReadings& readings,
+void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
                             const coordinator::Coordinator& core);
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_COORDINATOR_METRICS_H_

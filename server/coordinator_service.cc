@@ -14,7 +14,7 @@
 #include "proto/job_convert.h"
 #include "spdlog/spdlog.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 // How long a dispatch stream waits for work before it looks at whether its
@@ -22,7 +22,8 @@ namespace {
 constexpr absl::Duration kDispatchPoll = absl::Milliseconds(200);
 // A RunJob whose caller set no deadline still ends.
 constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
-// RunJob's defaults for fields left 0 (docs/DESIGN.md §6.3: iters after warmup).
+// RunJob's defaults for fields left 0 (docs/DESIGN.md §6.3: iters after
+// warmup).
 constexpr int kDefaultIters = 10;
 constexpr double kDefaultTimeoutSeconds = 30;
 
@@ -33,7 +34,7 @@ grpc::Status Answer(grpc::ServerContext* ctx, const char* rpc,
                  absl::StatusCodeToString(status.code()),
                  std::string(status.message()));
   }
-  return StatusToGrpc(status);
+  return proto::StatusToGrpc(status);
 }
 
 absl::Time CallDeadline(grpc::ServerContext* ctx, absl::Duration fallback) {
@@ -79,7 +80,7 @@ grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
   return Timed("Join", [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Join", Draining());
     absl::StatusOr<int64_t> generation =
-        core_.Join(JoinInfoFromProto(*request));
+        core_.Join(proto::JoinInfoFromProto(*request));
     if (!generation.ok()) return Answer(ctx, "Join", generation.status());
     response->set_generation(*generation);
     response->set_coordinator_version(kReshardVersion);
@@ -97,7 +98,7 @@ grpc::Status CoordinatorService::Dispatch(
     grpc::ServerWriter<v1::Work>* writer) {
   return Timed("Dispatch", [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Dispatch", Draining());
-    const coordinator::AgentId id = AgentIdFromProto(request->agent());
+    const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
     absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
         core_.Connect(id);
     if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
@@ -111,13 +112,14 @@ grpc::Status CoordinatorService::Dispatch(
         continue;
       }
       v1::Work work;
-      WorkToProto(*item, &work);
+      proto::WorkToProto(*item, &work);
       written = writer->Write(work);
     }
     core_.Disconnect(id, *mailbox);
     spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
     if ((*mailbox)->closed()) {
-      return StatusToGrpc(absl::UnavailableError((*mailbox)->close_reason()));
+      return proto::StatusToGrpc(
+          absl::UnavailableError((*mailbox)->close_reason()));
     }
     return grpc::Status::OK;
   });
@@ -128,9 +130,9 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
                                         v1::ReportResponse*) {
   return Timed("Report", [&]() -> grpc::Status {
     return Answer(ctx, "Report",
-                  core_.Report(AgentIdFromProto(request->agent()),
+                  core_.Report(proto::AgentIdFromProto(request->agent()),
                                request->generation(), request->run_id(),
-                               RankReportFromProto(request->report())));
+                               proto::RankReportFromProto(request->report())));
   });
 }
 
@@ -139,7 +141,7 @@ grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        v1::LeaveResponse*) {
   return Timed("Leave", [&]() -> grpc::Status {
     return Answer(ctx, "Leave",
-                  core_.Leave(AgentIdFromProto(request->agent())));
+                  core_.Leave(proto::AgentIdFromProto(request->agent())));
   });
 }
 
@@ -149,8 +151,8 @@ grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
   return Timed("StoreSet", [&]() -> grpc::Status {
     return Answer(
         ctx, "StoreSet",
-        core_.StoreSet(AgentIdFromProto(request->agent()), request->run_id(),
-                       request->key(), request->value()));
+        core_.StoreSet(proto::AgentIdFromProto(request->agent()),
+                       request->run_id(), request->key(), request->value()));
   });
 }
 
@@ -159,10 +161,10 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
                                           v1::StoreGetResponse* response) {
   return Timed("StoreGet", [&]() -> grpc::Status {
     const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
-    absl::StatusOr<std::vector<std::string>> values =
-        core_.StoreGet(AgentIdFromProto(request->agent()), request->run_id(),
-                       {request->keys().begin(), request->keys().end()},
-                       CallDeadline(ctx, absl::Seconds(wait)));
+    absl::StatusOr<std::vector<std::string>> values = core_.StoreGet(
+        proto::AgentIdFromProto(request->agent()), request->run_id(),
+        {request->keys().begin(), request->keys().end()},
+        CallDeadline(ctx, absl::Seconds(wait)));
     if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
     for (std::string& value : *values) response->add_values(std::move(value));
     return grpc::Status::OK;
@@ -174,8 +176,8 @@ grpc::Status CoordinatorService::StoreDelete(
     v1::StoreDeleteResponse* response) {
   return Timed("StoreDelete", [&]() -> grpc::Status {
     absl::StatusOr<int64_t> deleted =
-        core_.StoreDelete(AgentIdFromProto(request->agent()), request->run_id(),
-                          request->prefix());
+        core_.StoreDelete(proto::AgentIdFromProto(request->agent()),
+                          request->run_id(), request->prefix());
     if (!deleted.ok()) return Answer(ctx, "StoreDelete", deleted.status());
     response->set_deleted(*deleted);
     return grpc::Status::OK;
@@ -195,10 +197,10 @@ absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
         absl::StrCat("batch.work.batch.plans: ", items, " items, at most ",
                      limits.max_batch_items, " per batch"));
   }
-  absl::StatusOr<Mesh> mesh = MeshFromProto(given.mesh());
+  absl::StatusOr<Mesh> mesh = proto::MeshFromProto(given.mesh());
   if (!mesh.ok()) return Within("batch.mesh.", mesh.status());
   absl::StatusOr<executor::BatchWork> work =
-      BatchWorkFromProto(*mesh, given.work());
+      proto::BatchWorkFromProto(*mesh, given.work());
   if (!work.ok()) return Within("batch.work.", work.status());
   if (given.names_size() > static_cast<int>(work->plans.size())) {
     return absl::InvalidArgumentError(
@@ -238,9 +240,10 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
 absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
     grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
   if (request.has_plan()) {
-    absl::StatusOr<Mesh> mesh = MeshFromProto(request.plan().mesh());
+    absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request.plan().mesh());
     if (!mesh.ok()) return Within("plan.mesh.", mesh.status());
-    absl::StatusOr<Plan> plan = PlanFromProto(*mesh, request.plan().plan());
+    absl::StatusOr<Plan> plan =
+        proto::PlanFromProto(*mesh, request.plan().plan());
     if (!plan.ok()) return Within("plan.plan.", plan.status());
     return std::pair{*std::move(mesh), *std::move(plan)};
   }
@@ -266,14 +269,14 @@ void FillRunResponse(const coordinator::RunSpec& spec,
                      const coordinator::RunOutcome& outcome,
                      v1::RunJobResponse* response) {
   response->set_run_id(outcome.run_id);
-  response->set_backend(BackendToProto(outcome.backend));
-  *response->mutable_mesh() = MeshToProto(spec.mesh);
+  response->set_backend(proto::BackendToProto(outcome.backend));
+  *response->mutable_mesh() = proto::MeshToProto(spec.mesh);
   response->set_iters(spec.iters);
   response->set_warmup(spec.warmup);
-  RanToProto(spec.mesh, spec.work, response);
-  RunSummaryToProto(outcome.summary, response);
+  proto::RanToProto(spec.mesh, spec.work, response);
+  proto::RunSummaryToProto(outcome.summary, response);
   for (const executor::RankReport& report : outcome.reports) {
-    RankReportToProto(report, response->add_ranks());
+    proto::RankReportToProto(report, response->add_ranks());
   }
 }
 
@@ -320,7 +323,7 @@ grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
                                           v1::ListJobsResponse* response) {
   return Timed("ListJobs", [&]() -> grpc::Status {
     for (const coordinator::JobSnapshot& job : core_.ListJobs()) {
-      JobSnapshotToProto(job, response->add_jobs());
+      proto::JobSnapshotToProto(job, response->add_jobs());
     }
     return grpc::Status::OK;
   });
@@ -332,7 +335,7 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
   return Timed("GetJob", [&]() -> grpc::Status {
     absl::StatusOr<coordinator::JobSnapshot> job = core_.GetJob(request->job());
     if (!job.ok()) return Answer(ctx, "GetJob", job.status());
-    JobSnapshotToProto(*job, response->mutable_job());
+    proto::JobSnapshotToProto(*job, response->mutable_job());
     return grpc::Status::OK;
   });
 }
@@ -348,4 +351,4 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
   });
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -19,7 +19,7 @@
 #include "server/mesh_registry.h"
 #include "server/request_plan.h"
 
-namespace reshard {
+namespace reshard::server {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
@@ -93,6 +93,6 @@ class CoordinatorService final : public v1::Coordinator::Service {
   std::atomic<bool> draining_{false};
 };
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_COORDINATOR_SERVICE_H_

@@ -15,11 +15,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/flags_usage.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/metrics_endpoint.h"
-#include "common/flags_usage.h"
 #include "planner/search_support.h"
 #include "server/coordinator_service.h"
 #include "server/planner_metrics.h"
@@ -59,7 +59,7 @@ ABSL_FLAG(std::string, metrics_listen, "",
 ABSL_FLAG(std::string, metrics_port_file, "",
           "if set, write the bound metrics port here once serving");
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 ServerFlags StartupFlags() {
@@ -144,22 +144,22 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
 
 // Serves `families` and the planner's scrape-time readings on
 // --metrics_listen; null (after logging why) when it cannot listen.
-std::unique_ptr<MetricsEndpoint> StartMetrics(
+std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
     std::shared_ptr<prometheus::Registry> families,
     const PlannerService& service, const MeshRegistry& registry,
     const PlanCache& cache) {
   const std::string address = absl::GetFlag(FLAGS_metrics_listen);
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics =
-      MetricsEndpoint::Start(address, std::move(families));
+  absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> metrics =
+      metrics::MetricsEndpoint::Start(address, std::move(families));
   if (!metrics.ok()) {
     spdlog::error("--metrics_listen: {}",
                   std::string(metrics.status().message()));
     return nullptr;
   }
   AddPlannerReadings((*metrics)->readings(), service, registry, cache);
-  if (absl::Status s = WritePortFile("metrics_port_file",
-                                     absl::GetFlag(FLAGS_metrics_port_file),
-                                     (*metrics)->port());
+  if (absl::Status s = metrics::WritePortFile(
+          "metrics_port_file", absl::GetFlag(FLAGS_metrics_port_file),
+          (*metrics)->port());
       !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return nullptr;
@@ -190,8 +190,8 @@ bool Announce(grpc::HealthCheckServiceInterface& health, int port) {
   health.SetServingStatus(true);
   health.SetServingStatus("reshard.v1.Planner", true);
   health.SetServingStatus("reshard.v1.Coordinator", true);
-  if (absl::Status s =
-          WritePortFile("port_file", absl::GetFlag(FLAGS_port_file), port);
+  if (absl::Status s = metrics::WritePortFile(
+          "port_file", absl::GetFlag(FLAGS_port_file), port);
       !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return false;
@@ -232,7 +232,7 @@ int Serve() {
                                  metrics_on ? &coordinator_metrics : nullptr);
   // The endpoint serving the metrics is declared after everything its
   // readings read, so it stops first.
-  std::unique_ptr<MetricsEndpoint> metrics;
+  std::unique_ptr<metrics::MetricsEndpoint> metrics;
   if (metrics_on) {
     metrics = StartMetrics(families, service, registry, cache);
     if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
@@ -259,7 +259,7 @@ int Serve() {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
@@ -268,5 +268,5 @@ int main(int argc, char** argv) {
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-planner %v");
-  return reshard::Serve();
+  return reshard::server::Serve();
 }

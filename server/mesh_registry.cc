@@ -4,10 +4,10 @@
 #include "absl/strings/str_cat.h"
 #include "proto/convert.h"
 
-namespace reshard {
+namespace reshard::server {
 
 absl::StatusOr<MeshRegistry::Registered> MeshRegistry::Register(Mesh mesh) {
-  const std::string id = MeshId(mesh);
+  const std::string id = proto::MeshId(mesh);
   absl::MutexLock lock(&mu_);
   if (meshes_.count(id)) return Registered{id, false};
   if (meshes_.size() >= max_meshes_) {
@@ -41,4 +41,4 @@ size_t MeshRegistry::size() const {
   return meshes_.size();
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -14,7 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "planner/mesh.h"
 
-namespace reshard {
+namespace reshard::server {
 
 class MeshRegistry {
  public:
@@ -42,6 +42,6 @@ class MeshRegistry {
       ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_MESH_REGISTRY_H_

@@ -4,7 +4,7 @@
 
 #include "server/planner_service.h"
 
-namespace reshard {
+namespace reshard::server {
 
 std::vector<double> StatesExpandedBuckets() {
   return {0,    1,     3,     10,     30,     100,     300,    1000,
@@ -16,7 +16,7 @@ PlannerMetrics::PerPlanner::PerPlanner(
     prometheus::Family<prometheus::Histogram>& durations, PlannerKind planner)
     : requests(requests, {{"planner", std::string(PlannerName(planner))}}),
       duration(durations.Add({{"planner", std::string(PlannerName(planner))}},
-                             LatencyBuckets())) {}
+                             metrics::LatencyBuckets())) {}
 
 PlannerMetrics::PlannerMetrics(prometheus::Registry& registry)
     : rpc_(registry),
@@ -73,7 +73,8 @@ void PlannerMetrics::RecordPlanned(PlannerKind planner,
 
 namespace {
 
-void AddCacheReadings(ScrapeReadings& readings, const PlanCache& cache) {
+void AddCacheReadings(metrics::ScrapeReadings& readings,
+                      const PlanCache& cache) {
   readings.AddGauge("reshard_plan_cache_entries", "Plans in the plan cache", {},
                     [&cache] { return static_cast<double>(cache.size()); });
   readings.AddGauge(
@@ -91,7 +92,8 @@ void AddCacheReadings(ScrapeReadings& readings, const PlanCache& cache) {
 
 }  // namespace
 
-void AddPlannerReadings(ScrapeReadings& readings, const PlannerService& service,
+void AddPlannerReadings(metrics::ScrapeReadings& readings,
+                        const PlannerService& service,
                         const MeshRegistry& registry, const PlanCache& cache) {
   AddCacheReadings(readings, cache);
   readings.AddGauge("reshard_meshes", "Meshes registered", {}, [&registry] {
@@ -110,4 +112,4 @@ void AddPlannerReadings(ScrapeReadings& readings, const PlannerService& service,
       [&service] { return service.draining() ? 1.0 : 0.0; });
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -24,7 +24,7 @@
 #include "server/mesh_registry.h"
 #include "server/rpc_metrics.h"
 
-namespace reshard {
+namespace reshard::server {
 
 class PlannerService;
 
@@ -76,9 +76,10 @@ class PlannerMetrics {
 // reshard_plan_cache_misses_total, reshard_meshes, reshard_meshes_capacity,
 // reshard_rpc_requests_in_flight and reshard_draining. The readers keep
 // references: the endpoint must stop before these objects go away.
-void AddPlannerReadings(ScrapeReadings& readings, const PlannerService& service,
+void AddPlannerReadings(metrics::ScrapeReadings& readings,
+                        const PlannerService& service,
                         const MeshRegistry& registry, const PlanCache& cache);
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_PLANNER_METRICS_H_

@@ -10,7 +10,7 @@
 #include "server/batch_request.h"
 #include "spdlog/spdlog.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 // Finishes the call, logging one line when it failed.
@@ -22,7 +22,7 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
                  std::string(status.message()));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reactor->Finish(StatusToGrpc(status));
+  reactor->Finish(proto::StatusToGrpc(status));
   return reactor;
 }
 
@@ -37,7 +37,8 @@ StopCheck CallStop(grpc::CallbackServerContext* ctx) {
 void RecordBatch(PlannerMetrics* metrics, const v1::PlanOptions& options,
                  const BatchPlan& batch, double seconds) {
   if (metrics == nullptr || batch.plans.empty()) return;
-  absl::StatusOr<PlannerKind> planner = PlannerFromProto(options.planner());
+  absl::StatusOr<PlannerKind> planner =
+      proto::PlannerFromProto(options.planner());
   if (!planner.ok()) return;
   const double share = seconds / static_cast<double>(batch.plans.size());
   for (const absl::StatusOr<reshard::Plan>& plan : batch.plans) {
@@ -133,7 +134,7 @@ absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
   if (!request.ok()) {
     // Labelled by the planner asked for; an unknown planner has no series.
     absl::StatusOr<PlannerKind> planner =
-        PlannerFromProto(plan_options.planner());
+        proto::PlannerFromProto(plan_options.planner());
     if (planner.ok()) {
       metrics_->RecordRefused(*planner, request.status().code());
     }
@@ -153,7 +154,7 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
     grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
     v1::RegisterMeshResponse* response) {
   return RunCall(ctx, Rpc::kRegisterMesh, [&]() -> absl::Status {
-    absl::StatusOr<Mesh> mesh = MeshFromProto(request->mesh());
+    absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
     if (!mesh.ok()) return mesh.status();
     absl::StatusOr<MeshRegistry::Registered> registered =
         registry_.Register(*std::move(mesh));
@@ -171,7 +172,7 @@ grpc::ServerUnaryReactor* PlannerService::GetMesh(
     std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
     if (mesh == nullptr) return UnknownMesh(request->mesh_id());
     response->set_mesh_id(request->mesh_id());
-    *response->mutable_mesh() = MeshToProto(*mesh);
+    *response->mutable_mesh() = proto::MeshToProto(*mesh);
     return absl::OkStatus();
   });
 }
@@ -183,7 +184,7 @@ grpc::ServerUnaryReactor* PlannerService::ListMeshes(
     for (const auto& [id, mesh] : registry_.List()) {
       v1::GetMeshResponse* entry = response->add_meshes();
       entry->set_mesh_id(id);
-      *entry->mutable_mesh() = MeshToProto(*mesh);
+      *entry->mutable_mesh() = proto::MeshToProto(*mesh);
     }
     return absl::OkStatus();
   });
@@ -208,8 +209,8 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
         PlanOne(mesh, request->tensor(), request->src(), request->dst(),
                 request->options(), CallStop(ctx));
     if (!plan.ok()) return plan.status();
-    PlanToProto(mesh, *plan, response->mutable_plan());
-    response->mutable_plan()->set_mesh_id(MeshId(mesh));
+    proto::PlanToProto(mesh, *plan, response->mutable_plan());
+    response->mutable_plan()->set_mesh_id(proto::MeshId(mesh));
     return absl::OkStatus();
   });
 }
@@ -226,7 +227,7 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
         metrics_, request->options(), *batch,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count());
-    BatchPlanToProto(mesh, *batch, MeshId(mesh), response);
+    proto::BatchPlanToProto(mesh, *batch, proto::MeshId(mesh), response);
     return absl::OkStatus();
   });
 }
@@ -257,4 +258,4 @@ grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
   });
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

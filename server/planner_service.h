@@ -20,7 +20,7 @@
 #include "server/planner_metrics.h"
 #include "server/request_plan.h"
 
-namespace reshard {
+namespace reshard::server {
 
 class PlannerService final : public v1::Planner::CallbackService {
  public:
@@ -111,6 +111,6 @@ class PlannerService final : public v1::Planner::CallbackService {
   std::atomic<int64_t> last_call_ns_{0};  // steady clock
 };
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_PLANNER_SERVICE_H_

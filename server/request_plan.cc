@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace reshard {
+namespace reshard::server {
 
 absl::Status UnknownMesh(const std::string& id) {
   return absl::NotFoundError(
@@ -15,7 +15,7 @@ absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
                                                const v1::DistState& dst,
                                                const v1::PlanOptions& options,
                                                const ServiceOptions& limits) {
-  absl::StatusOr<PlanRequest> request = PlanRequestFromProto(
+  absl::StatusOr<PlanRequest> request = proto::PlanRequestFromProto(
       mesh, tensor, src, dst, options, limits.default_search_budget);
   if (request.ok() &&
       request->options.search_budget > limits.max_search_budget) {
@@ -41,4 +41,4 @@ StopCheck StopAt(std::chrono::system_clock::time_point deadline,
   };
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

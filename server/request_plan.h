@@ -18,7 +18,7 @@
 #include "reshard/v1/planner.pb.h"
 #include "server/mesh_registry.h"
 
-namespace reshard {
+namespace reshard::server {
 
 struct ServiceOptions {
   int64_t default_search_budget = kDefaultSearchBudget;
@@ -44,7 +44,7 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
       return mesh;
     }
     case Request::kMesh: {
-      absl::StatusOr<Mesh> mesh = MeshFromProto(request.mesh());
+      absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request.mesh());
       if (!mesh.ok()) return mesh.status();
       return std::make_shared<const Mesh>(*std::move(mesh));
     }
@@ -69,6 +69,6 @@ absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
 StopCheck StopAt(std::chrono::system_clock::time_point deadline,
                  std::function<bool()> cancelled);
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_REQUEST_PLAN_H_

@@ -3,7 +3,7 @@
 #include <tuple>
 #include <utility>
 
-namespace reshard {
+namespace reshard::server {
 
 StatusCodeCounters::StatusCodeCounters(
     prometheus::Family<prometheus::Counter>& family, prometheus::Labels labels)
@@ -24,7 +24,8 @@ RpcMethodMetrics::RpcMethodMetrics(
     prometheus::Family<prometheus::Histogram>& durations,
     const std::string& method)
     : requests_(requests, {{"method", method}}),
-      duration_(durations.Add({{"method", method}}, LatencyBuckets())) {}
+      duration_(
+          durations.Add({{"method", method}}, metrics::LatencyBuckets())) {}
 
 RpcMetrics::RpcMetrics(prometheus::Registry& registry)
     : requests_(prometheus::BuildCounter()
@@ -48,4 +49,4 @@ RpcMethodMetrics& RpcMetrics::Method(const std::string& method) {
       .second;
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -26,7 +26,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
-namespace reshard {
+namespace reshard::server {
 
 // One counter per absl::StatusCode under fixed labels plus
 // `code="<absl::StatusCodeToString>"`. The OK series exists from the start
@@ -97,6 +97,6 @@ class RpcMetrics {
       ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_RPC_METRICS_H_

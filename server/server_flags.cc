@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
@@ -42,8 +42,8 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
         CheckRange("drain_seconds", flags.drain_seconds, 0, kMaxDrainSeconds,
                    "seconds SIGTERM waits for running calls; 0 cancels "
                    "them at once"),
-        ProbePortFile("port_file", flags.port_file),
-        ProbePortFile("metrics_port_file", flags.metrics_port_file)}) {
+        metrics::ProbePortFile("port_file", flags.port_file),
+        metrics::ProbePortFile("metrics_port_file", flags.metrics_port_file)}) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
@@ -80,4 +80,4 @@ std::string BindFailure(const std::string& address) {
   return failure;
 }
 
-}  // namespace reshard
+}  // namespace reshard::server

@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "metrics/port_file.h"
 
-namespace reshard {
+namespace reshard::server {
 
 // The start-up flags whose values need checking (the search budgets and
 // the Coordinator's limits are checked where they are read).
@@ -40,6 +40,6 @@ absl::Status ValidateServerFlags(const ServerFlags& flags);
 // gRPC would; empty when binding works or the address is not HOST:PORT.
 std::string BindFailure(const std::string& address);
 
-}  // namespace reshard
+}  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_SERVER_FLAGS_H_

@@ -92,16 +92,31 @@ for r in 0 1 2 3; do
   done <<<"$expected"
 done
 
+# executing_everywhere: the job's run in flight moves data on all 4 agents
+# (each logs "run ID: executing" once its communicators are connected and
+# the ranks' plan digests agree).
+executing_everywhere() {
+  local id r
+  id=$(timeout 10 "$CTL" --server "$server" job show am --json |
+    jq -r 'select(.state == "running") | .current_run') || return 1
+  [ -n "$id" ] || return 1
+  for r in 0 1 2 3; do
+    grep -qF "run $id: executing" "$dir/agent-$r.log" || return 1
+  done
+}
+
 # A peer killed mid-run: a run of many iterations on one group of all 4
 # ranks (so every survivor talks to the dead peer), rank 3 SIGKILLed once it
-# is under way; the survivors count a failed execution (peer or timeout; or
-# cancelled, should the failed run's cancel reach one between iterations).
+# executes on every rank; the survivors count a failed execution (peer or
+# timeout; or cancelled, should the failed run's cancel reach one between
+# iterations).
 timeout 90 "$CTL" --server "$server" job run am --mesh A=4 --shape 256,256 \
   --dtype f32 --from 'S(0)' --to 'R' --iters 100000 --timeout_seconds 3 \
   --json >"$dir/killed.json" 2>"$dir/killed.err" &
 run_pid=$!
 pids+=($run_pid)
-sleep 2
+wait_for 30 executing_everywhere
+check "the long run executes on every agent before the kill" $?
 kill -9 "${agent_pid[3]}"
 wait "$run_pid"; rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ]

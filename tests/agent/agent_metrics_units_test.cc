@@ -22,12 +22,12 @@ namespace reshard::agent {
 namespace {
 
 TEST(LabelCapTest, AdmitsTheFirstValuesAndCountsTheRestAsOther) {
-  LabelCap cap(2);
+  metrics::LabelCap cap(2);
   EXPECT_EQ(cap.Admit("A"), "A");
   EXPECT_EQ(cap.Admit("B"), "B");
-  EXPECT_EQ(cap.Admit("C"), LabelCap::kOther);
+  EXPECT_EQ(cap.Admit("C"), metrics::LabelCap::kOther);
   EXPECT_EQ(cap.Admit("A"), "A");  // seen before the cap: still itself
-  EXPECT_EQ(cap.Admit("D"), LabelCap::kOther);
+  EXPECT_EQ(cap.Admit("D"), metrics::LabelCap::kOther);
 }
 
 TEST(ErrorKindTest, CodesAndTheDigestMarkMapToKinds) {
@@ -51,8 +51,8 @@ TEST(ErrorKindTest, PrepareRunMarksADigestMismatch) {
       testing::PlanChecked(mesh, {8, 6}, "S(0),R", "R,R", PlanOptions());
   ASSERT_TRUE(plan.ok()) << plan.status();
   v1::RunWork run;
-  *run.mutable_mesh() = MeshToProto(mesh);
-  PlanToProto(mesh, *plan, run.mutable_plan());
+  *run.mutable_mesh() = proto::MeshToProto(mesh);
+  proto::PlanToProto(mesh, *plan, run.mutable_plan());
   run.set_run_id("run-1");
   run.set_comm_prefix("job/1/run-1");
   run.set_digest(executor::BatchWork::OfPlan(mesh, *plan).Digest(mesh) ^ 1);
@@ -166,7 +166,7 @@ TEST_F(AgentMetricsTest, FailuresCountByKindAndUnrunStepsAreSkipped) {
 
 TEST_F(AgentMetricsTest, GroupLabelsAreCappedPerProcess) {
   // Meshes whose dims have distinct names: the 65th group is `other`.
-  for (int i = 0; i <= static_cast<int>(LabelCap::kGroupCap); ++i) {
+  for (int i = 0; i <= static_cast<int>(metrics::LabelCap::kGroupCap); ++i) {
     const std::string name = "D" + std::to_string(i);
     MeshSpec spec;
     spec.shape = {2, 2};
@@ -205,8 +205,8 @@ executor::BatchWork TwoTensorBatch(const Mesh& mesh) {
 
 v1::RunWork BatchRunWork(const Mesh& mesh, const executor::BatchWork& work) {
   v1::RunWork run;
-  *run.mutable_mesh() = MeshToProto(mesh);
-  BatchWorkToProto(mesh, work, run.mutable_batch());
+  *run.mutable_mesh() = proto::MeshToProto(mesh);
+  proto::BatchWorkToProto(mesh, work, run.mutable_batch());
   run.set_run_id("run-2");
   run.set_comm_prefix("job/1/run-2");
   run.set_digest(work.Digest(mesh));

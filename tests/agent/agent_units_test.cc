@@ -229,8 +229,8 @@ class PrepareRunTest : public ::testing::Test {
         *mesh_, {8, 6}, "S(0),P(sum)", "R,S(1)", PlanOptions());
     ASSERT_TRUE(plan.ok()) << plan.status();
     plan_ = *plan;
-    *run_.mutable_mesh() = MeshToProto(*mesh_);
-    PlanToProto(*mesh_, *plan_, run_.mutable_plan());
+    *run_.mutable_mesh() = proto::MeshToProto(*mesh_);
+    proto::PlanToProto(*mesh_, *plan_, run_.mutable_plan());
     run_.set_run_id("run-1");
     run_.set_comm_prefix("job/1/run-1");
     run_.set_digest(executor::BatchWork::OfPlan(*mesh_, *plan_).Digest(*mesh_));

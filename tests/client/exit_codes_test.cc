@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/json_lite.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 using testing::Json;
@@ -81,4 +81,4 @@ TEST(ExitCodesTest, ReportFailurePrintsJsonOnlyWhenAsked) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::client

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 using Args = std::vector<std::string>;
@@ -98,4 +98,4 @@ TEST(GlobalFlagsTest, LookalikeFlagsStayWithTheCommand) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::client

@@ -6,7 +6,7 @@
 #include "gtest/gtest.h"
 #include "tests/json_lite.h"
 
-namespace reshard {
+namespace reshard::client {
 namespace {
 
 using testing::Json;
@@ -54,4 +54,4 @@ TEST(MeshCommandTest, JsonHasEveryField) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::client

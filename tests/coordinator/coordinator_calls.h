@@ -51,7 +51,7 @@ inline absl::StatusOr<v1::JobInfo> CallGetJob(v1::Coordinator::Stub& stub,
   request.set_job(job);
   v1::GetJobResponse response;
   const grpc::Status status = stub.GetJob(&context, request, &response);
-  if (!status.ok()) return StatusFromGrpc(status);
+  if (!status.ok()) return proto::StatusFromGrpc(status);
   return response.job();
 }
 

@@ -3,8 +3,8 @@
 // through the Coordinator's gRPC stub. Random plans (uneven shapes, rank
 // maps, flattened groups in any order, every op and dtype, every planner;
 // planned by the server or given) run on jobs of 8, 4 and 6 agents; every
-// run must validate with docs/DESIGN.md §6.2's checksums, and no rendezvous key may
-// outlive its run. A RunJob waits for agents still joining; an agent of
+// run must validate with docs/DESIGN.md §6.2's checksums, and no rendezvous key
+// may outlive its run. A RunJob waits for agents still joining; an agent of
 // another protocol is refused naming both versions; agents leave on SIGTERM
 // (exit 0) and exit non-zero when the Coordinator goes away. Every process
 // started here is stopped by its PID and reaped, and every wait is bounded.
@@ -28,12 +28,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/version.h"
 #include "executor/data_rule.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/local_layout.h"
 #include "planner/planner.h"
-#include "common/version.h"
 #include "proto/convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
@@ -50,8 +50,8 @@ using testing::AgentProcesses;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// docs/DESIGN.md §6.2: rank r's checksum is that of its box under `dst` (Partial
-// dims read as R) filled by g, whatever the plan did.
+// docs/DESIGN.md §6.2: rank r's checksum is that of its box under `dst`
+// (Partial dims read as R) filled by g, whatever the plan did.
 std::vector<uint64_t> ExpectedChecksums(const Mesh& mesh, const Plan& plan) {
   const std::vector<int64_t>& shape = plan.tensor.shape();
   std::vector<uint64_t> sums(mesh.world_size());
@@ -138,15 +138,15 @@ v1::RunJobRequest RunRequest(const std::string& job, const JobCase& c,
   v1::RunJobRequest request;
   request.set_job(job);
   if (given) {
-    *request.mutable_plan()->mutable_mesh() = MeshToProto(c.mesh);
-    PlanToProto(c.mesh, c.plan, request.mutable_plan()->mutable_plan());
+    *request.mutable_plan()->mutable_mesh() = proto::MeshToProto(c.mesh);
+    proto::PlanToProto(c.mesh, c.plan, request.mutable_plan()->mutable_plan());
   } else {
     v1::PlanRequest* r = request.mutable_request();
-    *r->mutable_mesh() = MeshToProto(c.mesh);
-    *r->mutable_tensor() = TensorToProto(c.request.tensor);
-    *r->mutable_src() = StateToProto(c.request.src);
-    *r->mutable_dst() = StateToProto(c.request.dst);
-    *r->mutable_options() = OptionsToProto(c.request.options);
+    *r->mutable_mesh() = proto::MeshToProto(c.mesh);
+    *r->mutable_tensor() = proto::TensorToProto(c.request.tensor);
+    *r->mutable_src() = proto::StateToProto(c.request.src);
+    *r->mutable_dst() = proto::StateToProto(c.request.dst);
+    *r->mutable_options() = proto::OptionsToProto(c.request.options);
   }
   request.set_iters(1);
   request.set_timeout_seconds(10);

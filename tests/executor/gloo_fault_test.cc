@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -164,6 +165,22 @@ class CancellableStore : public executor::KeyValueStore {
   std::string withheld_;
 };
 
+// Cancels the run (writes the file `cancel`) once every rank of the world
+// group but rank 1 has published its addresses in the file store at `dir`
+// (the key ConnectStore sets, "cancel/0_1_2_3_4_5/RANK"): each of them then
+// waits on the store for rank 1's. Waits 10 s at most.
+void CancelWhenAllButRankOneWait(const std::string& dir,
+                                 const std::string& cancel) {
+  std::vector<std::string> published;
+  for (int r : {0, 2, 3, 4, 5}) {
+    published.push_back(absl::StrCat("cancel/0_1_2_3_4_5/", r));
+  }
+  executor::FileStore store(dir);
+  const absl::Status waited =
+      store.Get(published, std::chrono::seconds(10)).status();
+  std::ofstream(cancel) << "cancelled: " << waited << "\n";
+}
+
 // A cancel while a group connects ends every rank's connect when its store
 // wait ends, not a timeout later. Rank 1 publishes its host but never its
 // addresses, so rank 0 waits for them; without the barrier after publishing
@@ -176,10 +193,7 @@ TEST(GlooFaultTest, ACancelWhileConnectingEndsEveryRankWithoutATimeout) {
   const std::string cancel = dir->path() + "/cancelled";
   auto child = [&](int rank) -> std::string {
     if (rank == 0) {
-      std::thread([cancel] {
-        std::this_thread::sleep_for(milliseconds(500));
-        std::ofstream(cancel) << "cancelled\n";
-      }).detach();
+      std::thread(CancelWhenAllButRankOneWait, dir->path(), cancel).detach();
     }
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(10);
@@ -218,20 +232,27 @@ TEST(GlooFaultTest, PeerKilledMidCollectiveIsAnErrorNamingTheGroup) {
   const std::string kill_file = dir->path() + "/killed_at";
   const auto outcomes = RunRanks(2, [&](int rank, auto& provider) {
     if (rank == 1) {
-      // Dies 0.3 s into running, once compiled and past a first run (so the
-      // error hits a data collective, however slow the machine is), after
-      // writing down when.
+      // Dies while running the plan again and again, once compiled and 20
+      // runs in (so the error hits a data collective, however slow the
+      // machine is), after writing down when.
       auto runner = executor::PlanRunner::Compile(mesh, plan, rank, provider);
       if (!runner.ok()) _exit(3);
       std::vector<float> in((*runner)->SourceNumel());
       std::vector<float> out((*runner)->ResultNumel());
-      (void)(*runner)->Run(in.data(), out.data());
+      std::atomic<int> runs{0};
       std::thread([&] {
-        std::this_thread::sleep_for(milliseconds(300));
+        const auto give_up =
+            std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (runs < 20 && std::chrono::steady_clock::now() < give_up) {
+          std::this_thread::sleep_for(milliseconds(1));
+        }
         std::ofstream(kill_file) << absl::StrFormat("%.9f", MonotonicSeconds());
         raise(SIGKILL);
       }).detach();
-      while (true) (void)(*runner)->Run(in.data(), out.data());
+      while (true) {
+        (void)(*runner)->Run(in.data(), out.data());
+        ++runs;
+      }
     }
     executor::RankOptions many;
     many.iters = 100000;  // still running when the peer dies

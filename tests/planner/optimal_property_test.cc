@@ -8,9 +8,13 @@
 // where merged collectives move real bytes. Two more corpora (2,000 and
 // 600 cases) use meshes whose registered groups hold size-1 dims.
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <random>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "planner/plan_check.h"
@@ -59,85 +63,104 @@ bool UsesServedGroup(const Mesh& mesh, const Plan& plan) {
   });
 }
 
-void CheckCorpus(const Corpus& corpus) {
-  std::mt19937_64 rng(corpus.seed);
-  std::map<std::string, Savings> savings;  // per cost model
-  const int cases = testing::ScaledCases(corpus.cases);
-  int served = 0;  // existing plans on a group served by a registered one
-  for (int i = 0; i < cases; ++i) {
-    const testing::RandomCase c =
-        corpus.unit_dim_groups
-            ? testing::MakeUnitDimGroupCase(rng, corpus.max_extent,
-                                            corpus.random_links)
-            : testing::MakeRandomCase(rng, corpus.max_extent,
-                                      corpus.random_links);
-    const int64_t devices_per_host =
-        corpus.random_links ? int64_t{1} << (rng() % 5) : 8;
-    const CostModelKind model =
-        i % 2 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
-    const std::string model_name(CostModelName(model));
-    // PyTorch's plans under this model.
-    double best_torch = 1e300;
-    double greedy = 1e300, greedy_merge = 1e300, graph = 1e300,
-           graph_merge = 1e300;
-    for (PlannerKind planner :
-         {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
-      for (bool merge : {false, true}) {
-        PlanOptions o{planner, model, merge, devices_per_host};
-        absl::StatusOr<Plan> plan =
-            MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
-        if (!plan.ok()) continue;
-        double& slot = planner == PlannerKind::kTorchGreedy
-                           ? (merge ? greedy_merge : greedy)
-                           : (merge ? graph_merge : graph);
-        slot = plan->total_time_us;
-        best_torch = std::min(best_torch, slot);
-      }
-    }
-    double cost[3];
-    for (FlattenPolicy policy : {FlattenPolicy::kExisting, FlattenPolicy::kAny,
-                                 FlattenPolicy::kNone}) {
-      PlanOptions o{PlannerKind::kOptimal, model, false, devices_per_host};
-      o.flatten_policy = policy;
+// PyTorch's plans of one case under one cost model (greedy or graph, with
+// or without the merge pass); 1e300 where a planner refuses the case.
+struct TorchCosts {
+  double greedy = 1e300, greedy_merge = 1e300, graph = 1e300,
+         graph_merge = 1e300;
+  double best() const {
+    return std::min({greedy, greedy_merge, graph, graph_merge});
+  }
+};
+
+TorchCosts TorchPlanCosts(const testing::RandomCase& c, CostModelKind model,
+                          int64_t devices_per_host) {
+  TorchCosts costs;
+  for (PlannerKind planner :
+       {PlannerKind::kTorchGreedy, PlannerKind::kTorchGraph}) {
+    for (bool merge : {false, true}) {
+      PlanOptions o{planner, model, merge, devices_per_host};
       absl::StatusOr<Plan> plan = MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
-      ASSERT_TRUE(plan.ok())
-          << "case " << i << " " << Describe(c) << ": " << plan.status();
-      const absl::Status check =
-          corpus.simulate ? CheckPlan(c.mesh, *plan, i) : absl::OkStatus();
-      ASSERT_TRUE(check.ok())
-          << "case " << i << " " << FlattenPolicyName(policy) << " "
-          << Describe(c) << ": " << check << "\n"
-          << PlanTable(c.mesh, *plan);
-      cost[static_cast<int>(policy)] = plan->total_time_us;
-      if (policy == FlattenPolicy::kExisting && UsesServedGroup(c.mesh, *plan))
-        ++served;
-    }
-    const double existing = cost[0], any = cost[1], none = cost[2];
-    const double eps = 1e-9 * (1 + none);  // relative: large tensors cost a lot
-    const std::string where =
-        absl::StrCat("case ", i, " ", model_name, " ", Describe(c));
-    ASSERT_LE(any, existing + eps) << where;
-    ASSERT_LE(existing, none + eps) << where;
-    ASSERT_LE(none, greedy + eps) << where;
-    ASSERT_LE(none, graph + eps) << where;
-    ASSERT_LE(existing, greedy_merge + eps) << where;
-    ASSERT_LE(existing, graph_merge + eps) << where;
-    // Meshes with size-1 dims inflate the torch model's savings (PyTorch's
-    // plans keep steps on them, priced 6.6 us each): tally them apart.
-    const bool unit_dims =
-        std::find(c.mesh.shape().begin(), c.mesh.shape().end(), 1) !=
-        c.mesh.shape().end();
-    if (best_torch < 1e300) {
-      Savings& s = savings[absl::StrCat(
-          model_name, unit_dims ? " (meshes with size-1 dims)"
-                                : " (meshes without size-1 dims)")];
-      ++s.compared;
-      if (existing < best_torch - 1e-6) {
-        ++s.strictly_better;
-        s.saving_pct.push_back(100 * (best_torch - existing) / best_torch);
-      }
+      if (!plan.ok()) continue;
+      double& slot = planner == PlannerKind::kTorchGreedy
+                         ? (merge ? costs.greedy_merge : costs.greedy)
+                         : (merge ? costs.graph_merge : costs.graph);
+      slot = plan->total_time_us;
     }
   }
+  return costs;
+}
+
+// The optimal planner's plan of one case under each flatten policy.
+struct OptimalCosts {
+  double existing = 0, any = 0, none = 0;
+  bool existing_uses_served_group = false;
+};
+
+// Plans case `i` under every flatten policy; each plan must exist and,
+// with `simulate`, pass the simulator.
+void OptimalPlanCosts(const testing::RandomCase& c, int i, CostModelKind model,
+                      int64_t devices_per_host, bool simulate,
+                      OptimalCosts* out) {
+  double cost[3];
+  for (FlattenPolicy policy :
+       {FlattenPolicy::kExisting, FlattenPolicy::kAny, FlattenPolicy::kNone}) {
+    PlanOptions o{PlannerKind::kOptimal, model, false, devices_per_host};
+    o.flatten_policy = policy;
+    absl::StatusOr<Plan> plan = MakePlan(c.mesh, {c.tensor, c.src, c.dst, o});
+    ASSERT_TRUE(plan.ok()) << "case " << i << " " << Describe(c) << ": "
+                           << plan.status();
+    const absl::Status check =
+        simulate ? CheckPlan(c.mesh, *plan, i) : absl::OkStatus();
+    ASSERT_TRUE(check.ok()) << "case " << i << " " << FlattenPolicyName(policy)
+                            << " " << Describe(c) << ": " << check << "\n"
+                            << PlanTable(c.mesh, *plan);
+    cost[static_cast<int>(policy)] = plan->total_time_us;
+    if (policy == FlattenPolicy::kExisting) {
+      out->existing_uses_served_group = UsesServedGroup(c.mesh, *plan);
+    }
+  }
+  out->existing = cost[0];
+  out->any = cost[1];
+  out->none = cost[2];
+}
+
+// Freer policies never cost more, and the optimal plan never costs more
+// than PyTorch's under the same model: without merging than its plain
+// plans, with its registered groups than its merged ones.
+void ExpectNeverWorse(const OptimalCosts& optimal, const TorchCosts& torch,
+                      const std::string& where) {
+  // Relative: large tensors cost a lot.
+  const double eps = 1e-9 * (1 + optimal.none);
+  ASSERT_LE(optimal.any, optimal.existing + eps) << where;
+  ASSERT_LE(optimal.existing, optimal.none + eps) << where;
+  ASSERT_LE(optimal.none, torch.greedy + eps) << where;
+  ASSERT_LE(optimal.none, torch.graph + eps) << where;
+  ASSERT_LE(optimal.existing, torch.greedy_merge + eps) << where;
+  ASSERT_LE(optimal.existing, torch.graph_merge + eps) << where;
+}
+
+// Adds a case to `savings` (by model, and by whether the mesh has size-1
+// dims: PyTorch's plans keep steps on them, priced 6.6 us each, which
+// inflates the torch model's savings, so they are tallied apart).
+void TallySaving(const testing::RandomCase& c, const std::string& model_name,
+                 double existing, double best_torch,
+                 std::map<std::string, Savings>& savings) {
+  if (best_torch >= 1e300) return;
+  const bool unit_dims = std::find(c.mesh.shape().begin(), c.mesh.shape().end(),
+                                   1) != c.mesh.shape().end();
+  Savings& s = savings[absl::StrCat(
+      model_name, unit_dims ? " (meshes with size-1 dims)"
+                            : " (meshes without size-1 dims)")];
+  ++s.compared;
+  if (existing < best_torch - 1e-6) {
+    ++s.strictly_better;
+    s.saving_pct.push_back(100 * (best_torch - existing) / best_torch);
+  }
+}
+
+void PrintSavings(const Corpus& corpus, int cases, int served,
+                  std::map<std::string, Savings>& savings) {
   std::cout << cases << " cases; " << served
             << " existing plans ran on a group that a registered group with "
                "size-1 dims serves\n";
@@ -157,6 +180,36 @@ void CheckCorpus(const Corpus& corpus) {
               << at_least_1pct << " by >= 1%); saving when better: median "
               << pct(0.5) << "%, p90 " << pct(0.9) << "%\n";
   }
+}
+
+void CheckCorpus(const Corpus& corpus) {
+  std::mt19937_64 rng(corpus.seed);
+  std::map<std::string, Savings> savings;  // per cost model
+  const int cases = testing::ScaledCases(corpus.cases);
+  int served = 0;  // existing plans on a group served by a registered one
+  for (int i = 0; i < cases; ++i) {
+    const testing::RandomCase c =
+        corpus.unit_dim_groups
+            ? testing::MakeUnitDimGroupCase(rng, corpus.max_extent,
+                                            corpus.random_links)
+            : testing::MakeRandomCase(rng, corpus.max_extent,
+                                      corpus.random_links);
+    const int64_t devices_per_host =
+        corpus.random_links ? int64_t{1} << (rng() % 5) : 8;
+    const CostModelKind model =
+        i % 2 ? CostModelKind::kTorch : CostModelKind::kAlphaBeta;
+    const std::string model_name(CostModelName(model));
+    const TorchCosts torch = TorchPlanCosts(c, model, devices_per_host);
+    OptimalCosts optimal;
+    ASSERT_NO_FATAL_FAILURE(OptimalPlanCosts(c, i, model, devices_per_host,
+                                             corpus.simulate, &optimal));
+    served += optimal.existing_uses_served_group;
+    ASSERT_NO_FATAL_FAILURE(ExpectNeverWorse(
+        optimal, torch,
+        absl::StrCat("case ", i, " ", model_name, " ", Describe(c))));
+    TallySaving(c, model_name, optimal.existing, torch.best(), savings);
+  }
+  PrintSavings(corpus, cases, served, savings);
 }
 
 TEST(OptimalPropertyTest, CorrectAndNeverWorseThanPyTorch) {

@@ -24,15 +24,15 @@ BatchPlan TestBatch(const Mesh& mesh) {
 
 TEST(BatchConvertTest, OptionsRoundTripAndDefault) {
   v1::PlanBatchRequest request;
-  BatchOptions defaults = BatchOptionsFromProto(request);
+  BatchOptions defaults = proto::BatchOptionsFromProto(request);
   EXPECT_EQ(defaults.bucket_bytes, kDefaultBucketBytes);
   EXPECT_FALSE(defaults.all_or_nothing);
-  BatchOptionsToProto({1234, true}, &request);
-  const BatchOptions back = BatchOptionsFromProto(request);
+  proto::BatchOptionsToProto({1234, true}, &request);
+  const BatchOptions back = proto::BatchOptionsFromProto(request);
   EXPECT_EQ(back.bucket_bytes, 1234);
   EXPECT_TRUE(back.all_or_nothing);
   request.set_bucket_bytes(0);  // set: the core refuses it, not a default
-  EXPECT_EQ(BatchOptionsFromProto(request).bucket_bytes, 0);
+  EXPECT_EQ(proto::BatchOptionsFromProto(request).bucket_bytes, 0);
 }
 
 TEST(BatchConvertTest, BatchRoundTripsWithErrorsAndBuckets) {
@@ -40,13 +40,13 @@ TEST(BatchConvertTest, BatchRoundTripsWithErrorsAndBuckets) {
   const BatchPlan batch = TestBatch(mesh);
   ASSERT_EQ(batch.ItemErrors(), 1);
   v1::PlanBatchResponse response;
-  BatchPlanToProto(mesh, batch, "mesh-1", &response);
+  proto::BatchPlanToProto(mesh, batch, "mesh-1", &response);
   ASSERT_EQ(response.plans_size(), 4);
   EXPECT_EQ(response.plans(0).mesh_id(), "mesh-1");
   ASSERT_EQ(response.errors_size(), 1);
   EXPECT_EQ(response.errors(0).item(), 1);
   EXPECT_EQ(response.errors(0).code(), 3);  // INVALID_ARGUMENT
-  absl::StatusOr<BatchPlan> back = BatchPlanFromProto(mesh, response, 4);
+  absl::StatusOr<BatchPlan> back = proto::BatchPlanFromProto(mesh, response, 4);
   ASSERT_TRUE(back.ok()) << back.status();
   // The batch's JSON is the same on both sides of the wire.
   EXPECT_EQ(BatchJson(mesh, *back), BatchJson(mesh, batch));
@@ -60,7 +60,7 @@ TEST(BatchConvertTest, BatchRoundTripsWithErrorsAndBuckets) {
 TEST(BatchConvertTest, InconsistentResponsesAreRefusedNamingTheField) {
   const Mesh mesh = MakeMesh({2, 2});
   v1::PlanBatchResponse good;
-  BatchPlanToProto(mesh, TestBatch(mesh), "m", &good);
+  proto::BatchPlanToProto(mesh, TestBatch(mesh), "m", &good);
   ASSERT_GE(good.buckets_size(), 1);
   ASSERT_EQ(good.buckets(0).op(), "all_reduce");
   struct Case {
@@ -89,7 +89,8 @@ TEST(BatchConvertTest, InconsistentResponsesAreRefusedNamingTheField) {
     SCOPED_TRACE(c.message);
     v1::PlanBatchResponse r = good;
     c.mutate(r);
-    absl::StatusOr<BatchPlan> back = BatchPlanFromProto(mesh, r, c.items);
+    absl::StatusOr<BatchPlan> back =
+        proto::BatchPlanFromProto(mesh, r, c.items);
     EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(back.status().message(), c.message);
   }

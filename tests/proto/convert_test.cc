@@ -35,14 +35,14 @@ PlanRequest TestRequest(const Mesh& mesh, PlanOptions options) {
 
 TEST(ConvertTest, MeshRoundTrips) {
   const Mesh mesh = TestMesh();
-  absl::StatusOr<Mesh> back = MeshFromProto(MeshToProto(mesh));
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto::MeshToProto(mesh));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(*back == mesh);
-  EXPECT_EQ(MeshId(*back), MeshId(mesh));
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
   // A mesh without links sends none.
   const Mesh plain = Mesh::Create({.shape = {4}}).value();
-  EXPECT_EQ(MeshToProto(plain).links_size(), 0);
-  EXPECT_TRUE(MeshFromProto(MeshToProto(plain)).value() == plain);
+  EXPECT_EQ(proto::MeshToProto(plain).links_size(), 0);
+  EXPECT_TRUE(proto::MeshFromProto(proto::MeshToProto(plain)).value() == plain);
 }
 
 TEST(ConvertTest, PlanRequestRoundTrips) {
@@ -56,9 +56,10 @@ TEST(ConvertTest, PlanRequestRoundTrips) {
   options.search_budget = 1234;
   options.max_peak_bytes = 4096;
   const PlanRequest request = TestRequest(mesh, options);
-  absl::StatusOr<PlanRequest> back = PlanRequestFromProto(
-      mesh, TensorToProto(request.tensor), StateToProto(request.src),
-      StateToProto(request.dst), OptionsToProto(request.options), 99);
+  absl::StatusOr<PlanRequest> back = proto::PlanRequestFromProto(
+      mesh, proto::TensorToProto(request.tensor),
+      proto::StateToProto(request.src), proto::StateToProto(request.dst),
+      proto::OptionsToProto(request.options), 99);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->tensor == request.tensor);
   EXPECT_TRUE(back->src == request.src) << back->src.ToString();
@@ -81,7 +82,7 @@ TEST(ConvertTest, UnsetFieldsTakeDefaults) {
   src.set_text("S(-1),R,R");  // text form, negative dim
   dst.set_text("R,R,R");
   absl::StatusOr<PlanRequest> r =
-      PlanRequestFromProto(mesh, tensor, src, dst, {}, 77);
+      proto::PlanRequestFromProto(mesh, tensor, src, dst, {}, 77);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->tensor.dtype(), DType::kFloat32);
   EXPECT_EQ(r->src.ToString(), "S(0),R,R");
@@ -105,13 +106,13 @@ TEST(ConvertTest, NormalizesNegativeShardDimsInPlacements) {
   v1::DistState dst = src;
   dst.mutable_placements(0)->mutable_shard()->set_dim(-3);
   absl::StatusOr<PlanRequest> r =
-      PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
+      proto::PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
             "dst.placements[0]: shard dim -3 out of range for a tensor of "
             "rank 2");
   dst.mutable_placements(0)->mutable_shard()->set_dim(-2);
-  r = PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
+  r = proto::PlanRequestFromProto(mesh, tensor, src, dst, {}, 1);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->src.ToString(), "S(1),R,P(max)");
   EXPECT_EQ(r->dst.ToString(), "S(0),R,P(max)");
@@ -121,9 +122,10 @@ TEST(ConvertTest, RefusesUnknownEnumValuesNamingTheField) {
   const Mesh mesh = TestMesh();
   const PlanRequest request = TestRequest(mesh, {});
   auto convert = [&](const v1::PlanOptions& options) {
-    return PlanRequestFromProto(mesh, TensorToProto(request.tensor),
-                                StateToProto(request.src),
-                                StateToProto(request.dst), options, 1)
+    return proto::PlanRequestFromProto(
+               mesh, proto::TensorToProto(request.tensor),
+               proto::StateToProto(request.src),
+               proto::StateToProto(request.dst), options, 1)
         .status();
   };
   v1::PlanOptions o;
@@ -150,9 +152,9 @@ TEST(ConvertTest, PlanRoundTrips) {
   plan->warnings.push_back(
       {WarningCode::kSearchBudgetExceeded, {"dp"}, "a note", 1.5});
   v1::Plan proto;
-  PlanToProto(mesh, *plan, &proto);
+  proto::PlanToProto(mesh, *plan, &proto);
   EXPECT_EQ(proto.trace(), PlanTrace(*plan));
-  absl::StatusOr<Plan> back = PlanFromProto(mesh, proto);
+  absl::StatusOr<Plan> back = proto::PlanFromProto(mesh, proto);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(PlanJson(mesh, *back), PlanJson(mesh, *plan));
 }
@@ -161,9 +163,9 @@ TEST(ConvertTest, PlanFromProtoChecksStepsAgainstTheirStates) {
   const Mesh mesh = TestMesh();
   const Plan plan = MakePlan(mesh, TestRequest(mesh, {})).value();
   v1::Plan proto;
-  PlanToProto(mesh, plan, &proto);
+  proto::PlanToProto(mesh, plan, &proto);
   proto.mutable_steps(0)->set_op("chunk");
-  absl::StatusOr<Plan> back = PlanFromProto(mesh, proto);
+  absl::StatusOr<Plan> back = proto::PlanFromProto(mesh, proto);
   ASSERT_FALSE(back.ok());
   EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(back.status().message().find("plan.steps[0]"), std::string::npos)
@@ -174,18 +176,18 @@ TEST(ConvertTest, PlanFromProtoRefusesUnknownNames) {
   const Mesh mesh = TestMesh();
   const Plan plan = MakePlan(mesh, TestRequest(mesh, {})).value();
   v1::Plan proto;
-  PlanToProto(mesh, plan, &proto);
+  proto::PlanToProto(mesh, plan, &proto);
   v1::Plan bad = proto;
   bad.set_planner("greedy");
-  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+  EXPECT_EQ(proto::PlanFromProto(mesh, bad).status().message(),
             "plan.planner: unknown planner \"greedy\"");
   bad = proto;
   bad.set_cost_model("ab");
-  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+  EXPECT_EQ(proto::PlanFromProto(mesh, bad).status().message(),
             "plan.cost_model: unknown cost model \"ab\"");
   bad = proto;
   bad.add_warnings()->set_code("odd");
-  EXPECT_EQ(PlanFromProto(mesh, bad).status().message(),
+  EXPECT_EQ(proto::PlanFromProto(mesh, bad).status().message(),
             "plan.warnings[0].code: unknown warning code \"odd\"");
 }
 
@@ -194,9 +196,9 @@ TEST(ConvertTest, StatusRoundTrips) {
        {absl::OkStatus(), absl::InvalidArgumentError("src[0]: bad"),
         absl::ResourceExhaustedError("full"), absl::UnavailableError("x"),
         absl::DeadlineExceededError("late")}) {
-    const grpc::Status g = StatusToGrpc(s);
+    const grpc::Status g = proto::StatusToGrpc(s);
     EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(s.code()));
-    EXPECT_EQ(StatusFromGrpc(g), s);
+    EXPECT_EQ(proto::StatusFromGrpc(g), s);
   }
 }
 

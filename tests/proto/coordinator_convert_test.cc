@@ -38,12 +38,12 @@ executor::RankReport SampleReport() {
 TEST(CoordinatorConvertTest, RankReportRoundTrips) {
   const executor::RankReport r = SampleReport();
   v1::RankReport proto;
-  RankReportToProto(r, &proto);
+  proto::RankReportToProto(r, &proto);
   EXPECT_EQ(proto.code(),
             static_cast<int>(absl::StatusCode::kDeadlineExceeded));
   EXPECT_EQ(proto.error(), "steps[1] (all_gather on A): late");
   ASSERT_EQ(proto.steps_size(), 3);
-  const executor::RankReport back = RankReportFromProto(proto);
+  const executor::RankReport back = proto::RankReportFromProto(proto);
   EXPECT_EQ(back.rank, r.rank);
   EXPECT_EQ(back.status, r.status);
   EXPECT_EQ(back.seconds_min, r.seconds_min);
@@ -69,21 +69,21 @@ TEST(CoordinatorConvertTest, EveryStatusCodeRoundTrips) {
                    ? absl::OkStatus()
                    : absl::Status(static_cast<absl::StatusCode>(code), "why");
     v1::RankReport proto;
-    RankReportToProto(r, &proto);
-    EXPECT_EQ(RankReportFromProto(proto).status, r.status) << code;
+    proto::RankReportToProto(r, &proto);
+    EXPECT_EQ(proto::RankReportFromProto(proto).status, r.status) << code;
   }
 }
 
 TEST(CoordinatorConvertTest, CodesReadByTheirRules) {
   v1::RankReport proto;
   proto.set_error("ignored");
-  EXPECT_TRUE(RankReportFromProto(proto).status.ok());
+  EXPECT_TRUE(proto::RankReportFromProto(proto).status.ok());
   proto.set_code(99);
   proto.set_error("from the future");
-  EXPECT_EQ(RankReportFromProto(proto).status,
+  EXPECT_EQ(proto::RankReportFromProto(proto).status,
             absl::UnknownError("from the future"));
   proto.set_code(-1);
-  EXPECT_EQ(RankReportFromProto(proto).status.code(),
+  EXPECT_EQ(proto::RankReportFromProto(proto).status.code(),
             absl::StatusCode::kUnknown);
 }
 
@@ -92,8 +92,8 @@ TEST(CoordinatorConvertTest, UnevenTimingsPadWithZeros) {
   r.seconds_min = {1, 2};
   r.seconds_median = {3};
   v1::RankReport proto;
-  RankReportToProto(r, &proto);
-  const executor::RankReport back = RankReportFromProto(proto);
+  proto::RankReportToProto(r, &proto);
+  const executor::RankReport back = proto::RankReportFromProto(proto);
   EXPECT_EQ(back.seconds_min, (std::vector<double>{1, 2}));
   EXPECT_EQ(back.seconds_median, (std::vector<double>{3, 0}));
 }
@@ -121,12 +121,12 @@ TEST(CoordinatorConvertTest, RunSummaryRoundTrips) {
   proto.set_run_id("run-1");
   proto.set_iters(10);
   proto.add_ranks()->set_rank(3);
-  RunSummaryToProto(s, &proto);
+  proto::RunSummaryToProto(s, &proto);
   // Fields the summary does not own are left alone.
   EXPECT_EQ(proto.run_id(), "run-1");
   EXPECT_EQ(proto.iters(), 10);
   EXPECT_EQ(proto.ranks_size(), 1);
-  const executor::RunSummary back = RunSummaryFromProto(proto);
+  const executor::RunSummary back = proto::RunSummaryFromProto(proto);
   ASSERT_EQ(back.rows.size(), s.rows.size());
   for (size_t k = 0; k < s.rows.size(); ++k) {
     EXPECT_EQ(back.rows[k].op, s.rows[k].op);
@@ -155,11 +155,11 @@ TEST(CoordinatorConvertTest, RunSummaryRoundTrips) {
 
 TEST(CoordinatorConvertTest, RunSummaryReplacesEarlierRows) {
   v1::RunJobResponse proto;
-  RunSummaryToProto(SampleSummary(), &proto);
+  proto::RunSummaryToProto(SampleSummary(), &proto);
   executor::RunSummary one;
   one.rows = {{"all_gather", "A", 1, 8, 1, 1, 8e-9, 4e-9}};
   one.tensors = {{"", {7}, true, ""}};
-  RunSummaryToProto(one, &proto);
+  proto::RunSummaryToProto(one, &proto);
   EXPECT_EQ(proto.steps_size(), 1);
   EXPECT_EQ(proto.tensors_size(), 1);
   EXPECT_TRUE(proto.validated());
@@ -184,8 +184,9 @@ TEST(CoordinatorConvertTest, BatchWorkRoundTripsAndAnEmptyBatchIsRefused) {
   const Mesh mesh = testing::MakeMesh({4});
   const executor::BatchWork work = SampleBatch(mesh);
   v1::BatchWork proto;
-  BatchWorkToProto(mesh, work, &proto);
-  absl::StatusOr<executor::BatchWork> back = BatchWorkFromProto(mesh, proto);
+  proto::BatchWorkToProto(mesh, work, &proto);
+  absl::StatusOr<executor::BatchWork> back =
+      proto::BatchWorkFromProto(mesh, proto);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_FALSE(back->bucketed);
   EXPECT_FALSE(back->single_plan);
@@ -195,7 +196,7 @@ TEST(CoordinatorConvertTest, BatchWorkRoundTripsAndAnEmptyBatchIsRefused) {
             (std::vector<std::string>{"item 0", "item 1", "item 2"}));
   EXPECT_EQ(back->Digest(mesh), work.Digest(mesh));
   absl::StatusOr<executor::BatchWork> empty =
-      BatchWorkFromProto(mesh, v1::BatchWork());
+      proto::BatchWorkFromProto(mesh, v1::BatchWork());
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(empty.status().message(),
             "batch.plans: a batch needs at least one item");
@@ -210,17 +211,18 @@ TEST(CoordinatorConvertTest, RunWorkIsAPlanOrABatch) {
       executor::BatchWork::OfPlan(mesh, batch.plans[0]);
   for (const executor::BatchWork* work : {&plan, &batch}) {
     v1::RunWork run;
-    RunWorkToProto(mesh, *work, &run);
+    proto::RunWorkToProto(mesh, *work, &run);
     EXPECT_EQ(run.work_case(),
               work->single_plan ? v1::RunWork::kPlan : v1::RunWork::kBatch);
-    absl::StatusOr<executor::BatchWork> back = RunWorkFromProto(mesh, run);
+    absl::StatusOr<executor::BatchWork> back =
+        proto::RunWorkFromProto(mesh, run);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(back->single_plan, work->single_plan);
     EXPECT_EQ(back->Digest(mesh), work->Digest(mesh));
     EXPECT_EQ(back->Rows(mesh).size(), work->Rows(mesh).size());
   }
   absl::StatusOr<executor::BatchWork> neither =
-      RunWorkFromProto(mesh, v1::RunWork());
+      proto::RunWorkFromProto(mesh, v1::RunWork());
   EXPECT_EQ(neither.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(neither.status().message(), "run.work: neither a plan nor a batch");
 }
@@ -233,20 +235,20 @@ TEST(CoordinatorConvertTest, AResponseSaysWhatRan) {
   const executor::BatchWork plan =
       executor::BatchWork::OfPlan(mesh, batch.plans[0]);
   v1::RunJobResponse response;
-  RanToProto(mesh, plan, &response);
+  proto::RanToProto(mesh, plan, &response);
   absl::StatusOr<executor::BatchWork> back =
-      RanFromProto(mesh, response, &batch);
+      proto::RanFromProto(mesh, response, &batch);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_TRUE(back->single_plan);
   EXPECT_EQ(back->Digest(mesh), plan.Digest(mesh));
-  RanToProto(mesh, batch, &response);
+  proto::RanToProto(mesh, batch, &response);
   EXPECT_FALSE(response.has_plan());
   EXPECT_FALSE(response.batch().bucketed());
-  back = RanFromProto(mesh, response, &batch);
+  back = proto::RanFromProto(mesh, response, &batch);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->names, batch.names);
   const absl::Status neither =
-      RanFromProto(mesh, v1::RunJobResponse(), &batch).status();
+      proto::RanFromProto(mesh, v1::RunJobResponse(), &batch).status();
   EXPECT_EQ(neither.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(neither.message(),
             "RunJob answered without saying what ran (an older server?)");

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "proto/convert.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 Mesh MeshOf(int64_t size) { return Mesh::Create({.shape = {size}}).value(); }
@@ -25,7 +25,7 @@ TEST(MeshRegistryTest, RegisteringIsIdempotent) {
   EXPECT_TRUE(first->created);
   EXPECT_FALSE(again->created);
   EXPECT_EQ(first->id, again->id);
-  EXPECT_EQ(first->id, MeshId(MeshOf(2)));
+  EXPECT_EQ(first->id, proto::MeshId(MeshOf(2)));
   EXPECT_EQ(registry.size(), 1u);
   ASSERT_NE(registry.Get(first->id), nullptr);
   EXPECT_TRUE(*registry.Get(first->id) == MeshOf(2));
@@ -62,7 +62,7 @@ TEST(MeshRegistryTest, ListIsOrderedById) {
   ASSERT_EQ(list.size(), 4u);
   for (size_t i = 1; i < list.size(); ++i)
     EXPECT_LT(list[i - 1].first, list[i].first);
-  for (const auto& [id, mesh] : list) EXPECT_EQ(MeshId(*mesh), id);
+  for (const auto& [id, mesh] : list) EXPECT_EQ(proto::MeshId(*mesh), id);
 }
 
 TEST(MeshRegistryTest, ConcurrentUseStaysWithinBounds) {
@@ -87,4 +87,4 @@ TEST(MeshRegistryTest, ConcurrentUseStaysWithinBounds) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server

@@ -11,7 +11,7 @@
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 using testing::MakeMesh;
@@ -27,7 +27,7 @@ std::unique_ptr<Client> Connect(const std::string& target) {
 v1::PlanBatchRequest TextBatch(const Mesh& mesh,
                                const std::vector<std::string>& srcs) {
   v1::PlanBatchRequest batch;
-  *batch.mutable_mesh() = MeshToProto(mesh);
+  *batch.mutable_mesh() = proto::MeshToProto(mesh);
   for (const std::string& src : srcs) {
     v1::PlanBatchRequest::Item* item = batch.add_items();
     item->mutable_tensor()->add_shape(8);
@@ -178,4 +178,4 @@ TEST(PlanBatchServiceTest, ABudgetOverflowDegradesItemsNotTheBatch) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server

@@ -1,6 +1,6 @@
 // /metrics of real reshard-planner processes (--metrics_listen on loopback):
 // the page passes `promtool check metrics`, lists every Planner metric of
-// DESIGN §7 with its type, and each series moves when its event happens
+// docs/DESIGN.md §7 with its type, and each series moves when its event happens
 // (a plan per planner, a cache hit and miss, warnings by code, requests
 // refused by code, states expanded, calls in flight, draining). Also: the
 // endpoint is off without the flag, and an address that cannot be bound
@@ -24,9 +24,9 @@
 #include <thread>
 #include <vector>
 
+#include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "planner/version.h"
 #include "proto/convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
@@ -34,7 +34,7 @@
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 using testing::MakeMesh;
@@ -190,7 +190,7 @@ class Planner {
   grpc::StatusCode RegisterMesh(const Mesh& mesh) {
     grpc::ClientContext ctx;
     v1::RegisterMeshRequest request;
-    *request.mutable_mesh() = MeshToProto(mesh);
+    *request.mutable_mesh() = proto::MeshToProto(mesh);
     v1::RegisterMeshResponse response;
     return stub_->RegisterMesh(&ctx, request, &response).error_code();
   }
@@ -213,7 +213,7 @@ v1::PlanRequest Request(const Mesh& mesh, std::vector<int64_t> shape,
                         const std::string& src, const std::string& dst,
                         v1::PlannerKind planner = v1::PLANNER_KIND_OPTIMAL) {
   v1::PlanRequest r;
-  *r.mutable_mesh() = MeshToProto(mesh);
+  *r.mutable_mesh() = proto::MeshToProto(mesh);
   for (int64_t s : shape) r.mutable_tensor()->add_shape(s);
   r.mutable_src()->set_text(src);
   r.mutable_dst()->set_text(dst);
@@ -221,7 +221,8 @@ v1::PlanRequest Request(const Mesh& mesh, std::vector<int64_t> shape,
   return r;
 }
 
-// Every Planner metric of DESIGN §7 and the operator's extras, with types.
+// Every Planner metric of docs/DESIGN.md §7 and the operator's extras, with
+// types.
 const std::vector<std::pair<std::string, std::string>> kFamilies = {
     {"reshard_plan_requests_total", "counter"},
     {"reshard_plan_duration_seconds", "histogram"},
@@ -284,15 +285,11 @@ double PlanningCount(Scrape& s, const char* planner) {
   return s("reshard_plan_duration_seconds_count", {{"planner", planner}});
 }
 
-TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {
-  MetricsServer server({"--max_search_budget=300000", "--max_batch_items=2"});
-  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
-  Planner planner(server.process().address());
-  Scrape before = server.ScrapeNow();
-
+// A plan per planner (each a cache miss), the first again (a hit),
+// warnings of two codes, requests refused by the server and by a planner.
+void CauseEveryEvent(Planner& planner) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   ASSERT_EQ(planner.RegisterMesh(mesh), grpc::OK);
-  // A plan per planner (each a cache miss), then the first again (a hit).
   const v1::PlannerKind kinds[] = {v1::PLANNER_KIND_OPTIMAL,
                                    v1::PLANNER_KIND_TORCH_GREEDY,
                                    v1::PLANNER_KIND_TORCH_GRAPH};
@@ -318,15 +315,17 @@ TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {
   ASSERT_EQ(planner.Plan(over_limit), grpc::INVALID_ARGUMENT);
   ASSERT_EQ(planner.GetMesh("mesh-0"), grpc::NOT_FOUND);
   v1::PlanBatchRequest batch;
-  *batch.mutable_mesh() = MeshToProto(mesh);
+  *batch.mutable_mesh() = proto::MeshToProto(mesh);
   for (int i = 0; i < 3; ++i) batch.add_items();
   ASSERT_EQ(planner.PlanBatch(batch), grpc::INVALID_ARGUMENT);
   ASSERT_EQ(planner.Plan(Request(MakeMesh({2}), {8}, "P(sum)", "P(avg)",
                                  v1::PLANNER_KIND_TORCH_GREEDY)),
             grpc::FAILED_PRECONDITION);
+}
 
-  Scrape after = server.ScrapeNow();
-  EXPECT_EQ(PromtoolProblems(after.page), "") << after.page;
+// What CauseEveryEvent did, in the plan, cache, mesh, search and warning
+// series.
+void ExpectPlanSeriesMoved(Scrape& before, Scrape& after) {
   EXPECT_EQ(Plans(after, "optimal") - Plans(before, "optimal"), 4);
   EXPECT_EQ(Plans(after, "torch_greedy") - Plans(before, "torch_greedy"), 1);
   EXPECT_EQ(Plans(after, "torch_graph") - Plans(before, "torch_graph"), 1);
@@ -350,6 +349,10 @@ TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {
   EXPECT_EQ(after("reshard_plan_warnings_total",
                   {{"code", "search_budget_exceeded"}}),
             1);
+}
+
+// What CauseEveryEvent did, in the RPC series.
+void ExpectRpcSeriesMoved(Scrape& after) {
   EXPECT_EQ(Rpcs(after, "RegisterMesh"), 1);
   EXPECT_EQ(Rpcs(after, "Plan"), 6);
   EXPECT_EQ(Rpcs(after, "Plan", "INVALID_ARGUMENT"), 1);
@@ -361,6 +364,18 @@ TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {
   EXPECT_EQ(after("reshard_rpc_duration_seconds_bucket",
                   {{"method", "Plan"}, {"le", "+Inf"}}),
             8);
+}
+
+TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {
+  MetricsServer server({"--max_search_budget=300000", "--max_batch_items=2"});
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  Planner planner(server.process().address());
+  Scrape before = server.ScrapeNow();
+  ASSERT_NO_FATAL_FAILURE(CauseEveryEvent(planner));
+  Scrape after = server.ScrapeNow();
+  EXPECT_EQ(PromtoolProblems(after.page), "") << after.page;
+  ExpectPlanSeriesMoved(before, after);
+  ExpectRpcSeriesMoved(after);
   EXPECT_EQ(server.process().Stop(), 0);
 }
 
@@ -440,7 +455,7 @@ grpc::Status RunTiny(v1::Coordinator::Stub& stub, const std::string& job,
   v1::RunJobRequest request;
   request.set_job(job);
   v1::PlanRequest* plan = request.mutable_request();
-  *plan->mutable_mesh() = MeshToProto(MakeMesh({world}));
+  *plan->mutable_mesh() = proto::MeshToProto(MakeMesh({world}));
   plan->mutable_tensor()->add_shape(8);
   plan->mutable_tensor()->set_dtype(v1::DTYPE_FLOAT32);
   plan->mutable_src()->set_text("S(0)");
@@ -517,4 +532,4 @@ TEST(PlannerMetricsTest, AnAddressThatCannotBeBoundStopsStartUp) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server

@@ -10,13 +10,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "reshard/client.h"
-#include "gtest/gtest.h"
 #include "common/version.h"
+#include "gtest/gtest.h"
+#include "reshard/client.h"
 #include "tests/planner/test_util.h"
 #include "tests/server/server_process.h"
 
-namespace reshard {
+namespace reshard::server {
 namespace {
 
 struct ProgramRun {
@@ -139,4 +139,4 @@ TEST(ServerFlagsTest, CacheEntriesZeroTurnsTheCacheOff) {
 }
 
 }  // namespace
-}  // namespace reshard
+}  // namespace reshard::server
