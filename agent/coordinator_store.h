@@ -34,10 +34,14 @@ class CoordinatorStore : public executor::KeyValueStore {
   // The run whose keys later calls set and read (between runs).
   void SetRun(const std::string& run_id);
 
+  // StoreSet in the current run, bounded by `rpc_timeout`.
   absl::Status Set(const std::string& key, const std::string& value) override;
+  // One StoreGet that waits on the Coordinator; the RPC's deadline is
+  // `timeout` plus a margin for the trip.
   absl::StatusOr<std::vector<std::string>> Get(
       const std::vector<std::string>& keys,
       std::chrono::milliseconds timeout) override;
+  // StoreDelete in the current run, bounded by `rpc_timeout`.
   absl::Status DeleteByPrefix(const std::string& prefix) override;
 
  private:

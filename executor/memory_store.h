@@ -18,6 +18,7 @@ namespace reshard::executor {
 class MemoryStore : public KeyValueStore {
  public:
   absl::Status Set(const std::string& key, const std::string& value) override;
+  // Blocks on the store's mutex until every key is set (no polling).
   absl::StatusOr<std::vector<std::string>> Get(
       const std::vector<std::string>& keys,
       std::chrono::milliseconds timeout) override;

@@ -133,10 +133,20 @@ std::string OnDevice(const std::vector<float>& in, size_t out_n, Op op,
   return s.ok() ? "" : std::string(s.message());
 }
 
-// Every collective on `group` (global ranks, this rank among them), checked
-// against the host's expectation; "" when all agree.
-std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
-  const int64_t n = 96;  // divisible by every group size used
+// The sum over `group` of every member's Values(n, member).
+std::vector<float> GroupSum(const std::vector<int64_t>& group, int64_t n) {
+  std::vector<float> sum(n, 0);
+  for (int64_t member : group) {
+    const std::vector<float> v = Values(n, member);
+    for (int64_t k = 0; k < n; ++k) sum[k] += v[k];
+  }
+  return sum;
+}
+
+// all_gather and all_reduce on `group`, checked against the host's
+// expectation; "" when both agree.
+std::string CheckGatherAndReduce(Communicator& comm,
+                                 const std::vector<int64_t>& group, int64_t n) {
   const int64_t g = static_cast<int64_t>(group.size());
   const std::vector<float> mine = Values(n, group[comm.index()]);
   std::vector<float> out, want;
@@ -146,17 +156,12 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
         return comm.AllGather(i, o, n, DType::kFloat32);
       },
       out);
-  for (int j = 0; j < g; ++j) {
-    const std::vector<float> v = Values(n, group[j]);
+  for (int64_t member : group) {
+    const std::vector<float> v = Values(n, member);
     want.insert(want.end(), v.begin(), v.end());
   }
   if (!e.empty() || out != want)
     return absl::StrCat("all_gather on ", comm.name(), " ", e);
-  std::vector<float> sum(n, 0);
-  for (int j = 0; j < g; ++j) {
-    const std::vector<float> v = Values(n, group[j]);
-    for (int64_t k = 0; k < n; ++k) sum[k] += v[k];
-  }
   // AllReduce works in place: its result is copied to the output buffer.
   e = OnDevice(
       mine, n,
@@ -167,18 +172,28 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
         return s;
       },
       out);
-  if (!e.empty() || out != sum)
+  if (!e.empty() || out != GroupSum(group, n))
     return absl::StrCat("all_reduce on ", comm.name(), " ", e);
-  const int64_t block = n / g;
-  e = OnDevice(
+  return "";
+}
+
+// reduce_scatter and all_to_all on `group`, checked likewise.
+std::string CheckScatterAndExchange(Communicator& comm,
+                                    const std::vector<int64_t>& group,
+                                    int64_t n) {
+  const int64_t block = n / static_cast<int64_t>(group.size());
+  const std::vector<float> mine = Values(n, group[comm.index()]);
+  const std::vector<float> sum = GroupSum(group, n);
+  std::vector<float> out;
+  std::string e = OnDevice(
       mine, block,
       [&](void* i, void* o) {
         return comm.ReduceScatter(i, o, block, DType::kFloat32,
                                   {ReduceOp::kSum, 1});
       },
       out);
-  want.assign(sum.begin() + comm.index() * block,
-              sum.begin() + (comm.index() + 1) * block);
+  std::vector<float> want(sum.begin() + comm.index() * block,
+                          sum.begin() + (comm.index() + 1) * block);
   if (!e.empty() || out != want)
     return absl::StrCat("reduce_scatter on ", comm.name(), " ", e);
   e = OnDevice(
@@ -188,14 +203,22 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
       },
       out);
   want.clear();
-  for (int j = 0; j < g; ++j) {
-    const std::vector<float> v = Values(n, group[j]);
+  for (int64_t member : group) {
+    const std::vector<float> v = Values(n, member);
     want.insert(want.end(), v.begin() + comm.index() * block,
                 v.begin() + (comm.index() + 1) * block);
   }
   if (!e.empty() || out != want)
     return absl::StrCat("all_to_all on ", comm.name(), " ", e);
   return "";
+}
+
+// Every collective on `group` (global ranks, this rank among them), checked
+// against the host's expectation; "" when all agree.
+std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
+  const int64_t n = 96;  // divisible by every group size used
+  const std::string e = CheckGatherAndReduce(comm, group, n);
+  return e.empty() ? CheckScatterAndExchange(comm, group, n) : e;
 }
 
 std::string EveryCollective(const std::string& dir, int rank) {
