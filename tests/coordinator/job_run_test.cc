@@ -386,14 +386,22 @@ TEST_F(JobRunTest, SigtermFinishesTheCurrentRunFirst) {
   r->mutable_tensor()->add_shape(1 << 20);
   r->mutable_src()->set_text("S(0)");
   r->mutable_dst()->set_text("R");
-  slow.set_iters(40);
+  slow.set_iters(200);  // long enough that the signal lands mid-run
   slow.set_timeout_seconds(10);
   v1::RunJobResponse response;
   grpc::Status status;
   std::thread caller([&] { status = RunJob(slow, &response, seconds(60)); });
   // (No ASSERT while `caller` runs: leaving would destroy it joinable.)
-  EXPECT_TRUE(AwaitJob("term", [](const v1::JobInfo& info) {
-    return info.state() == "running";
+  // Every agent moves the run's data (it logs "run ID: executing" once its
+  // communicators connect and the digests agree) before the signal.
+  EXPECT_TRUE(AwaitJob("term", [&agents](const v1::JobInfo& info) {
+    if (info.state() != "running") return false;
+    const std::string line =
+        absl::StrCat("run ", info.current_run(), ": executing");
+    for (int r = 0; r < 4; ++r) {
+      if (agents.Log(r).find(line) == std::string::npos) return false;
+    }
+    return true;
   }));
   const std::vector<int> codes = agents.Wait(seconds(30), SIGTERM);
   caller.join();
