@@ -1,8 +1,8 @@
 // The rendezvous KeyValueStore of a job's agents, over the Coordinator's
-// StoreSet/StoreGet/StoreDelete RPCs (docs/DESIGN.md §5): agents on different hosts
-// meet there instead of in a shared directory. Every call names this agent
-// and the current run, which the Coordinator uses to namespace the keys and
-// to delete them when the run ends. Gets block on the server, bounded by
+// StoreSet/StoreGet/StoreDelete RPCs (docs/DESIGN.md §5): agents on different
+// hosts meet there instead of in a shared directory. Every call names this
+// agent and the current run, which the Coordinator uses to namespace the keys
+// and to delete them when the run ends. Gets block on the server, bounded by
 // their timeout (and a gRPC deadline kWaitMargin later), so a missing peer
 // is an error, never a hang. Errors name the keys, the run and the
 // Coordinator's error; a timeout is DEADLINE_EXCEEDED. Thread-safe.

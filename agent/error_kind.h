@@ -1,6 +1,6 @@
 // Why a run failed on this rank, as the `kind` label of the agent's
-// reshard_executor_errors_total (docs/DESIGN.md §7): a closed set an operator can
-// alert on. Most kinds follow from the status code the executor returns
+// reshard_executor_errors_total (docs/DESIGN.md §7): a closed set an operator
+// can alert on. Most kinds follow from the status code the executor returns
 // (Gloo timeouts are DEADLINE_EXCEEDED, a lost or failing peer UNAVAILABLE);
 // a digest mismatch is a FAILED_PRECONDITION like other refusals of a run,
 // so the agent marks it with a payload where it detects it.

@@ -22,10 +22,10 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "common/flags_usage.h"
 #include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "common/flags_usage.h"
 #include "reshard/v1/planner.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "planner address");

@@ -1,6 +1,6 @@
 // Which replica of the service serves a job. Job state lives in the replica
-// that serves it (docs/DESIGN.md §5), so a job's agents and every caller that runs
-// or inspects it must reach the same replica from their own copy of the
+// that serves it (docs/DESIGN.md §5), so a job's agents and every caller that
+// runs or inspects it must reach the same replica from their own copy of the
 // replica list. Rendezvous (highest-random-weight) hashing: each replica
 // scores hash(replica, job) and the highest wins. The answer depends on the
 // set of replicas, not on the order they are listed in, and removing a

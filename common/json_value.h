@@ -1,5 +1,5 @@
-// A small JSON reader for plan files (docs/DESIGN.md §4): a parsed document as a
-// tree of values. Numbers are kept as doubles (and their text, for exact
+// A small JSON reader for plan files (docs/DESIGN.md §4): a parsed document as
+// a tree of values. Numbers are kept as doubles (and their text, for exact
 // integers); errors name the byte offset.
 #ifndef RESHARD_COMMON_JSON_VALUE_H_
 #define RESHARD_COMMON_JSON_VALUE_H_

@@ -143,7 +143,7 @@ absl::StatusOr<int64_t> Coordinator::Join(const JoinInfo& info) {
   return (*job)->Join(info);
 }
 
-absl::StatusOr<std::shared_ptr<Job>> Coordinator::AgentJob(
+absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(
     const AgentId& id) const {
   std::shared_ptr<Job> job = table_->Find(id.job);
   if (job == nullptr) {
@@ -173,7 +173,7 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(
 absl::StatusOr<std::shared_ptr<Mailbox>> Coordinator::Connect(
     const AgentId& id) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id);
   if (!job.ok()) return job.status();
   return (*job)->Connect(id);
 }
@@ -186,42 +186,11 @@ void Coordinator::Disconnect(const AgentId& id,
 }
 
 absl::Status Coordinator::Leave(const AgentId& id) {
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
+  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id);
   if (!job.ok()) return job.status();
   absl::Status s = (*job)->Leave(id);
   table_->ForgetIfAbandoned(id.job);
   return s;
-}
-
-absl::Status Coordinator::StoreSet(const AgentId& id, const std::string& run_id,
-                                   const std::string& key, std::string value) {
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
-  if (!job.ok()) return job.status();
-  return (*job)->StoreSet(id, run_id, key, std::move(value));
-}
-
-absl::StatusOr<std::vector<std::string>> Coordinator::StoreGet(
-    const AgentId& id, const std::string& run_id,
-    const std::vector<std::string>& keys, absl::Time deadline) {
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
-  if (!job.ok()) return job.status();
-  return (*job)->StoreGet(id, run_id, keys, deadline);
-}
-
-absl::StatusOr<int64_t> Coordinator::StoreDelete(const AgentId& id,
-                                                 const std::string& run_id,
-                                                 const std::string& prefix) {
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
-  if (!job.ok()) return job.status();
-  return (*job)->StoreDelete(id, run_id, prefix);
-}
-
-absl::Status Coordinator::Report(const AgentId& id, int64_t generation,
-                                 const std::string& run_id,
-                                 executor::RankReport report) {
-  absl::StatusOr<std::shared_ptr<Job>> job = AgentJob(id);
-  if (!job.ok()) return job.status();
-  return (*job)->Report(id, generation, run_id, std::move(report));
 }
 
 absl::StatusOr<RunOutcome> Coordinator::RunJob(

@@ -59,27 +59,10 @@ class Coordinator {
   // The agent leaves its job; a job left by its last agent is forgotten.
   absl::Status Leave(const AgentId& id);
 
-  // The run's rendezvous store (coordinator/rendezvous_store.h). Every
-  // call names the run it belongs to: FAILED_PRECONDITION naming `run_id`
-  // when that run is not the job's current one. StoreSet is bounded by the
-  // job's key and byte caps (RESOURCE_EXHAUSTED); StoreGet waits until
-  // every key is set, the run ends, or `deadline` (DEADLINE_EXCEEDED
-  // naming the missing keys); StoreDelete deletes the run's keys that
-  // start with `prefix` and says how many there were.
-  absl::Status StoreSet(const AgentId& id, const std::string& run_id,
-                        const std::string& key, std::string value);
-  absl::StatusOr<std::vector<std::string>> StoreGet(
-      const AgentId& id, const std::string& run_id,
-      const std::vector<std::string>& keys, absl::Time deadline);
-  absl::StatusOr<int64_t> StoreDelete(const AgentId& id,
-                                      const std::string& run_id,
-                                      const std::string& prefix);
-  // The agent's report of the current run of `generation`: refused for
-  // another run or generation, or (INVALID_ARGUMENT) a report that ran but
-  // has another number of tensors than the run; a repeated report changes
-  // nothing.
-  absl::Status Report(const AgentId& id, int64_t generation,
-                      const std::string& run_id, executor::RankReport report);
+  // The agent's job, for the calls an agent makes within its run (the
+  // rendezvous store and reports: coordinator/job.h); NOT_FOUND naming
+  // `agent.job` when there is none.
+  absl::StatusOr<std::shared_ptr<Job>> JobOf(const AgentId& id) const;
 
   // Runs `spec` on job `job` (NOT_FOUND when no agent has created it):
   // checks the spec against the job, waits for the job until `deadline`,
@@ -100,7 +83,6 @@ class Coordinator {
   void Shutdown(const std::string& reason);
 
  private:
-  absl::StatusOr<std::shared_ptr<Job>> AgentJob(const AgentId& id) const;
   absl::StatusOr<std::shared_ptr<Job>> NamedJob(const std::string& job) const;
   // Drops the jobs idle for limits_.job_idle_seconds (docs/DESIGN.md §5: a job
   // whose agents died without leaving). Done on the calls that look jobs

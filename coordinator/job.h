@@ -1,5 +1,5 @@
-// One job (docs/DESIGN.md §5): its members, generation, rendezvous store and the
-// run in flight. Agents join, hold a dispatch mailbox and report; RunJob
+// One job (docs/DESIGN.md §5): its members, generation, rendezvous store and
+// the run in flight. Agents join, hold a dispatch mailbox and report; RunJob
 // waits until every rank is present and no other run is in flight,
 // dispatches to every rank, and waits for their reports, a failure, a lost
 // rank, a cancellation or its deadline. Thread-safe: one mutex guards the
@@ -82,7 +82,14 @@ class Job {
   // advances, and the run in flight (if any) loses the rank.
   absl::Status Leave(const AgentId& id);
 
-  // The current run's store and reports, as Coordinator's (coordinator.h).
+  // The run's rendezvous store (coordinator/rendezvous_store.h). Every
+  // call names the run it belongs to: FAILED_PRECONDITION naming `run_id`
+  // when that run is not the job's current one, INVALID_ARGUMENT for a
+  // rank outside the job, FAILED_PRECONDITION for a rank that has not
+  // joined or an older incarnation. StoreSet is bounded by the job's key
+  // and byte caps (RESOURCE_EXHAUSTED); StoreGet waits until every key is
+  // set, the run ends, or `deadline` (DEADLINE_EXCEEDED naming the missing
+  // keys).
   absl::Status StoreSet(const AgentId& id, const std::string& run_id,
                         const std::string& key, std::string value);
   absl::StatusOr<std::vector<std::string>> StoreGet(
@@ -93,6 +100,10 @@ class Job {
                                       const std::string& run_id,
                                       const std::string& prefix);
 
+  // The agent's report of the current run of `generation`: refused for
+  // another run or generation, or (INVALID_ARGUMENT) a report that ran but
+  // has another number of tensors than the run; a repeated report changes
+  // nothing.
   absl::Status Report(const AgentId& id, int64_t generation,
                       const std::string& run_id, executor::RankReport report);
 

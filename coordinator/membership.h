@@ -1,5 +1,5 @@
-// Who takes part in a job (docs/DESIGN.md §5): agents identified by job, rank and
-// incarnation (fresh per agent process), joining with their world size,
+// Who takes part in a job (docs/DESIGN.md §5): agents identified by job, rank
+// and incarnation (fresh per agent process), joining with their world size,
 // backend and version. Plain values; the Job owns the state.
 #ifndef RESHARD_COORDINATOR_MEMBERSHIP_H_
 #define RESHARD_COORDINATOR_MEMBERSHIP_H_

@@ -1,5 +1,5 @@
-// A job's rendezvous key/value store (docs/DESIGN.md §5): what the Gloo store and
-// the NCCL unique-id exchange of its runs read and write. Every key belongs
+// A job's rendezvous key/value store (docs/DESIGN.md §5): what the Gloo store
+// and the NCCL unique-id exchange of its runs read and write. Every key belongs
 // to the run during which it was set and is deleted when that run ends, so
 // keys never accumulate across runs. Bounded in keys and bytes. Not
 // synchronized: the Job's mutex guards it (and waits on it).

@@ -31,7 +31,8 @@ std::vector<RunRow> BatchWork::Rows(const Mesh& mesh) const {
   std::vector<RunRow> rows;
   if (single_plan) {
     const Plan& plan = plans.front();
-    // Bytes per docs/DESIGN.md §3.3 whatever model priced the plan: alpha_beta's.
+    // Bytes per docs/DESIGN.md §3.3 whatever model priced the plan:
+    // alpha_beta's.
     const CostModel model(mesh, plan.tensor, CostOptions());
     for (size_t k = 0; k < plan.steps.size(); ++k) {
       const Step& step = plan.steps[k];

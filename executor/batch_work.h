@@ -1,5 +1,5 @@
-// What ranks run (docs/DESIGN.md §6, §8): planned tensors and the schedule they run
-// as, the bucketed schedule or, tensor by tensor, UnbucketedSchedule's one
+// What ranks run (docs/DESIGN.md §6, §8): planned tensors and the schedule they
+// run as, the bucketed schedule or, tensor by tensor, UnbucketedSchedule's one
 // step per bucket. A plan is a batch of one: OfPlan is the one place that
 // builds it, and the one place where the two differ (a plan's report has a
 // row per step, a batch's a row per bucket; a plan prints as a plan). The

@@ -1,8 +1,8 @@
-// A Communicator is one rank's handle on one group of ranks (docs/DESIGN.md §6.1):
-// the four collectives of a plan on padded contiguous blocks, for every
-// dtype of docs/DESIGN.md §4. Every call is bounded by the communicator's timeout
-// and reports failure as a status naming the op, the group and, where the
-// backend knows it, the peer; no call throws or hangs past its timeout.
+// A Communicator is one rank's handle on one group of ranks (docs/DESIGN.md
+// §6.1): the four collectives of a plan on padded contiguous blocks, for every
+// dtype of docs/DESIGN.md §4. Every call is bounded by the communicator's
+// timeout and reports failure as a status naming the op, the group and, where
+// the backend knows it, the peer; no call throws or hangs past its timeout.
 //
 // Buffers are the caller's, in the backend's memory (host memory for Gloo,
 // device memory for NCCL) and hold whole blocks of `block_numel` elements:

@@ -92,27 +92,10 @@ void UnpackRecvs(const CompiledStep& c, Buffer from, CopyProgram& program) {
   }
 }
 
-char* Target(Buffer b, const CopyBuffers& buffers) {
-  switch (b) {
-    case Buffer::kOut:
-      return buffers.out;
-    case Buffer::kWireIn:
-      return buffers.wire_in;
-    case Buffer::kWireOut:
-      return buffers.wire_out;
-    default:
-      return nullptr;  // the input is never written
-  }
-}
-
-const char* Source(Buffer b, const CopyBuffers& buffers) {
-  return b == Buffer::kIn ? buffers.in : Target(b, buffers);
-}
-
 void RunCopy(const StridedCopy& copy, const CopyBuffers& buffers) {
   if (copy.run_bytes == 0) return;
-  const char* from = Source(copy.from, buffers) + copy.from_offset;
-  char* to = Target(copy.to, buffers) + copy.to_offset;
+  const char* from = ReadableBuffer(copy.from, buffers) + copy.from_offset;
+  char* to = WritableBuffer(copy.to, buffers) + copy.to_offset;
   const size_t loops = copy.counts.size();
   std::vector<int64_t> index(loops, 0);
   while (true) {
@@ -199,10 +182,27 @@ StepCopies CopiesOf(const CompiledStep& c) {
   return s;
 }
 
+char* WritableBuffer(CopyBuffer b, const CopyBuffers& buffers) {
+  switch (b) {
+    case CopyBuffer::kOut:
+      return buffers.out;
+    case CopyBuffer::kWireIn:
+      return buffers.wire_in;
+    case CopyBuffer::kWireOut:
+      return buffers.wire_out;
+    default:
+      return nullptr;  // the input is never written
+  }
+}
+
+const char* ReadableBuffer(CopyBuffer b, const CopyBuffers& buffers) {
+  return b == CopyBuffer::kIn ? buffers.in : WritableBuffer(b, buffers);
+}
+
 void RunOnHost(const CopyProgram& program, const CopyBuffers& buffers) {
   for (const ZeroFill& fill : program.fills) {
     if (fill.bytes > 0) {
-      std::memset(Target(fill.buffer, buffers) + fill.offset, 0,
+      std::memset(WritableBuffer(fill.buffer, buffers) + fill.offset, 0,
                   static_cast<size_t>(fill.bytes));
     }
   }

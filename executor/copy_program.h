@@ -88,6 +88,10 @@ struct CopyBuffers {
   char* wire_out = nullptr;
 };
 
+// The buffer `b` names; the input is read only (null as a target).
+char* WritableBuffer(CopyBuffer b, const CopyBuffers& buffers);
+const char* ReadableBuffer(CopyBuffer b, const CopyBuffers& buffers);
+
 // Runs `program` on host memory.
 void RunOnHost(const CopyProgram& program, const CopyBuffers& buffers);
 

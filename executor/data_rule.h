@@ -1,5 +1,6 @@
-// The data rule and checksums of docs/DESIGN.md §6.2 (normative): what every rank
-// holds before a run, what it must hold after, and the checksum it reports.
+// The data rule and checksums of docs/DESIGN.md §6.2 (normative): what every
+// rank holds before a run, what it must hold after, and the checksum it
+// reports.
 //
 // Source data: the global tensor's element i is g(i) = (i mod 31) - 15. A
 // rank's source is its box under `src`. Where `src` has Partial dims, the

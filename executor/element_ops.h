@@ -1,5 +1,5 @@
-// Element-wise arithmetic on the dtypes of docs/DESIGN.md §4, on raw buffers: the
-// reductions collectives apply, the avg division, and exact conversion of
+// Element-wise arithmetic on the dtypes of docs/DESIGN.md §4, on raw buffers:
+// the reductions collectives apply, the avg division, and exact conversion of
 // the data rule's integer values. 16-bit floats (bfloat16, float16) are
 // reduced on their values (widened to float, combined, rounded to nearest
 // even), never on their bits; no backend has a native bfloat16 reduction.

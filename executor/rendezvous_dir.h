@@ -1,7 +1,7 @@
 // A fresh temporary directory for a local run's FileStore rendezvous
-// (docs/DESIGN.md §5: a local store for `reshardctl exec --local`), removed with
-// everything in it when the owner goes away. A FileStore needs a
-// directory no earlier run has written to: stale keys break rendezvous.
+// (docs/DESIGN.md §5: a local store for `reshardctl exec --local`), removed
+// with everything in it when the owner goes away. A FileStore needs a directory
+// no earlier run has written to: stale keys break rendezvous.
 #ifndef RESHARD_EXECUTOR_RENDEZVOUS_DIR_H_
 #define RESHARD_EXECUTOR_RENDEZVOUS_DIR_H_
 

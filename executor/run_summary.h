@@ -1,5 +1,5 @@
-// What a run on every rank amounts to (docs/DESIGN.md §6.3, §8): one row per row of
-// the work (a plan's steps, a batch's buckets) with the slowest rank's
+// What a run on every rank amounts to (docs/DESIGN.md §6.3, §8): one row per
+// row of the work (a plan's steps, a batch's buckets) with the slowest rank's
 // times, every tensor's checksums by rank and verdict, the whole work's
 // time per run and the largest measured peak. `reshardctl exec` and the
 // Coordinator both aggregate their ranks' RankReports here, so a run
@@ -18,8 +18,8 @@
 
 namespace reshard::executor {
 
-// One row: its bytes (docs/DESIGN.md §3.3; a bucket's: its members' packed), the
-// slowest rank's min and median seconds, algbw = bytes / median and busbw
+// One row: its bytes (docs/DESIGN.md §3.3; a bucket's: its members' packed),
+// the slowest rank's min and median seconds, algbw = bytes / median and busbw
 // = algbw x the nccl-tests factor, in GB/s (10^9 bytes/s).
 struct SummaryRow {
   std::string op;

@@ -1,6 +1,6 @@
-// A 64-bit digest of what a batch makes ranks do (docs/DESIGN.md §8): every plan's
-// digest (planner/plan_digest.h) and the schedule's buckets (op, group and
-// members, in order), so that ranks given different batches or schedules
+// A 64-bit digest of what a batch makes ranks do (docs/DESIGN.md §8): every
+// plan's digest (planner/plan_digest.h) and the schedule's buckets (op, group
+// and members, in order), so that ranks given different batches or schedules
 // refuse before the first data collective instead of sending messages of
 // different sizes.
 #ifndef RESHARD_PLANNER_BATCH_DIGEST_H_

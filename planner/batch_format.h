@@ -1,5 +1,5 @@
-// Text renderings of a planned batch (docs/DESIGN.md §8): the one JSON object of
-// `reshardctl plan --batch --json` and its human-readable table. Kept apart
+// Text renderings of a planned batch (docs/DESIGN.md §8): the one JSON object
+// of `reshardctl plan --batch --json` and its human-readable table. Kept apart
 // from plan_format.h because a batch adds its own concepts (items that
 // failed, buckets, totals before and after bucketing) around plan JSON.
 #ifndef RESHARD_PLANNER_BATCH_FORMAT_H_

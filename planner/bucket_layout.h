@@ -1,7 +1,7 @@
-// One rank's part in one bucket (docs/DESIGN.md §8): each member step's StepLayout
-// and where its padded block sits inside the bucket's packed block. The one
-// definition of a bucket's wire format, beside step_layout.h's for a step:
-// executors pack and unpack by it, tests check the schedule's byte counts
+// One rank's part in one bucket (docs/DESIGN.md §8): each member step's
+// StepLayout and where its padded block sits inside the bucket's packed block.
+// The one definition of a bucket's wire format, beside step_layout.h's for a
+// step: executors pack and unpack by it, tests check the schedule's byte counts
 // against it.
 //
 // Wire format: a bucket exchanges packed blocks of `block_bytes`, the

@@ -16,8 +16,8 @@ bool IsReduction(StepOp op) {
   return op == StepOp::kAllReduce || op == StepOp::kReduceScatter;
 }
 
-// What the members of one bucket share (docs/DESIGN.md §8): data movement leaves
-// reduce op, divisor and dtype at their neutral values. Groups with the
+// What the members of one bucket share (docs/DESIGN.md §8): data movement
+// leaves reduce op, divisor and dtype at their neutral values. Groups with the
 // same ranks in the same order share a key (Mesh::WithoutUnitDims).
 struct BucketKey {
   StepOp op = StepOp::kAllGather;

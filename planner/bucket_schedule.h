@@ -1,6 +1,6 @@
 // A BucketSchedule is the order in which a batch of tensors' plans run as
-// few collectives as docs/DESIGN.md §8 allows: an ordered list of buckets, each one
-// collective (op, group, reduce op, avg divisor) over the packed blocks of
+// few collectives as docs/DESIGN.md §8 allows: an ordered list of buckets, each
+// one collective (op, group, reduce op, avg divisor) over the packed blocks of
 // several tensors' steps. Moving a model's weights tensor by tensor pays
 // one collective latency per tensor step; a bucket pays it once.
 //

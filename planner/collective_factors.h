@@ -1,5 +1,5 @@
-// Ring factors of the four collectives (docs/DESIGN.md §3.3, §6.3): the α-β model
-// charges `RingHops` link latencies and `BusBandwidthFactor` times the
+// Ring factors of the four collectives (docs/DESIGN.md §3.3, §6.3): the α-β
+// model charges `RingHops` link latencies and `BusBandwidthFactor` times the
 // buffer over the slowest link, and executors report busbw = algbw × the
 // same factor, as nccl-tests does. One home for both, so a measured busbw
 // and a modelled time describe the same ring.

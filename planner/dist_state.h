@@ -90,7 +90,8 @@ class DistState {
   void SetPartial(int mesh_dim, ReduceOp op);
 
   // The same state with every size-1 mesh dim replaced by R: two states are
-  // equivalent (docs/DESIGN.md §2.3) exactly when their canonical forms are equal.
+  // equivalent (docs/DESIGN.md §2.3) exactly when their canonical forms are
+  // equal.
   DistState Canonical(const Mesh& mesh) const;
 
   // List form with `[k]` suffixes where a tensor dim has >= 2 mesh dims:

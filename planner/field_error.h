@@ -1,6 +1,6 @@
-// The one form of a validation error (docs/DESIGN.md §5): INVALID_ARGUMENT whose
-// message starts with the field it concerns, `mesh.dim_names[2]: duplicate
-// name "B"`.
+// The one form of a validation error (docs/DESIGN.md §5): INVALID_ARGUMENT
+// whose message starts with the field it concerns, `mesh.dim_names[2]:
+// duplicate name "B"`.
 #ifndef RESHARD_PLANNER_FIELD_ERROR_H_
 #define RESHARD_PLANNER_FIELD_ERROR_H_
 

@@ -2,8 +2,8 @@
 // runs of consecutive same-kind single-dim collectives become one step on a
 // registered flattened group, with PyTorch's checks in PyTorch's order and
 // warnings, plus the uneven guard PyTorch lacks where it gives wrong data
-// (#194457). docs/DESIGN.md §3.1 states the rules; refusals other than "too few"
-// warn.
+// (#194457). docs/DESIGN.md §3.1 states the rules; refusals other than "too
+// few" warn.
 #ifndef RESHARD_PLANNER_MERGE_PASS_H_
 #define RESHARD_PLANNER_MERGE_PASS_H_
 

@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "planner/field_error.h"
 #include "common/number_text.h"
+#include "planner/field_error.h"
 
 namespace reshard {
 namespace {

@@ -3,9 +3,10 @@
 // communicators, and per-dim link parameters.
 //
 // Positions are row-major indices into the mesh; ranks are what the rank map
-// assigns to them. Group math follows docs/DESIGN.md §2.1 and is a pure function of
-// the shape: a group over ordered dims (g1..gk) contains the positions that
-// differ from p only on those dims, enumerated with g1 outermost.
+// assigns to them. Group math follows docs/DESIGN.md §2.1 and is a pure
+// function of the shape: a group over ordered dims (g1..gk) contains the
+// positions that differ from p only on those dims, enumerated with g1
+// outermost.
 //
 // A Mesh is safe for concurrent use from multiple threads (it is immutable).
 #ifndef RESHARD_PLANNER_MESH_H_

@@ -32,8 +32,8 @@ std::optional<PlannerKind> ParsePlanner(absl::string_view name);
 // reproduce (with its merge pass); plan JSON names it for their plans.
 inline constexpr absl::string_view kTorchVersion = "2.11.0";
 
-// The closed set of warning codes (docs/DESIGN.md §3.4). WarningCodeName gives the
-// one text form, used by JSON, the wire and metrics labels.
+// The closed set of warning codes (docs/DESIGN.md §3.4). WarningCodeName gives
+// the one text form, used by JSON, the wire and metrics labels.
 enum class WarningCode {
   kMissingFlattenedGroup,     // "missing_flattened_group"
   kSearchBudgetExceeded,      // "search_budget_exceeded"

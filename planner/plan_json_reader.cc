@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "planner/cost_model.h"
 #include "common/json_value.h"
+#include "planner/cost_model.h"
 #include "planner/state_text.h"
 
 namespace reshard {

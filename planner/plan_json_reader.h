@@ -1,6 +1,6 @@
-// Reads a plan JSON (docs/DESIGN.md §4, as `reshardctl plan --json` prints it) back
-// into a Mesh and a Plan, liberally: fields that do not apply may be null or
-// absent (other tools write null), costs are optional. Each step is rebuilt
+// Reads a plan JSON (docs/DESIGN.md §4, as `reshardctl plan --json` prints it)
+// back into a Mesh and a Plan, liberally: fields that do not apply may be null
+// or absent (other tools write null), costs are optional. Each step is rebuilt
 // from its states and group (MakeStep), and any op, reduce_op or
 // avg_divisor the file states must agree with what the states imply.
 #ifndef RESHARD_PLANNER_PLAN_JSON_READER_H_

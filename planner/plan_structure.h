@@ -1,5 +1,5 @@
-// The structural check of a plan (docs/DESIGN.md §6.1): the first step starts at
-// `src`, each step starts where the previous one ended and is exactly the
+// The structural check of a plan (docs/DESIGN.md §6.1): the first step starts
+// at `src`, each step starts where the previous one ended and is exactly the
 // step MakeStep infers for its (from, to, group), and the last ends in a
 // state equivalent to `dst` (§2.3). Production code runs it on plans read
 // from files or the wire before executing them; it moves no data (the

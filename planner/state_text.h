@@ -1,5 +1,5 @@
-// Parsing of the placement text forms users type (docs/DESIGN.md §2.2). Printing
-// lives on DistState itself (ToString / ToTorchString).
+// Parsing of the placement text forms users type (docs/DESIGN.md §2.2).
+// Printing lives on DistState itself (ToString / ToTorchString).
 #ifndef RESHARD_PLANNER_STATE_TEXT_H_
 #define RESHARD_PLANNER_STATE_TEXT_H_
 
@@ -9,8 +9,8 @@
 
 namespace reshard {
 
-// Parses any text form of docs/DESIGN.md §2.2 — list form `S(0),R,P(sum)`, PyTorch's
-// concatenated form `S(0)RP(sum)`, PyTorch reprs `Shard(dim=0)`,
+// Parses any text form of docs/DESIGN.md §2.2 — list form `S(0),R,P(sum)`,
+// PyTorch's concatenated form `S(0)RP(sum)`, PyTorch reprs `Shard(dim=0)`,
 // `Replicate()`, `Partial(sum)`, order suffixes `S(0)[1]S(0)[0]R`, optional
 // surrounding brackets — for a mesh of `mesh_ndim` dims and a tensor of
 // `tensor_rank` dims. Negative shard dims are normalized. Errors are

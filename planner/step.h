@@ -1,7 +1,7 @@
 // A Step is one collective (or local) operation of a plan: it acts on one
 // group of mesh dims and changes the placements of exactly those dims
-// (docs/DESIGN.md §2.3). Steps are values: Apply() maps a DistState to the next one,
-// and the simulator, the cost models and the executor all read the same
+// (docs/DESIGN.md §2.3). Steps are values: Apply() maps a DistState to the next
+// one, and the simulator, the cost models and the executor all read the same
 // fields.
 #ifndef RESHARD_PLANNER_STEP_H_
 #define RESHARD_PLANNER_STEP_H_
@@ -36,9 +36,9 @@ bool IsCollective(StepOp op);
 // data without reducing it.
 bool UsesReduceOp(StepOp op);
 
-// The op that turns placement `src` into `dst` on a mesh dim (docs/DESIGN.md §2.3);
-// nullopt for R -> R and P -> P. The op alone does not say whether the step
-// is legal in a given state (S(a) -> S(a) gives an all_to_all that Apply
+// The op that turns placement `src` into `dst` on a mesh dim (docs/DESIGN.md
+// §2.3); nullopt for R -> R and P -> P. The op alone does not say whether the
+// step is legal in a given state (S(a) -> S(a) gives an all_to_all that Apply
 // refuses).
 std::optional<StepOp> InferOp(const Placement& src, const Placement& dst);
 

@@ -1,7 +1,7 @@
 // The per-rank layout of one step: which boxes of its local input a rank
 // sends, which boxes of its local output it receives, and the padded block
-// every member of its group exchanges (docs/DESIGN.md §2.3, §6.1). This is the one
-// definition of a step's data movement in the core: the cost model prices
+// every member of its group exchanges (docs/DESIGN.md §2.3, §6.1). This is the
+// one definition of a step's data movement in the core: the cost model prices
 // its padded blocks and every executor backend packs and unpacks by it.
 //
 // Wire format: a collective exchanges `group_size` blocks (all_gather

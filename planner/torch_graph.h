@@ -1,6 +1,6 @@
 // torch_graph: PyTorch 2.11.0's Dijkstra redistribute planner reproduced
-// exactly (docs/DESIGN.md §3.1): the same edges and neighbour order, the same torch
-// cost model (bit for bit), FIFO tie-breaks by push counter, and
+// exactly (docs/DESIGN.md §3.1): the same edges and neighbour order, the same
+// torch cost model (bit for bit), FIFO tie-breaks by push counter, and
 // termination when the destination is popped. PyTorch reads its devices per
 // host from the device count (1 on CPU), which PlanOptions::devices_per_host
 // stands for.

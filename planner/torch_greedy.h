@@ -1,5 +1,6 @@
 // torch_greedy: PyTorch 2.11.0's greedy redistribute planner, step for step
-// (docs/DESIGN.md §3.1). It is the baseline every other planner must not lose to.
+// (docs/DESIGN.md §3.1). It is the baseline every other planner must not lose
+// to.
 #ifndef RESHARD_PLANNER_TORCH_GREEDY_H_
 #define RESHARD_PLANNER_TORCH_GREEDY_H_
 

@@ -14,7 +14,7 @@ set -euo pipefail
 
 OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
 BUILD="${RESHARD_BUILD:-build}"
-BINARIES=(nccl_test nccl_process_test nccl_logic_test)
+BINARIES=(nccl_test nccl_process_test nccl_logic_test device_copy_table_test device_copy_gpu_test)
 MAX_BYTES=$((64 * 1024 * 1024))
 # Libraries the GPU machine has itself (or must use its own of).
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'

@@ -8,9 +8,10 @@
 #
 #   gpu-check.sh [--quick] [--bundle DIR] [--log FILE]
 #
-# --quick and the full mode run the same tests today: the full mode's
-# device runner, exec judge, copy-descriptor check, memcheck and
-# benchmarks come with NCCL in the product (issue 26). Exits 0 when every
+# --quick runs the NCCL tests; the full mode adds the copy kernel against
+# the host on 10,000+ copy programs (device_copy_gpu_test). The device
+# runner's exec judge, memcheck and benchmarks come with NCCL in the
+# product (issue 26). Exits 0 when every
 # test passed, 1 when one failed, 2 when no GPU or NCCL is usable (saying
 # which), before running any test.
 set -uo pipefail
@@ -70,5 +71,16 @@ run() {
 run "nccl_logic_test" "$BUNDLE/bin/nccl_logic_test"
 run "nccl_test" "$BUNDLE/bin/nccl_test"
 run "nccl_process_test" "$BUNDLE/bin/nccl_process_test"
+if [[ "$MODE" == full ]]; then
+  run "device_copy_table_test" "$BUNDLE/bin/device_copy_table_test"
+  run "device_copy_gpu_test" "$BUNDLE/bin/device_copy_gpu_test"
+  if command -v compute-sanitizer >/dev/null; then
+    run "device_copy_gpu_test under compute-sanitizer memcheck" \
+      env RESHARD_DEVICE_COPY_PROGRAMS=300 compute-sanitizer --tool memcheck \
+      --error-exitcode 1 "$BUNDLE/bin/device_copy_gpu_test"
+  else
+    log "compute-sanitizer not found: memcheck skipped"
+  fi
+fi
 log "gpu-check ($MODE): $([[ $failed == 0 ]] && echo 'all passed' || echo 'FAILED')"
 exit "$failed"

@@ -56,6 +56,22 @@ absl::Status Draining() {
 
 }  // namespace
 
+namespace {
+
+// `call(job, id)` on the job of the agent `agent` names: its answer, or
+// the lookup's NOT_FOUND naming agent.job.
+template <typename Call>
+auto InAgentJob(const coordinator::Coordinator& core, const v1::AgentId& agent,
+                Call call) {
+  const coordinator::AgentId id = proto::AgentIdFromProto(agent);
+  absl::StatusOr<std::shared_ptr<coordinator::Job>> job = core.JobOf(id);
+  using Result = decltype(call(**job, id));
+  if (!job.ok()) return Result(job.status());
+  return call(**job, id);
+}
+
+}  // namespace
+
 grpc::Status CoordinatorService::Timed(const char* method,
                                        absl::FunctionRef<grpc::Status()> call) {
   const auto start = std::chrono::steady_clock::now();
@@ -129,10 +145,14 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
                                         const v1::ReportRequest* request,
                                         v1::ReportResponse*) {
   return Timed("Report", [&]() -> grpc::Status {
-    return Answer(ctx, "Report",
-                  core_.Report(proto::AgentIdFromProto(request->agent()),
-                               request->generation(), request->run_id(),
-                               proto::RankReportFromProto(request->report())));
+    return Answer(
+        ctx, "Report",
+        InAgentJob(core_, request->agent(),
+                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
+                     return job.Report(
+                         id, request->generation(), request->run_id(),
+                         proto::RankReportFromProto(request->report()));
+                   }));
   });
 }
 
@@ -151,8 +171,11 @@ grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
   return Timed("StoreSet", [&]() -> grpc::Status {
     return Answer(
         ctx, "StoreSet",
-        core_.StoreSet(proto::AgentIdFromProto(request->agent()),
-                       request->run_id(), request->key(), request->value()));
+        InAgentJob(core_, request->agent(),
+                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
+                     return job.StoreSet(id, request->run_id(), request->key(),
+                                         request->value());
+                   }));
   });
 }
 
@@ -161,10 +184,13 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
                                           v1::StoreGetResponse* response) {
   return Timed("StoreGet", [&]() -> grpc::Status {
     const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
-    absl::StatusOr<std::vector<std::string>> values = core_.StoreGet(
-        proto::AgentIdFromProto(request->agent()), request->run_id(),
-        {request->keys().begin(), request->keys().end()},
-        CallDeadline(ctx, absl::Seconds(wait)));
+    absl::StatusOr<std::vector<std::string>> values = InAgentJob(
+        core_, request->agent(),
+        [&](coordinator::Job& job, const coordinator::AgentId& id) {
+          return job.StoreGet(id, request->run_id(),
+                              {request->keys().begin(), request->keys().end()},
+                              CallDeadline(ctx, absl::Seconds(wait)));
+        });
     if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
     for (std::string& value : *values) response->add_values(std::move(value));
     return grpc::Status::OK;
@@ -175,9 +201,11 @@ grpc::Status CoordinatorService::StoreDelete(
     grpc::ServerContext* ctx, const v1::StoreDeleteRequest* request,
     v1::StoreDeleteResponse* response) {
   return Timed("StoreDelete", [&]() -> grpc::Status {
-    absl::StatusOr<int64_t> deleted =
-        core_.StoreDelete(proto::AgentIdFromProto(request->agent()),
-                          request->run_id(), request->prefix());
+    absl::StatusOr<int64_t> deleted = InAgentJob(
+        core_, request->agent(),
+        [&](coordinator::Job& job, const coordinator::AgentId& id) {
+          return job.StoreDelete(id, request->run_id(), request->prefix());
+        });
     if (!deleted.ok()) return Answer(ctx, "StoreDelete", deleted.status());
     response->set_deleted(*deleted);
     return grpc::Status::OK;

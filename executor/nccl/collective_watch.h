@@ -1,5 +1,5 @@
-// The watchdog of one non-blocking NCCL communicator (docs/DESIGN.md §6.1), as a
-// pure state machine: the communicator feeds it what each poll of NCCL and
+// The watchdog of one non-blocking NCCL communicator (docs/DESIGN.md §6.1), as
+// a pure state machine: the communicator feeds it what each poll of NCCL and
 // CUDA found and the time, and it says whether to keep waiting, to return,
 // or to abort the communicator (ncclCommAbort), with the status to return.
 // A call that makes no progress within the timeout, or that NCCL reports an

@@ -1,5 +1,5 @@
-// The NCCL backend (docs/DESIGN.md §6.1): communicators on device memory. One world
-// communicator per provider (ncclCommInitRankConfig, its unique id passed
+// The NCCL backend (docs/DESIGN.md §6.1): communicators on device memory. One
+// world communicator per provider (ncclCommInitRankConfig, its unique id passed
 // from rank 0 to the others through the caller's rendezvous store), one
 // communicator per group split from it (ncclCommSplit, GroupSplit's color
 // and key, so its ranks follow the group's order), one CUDA stream per

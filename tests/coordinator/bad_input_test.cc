@@ -60,12 +60,12 @@ BadRuns MakeBadRuns() {
   }
   runs.uncovered = runs.empty_batch;
   proto::PlanToProto(mesh,
-              *MakePlan(mesh, *ParsePlanRequest(mesh, {8}, "f32", "S(0)", "R",
-                                                PlanOptions())),
-              runs.uncovered.mutable_batch()
-                  ->mutable_work()
-                  ->mutable_batch()
-                  ->add_plans());
+                     *MakePlan(mesh, *ParsePlanRequest(mesh, {8}, "f32", "S(0)",
+                                                       "R", PlanOptions())),
+                     runs.uncovered.mutable_batch()
+                         ->mutable_work()
+                         ->mutable_batch()
+                         ->add_plans());
   return runs;
 }
 

@@ -20,6 +20,17 @@
 
 namespace reshard::coordinator {
 namespace {
+// The job `id` names, for the calls an agent makes within its run (the
+// test stops at once if there is none).
+Job& JobFor(const Coordinator& c, const AgentId& id) {
+  absl::StatusOr<std::shared_ptr<Job>> job = c.JobOf(id);
+  if (!job.ok()) {
+    ADD_FAILURE() << job.status();
+    std::abort();
+  }
+  return **job;
+}
+
 namespace testing_wait {
 
 // Waits (bounded) until `job` exists and `done` holds for it.
@@ -127,17 +138,18 @@ void ServeRank(Coordinator& c, AgentId id, int64_t world, int runs,
     }
     if (how.rendezvous) {
       const std::string mine = absl::StrCat(run.comm_prefix, "/", id.rank);
-      EXPECT_TRUE(c.StoreSet(id, run.run_id, mine, "addr").ok());
+      EXPECT_TRUE(JobFor(c, id).StoreSet(id, run.run_id, mine, "addr").ok());
       std::vector<std::string> keys;
       for (int64_t r = 0; r < world; ++r) {
         keys.push_back(absl::StrCat(run.comm_prefix, "/", r));
       }
       EXPECT_TRUE(
-          c.StoreGet(id, run.run_id, keys, absl::Now() + absl::Seconds(5))
+          JobFor(c, id)
+              .StoreGet(id, run.run_id, keys, absl::Now() + absl::Seconds(5))
               .ok());
     }
-    const absl::Status reported =
-        c.Report(id, run.generation, run.run_id, ReportOf(run, id.rank, how));
+    const absl::Status reported = JobFor(c, id).Report(
+        id, run.generation, run.run_id, ReportOf(run, id.rank, how));
     if (how.wrong_count) {
       EXPECT_EQ(reported.code(), absl::StatusCode::kInvalidArgument);
       EXPECT_THAT(reported.message(), HasSubstr("report: 3 tensors for run "));
@@ -237,6 +249,16 @@ TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
   EXPECT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
 }
 
+TEST_F(CoordinatorTest, AnAgentOfNoJobIsNotFoundNamingTheField) {
+  for (const absl::Status& s :
+       {c_.JobOf({"ghost", 0, 1}).status(),
+        c_.Connect({"ghost", 0, 1}).status(), c_.Leave({"ghost", 0, 1})}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+    EXPECT_THAT(s.message(), HasSubstr("agent.job: no job \"ghost\" (join "
+                                       "before anything else)"));
+  }
+}
+
 TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
@@ -245,7 +267,7 @@ TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
   EXPECT_THAT(old.status().message(),
               HasSubstr("agent.incarnation: 5 is not rank 0's current "
                         "incarnation (6)"));
-  EXPECT_EQ(c_.Report({"j", 0, 5}, 1, "r", {}).code(),
+  EXPECT_EQ(JobFor(c_, {"j", 0, 5}).Report({"j", 0, 5}, 1, "r", {}).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
@@ -354,7 +376,7 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
   Coordinator c(limits_);
   ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
   const AgentId id{"j", 0, 100};
-  absl::Status outside = c.StoreSet(id, "nope", "k", "v");
+  absl::Status outside = JobFor(c, id).StoreSet(id, "nope", "k", "v");
   EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outside.message(), HasSubstr("run_id: run \"nope\" is not"));
   absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
@@ -362,32 +384,34 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
     std::optional<WorkItem> item = (*mailbox)->Pop(Soon());
     ASSERT_TRUE(item.has_value());
     const std::string run = item->run->run_id;
-    EXPECT_TRUE(c.StoreSet(id, run, "a", "1").ok());
-    EXPECT_TRUE(c.StoreSet(id, run, "b", "2").ok());
-    EXPECT_EQ(c.StoreSet(id, run, "c", "3").code(),
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "a", "1").ok());
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "b", "2").ok());
+    EXPECT_EQ(JobFor(c, id).StoreSet(id, run, "c", "3").code(),
               absl::StatusCode::kResourceExhausted);
-    absl::Status big = c.StoreSet(id, run, "a", std::string(100, 'x'));
+    absl::Status big =
+        JobFor(c, id).StoreSet(id, run, "a", std::string(100, 'x'));
     EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
     EXPECT_THAT(big.message(), HasSubstr("maximum of 64 bytes"));
-    absl::StatusOr<std::vector<std::string>> missing =
-        c.StoreGet(id, run, {"a", "zz"}, absl::Now() + absl::Milliseconds(100));
+    absl::StatusOr<std::vector<std::string>> missing = JobFor(c, id).StoreGet(
+        id, run, {"a", "zz"}, absl::Now() + absl::Milliseconds(100));
     EXPECT_EQ(missing.status().code(), absl::StatusCode::kDeadlineExceeded);
     EXPECT_THAT(missing.status().message(),
                 HasSubstr("1 of 2 rendezvous keys still missing at the "
                           "deadline: zz"));
-    EXPECT_EQ(*c.StoreGet(id, run, {"b", "a"}, Soon()),
+    EXPECT_EQ(*JobFor(c, id).StoreGet(id, run, {"b", "a"}, Soon()),
               (std::vector<std::string>{"2", "1"}));
     EXPECT_EQ(c.GetJob("j")->store_keys, 2);
     // A delete by prefix frees its keys (and their bytes) for the run.
-    EXPECT_EQ(*c.StoreDelete(id, run, "b"), 1);
+    EXPECT_EQ(*JobFor(c, id).StoreDelete(id, run, "b"), 1);
     EXPECT_EQ(c.GetJob("j")->store_keys, 1);
-    EXPECT_TRUE(c.StoreSet(id, run, "c", "3").ok());
-    EXPECT_EQ(c.StoreDelete(id, "nope", "").status().code(),
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "c", "3").ok());
+    EXPECT_EQ(JobFor(c, id).StoreDelete(id, "nope", "").status().code(),
               absl::StatusCode::kFailedPrecondition);
     executor::RankReport report;
     report.seconds_min = report.seconds_median = {0};
     report.tensors = {{0, true, "", {}}};
-    EXPECT_TRUE(c.Report(id, item->run->generation, run, report).ok());
+    EXPECT_TRUE(
+        JobFor(c, id).Report(id, item->run->generation, run, report).ok());
   });
   absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
   agent.join();

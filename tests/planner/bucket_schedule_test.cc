@@ -1,5 +1,5 @@
-// The bucketed schedule of docs/DESIGN.md §8: each rule on small batches, then the
-// property on random batches of 1-500 tensors (mixed dtypes, uneven shapes,
+// The bucketed schedule of docs/DESIGN.md §8: each rule on small batches, then
+// the property on random batches of 1-500 tensors (mixed dtypes, uneven shapes,
 // every op), judged by the reference simulator: running the buckets in
 // order, each as its members' steps, leaves every tensor exactly what its
 // own plan leaves; byte caps hold on every rank; every tensor's order holds.

@@ -1,5 +1,6 @@
-// Proves that chunking is torch.chunk (docs/DESIGN.md §2.2): the sizes and offsets
-// of the docs/DESIGN.md §2.2 table (13/4 -> 4,4,4,1; 5/4 -> 2,2,1,0; 4/6 -> 1,1,1,1,0,0;
+// Proves that chunking is torch.chunk (docs/DESIGN.md §2.2): the sizes and
+// offsets of the docs/DESIGN.md §2.2 table (13/4 -> 4,4,4,1; 5/4 -> 2,2,1,0;
+// 4/6 -> 1,1,1,1,0,0;
 // ...), that for every extent 0..50 and 1..9 parts the parts are contiguous
 // and sum to the extent, and that LocalBox applies nested splits in shard
 // order (default ascending, or an explicit `[k]` order), tiling the tensor.

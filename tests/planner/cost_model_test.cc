@@ -1,5 +1,5 @@
-// The cost formulas of docs/DESIGN.md §3.1 and §3.3 against values computed by hand
-// (padded buffers on uneven shapes, ring factors, links, local copies).
+// The cost formulas of docs/DESIGN.md §3.1 and §3.3 against values computed by
+// hand (padded buffers on uneven shapes, ring factors, links, local copies).
 #include "planner/cost_model.h"
 
 #include "gtest/gtest.h"

@@ -1,11 +1,11 @@
-// Proves that Mesh group math follows docs/DESIGN.md §2.1: the worked example on a
-// (2,2,2) mesh (groups of A, C, (A,B), (A,C), (A,B,C) and the non-ascending
-// (C,A)), and, on random meshes of up to 8 dims and 4096 devices with random
-// non-identity rank maps, that GroupPositions / GroupRanks / IndexInGroup /
-// MemberPosition agree with the definition computed by brute force: the
-// members of p's group over G are the positions whose coordinates agree with
-// p outside G, sorted lexicographically by their coordinates on G in G's
-// order.
+// Proves that Mesh group math follows docs/DESIGN.md §2.1: the worked example
+// on a (2,2,2) mesh (groups of A, C, (A,B), (A,C), (A,B,C) and the
+// non-ascending (C,A)), and, on random meshes of up to 8 dims and 4096 devices
+// with random non-identity rank maps, that GroupPositions / GroupRanks /
+// IndexInGroup / MemberPosition agree with the definition computed by brute
+// force: the members of p's group over G are the positions whose coordinates
+// agree with p outside G, sorted lexicographically by their coordinates on G in
+// G's order.
 #include "planner/mesh.h"
 
 #include <algorithm>

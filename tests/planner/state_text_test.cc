@@ -1,5 +1,5 @@
-// Proves that ParseDistState accepts every text form of docs/DESIGN.md §2.2 — list
-// form `S(0),R,P(sum)`, PyTorch's concatenated form `S(0)RP(sum)`, PyTorch
+// Proves that ParseDistState accepts every text form of docs/DESIGN.md §2.2 —
+// list form `S(0),R,P(sum)`, PyTorch's concatenated form `S(0)RP(sum)`, PyTorch
 // reprs with or without brackets, bare `P`, `reduce_op=`, negative shard
 // dims, `[k]` order suffixes — and that DistState prints as stated:
 // ToString()/ToTorchString() round-trip and `[k]` suffixes appear exactly
@@ -155,8 +155,8 @@ TEST(StateTextTest, ParsesOrderSuffixes) {
 }
 
 // PyTorch's concatenated form puts single-letter placements (`R`, bare `P`)
-// directly before the next placement: `S(0)RP(sum)`, `RRR` (docs/DESIGN.md §2.2,
-// and the trace example `P(sum)RP(sum)-->RRR`).
+// directly before the next placement: `S(0)RP(sum)`, `RRR` (docs/DESIGN.md
+// §2.2, and the trace example `P(sum)RP(sum)-->RRR`).
 TEST(StateTextTest, ParsesConcatenatedSingleLetterPlacements) {
   CheckCases({
       {"S(0)RP(sum)", 3, 2, "S(0),R,P(sum)"},
@@ -205,9 +205,9 @@ TEST(StateTextTest, PrintsListAndTorchForms) {
       {"S(0)[1]S(0)[0]R", 3, "S(0)[1],S(0)[0],R", "S(0)[1]S(0)[0]R"},
       {"P(sum),R,P(sum)", 3, "P(sum),R,P(sum)", "P(sum)RP(sum)"},
       {"S(0),S(1)", 2, "S(0),S(1)", "S(0)S(1)"},
-      // docs/DESIGN.md §2.2 / PyTorch format_shard_order_str: the suffix is printed
-      // whenever a tensor dim is sharded by >= 2 mesh dims, also when the
-      // order is the default ascending one.
+      // docs/DESIGN.md §2.2 / PyTorch format_shard_order_str: the suffix is
+      // printed whenever a tensor dim is sharded by >= 2 mesh dims, also when
+      // the order is the default ascending one.
       {"S(0),S(0)", 2, "S(0)[0],S(0)[1]", "S(0)[0]S(0)[1]"},
       {"S(0),S(1),S(0)", 3, "S(0)[0],S(1),S(0)[1]", "S(0)[0]S(1)S(0)[1]"},
       {"R,P(avg),P(sum)", 3, "R,P(avg),P(sum)", "RP(avg)P(sum)"},

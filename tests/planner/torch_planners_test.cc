@@ -1,6 +1,6 @@
 // torch_greedy, torch_graph and the merge post-pass reproduce PyTorch's
-// plans step for step (docs/DESIGN.md §3.1 and the PyTorch reference notes), refuse
-// what PyTorch cannot plan, and warn as specified.
+// plans step for step (docs/DESIGN.md §3.1; docs/PLAN_JSON.md, "PyTorch 2.11"),
+// refuse what PyTorch cannot plan, and warn as specified.
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"

@@ -2,8 +2,8 @@
 // libraries, and builds a Client (no server needed to construct one).
 #include <iostream>
 
-#include "reshard/client.h"
 #include "planner/plan_format.h"
+#include "reshard/client.h"
 
 int main() {
   reshard::MeshSpec spec{{2, 2, 2}, {"A", "B", "C"}, {}, {{"A", "C"}}, {}};

@@ -1,0 +1,122 @@
+#include "executor/device_copy_table.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace reshard::executor {
+namespace {
+
+// The kernel indexes buffers by these values (executor/nccl/copy_kernel.h).
+static_assert(static_cast<int>(CopyBuffer::kIn) == 0 &&
+              static_cast<int>(CopyBuffer::kOut) == 1 &&
+              static_cast<int>(CopyBuffer::kWireIn) == 2 &&
+              static_cast<int>(CopyBuffer::kWireOut) == 3);
+
+int64_t Runs(const StridedCopy& copy) {
+  int64_t runs = 1;
+  for (int64_t count : copy.counts) runs *= count;
+  return runs;
+}
+
+std::string BufferName(int32_t b) {
+  switch (static_cast<CopyBuffer>(b)) {
+    case CopyBuffer::kIn:
+      return "in";
+    case CopyBuffer::kOut:
+      return "out";
+    case CopyBuffer::kWireIn:
+      return "wire_in";
+    default:
+      return "wire_out";
+  }
+}
+
+// Every unit's destination range [begin, end), by buffer.
+using Written = std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>;
+
+Written WrittenRanges(const DeviceCopyTable& table) {
+  Written written;
+  for (int64_t u = 0; u < table.units; ++u) {
+    const UnitCopy c =
+        LocateUnit(table.ops.data(), static_cast<int32_t>(table.ops.size()),
+                   table.dims.data(), u);
+    written[c.to].push_back({c.to_at, c.to_at + c.bytes});
+  }
+  return written;
+}
+
+}  // namespace
+
+DeviceCopyTable EncodeForDevice(const CopyProgram& program) {
+  DeviceCopyTable table;
+  table.fills = program.fills;
+  for (const StridedCopy& copy : program.copies) {
+    const int64_t runs = Runs(copy);
+    if (copy.run_bytes <= 0 || runs <= 0) continue;
+    DeviceCopyOp op;
+    op.from = static_cast<int32_t>(copy.from);
+    op.to = static_cast<int32_t>(copy.to);
+    op.loops = static_cast<int32_t>(copy.counts.size());
+    op.dims_at = static_cast<int32_t>(table.dims.size());
+    op.from_offset = copy.from_offset;
+    op.to_offset = copy.to_offset;
+    op.run_bytes = copy.run_bytes;
+    op.chunks_per_run =
+        (copy.run_bytes + kDeviceChunkBytes - 1) / kDeviceChunkBytes;
+    op.first_unit = table.units;
+    for (const std::vector<int64_t>* part :
+         {&copy.counts, &copy.from_strides, &copy.to_strides}) {
+      table.dims.insert(table.dims.end(), part->begin(), part->end());
+    }
+    table.units += runs * op.chunks_per_run;
+    table.ops.push_back(op);
+  }
+  return table;
+}
+
+absl::Status CheckParallel(const DeviceCopyTable& table) {
+  for (const DeviceCopyOp& reader : table.ops) {
+    for (const DeviceCopyOp& writer : table.ops) {
+      if (reader.from == writer.to) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("a copy reads ", BufferName(reader.from),
+                         ", which a copy of the same program writes"));
+      }
+    }
+  }
+  for (auto& [buffer, ranges] : WrittenRanges(table)) {
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t k = 1; k < ranges.size(); ++k) {
+      if (ranges[k].first < ranges[k - 1].second) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("bytes [", ranges[k].first, ", ", ranges[k - 1].second,
+                         ") of ", BufferName(buffer), " are written twice"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void RunTableOnHost(const DeviceCopyTable& table, const CopyBuffers& buffers) {
+  for (const ZeroFill& fill : table.fills) {
+    if (fill.bytes > 0) {
+      std::memset(WritableBuffer(fill.buffer, buffers) + fill.offset, 0,
+                  static_cast<size_t>(fill.bytes));
+    }
+  }
+  for (int64_t u = 0; u < table.units; ++u) {
+    const UnitCopy c =
+        LocateUnit(table.ops.data(), static_cast<int32_t>(table.ops.size()),
+                   table.dims.data(), u);
+    std::memcpy(
+        WritableBuffer(static_cast<CopyBuffer>(c.to), buffers) + c.to_at,
+        ReadableBuffer(static_cast<CopyBuffer>(c.from), buffers) + c.from_at,
+        static_cast<size_t>(c.bytes));
+  }
+}
+
+}  // namespace reshard::executor

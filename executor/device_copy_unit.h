@@ -1,0 +1,85 @@
+// The unit of a device copy: one chunk (at most kDeviceChunkBytes) of one
+// contiguous run of one strided copy. The kernel gives each unit to a
+// thread block; the host interpreter runs the same units one by one. Both
+// find what a unit copies through LocateUnit below, compiled by nvcc for
+// the device and by the host compiler here, so every machine tests the
+// decomposition the GPU runs. Plain C++ and CUDA types only (nvcc compiles
+// it without absl).
+#ifndef RESHARD_EXECUTOR_DEVICE_COPY_UNIT_H_
+#define RESHARD_EXECUTOR_DEVICE_COPY_UNIT_H_
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define RESHARD_HOST_DEVICE __host__ __device__
+#else
+#define RESHARD_HOST_DEVICE
+#endif
+
+namespace reshard::executor {
+
+// The most bytes one unit copies: long runs are split so that a few long
+// rows still spread over many blocks.
+inline constexpr int64_t kDeviceChunkBytes = 4096;
+
+// One strided copy as the device reads it (fixed-size, 8-byte fields).
+// Its loops live in the table's `dims`: `loops` counts (outermost first),
+// then as many source strides, then as many destination strides (bytes).
+struct DeviceCopyOp {
+  int32_t from = 0;  // CopyBuffer
+  int32_t to = 0;    // CopyBuffer
+  int32_t loops = 0;
+  int32_t dims_at = 0;
+  int64_t from_offset = 0;  // bytes
+  int64_t to_offset = 0;    // bytes
+  int64_t run_bytes = 0;
+  int64_t chunks_per_run = 0;
+  int64_t first_unit = 0;  // units of the ops before this one
+};
+
+// What one unit copies: `bytes` from byte `from_at` of buffer `from` to
+// byte `to_at` of buffer `to`.
+struct UnitCopy {
+  int32_t from = 0;
+  int32_t to = 0;
+  int64_t from_at = 0;
+  int64_t to_at = 0;
+  int64_t bytes = 0;
+};
+
+// Unit `unit` of the table `ops` (ascending first_unit) and `dims`.
+RESHARD_HOST_DEVICE inline UnitCopy LocateUnit(const DeviceCopyOp* ops,
+                                               int32_t op_count,
+                                               const int64_t* dims,
+                                               int64_t unit) {
+  int32_t lo = 0, hi = op_count - 1;  // the last op starting at or before
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo + 1) / 2;
+    if (ops[mid].first_unit <= unit) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  const DeviceCopyOp& op = ops[lo];
+  const int64_t local = unit - op.first_unit;
+  int64_t run = local / op.chunks_per_run;
+  const int64_t chunk = local % op.chunks_per_run;
+  UnitCopy out{op.from, op.to, op.from_offset, op.to_offset, 0};
+  const int64_t* counts = dims + op.dims_at;
+  for (int32_t k = op.loops - 1; k >= 0; --k) {  // innermost loop first
+    const int64_t index = run % counts[k];
+    run /= counts[k];
+    out.from_at += index * counts[op.loops + k];
+    out.to_at += index * counts[2 * op.loops + k];
+  }
+  out.from_at += chunk * kDeviceChunkBytes;
+  out.to_at += chunk * kDeviceChunkBytes;
+  const int64_t left = op.run_bytes - chunk * kDeviceChunkBytes;
+  out.bytes = left < kDeviceChunkBytes ? left : kDeviceChunkBytes;
+  return out;
+}
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_DEVICE_COPY_UNIT_H_

@@ -1,0 +1,35 @@
+// The device side of a copy program (executor/device_copy_table.h): one
+// launch runs every unit of a table whose ops and loops are already in
+// device memory, on the caller's stream, after the table's fills (which
+// the caller enqueues with cudaMemsetAsync). Only CUDA types here: the
+// kernel's translation unit is compiled by nvcc without absl.
+#ifndef RESHARD_EXECUTOR_NCCL_COPY_KERNEL_H_
+#define RESHARD_EXECUTOR_NCCL_COPY_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "executor/device_copy_unit.h"
+
+namespace reshard::executor {
+
+// A step's four buffers in device memory, in CopyBuffer's order (kIn 0,
+// kOut 1, kWireIn 2, kWireOut 3: what DeviceCopyOp.from and .to hold).
+struct DeviceCopyBuffers {
+  const char* in = nullptr;
+  char* out = nullptr;
+  char* wire_in = nullptr;
+  char* wire_out = nullptr;
+};
+
+// Enqueues units [0, units) of `ops` (`op_count` of them) and `dims`, all
+// device pointers, on `stream`. Returns the launch's error.
+cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
+                            const int64_t* dims, int64_t units,
+                            const DeviceCopyBuffers& buffers,
+                            cudaStream_t stream);
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_NCCL_COPY_KERNEL_H_

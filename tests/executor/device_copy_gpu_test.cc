@@ -1,0 +1,103 @@
+// The copy kernel (executor/nccl/copy_kernel.h) on a GPU: 10,000+ copy
+// programs of random steps, each encoded as a device table, uploaded and
+// run by one launch on device buffers, equal byte for byte to the same
+// program run on the host (RESHARD_DEVICE_COPY_PROGRAMS sets how many:
+// fewer under compute-sanitizer). Skips without a usable GPU.
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "executor/device_copy_table.h"
+#include "executor/nccl/copy_kernel.h"
+#include "executor/nccl/nccl_available.h"
+#include "gtest/gtest.h"
+#include "tests/executor/device_copy_steps.h"
+
+namespace reshard::executor {
+namespace {
+
+// Device memory holding a copy of `host` (at least one byte), freed on
+// destruction.
+class DeviceBytes {
+ public:
+  explicit DeviceBytes(const void* host, size_t bytes) : bytes_(bytes) {
+    ok_ = cudaMalloc(&data_, bytes == 0 ? 1 : bytes) == cudaSuccess &&
+          cudaMemcpy(data_, host, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
+  }
+  ~DeviceBytes() { cudaFree(data_); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+
+  bool ok() const { return ok_; }
+  char* data() const { return static_cast<char*>(data_); }
+  bool Download(std::vector<char>& host) const {
+    return cudaMemcpy(host.data(), data_, bytes_, cudaMemcpyDeviceToHost) ==
+           cudaSuccess;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  bool ok_ = false;
+};
+
+// Runs `table` on device copies of `buffers` and downloads the result
+// into them; the CUDA error's name, or "".
+std::string RunOnDevice(const DeviceCopyTable& table,
+                        testing::ProgramBuffers& buffers) {
+  DeviceBytes in(buffers.in.data(), buffers.in.size());
+  DeviceBytes out(buffers.out.data(), buffers.out.size());
+  DeviceBytes wire_in(buffers.wire_in.data(), buffers.wire_in.size());
+  DeviceBytes wire_out(buffers.wire_out.data(), buffers.wire_out.size());
+  DeviceBytes ops(table.ops.data(), table.ops.size() * sizeof(DeviceCopyOp));
+  DeviceBytes dims(table.dims.data(), table.dims.size() * sizeof(int64_t));
+  for (const DeviceBytes* d : {&in, &out, &wire_in, &wire_out, &ops, &dims}) {
+    if (!d->ok()) return "cudaMalloc or upload failed";
+  }
+  const DeviceCopyBuffers device{in.data(), out.data(), wire_in.data(),
+                                 wire_out.data()};
+  char* targets[] = {nullptr, out.data(), wire_in.data(), wire_out.data()};
+  for (const ZeroFill& fill : table.fills) {
+    cudaMemsetAsync(targets[static_cast<int>(fill.buffer)] + fill.offset, 0,
+                    fill.bytes, nullptr);
+  }
+  cudaError_t e =
+      LaunchCopyUnits(reinterpret_cast<const DeviceCopyOp*>(ops.data()),
+                      static_cast<int32_t>(table.ops.size()),
+                      reinterpret_cast<const int64_t*>(dims.data()),
+                      table.units, device, nullptr);
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) return cudaGetErrorName(e);
+  const bool downloaded = out.Download(buffers.out) &&
+                          wire_in.Download(buffers.wire_in) &&
+                          wire_out.Download(buffers.wire_out);
+  return downloaded ? "" : "download failed";
+}
+
+TEST(DeviceCopyGpuTest, TenThousandProgramsMatchTheHostByteForByte) {
+  absl::StatusOr<GpuProbe> probe = ProbeGpus();
+  ASSERT_TRUE(probe.ok()) << probe.status();
+  if (probe->count == 0) GTEST_SKIP() << "no usable GPU: " << probe->detail;
+  const char* wanted = std::getenv("RESHARD_DEVICE_COPY_PROGRAMS");
+  const int programs = wanted != nullptr ? std::atoi(wanted) : 10000;
+  std::mt19937_64 rng(2028);
+  const int visited = testing::ForEachStepProgram(
+      programs, rng,
+      [&](const CompiledStep& step, const CopyProgram& program,
+          const std::string& label) {
+        testing::ProgramBuffers host(step, rng);
+        testing::ProgramBuffers device = host;
+        RunOnHost(program, host.Pointers());
+        const std::string error = RunOnDevice(EncodeForDevice(program), device);
+        EXPECT_EQ(error, "") << label;
+        EXPECT_TRUE(device == host) << label;
+        return !::testing::Test::HasFailure();
+      });
+  EXPECT_GE(visited, programs);
+}
+
+}  // namespace
+}  // namespace reshard::executor
