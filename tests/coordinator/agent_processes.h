@@ -128,6 +128,17 @@ class AgentProcesses {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  // Whether every rank moves run `run_id`'s data: each agent logs "run ID:
+  // executing" once its communicators are connected and the ranks' plan
+  // digests agree (agent/agent.cc, Agent::Execute).
+  bool ExecutingOnEveryRank(const std::string& run_id) const {
+    const std::string line = absl::StrCat("run ", run_id, ": executing");
+    for (int r = 0; r < world_; ++r) {
+      if (Log(r).find(line) == std::string::npos) return false;
+    }
+    return true;
+  }
+
   std::string Logs() const {
     std::string out;
     for (int r = 0; r < world_; ++r) {

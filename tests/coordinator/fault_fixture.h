@@ -155,22 +155,17 @@ class FaultFixture : public ::testing::Test {
       return Connected(info) == agents;
     });
   }
-  // Until the job's run in flight moves data on every one of `world`
-  // ranks: each agent logs "run ID: executing" once its communicators are
-  // connected and the ranks' plan digests agree (agent/agent.cc,
-  // Agent::Execute). Polled every 20 ms for up to 10 s.
-  bool AwaitExecuting(const AgentProcesses& agents, const std::string& job,
-                      int world) {
-    auto executing = [&agents, world](const v1::JobInfo& info) {
-      if (info.state() != "running") return false;
-      const std::string line =
-          absl::StrCat("run ", info.current_run(), ": executing");
-      for (int r = 0; r < world; ++r) {
-        if (agents.Log(r).find(line) == std::string::npos) return false;
-      }
-      return true;
-    };
-    return AwaitJob(job, executing, std::chrono::seconds(10));
+  // Until the job's run in flight moves data on every rank
+  // (AgentProcesses::ExecutingOnEveryRank). Polled every 20 ms for up to
+  // 10 s.
+  bool AwaitExecuting(const AgentProcesses& agents, const std::string& job) {
+    return AwaitJob(
+        job,
+        [&agents](const v1::JobInfo& info) {
+          return info.state() == "running" &&
+                 agents.ExecutingOnEveryRank(info.current_run());
+        },
+        std::chrono::seconds(10));
   }
 
   // A short run that must validate.

@@ -86,7 +86,7 @@ class FaultTest : public testing::FaultFixture {
   // it: the run fails UNAVAILABLE within twice the collective timeout.
   void KillRankTwoMidRun(AgentProcesses& agents) {
     BackgroundRun caller(*stub_, LongRun("killed", 4, 100000), seconds(120));
-    EXPECT_TRUE(AwaitExecuting(agents, "killed", 4)) << agents.Logs();
+    EXPECT_TRUE(AwaitExecuting(agents, "killed")) << agents.Logs();
     const steady_clock::time_point killed = steady_clock::now();
     agents.Kill(2);
     const grpc::Status status = caller.Wait();
@@ -163,7 +163,7 @@ TEST_F(FaultTest, CancelStopsTheRunInFlightOnEveryRank) {
   agents.StartAll();
   ASSERT_TRUE(AwaitConnected("cancel", 4)) << agents.Logs();
   BackgroundRun caller(*stub_, LongRun("cancel", 4, 100000), seconds(120));
-  EXPECT_TRUE(AwaitExecuting(agents, "cancel", 4)) << agents.Logs();
+  EXPECT_TRUE(AwaitExecuting(agents, "cancel")) << agents.Logs();
   std::string run_id;
   const steady_clock::time_point cancelled = steady_clock::now();
   EXPECT_TRUE(CancelJob("cancel", &run_id).ok());
@@ -213,7 +213,7 @@ TEST_F(FaultTest, AfterAPlannerRestartTheAgentsRejoinAndRun) {
   agents.StartAll();
   ASSERT_TRUE(AwaitConnected("restart", 4)) << agents.Logs();
   BackgroundRun caller(*stub_, LongRun("restart", 4, 100000), seconds(120));
-  EXPECT_TRUE(AwaitExecuting(agents, "restart", 4)) << agents.Logs();
+  EXPECT_TRUE(AwaitExecuting(agents, "restart")) << agents.Logs();
   const int port = server_->port();
   server_->Kill();
   const grpc::Status status = caller.Wait();
