@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "executor/batch_work.h"
 #include "executor/box_copy.h"
+#include "executor/bucket_copies.h"
+#include "executor/copy_program.h"
 #include "executor/digest_exchange.h"
 #include "executor/local_step.h"
 #include "executor/step_exec.h"
@@ -19,6 +21,13 @@ namespace reshard::executor {
 // dtype's blocks fill exactly.
 constexpr DType kWordDType = DType::kFloat16;
 
+// A copy program compiled for the run path: run on host memory, or as the
+// MemorySpace's prepared table.
+struct BatchRunner::CompiledCopies {
+  CopyProgram program;
+  const PreparedTable* table = nullptr;
+};
+
 struct BatchRunner::TensorState {
   std::vector<StepLayout> layouts;  // per step, this rank's
   std::vector<char> skip;           // per step: a group of size 1
@@ -27,7 +36,16 @@ struct BatchRunner::TensorState {
   int64_t itemsize = 0;
   int64_t source_numel = 0;
   int64_t result_numel = 0;
-  std::vector<char> buffers[2];
+  // Two buffers of the largest intermediate result: host memory, or the
+  // space's.
+  int64_t buffer_bytes = 0;
+  std::vector<char> host[2];
+  SpaceBuffer in_space[2];
+  char* buffers[2] = {nullptr, nullptr};
+  // With a MemorySpace: per step, a local step's copies; and the copy of
+  // the input to the output when no step moves anything.
+  std::vector<CompiledCopies> local;
+  CompiledCopies through;
   // Progress within one Run.
   int next_step = 0;
   const char* current = nullptr;
@@ -36,7 +54,7 @@ struct BatchRunner::TensorState {
 
   // Where step j writes: the caller's output for the last step, else the
   // buffer that does not hold its input.
-  char* Target(int j) { return j == last ? out : buffers[flip].data(); }
+  char* Target(int j) { return j == last ? out : buffers[flip]; }
   void Advance(int j, char* target) {
     current = target;
     flip ^= 1;
@@ -50,6 +68,12 @@ struct BatchRunner::CompiledBucket {
   // A bucket of one step runs as that step alone (PlanRunner's path, which
   // sends from and receives into the tensors where it can).
   std::optional<CompiledStep> single;
+  // With a MemorySpace, the single step's copies around its collective.
+  CompiledCopies before, after;
+  CollectiveIo io;
+  bool calls_collective = false;
+  // Several members: each one's packing and unpacking.
+  std::vector<CompiledCopies> pack, unpack;
   DType dtype = kWordDType;  // reductions: the members' dtype
   int64_t wire_numel = 0;    // the packed block in `dtype` elements
   WireBlocks blocks;
@@ -59,8 +83,6 @@ struct BatchRunner::CompiledBucket {
 };
 
 namespace {
-
-using Compiled = BatchRunner::CompiledBucket;
 
 int64_t Numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -79,70 +101,45 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// Member k's send boxes into the packed input: its block at offset o of
-// every packed block it fills.
-void PackMember(const Compiled& c, StepOp op, size_t k, const char* in,
-                char* wire) {
-  const StepLayout& l = c.layout.members[k];
-  const int64_t s = c.layout.itemsizes[k];
-  char* at = wire + c.layout.offsets[k];
+// The collective `op` from `send` into `recv` (all_reduce: in place on
+// `recv`), blocks of `block_numel` elements.
+absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
+                            char* recv, int64_t block_numel, DType dtype,
+                            Reduction reduction) {
   switch (op) {
     case StepOp::kAllGather:
-      PackBox(in, l.in_shape, l.send[0], s, at);
-      break;
+      return comm.AllGather(send, recv, block_numel, dtype);
     case StepOp::kAllReduce:
-      CopyBytes(at, in, Numel(l.in_shape) * s);
-      break;
-    default:  // reduce_scatter, all_to_all: block j goes to member j
-      for (size_t j = 0; j < l.send.size(); ++j) {
-        PackBox(in, l.in_shape, l.send[j], s, at + j * c.Block());
-      }
-      break;
-  }
-}
-
-// Member k's output from the packed result.
-void UnpackMember(const Compiled& c, StepOp op, size_t k, const char* wire,
-                  char* out) {
-  const StepLayout& l = c.layout.members[k];
-  const int64_t s = c.layout.itemsizes[k];
-  const char* at = wire + c.layout.offsets[k];
-  switch (op) {
-    case StepOp::kAllReduce:
-    case StepOp::kReduceScatter:  // this member's part, row-major
-      CopyBytes(out, at, Numel(l.out_shape) * s);
-      break;
-    default:  // all_gather, all_to_all: block i comes from member i
-      for (size_t i = 0; i < l.recv.size(); ++i) {
-        UnpackBox(at + i * c.Block(), out, l.out_shape, l.recv[i], s);
-      }
-      break;
-  }
-}
-
-absl::Status Collective(const Compiled& c, const Bucket& bucket, char* in,
-                        char* out) {
-  const Reduction reduction{bucket.reduce_op, bucket.avg_divisor};
-  switch (bucket.op) {
-    case StepOp::kAllGather:
-      return c.comm->AllGather(in, out, c.wire_numel, c.dtype);
-    case StepOp::kAllReduce:
-      return c.comm->AllReduce(in, c.wire_numel, c.dtype, reduction);
+      return comm.AllReduce(recv, block_numel, dtype, reduction);
     case StepOp::kReduceScatter:
-      return c.comm->ReduceScatter(in, out, c.wire_numel, c.dtype, reduction);
+      return comm.ReduceScatter(send, recv, block_numel, dtype, reduction);
     default:
-      return c.comm->AllToAll(in, out, c.wire_numel, c.dtype);
+      return comm.AllToAll(send, recv, block_numel, dtype);
   }
+}
+
+// `bytes` contiguous bytes from the input to the output.
+StridedCopy WholeCopy(int64_t bytes) {
+  StridedCopy copy;
+  copy.run_bytes = bytes;
+  return copy;
+}
+
+absl::Status Labelled(const absl::Status& s, absl::string_view label) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
 }
 
 }  // namespace
 
 BatchRunner::BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
-                         BucketSchedule schedule, int64_t position)
+                         BucketSchedule schedule, int64_t position,
+                         MemorySpace* space)
     : mesh_(mesh),
       plans_(std::move(plans)),
       schedule_(std::move(schedule)),
-      position_(position) {}
+      position_(position),
+      space_(space) {}
 
 BatchRunner::~BatchRunner() = default;
 
@@ -155,7 +152,7 @@ int64_t BatchRunner::ResultNumel(size_t t) const {
 
 absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
     const Mesh& mesh, std::vector<Plan> plans, BucketSchedule schedule,
-    int64_t rank, CommunicatorProvider& provider) {
+    int64_t rank, CommunicatorProvider& provider, MemorySpace* space) {
   std::vector<const Plan*> ptrs;
   for (size_t t = 0; t < plans.size(); ++t) {
     ptrs.push_back(&plans[t]);
@@ -175,10 +172,12 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
   s = ExchangeDigest(mesh, BatchDigest(mesh, ptrs, schedule), rank, provider,
                      DigestNoun(plans.size()));
   if (!s.ok()) return s;
-  std::unique_ptr<BatchRunner> runner(
-      new BatchRunner(mesh, std::move(plans), std::move(schedule), position));
+  std::unique_ptr<BatchRunner> runner(new BatchRunner(
+      mesh, std::move(plans), std::move(schedule), position, space));
   runner->CompileTensors();
   s = runner->CompileBuckets(provider);
+  if (s.ok()) s = runner->AllocateBuffers();
+  if (s.ok() && space != nullptr) s = runner->PrepareTables();
   if (!s.ok()) return s;
   return runner;
 }
@@ -224,124 +223,276 @@ void BatchRunner::CompileTensors() {
     if (state.last >= 0) {
       state.result_numel = Numel(state.layouts[state.last].out_shape);
     }
-    for (auto& b : state.buffers) b.resize(buffer * state.itemsize);
-    memory_bound_ += 2 * buffer * state.itemsize;
+    state.buffer_bytes = buffer * state.itemsize;
+    memory_bound_ += 2 * state.buffer_bytes;
+  }
+}
+
+// A bucket of one step: compiled as the step alone.
+void BatchRunner::CompileSingle(CompiledBucket& c, const BucketMember& m) {
+  const Plan& plan = plans_[m.tensor];
+  c.single = CompileStep(mesh_, plan.tensor, plan.steps[m.step], position_);
+  c.single->comm = c.comm;
+  const WireUse wire = WireOf(*c.single);
+  wire_bytes_[0] = std::max(wire_bytes_[0], wire.in);
+  wire_bytes_[1] = std::max(wire_bytes_[1], wire.out);
+  c.bytes_held = StepBytes(*c.single);
+}
+
+// A bucket of several members: one collective over their packed blocks.
+void BatchRunner::CompileShared(CompiledBucket& c, const Bucket& bucket) {
+  if (bucket.Reduces()) {
+    c.dtype = plans_[bucket.members[0].tensor].tensor.dtype();
+  }
+  c.wire_numel = c.Block() / ItemSize(c.dtype);
+  c.blocks = CollectiveWireBlocks(bucket.op, c.layout.group_size);
+  wire_bytes_[0] = std::max(wire_bytes_[0], c.blocks.in * c.Block());
+  // all_reduce runs in place
+  const int64_t out_blocks = bucket.op == StepOp::kAllReduce ? 0 : c.blocks.out;
+  wire_bytes_[1] = std::max(wire_bytes_[1], out_blocks * c.Block());
+  c.bytes_held = (c.blocks.in + out_blocks) * c.Block();
+  for (size_t k = 0; k < bucket.members.size(); ++k) {
+    const BucketMember& m = bucket.members[k];
+    c.bytes_held += tensors_[m.tensor].bytes[m.step];
+    c.pack.push_back({BucketPackProgram(c.layout, bucket.op, k)});
+    c.unpack.push_back({BucketUnpackProgram(c.layout, bucket.op, k)});
   }
 }
 
 absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
   std::vector<const Plan*> ptrs;
   for (const Plan& p : plans_) ptrs.push_back(&p);
-  int64_t wire_in = 0, wire_out = 0;
   for (size_t b = 0; b < schedule_.buckets.size(); ++b) {
     const Bucket& bucket = schedule_.buckets[b];
-    CompiledBucket c;
+    CompiledBucket& c = buckets_.emplace_back();
     c.layout = MakeBucketLayout(mesh_, bucket, ptrs, position_);
     absl::StatusOr<Communicator*> comm =
         provider.Get(mesh_.GroupRanks(position_, bucket.group),
                      mesh_.GroupName(bucket.group));
     if (!comm.ok()) {
-      return absl::Status(comm.status().code(),
-                          absl::StrCat(BucketLabel(mesh_, b, bucket), ": ",
-                                       comm.status().message()));
+      return Labelled(comm.status(), BucketLabel(mesh_, b, bucket));
     }
     c.comm = *comm;
     if (bucket.members.size() == 1) {
-      const BucketMember& m = bucket.members[0];
-      const Plan& plan = plans_[m.tensor];
-      c.single = CompileStep(mesh_, plan.tensor, plan.steps[m.step], position_);
-      c.single->comm = c.comm;
-      const WireUse wire = WireOf(*c.single);
-      wire_in = std::max(wire_in, wire.in);
-      wire_out = std::max(wire_out, wire.out);
-      c.bytes_held = StepBytes(*c.single);
-      step_bound_ = std::max(step_bound_, c.bytes_held);
-      buckets_.push_back(std::move(c));
-      continue;
-    }
-    if (bucket.Reduces()) {
-      c.dtype = plans_[bucket.members[0].tensor].tensor.dtype();
-    }
-    c.wire_numel = c.Block() / ItemSize(c.dtype);
-    c.blocks = CollectiveWireBlocks(bucket.op, c.layout.group_size);
-    wire_in = std::max(wire_in, c.blocks.in * c.Block());
-    // all_reduce runs in place
-    const int64_t out_blocks =
-        bucket.op == StepOp::kAllReduce ? 0 : c.blocks.out;
-    wire_out = std::max(wire_out, out_blocks * c.Block());
-    c.bytes_held = (c.blocks.in + out_blocks) * c.Block();
-    for (const BucketMember& m : bucket.members) {
-      c.bytes_held += tensors_[m.tensor].bytes[m.step];
+      CompileSingle(c, bucket.members[0]);
+    } else {
+      CompileShared(c, bucket);
     }
     step_bound_ = std::max(step_bound_, c.bytes_held);
-    buckets_.push_back(std::move(c));
   }
-  wire_in_.resize(wire_in);
-  wire_out_.resize(wire_out);
-  memory_bound_ += wire_in + wire_out;
+  memory_bound_ += wire_bytes_[0] + wire_bytes_[1];
   return absl::OkStatus();
 }
 
-void BatchRunner::AdvanceLocal(size_t t, int until, BatchRunStats& stats) {
+absl::StatusOr<char*> BatchRunner::Reserve(int64_t bytes,
+                                           std::vector<char>& host,
+                                           SpaceBuffer& owned) {
+  if (space_ == nullptr) {
+    host.resize(bytes);
+    return host.data();
+  }
+  absl::StatusOr<SpaceBuffer> buffer = AllocateIn(*space_, bytes);
+  if (!buffer.ok()) return buffer.status();
+  owned = *std::move(buffer);
+  return owned.get();
+}
+
+absl::Status BatchRunner::AllocateBuffers() {
+  for (TensorState& state : tensors_) {
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<char*> b =
+          Reserve(state.buffer_bytes, state.host[i], state.in_space[i]);
+      if (!b.ok()) return b.status();
+      state.buffers[i] = *b;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<char*> b =
+        Reserve(wire_bytes_[i], host_wire_[i], space_wire_[i]);
+    if (!b.ok()) return b.status();
+    wire_[i] = *b;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BatchRunner::Prepare(CompiledCopies& copies) {
+  absl::StatusOr<const PreparedTable*> table =
+      PrepareProgram(*space_, copies.program);
+  if (!table.ok()) return table.status();
+  copies.table = *table;
+  return absl::OkStatus();
+}
+
+// Every copy the run makes, as the space's tables: local steps, a copy
+// through for tensors no step moves, and every bucket's copies.
+absl::Status BatchRunner::PrepareTables() {
+  absl::Status s;
+  for (size_t t = 0; t < tensors_.size() && s.ok(); ++t) {
+    TensorState& state = tensors_[t];
+    const Plan& plan = plans_[t];
+    state.local.resize(plan.steps.size());
+    for (size_t j = 0; j < plan.steps.size() && s.ok(); ++j) {
+      if (state.skip[j] || IsCollective(plan.steps[j].op)) continue;
+      state.local[j].program =
+          CopiesOf(CompileStep(mesh_, plan.tensor, plan.steps[j], position_))
+              .before;
+      s = Prepare(state.local[j]);
+    }
+    if (s.ok() && state.last < 0) {
+      state.through.program.copies.push_back(
+          WholeCopy(state.source_numel * state.itemsize));
+      s = Prepare(state.through);
+    }
+  }
+  for (CompiledBucket& c : buckets_) {
+    if (c.single.has_value()) {
+      const StepCopies copies = CopiesOf(*c.single);
+      c.before.program = copies.before;
+      c.after.program = copies.after;
+      c.io = copies.io;
+      c.calls_collective = copies.collective;
+      if (s.ok()) s = Prepare(c.before);
+      if (s.ok()) s = Prepare(c.after);
+    }
+    for (CompiledCopies& p : c.pack) s.Update(Prepare(p));
+    for (CompiledCopies& p : c.unpack) s.Update(Prepare(p));
+  }
+  return s;
+}
+
+absl::Status BatchRunner::Move(const CompiledCopies& copies,
+                               const CopyBuffers& buffers) {
+  if (space_ == nullptr) {
+    RunOnHost(copies.program, buffers);
+    return absl::OkStatus();
+  }
+  return space_->Run(*copies.table, buffers);
+}
+
+absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
+                                       BatchRunStats& stats) {
   TensorState& state = tensors_[t];
   for (int j = state.next_step; j < until; ++j) {
     if (state.skip[j]) continue;
     const auto start = std::chrono::steady_clock::now();
     char* target = state.Target(j);
-    RunLocalStep(state.layouts[j], state.itemsize, state.current, target);
+    if (space_ == nullptr) {
+      RunLocalStep(state.layouts[j], state.itemsize, state.current, target);
+    } else {
+      absl::Status s =
+          Move(state.local[j], {state.current, target, wire_[0], wire_[1]});
+      if (!s.ok()) return Labelled(s, StepLabel({static_cast<int>(t), j}));
+    }
     state.Advance(j, target);
     stats.step_seconds[t][j] = SecondsSince(start);
     stats.peak_bytes = std::max(stats.peak_bytes, state.bytes[j]);
   }
   state.next_step = std::max(state.next_step, until);
+  return absl::OkStatus();
+}
+
+// A single step in a MemorySpace: its copies around its collective.
+absl::Status BatchRunner::RunSingleInSpace(const CompiledBucket& c,
+                                           const char* in, char* out) {
+  const CopyBuffers buffers{in, out, wire_[0], wire_[1]};
+  absl::Status s = Move(c.before, buffers);
+  if (s.ok() && c.calls_collective) {
+    const CompiledStep& step = *c.single;
+    s = space_->Fence();
+    if (s.ok()) {
+      s = CallCollective(*c.comm, step.step.op,
+                         ReadableBuffer(c.io.send, buffers) + c.io.send_offset,
+                         WritableBuffer(c.io.recv, buffers), step.block,
+                         step.dtype,
+                         {step.step.reduce_op, step.step.avg_divisor});
+    }
+  }
+  if (s.ok()) s = Move(c.after, buffers);
+  return s;
 }
 
 absl::Status BatchRunner::RunSingle(size_t b) {
   const BucketMember& m = schedule_.buckets[b].members[0];
   TensorState& state = tensors_[m.tensor];
+  const CompiledBucket& c = buckets_[b];
   char* target = state.Target(m.step);
-  absl::Status s = ExecuteStep(*buckets_[b].single, state.current, target,
-                               {wire_in_.data(), wire_out_.data()});
-  if (!s.ok()) return s;
+  absl::Status s =
+      space_ == nullptr
+          ? ExecuteStep(*c.single, state.current, target, {wire_[0], wire_[1]})
+          : RunSingleInSpace(c, state.current, target);
+  if (!s.ok()) return Labelled(s, StepLabel(m));
   state.Advance(m.step, target);
   return absl::OkStatus();
 }
 
-absl::Status BatchRunner::RunBucket(size_t b, BatchRunStats& stats) {
+// A bucket of several members: pack each, one collective, unpack each.
+absl::Status BatchRunner::RunShared(size_t b) {
   const Bucket& bucket = schedule_.buckets[b];
   const CompiledBucket& c = buckets_[b];
-  stats.peak_bytes = std::max(stats.peak_bytes, c.bytes_held);
-  if (c.single.has_value()) {
-    absl::Status s = RunSingle(b);
-    if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(StepLabel(bucket.members[0]),
-                                                 ": ", s.message()));
-    }
-    return s;
-  }
-  for (size_t k = 0; k < bucket.members.size(); ++k) {
-    PackMember(c, bucket.op, k, tensors_[bucket.members[k].tensor].current,
-               wire_in_.data());
+  absl::Status s;
+  for (size_t k = 0; k < bucket.members.size() && s.ok(); ++k) {
+    s = Move(c.pack[k], {tensors_[bucket.members[k].tensor].current, nullptr,
+                         wire_[0], wire_[1]});
   }
   // Members of a group agree on the packed block: when it is empty nothing
   // moves on any of them.
-  if (c.Block() > 0) {
-    absl::Status s = Collective(c, bucket, wire_in_.data(), wire_out_.data());
-    if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(BucketLabel(mesh_, b, bucket),
-                                                 ": ", s.message()));
+  if (s.ok() && c.Block() > 0) {
+    if (space_ != nullptr) s = space_->Fence();
+    char* result = bucket.op == StepOp::kAllReduce ? wire_[0] : wire_[1];
+    if (s.ok()) {
+      s = CallCollective(*c.comm, bucket.op, wire_[0], result, c.wire_numel,
+                         c.dtype, {bucket.reduce_op, bucket.avg_divisor});
     }
   }
-  const char* result =
-      bucket.op == StepOp::kAllReduce ? wire_in_.data() : wire_out_.data();
-  for (size_t k = 0; k < bucket.members.size(); ++k) {
-    const BucketMember& m = bucket.members[k];
-    TensorState& state = tensors_[m.tensor];
-    char* target = state.Target(m.step);
-    UnpackMember(c, bucket.op, k, result, target);
-    state.Advance(m.step, target);
+  for (size_t k = 0; k < bucket.members.size() && s.ok(); ++k) {
+    TensorState& state = tensors_[bucket.members[k].tensor];
+    char* target = state.Target(bucket.members[k].step);
+    s = Move(c.unpack[k], {nullptr, target, wire_[0], wire_[1]});
+    state.Advance(bucket.members[k].step, target);
   }
-  return absl::OkStatus();
+  return Labelled(s, BucketLabel(mesh_, b, bucket));
+}
+
+absl::Status BatchRunner::RunBucket(size_t b, BatchRunStats& stats) {
+  stats.peak_bytes = std::max(stats.peak_bytes, buckets_[b].bytes_held);
+  return buckets_[b].single.has_value() ? RunSingle(b) : RunShared(b);
+}
+
+void BatchRunner::StartRun(absl::Span<const void* const> in,
+                           absl::Span<void* const> out, BatchRunStats& st) {
+  st.bucket_seconds.assign(buckets_.size(), 0.0);
+  st.local_seconds = 0;
+  st.peak_bytes = 0;
+  st.step_seconds.resize(tensors_.size());
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    st.step_seconds[t].assign(tensors_[t].layouts.size(), 0.0);
+    TensorState& state = tensors_[t];
+    state.next_step = 0;
+    state.flip = 0;
+    state.current = static_cast<const char*>(in[t]);
+    state.out = static_cast<char*>(out[t]);
+  }
+}
+
+// After the last bucket: every tensor's remaining local steps, and the
+// copy through for tensors no step moves.
+absl::Status BatchRunner::FinishRun(absl::Span<const void* const> in,
+                                    BatchRunStats& st) {
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    TensorState& state = tensors_[t];
+    absl::Status s =
+        AdvanceLocal(t, static_cast<int>(state.layouts.size()), st);
+    if (!s.ok()) return s;
+    if (state.last >= 0) continue;
+    const char* from = static_cast<const char*>(in[t]);
+    if (space_ == nullptr) {
+      CopyBytes(state.out, from, state.source_numel * state.itemsize);
+    } else {
+      s = Move(state.through, {from, state.out, wire_[0], wire_[1]});
+      if (!s.ok()) return Labelled(s, TensorLabel(t) + "copy");
+    }
+  }
+  return space_ == nullptr ? absl::OkStatus() : space_->Synchronize();
 }
 
 absl::Status BatchRunner::Run(absl::Span<const void* const> in,
@@ -349,29 +500,18 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
                               BatchRunStats* stats) {
   BatchRunStats local_stats;
   BatchRunStats& st = stats != nullptr ? *stats : local_stats;
-  st.bucket_seconds.assign(buckets_.size(), 0.0);
-  st.local_seconds = 0;
-  st.peak_bytes = 0;
-  st.step_seconds.resize(tensors_.size());
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    st.step_seconds[t].assign(tensors_[t].layouts.size(), 0.0);
-  }
+  StartRun(in, out, st);
   const auto run_start = std::chrono::steady_clock::now();
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    TensorState& state = tensors_[t];
-    state.next_step = 0;
-    state.flip = 0;
-    state.current = static_cast<const char*>(in[t]);
-    state.out = static_cast<char*>(out[t]);
-  }
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const auto local_start = std::chrono::steady_clock::now();
+    absl::Status s;
     for (const BucketMember& m : schedule_.buckets[b].members) {
-      AdvanceLocal(m.tensor, m.step, st);
+      if (s.ok()) s = AdvanceLocal(m.tensor, m.step, st);
     }
+    if (!s.ok()) return s;
     st.local_seconds += SecondsSince(local_start);
     const auto bucket_start = std::chrono::steady_clock::now();
-    absl::Status s = RunBucket(b, st);
+    s = RunBucket(b, st);
     if (!s.ok()) return s;
     st.bucket_seconds[b] = SecondsSince(bucket_start);
     for (const BucketMember& m : schedule_.buckets[b].members) {
@@ -379,13 +519,8 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
     }
   }
   const auto tail_start = std::chrono::steady_clock::now();
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    TensorState& state = tensors_[t];
-    AdvanceLocal(t, static_cast<int>(state.layouts.size()), st);
-    if (state.last < 0) {
-      CopyBytes(state.out, in[t], state.source_numel * state.itemsize);
-    }
-  }
+  absl::Status s = FinishRun(in, st);
+  if (!s.ok()) return s;
   st.local_seconds += SecondsSince(tail_start);
   st.total_seconds = SecondsSince(run_start);
   return absl::OkStatus();

@@ -20,8 +20,16 @@
 // so its steps are named "steps[j]" and its digest "plan".
 // Data movement buckets may mix dtypes: they move bytes, counted in 16-bit
 // words (every dtype's size is a multiple of 2). Reduction buckets hold one
-// dtype and reduce in it. Buffers are host memory: the Gloo backend runs
-// it; NCCL needs device buffers, which this runner does not stage.
+// dtype and reduce in it.
+//
+// Where data lives: without a MemorySpace, host memory (the Gloo backend),
+// moved by the CPU, all_to_all packing overlapped with the exchange. With
+// one (executor/memory_space.h: device memory for NCCL), every copy —
+// local steps, packing, unpacking — is compiled into the space's tables
+// at Compile (copy_program.h's CopiesOf, bucket_copies.h), the runner's
+// buffers are the space's, the caller's `in` and `out` must be too, and
+// Run enqueues everything, calling each collective after a Fence, and
+// waits once at its end (MemorySpace::Synchronize).
 //
 // Not thread-safe: one Run at a time per runner.
 #ifndef RESHARD_EXECUTOR_BATCH_RUNNER_H_
@@ -34,6 +42,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "executor/communicator_provider.h"
+#include "executor/copy_program.h"
+#include "executor/memory_space.h"
 #include "planner/bucket_layout.h"
 #include "planner/bucket_schedule.h"
 #include "planner/mesh.h"
@@ -62,11 +72,13 @@ class BatchRunner {
   // message), the schedule does not fit the plans (CheckBucketSchedule) or
   // `rank` is not in the mesh; FAILED_PRECONDITION when the ranks' batch
   // digests differ; the provider's error (naming the bucket) when a
-  // communicator cannot be created. Collective: every rank of the mesh
-  // compiles the same batch at the same time.
+  // communicator cannot be created; the space's error when its buffers or
+  // tables cannot be had. Collective: every rank of the mesh compiles the
+  // same batch at the same time. `space`, when given, outlives the runner.
   static absl::StatusOr<std::unique_ptr<BatchRunner>> Compile(
       const Mesh& mesh, std::vector<Plan> plans, BucketSchedule schedule,
-      int64_t rank, CommunicatorProvider& provider);
+      int64_t rank, CommunicatorProvider& provider,
+      MemorySpace* space = nullptr);
 
   // Runs the batch: `in[t]` holds tensor t's source (SourceNumel(t)
   // elements, row-major, its dtype), `out[t]` receives its destination
@@ -89,17 +101,37 @@ class BatchRunner {
 
   struct TensorState;     // one tensor's layouts, buffers and progress
   struct CompiledBucket;  // one bucket's layout and communicator
+  struct CompiledCopies;  // a copy program, and its table in the space
   ~BatchRunner();
 
  private:
   BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
-              BucketSchedule schedule, int64_t position);
-  absl::Status CompileBuckets(CommunicatorProvider& provider);
+              BucketSchedule schedule, int64_t position, MemorySpace* space);
+  // Compile's phases: layouts and sizes, buckets and their communicators,
+  // the buffers, and (with a space) every copy as the space's tables.
   void CompileTensors();
+  absl::Status CompileBuckets(CommunicatorProvider& provider);
+  void CompileSingle(CompiledBucket& c, const BucketMember& m);
+  void CompileShared(CompiledBucket& c, const Bucket& bucket);
+  absl::Status AllocateBuffers();
+  absl::StatusOr<char*> Reserve(int64_t bytes, std::vector<char>& host,
+                                SpaceBuffer& owned);
+  absl::Status PrepareTables();
+  absl::Status Prepare(CompiledCopies& copies);
+
+  // Run's phases.
+  void StartRun(absl::Span<const void* const> in, absl::Span<void* const> out,
+                BatchRunStats& st);
   // Runs tensor t's steps before `until` that move no data between ranks.
-  void AdvanceLocal(size_t t, int until, BatchRunStats& stats);
+  absl::Status AdvanceLocal(size_t t, int until, BatchRunStats& stats);
   absl::Status RunBucket(size_t b, BatchRunStats& stats);
   absl::Status RunSingle(size_t b);  // a bucket of one step
+  absl::Status RunSingleInSpace(const CompiledBucket& c, const char* in,
+                                char* out);
+  absl::Status RunShared(size_t b);  // a bucket of several
+  absl::Status FinishRun(absl::Span<const void* const> in, BatchRunStats& st);
+  // Runs copies on host memory, or enqueues their table in the space.
+  absl::Status Move(const CompiledCopies& copies, const CopyBuffers& buffers);
   // How errors name tensor t ("" when the batch is one plan) and a step.
   std::string TensorLabel(size_t t) const;
   std::string StepLabel(const BucketMember& m) const;
@@ -108,11 +140,16 @@ class BatchRunner {
   std::vector<Plan> plans_;
   BucketSchedule schedule_;
   int64_t position_;
+  MemorySpace* space_;  // null: host memory
   int64_t memory_bound_ = 0;
   int64_t step_bound_ = 0;
   std::vector<TensorState> tensors_;
   std::vector<CompiledBucket> buckets_;
-  std::vector<char> wire_in_, wire_out_;  // the largest bucket's
+  // The largest bucket's packed wire buffers, in and out.
+  int64_t wire_bytes_[2] = {0, 0};
+  std::vector<char> host_wire_[2];
+  SpaceBuffer space_wire_[2];
+  char* wire_[2] = {nullptr, nullptr};
 };
 
 }  // namespace reshard::executor

@@ -13,27 +13,48 @@
 namespace reshard::executor {
 namespace {
 
-// Every tensor's source (filled by the data rule) and result buffers.
+// Every tensor's source (filled by the data rule) and result buffers on
+// the host, and where the run reads and writes them: the same buffers, or
+// the space's copies.
 struct Buffers {
   std::vector<std::vector<char>> in, out;
+  std::vector<SpaceBuffer> space_in, space_out;
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
 
-  Buffers(const Mesh& mesh, const std::vector<Plan>& plans,
-          const BatchRunner& runner) {
-    for (size_t t = 0; t < plans.size(); ++t) {
-      const int64_t itemsize = plans[t].tensor.itemsize();
-      in.emplace_back(runner.SourceNumel(t) * itemsize);
-      out.emplace_back(runner.ResultNumel(t) * itemsize);
-      FillSource(mesh, plans[t].tensor, plans[t].src, runner.position(),
-                 in.back().data());
-    }
-    for (size_t t = 0; t < plans.size(); ++t) {
-      in_ptrs.push_back(in[t].data());
-      out_ptrs.push_back(out[t].data());
-    }
-  }
+  // Where tensor t's result is, in the run's memory.
+  char* Result(size_t t) const { return static_cast<char*>(out_ptrs[t]); }
 };
+
+absl::StatusOr<std::unique_ptr<Buffers>> MakeBuffers(
+    const Mesh& mesh, const std::vector<Plan>& plans, const BatchRunner& runner,
+    MemorySpace* space) {
+  auto b = std::make_unique<Buffers>();
+  for (size_t t = 0; t < plans.size(); ++t) {
+    const int64_t itemsize = plans[t].tensor.itemsize();
+    const int64_t in_bytes = runner.SourceNumel(t) * itemsize;
+    const int64_t out_bytes = runner.ResultNumel(t) * itemsize;
+    b->in.emplace_back(in_bytes);
+    b->out.emplace_back(out_bytes);
+    FillSource(mesh, plans[t].tensor, plans[t].src, runner.position(),
+               b->in.back().data());
+    if (space == nullptr) continue;
+    for (auto [list, bytes] : {std::pair{&b->space_in, in_bytes},
+                               std::pair{&b->space_out, out_bytes}}) {
+      absl::StatusOr<SpaceBuffer> buffer = AllocateIn(*space, bytes);
+      if (!buffer.ok()) return buffer.status();
+      list->push_back(*std::move(buffer));
+    }
+    absl::Status s =
+        space->Upload(b->space_in.back().get(), b->in.back().data(), in_bytes);
+    if (!s.ok()) return s;
+  }
+  for (size_t t = 0; t < plans.size(); ++t) {
+    b->in_ptrs.push_back(space ? b->space_in[t].get() : b->in[t].data());
+    b->out_ptrs.push_back(space ? b->space_out[t].get() : b->out[t].data());
+  }
+  return b;
+}
 
 // What the timed runs measured: per row, and the whole work.
 struct Samples {
@@ -64,13 +85,16 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
     const Mesh& mesh, const BatchWork& work, int64_t rank,
     CommunicatorProvider& provider, const RankOptions& options,
     RankReport& report) {
-  absl::StatusOr<std::unique_ptr<BatchRunner>> runner =
-      BatchRunner::Compile(mesh, work.plans, work.schedule, rank, provider);
+  absl::StatusOr<std::unique_ptr<BatchRunner>> runner = BatchRunner::Compile(
+      mesh, work.plans, work.schedule, rank, provider, options.space);
   if (!runner.ok()) return runner.status();
   BatchRunner& r = **runner;
   report.memory_bound_bytes =
       std::max(r.MemoryBoundBytes(), r.StepBoundBytes());
-  auto buffers = std::make_unique<Buffers>(mesh, work.plans, r);
+  absl::StatusOr<std::unique_ptr<Buffers>> made =
+      MakeBuffers(mesh, work.plans, r, options.space);
+  if (!made.ok()) return made.status();
+  std::unique_ptr<Buffers> buffers = *std::move(made);
   const std::vector<RunRow> rows = work.Rows(mesh);
   Samples samples;
   samples.rows.resize(rows.size());
@@ -87,39 +111,85 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
   return buffers;
 }
 
-// The validation collective: `dst`'s Partial dims reduced, in place.
+// The validation collective: `dst`'s Partial dims reduced, in place, on
+// `data` (`bytes`, in the run's memory).
 absl::Status ReducePartials(const Mesh& mesh, const Plan& plan,
                             int64_t position, CommunicatorProvider& provider,
-                            std::vector<char>& data) {
+                            char* data, int64_t bytes) {
   const PartialReduction partial = PartialOf(mesh, plan.dst);
   if (mesh.GroupSize(partial.dims) == 1) return absl::OkStatus();
   absl::StatusOr<Communicator*> comm = provider.Get(
       mesh.GroupRanks(position, partial.dims), mesh.GroupName(partial.dims));
   if (!comm.ok()) return comm.status();
-  const int64_t numel =
-      static_cast<int64_t>(data.size()) / plan.tensor.itemsize();
-  return (*comm)->AllReduce(data.data(), numel, plan.tensor.dtype(),
+  return (*comm)->AllReduce(data, bytes / plan.tensor.itemsize(),
+                            plan.tensor.dtype(),
                             {partial.op, partial.avg_divisor});
+}
+
+// The comparison with g and the checksum of a reduced result on the host.
+TensorCheck JudgeResult(const Mesh& mesh, const Plan& plan, int64_t position,
+                        const std::vector<char>& result) {
+  TensorCheck check;
+  const PartialReduction source = PartialOf(mesh, plan.src);
+  const absl::Status valid =
+      ValidateResult(mesh, plan.tensor, plan.dst, position,
+                     mesh.GroupSize(source.dims), result.data());
+  check.validated = valid.ok();
+  check.validation_error = std::string(valid.message());
+  check.checksum =
+      Checksum(plan.tensor.dtype(), result.data(),
+               static_cast<int64_t>(result.size()) / plan.tensor.itemsize());
+  return check;
+}
+
+// Tensor t's result reduced where the run left it, then brought to the
+// host (a space's result is downloaded) and judged.
+// With `keep`, the result as the run left it (before the reduction) is
+// returned in the check.
+absl::StatusOr<TensorCheck> CheckTensor(const Mesh& mesh, const Plan& plan,
+                                        int64_t position,
+                                        CommunicatorProvider& provider,
+                                        MemorySpace* space, bool keep,
+                                        Buffers& buffers, size_t t) {
+  std::vector<char>& host = buffers.out[t];
+  const int64_t bytes = static_cast<int64_t>(host.size());
+  absl::Status s;
+  std::vector<char> kept;
+  if (keep) {
+    if (space != nullptr)
+      s = space->Download(host.data(), buffers.Result(t), bytes);
+    kept = host;
+  }
+  if (s.ok()) {
+    s = ReducePartials(mesh, plan, position, provider, buffers.Result(t),
+                       bytes);
+  }
+  if (s.ok() && space != nullptr) {
+    s = space->Download(host.data(), buffers.Result(t), bytes);
+  }
+  if (!s.ok()) return s;
+  TensorCheck check = JudgeResult(mesh, plan, position, host);
+  check.result = std::move(kept);
+  return check;
 }
 
 // Per tensor: the validation collective, the comparison with g, the
 // checksum.
 absl::Status CheckTensors(const Mesh& mesh, const BatchWork& work,
                           int64_t position, CommunicatorProvider& provider,
-                          bool keep_result, Buffers& buffers,
+                          const RankOptions& options, Buffers& buffers,
                           RankReport& report) {
   for (size_t t = 0; t < work.plans.size(); ++t) {
-    std::vector<char> result;
-    if (keep_result) result = buffers.out[t];
-    ResultCheck check =
-        CheckResult(mesh, work.plans[t], position, provider, buffers.out[t]);
-    if (!check.status.ok()) {
-      return absl::Status(check.status.code(),
-                          absl::StrCat(TensorLabel(work.plans.size(), t),
-                                       "validation: ", check.status.message()));
+    absl::StatusOr<TensorCheck> check =
+        CheckTensor(mesh, work.plans[t], position, provider, options.space,
+                    options.keep_result, buffers, t);
+    if (!check.ok()) {
+      return absl::Status(
+          check.status().code(),
+          absl::StrCat(TensorLabel(work.plans.size(), t),
+                       "validation: ", check.status().message()));
     }
-    check.check.result = std::move(result);
-    report.tensors.push_back(std::move(check.check));
+    report.tensors.push_back(*std::move(check));
   }
   return absl::OkStatus();
 }
@@ -130,17 +200,9 @@ ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result) {
   ResultCheck out;
-  out.status = ReducePartials(mesh, plan, position, provider, result);
-  if (!out.status.ok()) return out;
-  const PartialReduction source = PartialOf(mesh, plan.src);
-  const absl::Status valid =
-      ValidateResult(mesh, plan.tensor, plan.dst, position,
-                     mesh.GroupSize(source.dims), result.data());
-  out.check.validated = valid.ok();
-  out.check.validation_error = std::string(valid.message());
-  out.check.checksum =
-      Checksum(plan.tensor.dtype(), result.data(),
-               static_cast<int64_t>(result.size()) / plan.tensor.itemsize());
+  out.status = ReducePartials(mesh, plan, position, provider, result.data(),
+                              static_cast<int64_t>(result.size()));
+  if (out.status.ok()) out.check = JudgeResult(mesh, plan, position, result);
   return out;
 }
 
@@ -162,7 +224,7 @@ RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
     return report;
   }
   report.status = CheckTensors(mesh, work, mesh.PositionOfRank(rank), provider,
-                               options.keep_result, **buffers, report);
+                               options, **buffers, report);
   return report;
 }
 

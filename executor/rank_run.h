@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "executor/batch_work.h"
 #include "executor/communicator_provider.h"
+#include "executor/memory_space.h"
 #include "executor/rank_report.h"
 #include "planner/mesh.h"
 #include "planner/plan.h"
@@ -28,6 +29,11 @@ struct RankOptions {
   int iters = 1;
   int warmup = 0;
   bool keep_result = false;  // return the result tensors (tests)
+  // Where the run's data lives: null for host memory (the Gloo backend),
+  // else the space's (device memory for NCCL; executor/memory_space.h).
+  // Source data is uploaded and results downloaded for validation, both
+  // untimed.
+  MemorySpace* space = nullptr;
   // Asked before each execution: true stops the run with CANCELLED (an
   // agent whose run was cancelled, or whose Coordinator went away). Null:
   // never stops.

@@ -12,9 +12,11 @@
 #include <random>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
+#include "executor/host_table_space.h"
 #include "executor/local_launch.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
@@ -80,26 +82,37 @@ BatchCase RandomBatch(std::mt19937_64& rng) {
   return c;
 }
 
-// Runs every batch on `world` processes, bucketed then tensor by tensor;
-// returns reports[batch][mode][position].
+// Runs every batch on `world` processes, bucketed then tensor by tensor
+// (with `tables`, every copy from the device copy tables, on host memory);
+// returns reports[batch][mode][position]. Each rank also checks that its
+// space waited once per execution.
 using Reports = std::vector<std::vector<std::vector<RankReport>>>;
-Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world) {
+Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
+                   bool tables) {
   const auto dir = *executor::RendezvousDir::Create("reshard-batch");
   auto body = [&](int rank) {
     auto store = std::make_shared<executor::FileStore>(dir->path());
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(30);
     executor::GlooCommunicatorProvider provider(store, "batch", rank, options);
+    executor::HostTableSpace space;
     std::string out;
     for (const BatchCase* c : cases) {
       for (bool bucketed : {true, false}) {
         executor::RankOptions run;
         run.iters = 1;
         run.warmup = 1;
+        if (tables) run.space = &space;
         executor::AppendBlob(
             out, executor::SerializeReport(executor::RunRank(
                      c->mesh, c->Work(bucketed), rank, provider, run)));
       }
+    }
+    // Two executions per run, two runs per batch.
+    const int64_t waits = tables ? 4 * static_cast<int64_t>(cases.size()) : 0;
+    if (space.synchronizations() != waits) {
+      out = absl::StrCat("waited ", space.synchronizations(), " times, not ",
+                         waits);
     }
     return out;
   };
@@ -110,6 +123,8 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world) {
                                     2, std::vector<RankReport>(world)));
   for (int r = 0; children.ok() && r < world; ++r) {
     EXPECT_EQ((*children)[r].exit_code, 0) << "rank " << r;
+    EXPECT_FALSE(absl::StartsWith((*children)[r].output, "waited"))
+        << "rank " << r << ": " << (*children)[r].output;
     executor::ReportReader in((*children)[r].output);
     std::string blob;
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -176,11 +191,10 @@ struct Coverage {
   }
 };
 
-TEST(BatchRunnerTest, RandomBatchesValidateBucketedAndTensorByTensor) {
-  std::mt19937_64 rng(1414);
-  // A scaled-down corpus (RESHARD_PROPERTY_CASES_DIVISOR) still grows
-  // until it covers every op, within the full corpus' size.
-  const int total = testing::ScaledCases(120);
+// `total` random batches from `seed` (growing until they cover every op,
+// within 120), run and checked in both modes.
+void RunAndCheck(uint64_t seed, int total, bool tables) {
+  std::mt19937_64 rng(seed);
   std::vector<BatchCase> cases;
   Coverage coverage;
   for (int i = 0; i < 120 && (i < total || !coverage.Complete()); ++i) {
@@ -194,14 +208,14 @@ TEST(BatchRunnerTest, RandomBatchesValidateBucketedAndTensorByTensor) {
     indices[cases[i].mesh.world_size()].push_back(static_cast<int>(i));
   }
   for (const auto& [world, group] : by_world) {
-    const Reports reports = RunOnRanks(group, static_cast<int>(world));
+    const Reports reports = RunOnRanks(group, static_cast<int>(world), tables);
     for (size_t i = 0; i < group.size(); ++i) {
       SCOPED_TRACE(absl::StrCat("batch ", indices[world][i], " on ",
                                 group[i]->mesh.CanonicalText(true), ", ",
                                 group[i]->plans.size(), " tensors"));
       CheckMode(*group[i], reports[i][0], true);
       CheckMode(*group[i], reports[i][1], false);
-      if (HasFailure()) return;
+      if (::testing::Test::HasFailure()) return;
     }
   }
   for (StepOp op : {StepOp::kAllGather, StepOp::kAllReduce,
@@ -211,6 +225,18 @@ TEST(BatchRunnerTest, RandomBatchesValidateBucketedAndTensorByTensor) {
   }
   EXPECT_GT(coverage.multi_member_reductions, 0);
   EXPECT_GT(coverage.mixed_dtype_buckets, 0);
+}
+
+TEST(BatchRunnerTest, RandomBatchesValidateBucketedAndTensorByTensor) {
+  // A scaled-down corpus (RESHARD_PROPERTY_CASES_DIVISOR) still grows
+  // until it covers every op, within the full corpus' size.
+  RunAndCheck(1414, testing::ScaledCases(120), false);
+}
+
+// The device path's logic (issue 26): every copy from the tables a GPU
+// runs, one wait per execution.
+TEST(BatchRunnerTest, RandomBatchesThroughDeviceCopyTablesValidate) {
+  RunAndCheck(1415, testing::ScaledCases(40), true);
 }
 
 TEST(BatchRunnerTest, GroupMembersAgreeOnEveryPackedBlock) {
