@@ -2,12 +2,15 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
 #include "client/plan_flags.h"
@@ -18,6 +21,8 @@
 #include "executor/local_launch.h"
 #include "executor/memory_store.h"
 #include "executor/nccl/nccl_available.h"
+#include "executor/nccl/nccl_rank.h"
+#include "executor/nccl/shared_gpu.h"
 #include "executor/rank_run.h"
 #include "executor/rendezvous_dir.h"
 #include "executor/run_summary.h"
@@ -40,6 +45,10 @@ constexpr char kExecUsage[] =
     "  (largest padded buffer), min and median seconds of the slowest rank,\n"
     "  algbw = bytes / median and busbw = algbw x the nccl-tests factor.\n"
     "  T bounds every collective (default 30). Exit 0 only when validated.\n"
+    "  --backend nccl runs on GPUs (data in device memory): rank r on GPU\n"
+    "  r mod the GPU count; ranks beyond the GPUs share them as processes,\n"
+    "  each its own NCCL host over loopback sockets (timings then are not\n"
+    "  representative; --threads needs a GPU per rank).\n"
     "  Plan flags are those of `reshardctl plan`; without --server the plan\n"
     "  is made in-process.\n"
     "       reshardctl [--server HOST:PORT] exec --local N --batch FILE "
@@ -55,27 +64,56 @@ struct ExecFlags {
   int ranks = 0;
   std::string backend = "gloo";
   bool threads = false;
+  int gpus = 0;  // NCCL: the GPUs found; ranks beyond them share
 };
 
-// Why NCCL cannot run here: a build without CUDA and NCCL, or no usable
-// GPU. With a GPU it still cannot: the runner packs blocks in host memory
-// and NCCL needs device buffers (the NCCL tests run plans through
-// device-staged communicators; exec does not yet).
-absl::Status NcclRefusal() {
-  absl::StatusOr<executor::GpuProbe> gpus = executor::ProbeGpus();
-  if (!gpus.ok()) {
+// The machine's GPUs, asked in a child process: CUDA must not start in
+// this one, whose ranks are forked from it (a CUDA context does not
+// survive fork).
+absl::StatusOr<executor::GpuProbe> ProbeGpusInChild() {
+  auto body = [](int) {
+    absl::StatusOr<executor::GpuProbe> probe = executor::ProbeGpus();
+    if (!probe.ok()) return std::string("-1\t");
+    return absl::StrCat(probe->count, "\t", probe->detail);
+  };
+  absl::StatusOr<std::vector<executor::ChildResult>> child =
+      executor::RunLocalRanks(1, body, std::chrono::seconds(60));
+  if (!child.ok()) return child.status();
+  const std::pair<std::string, std::string> parts =
+      absl::StrSplit((*child)[0].output, absl::MaxSplits('\t', 1));
+  executor::GpuProbe probe;
+  probe.detail = parts.second;
+  if (!absl::SimpleAtoi(parts.first, &probe.count)) {
+    return absl::InternalError(absl::StrCat(
+        "--backend nccl: the GPU probe ended without an answer (exit status ",
+        (*child)[0].exit_code, ", signal ", (*child)[0].signal, ")"));
+  }
+  if (probe.count < 0) {
     return absl::FailedPreconditionError(
         "--backend nccl: this reshardctl was built without NCCL (CUDA and "
         "NCCL were not found when it was configured); use --backend gloo");
   }
+  return probe;
+}
+
+// Whether NCCL can run these ranks here: a build with NCCL, a usable GPU,
+// and with --threads a GPU per rank (ranks sharing a GPU must be processes,
+// each its own NCCL host). Records the GPU count.
+absl::Status CheckNccl(ExecFlags& flags) {
+  absl::StatusOr<executor::GpuProbe> gpus = ProbeGpusInChild();
+  if (!gpus.ok()) return gpus.status();
   if (gpus->count == 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("--backend nccl: no usable GPU (", gpus->detail,
                      "); use --backend gloo"));
   }
-  return absl::FailedPreconditionError(
-      "--backend nccl: reshardctl exec does not run on NCCL yet (its runner "
-      "works on host memory); use --backend gloo");
+  flags.gpus = gpus->count;
+  if (flags.threads && flags.ranks > flags.gpus) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--threads: ", flags.ranks, " NCCL ranks on ", flags.gpus,
+        " GPUs; ranks sharing a GPU must be processes (drop --threads)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
@@ -90,13 +128,16 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   if (!run.ok()) return run.status();
   flags.run = *run;
   flags.backend = args.Get("backend").value_or("gloo");
-  if (flags.backend == "nccl") return NcclRefusal();
-  if (flags.backend != "gloo") {
+  if (flags.backend != "gloo" && flags.backend != "nccl") {
     return absl::InvalidArgumentError(
         absl::StrCat("--backend: unknown backend \"", flags.backend,
                      "\"; expected gloo or nccl"));
   }
   flags.threads = args.Has("threads");
+  if (flags.backend == "nccl") {
+    s = CheckNccl(flags);
+    if (!s.ok()) return s;
+  }
   return flags;
 }
 
@@ -155,17 +196,32 @@ std::chrono::milliseconds RunDeadline(const ExecJob& job,
   return std::chrono::seconds(flags.run.timeout_seconds * (calls + 2) + 10);
 }
 
+// Ranks outnumber GPUs: each rank process is its own NCCL host.
+bool SharesGpus(const ExecFlags& flags) {
+  return flags.backend == "nccl" && flags.ranks > flags.gpus;
+}
+
 RankReport RunOneRank(const ExecJob& job, int position,
                       std::shared_ptr<executor::KeyValueStore> store,
                       const ExecFlags& flags) {
-  executor::GlooOptions options;
-  options.timeout = std::chrono::seconds(flags.run.timeout_seconds);
+  const auto timeout = std::chrono::seconds(flags.run.timeout_seconds);
   const int64_t rank = job.mesh.RankAt(position);
-  executor::GlooCommunicatorProvider provider(std::move(store), "exec", rank,
-                                              options);
   executor::RankOptions run;
   run.iters = flags.run.iters;
   run.warmup = flags.run.warmup;
+  if (flags.backend == "nccl") {
+    executor::NcclRankSetup setup;
+    setup.timeout = timeout;
+    setup.device = executor::GpuOfRank(rank, flags.gpus);
+    setup.shared_gpu = SharesGpus(flags);
+    setup.host_id = absl::StrCat("reshardctl-", getppid(), "-", rank);
+    return executor::RunNcclRank(job.mesh, job.work, rank, std::move(store),
+                                 "exec", setup, run);
+  }
+  executor::GlooOptions options;
+  options.timeout = timeout;
+  executor::GlooCommunicatorProvider provider(std::move(store), "exec", rank,
+                                              options);
   return executor::RunRank(job.mesh, job.work, rank, provider, run);
 }
 
@@ -225,6 +281,11 @@ RunContext ContextOf(const ExecJob& job, const ExecFlags& flags) {
   context.world_size = flags.ranks;
   context.launched_on = absl::StrCat(
       flags.ranks, " ranks (", flags.threads ? "threads" : "processes", ")");
+  if (SharesGpus(flags)) {
+    absl::StrAppend(&context.launched_on, " sharing ", flags.gpus,
+                    " GPU(s) over NCCL's socket transport: timings are not "
+                    "representative");
+  }
   context.iters = flags.run.iters;
   context.warmup = flags.run.warmup;
   if (job.planned.has_value()) context.planned = &job.planned->batch;

@@ -27,6 +27,7 @@
 #include "executor/local_launch.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/nccl/nccl_communicator.h"
+#include "executor/nccl/shared_gpu.h"
 #include "gtest/gtest.h"
 
 namespace reshard::executor {
@@ -34,23 +35,12 @@ namespace {
 
 constexpr int kRanks = 4;
 
-// The settings that let several processes share one GPU (each its own NCCL
-// host), set in the child before CUDA or NCCL starts.
-void OneGpuSettings(int rank) {
-  setenv("NCCL_HOSTID",
-         absl::StrCat("reshard-test-", getpid(), "-", rank).c_str(), 1);
-  setenv("NCCL_P2P_DISABLE", "1", 1);
-  setenv("NCCL_SHM_DISABLE", "1", 1);
-  setenv("NCCL_IB_DISABLE", "1", 1);
-  setenv("NCCL_SOCKET_IFNAME", "lo", 1);
-}
-
 // This rank's provider over the file store in `dir`, with the one-GPU
 // settings in place (call first in the child).
 std::unique_ptr<NcclCommunicatorProvider> RankProvider(
     const std::string& dir, const std::string& prefix, int rank,
     std::chrono::milliseconds timeout) {
-  OneGpuSettings(rank);
+  ShareGpu(absl::StrCat("reshard-test-", getpid(), "-", rank));
   return std::make_unique<NcclCommunicatorProvider>(
       std::make_shared<executor::FileStore>(dir), prefix, rank, kRanks,
       NcclOptions{timeout, 0});

@@ -1,0 +1,144 @@
+#include "executor/nccl/cuda_memory_space.h"
+
+#include <cuda_runtime_api.h>
+
+#include "absl/strings/str_cat.h"
+#include "executor/nccl/copy_kernel.h"
+
+namespace reshard::executor {
+namespace {
+
+absl::Status CudaError(absl::string_view space, absl::string_view call,
+                       cudaError_t e) {
+  const std::string text =
+      absl::StrCat(space, ": ", call, ": ", cudaGetErrorName(e), " (",
+                   cudaGetErrorString(e), ")");
+  return e == cudaErrorMemoryAllocation ? absl::ResourceExhaustedError(text)
+                                        : absl::InternalError(text);
+}
+
+// The stream copies run on: the caller's, or the legacy default stream.
+cudaStream_t StreamOf(CUstream_st* stream) {
+  return stream != nullptr ? stream : cudaStreamLegacy;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaMemorySpace>> CudaMemorySpace::Create(
+    int device, CUstream_st* stream) {
+  const cudaError_t e = cudaSetDevice(device);
+  if (e != cudaSuccess) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cuda:", device, ": cudaSetDevice: ", cudaGetErrorName(e),
+                     " (", cudaGetErrorString(e), ")"));
+  }
+  return std::unique_ptr<CudaMemorySpace>(new CudaMemorySpace(device, stream));
+}
+
+CudaMemorySpace::~CudaMemorySpace() {
+  cudaSetDevice(device_);
+  for (void* p : table_memory_) cudaFree(p);
+}
+
+std::string CudaMemorySpace::name() const {
+  return absl::StrCat("cuda:", device_);
+}
+
+absl::StatusOr<char*> CudaMemorySpace::Allocate(int64_t bytes) {
+  cudaSetDevice(device_);
+  void* data = nullptr;
+  const cudaError_t e =
+      cudaMalloc(&data, static_cast<size_t>(bytes > 0 ? bytes : 1));
+  if (e != cudaSuccess) {
+    return CudaError(name(), absl::StrCat("cudaMalloc of ", bytes, " bytes"),
+                     e);
+  }
+  return static_cast<char*>(data);
+}
+
+void CudaMemorySpace::Free(char* buffer) {
+  cudaSetDevice(device_);
+  cudaFree(buffer);
+}
+
+absl::StatusOr<const PreparedTable*> CudaMemorySpace::Prepare(
+    DeviceCopyTable table) {
+  PreparedTable& prepared = tables_.emplace_back();
+  prepared.table = std::move(table);
+  const DeviceCopyTable& t = prepared.table;
+  const void* sources[2] = {t.ops.data(), t.dims.data()};
+  const size_t sizes[2] = {t.ops.size() * sizeof(DeviceCopyOp),
+                           t.dims.size() * sizeof(int64_t)};
+  const void** targets[2] = {&prepared.device_ops, &prepared.device_dims};
+  for (int i = 0; i < 2; ++i) {
+    if (sizes[i] == 0) continue;
+    absl::StatusOr<char*> device = Allocate(static_cast<int64_t>(sizes[i]));
+    if (!device.ok()) return device.status();
+    table_memory_.push_back(*device);
+    const cudaError_t e =
+        cudaMemcpy(*device, sources[i], sizes[i], cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return CudaError(name(), "cudaMemcpy of a table", e);
+    *targets[i] = *device;
+  }
+  return &prepared;
+}
+
+absl::Status CudaMemorySpace::Run(const PreparedTable& table,
+                                  const CopyBuffers& buffers) {
+  const cudaStream_t stream = StreamOf(stream_);
+  for (const ZeroFill& fill : table.table.fills) {
+    if (fill.bytes == 0) continue;
+    const cudaError_t e =
+        cudaMemsetAsync(WritableBuffer(fill.buffer, buffers) + fill.offset, 0,
+                        static_cast<size_t>(fill.bytes), stream);
+    if (e != cudaSuccess) return CudaError(name(), "cudaMemsetAsync", e);
+  }
+  const DeviceCopyBuffers device{buffers.in, buffers.out, buffers.wire_in,
+                                 buffers.wire_out};
+  const cudaError_t e =
+      LaunchCopyUnits(static_cast<const DeviceCopyOp*>(table.device_ops),
+                      static_cast<int32_t>(table.table.ops.size()),
+                      static_cast<const int64_t*>(table.device_dims),
+                      table.table.units, device, stream);
+  if (e != cudaSuccess) return CudaError(name(), "the copy kernel's launch", e);
+  return absl::OkStatus();
+}
+
+absl::Status CudaMemorySpace::Fence() {
+  if (stream_ == nullptr) return absl::OkStatus();
+  const cudaError_t e = cudaStreamSynchronize(stream_);
+  if (e != cudaSuccess) return CudaError(name(), "cudaStreamSynchronize", e);
+  return absl::OkStatus();
+}
+
+absl::Status CudaMemorySpace::Synchronize() {
+  ++synchronizations_;
+  const cudaError_t e = cudaStreamSynchronize(StreamOf(stream_));
+  if (e != cudaSuccess) return CudaError(name(), "cudaStreamSynchronize", e);
+  return absl::OkStatus();
+}
+
+absl::Status CudaMemorySpace::Upload(char* to, const char* from,
+                                     int64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  const cudaError_t e =
+      cudaMemcpy(to, from, static_cast<size_t>(bytes), cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) return CudaError(name(), "cudaMemcpy to the device", e);
+  return absl::OkStatus();
+}
+
+absl::Status CudaMemorySpace::Download(char* to, const char* from,
+                                       int64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  cudaError_t e = cudaStreamSynchronize(StreamOf(stream_));
+  if (e == cudaSuccess) {
+    e = cudaMemcpy(to, from, static_cast<size_t>(bytes),
+                   cudaMemcpyDeviceToHost);
+  }
+  if (e != cudaSuccess) {
+    return CudaError(name(), "cudaMemcpy from the device", e);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard::executor

@@ -1,0 +1,62 @@
+// Device memory for the NCCL backend (docs/DESIGN.md §6.1): a MemorySpace
+// whose buffers are cudaMalloc'd on one device and whose copy tables are
+// uploaded once at compile time and run with one kernel launch each
+// (nccl/copy_kernel.h), their zero fills as cudaMemsetAsync, on the
+// caller's stream. Ordering with the NCCL communicators' streams: on the
+// legacy default stream (the default), the communicators' streams —
+// created with default flags — wait for the copies without a host wait, so
+// Fence does nothing and a run waits on the host once (Synchronize); on a
+// caller's own stream, Fence waits for that stream before each collective.
+// The header is CUDA-free (the stream is CUDA's opaque CUstream_st*, what
+// cudaStream_t is), so the product's adapters include it without CUDA.
+#ifndef RESHARD_EXECUTOR_NCCL_CUDA_MEMORY_SPACE_H_
+#define RESHARD_EXECUTOR_NCCL_CUDA_MEMORY_SPACE_H_
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/memory_space.h"
+
+struct CUstream_st;
+
+namespace reshard::executor {
+
+class CudaMemorySpace : public MemorySpace {
+ public:
+  // The space of `device` whose copies run on `stream` (null: the legacy
+  // default stream). FAILED_PRECONDITION when the device cannot be used.
+  static absl::StatusOr<std::unique_ptr<CudaMemorySpace>> Create(
+      int device, CUstream_st* stream = nullptr);
+  ~CudaMemorySpace() override;  // frees the prepared tables
+
+  std::string name() const override;
+  absl::StatusOr<char*> Allocate(int64_t bytes) override;
+  void Free(char* buffer) override;
+  absl::StatusOr<const PreparedTable*> Prepare(DeviceCopyTable table) override;
+  absl::Status Run(const PreparedTable& table,
+                   const CopyBuffers& buffers) override;
+  absl::Status Fence() override;
+  absl::Status Synchronize() override;
+  absl::Status Upload(char* to, const char* from, int64_t bytes) override;
+  absl::Status Download(char* to, const char* from, int64_t bytes) override;
+
+  int device() const { return device_; }
+  // How many times the host waited for the stream (tests: once per run).
+  int64_t synchronizations() const { return synchronizations_; }
+
+ private:
+  CudaMemorySpace(int device, CUstream_st* stream)
+      : device_(device), stream_(stream) {}
+
+  int device_;
+  CUstream_st* stream_;
+  std::deque<PreparedTable> tables_;
+  std::vector<void*> table_memory_;  // every prepared table's device copies
+  int64_t synchronizations_ = 0;
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_NCCL_CUDA_MEMORY_SPACE_H_

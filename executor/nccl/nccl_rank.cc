@@ -1,0 +1,54 @@
+#include "executor/nccl/nccl_rank.h"
+
+#include "absl/strings/str_cat.h"
+#include "executor/nccl/cuda_memory_space.h"
+#include "executor/nccl/nccl_available.h"
+#include "executor/nccl/nccl_communicator.h"
+#include "executor/nccl/shared_gpu.h"
+
+namespace reshard::executor {
+namespace {
+
+// The device this rank runs on, or why it cannot run.
+absl::StatusOr<int> DeviceOf(int64_t rank, int asked) {
+  absl::StatusOr<GpuProbe> probe = ProbeGpus();
+  if (!probe.ok()) return probe.status();
+  if (probe->count == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no usable GPU (", probe->detail, ")"));
+  }
+  if (asked >= probe->count) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device: ", asked, " is not one of the ", probe->count, " GPUs"));
+  }
+  return asked >= 0 ? asked : GpuOfRank(rank, probe->count);
+}
+
+}  // namespace
+
+RankReport RunNcclRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
+                       std::shared_ptr<KeyValueStore> store,
+                       const std::string& prefix, const NcclRankSetup& setup,
+                       RankOptions options) {
+  if (setup.shared_gpu) ShareGpu(setup.host_id);
+  RankReport report;
+  report.rank = rank;
+  absl::StatusOr<int> device = DeviceOf(rank, setup.device);
+  if (!device.ok()) {
+    report.status = device.status();
+    return report;
+  }
+  absl::StatusOr<std::unique_ptr<CudaMemorySpace>> space =
+      CudaMemorySpace::Create(*device);
+  if (!space.ok()) {
+    report.status = space.status();
+    return report;
+  }
+  NcclCommunicatorProvider provider(std::move(store), prefix, rank,
+                                    mesh.world_size(),
+                                    NcclOptions{setup.timeout, *device});
+  options.space = space->get();
+  return RunRank(mesh, work, rank, provider, options);
+}
+
+}  // namespace reshard::executor

@@ -1,0 +1,42 @@
+// One rank's whole run on the NCCL backend (docs/DESIGN.md §6.1): its
+// communicators (NcclCommunicatorProvider over the run's store), its data in
+// device memory (CudaMemorySpace on the legacy default stream), and
+// RunRank on both. What reshardctl exec and the agent call for
+// `--backend nccl`; the header needs no CUDA, and a build without NCCL
+// links a stub whose report says so (FAILED_PRECONDITION).
+#ifndef RESHARD_EXECUTOR_NCCL_NCCL_RANK_H_
+#define RESHARD_EXECUTOR_NCCL_NCCL_RANK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "executor/batch_work.h"
+#include "executor/key_value_store.h"
+#include "executor/rank_report.h"
+#include "executor/rank_run.h"
+#include "planner/mesh.h"
+
+namespace reshard::executor {
+
+struct NcclRankSetup {
+  std::chrono::milliseconds timeout{30000};  // every call and store wait
+  int device = -1;  // the CUDA device; -1: global rank mod the GPU count
+  // Ranks outnumber GPUs: this process becomes its own NCCL host
+  // (nccl/shared_gpu.h). Call in a fresh process, before CUDA starts.
+  bool shared_gpu = false;
+  std::string host_id;  // with shared_gpu: unique per rank of the run
+};
+
+// Runs `work` on global `rank` of `mesh`; `store` is shared by every rank
+// of the run and `prefix` keeps runs apart. `options.space` is ignored:
+// the rank's device memory is its own.
+RankReport RunNcclRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
+                       std::shared_ptr<KeyValueStore> store,
+                       const std::string& prefix, const NcclRankSetup& setup,
+                       RankOptions options);
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_NCCL_NCCL_RANK_H_
