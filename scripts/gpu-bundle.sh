@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Gathers what a GPU machine needs to check the NCCL backend into OUT_DIR,
-# from a build made here: the NCCL test binaries (stripped) in OUT_DIR/bin,
+# from a build made here: the NCCL test binaries and reshardctl (stripped;
+# the exec judge runs it) in OUT_DIR/bin,
 # every shared library they need that such a machine lacks in OUT_DIR/lib
 # (Abseil, Gloo and what Gloo pulls in), and gpu-check.sh. The GPU machine
 # brings its own glibc, libstdc++, driver, CUDA runtime and NCCL, so those
@@ -14,22 +15,24 @@ set -euo pipefail
 
 OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
 BUILD="${RESHARD_BUILD:-build}"
-BINARIES=(nccl_test nccl_process_test nccl_logic_test device_copy_table_test device_copy_gpu_test)
+BINARIES=(tests/nccl_test tests/nccl_process_test tests/nccl_logic_test
+          tests/device_copy_table_test tests/device_copy_gpu_test
+          client/reshardctl)
 MAX_BYTES=$((64 * 1024 * 1024))
 # Libraries the GPU machine has itself (or must use its own of).
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'
 
 for b in "${BINARIES[@]}"; do
-  if [[ ! -x "$BUILD/tests/$b" ]]; then
-    echo "gpu-bundle: $BUILD/tests/$b is missing: build with CUDA and NCCL found (cmake --build $BUILD)" >&2
+  if [[ ! -x "$BUILD/$b" ]]; then
+    echo "gpu-bundle: $BUILD/$b is missing: build with CUDA and NCCL found (cmake --build $BUILD)" >&2
     exit 1
   fi
 done
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib"
 for b in "${BINARIES[@]}"; do
-  strip -o "$OUT/bin/$b" "$BUILD/tests/$b"
-  ldd "$BUILD/tests/$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
+  strip -o "$OUT/bin/$(basename "$b")" "$BUILD/$b"
+  ldd "$BUILD/$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
     while read -r name path; do
       if [[ ! "$name" =~ $SYSTEM_LIBS && ! -e "$OUT/lib/$name" ]]; then
         cp -L "$path" "$OUT/lib/$name"
@@ -37,7 +40,7 @@ for b in "${BINARIES[@]}"; do
     done
 done
 strip --strip-unneeded "$OUT"/lib/*.so* 2>/dev/null || true
-cp "$(dirname "$0")/gpu-check.sh" "$OUT/gpu-check.sh"
+cp "$(dirname "$0")/gpu-check.sh" "$(dirname "$0")/gpu-exec-judge.sh" "$OUT/"
 bytes=$(du -sb "$OUT" | cut -f1)
 if ((bytes > MAX_BYTES)); then
   echo "gpu-bundle: $OUT holds $bytes bytes, above 64 MiB" >&2

@@ -8,12 +8,15 @@
 #
 #   gpu-check.sh [--quick] [--bundle DIR] [--log FILE]
 #
-# --quick runs the NCCL tests; the full mode adds the copy kernel against
-# the host on 10,000+ copy programs (device_copy_gpu_test). The device
-# runner's exec judge, memcheck and benchmarks come with NCCL in the
-# product (issue 26). Exits 0 when every
-# test passed, 1 when one failed, 2 when no GPU or NCCL is usable (saying
-# which), before running any test.
+# --quick (about 2 minutes) runs the NCCL tests (a killed rank included)
+# and the exec judge on 20 random plans (gpu-exec-judge.sh: reshardctl exec
+# --backend nccl, every rank validated with its checksums). The full mode
+# (about 8 minutes) adds the copy kernel against the host on 10,000+ copy
+# programs (device_copy_gpu_test), the judge on 50 more plans, a batch of
+# 40 tensors bucketed and tensor by tensor, and compute-sanitizer memcheck
+# over the copy kernel and over a small exec. The benchmarks of issue 26
+# are not written yet. Exits 0 when every test passed, 1 when one failed,
+# 2 when no GPU or NCCL is usable (saying which), before running any test.
 set -uo pipefail
 
 MODE=full
@@ -68,16 +71,45 @@ run() {
     failed=1
   fi
 }
+CTL="$BUNDLE/bin/reshardctl"
+# A batch of 40 tensors of uneven shapes and mixed dtypes moving between
+# layouts on a 2x2 mesh, as a model's weights move.
+batch_file() {
+  local t dtypes=(f32 bf16 f16 f64 i32 i64)
+  local layouts=('"from": "S(0),R", "to": "R,S(1)"'
+                 '"from": "P(sum),S(0)", "to": "R,R"'
+                 '"from": "S(1),S(0)", "to": "S(0),S(1)"')
+  for ((t = 0; t < 40; t++)); do
+    echo "{\"name\": \"w$t\", \"shape\": [$((3 + t % 7)), $((5 + t % 11))], \"dtype\": \"${dtypes[t % 6]}\", ${layouts[t % 3]}}"
+  done
+}
+
 run "nccl_logic_test" "$BUNDLE/bin/nccl_logic_test"
 run "nccl_test" "$BUNDLE/bin/nccl_test"
 run "nccl_process_test" "$BUNDLE/bin/nccl_process_test"
-if [[ "$MODE" == full ]]; then
+if [[ "$MODE" == quick ]]; then
+  run "exec judge (20 plans)" bash "$BUNDLE/gpu-exec-judge.sh" \
+    --reshardctl "$CTL" --cases 20 --seed 1
+else
   run "device_copy_table_test" "$BUNDLE/bin/device_copy_table_test"
   run "device_copy_gpu_test" "$BUNDLE/bin/device_copy_gpu_test"
+  run "exec judge (70 plans)" bash "$BUNDLE/gpu-exec-judge.sh" \
+    --reshardctl "$CTL" --cases 70 --seed 2
+  batch_file > "$BUNDLE/batch.jsonl"
+  run "batch of 40 tensors, bucketed" "$CTL" exec --local 4 --backend nccl \
+    --offline --batch "$BUNDLE/batch.jsonl" --mesh A=2,B=2 --iters 5
+  run "batch of 40 tensors, tensor by tensor" "$CTL" exec --local 4 \
+    --backend nccl --offline --batch "$BUNDLE/batch.jsonl" --mesh A=2,B=2 \
+    --no-bucketing --iters 5
   if command -v compute-sanitizer >/dev/null; then
     run "device_copy_gpu_test under compute-sanitizer memcheck" \
       env RESHARD_DEVICE_COPY_PROGRAMS=300 compute-sanitizer --tool memcheck \
       --error-exitcode 1 "$BUNDLE/bin/device_copy_gpu_test"
+    run "a small exec under compute-sanitizer memcheck" \
+      compute-sanitizer --tool memcheck --target-processes all \
+      --error-exitcode 1 "$CTL" exec --local 2 --backend nccl --offline \
+      --mesh A=2 --shape 9,13 --dtype bf16 --from 'S(0)' --to 'S(1)' \
+      --iters 2 --warmup 0
   else
     log "compute-sanitizer not found: memcheck skipped"
   fi

@@ -3,7 +3,8 @@
 # usable GPU: the bundle is at most 64 MiB and its binaries resolve every
 # library from the bundle, the system's C/C++ runtime or CUDA/NCCL only;
 # gpu-check.sh --quick runs up to its first GPU test and stops there with
-# exit status 2 and a clear message.
+# exit status 2 and a clear message. The exec judge (gpu-exec-judge.sh)
+# validates random plans on Gloo here, and reports a run that fails.
 #   gpu_scripts_test.sh REPO_DIR BUILD_DIR
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -36,4 +37,24 @@ contains "$(cat "$dir/check.log")" "stopping before the GPU tests"
 check "the log says where it stopped" $?
 ! contains "$out" "== nccl_process_test"
 check "no GPU test ran" $?
+judge="$dir/bundle/gpu-exec-judge.sh"
+out=$(bash "$judge" --reshardctl "$build/client/reshardctl" --backend gloo --cases 6 2>&1)
+check "the exec judge validates 6 random plans on Gloo ($out)" $?
+contains "$out" "gloo): 6 of 6 validated, 0 failed"
+check "the judge counts them" $?
+cat > "$dir/fake-ctl" <<'EOF'
+#!/bin/sh
+[ "$1" = plan ] && exit 0
+echo "the result did not validate"
+exit 4
+EOF
+chmod +x "$dir/fake-ctl"
+out=$(bash "$judge" --reshardctl "$dir/fake-ctl" --backend gloo --cases 2 2>&1)
+status=$?
+[ "$status" -eq 1 ]
+check "the judge exits 1 when a run does not validate (got $status)" $?
+contains "$out" "case 0 FAILED: " && contains "$out" "the result did not validate"
+check "the judge names the failing case and its output ($out)" $?
+contains "$out" "0 of 2 validated, 2 failed"
+check "the judge counts the failures" $?
 exit $fail
