@@ -12,6 +12,7 @@
 #include "agent/run_work.h"
 #include "common/version.h"
 #include "executor/gloo/gloo_communicator.h"
+#include "executor/nccl/nccl_rank.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
@@ -90,11 +91,12 @@ executor::RankReport Refused(int64_t rank, absl::Status status) {
 }  // namespace
 
 Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
-             AgentMetrics* metrics)
+             AgentMetrics* metrics, executor::MemorySpace* space)
     : config_(std::move(config)),
       stub_(v1::Coordinator::NewStub(channel)),
       comms_([this](const CommKey& key) { return OpenCommunicators(key); }),
-      metrics_(metrics) {
+      metrics_(metrics),
+      space_(space) {
   id_.set_job(config_.job);
   id_.set_rank(config_.rank);
   id_.set_incarnation(FreshIncarnation());
@@ -117,7 +119,8 @@ absl::StatusOr<int64_t> Agent::Join(
   v1::JoinRequest request;
   *request.mutable_agent() = id_;
   request.set_world_size(config_.world_size);
-  request.set_backend(v1::BACKEND_GLOO);
+  request.set_backend(config_.backend == "nccl" ? v1::BACKEND_NCCL
+                                                : v1::BACKEND_GLOO);
   request.set_version(kReshardVersion);
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
@@ -325,6 +328,7 @@ executor::RankReport Agent::Execute(const v1::RunWork& run,
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
   executor::RankOptions options = setup.options;
+  options.space = space_;
   // First asked just before the first execution, once the communicators
   // are connected and the ranks' digests agree: the log then says that the
   // run's data moves (what tests wait for before they kill or cancel).
@@ -369,6 +373,11 @@ void Agent::Leave() {
 
 std::unique_ptr<executor::CommunicatorProvider> Agent::OpenCommunicators(
     const CommKey& key) {
+  if (config_.backend == "nccl") {
+    return executor::MakeNcclProvider(store_, key.prefix, config_.rank,
+                                      config_.world_size, key.timeout,
+                                      config_.device);
+  }
   executor::GlooOptions options;
   options.hostname = config_.listen_address;
   options.timeout = key.timeout;

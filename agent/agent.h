@@ -42,8 +42,11 @@ class Agent {
   // previous life.
   // `metrics` (may be null: none) records each run; it must outlive the
   // Agent.
+  // With --backend nccl, `space` is the agent's device memory (it must
+  // outlive the Agent); every run's data lives there.
   Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
-        AgentMetrics* metrics = nullptr);
+        AgentMetrics* metrics = nullptr,
+        executor::MemorySpace* space = nullptr);
 
   // Joins the job (creating it if this rank is the first); returns the
   // job's generation after the join. The Coordinator's refusal as it gave
@@ -107,6 +110,7 @@ class Agent {
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
   AgentMetrics* const metrics_;
+  executor::MemorySpace* const space_;  // null: host memory (Gloo)
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -28,14 +28,18 @@ struct AgentFlagValues {
   std::string metrics_port_file;  // empty: none
 };
 
-// A validated configuration: rank in [0, world_size), a gloo backend, a
-// positive finite RPC timeout, a reconnect window in [0, 86400] s.
+// A validated configuration: rank in [0, world_size), a backend (gloo, or
+// nccl: device memory on `device`), a positive finite RPC timeout, a
+// reconnect window in [0, 86400] s.
 struct AgentConfig {
   std::string server;  // HOST:PORT
   std::string job;
   int64_t rank = 0;
   int64_t world_size = 1;
-  int device = -1;  // -1: none (only NCCL would use one)
+  std::string backend = "gloo";  // or "nccl"
+  // NCCL's GPU; -1: the rank mod the GPU count (fixed when the agent
+  // starts: ChooseDevice). Gloo uses none.
+  int device = -1;
   std::string listen_address = "127.0.0.1";
   double timeout_seconds = 30;  // Join and every other unary RPC
   // How long a dropped dispatch stream is retried (rejoining with backoff)
@@ -46,10 +50,9 @@ struct AgentConfig {
 };
 
 // INVALID_ARGUMENT naming the flag and the problem
-// ("--rank: 5 is not in [0, --world_size=4)"); FAILED_PRECONDITION for
-// --backend nccl, which this agent cannot run yet (the plan runner works on
-// host memory). A --metrics_port_file needs --metrics_listen and must be
-// writable.
+// ("--rank: 5 is not in [0, --world_size=4)"). Whether NCCL can run here
+// is not asked: the agent asks when it starts. A --metrics_port_file needs
+// --metrics_listen and must be writable.
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags);
 
 }  // namespace reshard::agent

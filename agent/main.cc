@@ -25,6 +25,7 @@
 #include "agent/agent.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
+#include "executor/nccl/nccl_rank.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
@@ -43,8 +44,9 @@ ABSL_FLAG(std::string, rank, "",
           "this agent's global rank, in [0, --world_size) (required)");
 ABSL_FLAG(std::string, world_size, "", "the job's rank count (required)");
 ABSL_FLAG(std::string, backend, "gloo",
-          "gloo (nccl is refused: the plan runner works on host memory)");
-ABSL_FLAG(std::string, device, "-1", "GPU index for nccl; -1: none");
+          "gloo (host memory, CPU) or nccl (device memory, GPU)");
+ABSL_FLAG(std::string, device, "-1",
+          "the GPU for nccl; -1: the rank mod the GPU count");
 ABSL_FLAG(std::string, listen_address, "127.0.0.1",
           "the address this rank's peers connect to (Gloo binds it)");
 ABSL_FLAG(std::string, timeout_seconds, "30",
@@ -162,7 +164,7 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> StartMetrics(
 // Signals wait on their own thread (blocked everywhere else): the first
 // SIGTERM/SIGINT stops the agent after its current run, a second exits at
 // once. SIGUSR1 from main() ends the thread when the agent stopped first.
-int Run(const AgentConfig& config) {
+int Run(const AgentConfig& config, executor::MemorySpace* space) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -183,7 +185,7 @@ int Run(const AgentConfig& config) {
   Agent agent(config,
               CoordinatorChannel(
                   ReplicaForJob(config.job, SplitReplicaList(config.server))),
-              &metrics);
+              &metrics, space);
   std::atomic<bool> done{false};
   std::thread waiter([&] {
     int signal = 0;
@@ -208,13 +210,33 @@ int Run(const AgentConfig& config) {
   return status;
 }
 
+// With NCCL: the agent's GPU (asked for, or the rank's), and its device
+// memory, which every run uses; exit status 2 naming why when there is no
+// usable GPU.
+int RunOnBackend(AgentConfig config) {
+  if (config.backend != "nccl") return Run(config, nullptr);
+  absl::StatusOr<int> device =
+      executor::ChooseDevice(config.rank, config.device);
+  absl::StatusOr<std::unique_ptr<executor::MemorySpace>> space =
+      device.ok() ? executor::MakeDeviceSpace(*device) : device.status();
+  if (!space.ok()) {
+    spdlog::error("--backend nccl: {}; use --backend gloo",
+                  std::string(space.status().message()));
+    return 2;
+  }
+  config.device = *device;
+  spdlog::info("NCCL on device {}", config.device);
+  return Run(config, space->get());
+}
+
 }  // namespace
 }  // namespace reshard::agent
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "reshard-agent --server HOST:PORT --job NAME --rank R --world_size N "
-      "[--backend gloo] [--listen_address IP] [--timeout_seconds T] "
+      "[--backend gloo|nccl [--device D]] [--listen_address IP] "
+      "[--timeout_seconds T] "
       "[--reconnect_seconds S] "
       "[--metrics_listen ADDR [--metrics_port_file FILE]]");
   reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
@@ -227,5 +249,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   reshard::agent::SetUpLogging(*config);
-  return reshard::agent::Run(*config);
+  return reshard::agent::RunOnBackend(*config);
 }

@@ -7,10 +7,7 @@
 #include "executor/nccl/shared_gpu.h"
 
 namespace reshard::executor {
-namespace {
-
-// The device this rank runs on, or why it cannot run.
-absl::StatusOr<int> DeviceOf(int64_t rank, int asked) {
+absl::StatusOr<int> ChooseDevice(int64_t rank, int asked) {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   if (!probe.ok()) return probe.status();
   if (probe->count == 0) {
@@ -24,7 +21,20 @@ absl::StatusOr<int> DeviceOf(int64_t rank, int asked) {
   return asked >= 0 ? asked : GpuOfRank(rank, probe->count);
 }
 
-}  // namespace
+std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
+    std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
+    int64_t world_size, std::chrono::milliseconds timeout, int device) {
+  return std::make_unique<NcclCommunicatorProvider>(
+      std::move(store), std::move(prefix), rank, world_size,
+      NcclOptions{timeout, device});
+}
+
+absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int device) {
+  absl::StatusOr<std::unique_ptr<CudaMemorySpace>> space =
+      CudaMemorySpace::Create(device);
+  if (!space.ok()) return space.status();
+  return std::unique_ptr<MemorySpace>(*std::move(space));
+}
 
 RankReport RunNcclRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                        std::shared_ptr<KeyValueStore> store,
@@ -33,7 +43,7 @@ RankReport RunNcclRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
   if (setup.shared_gpu) ShareGpu(setup.host_id);
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<int> device = DeviceOf(rank, setup.device);
+  absl::StatusOr<int> device = ChooseDevice(rank, setup.device);
   if (!device.ok()) {
     report.status = device.status();
     return report;

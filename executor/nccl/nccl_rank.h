@@ -12,8 +12,11 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "executor/batch_work.h"
+#include "executor/communicator_provider.h"
 #include "executor/key_value_store.h"
+#include "executor/memory_space.h"
 #include "executor/rank_report.h"
 #include "executor/rank_run.h"
 #include "planner/mesh.h"
@@ -28,6 +31,19 @@ struct NcclRankSetup {
   bool shared_gpu = false;
   std::string host_id;  // with shared_gpu: unique per rank of the run
 };
+
+// The device global `rank` uses: `asked` (checked against the GPU count),
+// or with -1 the rank mod the GPU count. FAILED_PRECONDITION without a
+// usable GPU or without NCCL in this build, naming why; INVALID_ARGUMENT
+// naming `device` for a device that is not there.
+absl::StatusOr<int> ChooseDevice(int64_t rank, int asked);
+
+// The pieces of a long-lived NCCL rank (an agent): its communicators,
+// opened through `store` under `prefix`, and its device memory.
+std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
+    std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
+    int64_t world_size, std::chrono::milliseconds timeout, int device);
+absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int device);
 
 // Runs `work` on global `rank` of `mesh`; `store` is shared by every rank
 // of the run and `prefix` keeps runs apart. `options.space` is ignored:

@@ -224,6 +224,14 @@ check "--batch with --plan exits 2" $?
 err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --no-bucketing 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "--no-bucketing: only with --batch FILE"
 check "--no-bucketing without --batch exits 2" $?
+# An NCCL agent on a machine without a usable GPU says so before joining.
+if [ ! -e /dev/nvidia0 ]; then
+  err=$("$RESHARD_BUILD/agent/reshard-agent" --server 127.0.0.1:1 --job g \
+    --rank 0 --world_size 2 --backend nccl 2>&1); rc=$?
+  [ $rc -eq 2 ] && { contains "$err" "--backend nccl: no usable GPU (cudaGetDeviceCount" ||
+    contains "$err" "--backend nccl: this build has no NCCL backend"; }
+  check "an NCCL agent without a GPU exits 2 saying why" $?
+fi
 
 # Errors: status code and message.
 err=$("${J[@]}" run nope --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
