@@ -6,9 +6,12 @@
 # configure, compile), the same steps CI runs before its tests. The runtime
 # stage holds the three binaries, their shared libraries and nothing else.
 #
-# NCCL agents need a CUDA runtime: pass a Debian 12 based CUDA image as
-# RUNTIME_IMAGE:RUNTIME_TAG, and one with the CUDA toolkit and NCCL in
-# /usr/local/cuda (where CMake finds them) as BUILD_IMAGE:BUILD_TAG, e.g.
+# NCCL agents (the GPU DaemonSet's, --backend nccl) need a build that found
+# CUDA and NCCL, and a CUDA runtime with libnccl2: pass a Debian 12 based
+# CUDA image with NCCL as RUNTIME_IMAGE:RUNTIME_TAG, and one with the CUDA
+# toolkit and NCCL in /usr/local/cuda (where CMake finds them) as
+# BUILD_IMAGE:BUILD_TAG; without them reshard-agent --backend nccl exits 2
+# saying the build has no NCCL backend. E.g.
 #   docker build --build-arg BUILD_IMAGE=my/cuda-devel --build-arg BUILD_TAG=debian12 \
 #     --build-arg RUNTIME_IMAGE=my/cuda-runtime --build-arg RUNTIME_TAG=debian12 \
 #     -t reshard-agent-cuda .
