@@ -11,6 +11,7 @@
 #include "executor/copy_program.h"
 #include "executor/digest_exchange.h"
 #include "executor/local_step.h"
+#include "executor/run_timer.h"
 #include "executor/step_exec.h"
 #include "planner/batch_digest.h"
 #include "planner/plan_structure.h"
@@ -96,11 +97,6 @@ std::string BucketLabel(const Mesh& mesh, size_t b, const Bucket& bucket) {
                       " members)");
 }
 
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 // The collective `op` from `send` into `recv` (all_reduce: in place on
 // `recv`), blocks of `block_numel` elements.
 absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
@@ -139,7 +135,8 @@ BatchRunner::BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
       plans_(std::move(plans)),
       schedule_(std::move(schedule)),
       position_(position),
-      space_(space) {}
+      space_(space),
+      timer_(space) {}
 
 BatchRunner::~BatchRunner() = default;
 
@@ -374,7 +371,7 @@ absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
   TensorState& state = tensors_[t];
   for (int j = state.next_step; j < until; ++j) {
     if (state.skip[j]) continue;
-    const auto start = std::chrono::steady_clock::now();
+    const int64_t start = timer_.Now();
     char* target = state.Target(j);
     if (space_ == nullptr) {
       RunLocalStep(state.layouts[j], state.itemsize, state.current, target);
@@ -384,7 +381,7 @@ absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
       if (!s.ok()) return Labelled(s, StepLabel({static_cast<int>(t), j}));
     }
     state.Advance(j, target);
-    stats.step_seconds[t][j] = SecondsSince(start);
+    timer_.Add(start, timer_.Now(), &stats.step_seconds[t][j]);
     stats.peak_bytes = std::max(stats.peak_bytes, state.bytes[j]);
   }
   state.next_step = std::max(state.next_step, until);
@@ -460,8 +457,10 @@ absl::Status BatchRunner::RunBucket(size_t b, BatchRunStats& stats) {
 
 void BatchRunner::StartRun(absl::Span<const void* const> in,
                            absl::Span<void* const> out, BatchRunStats& st) {
+  timer_.Start();
   st.bucket_seconds.assign(buckets_.size(), 0.0);
   st.local_seconds = 0;
+  st.total_seconds = 0;
   st.peak_bytes = 0;
   st.step_seconds.resize(tensors_.size());
   for (size_t t = 0; t < tensors_.size(); ++t) {
@@ -492,7 +491,7 @@ absl::Status BatchRunner::FinishRun(absl::Span<const void* const> in,
       if (!s.ok()) return Labelled(s, TensorLabel(t) + "copy");
     }
   }
-  return space_ == nullptr ? absl::OkStatus() : space_->Synchronize();
+  return absl::OkStatus();
 }
 
 absl::Status BatchRunner::Run(absl::Span<const void* const> in,
@@ -501,28 +500,34 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
   BatchRunStats local_stats;
   BatchRunStats& st = stats != nullptr ? *stats : local_stats;
   StartRun(in, out, st);
-  const auto run_start = std::chrono::steady_clock::now();
+  const int64_t run_start = timer_.Now();
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    const auto local_start = std::chrono::steady_clock::now();
+    const int64_t local_start = timer_.Now();
     absl::Status s;
     for (const BucketMember& m : schedule_.buckets[b].members) {
       if (s.ok()) s = AdvanceLocal(m.tensor, m.step, st);
     }
     if (!s.ok()) return s;
-    st.local_seconds += SecondsSince(local_start);
-    const auto bucket_start = std::chrono::steady_clock::now();
+    const int64_t bucket_start = timer_.Now();
+    timer_.Add(local_start, bucket_start, &st.local_seconds);
     s = RunBucket(b, st);
     if (!s.ok()) return s;
-    st.bucket_seconds[b] = SecondsSince(bucket_start);
+    timer_.Add(bucket_start, timer_.Now(), &st.bucket_seconds[b]);
+  }
+  const int64_t tail_start = timer_.Now();
+  absl::Status s = FinishRun(in, st);
+  const int64_t run_end = timer_.Now();
+  timer_.Add(tail_start, run_end, &st.local_seconds);
+  timer_.Add(run_start, run_end, &st.total_seconds);
+  // The run's one wait, then its times.
+  if (s.ok() && space_ != nullptr) s = space_->Synchronize();
+  if (s.ok()) s = timer_.Resolve();
+  if (!s.ok()) return s;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
     for (const BucketMember& m : schedule_.buckets[b].members) {
       st.step_seconds[m.tensor][m.step] = st.bucket_seconds[b];
     }
   }
-  const auto tail_start = std::chrono::steady_clock::now();
-  absl::Status s = FinishRun(in, st);
-  if (!s.ok()) return s;
-  st.local_seconds += SecondsSince(tail_start);
-  st.total_seconds = SecondsSince(run_start);
   return absl::OkStatus();
 }
 

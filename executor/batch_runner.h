@@ -44,6 +44,7 @@
 #include "executor/communicator_provider.h"
 #include "executor/copy_program.h"
 #include "executor/memory_space.h"
+#include "executor/run_timer.h"
 #include "planner/bucket_layout.h"
 #include "planner/bucket_schedule.h"
 #include "planner/mesh.h"
@@ -141,6 +142,7 @@ class BatchRunner {
   BucketSchedule schedule_;
   int64_t position_;
   MemorySpace* space_;  // null: host memory
+  RunTimer timer_;
   int64_t memory_bound_ = 0;
   int64_t step_bound_ = 0;
   std::vector<TensorState> tensors_;

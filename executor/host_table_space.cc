@@ -39,6 +39,20 @@ absl::Status HostTableSpace::Synchronize() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int64_t> HostTableSpace::Mark() {
+  marks_.push_back(std::chrono::steady_clock::now());
+  return static_cast<int64_t>(marks_.size()) - 1;
+}
+
+absl::StatusOr<double> HostTableSpace::Between(int64_t from, int64_t to) {
+  const int64_t n = static_cast<int64_t>(marks_.size());
+  if (from < 0 || to < 0 || from >= n || to >= n) {
+    return absl::OutOfRangeError(
+        absl::StrCat(name(), ": marks ", from, " and ", to, " of ", n));
+  }
+  return std::chrono::duration<double>(marks_[to] - marks_[from]).count();
+}
+
 absl::Status HostTableSpace::Upload(char* to, const char* from, int64_t bytes) {
   if (bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
   return absl::OkStatus();

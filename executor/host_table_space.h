@@ -6,8 +6,10 @@
 #ifndef RESHARD_EXECUTOR_HOST_TABLE_SPACE_H_
 #define RESHARD_EXECUTOR_HOST_TABLE_SPACE_H_
 
+#include <chrono>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "executor/memory_space.h"
 
@@ -23,6 +25,9 @@ class HostTableSpace : public MemorySpace {
                    const CopyBuffers& buffers) override;
   absl::Status Fence() override { return absl::OkStatus(); }
   absl::Status Synchronize() override;
+  absl::StatusOr<int64_t> Mark() override;
+  absl::StatusOr<double> Between(int64_t from, int64_t to) override;
+  void ClearMarks() override { marks_.clear(); }
   absl::Status Upload(char* to, const char* from, int64_t bytes) override;
   absl::Status Download(char* to, const char* from, int64_t bytes) override;
 
@@ -33,6 +38,7 @@ class HostTableSpace : public MemorySpace {
 
  private:
   std::deque<PreparedTable> tables_;
+  std::vector<std::chrono::steady_clock::time_point> marks_;
   int64_t tables_run_ = 0;
   int64_t synchronizations_ = 0;
 };

@@ -55,6 +55,14 @@ class MemorySpace {
   // Waits until everything enqueued is done: once per run.
   virtual absl::Status Synchronize() = 0;
 
+  // Timing (executor/run_timer.h): a mark is a timestamp enqueued after the
+  // work enqueued so far (on a GPU, a CUDA event), its index returned;
+  // Between reads the seconds from one mark to another once Synchronize
+  // has returned; ClearMarks forgets them when a run starts.
+  virtual absl::StatusOr<int64_t> Mark() = 0;
+  virtual absl::StatusOr<double> Between(int64_t from, int64_t to) = 0;
+  virtual void ClearMarks() = 0;
+
   // Untimed transfers between host memory and this space, complete on
   // return (source data in, results out).
   virtual absl::Status Upload(char* to, const char* from, int64_t bytes) = 0;

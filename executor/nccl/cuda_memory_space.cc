@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<CudaMemorySpace>> CudaMemorySpace::Create(
 CudaMemorySpace::~CudaMemorySpace() {
   cudaSetDevice(device_);
   for (void* p : table_memory_) cudaFree(p);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
 }
 
 std::string CudaMemorySpace::name() const {
@@ -116,6 +117,31 @@ absl::Status CudaMemorySpace::Synchronize() {
   const cudaError_t e = cudaStreamSynchronize(StreamOf(stream_));
   if (e != cudaSuccess) return CudaError(name(), "cudaStreamSynchronize", e);
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> CudaMemorySpace::Mark() {
+  if (marks_used_ == events_.size()) {
+    cudaEvent_t event = nullptr;
+    const cudaError_t e = cudaEventCreate(&event);
+    if (e != cudaSuccess) return CudaError(name(), "cudaEventCreate", e);
+    events_.push_back(event);
+  }
+  cudaEvent_t event = events_[marks_used_];
+  const cudaError_t e = cudaEventRecord(event, StreamOf(stream_));
+  if (e != cudaSuccess) return CudaError(name(), "cudaEventRecord", e);
+  return static_cast<int64_t>(marks_used_++);
+}
+
+absl::StatusOr<double> CudaMemorySpace::Between(int64_t from, int64_t to) {
+  const int64_t n = static_cast<int64_t>(marks_used_);
+  if (from < 0 || to < 0 || from >= n || to >= n) {
+    return absl::OutOfRangeError(
+        absl::StrCat(name(), ": marks ", from, " and ", to, " of ", n));
+  }
+  float ms = 0;
+  const cudaError_t e = cudaEventElapsedTime(&ms, events_[from], events_[to]);
+  if (e != cudaSuccess) return CudaError(name(), "cudaEventElapsedTime", e);
+  return ms / 1e3;
 }
 
 absl::Status CudaMemorySpace::Upload(char* to, const char* from,

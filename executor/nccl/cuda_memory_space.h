@@ -20,6 +20,7 @@
 #include "executor/memory_space.h"
 
 struct CUstream_st;
+struct CUevent_st;
 
 namespace reshard::executor {
 
@@ -39,6 +40,10 @@ class CudaMemorySpace : public MemorySpace {
                    const CopyBuffers& buffers) override;
   absl::Status Fence() override;
   absl::Status Synchronize() override;
+  // Marks are CUDA events from a pool kept across runs.
+  absl::StatusOr<int64_t> Mark() override;
+  absl::StatusOr<double> Between(int64_t from, int64_t to) override;
+  void ClearMarks() override { marks_used_ = 0; }
   absl::Status Upload(char* to, const char* from, int64_t bytes) override;
   absl::Status Download(char* to, const char* from, int64_t bytes) override;
 
@@ -54,6 +59,8 @@ class CudaMemorySpace : public MemorySpace {
   CUstream_st* stream_;
   std::deque<PreparedTable> tables_;
   std::vector<void*> table_memory_;  // every prepared table's device copies
+  std::vector<CUevent_st*> events_;  // the mark pool (cudaEvent_t)
+  size_t marks_used_ = 0;
   int64_t synchronizations_ = 0;
 };
 

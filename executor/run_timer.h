@@ -1,0 +1,49 @@
+// The times of one run's parts (BatchRunStats). On host memory they come
+// from the host clock. In a MemorySpace they come from the space's marks,
+// enqueued with the work (CUDA events on a GPU): copies there are
+// asynchronous, so the host clock would time their enqueueing, not their
+// work. Every time is read once the run's one wait is over (Resolve), so
+// timing adds no host synchronization.
+#ifndef RESHARD_EXECUTOR_RUN_TIMER_H_
+#define RESHARD_EXECUTOR_RUN_TIMER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "executor/memory_space.h"
+
+namespace reshard::executor {
+
+class RunTimer {
+ public:
+  // `space` null: the host clock.
+  explicit RunTimer(MemorySpace* space) : space_(space) {}
+
+  // Forgets the last run's points and spans.
+  void Start();
+  // A point in the run (after everything enqueued so far). A space that
+  // cannot mark makes Resolve fail with its error.
+  int64_t Now();
+  // Adds the seconds from `from` to `to` to `*into` at Resolve; `into`
+  // must stay valid until then.
+  void Add(int64_t from, int64_t to, double* into);
+  // Every span added, once the run's work is done (after the space's
+  // Synchronize).
+  absl::Status Resolve();
+
+ private:
+  struct Span {
+    int64_t from, to;
+    double* into;
+  };
+  MemorySpace* space_;
+  std::vector<std::chrono::steady_clock::time_point> host_;
+  std::vector<Span> spans_;
+  absl::Status error_;  // the first mark that failed
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_RUN_TIMER_H_
