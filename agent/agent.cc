@@ -207,7 +207,9 @@ absl::Status Agent::Serve() {
     *request.mutable_agent() = id_;
     std::unique_ptr<grpc::ClientReader<v1::Work>> stream =
         stub_->Dispatch(&context, request);
-    DispatchInbox inbox;
+    // A cancel ends the run's collectives in flight where the backend can
+    // (NCCL aborts its communicators); the run thread then drops them.
+    DispatchInbox inbox([this](const std::string& why) { comms_.Cancel(why); });
     std::thread reader([&] { ReadStream(*stream, inbox); });
     ending = HandleInbox(inbox);
     // Leaving on our own: the reader must not wait for the server.

@@ -2,7 +2,8 @@
 // costs a rendezvous per group, so they are kept while runs name the same
 // place to meet (RunWork.comm_prefix: the run that opened them) and the
 // same timeout, and torn down after a failed or cancelled run, whose peers
-// may have left their side of a connection in any state. Thread-compatible.
+// may have left their side of a connection in any state. Used by the run
+// thread; Cancel is the one call another thread may make.
 #ifndef RESHARD_AGENT_COMMUNICATOR_CACHE_H_
 #define RESHARD_AGENT_COMMUNICATOR_CACHE_H_
 
@@ -12,6 +13,9 @@
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "executor/communicator_provider.h"
 
 namespace reshard::agent {
@@ -39,6 +43,11 @@ class CommunicatorCache {
   // next For() opens a fresh one whatever its key.
   void Drop();
 
+  // The run using the open provider was cancelled: its calls in flight end
+  // now where the backend can end them (CommunicatorProvider::Cancel).
+  // Thread-safe; the run thread drops the provider afterwards.
+  void Cancel(absl::string_view why);
+
   // Whether the last For() returned the provider it already had.
   bool reused() const { return reused_; }
   // How many providers For() has made.
@@ -47,7 +56,9 @@ class CommunicatorCache {
  private:
   Factory factory_;
   std::optional<CommKey> key_;
-  std::unique_ptr<executor::CommunicatorProvider> provider_;
+  absl::Mutex mu_;  // provider_'s replacement against Cancel
+  std::unique_ptr<executor::CommunicatorProvider> provider_
+      ABSL_GUARDED_BY(mu_);
   bool reused_ = false;
   int64_t opened_ = 0;
 };

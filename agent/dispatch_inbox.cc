@@ -5,30 +5,47 @@
 
 namespace reshard::agent {
 
+bool DispatchInbox::CancelCurrentLocked(const std::string& why) {
+  if (current_.empty() || cancelled_.has_value()) return false;
+  cancelled_ = why;
+  return true;
+}
+
+void DispatchInbox::NotifyCancel(bool cancelled, const std::string& why) {
+  if (cancelled && on_cancel_) on_cancel_(why);
+}
+
 void DispatchInbox::Deliver(v1::Work work) {
-  absl::MutexLock lock(&mu_);
-  if (work.kind_case() == v1::Work::kCancel) {
-    const std::string& id = work.cancel().run_id();
-    if (!current_.empty() && current_ == id && !cancelled_.has_value()) {
-      cancelled_ = "by the Coordinator";
+  const std::string why = "by the Coordinator";
+  bool cancelled = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (work.kind_case() == v1::Work::kCancel) {
+      const std::string& id = work.cancel().run_id();
+      if (current_ == id) cancelled = CancelCurrentLocked(why);
+      // A run cancelled before it started never starts.
+      std::erase_if(items_, [&id](const v1::Work& queued) {
+        return queued.kind_case() == v1::Work::kRun &&
+               queued.run().run_id() == id;
+      });
     }
-    // A run cancelled before it started never starts.
-    std::erase_if(items_, [&id](const v1::Work& queued) {
-      return queued.kind_case() == v1::Work::kRun &&
-             queued.run().run_id() == id;
-    });
+    items_.push_back(std::move(work));
   }
-  items_.push_back(std::move(work));
+  NotifyCancel(cancelled, why);
 }
 
 void DispatchInbox::Close(const std::string& why) {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
-  if (!current_.empty() && !cancelled_.has_value()) cancelled_ = why;
-  // Their reports could not be delivered: queued runs never start.
-  std::erase_if(items_, [](const v1::Work& queued) {
-    return queued.kind_case() == v1::Work::kRun;
-  });
+  bool cancelled = false;
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    cancelled = CancelCurrentLocked(why);
+    // Their reports could not be delivered: queued runs never start.
+    std::erase_if(items_, [](const v1::Work& queued) {
+      return queued.kind_case() == v1::Work::kRun;
+    });
+  }
+  NotifyCancel(cancelled, why);
 }
 
 std::optional<v1::Work> DispatchInbox::Next() {

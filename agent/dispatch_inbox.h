@@ -9,6 +9,7 @@
 #define RESHARD_AGENT_DISPATCH_INBOX_H_
 
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,13 @@ namespace reshard::agent {
 
 class DispatchInbox {
  public:
+  // `on_cancel(why)` is called (on the reader's thread, outside the lock)
+  // when the current run is cancelled: the agent ends its collectives in
+  // flight there instead of at the next execution.
+  explicit DispatchInbox(
+      std::function<void(const std::string&)> on_cancel = nullptr)
+      : on_cancel_(std::move(on_cancel)) {}
+
   // The reader: one item of the stream. A cancel marks the current run
   // (when it is the one cancelled) and drops a queued run of that id.
   void Deliver(v1::Work work);
@@ -41,6 +49,13 @@ class DispatchInbox {
   void BeginLocked(const std::string& run_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Marks the current run cancelled with `why` unless it already is; true
+  // when it did.
+  bool CancelCurrentLocked(const std::string& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyCancel(bool cancelled, const std::string& why);
+
+  const std::function<void(const std::string&)> on_cancel_;
   mutable absl::Mutex mu_;
   std::deque<v1::Work> items_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;

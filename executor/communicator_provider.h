@@ -24,6 +24,14 @@ class CommunicatorProvider {
   // member that never joins within the timeout, ...) name the group.
   virtual absl::StatusOr<Communicator*> Get(const std::vector<int64_t>& ranks,
                                             absl::string_view name) = 0;
+
+  // The run using these communicators was cancelled (`why`). Thread-safe,
+  // the one call another thread may make: a backend whose calls would
+  // otherwise wait out their timeout for peers that stopped (NCCL) fails
+  // the call in flight and every later one with CANCELLED, aborting its
+  // communicators; the owner then drops the provider. Gloo's calls end at
+  // their timeout or when peers close: nothing to do (the default).
+  virtual void Cancel(absl::string_view why) { (void)why; }
 };
 
 }  // namespace reshard::executor

@@ -8,11 +8,11 @@ namespace reshard::executor {
 
 absl::StatusOr<std::unique_ptr<PlanRunner>> PlanRunner::Compile(
     const Mesh& mesh, const Plan& plan, int64_t rank,
-    CommunicatorProvider& provider) {
+    CommunicatorProvider& provider, MemorySpace* space) {
   const Plan* plans[] = {&plan};
   absl::StatusOr<std::unique_ptr<BatchRunner>> batch = BatchRunner::Compile(
       mesh, {plan}, UnbucketedSchedule(mesh, plans, CostOptions()), rank,
-      provider);
+      provider, space);
   if (!batch.ok()) return batch.status();
   return std::unique_ptr<PlanRunner>(new PlanRunner(*std::move(batch)));
 }

@@ -42,10 +42,14 @@ class PlanRunner {
   // FAILED_PRECONDITION when the ranks' plan digests differ; the provider's
   // error when a communicator cannot be created. Collective: every rank of
   // the mesh compiles the same plan at the same time. `mesh` and `plan`
-  // are copied.
+  // are copied. With `space` (which must outlive the runner) the plan runs
+  // in that memory: a framework on GPUs passes a CudaMemorySpace made for
+  // its device and its stream (nccl/cuda_memory_space.h), an NCCL provider,
+  // and device pointers to Run, which enqueues the copies on that stream
+  // and returns once they and the collectives are done.
   static absl::StatusOr<std::unique_ptr<PlanRunner>> Compile(
       const Mesh& mesh, const Plan& plan, int64_t rank,
-      CommunicatorProvider& provider);
+      CommunicatorProvider& provider, MemorySpace* space = nullptr);
 
   // Runs the plan: `in` holds this rank's source tensor (SourceNumel()
   // elements, row-major, plan dtype), `out` receives its destination

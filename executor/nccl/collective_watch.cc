@@ -56,6 +56,21 @@ WatchAction CollectiveWatch::Observe(const WatchPoll& poll, absl::Time now) {
       group_, absl::ToDoubleSeconds(timeout_))));
 }
 
+WatchAction CollectiveWatch::Cancel(absl::string_view why) {
+  switch (state_) {
+    case State::kAborted:
+      return WatchAction::kAbort;
+    case State::kInFlight:
+      return Abort(absl::CancelledError(
+          absl::StrCat(op_, " on group ", group_, ": cancelled (", why,
+                       "); communicator aborted")));
+    case State::kIdle:
+      break;
+  }
+  return Abort(absl::CancelledError(
+      absl::StrCat("cancelled (", why, "); communicator aborted")));
+}
+
 WatchAction CollectiveWatch::Abort(absl::Status status) {
   state_ = State::kAborted;
   status_ = std::move(status);

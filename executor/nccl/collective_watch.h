@@ -62,6 +62,12 @@ class CollectiveWatch {
   // call in flight: kComplete, or kAbort once aborted.
   WatchAction Observe(const WatchPoll& poll, absl::Time now);
 
+  // The run was cancelled (`why`): a call in flight is aborted with
+  // CANCELLED naming it and the reason, so it does not wait out its
+  // timeout; an idle communicator is aborted too (its peers are stopping).
+  // kAbort either way; a communicator already aborted keeps its status.
+  WatchAction Cancel(absl::string_view why);
+
   // The last finished call's status: OK after kComplete, the abort's error
   // after kAbort (and from then on).
   const absl::Status& status() const { return status_; }

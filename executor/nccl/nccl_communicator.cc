@@ -22,11 +22,13 @@ namespace reshard::executor {
 // One NCCL communicator with its stream and its watchdog. `comm` is null
 // once aborted (ncclCommAbort frees it).
 struct NcclHandle {
-  explicit NcclHandle(absl::Duration timeout) : watch(timeout) {}
+  NcclHandle(absl::Duration timeout, const CancelSignal* cancel)
+      : watch(timeout), cancel(cancel) {}
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
   CollectiveWatch watch;
-  std::string comm_name;  // NCCL's name for it (its logs); outlives config
+  const CancelSignal* cancel;  // the provider's: its run was cancelled
+  std::string comm_name;       // NCCL's name for it (its logs); outlives config
 };
 
 namespace {
@@ -88,7 +90,10 @@ absl::Status Await(NcclHandle& handle, WatchPoll first, Poll poll) {
   const absl::Time start = absl::Now();
   WatchPoll p = std::move(first);
   while (true) {
-    switch (handle.watch.Observe(p, absl::Now())) {
+    const WatchAction action = handle.cancel->raised()
+                                   ? handle.watch.Cancel(handle.cancel->why())
+                                   : handle.watch.Observe(p, absl::Now());
+    switch (action) {
       case WatchAction::kComplete:
         return absl::OkStatus();
       case WatchAction::kAbort:
@@ -411,8 +416,8 @@ absl::Status NcclCommunicatorProvider::EnsureWorld() {
       ExchangeUniqueId(*store_, absl::StrCat(prefix_, "/nccl/world_id"), rank_,
                        options_.timeout);
   if (!id.ok()) return id.status();
-  auto handle =
-      std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout));
+  auto handle = std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout),
+                                             &cancel_);
   e = cudaStreamCreate(&handle->stream);
   if (e != cudaSuccess)
     return absl::InternalError(CudaText("cudaStreamCreate", e));
@@ -450,8 +455,8 @@ absl::StatusOr<NcclHandle*> NcclCommunicatorProvider::Split(
   if (known != splits_.end()) return known->second.get();
   absl::StatusOr<GroupSplit> split = SplitForRanks(ranks, rank_);
   if (!split.ok()) return split.status();
-  auto handle =
-      std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout));
+  auto handle = std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout),
+                                             &cancel_);
   const cudaError_t e = cudaStreamCreate(&handle->stream);
   if (e != cudaSuccess)
     return absl::InternalError(CudaText("cudaStreamCreate", e));

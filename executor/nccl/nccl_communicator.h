@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "executor/cancel_signal.h"
 #include "executor/communicator_provider.h"
 #include "executor/key_value_store.h"
 
@@ -61,6 +62,11 @@ class NcclCommunicatorProvider : public CommunicatorProvider {
   // the group) when the world or the split fails or times out.
   absl::StatusOr<Communicator*> Get(const std::vector<int64_t>& ranks,
                                     absl::string_view name) override;
+  // The call in flight (a collective, the world's creation or a split) and
+  // every later one end at their next poll with CANCELLED, their
+  // communicator aborted (ncclCommAbort), instead of waiting out the
+  // timeout for peers that stopped.
+  void Cancel(absl::string_view why) override { cancel_.Raise(why); }
 
  private:
   absl::Status EnsureWorld();
@@ -73,6 +79,7 @@ class NcclCommunicatorProvider : public CommunicatorProvider {
   int64_t rank_;
   int64_t world_size_;
   NcclOptions options_;
+  CancelSignal cancel_;
   int device_ = -1;
   std::unique_ptr<NcclHandle> world_;
   // One NCCL communicator per ordered rank tuple other than the world's

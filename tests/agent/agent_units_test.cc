@@ -227,6 +227,52 @@ TEST(CommunicatorCacheTest, KeepsCommunicatorsWhilePrefixAndTimeoutHold) {
   EXPECT_EQ(alive, 1);
 }
 
+// A provider that records the cancels it is given.
+class CancelRecorder : public executor::CommunicatorProvider {
+ public:
+  explicit CancelRecorder(std::vector<std::string>* cancels)
+      : cancels_(cancels) {}
+  absl::StatusOr<executor::Communicator*> Get(const std::vector<int64_t>&,
+                                              absl::string_view) override {
+    return absl::UnimplementedError("none");
+  }
+  void Cancel(absl::string_view why) override {
+    cancels_->push_back(std::string(why));
+  }
+
+ private:
+  std::vector<std::string>* cancels_;
+};
+
+// A cancel for the current run reaches the open communicators at once,
+// once per run; another run's cancel does not; with none open it is a
+// no-op.
+TEST(CommunicatorCacheTest, ACancelOfTheCurrentRunReachesItsCommunicators) {
+  std::vector<std::string> cancels;
+  CommunicatorCache cache([&](const CommKey&) {
+    return std::make_unique<CancelRecorder>(&cancels);
+  });
+  cache.Cancel("before any");  // nothing open
+  DispatchInbox inbox([&](const std::string& why) { cache.Cancel(why); });
+  inbox.Deliver(RunItem("a"));
+  ASSERT_EQ(inbox.Next()->run().run_id(), "a");
+  cache.For({"job/1/run-a", std::chrono::seconds(30)});
+  inbox.Deliver(CancelItem("x"));
+  EXPECT_TRUE(cancels.empty());
+  inbox.Deliver(CancelItem("a"));
+  inbox.Deliver(CancelItem("a"));
+  EXPECT_EQ(cancels, (std::vector<std::string>{"by the Coordinator"}));
+  inbox.Finish();
+  inbox.Deliver(RunItem("b"));
+  std::optional<v1::Work> next;
+  while ((next = inbox.Next()) && !next->has_run()) {
+  }  // the cancels delivered above come first
+  ASSERT_TRUE(next.has_value() && next->run().run_id() == "b");
+  inbox.Close("the dispatch stream ended");
+  EXPECT_EQ(cancels, (std::vector<std::string>{"by the Coordinator",
+                                               "the dispatch stream ended"}));
+}
+
 class PrepareRunTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "executor/cancel_signal.h"
 #include "executor/nccl/collective_watch.h"
 #include "executor/nccl/group_split.h"
 #include "gtest/gtest.h"
@@ -248,6 +249,46 @@ TEST_F(CollectiveWatchTest, FractionalTimeoutInTheMessage) {
   EXPECT_EQ(watch.status().message(),
             "ncclCommSplit on group A_C: no progress within 1.5 s; "
             "communicator aborted");
+}
+
+// A cancelled run (the agent's cancel) ends the call in flight at once,
+// long before its deadline, and the communicator stays aborted.
+TEST_F(CollectiveWatchTest, CancelAbortsTheCallInFlight) {
+  ASSERT_TRUE(watch_.Begin("all_to_all", "A_C", t0_).ok());
+  EXPECT_EQ(watch_.Observe(WatchPoll::InProgress(), t0_ + absl::Seconds(1)),
+            WatchAction::kWait);
+  EXPECT_EQ(watch_.Cancel("by the Coordinator"), WatchAction::kAbort);
+  EXPECT_TRUE(watch_.aborted());
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(watch_.status().message(),
+            "all_to_all on group A_C: cancelled (by the Coordinator); "
+            "communicator aborted");
+  const absl::Status later = watch_.Begin("all_gather", "A_C", t0_);
+  EXPECT_EQ(later.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(later.message().find("cancelled (by the Coordinator)"),
+            std::string::npos)
+      << later;
+  // A second cancel keeps the first reason.
+  EXPECT_EQ(watch_.Cancel("again"), WatchAction::kAbort);
+  EXPECT_NE(watch_.status().message().find("by the Coordinator"),
+            std::string::npos);
+}
+
+TEST_F(CollectiveWatchTest, CancelBetweenCallsAbortsToo) {
+  EXPECT_EQ(watch_.Cancel("the dispatch stream ended"), WatchAction::kAbort);
+  EXPECT_EQ(watch_.status().message(),
+            "cancelled (the dispatch stream ended); communicator aborted");
+  EXPECT_FALSE(watch_.Begin("all_reduce", "A", t0_).ok());
+}
+
+TEST(CancelSignalTest, KeepsTheFirstReason) {
+  CancelSignal signal;
+  EXPECT_FALSE(signal.raised());
+  EXPECT_EQ(signal.why(), "");
+  signal.Raise("first");
+  signal.Raise("second");
+  EXPECT_TRUE(signal.raised());
+  EXPECT_EQ(signal.why(), "first");
 }
 
 }  // namespace
