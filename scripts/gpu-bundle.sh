@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Gathers what a GPU machine needs to check the NCCL backend into OUT_DIR,
-# from a build made here: the NCCL test binaries and reshardctl (stripped;
-# the exec judge runs it) in OUT_DIR/bin,
+# from a build made here: the NCCL test binaries, reshardctl (the exec
+# judge runs it) and device_copy_bench, stripped, in OUT_DIR/bin,
 # every shared library they need that such a machine lacks in OUT_DIR/lib
 # (Abseil, Gloo and what Gloo pulls in), and gpu-check.sh. The GPU machine
 # brings its own glibc, libstdc++, driver, CUDA runtime and NCCL, so those
@@ -17,7 +17,7 @@ OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
 BUILD="${RESHARD_BUILD:-build}"
 BINARIES=(tests/nccl_test tests/nccl_process_test tests/nccl_logic_test
           tests/device_copy_table_test tests/device_copy_gpu_test
-          client/reshardctl)
+          client/reshardctl bench/device_copy_bench)
 MAX_BYTES=$((64 * 1024 * 1024))
 # Libraries the GPU machine has itself (or must use its own of).
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'

@@ -14,8 +14,9 @@
 # (about 8 minutes) adds the copy kernel against the host on 10,000+ copy
 # programs (device_copy_gpu_test), the judge on 50 more plans, a batch of
 # 40 tensors bucketed and tensor by tensor, and compute-sanitizer memcheck
-# over the copy kernel and over a small exec. The benchmarks of issue 26
-# are not written yet. Exits 0 when every test passed, 1 when one failed,
+# over the copy kernel and over a small exec, then device_copy_bench (local
+# steps against cudaMemcpy). The runner-overhead benchmark is not written
+# yet. Exits 0 when every test passed, 1 when one failed,
 # 2 when no GPU or NCCL is usable (saying which), before running any test.
 set -uo pipefail
 
@@ -113,6 +114,8 @@ else
   else
     log "compute-sanitizer not found: memcheck skipped"
   fi
+  run "device_copy_bench (local steps vs cudaMemcpy)" \
+    "$BUNDLE/bin/device_copy_bench" --iters 20
 fi
 log "gpu-check ($MODE): $([[ $failed == 0 ]] && echo 'all passed' || echo 'FAILED')"
 exit "$failed"
