@@ -85,6 +85,30 @@ batch_file() {
   done
 }
 
+# A batch's median seconds per run, from exec --json (the top-level figure,
+# after the buckets' own).
+median_of() {
+  "$@" | grep -o '"seconds_median": [^,]*, "tensors"' |
+    sed 's/"seconds_median": //; s/, "tensors"//'
+}
+# Bucketed against tensor by tensor on 200 small tensors: bucketing must be
+# at least 5x faster (BACKEND: nccl; gloo to try the check without a GPU).
+bucketing_speedup() {
+  local file="$BUNDLE/small.jsonl" t bucketed each
+  local flags=(exec --local 4 --backend "${BACKEND:-nccl}" --offline --batch
+               "$file" --mesh A=2,B=2 --iters 10 --json)
+  for ((t = 0; t < 200; t++)); do
+    echo "{\"name\": \"s$t\", \"shape\": [8, $((16 + t % 5))], \"dtype\": \"bf16\", \"from\": \"S(0),R\", \"to\": \"R,R\"}"
+  done > "$file"
+  bucketed=$(median_of "$CTL" "${flags[@]}") || return 1
+  each=$(median_of "$CTL" "${flags[@]}" --no-bucketing) || return 1
+  awk -v b="$bucketed" -v e="$each" 'BEGIN {
+    if (b <= 0 || e <= 0) { print "no times read"; exit 1 }
+    printf "bucketed %.1f us, tensor by tensor %.1f us per run: %.1fx (at least 5x wanted)\n",
+      b * 1e6, e * 1e6, e / b
+    exit !(e / b >= 5) }'
+}
+
 run "nccl_logic_test" "$BUNDLE/bin/nccl_logic_test"
 run "nccl_test" "$BUNDLE/bin/nccl_test"
 run "nccl_process_test" "$BUNDLE/bin/nccl_process_test"
@@ -114,6 +138,7 @@ else
   else
     log "compute-sanitizer not found: memcheck skipped"
   fi
+  run "200 small tensors: bucketed vs tensor by tensor" bucketing_speedup
   run "device_copy_bench (local steps vs cudaMemcpy)" \
     "$BUNDLE/bin/device_copy_bench" --iters 20
 fi
