@@ -373,6 +373,7 @@ v1::RunJobRequest RunJobRequestOf(const std::string& job,
   request.set_iters(options.iters);
   request.set_warmup(options.warmup);
   request.set_timeout_seconds(options.timeout_seconds);
+  request.set_agent_wait_seconds(options.agent_wait_seconds);
   return request;
 }
 

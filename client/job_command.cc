@@ -1,12 +1,14 @@
 #include "client/job_command.h"
 
 #include <cstdint>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +16,7 @@
 #include "absl/types/span.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
+#include "client/job_wait.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
@@ -52,7 +55,8 @@ constexpr char kRunUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job run NAME\n"
     "         [plan flags | --plan FILE | --batch FILE [--bucket_bytes B]\n"
     "         [--no-bucketing]] [--iters K] [--warmup W]\n"
-    "         [--timeout_seconds T] [--deadline_seconds D] [--json]\n"
+    "         [--timeout_seconds T] [--deadline_seconds D]\n"
+    "         [--agent_wait_seconds S] [--json]\n"
     "  Runs a plan on every agent of job NAME and prints the table (or JSON)\n"
     "  of `reshardctl exec`: per step the bytes, the slowest rank's min and\n"
     "  median, algbw and busbw; the checksums and the verdict. With the plan\n"
@@ -63,8 +67,12 @@ constexpr char kRunUsage[] =
     "  tensor, printing what `exec --batch` prints. K timed runs after W "
     "warm-up\n"
     "  runs (10, 2); T bounds every collective (30 s); D bounds the whole\n"
-    "  call, waiting for agents included (300 s). Never retried. Exit 0 only\n"
-    "  when every rank ran and validated.\n";
+    "  call, waiting for agents included (300 s); while the job's agents are\n"
+    "  not all connected, stderr says every 3 s which ranks it waits for. A\n"
+    "  rank whose agent was connected and went away fails the call after S\n"
+    "  (UNAVAILABLE naming it; default: the server's --agent_wait_seconds,\n"
+    "  10 s); ranks that never joined are waited for until D. Never\n"
+    "  retried. Exit 0 only when every rank ran and validated.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -72,17 +80,45 @@ constexpr char kCancelUsage[] =
     "  and prints the run's id, or says no run was running.\n";
 
 constexpr int kDefaultDeadlineSeconds = 300;
+// How long the waiting report's GetJob calls may take.
+constexpr absl::Duration kWaitReportDeadline = absl::Seconds(2);
+
+// Says on stderr which ranks `job` waits for while it is alive (a client
+// of its own); null when none can be made (the run goes on regardless).
+std::unique_ptr<JobWaitReporter> ReportWaiting(const ServerFlags& server,
+                                               const std::string& job) {
+  ServerFlags quick = server;
+  quick.deadline = kWaitReportDeadline;
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(quick);
+  if (!client.ok()) return nullptr;
+  return std::make_unique<JobWaitReporter>(*std::move(client), job, std::cerr);
+}
 
 // The job's knobs from the run flags; the call is bounded by the global
 // --deadline_seconds.
-JobRunOptions OptionsOf(const RunFlags& flags, const ServerFlags& server) {
+JobRunOptions OptionsOf(const RunFlags& flags, const ServerFlags& server,
+                        double agent_wait_seconds) {
   JobRunOptions options;
+  options.agent_wait_seconds = agent_wait_seconds;
   options.iters = flags.iters;
   options.warmup = flags.warmup;
   options.timeout_seconds = flags.timeout_seconds;
   options.deadline =
       server.deadline.value_or(absl::Seconds(kDefaultDeadlineSeconds));
   return options;
+}
+
+// --agent_wait_seconds S (0, the default: the server's).
+absl::StatusOr<double> AgentWaitFlag(const CliArgs& args) {
+  const std::optional<std::string> text = args.Get("agent_wait_seconds");
+  double seconds = 0;
+  if (!text.has_value()) return seconds;
+  if (!absl::SimpleAtod(*text, &seconds) || !(seconds > 0) || seconds > 86400) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--agent_wait_seconds: \"", *text,
+                     "\" is not a number of seconds in (0, 86400]"));
+  }
+  return seconds;
 }
 
 // Runs the plan the flags describe: a file as given, or a request the
@@ -119,7 +155,7 @@ RunContext ContextOf(const std::string& job, const JobRun& run,
 // whole on the job's agents, printed as `exec --batch` prints it.
 absl::Status RunBatch(const ServerFlags& server, const std::string& job,
                       const CliArgs& args, const RunFlags& flags,
-                      std::ostream& out) {
+                      double agent_wait, std::ostream& out) {
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
   if (!planned.ok()) return planned.status();
   absl::StatusOr<executor::BatchWork> work =
@@ -127,9 +163,12 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   if (!work.ok()) return work.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  const JobRunOptions options = OptionsOf(flags, server);
-  absl::StatusOr<JobRun> run =
-      (*client)->RunJob(job, planned->mesh, *work, options);
+  const JobRunOptions options = OptionsOf(flags, server, agent_wait);
+  absl::StatusOr<JobRun> run;
+  {
+    std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
+    run = (*client)->RunJob(job, planned->mesh, *work, options);
+  }
   if (!run.ok()) return run.status();
   RunContext context = ContextOf(job, *run, options);
   context.planned = &planned->batch;
@@ -138,16 +177,25 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
 
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
-  absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, RunValueFlags(), RunSwitches());
+  std::set<std::string> values = RunValueFlags();
+  values.insert("agent_wait_seconds");
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, RunSwitches());
   if (!args.ok()) return args.status();
   absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, "job run");
   if (!flags.ok()) return flags.status();
-  if (flags->batch) return RunBatch(server, job, *args, *flags, out);
+  absl::StatusOr<double> agent_wait = AgentWaitFlag(*args);
+  if (!agent_wait.ok()) return agent_wait.status();
+  if (flags->batch) {
+    return RunBatch(server, job, *args, *flags, *agent_wait, out);
+  }
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  const JobRunOptions options = OptionsOf(*flags, server);
-  absl::StatusOr<JobRun> run = RunFromFlags(**client, job, *args, options);
+  const JobRunOptions options = OptionsOf(*flags, server, *agent_wait);
+  absl::StatusOr<JobRun> run;
+  {
+    std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
+    run = RunFromFlags(**client, job, *args, options);
+  }
   if (!run.ok()) return run.status();
   return PrintRun(run->mesh, run->work, ContextOf(job, *run, options),
                   run->summary, flags->json, out);

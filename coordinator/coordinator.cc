@@ -83,6 +83,11 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
     return absl::InvalidArgumentError(absl::StrCat(
         "timeout_seconds: ", spec.timeout_seconds, " is outside (0, 86400]"));
   }
+  if (!(spec.agent_wait_seconds >= 0 && spec.agent_wait_seconds <= 86400)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("agent_wait_seconds: ", spec.agent_wait_seconds,
+                     " is outside [0, 86400] (0: the server's)"));
+  }
   const executor::BatchWork& work = spec.work;
   if (work.plans.empty()) {
     return absl::InvalidArgumentError("work: no plans to run");
@@ -208,8 +213,10 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;
   std::shared_ptr<const RunSpec> kept = spec;
+  const double wait = spec->agent_wait_seconds > 0 ? spec->agent_wait_seconds
+                                                   : limits_.agent_wait_seconds;
   absl::StatusOr<RunResult> result =
-      (*job)->Run(std::move(spec), deadline, caller_gone);
+      (*job)->Run(std::move(spec), deadline, absl::Seconds(wait), caller_gone);
   if (!result.ok()) return result.status();
   return OutcomeOf(*kept, (*job)->backend(), *std::move(result));
 }

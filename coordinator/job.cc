@@ -48,7 +48,7 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
   slot = Slot{true,
               AgentInfo{info.agent.rank, info.agent.incarnation, info.version,
                         info.host, false},
-              nullptr};
+              nullptr, std::nullopt, ""};
   active_at_ = clock_();
   return ++generation_;
 }
@@ -70,6 +70,7 @@ absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
   }
   slot.mailbox = std::make_shared<Mailbox>();
   slot.info.connected = true;
+  slot.lost_at.reset();
   return slot.mailbox;
 }
 
@@ -81,6 +82,7 @@ void Job::Disconnect(const AgentId& id,
   if (slot.mailbox != mailbox) return;  // already replaced
   slot.mailbox = nullptr;
   slot.info.connected = false;
+  MarkLostLocked(slot, "its agent's dispatch stream closed");
   active_at_ = clock_();
   ++generation_;
   LoseRankLocked(id.rank, "its agent's dispatch stream closed");
@@ -93,6 +95,7 @@ absl::Status Job::Leave(const AgentId& id) {
   Slot& slot = slots_[id.rank];
   if (slot.mailbox != nullptr) slot.mailbox->Close("the agent left");
   slot = Slot{};
+  MarkLostLocked(slot, "its agent left the job");
   active_at_ = clock_();
   ++generation_;
   LoseRankLocked(id.rank, "its agent left the job");

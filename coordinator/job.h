@@ -108,8 +108,10 @@ class Job {
                       const std::string& run_id, executor::RankReport report);
 
   // Runs `spec` on every rank (see the class comment).
+  // A rank lost for `agent_wait` (CoordinatorLimits::agent_wait_seconds)
+  // fails the call before its deadline.
   absl::StatusOr<RunResult> Run(std::shared_ptr<const RunSpec> spec,
-                                absl::Time deadline,
+                                absl::Time deadline, absl::Duration agent_wait,
                                 const CallerGone& caller_gone);
   // Cancels the run in flight; its id, or "" when none was.
   std::string Cancel();
@@ -129,8 +131,12 @@ class Job {
     bool present = false;
     AgentInfo info;
     std::shared_ptr<Mailbox> mailbox;  // while connected
+    // A rank whose agent was connected and went away (its stream closed,
+    // or it left): since when and how; nullopt once it is back.
+    std::optional<absl::Time> lost_at;
+    std::string lost_how;
   };
-  enum class WaitEnd { kDone, kDeadline, kCallerGone };
+  enum class WaitEnd { kDone, kDeadline, kCallerGone, kGaveUp };
 
   absl::Status CheckAgentLocked(const AgentId& id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -140,11 +146,20 @@ class Job {
   // A rank left mid-run without reporting: the run fails naming it.
   void LoseRankLocked(int64_t rank, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits for `done` until `deadline`, the caller's going, or (when given)
+  // `give_up` saying so; both are asked every poll.
   WaitEnd AwaitLocked(const absl::Condition& done, absl::Time deadline,
-                      const CallerGone& caller_gone)
+                      const CallerGone& caller_gone,
+                      const std::function<bool()>& give_up = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status AwaitFreeLocked(absl::Time deadline,
+  absl::Status AwaitFreeLocked(absl::Time deadline, absl::Duration agent_wait,
                                const CallerGone& caller_gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A rank lost for `agent_wait` or longer: UNAVAILABLE naming every lost
+  // rank, how and since when; OK while none has been gone that long.
+  absl::Status LostRanksLocked(absl::Duration agent_wait) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MarkLostLocked(Slot& slot, const std::string& how)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordRunLocked(const ActiveRun& run, const absl::Status& failure)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

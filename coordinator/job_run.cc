@@ -79,7 +79,8 @@ void Job::LoseRankLocked(int64_t rank, const std::string& why) {
 }
 
 Job::WaitEnd Job::AwaitLocked(const absl::Condition& done, absl::Time deadline,
-                              const CallerGone& caller_gone) {
+                              const CallerGone& caller_gone,
+                              const std::function<bool()>& give_up) {
   while (true) {
     if (mu_.AwaitWithDeadline(done,
                               std::min(deadline, absl::Now() + kCallerPoll))) {
@@ -87,20 +88,54 @@ Job::WaitEnd Job::AwaitLocked(const absl::Condition& done, absl::Time deadline,
     }
     if (absl::Now() >= deadline) return WaitEnd::kDeadline;
     if (caller_gone && caller_gone()) return WaitEnd::kCallerGone;
+    if (give_up && give_up()) return WaitEnd::kGaveUp;
   }
 }
 
+void Job::MarkLostLocked(Slot& slot, const std::string& how) {
+  slot.lost_at = clock_();
+  slot.lost_how = how;
+}
+
+absl::Status Job::LostRanksLocked(absl::Duration agent_wait) const {
+  const absl::Time now = clock_();
+  bool expired = false;
+  std::vector<std::string> lost;
+  for (size_t r = 0; r < slots_.size(); ++r) {
+    const Slot& slot = slots_[r];
+    if (!slot.lost_at.has_value()) continue;
+    expired = expired || now - *slot.lost_at >= agent_wait;
+    lost.push_back(
+        absl::StrFormat("rank %d (%s %.1f s ago, at %s)", r, slot.lost_how,
+                        absl::ToDoubleSeconds(now - *slot.lost_at),
+                        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *slot.lost_at,
+                                         absl::UTCTimeZone())));
+  }
+  if (!expired) return absl::OkStatus();
+  if (lost.size() > 16) lost.resize(16);
+  return absl::UnavailableError(absl::StrFormat(
+      "job \"%s\" lost %s and waited %g s for them to come back "
+      "(--agent_wait_seconds): %s",
+      name_, lost.size() == 1 ? "a rank" : "ranks",
+      absl::ToDoubleSeconds(agent_wait), absl::StrJoin(lost, "; ")));
+}
+
 absl::Status Job::AwaitFreeLocked(absl::Time deadline,
+                                  absl::Duration agent_wait,
                                   const CallerGone& caller_gone) {
   auto free = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return shut_down_ || (ReadyLocked() && run_ == nullptr);
   };
+  auto give_up = [this, agent_wait]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !LostRanksLocked(agent_wait).ok();
+  };
   const WaitEnd end =
-      AwaitLocked(absl::Condition(&free), deadline, caller_gone);
+      AwaitLocked(absl::Condition(&free), deadline, caller_gone, give_up);
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   if (end == WaitEnd::kCallerGone) {
     return absl::CancelledError("the caller cancelled RunJob");
   }
+  if (end == WaitEnd::kGaveUp) return LostRanksLocked(agent_wait);
   if (end == WaitEnd::kDone) return absl::OkStatus();
   std::vector<std::string> absent;
   for (size_t r = 0; r < slots_.size(); ++r) {
@@ -226,10 +261,11 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
 
 absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
                                    absl::Time deadline,
+                                   absl::Duration agent_wait,
                                    const CallerGone& caller_gone) {
   absl::MutexLock lock(&mu_);
   ++waiters_;
-  absl::Status admitted = AwaitFreeLocked(deadline, caller_gone);
+  absl::Status admitted = AwaitFreeLocked(deadline, agent_wait, caller_gone);
   --waiters_;
   active_at_ = clock_();
   if (!admitted.ok()) return admitted;

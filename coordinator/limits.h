@@ -20,6 +20,11 @@ struct CoordinatorLimits {
   // A job with no connected agent, no run and no RunJob waiting for this
   // long is dropped (its killed agents never said goodbye).
   int64_t job_idle_seconds = 300;
+  // A RunJob waiting for a rank that was connected and is gone (killed,
+  // stopped, its node down) fails after this long (UNAVAILABLE naming the
+  // rank) instead of at its deadline; ranks that never joined are waited
+  // for until the deadline. RunSpec::agent_wait_seconds overrides it.
+  double agent_wait_seconds = 10;
 };
 
 }  // namespace reshard::coordinator

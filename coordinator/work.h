@@ -22,6 +22,9 @@ struct RunSpec {
   int iters = 10;
   int warmup = 0;
   double timeout_seconds = 30;  // per collective
+  // How long to wait for a lost rank before failing; 0: the server's
+  // (CoordinatorLimits::agent_wait_seconds).
+  double agent_wait_seconds = 0;
 
   // What the ranks check they agree on.
   uint64_t Digest() const { return work.Digest(mesh); }

@@ -262,6 +262,7 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
   spec->timeout_seconds = request.timeout_seconds() == 0
                               ? kDefaultTimeoutSeconds
                               : request.timeout_seconds();
+  spec->agent_wait_seconds = request.agent_wait_seconds();
   return std::make_shared<const coordinator::RunSpec>(*std::move(spec));
 }
 

@@ -51,6 +51,10 @@ ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
 ABSL_FLAG(int64_t, job_idle_seconds, 300,
           "drop a job once no agent has been connected to it (and no run "
           "or caller in it) for this long");
+ABSL_FLAG(double, agent_wait_seconds, 10,
+          "how long RunJob waits for a rank whose agent was connected and "
+          "went away before failing, naming it (ranks that never joined are "
+          "waited for until the call's deadline)");
 ABSL_FLAG(int64_t, max_store_keys_per_job, int64_t{1} << 16,
           "rendezvous store keys per job");
 ABSL_FLAG(std::string, metrics_listen, "",
@@ -98,6 +102,12 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
   limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
   limits.job_idle_seconds = absl::GetFlag(FLAGS_job_idle_seconds);
+  limits.agent_wait_seconds = absl::GetFlag(FLAGS_agent_wait_seconds);
+  if (!(limits.agent_wait_seconds > 0 && limits.agent_wait_seconds <= 86400)) {
+    spdlog::error("--agent_wait_seconds={} must be in (0, 86400]",
+                  limits.agent_wait_seconds);
+    return std::nullopt;
+  }
   for (auto [flag, value] :
        {std::pair{"max_jobs", limits.max_jobs},
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},

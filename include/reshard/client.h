@@ -63,6 +63,10 @@ struct JobRunOptions {
   // Bounds the whole call: waiting for the job's agents, planning,
   // dispatch and every report.
   absl::Duration deadline = absl::Minutes(5);
+  // How long to wait for a rank that was connected and is gone before the
+  // call fails (UNAVAILABLE naming it); 0: the server's
+  // --agent_wait_seconds.
+  double agent_wait_seconds = 0;
 };
 
 // One run on a job's agents (a plan is a batch of one), as the Coordinator

@@ -267,6 +267,27 @@ out=$("${J[@]}" run --help); rc=$?
 err=$("$CLUSTER" start 4 --job jt 2>&1); rc=$?
 [ $rc -ne 0 ] && contains "$err" "a cluster is running"; check "a second start is refused" $?
 
+# A rank lost between runs (its agent SIGKILLed): `job run` says on stderr
+# which rank it waits for, and fails UNAVAILABLE (exit 4) naming it after
+# --agent_wait_seconds instead of at its deadline.
+lost=$(tail -1 "$RESHARD_CLUSTER_DIR/pids" | awk '{print $1}')
+kill -KILL "$lost"
+for _ in $(seq 100); do
+  "${J[@]}" show jt --json | jq -e '.agents[3].connected == false' >/dev/null && break
+  sleep 0.1
+done
+start=$SECONDS
+err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 2 2>&1); rc=$?
+took=$((SECONDS - start))
+[ $rc -eq 4 ] && contains "$err" "waiting for rank 3 (not connected)"
+check "job run with a lost rank says which rank it waits for (exit $rc: $err)" $?
+contains "$err" 'UNAVAILABLE: job "jt" lost a rank and waited 2 s for them to come back (--agent_wait_seconds): rank 3 (its agent'"'"'s dispatch stream closed'
+check "it fails naming the lost rank and how it went" $?
+[ "$took" -le 6 ]; check "within the agent wait and a poll ($took s)" $?
+err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 0 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" '--agent_wait_seconds: "0" is not a number of seconds in (0, 86400]'
+check "--agent_wait_seconds 0 is refused naming the flag" $?
+
 # stop: none of the recorded PIDs survives, the state is gone.
 timeout 60 "$CLUSTER" stop 2>/dev/null; rc=$?
 check "local-cluster stop exits 0" $rc

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/bucket_schedule.h"
+#include "tests/coordinator/coordinator_cases.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::coordinator {
@@ -48,28 +49,6 @@ bool AwaitJob(const Coordinator& c, const std::string& job,
 }  // namespace testing_wait
 
 using ::testing::HasSubstr;
-
-JoinInfo Joining(const std::string& job, int64_t rank, int64_t world,
-                 uint64_t incarnation = 0) {
-  JoinInfo info;
-  info.agent = AgentId{job, rank, incarnation == 0 ? 100 + rank : incarnation};
-  info.world_size = world;
-  info.version = kReshardVersion;
-  info.protocol = kCoordinatorProtocol;
-  info.host = "127.0.0.1";
-  return info;
-}
-
-std::shared_ptr<const RunSpec> SpecFor(int64_t world) {
-  Mesh mesh = testing::MakeMesh({world});
-  absl::StatusOr<Plan> plan =
-      testing::PlanChecked(mesh, {8}, "S(0)", "R", PlanOptions());
-  EXPECT_TRUE(plan.ok()) << plan.status();
-  executor::BatchWork work =
-      executor::BatchWork::OfPlan(mesh, *std::move(plan));
-  return std::make_shared<const RunSpec>(
-      RunSpec{std::move(mesh), std::move(work), 3, 1, 5});
-}
 
 // Two tensors S(0) -> R on a 1-D mesh of `world` ranks, bucketed: one
 // all_gather of both.
