@@ -96,6 +96,20 @@ absl::StatusOr<BatchPlan> PlanOnService(
   return Merge(requests, sent, *std::move(remote));
 }
 
+// Each item's error says which item of which file it is: its name and
+// line after the field path, "items[1].src[0]: ... (item \"b\",
+// FILE line 2)".
+void Locate(BatchPlan& batch, const std::vector<BatchFileItem>& items,
+            const std::string& path) {
+  for (size_t i = 0; i < batch.plans.size() && i < items.size(); ++i) {
+    const absl::Status& s = batch.plans[i].status();
+    if (s.ok()) continue;
+    batch.plans[i] = absl::Status(
+        s.code(), absl::StrCat(s.message(), " (item \"", items[i].name, "\", ",
+                               path, " line ", items[i].line, ")"));
+  }
+}
+
 absl::Status FirstItemError(const BatchPlan& batch) {
   for (const absl::StatusOr<Plan>& plan : batch.plans) {
     if (!plan.ok()) return plan.status();
@@ -135,6 +149,7 @@ absl::StatusOr<PlannedBatch> PlanBatchFromFlags(
     batch = PlanBatch(*mesh, requests, *batch_options, cache);
   }
   if (!batch.ok()) return batch.status();
+  Locate(*batch, *items, *args.Get("batch"));
   if (args.Has("all_or_nothing")) {
     if (absl::Status s = FirstItemError(*batch); !s.ok()) return s;
   }

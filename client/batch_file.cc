@@ -73,6 +73,7 @@ absl::StatusOr<BatchFileItem> ParseLine(absl::string_view text, size_t line,
   if (!v.ok()) return LineError(line, v.status().message());
   if (absl::Status s = OnlyKnownKeys(*v, line); !s.ok()) return s;
   BatchFileItem item{absl::StrCat("items[", index, "]"), {}, "float32"};
+  item.line = line;
   for (absl::Status s : {StringKey(*v, "name", false, line, item.name),
                          ShapeKey(*v, line, item.shape),
                          StringKey(*v, "dtype", false, line, item.dtype),

@@ -23,6 +23,7 @@ struct BatchFileItem {
   std::string dtype;  // "float32" when the line has none
   std::string from;
   std::string to;
+  size_t line = 0;  // in the file, from 1
 };
 
 // Parses the text of a batch file; blank lines are skipped. INVALID_ARGUMENT

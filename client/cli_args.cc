@@ -1,11 +1,55 @@
 #include "client/cli_args.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace reshard::client {
+namespace {
+
+// Levenshtein distance: insertions, deletions and substitutions.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown flag --plannr; did you mean --planner?" when a known flag is
+// within a third of the name's length (at least 2) of edits.
+absl::Status UnknownFlag(const std::string& name,
+                         const std::set<std::string>& options,
+                         const std::set<std::string>& switches) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, name.size() / 3) + 1;
+  for (const std::set<std::string>* known : {&options, &switches}) {
+    for (const std::string& flag : *known) {
+      const size_t d = EditDistance(name, flag);
+      if (d < best_distance) {
+        best_distance = d;
+        best = flag;
+      }
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown flag --", name,
+      best.empty() ? "" : absl::StrCat("; did you mean --", best, "?")));
+}
+
+}  // namespace
 
 absl::StatusOr<CliArgs> CliArgs::Parse(absl::Span<const std::string> args,
                                        const std::set<std::string>& options,
@@ -31,9 +75,7 @@ absl::StatusOr<CliArgs> CliArgs::Parse(absl::Span<const std::string> args,
       parsed.values_[name].push_back("true");
       continue;
     }
-    if (!options.count(name)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
-    }
+    if (!options.count(name)) return UnknownFlag(name, options, switches);
     if (!value.has_value()) {
       if (i + 1 >= args.size()) {
         return absl::InvalidArgumentError(

@@ -67,6 +67,15 @@ absl::Status CheckRequired(const CliArgs& args) {
 }
 
 // Plans on the registered mesh `id`; `mesh` receives it.
+// An unknown mesh id points at what lists the known ones.
+absl::Status WithMeshListHint(const absl::Status& s) {
+  if (s.code() != absl::StatusCode::kNotFound) return s;
+  return absl::NotFoundError(
+      absl::StrCat(s.message(),
+                   "; `reshardctl mesh list` shows the meshes registered on "
+                   "this server"));
+}
+
 absl::StatusOr<Plan> PlanOnRegistered(const ServerFlags& server,
                                       const std::string& id,
                                       const CliArgs& args,
@@ -74,7 +83,7 @@ absl::StatusOr<Plan> PlanOnRegistered(const ServerFlags& server,
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<Mesh> registered = (*client)->GetMesh(id);
-  if (!registered.ok()) return registered.status();
+  if (!registered.ok()) return WithMeshListHint(registered.status());
   mesh = *std::move(registered);
   absl::StatusOr<PlanRequest> request = RequestFromFlags(*mesh, args);
   if (!request.ok()) return request.status();

@@ -77,6 +77,18 @@ std::string PlanTrace(const Plan& plan) {
   return out;
 }
 
+// Who made the plan, for the table's total line: the optimal planner's
+// budget fallback says which plan it fell back to.
+std::string PlannerLabel(const Plan& plan) {
+  for (const Warning& w : plan.warnings) {
+    if (w.code == WarningCode::kSearchBudgetExceeded) {
+      return absl::StrCat(PlannerName(plan.planner),
+                          " planner, fell back to torch_greedy+merge");
+    }
+  }
+  return absl::StrCat(PlannerName(plan.planner), " planner");
+}
+
 std::string PlanTable(const Mesh& mesh, const Plan& plan) {
   std::vector<std::vector<std::string>> rows = {
       {"#", "op", "group", "from -> to", "bytes", "us"}};
@@ -92,10 +104,10 @@ std::string PlanTable(const Mesh& mesh, const Plan& plan) {
   absl::StrAppend(
       &out,
       absl::StrFormat("total: %d steps (%d communicating), %d bytes, %.4f us "
-                      "(%s model, %s planner), peak %d bytes/rank\n",
+                      "(%s model, %s), peak %d bytes/rank\n",
                       plan.steps.size(), plan.CommunicatingSteps(mesh),
                       plan.total_bytes, plan.total_time_us,
-                      CostModelName(plan.cost_model), PlannerName(plan.planner),
+                      CostModelName(plan.cost_model), PlannerLabel(plan),
                       plan.peak_bytes));
   for (const Warning& w : plan.warnings) {
     absl::StrAppend(&out, "warning [", WarningCodeName(w.code),

@@ -199,6 +199,65 @@ absl::StatusOr<std::vector<Step>> ReadSteps(const Mesh& mesh,
   return steps;
 }
 
+// A number member, when present as one.
+const JsonValue* NumberAt(const JsonValue& root, const char* key) {
+  const JsonValue* v = root.Find(key);
+  return v != nullptr && v->kind() == JsonValue::Kind::kNumber ? v : nullptr;
+}
+
+// The plan's warnings, those of codes this build knows.
+void ReadWarnings(const JsonValue& root, Plan& plan) {
+  const JsonValue* warnings = root.Find("warnings");
+  if (warnings == nullptr || warnings->kind() != JsonValue::Kind::kArray) {
+    return;
+  }
+  for (const JsonValue& w : warnings->array()) {
+    const JsonValue* code = w.Find("code");
+    if (code == nullptr || code->kind() != JsonValue::Kind::kString) continue;
+    const std::optional<WarningCode> parsed = ParseWarningCode(code->string());
+    if (!parsed.has_value()) continue;
+    Warning warning;
+    warning.code = *parsed;
+    if (const JsonValue* dims = w.Find("dims")) {
+      absl::StatusOr<std::vector<std::string>> names =
+          Strings(*dims, "plan.warnings.dims");
+      if (names.ok()) warning.dims = *std::move(names);
+    }
+    if (const JsonValue* m = w.Find("message");
+        m != nullptr && m->kind() == JsonValue::Kind::kString) {
+      warning.message = m->string();
+    }
+    if (const JsonValue* s = NumberAt(w, "saving_us")) {
+      warning.saving_us = s->number();
+    }
+    plan.warnings.push_back(std::move(warning));
+  }
+}
+
+// What the plan's maker recorded (docs/PLAN_JSON.md): totals, planning
+// figures and warnings, kept as given so that a plan read and printed
+// again says what the file said. Absent or ill-typed members keep the
+// defaults.
+void ReadRecorded(const JsonValue& root, Plan& plan) {
+  if (const JsonValue* v = NumberAt(root, "total_time_us")) {
+    plan.total_time_us = v->number();
+  }
+  if (const JsonValue* v = NumberAt(root, "planning_us")) {
+    plan.planning_us = v->number();
+  }
+  for (auto [key, target] :
+       {std::pair{"total_bytes", &plan.total_bytes},
+        std::pair{"peak_bytes", &plan.peak_bytes},
+        std::pair{"states_expanded", &plan.states_expanded}}) {
+    if (const JsonValue* v = NumberAt(root, key)) v->AsInt64(target);
+  }
+  if (const JsonValue* v = root.Find("cache_hit");
+      v != nullptr && v->kind() == JsonValue::Kind::kBool) {
+    plan.cache_hit = v->boolean();
+  }
+  ReadWarnings(root, plan);
+}
+
 }  // namespace
 
 absl::StatusOr<PlanFile> ReadPlanJson(absl::string_view text) {
@@ -235,10 +294,7 @@ absl::StatusOr<PlanFile> ReadPlanJson(absl::string_view text) {
       v != nullptr && v->kind() == JsonValue::Kind::kString) {
     plan.cost_model = ParseCostModel(v->string()).value_or(plan.cost_model);
   }
-  if (const JsonValue* t = root->Find("total_time_us");
-      t != nullptr && t->kind() == JsonValue::Kind::kNumber) {
-    plan.total_time_us = t->number();
-  }
+  ReadRecorded(*root, plan);
   return PlanFile{*std::move(mesh), std::move(plan)};
 }
 

@@ -15,6 +15,14 @@ contains "$out" "all_reduce"; check "table row for the merged all_reduce" $?
 contains "$out" "A_C"; check "table names the flattened group" $?
 contains "$out" "validated: yes"; check "table says validated" $?
 
+# exec plans in-process whatever $RESHARD_SERVER says (the help says so).
+out=$(RESHARD_SERVER=127.0.0.1:1 timeout 60 "$CTL" exec --local 2 --mesh A=2 \
+  --shape 4 --from R --to 'S(0)' --iters 1 --warmup 0 2>&1); rc=$?
+[ $rc -eq 0 ] && contains "$out" "validated: yes"
+check "exec ignores \$RESHARD_SERVER ($out)" $?
+contains "$("$CTL" --help 2>&1)" "exec alone ignores \$RESHARD_SERVER"
+check "the help says exec ignores \$RESHARD_SERVER" $?
+
 json=$(timeout 120 "$CTL" "${EX[@]}" --json); rc=$?
 check "exec --json exits 0" $rc
 # 16x16 replicated: every rank holds g(0..255); checksum = sum (k+1)*g(k).

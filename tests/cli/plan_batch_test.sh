@@ -51,6 +51,9 @@ out=$("$CTL" "${BATCH[@]}" --json 2>"$dir/err"); rc=$?
 echo "$out" | jq -e '.plans[4].error.code == "INVALID_ARGUMENT" and (.plans[4].error.message | startswith("items[4].src[0]: shard dim 3")) and (.plans | length) == 5 and .collectives_after == 2' >/dev/null
 check "the bad item is its own error, the rest planned" $?
 contains "$(cat "$dir/err")" "INVALID_ARGUMENT: items[4].src[0]"; check "stderr names the item" $?
+line=$(grep -c '' "$dir/batch.jsonl")
+contains "$(cat "$dir/err")" "(item \"bad\", $dir/batch.jsonl line $line)"
+check "the error says the item's name and its line in the file" $?
 out=$("$CTL" "${BATCH[@]}" --all_or_nothing 2>"$dir/err"); rc=$?
 [ $rc -eq 2 ] && [ -z "$out" ]; check "all_or_nothing prints nothing, exits 2" $?
 contains "$(cat "$dir/err")" "items[4].src[0]"; check "all_or_nothing names the item" $?

@@ -68,6 +68,12 @@ out=$("$CTL" --server "$S" plan --mesh_id "$id1" "${P[@]}"); check "plan --mesh_
 contains "$out" "trace: S(0)R->RR"; check "plan --mesh_id table has the trace" $?
 expect "unknown --mesh_id" 3 "NOT_FOUND: mesh_id: unknown mesh" \
   "$CTL" --server "$S" plan --mesh_id mesh-nope "${P[@]}"
+expect "an unknown --mesh_id points at mesh list" 3 \
+  "; \`reshardctl mesh list\` shows the meshes registered on this server" \
+  "$CTL" --server "$S" plan --mesh_id mesh-nope "${P[@]}"
+expect "an unknown flag suggests the closest" 2 \
+  "unknown flag --plannr; did you mean --planner?" \
+  "$CTL" plan --offline --mesh A=2 --shape 4 --from R --to R --plannr x
 expect "--mesh_id with --mesh" 2 "INVALID_ARGUMENT: --mesh_id: cannot be combined with --mesh" \
   "$CTL" --server "$S" plan --mesh_id "$id1" --mesh A=2,B=2 "${P[@]}"
 expect "--mesh_id with --offline" 2 "--mesh_id: the registry is the service's" \

@@ -177,6 +177,12 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
             "search_budget_exceeded");
   EXPECT_NE(plan->warnings.back().message.find("torch_greedy+merge"),
             std::string::npos);
+  // The table's total line says so too.
+  EXPECT_NE(PlanTable(mesh, *plan)
+                .find("(alpha_beta model, optimal planner, fell back to "
+                      "torch_greedy+merge)"),
+            std::string::npos)
+      << PlanTable(mesh, *plan);
   EXPECT_EQ(plan->CommunicatingSteps(mesh), 3);
   // Non-default orders cannot fall back to greedy: they go through R (the
   // plan is checked by the simulator, like every plan Optimal returns).

@@ -1,6 +1,7 @@
 // ReadPlanJson: every plan of every planner reads back from its own JSON
-// (docs/DESIGN.md §4) as the same steps; null fields are accepted; bad or
-// inconsistent files are INVALID_ARGUMENT naming the field.
+// (docs/DESIGN.md §4) as the same steps, and prints as the same JSON again
+// (totals, planning figures and warnings kept); null fields are accepted; bad
+// or inconsistent files are INVALID_ARGUMENT naming the field.
 #include "planner/plan_json_reader.h"
 
 #include <random>
@@ -36,6 +37,8 @@ TEST(PlanJsonReaderTest, EveryPlanReadsBackFromItsJson) {
       EXPECT_TRUE(back->plan.steps[k].SameAction(plan->steps[k])) << k;
       EXPECT_EQ(back->plan.steps[k].bytes, plan->steps[k].bytes);
     }
+    // What the maker recorded comes back unchanged: the same JSON again.
+    EXPECT_EQ(PlanJson(back->mesh, back->plan), PlanJson(c.mesh, *plan));
     ++read;
   }
   EXPECT_GT(read, testing::ScaledCases(500) / 2);
