@@ -59,15 +59,15 @@ void PrintRows(const executor::BatchWork& work, const RunSummary& s,
                                              : "coll";
   out << absl::StrFormat("%*s  %-15s %-8s ", width, label, "op", "group")
       << (members ? absl::StrFormat("%7s ", "members") : "")
-      << absl::StrFormat("%12s %12s %12s %11s %11s\n", "bytes", "min_us",
-                         "median_us", "algbw_GB/s", "busbw_GB/s");
+      << absl::StrFormat("%12s %12s %12s %12s %11s %11s\n", "bytes", "min_us",
+                         "median_us", "model_us", "algbw_GB/s", "busbw_GB/s");
   for (size_t k = 0; k < s.rows.size(); ++k) {
     const SummaryRow& r = s.rows[k];
     out << absl::StrFormat("%*d  %-15s %-8s ", width, k, r.op, r.group)
         << (members ? absl::StrFormat("%7d ", r.members) : "")
-        << absl::StrFormat("%12d %12.2f %12.2f %11.3f %11.3f\n", r.bytes,
+        << absl::StrFormat("%12d %12.2f %12.2f %12.2f %11.3f %11.3f\n", r.bytes,
                            r.seconds_min * 1e6, r.seconds_median * 1e6,
-                           r.algbw_gbps, r.busbw_gbps);
+                           r.model_seconds * 1e6, r.algbw_gbps, r.busbw_gbps);
   }
 }
 
@@ -106,6 +106,7 @@ std::string RowJson(const executor::BatchWork& work, size_t index,
       ", \"bytes\": ", r.bytes,
       ", \"seconds_min\": ", FormatDouble(r.seconds_min),
       ", \"seconds_median\": ", FormatDouble(r.seconds_median),
+      ", \"model_seconds\": ", FormatDouble(r.model_seconds),
       ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
       ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}");
 }

@@ -39,11 +39,12 @@ struct RunContext {
 // {"plan" (docs/DESIGN.md §4), "backend", "world_size", "iters", "warmup",
 // "steps":
 // [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
-// "algbw_gbps", "busbw_gbps"}], "checksums", "validated",
-// "peak_bytes_measured", "wall_seconds"}. A batch's: {"plan" (the batch
-// JSON of `plan --batch --json`), "backend", "world_size", "iters",
-// "warmup", "bucketing", "buckets" (rows with "members"), "seconds_min",
-// "seconds_median" (the whole batch per run, slowest rank), "tensors":
+// "model_seconds" (the plan's cost model), "algbw_gbps", "busbw_gbps"}],
+// "checksums", "validated", "peak_bytes_measured", "wall_seconds"}. A batch's:
+// {"plan" (the batch JSON of `plan --batch --json`), "backend", "world_size",
+// "iters", "warmup", "bucketing", "buckets" (rows with "members"),
+// "seconds_min", "seconds_median" (the whole batch per run, slowest rank),
+// "tensors":
 // [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured"
 // (the bound), "wall_seconds"}. Returns the verdict as the commands'
 // status: OK when validated, else DATA_LOSS naming what did not validate.

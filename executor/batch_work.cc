@@ -40,14 +40,15 @@ std::vector<RunRow> BatchWork::Rows(const Mesh& mesh) const {
                       step.group,
                       1,
                       model.Price(step.from, step.transition()).bytes,
-                      {0, static_cast<int>(k)}});
+                      {0, static_cast<int>(k)},
+                      step.time_us * 1e-6});
     }
     return rows;
   }
   for (const Bucket& bucket : schedule.buckets) {
     rows.push_back({bucket.op, bucket.group,
                     static_cast<int64_t>(bucket.members.size()), bucket.bytes,
-                    bucket.members.front()});
+                    bucket.members.front(), bucket.time_us * 1e-6});
   }
   return rows;
 }

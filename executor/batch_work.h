@@ -27,6 +27,9 @@ struct RunRow {
   int64_t members = 1;
   int64_t bytes = 0;
   BucketMember timed_by;
+  // What the plan's cost model said the row takes (the step's or the
+  // bucket's time_us), beside the measured time.
+  double model_seconds = 0;
 };
 
 struct BatchWork {

@@ -16,6 +16,7 @@ SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,
   row.group = mesh.GroupName(spec.group);
   row.members = spec.members;
   row.bytes = spec.bytes;
+  row.model_seconds = spec.model_seconds;
   for (const RankReport& report : reports) {
     if (r < report.seconds_min.size()) {
       row.seconds_min = std::max(row.seconds_min, report.seconds_min[r]);

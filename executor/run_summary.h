@@ -30,6 +30,7 @@ struct SummaryRow {
   double seconds_median = 0;  // slowest rank's
   double algbw_gbps = 0;
   double busbw_gbps = 0;
+  double model_seconds = 0;  // the plan's cost model for the row
 };
 
 struct TensorRow {

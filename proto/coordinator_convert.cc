@@ -29,6 +29,7 @@ void RowToProto(const executor::SummaryRow& row, v1::StepResult* out) {
   out->set_seconds_median(row.seconds_median);
   out->set_algbw_gbps(row.algbw_gbps);
   out->set_busbw_gbps(row.busbw_gbps);
+  out->set_model_seconds(row.model_seconds);
 }
 
 void TensorRowToProto(const executor::TensorRow& row, v1::TensorResult* out) {
@@ -213,7 +214,7 @@ executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto) {
   for (const v1::StepResult& r : proto.steps()) {
     summary.rows.push_back({r.op(), r.group(), r.members(), r.bytes(),
                             r.seconds_min(), r.seconds_median(), r.algbw_gbps(),
-                            r.busbw_gbps()});
+                            r.busbw_gbps(), r.model_seconds()});
   }
   for (const v1::TensorResult& t : proto.tensors()) {
     summary.tensors.push_back({t.name(),

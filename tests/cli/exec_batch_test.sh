@@ -32,8 +32,11 @@ echo "$json" | jq -e 'keys == ["backend","bucketing","buckets","iters","peak_byt
 check "json keys" $?
 echo "$json" | jq -e '.bucketing and .validated and (.tensors | length) == 5 and all(.tensors[]; .validated and (.checksums | length) == 4) and (.buckets | length) == .plan.collectives_after' >/dev/null
 check "json: every tensor validated on every rank, one row per bucket" $?
-echo "$json" | jq -e '.buckets[0] | keys == ["algbw_gbps","busbw_gbps","bytes","group","index","members","op","seconds_median","seconds_min"]' >/dev/null
+echo "$json" | jq -e '.buckets[0] | keys == ["algbw_gbps","busbw_gbps","bytes","group","index","members","model_seconds","op","seconds_median","seconds_min"]' >/dev/null
 check "bucket row keys" $?
+echo "$json" | jq -e 'all(.buckets[]; .model_seconds > 0) and
+  (([.buckets[].model_seconds] | add) - .plan.time_us_after * 1e-6 | fabs) < .plan.time_us_after * 1e-8' >/dev/null
+check "each bucket has the model's time; together the schedule's (local steps aside)" $?
 
 plain=$("$CTL" "${RUN[@]}" --json --no-bucketing); check "tensor by tensor exit 0" $?
 echo "$plain" | jq -e '(.bucketing | not) and .validated and (.buckets | length) == .plan.collectives_before and all(.buckets[]; .members == 1)' >/dev/null

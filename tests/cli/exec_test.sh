@@ -37,6 +37,11 @@ echo "$json" | jq -e '
   (.checksums | length) == 8 and
   .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048' >/dev/null
 check "json fields and busbw factor" $?
+# Beside each measured time, the cost model's (the plan step's time_us).
+echo "$json" | jq -e '.steps[0].model_seconds > 0 and
+  (.steps[0].model_seconds - .plan.steps[0].time_us * 1e-6 | fabs) < 1e-12' >/dev/null
+check "each row has the model's time (model_seconds = the step's time_us)" $?
+contains "$out" "model_us"; check "the table has a model_us column" $?
 # Checksums compared as text: jq reads numbers as doubles (2^61 > 2^53).
 list="$expected"; for _ in 1 2 3 4 5 6 7; do list="$list, $expected"; done
 contains "$json" "\"checksums\": [$list]"; check "checksums as docs/DESIGN.md §6.2 defines them" $?

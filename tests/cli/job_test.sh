@@ -98,6 +98,8 @@ check "job run checksums equal exec's ($(checksums "$run"))" $?
 check "job run JSON has exec's keys" $?
 [ "$(echo "$run" | jq -c '.steps[0] | keys')" = "$(echo "$local" | jq -c '.steps[0] | keys')" ]
 check "job run step rows have exec's keys" $?
+[ "$(echo "$run" | jq -c '[.steps[].model_seconds]')" = "$(echo "$local" | jq -c '[.steps[].model_seconds]')" ]
+check "job run rows carry the model's time as exec's do" $?
 [ "$(echo "$run" | jq -c '.plan.trace')" = "$(echo "$local" | jq -c '.plan.trace')" ]
 check "the replica planned exec's plan" $?
 
