@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/backoff.h"
 #include "agent/run_work.h"
+#include "common/incarnation_text.h"
 #include "common/version.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/nccl/nccl_rank.h"
@@ -148,10 +149,11 @@ absl::StatusOr<int64_t> Agent::Join(
   }
   if (!status.ok()) return proto::StatusFromGrpc(status);
   spdlog::info(
-      "joined job {} as rank {} of {} (generation {}, incarnation {:016x}, "
+      "joined job {} as rank {} of {} (generation {}, incarnation {}, "
       "coordinator {}, agent {})",
       config_.job, config_.rank, config_.world_size, response.generation(),
-      id_.incarnation(), response.coordinator_version(), kReshardVersion);
+      IncarnationText(id_.incarnation()), response.coordinator_version(),
+      kReshardVersion);
   return response.generation();
 }
 

@@ -20,6 +20,7 @@
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
+#include "common/incarnation_text.h"
 #include "planner/plan_format.h"
 #include "reshard/client.h"
 
@@ -208,11 +209,12 @@ int64_t ConnectedAgents(const JobInfo& job) {
 }
 
 std::string AgentJson(const JobAgentInfo& a) {
-  return absl::StrCat("{\"rank\": ", a.rank,
-                      ", \"connected\": ", a.connected ? "true" : "false",
-                      ", \"version\": ", JsonString(a.version),
-                      ", \"incarnation\": ", a.incarnation,
-                      ", \"host\": ", JsonString(a.host), "}");
+  return absl::StrCat(
+      "{\"rank\": ", a.rank,
+      ", \"connected\": ", a.connected ? "true" : "false",
+      ", \"version\": ", JsonString(a.version),
+      ", \"incarnation\": ", JsonString(IncarnationText(a.incarnation)),
+      ", \"host\": ", JsonString(a.host), "}");
 }
 
 std::string RunJson(const JobInfo::Run& run) {
@@ -280,12 +282,12 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
                          j.store_bytes);
   out << absl::StrFormat("agents: %d of %d connected\n", ConnectedAgents(j),
                          j.world_size);
-  out << absl::StrFormat("%6s  %-9s  %-10s  %20s  %s\n", "rank", "connected",
+  out << absl::StrFormat("%6s  %-9s  %-10s  %16s  %s\n", "rank", "connected",
                          "version", "incarnation", "host");
   for (const JobAgentInfo& a : j.agents) {
-    out << absl::StrFormat("%6d  %-9s  %-10s  %20d  %s\n", a.rank,
-                           a.connected ? "yes" : "no", a.version, a.incarnation,
-                           a.host);
+    out << absl::StrFormat("%6d  %-9s  %-10s  %16s  %s\n", a.rank,
+                           a.connected ? "yes" : "no", a.version,
+                           IncarnationText(a.incarnation), a.host);
   }
   if (j.recent_runs.empty()) return;
   out << absl::StrFormat("recent runs (last %d):\n", j.recent_runs.size());

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/incarnation_text.h"
 #include "coordinator/active_run.h"
 
 namespace reshard::coordinator {
@@ -31,18 +32,19 @@ absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
     return generation_;  // the same process again: nothing changes
   }
   if (slot.present && slot.mailbox != nullptr) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "rank ", info.agent.rank, " of job \"", name_,
-        "\" is held by a live agent (incarnation ", slot.info.incarnation,
-        ", connected); stop it before starting another"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("rank ", info.agent.rank, " of job \"", name_,
+                     "\" is held by a live agent (incarnation ",
+                     IncarnationText(slot.info.incarnation),
+                     ", connected); stop it before starting another"));
   }
   if (slot.present) {
     LoseRankLocked(info.agent.rank,
                    "its agent was replaced by a new incarnation");
     if (slot.mailbox != nullptr) {
-      slot.mailbox->Close(absl::StrCat("rank ", info.agent.rank,
-                                       " was replaced by incarnation ",
-                                       info.agent.incarnation));
+      slot.mailbox->Close(absl::StrCat(
+          "rank ", info.agent.rank, " was replaced by incarnation ",
+          IncarnationText(info.agent.incarnation)));
     }
   }
   slot = Slot{true,
@@ -114,10 +116,11 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
         "rank ", id.rank, " has not joined job \"", name_, "\"; join first"));
   }
   if (slot.info.incarnation != id.incarnation) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "agent.incarnation: ", id.incarnation, " is not rank ", id.rank,
-        "'s current incarnation (", slot.info.incarnation, ") in job \"", name_,
-        "\"; a restarted agent joins again"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("agent.incarnation: ", IncarnationText(id.incarnation),
+                     " is not rank ", id.rank, "'s current incarnation (",
+                     IncarnationText(slot.info.incarnation), ") in job \"",
+                     name_, "\"; a restarted agent joins again"));
   }
   return absl::OkStatus();
 }

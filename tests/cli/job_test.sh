@@ -139,6 +139,13 @@ check "job show: shape, agents, runs" $?
 "${J[@]}" show jt --json | jq -e '.name == "jt" and .generation > 0 and
   (.agents | length) == 4 and (.agents[0].version | length) > 0 and .current_run == ""' >/dev/null
 check "job show --json" $?
+# One identity format: the agent's log and job show (text and JSON) print
+# rank 0's incarnation the same way.
+logged=$(grep -l "as rank 0 of" "$RESHARD_CLUSTER_DIR"/agent-*.log | head -1)
+inc=$(grep -o 'incarnation [0-9a-f]\{16\}' "$logged" | tail -1 | cut -d' ' -f2)
+[ -n "$inc" ] && [ "$("${J[@]}" show jt --json | jq -r '.agents[0].incarnation')" = "$inc" ] &&
+  contains "$("${J[@]}" show jt)" "  $inc  "
+check "job show prints the incarnation as the agent's log does ($inc)" $?
 out=$("${J[@]}" cancel jt); rc=$?
 check "job cancel exits 0" $rc
 contains "$out" "job jt: no run was running"; check "cancel with no run says so" $?

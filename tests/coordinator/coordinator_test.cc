@@ -223,7 +223,7 @@ TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
   EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(second.status().message(),
               HasSubstr("rank 0 of job \"j\" is held by a live agent "
-                        "(incarnation 5, connected)"));
+                        "(incarnation 0000000000000005, connected)"));
   c_.Disconnect({"j", 0, 5}, *live);  // it died: a new one may take over
   EXPECT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
 }
@@ -243,9 +243,10 @@ TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
   absl::StatusOr<std::shared_ptr<Mailbox>> old = c_.Connect({"j", 0, 5});
   EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(old.status().message(),
-              HasSubstr("agent.incarnation: 5 is not rank 0's current "
-                        "incarnation (6)"));
+  EXPECT_THAT(
+      old.status().message(),
+      HasSubstr("agent.incarnation: 0000000000000005 is not rank 0's current "
+                "incarnation (0000000000000006)"));
   EXPECT_EQ(JobFor(c_, {"j", 0, 5}).Report({"j", 0, 5}, 1, "r", {}).code(),
             absl::StatusCode::kFailedPrecondition);
 }
