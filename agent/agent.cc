@@ -21,6 +21,10 @@
 namespace reshard::agent {
 namespace {
 
+// How long a first Join attempt waits for an answer before the agent says
+// that the Coordinator does not answer (and goes on waiting for it).
+constexpr auto kFirstAnswer = std::chrono::seconds(1);
+
 // Fresh per process: two draws of the system's entropy source, never 0.
 uint64_t FreshIncarnation() {
   std::random_device entropy;
@@ -126,21 +130,22 @@ absl::StatusOr<int64_t> Agent::Join(
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
   v1::JoinResponse response;
-  grpc::Status status;
+  grpc::Status status = JoinOnce(request, deadline, response);
   // ALREADY_EXISTS: this rank's previous process has died but the
-  // Coordinator has not yet seen its stream close; ask again until then.
-  for (auto backoff = std::chrono::milliseconds(50);;
+  // Coordinator has not yet seen its stream close; ask again until then,
+  // saying so at once (the rank may also be held by a live agent).
+  if (status.error_code() == grpc::ALREADY_EXISTS) {
+    spdlog::warn(
+        "{}; asking again until the Coordinator sees it gone, for "
+        "up to {} s",
+        status.error_message(), config_.timeout_seconds);
+  }
+  for (auto backoff = std::chrono::milliseconds(50);
+       status.error_code() == grpc::ALREADY_EXISTS &&
+       std::chrono::system_clock::now() + backoff < deadline;
        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
-    grpc::ClientContext context;
-    context.set_deadline(deadline);
-    // A Coordinator still starting is waited for, up to the deadline.
-    context.set_wait_for_ready(true);
-    status = stub_->Join(&context, request, &response);
-    if (status.error_code() != grpc::ALREADY_EXISTS ||
-        std::chrono::system_clock::now() + backoff >= deadline) {
-      break;
-    }
     std::this_thread::sleep_for(backoff);
+    status = JoinOnce(request, deadline, response);
   }
   if (status.error_code() == grpc::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError(
@@ -155,6 +160,33 @@ absl::StatusOr<int64_t> Agent::Join(
       IncarnationText(id_.incarnation()), response.coordinator_version(),
       kReshardVersion);
   return response.generation();
+}
+
+grpc::Status Agent::JoinOnce(const v1::JoinRequest& request,
+                             std::chrono::system_clock::time_point deadline,
+                             v1::JoinResponse& response) {
+  // A first short attempt: a Coordinator that does not answer is said at
+  // once, then waited for (still starting, or restarting) up to the
+  // deadline.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(
+        std::min(deadline, std::chrono::system_clock::now() + kFirstAnswer));
+    const grpc::Status status = stub_->Join(&context, request, &response);
+    if (status.error_code() != grpc::UNAVAILABLE &&
+        status.error_code() != grpc::DEADLINE_EXCEEDED) {
+      return status;
+    }
+    if (std::chrono::system_clock::now() >= deadline) return status;
+    spdlog::warn(
+        "the Coordinator at {} does not answer yet ({}); waiting for it for "
+        "up to {} s",
+        config_.server, status.error_message(), config_.timeout_seconds);
+  }
+  grpc::ClientContext context;
+  context.set_deadline(deadline);
+  context.set_wait_for_ready(true);
+  return stub_->Join(&context, request, &response);
 }
 
 absl::StatusOr<int64_t> Agent::Rejoin(absl::Duration within) {

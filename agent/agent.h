@@ -90,6 +90,11 @@ class Agent {
   void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
   executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup,
                                DispatchInbox& inbox);
+  // One Join call: a short first attempt, then (saying so) one that waits
+  // for the Coordinator up to `deadline`.
+  grpc::Status JoinOnce(const v1::JoinRequest& request,
+                        std::chrono::system_clock::time_point deadline,
+                        v1::JoinResponse& response);
   // Sleeps `wait` unless Stop() comes first; true when it did.
   bool SleepUnlessStopped(absl::Duration wait);
   absl::Status SendReport(const v1::RunWork& run,

@@ -276,6 +276,34 @@ out=$("${J[@]}" run --help); rc=$?
 err=$("$CLUSTER" start 4 --job jt 2>&1); rc=$?
 [ $rc -ne 0 ] && contains "$err" "a cluster is running"; check "a second start is refused" $?
 
+# Retry loops say what they retry at once: an agent whose Coordinator does
+# not answer, and one whose rank a live agent holds, each log it within 2 s,
+# while still retrying, then give up at their --timeout_seconds.
+AGENT_BIN="$RESHARD_BUILD/agent/reshard-agent"
+says_soon() {  # FILE TEXT PID: TEXT in FILE within 2 s, PID still running
+  for _ in $(seq 20); do
+    grep -qF -- "$2" "$1" && { alive "$3"; return; }
+    sleep 0.1
+  done
+  return 1
+}
+"$AGENT_BIN" --server 127.0.0.1:1 --job nobody --rank 0 --world_size 2 \
+  --timeout_seconds 3 2>"$tmp/refused.log" &
+apid=$!
+says_soon "$tmp/refused.log" "the Coordinator at 127.0.0.1:1 does not answer yet" "$apid"
+check "an agent says at once that its Coordinator does not answer" $?
+wait "$apid"; rc=$?
+[ $rc -eq 1 ] && contains "$(cat "$tmp/refused.log")" "no answer from the Coordinator at 127.0.0.1:1 by the deadline"
+check "and gives up at its timeout (exit $rc)" $?
+"$AGENT_BIN" --server "$server" --job jt --rank 0 --world_size 4 \
+  --timeout_seconds 3 2>"$tmp/duplicate.log" &
+apid=$!
+says_soon "$tmp/duplicate.log" 'rank 0 of job "jt" is held by a live agent (incarnation ' "$apid" &&
+  contains "$(cat "$tmp/duplicate.log")" "asking again until the Coordinator sees it gone, for up to 3 s"
+check "an agent whose rank a live agent holds says so at once" $?
+wait "$apid"; rc=$?
+[ $rc -ne 0 ]; check "and gives up at its timeout (exit $rc)" $?
+
 # A rank lost between runs (its agent SIGKILLed): `job run` says on stderr
 # which rank it waits for, and fails UNAVAILABLE (exit 4) naming it after
 # --agent_wait_seconds instead of at its deadline.
