@@ -32,7 +32,7 @@ to_json() { node "$VALIDATE/validate.mjs" --to-json "$K8S/$1"; }
 kind_of() { to_json "$1" | jq -c --arg k "$2" '[.[] | select(.kind == $k)][0]'; }
 
 # Schemas.
-out=$(node "$VALIDATE/validate.mjs" "$K8S"/*.yaml 2>&1)
+out=$(node "$VALIDATE/validate.mjs" "$K8S"/*.yaml "$K8S"/operator/*.yaml 2>&1)
 check "every manifest validates against the Kubernetes schemas" $?
 [ "$(grep -c '^ok ' <<<"$out")" -eq 8 ]
 check "8 objects validated: $(grep -c '^ok ' <<<"$out")" $?
@@ -41,9 +41,17 @@ bad=$(node "$VALIDATE/validate.mjs" "$dir/bad.yaml" 2>&1)
 [ $? -ne 0 ] && contains "$bad" "containers/0/ports/0/containerPort must be integer"
 check "a wrong type is refused, naming the field: $bad" $?
 
+# `kubectl apply -f deploy/kubernetes/` applies files in name order: the
+# namespace comes first; what needs the Prometheus Operator's CRDs is apart
+# (operator/), so the plain apply needs nothing but Kubernetes.
+first=$(ls "$K8S"/*.yaml | head -1)
+[ "$(kind_of "$(basename "$first")" Namespace | jq -r '.kind')" = Namespace ] &&
+  ! grep -l 'monitoring.coreos.com' "$K8S"/*.yaml >/dev/null
+check "the namespace applies first; Operator-only objects are in operator/ ($(basename "$first"))" $?
+
 # Images: the project's, at this version.
 version=$("$PLANNER" --version | awk '{print $2}')
-images=$(cat "$K8S"/*.yaml | awk '$1 == "image:" {print $2}' | sort -u)
+images=$(cat "$K8S"/*.yaml "$K8S"/operator/*.yaml | awk '$1 == "image:" {print $2}' | sort -u)
 [ "$images" = "ghcr.io/reshard/reshard-agent-cuda:$version
 ghcr.io/reshard/reshard:$version" ]
 check "images carry version $version: $(echo $images)" $?
@@ -112,7 +120,17 @@ contains "$agent_help" "$(jq -r '.data.RESHARD_BACKEND' <<<"$cm") ("
 check "the ConfigMap's backend is one reshard-agent accepts" $?
 jq -e '.spec.template.spec.securityContext.runAsNonRoot == true' <<<"$ds" >/dev/null
 check "the agents run as non-root" $?
-to_json podmonitor.yaml | jq -r '.[0].spec.podMetricsEndpoints[].port' >"$dir/monitored"
+jq -e '.spec.template.spec.nodeSelector == {"reshard.io/agent": "true"}' <<<"$ds" >/dev/null
+check "the agents run only on nodes labelled reshard.io/agent=true (those of the node list)" $?
+# The PodMonitor's series carry prometheus.yml's job names (the pods'
+# app.kubernetes.io/name), which the alerts' up{job=...} use.
+to_json operator/podmonitor.yaml | jq -e '.[0].spec.jobLabel == "app.kubernetes.io/name"' >/dev/null &&
+  [ "$(jq -r '.spec.template.metadata.labels["app.kubernetes.io/name"]' <<<"$ds")" = reshard-agent ] &&
+  [ "$(jq -r '.spec.template.metadata.labels["app.kubernetes.io/name"]' <<<"$deploy")" = reshard-planner ] &&
+  grep -q 'job_name: reshard-planner' "$SRC/deploy/prometheus/prometheus.yml" &&
+  grep -q 'job_name: reshard-agent' "$SRC/deploy/prometheus/prometheus.yml"
+check "PodMonitor jobs are prometheus.yml's job names" $?
+to_json operator/podmonitor.yaml | jq -r '.[0].spec.podMetricsEndpoints[].port' >"$dir/monitored"
 jq -r "$c.ports[].name" <<<"$ds" | grep -vxFf "$dir/monitored" >/dev/null
 [ $? -ne 0 ] && grep -qx metrics "$dir/monitored"
 check "the PodMonitor scrapes every agent port and the planner's" $?
