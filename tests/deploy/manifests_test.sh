@@ -34,8 +34,8 @@ kind_of() { to_json "$1" | jq -c --arg k "$2" '[.[] | select(.kind == $k)][0]'; 
 # Schemas.
 out=$(node "$VALIDATE/validate.mjs" "$K8S"/*.yaml "$K8S"/operator/*.yaml 2>&1)
 check "every manifest validates against the Kubernetes schemas" $?
-[ "$(grep -c '^ok ' <<<"$out")" -eq 8 ]
-check "8 objects validated: $(grep -c '^ok ' <<<"$out")" $?
+[ "$(grep -c '^ok ' <<<"$out")" -eq 9 ]
+check "9 objects validated: $(grep -c '^ok ' <<<"$out")" $?
 sed 's/containerPort: 50051/containerPort: "fifty"/' "$K8S/planner-deployment.yaml" >"$dir/bad.yaml"
 bad=$(node "$VALIDATE/validate.mjs" "$dir/bad.yaml" 2>&1)
 [ $? -ne 0 ] && contains "$bad" "containers/0/ports/0/containerPort must be integer"
@@ -48,6 +48,17 @@ first=$(ls "$K8S"/*.yaml | head -1)
 [ "$(kind_of "$(basename "$first")" Namespace | jq -r '.kind')" = Namespace ] &&
   ! grep -l 'monitoring.coreos.com' "$K8S"/*.yaml >/dev/null
 check "the namespace applies first; Operator-only objects are in operator/ ($(basename "$first"))" $?
+
+# The Operator's PrometheusRule is generated from the one source of the
+# rules, and holds exactly their groups.
+diff <(bash "$SRC/scripts/gen-prometheusrule.sh") "$K8S/operator/prometheusrule.yaml" >"$dir/rule.diff"
+check "operator/prometheusrule.yaml is scripts/gen-prometheusrule.sh's output ($(head -3 "$dir/rule.diff"))" $?
+for f in "$SRC"/deploy/prometheus/rules/*.yml; do
+  node "$VALIDATE/validate.mjs" --to-json "$f"
+done | jq -s -c '[.[][].groups[]]' >"$dir/groups.json"
+[ "$(to_json operator/prometheusrule.yaml | jq -c '.[0].spec.groups')" = "$(cat "$dir/groups.json")" ] &&
+  [ "$(jq 'length' "$dir/groups.json")" -ge 3 ]
+check "the PrometheusRule's groups are deploy/prometheus/rules' groups" $?
 
 # Images: the project's, at this version.
 version=$("$PLANNER" --version | awk '{print $2}')
