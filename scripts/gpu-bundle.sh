@@ -17,7 +17,9 @@ OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
 BUILD="${RESHARD_BUILD:-build}"
 BINARIES=(tests/nccl_test tests/nccl_process_test tests/nccl_logic_test
           tests/device_copy_table_test tests/device_copy_gpu_test
-          client/reshardctl bench/device_copy_bench)
+          client/reshardctl)
+# Gathered when the build has them (-DRESHARD_BUILD_BENCH=OFF builds none).
+OPTIONAL=(bench/device_copy_bench)
 MAX_BYTES=$((64 * 1024 * 1024))
 # Libraries the GPU machine has itself (or must use its own of).
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'
@@ -26,6 +28,13 @@ for b in "${BINARIES[@]}"; do
   if [[ ! -x "$BUILD/$b" ]]; then
     echo "gpu-bundle: $BUILD/$b is missing: build with CUDA and NCCL found (cmake --build $BUILD)" >&2
     exit 1
+  fi
+done
+for b in "${OPTIONAL[@]}"; do
+  if [[ -x "$BUILD/$b" ]]; then
+    BINARIES+=("$b")
+  else
+    echo "gpu-bundle: $BUILD/$b is not built; the bundle goes without it" >&2
   fi
 done
 rm -rf "$OUT"

@@ -139,8 +139,12 @@ else
     log "compute-sanitizer not found: memcheck skipped"
   fi
   run "200 small tensors: bucketed vs tensor by tensor" bucketing_speedup
-  run "device_copy_bench (local steps vs cudaMemcpy)" \
-    "$BUNDLE/bin/device_copy_bench" --iters 20
+  if [[ -x "$BUNDLE/bin/device_copy_bench" ]]; then
+    run "device_copy_bench (local steps vs cudaMemcpy)" \
+      "$BUNDLE/bin/device_copy_bench" --iters 20
+  else
+    log "device_copy_bench not in the bundle (a build without benches): skipped"
+  fi
 fi
 log "gpu-check ($MODE): $([[ $failed == 0 ]] && echo 'all passed' || echo 'FAILED')"
 exit "$failed"
