@@ -26,6 +26,8 @@ trap stop_started EXIT
 check "promtool check config deploy/prometheus/prometheus.yml" $?
 "$PROMTOOL" check rules "$SRC"/deploy/prometheus/rules/*.yml >/dev/null
 check "promtool check rules deploy/prometheus/rules/*.yml" $?
+out=$("$PROMTOOL" test rules "$SRC/tests/deploy/alerts_test.yml" 2>&1)
+check "promtool unit tests of the alerts (tests/deploy/alerts_test.yml): $(tail -1 <<<"$out")" $?
 
 "$BUILD/server/reshard-planner" --listen 127.0.0.1:0 --port_file "$dir/port" \
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics_port" \
