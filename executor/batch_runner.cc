@@ -114,13 +114,6 @@ absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
   }
 }
 
-// `bytes` contiguous bytes from the input to the output.
-StridedCopy WholeCopy(int64_t bytes) {
-  StridedCopy copy;
-  copy.run_bytes = bytes;
-  return copy;
-}
-
 absl::Status Labelled(const absl::Status& s, absl::string_view label) {
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
@@ -337,7 +330,8 @@ absl::Status BatchRunner::PrepareTables() {
     }
     if (s.ok() && state.last < 0) {
       state.through.program.copies.push_back(
-          WholeCopy(state.source_numel * state.itemsize));
+          ContiguousCopy(CopyBuffer::kIn, 0, CopyBuffer::kOut, 0,
+                         state.source_numel * state.itemsize));
       s = Prepare(state.through);
     }
   }

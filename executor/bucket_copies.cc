@@ -11,18 +11,6 @@ int64_t Numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// `bytes` contiguous bytes.
-StridedCopy Contiguous(CopyBuffer from, int64_t from_offset, CopyBuffer to,
-                       int64_t to_offset, int64_t bytes) {
-  StridedCopy copy;
-  copy.from = from;
-  copy.to = to;
-  copy.from_offset = from_offset;
-  copy.to_offset = to_offset;
-  copy.run_bytes = bytes;
-  return copy;
-}
-
 }  // namespace
 
 CopyBuffer BucketResult(StepOp op) {
@@ -40,7 +28,7 @@ CopyProgram BucketPackProgram(const BucketLayout& layout, StepOp op, size_t k) {
           l.in_shape, l.send[0], s, CopyBuffer::kIn, CopyBuffer::kWireIn, at));
       break;
     case StepOp::kAllReduce:
-      program.copies.push_back(Contiguous(
+      program.copies.push_back(ContiguousCopy(
           CopyBuffer::kIn, 0, CopyBuffer::kWireIn, at, Numel(l.in_shape) * s));
       break;
     default:  // reduce_scatter, all_to_all: block j goes to member j
@@ -64,8 +52,8 @@ CopyProgram BucketUnpackProgram(const BucketLayout& layout, StepOp op,
   switch (op) {
     case StepOp::kAllReduce:
     case StepOp::kReduceScatter:  // this member's part, row-major
-      program.copies.push_back(
-          Contiguous(result, at, CopyBuffer::kOut, 0, Numel(l.out_shape) * s));
+      program.copies.push_back(ContiguousCopy(result, at, CopyBuffer::kOut, 0,
+                                              Numel(l.out_shape) * s));
       break;
     default:  // all_gather, all_to_all: block i comes from member i
       for (size_t i = 0; i < l.recv.size(); ++i) {

@@ -48,15 +48,6 @@ std::vector<int64_t> Bytes(std::vector<int64_t> elements, int64_t itemsize) {
   return elements;
 }
 
-// `bytes` contiguous bytes from one buffer to another.
-StridedCopy Whole(Buffer from, Buffer to, int64_t bytes) {
-  StridedCopy copy;
-  copy.from = from;
-  copy.to = to;
-  copy.run_bytes = bytes;
-  return copy;
-}
-
 // A local step: zeros unless one box covers the output, then that box.
 CopyProgram LocalCopies(const StepLayout& l, int64_t itemsize) {
   int64_t out_numel = 1;
@@ -113,6 +104,17 @@ void RunCopy(const StridedCopy& copy, const CopyBuffers& buffers) {
 
 }  // namespace
 
+StridedCopy ContiguousCopy(CopyBuffer from, int64_t from_offset, CopyBuffer to,
+                           int64_t to_offset, int64_t bytes) {
+  StridedCopy copy;
+  copy.from = from;
+  copy.to = to;
+  copy.from_offset = from_offset;
+  copy.to_offset = to_offset;
+  copy.run_bytes = bytes;
+  return copy;
+}
+
 StridedCopy PackCopy(absl::Span<const int64_t> shape, const Box& box,
                      int64_t itemsize, CopyBuffer tensor, CopyBuffer packed,
                      int64_t packed_offset) {
@@ -157,7 +159,7 @@ StepCopies CopiesOf(const CompiledStep& c) {
     }
     case StepOp::kAllReduce:
       s.before.copies.push_back(
-          Whole(Buffer::kIn, Buffer::kOut, c.Bytes(c.in_numel)));
+          ContiguousCopy(Buffer::kIn, 0, Buffer::kOut, 0, c.Bytes(c.in_numel)));
       s.io = {Buffer::kOut, 0, Buffer::kOut};
       break;
     case StepOp::kReduceScatter:
@@ -165,8 +167,8 @@ StepCopies CopiesOf(const CompiledStep& c) {
       s.io.send = c.direct_send ? Buffer::kIn : Buffer::kWireIn;
       s.io.recv = c.out_numel == c.block ? Buffer::kOut : Buffer::kWireOut;
       if (s.io.recv == Buffer::kWireOut) {
-        s.after.copies.push_back(
-            Whole(Buffer::kWireOut, Buffer::kOut, c.Bytes(c.out_numel)));
+        s.after.copies.push_back(ContiguousCopy(
+            Buffer::kWireOut, 0, Buffer::kOut, 0, c.Bytes(c.out_numel)));
       }
       break;
     case StepOp::kAllToAll:

@@ -66,6 +66,11 @@ struct StepCopies {
   CopyProgram after;
 };
 
+// `bytes` contiguous bytes, from byte `from_offset` of one buffer to byte
+// `to_offset` of another (no loops).
+StridedCopy ContiguousCopy(CopyBuffer from, int64_t from_offset, CopyBuffer to,
+                           int64_t to_offset, int64_t bytes);
+
 // `box` of a row-major tensor of `shape` to its packed (row-major,
 // box-shaped) form, and back: the tensor's buffer and byte offset on one
 // side, the packed run's on the other.
