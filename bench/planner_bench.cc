@@ -4,8 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
+#include "planner/plan_memory.h"
 #include "planner/planner.h"
 
 namespace reshard {
@@ -26,19 +28,39 @@ const BenchCase kCases[] = {
     {{2, 2, 2, 2}, "S(0),P(sum),S(1),R", "R,S(1),S(0),S(0)"},
 };
 
-void BM_Plan(benchmark::State& state, PlannerKind planner, bool merge) {
-  const BenchCase& c = kCases[state.range(0) - 1];
+Mesh BenchMesh(const BenchCase& c) {
   MeshSpec spec;
   spec.shape = c.mesh;
   const char* names[] = {"A", "B", "C", "D"};
   for (size_t d = 0; d < c.mesh.size(); ++d) spec.dim_names.push_back(names[d]);
   if (c.mesh.size() >= 2) spec.flattened.push_back({"A", "B"});
-  const Mesh mesh = *Mesh::Create(spec);
+  return *Mesh::Create(spec);
+}
+
+void BM_Plan(benchmark::State& state, PlannerKind planner, bool merge) {
+  const BenchCase& c = kCases[state.range(0) - 1];
+  const Mesh mesh = BenchMesh(c);
   PlanOptions options{planner, CostModelKind::kTorch, merge};
   const PlanRequest request =
       *ParsePlanRequest(mesh, {1024, 1024, 64}, "f32", c.src, c.dst, options);
   PlanLoop(state, mesh, request);
 }
+
+// What a plan's peak_bytes (planner/plan_memory.h) costs of the above: the
+// torch_greedy plan's peak alone, in the same run.
+void BM_PlanPeak(benchmark::State& state) {
+  const BenchCase& c = kCases[state.range(0) - 1];
+  const Mesh mesh = BenchMesh(c);
+  PlanOptions options{PlannerKind::kTorchGreedy, CostModelKind::kTorch, false};
+  const Plan plan = *MakePlan(
+      mesh,
+      *ParsePlanRequest(mesh, {1024, 1024, 64}, "f32", c.src, c.dst, options));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(PlanPeak(mesh, plan).bytes);
+  }
+  state.SetLabel(absl::StrCat(plan.steps.size(), " steps"));
+}
+BENCHMARK(BM_PlanPeak)->DenseRange(1, 4)->ArgName("mesh_dims");
 
 BENCHMARK_CAPTURE(BM_Plan, torch_greedy, PlannerKind::kTorchGreedy, false)
     ->DenseRange(1, 4)

@@ -21,9 +21,11 @@ std::string PlanChecksums(const RunSummary& s, absl::string_view separator) {
   return absl::StrJoin(s.tensors.front().checksums, separator);
 }
 
-// What "peak bytes" reports: a plan's measured peak, a batch's bound.
-int64_t PeakBytes(const executor::BatchWork& work, const RunSummary& s) {
-  return work.single_plan ? s.peak_bytes : s.memory_bound_bytes;
+// The peak the planner computed for what ran: the plan's, or the batch's
+// schedule's (bucketed or tensor by tensor), against the measured one.
+int64_t PlannedPeakBytes(const executor::BatchWork& work) {
+  return work.single_plan ? work.plans.front().peak_bytes
+                          : work.schedule.peak_bytes;
 }
 
 // The lines above the table: the plan's trace, or the batch's counts.
@@ -91,9 +93,8 @@ void PrintFooter(const executor::BatchWork& work, const RunSummary& s,
     }
   }
   out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
-      << (work.single_plan ? "   peak bytes per rank (measured): "
-                           : "   peak bytes per rank (bound): ")
-      << PeakBytes(work, s)
+      << "   peak bytes per rank: " << s.peak_bytes << " measured, "
+      << PlannedPeakBytes(work) << " planned"
       << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
 }
 
@@ -147,7 +148,8 @@ void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
       << ", \"world_size\": " << c.world_size << ", \"iters\": " << c.iters
       << ", \"warmup\": " << c.warmup << ", " << WorkJson(work, s)
       << ", \"validated\": " << (s.validated ? "true" : "false")
-      << ", \"peak_bytes_measured\": " << PeakBytes(work, s)
+      << ", \"peak_bytes_measured\": " << s.peak_bytes
+      << ", \"peak_bytes_planned\": " << PlannedPeakBytes(work)
       << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
 }
 

@@ -15,6 +15,7 @@
 #include "executor/step_exec.h"
 #include "planner/batch_digest.h"
 #include "planner/plan_structure.h"
+#include "planner/step_memory.h"
 
 namespace reshard::executor {
 
@@ -32,7 +33,7 @@ struct BatchRunner::CompiledCopies {
 struct BatchRunner::TensorState {
   std::vector<StepLayout> layouts;  // per step, this rank's
   std::vector<char> skip;           // per step: a group of size 1
-  std::vector<int64_t> bytes;       // per step: its input and output bytes
+  std::vector<int64_t> bytes;       // per step: StepLiveBytes
   int last = -1;                    // the last step that is not skipped
   int64_t itemsize = 0;
   int64_t source_numel = 0;
@@ -53,6 +54,8 @@ struct BatchRunner::TensorState {
   char* out = nullptr;
   int flip = 0;
 
+  // A tensor no step moves is copied from the caller's input to its output.
+  int64_t ThroughBytes() const { return 2 * source_numel * itemsize; }
   // Where step j writes: the caller's output for the last step, else the
   // buffer that does not hold its input.
   char* Target(int j) { return j == last ? out : buffers[flip]; }
@@ -77,19 +80,12 @@ struct BatchRunner::CompiledBucket {
   std::vector<CompiledCopies> pack, unpack;
   DType dtype = kWordDType;  // reductions: the members' dtype
   int64_t wire_numel = 0;    // the packed block in `dtype` elements
-  WireBlocks blocks;
-  int64_t bytes_held = 0;  // members' inputs and outputs, and the wire
+  int64_t bytes_held = 0;    // members' inputs and outputs, and the wire
 
   int64_t Block() const { return layout.block_bytes; }
 };
 
 namespace {
-
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
-}
 
 std::string BucketLabel(const Mesh& mesh, size_t b, const Bucket& bucket) {
   return absl::StrCat("buckets[", b, "] (", StepOpName(bucket.op), " on ",
@@ -197,8 +193,8 @@ void BatchRunner::CompileTensors() {
       const StepLayout& layout = state.layouts.emplace_back(
           MakeStepLayout(mesh_, shape, plan.steps[j], position_));
       state.skip.push_back(layout.group_size == 1);
-      state.bytes.push_back((Numel(layout.in_shape) + Numel(layout.out_shape)) *
-                            state.itemsize);
+      state.bytes.push_back(
+          StepLiveBytes(plan.steps[j].op, layout, state.itemsize));
       if (state.skip.back()) continue;
       state.last = static_cast<int>(j);
       if (!IsCollective(plan.steps[j].op)) {
@@ -212,6 +208,8 @@ void BatchRunner::CompileTensors() {
     }
     if (state.last >= 0) {
       state.result_numel = Numel(state.layouts[state.last].out_shape);
+    } else {
+      step_bound_ = std::max(step_bound_, state.ThroughBytes());
     }
     state.buffer_bytes = buffer * state.itemsize;
     memory_bound_ += 2 * state.buffer_bytes;
@@ -235,15 +233,11 @@ void BatchRunner::CompileShared(CompiledBucket& c, const Bucket& bucket) {
     c.dtype = plans_[bucket.members[0].tensor].tensor.dtype();
   }
   c.wire_numel = c.Block() / ItemSize(c.dtype);
-  c.blocks = CollectiveWireBlocks(bucket.op, c.layout.group_size);
-  wire_bytes_[0] = std::max(wire_bytes_[0], c.blocks.in * c.Block());
-  // all_reduce runs in place
-  const int64_t out_blocks = bucket.op == StepOp::kAllReduce ? 0 : c.blocks.out;
-  wire_bytes_[1] = std::max(wire_bytes_[1], out_blocks * c.Block());
-  c.bytes_held = (c.blocks.in + out_blocks) * c.Block();
+  const WireUse wire = BucketWire(bucket.op, c.layout);
+  wire_bytes_[0] = std::max(wire_bytes_[0], wire.in);
+  wire_bytes_[1] = std::max(wire_bytes_[1], wire.out);
+  c.bytes_held = BucketLiveBytes(bucket.op, c.layout);
   for (size_t k = 0; k < bucket.members.size(); ++k) {
-    const BucketMember& m = bucket.members[k];
-    c.bytes_held += tensors_[m.tensor].bytes[m.step];
     c.pack.push_back({BucketPackProgram(c.layout, bucket.op, k)});
     c.unpack.push_back({BucketUnpackProgram(c.layout, bucket.op, k)});
   }
@@ -477,6 +471,7 @@ absl::Status BatchRunner::FinishRun(absl::Span<const void* const> in,
         AdvanceLocal(t, static_cast<int>(state.layouts.size()), st);
     if (!s.ok()) return s;
     if (state.last >= 0) continue;
+    st.peak_bytes = std::max(st.peak_bytes, state.ThroughBytes());
     const char* from = static_cast<const char*>(in[t]);
     if (space_ == nullptr) {
       CopyBytes(state.out, from, state.source_numel * state.itemsize);

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 
 #include "absl/types/span.h"
+#include "planner/box_runs.h"
 #include "planner/local_layout.h"
 
 namespace reshard::executor {
@@ -31,20 +31,6 @@ void PackBox(const void* tensor, absl::Span<const int64_t> shape,
 void UnpackBox(const void* packed, void* tensor,
                absl::Span<const int64_t> shape, const Box& box,
                int64_t itemsize);
-
-// A box walked as rows of `run` contiguous elements: its trailing dims
-// [inner, rank) merge into one run (those it covers fully, and the first it
-// does not); the dims before `inner` are loops.
-struct RowWalk {
-  int inner = 0;
-  int64_t run = 1;  // elements per run
-};
-RowWalk RowsOf(absl::Span<const int64_t> shape, const Box& box);
-
-// The element offset of `box` in `tensor` when its elements form one
-// contiguous run there (so it can be sent or received in place).
-std::optional<int64_t> ContiguousOffset(absl::Span<const int64_t> shape,
-                                        const Box& box);
 
 }  // namespace reshard::executor
 

@@ -3,15 +3,7 @@
 #include <vector>
 
 namespace reshard::executor {
-namespace {
-
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 CopyBuffer BucketResult(StepOp op) {
   return op == StepOp::kAllReduce ? CopyBuffer::kWireIn : CopyBuffer::kWireOut;

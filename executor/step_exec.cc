@@ -8,44 +8,6 @@ namespace {
 
 using Compiled = CompiledStep;
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
-}
-
-// True when box j of `boxes` is the j-th run of `block` elements of a
-// tensor of `shape`.
-bool ConsecutiveBlocks(const std::vector<Box>& boxes,
-                       const std::vector<int64_t>& shape, int64_t block) {
-  for (size_t j = 0; j < boxes.size(); ++j) {
-    if (boxes[j].numel() != block) return false;
-    const std::optional<int64_t> at = ContiguousOffset(shape, boxes[j]);
-    if (!at.has_value() || *at != static_cast<int64_t>(j) * block) {
-      return false;
-    }
-  }
-  return true;
-}
-
-void ChooseFastPaths(Compiled& c) {
-  const StepLayout& l = c.layout;
-  switch (c.step.op) {
-    case StepOp::kAllGather:
-      c.direct_recv = ConsecutiveBlocks(l.recv, l.out_shape, c.block);
-      break;
-    case StepOp::kReduceScatter:
-      c.direct_send = ConsecutiveBlocks(l.send, l.in_shape, c.block);
-      break;
-    case StepOp::kAllToAll:
-      c.direct_send = ConsecutiveBlocks(l.send, l.in_shape, c.block);
-      c.direct_recv = ConsecutiveBlocks(l.recv, l.out_shape, c.block);
-      break;
-    default:
-      break;
-  }
-}
-
 absl::Status RunAllGather(const Compiled& c, const char* in, char* out,
                           Wires wires) {
   const StepLayout& l = c.layout;
@@ -125,34 +87,22 @@ CompiledStep CompileStep(const Mesh& mesh, const TensorSpec& tensor,
   c.in_numel = Numel(c.layout.in_shape);
   c.out_numel = Numel(c.layout.out_shape);
   c.block = IsCollective(c.step.op) ? c.layout.BlockNumel() : 0;
-  if (!c.skip && IsCollective(c.step.op)) ChooseFastPaths(c);
+  if (!c.skip && IsCollective(c.step.op)) {
+    const DirectPaths direct = ChooseDirectPaths(c.step.op, c.layout);
+    c.direct_send = direct.send;
+    c.direct_recv = direct.recv;
+  }
   return c;
 }
 
 WireUse WireOf(const Compiled& c) {
-  const int64_t n = c.layout.group_size;
-  WireUse use;
-  switch (c.step.op) {
-    case StepOp::kAllGather:
-      if (!c.direct_recv) use.out = c.Bytes(n * c.block);
-      break;
-    case StepOp::kReduceScatter:
-      if (!c.direct_send) use.in = c.Bytes(n * c.block);
-      if (c.out_numel != c.block) use.out = c.Bytes(c.block);
-      break;
-    case StepOp::kAllToAll:
-      if (!c.direct_send) use.in = c.Bytes(n * c.block);
-      if (!c.direct_recv) use.out = c.Bytes(n * c.block);
-      break;
-    default:
-      break;
-  }
-  return use;
+  return StepWire(c.step.op, c.layout, {c.direct_send, c.direct_recv},
+                  c.itemsize);
 }
 
 int64_t StepBytes(const Compiled& c) {
-  const WireUse wire = WireOf(c);
-  return c.Bytes(c.in_numel) + c.Bytes(c.out_numel) + wire.in + wire.out;
+  return StepBytesWith(c.step.op, c.layout, c.itemsize,
+                       {c.direct_send, c.direct_recv});
 }
 
 absl::Status ExecuteStep(const CompiledStep& c, const char* in, char* out,

@@ -14,6 +14,7 @@
 #include "planner/mesh.h"
 #include "planner/step.h"
 #include "planner/step_layout.h"
+#include "planner/step_memory.h"
 #include "planner/tensor_spec.h"
 
 namespace reshard::executor {
@@ -41,11 +42,8 @@ struct CompiledStep {
 CompiledStep CompileStep(const Mesh& mesh, const TensorSpec& tensor,
                          const Step& step, int64_t position);
 
-// The wire bytes a step packs into, beyond its input and output tensors.
-struct WireUse {
-  int64_t in = 0;
-  int64_t out = 0;
-};
+// The wire bytes a step packs into, beyond its input and output tensors
+// (planner/step_memory.h).
 WireUse WireOf(const CompiledStep& c);
 // The most bytes the step holds: input, output and wire.
 int64_t StepBytes(const CompiledStep& c);

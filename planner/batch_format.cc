@@ -43,9 +43,10 @@ std::string Totals(const BucketSchedule& s) {
       s.time_us_after > 0 ? s.time_us_before / s.time_us_after : 1.0;
   return absl::StrFormat(
       "collectives: %d tensor by tensor, %d bucketed\n"
-      "model time: %.4f us tensor by tensor, %.4f us bucketed (%.2fx)\n",
+      "model time: %.4f us tensor by tensor, %.4f us bucketed (%.2fx)\n"
+      "peak bytes per rank, bucketed: %d\n",
       s.collectives_before, s.collectives_after, s.time_us_before,
-      s.time_us_after, speedup);
+      s.time_us_after, speedup, s.peak_bytes);
 }
 
 }  // namespace
@@ -88,7 +89,7 @@ std::string BatchJson(const Mesh& mesh, const BatchPlan& batch) {
                       ",\"collectives_after\":", s.collectives_after,
                       ",\"time_us_before\":", FormatDouble(s.time_us_before),
                       ",\"time_us_after\":", FormatDouble(s.time_us_after),
-                      "}");
+                      ",\"peak_bytes\":", s.peak_bytes, "}");
 }
 
 std::string BatchTable(const Mesh& mesh, const BatchPlan& batch,

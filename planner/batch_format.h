@@ -18,7 +18,8 @@ namespace reshard {
 // {"plans": [plan JSON (docs/DESIGN.md §4) or {"error": {"code", "message"}}],
 //  "buckets": [{"op", "group", "reduce_op", "avg_divisor", "bytes",
 //  "members": [{"tensor", "step"}]}], "collectives_before",
-//  "collectives_after", "time_us_before", "time_us_after"} on one line.
+//  "collectives_after", "time_us_before", "time_us_after", "peak_bytes"} on
+// one line.
 // `reduce_op` is null for data movement; codes are gRPC code names.
 std::string BatchJson(const Mesh& mesh, const BatchPlan& batch);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "planner/field_error.h"
 #include "planner/local_layout.h"
+#include "planner/plan_memory.h"
 #include "planner/tensor_spec.h"
 
 namespace reshard {
@@ -168,7 +169,9 @@ absl::StatusOr<BucketSchedule> ScheduleBuckets(
       scheduler.AddPlan(static_cast<int>(i), *plans[i]);
     }
   }
-  return std::move(scheduler).Finish();
+  BucketSchedule schedule = std::move(scheduler).Finish();
+  schedule.peak_bytes = BatchPeakBytes(mesh, plans, schedule);
+  return schedule;
 }
 
 BucketSchedule UnbucketedSchedule(const Mesh& mesh,
@@ -181,7 +184,9 @@ BucketSchedule UnbucketedSchedule(const Mesh& mesh,
       scheduler.AddPlan(static_cast<int>(i), *plans[i]);
     }
   }
-  return std::move(scheduler).Finish();
+  BucketSchedule schedule = std::move(scheduler).Finish();
+  schedule.peak_bytes = BatchPeakBytes(mesh, plans, schedule);
+  return schedule;
 }
 
 namespace {

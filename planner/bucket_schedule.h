@@ -78,6 +78,9 @@ struct BucketSchedule {
   // against the buckets plus the steps that are not bucketed.
   double time_us_before = 0;
   double time_us_after = 0;
+  // The most bytes one rank's runner holds at once running the planned
+  // tensors as these buckets (plan_memory.h's BatchPeakBytes).
+  int64_t peak_bytes = 0;
 };
 
 struct BucketOptions {

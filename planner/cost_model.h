@@ -48,7 +48,10 @@ inline constexpr double kCostBoundSlack = 1 - 1e-9;
 struct StepCost {
   int64_t bytes = 0;
   double time_us = 0;
-  int64_t peak_bytes = 0;  // padded input + output buffer, largest rank.
+  // The step's padded input and output on the largest rank: a lower bound
+  // of what a runner holds for it (plan_memory.h adds the packing buffers),
+  // which the optimal search prunes by under max_peak_bytes.
+  int64_t peak_bytes = 0;
 };
 
 class CostModel {

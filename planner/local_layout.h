@@ -14,6 +14,13 @@
 
 namespace reshard {
 
+// The number of elements of a tensor of `shape` (1 for a scalar).
+inline int64_t Numel(absl::Span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  return n;
+}
+
 // A box of a tensor: global offsets and extents per tensor dim.
 struct Box {
   std::vector<int64_t> offset;

@@ -1,21 +1,20 @@
 #include "planner/plan_costs.h"
 
-#include <algorithm>
+#include "planner/plan_memory.h"
 
 namespace reshard {
 
 void PricePlan(const CostModel& model, Plan& plan) {
   plan.total_time_us = 0;
   plan.total_bytes = 0;
-  plan.peak_bytes = model.LocalBytes(plan.src);
   for (Step& step : plan.steps) {
     const StepCost cost = model.Price(step.from, step.transition());
     step.bytes = cost.bytes;
     step.time_us = cost.time_us;
     plan.total_time_us += cost.time_us;
     plan.total_bytes += cost.bytes;
-    plan.peak_bytes = std::max(plan.peak_bytes, cost.peak_bytes);
   }
+  plan.peak_bytes = PlanPeak(model.mesh(), plan).bytes;
 }
 
 double TotalTime(const CostModel& model, const std::vector<Step>& steps) {

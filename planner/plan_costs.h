@@ -9,8 +9,9 @@
 
 namespace reshard {
 
-// Fills every step's `bytes` and `time_us` and the plan's totals and
-// `peak_bytes` (at least the largest source buffer) from `model`.
+// Fills every step's `bytes` and `time_us` and the plan's totals from
+// `model`, and its `peak_bytes`: what a rank's runner holds at most
+// (plan_memory.h).
 void PricePlan(const CostModel& model, Plan& plan);
 
 // The total time of `steps` under `model`, without modifying them.

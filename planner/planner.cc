@@ -10,6 +10,7 @@
 #include "planner/merge_pass.h"
 #include "planner/missing_groups.h"
 #include "planner/plan_costs.h"
+#include "planner/plan_memory.h"
 #include "planner/plan_warnings.h"
 #include "planner/replicate_fallback.h"
 #include "planner/state_text.h"
@@ -179,36 +180,40 @@ absl::Status PlanTorch(const Mesh& mesh, const PlanRequest& request,
   return absl::OkStatus();
 }
 
-// FAILED_PRECONDITION naming the plan's peak and the cap when a step of
-// `plan` needs more than `cap` bytes on some rank. The optimal search
-// plans within the cap; PyTorch's planners, and the optimal planner's
-// fallback after its budget ran out, do not, so their plans are checked.
-absl::Status CheckPeakCap(const CostModel& model, const Plan& plan,
-                          int64_t cap) {
-  int64_t peak = 0;
-  size_t at = 0;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& step = plan.steps[i];
-    const int64_t bytes = model.Price(step.from, step.transition()).peak_bytes;
-    if (bytes > peak) {
-      peak = bytes;
-      at = i;
-    }
-  }
-  if (peak <= cap) return absl::OkStatus();
-  const std::string which =
-      plan.planner == PlannerKind::kOptimal
-          ? "the optimal planner's fallback plan (its search ran out of "
-            "budget; raise options.search_budget)"
-          : absl::StrCat("the ", PlannerName(plan.planner),
+// FAILED_PRECONDITION naming the plan's peak and the cap when `plan` needs
+// more than `cap` bytes on some rank (plan_memory.h). The optimal search
+// bounds each step's tensors by the cap, but not the packing buffers a
+// step adds to them; PyTorch's planners, and the optimal planner's
+// fallback after its budget ran out, do not plan around the cap at all.
+absl::Status CheckPeakCap(const Mesh& mesh, const Plan& plan, int64_t cap) {
+  const PeakAt peak = PlanPeak(mesh, plan);
+  const bool fallback = std::any_of(
+      plan.warnings.begin(), plan.warnings.end(), [](const Warning& w) {
+        return w.code == WarningCode::kSearchBudgetExceeded;
+      });
+  if (peak.bytes <= cap) return absl::OkStatus();
+  std::string which;
+  if (plan.planner != PlannerKind::kOptimal) {
+    which = absl::StrCat("the ", PlannerName(plan.planner),
                          " plan (PyTorch's planners do not plan around a "
                          "memory cap; the optimal planner does)");
-  const Step& step = plan.steps[at];
-  return absl::FailedPreconditionError(
-      absl::StrCat("options.max_peak_bytes: ", which, " peaks at ", peak,
-                   " bytes per rank (steps[", at, "], ", StepOpName(step.op),
-                   " on ", model.mesh().GroupName(step.group),
-                   "), above the cap of ", cap, " bytes"));
+  } else if (fallback) {
+    which =
+        "the optimal planner's fallback plan (its search ran out of "
+        "budget; raise options.search_budget)";
+  } else {
+    which =
+        "the optimal plan (its search keeps every step's tensors within the "
+        "cap; the step's packing buffers take it over)";
+  }
+  const std::string at =
+      peak.step < 0 ? std::string("copying the source through")
+                    : absl::StrCat("steps[", peak.step, "], ",
+                                   StepOpName(plan.steps[peak.step].op), " on ",
+                                   mesh.GroupName(plan.steps[peak.step].group));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "options.max_peak_bytes: ", which, " peaks at ", peak.bytes,
+      " bytes per rank (", at, "), above the cap of ", cap, " bytes"));
 }
 
 // INVALID_ARGUMENT naming the first option or field of `request` that does
@@ -274,7 +279,7 @@ absl::StatusOr<Plan> MakePlan(const Mesh& mesh, const PlanRequest& request,
   }
   PricePlan(model, plan);
   if (options.max_peak_bytes.has_value()) {
-    s = CheckPeakCap(model, plan, *options.max_peak_bytes);
+    s = CheckPeakCap(mesh, plan, *options.max_peak_bytes);
     if (!s.ok()) return s;
   }
   plan.planning_us = std::chrono::duration<double, std::micro>(

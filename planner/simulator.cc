@@ -22,12 +22,6 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& shape) {
   return strides;
 }
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t e : shape) n *= e;
-  return n;
-}
-
 int64_t Linear(const std::vector<int64_t>& strides,
                const std::vector<int64_t>& index) {
   int64_t lin = 0;

@@ -155,6 +155,7 @@ void BatchPlanToProto(const Mesh& mesh, const BatchPlan& batch,
   response->set_collectives_after(s.collectives_after);
   response->set_time_us_before(s.time_us_before);
   response->set_time_us_after(s.time_us_after);
+  response->set_peak_bytes(s.peak_bytes);
 }
 
 absl::StatusOr<BatchPlan> BatchPlanFromProto(
@@ -179,6 +180,7 @@ absl::StatusOr<BatchPlan> BatchPlanFromProto(
   batch.schedule.collectives_after = response.collectives_after();
   batch.schedule.time_us_before = response.time_us_before();
   batch.schedule.time_us_after = response.time_us_after();
+  batch.schedule.peak_bytes = response.peak_bytes();
   return batch;
 }
 

@@ -28,10 +28,13 @@ contains "$out" "bias                 validated checksums: 1538 1538 1538 1538";
 contains "$out" "validated: yes"; check "verdict" $?
 
 json=$("$CTL" "${RUN[@]}" --json); check "bucketed json exit 0" $?
-echo "$json" | jq -e 'keys == ["backend","bucketing","buckets","iters","peak_bytes_measured","plan","seconds_median","seconds_min","tensors","validated","wall_seconds","warmup","world_size"]' >/dev/null
+echo "$json" | jq -e 'keys == ["backend","bucketing","buckets","iters","peak_bytes_measured","peak_bytes_planned","plan","seconds_median","seconds_min","tensors","validated","wall_seconds","warmup","world_size"]' >/dev/null
 check "json keys" $?
 echo "$json" | jq -e '.bucketing and .validated and (.tensors | length) == 5 and all(.tensors[]; .validated and (.checksums | length) == 4) and (.buckets | length) == .plan.collectives_after' >/dev/null
 check "json: every tensor validated on every rank, one row per bucket" $?
+echo "$json" | jq -e '.peak_bytes_planned == .plan.peak_bytes and .peak_bytes_measured > 0 and
+  .peak_bytes_measured <= .peak_bytes_planned and .peak_bytes_planned <= .peak_bytes_measured * 1.25' >/dev/null
+check "the batch's planned peak is what the ranks held" $?
 echo "$json" | jq -e '.buckets[0] | keys == ["algbw_gbps","busbw_gbps","bytes","group","index","members","model_seconds","op","seconds_median","seconds_min"]' >/dev/null
 check "bucket row keys" $?
 echo "$json" | jq -e 'all(.buckets[]; .model_seconds > 0) and

@@ -35,7 +35,8 @@ echo "$json" | jq -e '
   .steps[0].seconds_min > 0 and .steps[0].seconds_median >= .steps[0].seconds_min and
   (.steps[0].busbw_gbps - .steps[0].algbw_gbps * 1.5 | fabs) < 1e-9 and
   (.checksums | length) == 8 and
-  .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048' >/dev/null
+  .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048 and
+  .peak_bytes_planned == 2048 and .plan.peak_bytes == 2048' >/dev/null
 check "json fields and busbw factor" $?
 # Beside each measured time, the cost model's (the plan step's time_us).
 echo "$json" | jq -e '.steps[0].model_seconds > 0 and

@@ -28,7 +28,7 @@ contains "$out" "     0  all_gather      A        -            3"; check "table 
 contains "$out" "collectives: 4 tensor by tensor, 2 bucketed"; check "table totals" $?
 
 json=$("$CTL" "${BATCH[@]}" --json); check "batch json exit 0" $?
-echo "$json" | jq -e '(keys == ["buckets","collectives_after","collectives_before","plans","time_us_after","time_us_before"])' >/dev/null
+echo "$json" | jq -e '(keys == ["buckets","collectives_after","collectives_before","peak_bytes","plans","time_us_after","time_us_before"])' >/dev/null
 check "json has exactly the issue's keys" $?
 echo "$json" | jq -e '.buckets[0] | keys == ["avg_divisor","bytes","group","members","op","reduce_op"]' >/dev/null
 check "bucket keys" $?

@@ -159,6 +159,8 @@ void CheckMode(const BatchCase& c, const std::vector<RankReport>& got,
           << "tensor " << t << " position " << p;
     }
   }
+  testing::ExpectPlannedPeak(got,
+                             (bucketed ? c.schedule : c.unbucketed).peak_bytes);
   const executor::RunSummary summary =
       executor::Summarize(c.mesh, c.Work(bucketed), got);
   EXPECT_TRUE(summary.validated) << summary.why_not;

@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "executor/rank_report.h"
+#include "gtest/gtest.h"
 #include "planner/local_layout.h"
 #include "planner/planner.h"
 #include "tests/planner/random_cases.h"
@@ -122,6 +124,20 @@ inline uint64_t ExpectedChecksum(const Mesh& mesh, const TensorSpec& tensor,
     }
   }
   return static_cast<uint64_t>(sum);
+}
+
+// The planned peak (a plan's or a batch schedule's peak_bytes) is the
+// truth of what the ranks held: never below the largest measured peak,
+// and at most 25% above it.
+inline void ExpectPlannedPeak(const std::vector<executor::RankReport>& reports,
+                              int64_t planned) {
+  int64_t measured = 0;
+  for (const executor::RankReport& r : reports) {
+    measured = std::max(measured, r.peak_bytes);
+  }
+  EXPECT_LE(measured, planned) << "a rank held more than planned";
+  EXPECT_LE(planned, measured + measured / 4)
+      << "planned " << planned << " bytes, the ranks held at most " << measured;
 }
 
 }  // namespace reshard::testing

@@ -121,6 +121,7 @@ void CheckCase(const testing::ExecCase& c, const std::vector<RankReport>& got,
       c.mesh.CanonicalText(true), " via ", PlannerName(c.plan.planner)));
   const std::vector<LocalTensor<int64_t>> expected = Simulate(c);
   const DType dtype = c.plan.tensor.dtype();
+  testing::ExpectPlannedPeak(got, c.plan.peak_bytes);
   for (int64_t p = 0; p < c.mesh.world_size(); ++p) {
     const RankReport& r = got[p];
     ASSERT_TRUE(r.status.ok()) << "position " << p << ": " << r.status;

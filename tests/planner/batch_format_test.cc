@@ -37,7 +37,8 @@ TEST(BatchFormatTest, JsonHasExactlyTheIssuesKeys) {
   const Json j = Json::Parse(BatchJson(mesh, batch));
   EXPECT_EQ(Keys(j), (std::vector<std::string>{
                          "buckets", "collectives_after", "collectives_before",
-                         "plans", "time_us_after", "time_us_before"}));
+                         "peak_bytes", "plans", "time_us_after",
+                         "time_us_before"}));
   ASSERT_EQ(j["plans"].array.size(), 3u);
   // A planned item is its plan JSON (docs/DESIGN.md §4), byte for byte.
   EXPECT_EQ(Keys(j["plans"].array[0]),
