@@ -35,10 +35,10 @@ TEST(BatchFormatTest, JsonHasExactlyTheIssuesKeys) {
   const Mesh mesh = MakeMesh({2, 2});
   const BatchPlan batch = MakeBatch(mesh);
   const Json j = Json::Parse(BatchJson(mesh, batch));
-  EXPECT_EQ(Keys(j), (std::vector<std::string>{
-                         "buckets", "collectives_after", "collectives_before",
-                         "peak_bytes", "plans", "time_us_after",
-                         "time_us_before"}));
+  EXPECT_EQ(Keys(j),
+            (std::vector<std::string>{
+                "buckets", "collectives_after", "collectives_before",
+                "peak_bytes", "plans", "time_us_after", "time_us_before"}));
   ASSERT_EQ(j["plans"].array.size(), 3u);
   // A planned item is its plan JSON (docs/DESIGN.md §4), byte for byte.
   EXPECT_EQ(Keys(j["plans"].array[0]),
