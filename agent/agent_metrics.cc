@@ -2,6 +2,7 @@
 
 #include "executor/run_summary.h"
 #include "metrics/latency_buckets.h"
+#include "metrics/size_bucket.h"
 #include "planner/step.h"
 
 namespace reshard::agent {
@@ -41,14 +42,26 @@ AgentMetrics::AgentMetrics(prometheus::Registry& registry)
 
 AgentMetrics::StepSeries& AgentMetrics::SeriesFor(const std::string& op,
                                                   const std::string& group) {
-  const std::string label = groups_.Admit(group);
-  auto [it, added] = steps_.try_emplace({op, label});
+  auto [it, added] = steps_.try_emplace({op, group});
   if (added) {
-    const prometheus::Labels labels = {{"op", op}, {"group", label}};
+    const prometheus::Labels labels = {{"op", op}, {"group", group}};
     it->second = {&durations_.Add(labels, metrics::LatencyBuckets()),
-                  &bytes_.Add(labels), &busbw_.Add(labels)};
+                  &bytes_.Add(labels)};
   }
   return it->second;
+}
+
+prometheus::Gauge& AgentMetrics::BusbwFor(const RowSample& row) {
+  const std::string size = metrics::SizeBucket(row.bytes);
+  auto [it, added] = busbw_series_.try_emplace(
+      {row.op, row.group, row.group_size, size}, nullptr);
+  if (added) {
+    it->second = &busbw_.Add({{"op", row.op},
+                              {"group", row.group},
+                              {"group_size", std::to_string(row.group_size)},
+                              {"size", size}});
+  }
+  return *it->second;
 }
 
 void AgentMetrics::RecordRows(const RunSetup& setup,
@@ -65,18 +78,17 @@ void AgentMetrics::RecordRows(const RunSetup& setup,
         row.seconds_median <= 0) {
       continue;
     }
-    RecordRow(row.op, row.group, row.seconds_median,
-              static_cast<double>(row.bytes) * executions, row.busbw_gbps);
+    RecordRow({row.op, groups_.Admit(row.group),
+               setup.mesh.GroupSize(rows[r].group), row.bytes, executions,
+               row.seconds_median, row.busbw_gbps});
   }
 }
 
-void AgentMetrics::RecordRow(const std::string& op, const std::string& group,
-                             double seconds_median, double bytes,
-                             double busbw_gbps) {
-  StepSeries& series = SeriesFor(op, group);
-  series.duration->Observe(seconds_median);
-  series.bytes->Increment(bytes);
-  series.busbw->Set(busbw_gbps);
+void AgentMetrics::RecordRow(const RowSample& row) {
+  StepSeries& series = SeriesFor(row.op, row.group);
+  series.duration->Observe(row.seconds_median);
+  series.bytes->Increment(static_cast<double>(row.bytes) * row.executions);
+  BusbwFor(row).Set(row.busbw_gbps);
 }
 
 void AgentMetrics::RecordResult(const absl::Status& status, bool validated) {

@@ -9,14 +9,19 @@
 //    reshard_collective_bytes_total (the step's buffer bytes, docs/DESIGN.md
 //    §3.3, times the run's executions, warmup included) and
 //    reshard_collective_busbw_gbytes_per_second (gauge: the last run's
-//    busbw, nccl-tests' convention, as `reshardctl exec` prints it).
+//    busbw, nccl-tests' convention, as `reshardctl exec` prints it), also
+//    labelled `group_size` (ranks) and `size` (the step's bytes,
+//    metrics/size_bucket.h): busbw depends on both, so a series compares
+//    like with like.
 // Every result and kind series exists from the start at 0, so rates and
 // alerts work before the first failure. Recording happens on the agent's
 // run thread; scrapes read prometheus-cpp's atomics.
 #ifndef RESHARD_AGENT_AGENT_METRICS_H_
 #define RESHARD_AGENT_AGENT_METRICS_H_
 
+#include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,13 +55,23 @@ class AgentMetrics {
   struct StepSeries {
     prometheus::Histogram* duration;
     prometheus::Counter* bytes;
-    prometheus::Gauge* busbw;
   };
+  // One collective row that ran.
+  struct RowSample {
+    std::string op;
+    std::string group;  // its label, capped
+    int64_t group_size = 0;
+    int64_t bytes = 0;  // per execution
+    int executions = 0;
+    double seconds_median = 0;
+    double busbw_gbps = 0;
+  };
+  // `group` is the capped label.
   StepSeries& SeriesFor(const std::string& op, const std::string& group);
+  prometheus::Gauge& BusbwFor(const RowSample& row);
   void RecordRows(const RunSetup& setup, const executor::RankReport& report);
-  // One row that ran: its median, its bytes times the executions.
-  void RecordRow(const std::string& op, const std::string& group,
-                 double seconds_median, double bytes, double busbw_gbps);
+  // Its median, its bytes times the executions, its busbw.
+  void RecordRow(const RowSample& row);
   void RecordResult(const absl::Status& status, bool validated);
 
   prometheus::Family<prometheus::Histogram>& durations_;
@@ -69,6 +84,11 @@ class AgentMetrics {
   metrics::LabelCap groups_{metrics::LabelCap::kGroupCap};
   // By (op, group label); node-based so references stay valid.
   absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;
+  // By (op, group label, group size, size bucket).
+  absl::flat_hash_map<
+      std::tuple<std::string, std::string, int64_t, std::string>,
+      prometheus::Gauge*>
+      busbw_series_;
 };
 
 }  // namespace reshard::agent

@@ -75,6 +75,13 @@ expected=$(echo "$run" | jq -r '[.steps[] | select(.op | IN("all_gather", "all_r
   group_by([.op, .group])[] |
   "\(.[0].op) \(.[0].group) \(map(.bytes) | add * 3) \(length)"')
 [ -n "$expected" ]; check "the plan has collective steps ($(echo $expected))" $?
+# busbw per (op, group, group size, size bucket: powers of 4 from 1 KiB).
+busbw_series=$(echo "$run" | jq -r '
+  def bucket: . as $b | reduce range(0; 10) as $i (1024; if . * 4 <= $b then . * 4 else . end) |
+    if . >= 1048576 then "\(. / 1048576)MiB" else "\(. / 1024)KiB" end;
+  [.steps[] | select(.op | IN("all_gather", "all_reduce", "reduce_scatter", "all_to_all")) |
+   "group=\"\(.group)\",group_size=\"\(if .group == "A_B" then 4 else 2 end)\",op=\"\(.op)\",size=\"\(.bytes | bucket)\""] |
+  unique[]')
 for r in 0 1 2 3; do
   scrape "$r" >/dev/null || die "scrape of agent $r"
   promtool_ok "$r"; check "agent $r: promtool check metrics passes" $?
@@ -86,10 +93,12 @@ for r in 0 1 2 3; do
     check "agent $r: bytes_total{$labels} = $bytes" $?
     [ "$(value "$r" "reshard_collective_duration_seconds_count{$labels}")" = "$steps" ]
     check "agent $r: duration_seconds_count{$labels} = $steps" $?
+  done <<<"$expected"
+  while read -r labels; do
     busbw=$(value "$r" "reshard_collective_busbw_gbytes_per_second{$labels}")
     awk -v b="${busbw:-0}" 'BEGIN { exit !(b > 0) }'
     check "agent $r: busbw{$labels} > 0 ($busbw)" $?
-  done <<<"$expected"
+  done <<<"$busbw_series"
 done
 
 # executing_everywhere: the job's run in flight moves data on all 4 agents

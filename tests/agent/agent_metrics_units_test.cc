@@ -12,6 +12,7 @@
 #include "agent/run_work.h"
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
+#include "metrics/size_bucket.h"
 #include "planner/bucket_schedule.h"
 #include "prometheus/registry.h"
 #include "proto/convert.h"
@@ -115,6 +116,18 @@ class AgentMetricsTest : public ::testing::Test {
   executor::RankOptions options_;
 };
 
+// Powers of 4 from 1 KiB to 1 GiB: the largest not above the size.
+TEST(SizeBucketTest, PowersOfFourFromOneKiBToOneGiB) {
+  EXPECT_EQ(metrics::SizeBucket(0), "1KiB");
+  EXPECT_EQ(metrics::SizeBucket(4095), "1KiB");
+  EXPECT_EQ(metrics::SizeBucket(4096), "4KiB");
+  EXPECT_EQ(metrics::SizeBucket(int64_t{1} << 20), "1MiB");
+  EXPECT_EQ(metrics::SizeBucket((int64_t{64} << 20) + 1), "64MiB");
+  EXPECT_EQ(metrics::SizeBucket((int64_t{1} << 30) - 1), "256MiB");
+  EXPECT_EQ(metrics::SizeBucket(int64_t{1} << 30), "1GiB");
+  EXPECT_EQ(metrics::SizeBucket(int64_t{1} << 40), "1GiB");
+}
+
 TEST_F(AgentMetricsTest, EverySeriesStartsAtZero) {
   std::map<std::string, double> s = Samples(registry_);
   EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 0);
@@ -137,8 +150,12 @@ TEST_F(AgentMetricsTest, AValidatedRunRecordsItsStepsAndResult) {
   EXPECT_DOUBLE_EQ(s.at("reshard_collective_duration_seconds" + labels + "sum"),
                    0.004);
   // algbw 192 B / 2 ms = 96 kB/s; busbw = algbw x (n-1)/n for n = 2.
-  EXPECT_DOUBLE_EQ(s.at("reshard_collective_busbw_gbytes_per_second" + labels),
-                   192.0 / 0.002 / 1e9 / 2);
+  // Its series also names the group's size and the message's size bucket.
+  EXPECT_DOUBLE_EQ(
+      s.at("reshard_collective_busbw_gbytes_per_second{group=A,group_size=2,"
+           "op=all_gather,size=1KiB}"),
+      192.0 / 0.002 / 1e9 / 2);
+  EXPECT_EQ(s.count("reshard_collective_busbw_gbytes_per_second" + labels), 0u);
   EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 2);
 }
 

@@ -60,6 +60,23 @@ done | jq -s -c '[.[][].groups[]]' >"$dir/groups.json"
   [ "$(jq 'length' "$dir/groups.json")" -ge 3 ]
 check "the PrometheusRule's groups are deploy/prometheus/rules' groups" $?
 
+# The dashboard (issue 29 item 8): template variables for the data source,
+# namespace, job and instance; every panel reads the chosen data source and
+# every expression filters by namespace (raw series by job and instance too).
+DASH="$SRC/deploy/grafana/reshard-dashboard.json"
+jq -e '[.templating.list[].name] == ["datasource", "namespace", "job", "instance"] and
+  .templating.list[0].type == "datasource" and
+  all(.templating.list[1:][]; .includeAll and .allValue == ".*")' "$DASH" >/dev/null
+check "the dashboard has datasource, namespace, job and instance variables" $?
+jq -e 'all(.panels[]; .datasource.uid == "${datasource}" and
+  all(.targets[]; .datasource.uid == "${datasource}" and (.expr | contains("namespace=~\"$namespace\""))))' \
+  "$DASH" >/dev/null
+check "every panel reads \${datasource} and filters by \$namespace" $?
+jq -e '[.panels[].targets[].expr | scan("reshard_[a-z_]+\\{[^}]*\\}")] |
+  length > 0 and all(contains("job=~\"$job\"") and contains("instance=~\"$instance\""))' \
+  "$DASH" >/dev/null
+check "raw series filter by \$job and \$instance" $?
+
 # Images: the project's, at this version.
 version=$("$PLANNER" --version | awk '{print $2}')
 images=$(cat "$K8S"/*.yaml "$K8S"/operator/*.yaml | awk '$1 == "image:" {print $2}' | sort -u)
