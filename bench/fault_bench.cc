@@ -9,6 +9,11 @@
 //      from its start to the end of the first validated run (join, new
 //      generation, fresh communicators, the run).
 //  (c) The planner's RSS after 100 warm-up runs and after --runs more.
+//  (d) --kills times: an idle job's agent (ranks in turn) is SIGKILLed
+//      between runs and a RunJob (agent_wait_seconds 2) is called at once:
+//      the time from the kill to its UNAVAILABLE naming the rank, p50 and
+//      max, against agent_wait_seconds + 2 s (issue 29); then the agent is
+//      started again and a validated run proves the job whole.
 // Every process it starts is stopped by PID. Usage:
 //   fault_bench [--kills N] [--runs N]
 #include <signal.h>
@@ -121,6 +126,40 @@ std::pair<double, double> KillOnce(Bench& bench,
   return {to_fail, Since(restarted)};
 }
 
+constexpr double kAgentWait = 2;
+
+// One kill between runs: the seconds from SIGKILL to the failed RunJob,
+// negative when a step went wrong (a run that did not fail, a message that
+// does not name the rank, no validated run after the restart).
+// With `await_loss` the call waits until the job shows the rank
+// disconnected (the Coordinator has seen its stream close), so the run
+// waits out agent_wait_seconds for it; without, the run is dispatched
+// before that and fails on the peers' closed connections.
+double KillBetweenRuns(Bench& bench, testing::AgentProcesses& agents, int rank,
+                       bool await_loss) {
+  const steady_clock::time_point killed = steady_clock::now();
+  agents.Kill(rank);
+  if (await_loss && !bench.AwaitConnected(kAgents - 1)) return -1;
+  v1::RunJobRequest request = Run(1, 1 << 10);
+  request.set_agent_wait_seconds(kAgentWait);
+  v1::RunJobResponse response;
+  const grpc::Status status = bench.RunJob(request, &response);
+  const double to_fail = Since(killed);
+  const std::string names = absl::StrCat("rank ", rank);
+  if (status.ok() || status.error_message().find(names) == std::string::npos) {
+    fprintf(stderr, "kill of rank %d between runs: %s\n", rank,
+            status.error_message().c_str());
+    return -1;
+  }
+  if (!bench.AwaitConnected(kAgents - 1)) return -1;
+  agents.Start(rank);
+  if (!bench.AwaitConnected(kAgents)) return -1;
+  if (!bench.RunJob(Run(1, 1 << 10), &response).ok() || !response.validated()) {
+    return -1;
+  }
+  return to_fail;
+}
+
 void PrintSeries(const char* what, std::vector<double> values) {
   std::sort(values.begin(), values.end());
   printf("%-44s n=%zu p50 %.3f s  max %.3f s\n", what, values.size(),
@@ -148,6 +187,23 @@ int Main(int kills, int runs) {
          kCollectiveTimeout, kAgents, kills);
   PrintSeries("SIGKILL -> failed RunJob", to_fail);
   PrintSeries("restart -> validated run", to_validated);
+  printf("agent_wait_seconds %.0f s\n", kAgentWait);
+  for (bool await_loss : {false, true}) {
+    std::vector<double> idle_to_fail;
+    for (int k = 0; k < kills; ++k) {
+      const double fail =
+          KillBetweenRuns(bench, agents, k % kAgents, await_loss);
+      if (fail < 0) {
+        fprintf(stderr, "idle kill %d went wrong\n%s", k,
+                agents.Logs().c_str());
+        return 1;
+      }
+      idle_to_fail.push_back(fail);
+    }
+    PrintSeries(await_loss ? "SIGKILL between runs, loss seen -> failed"
+                           : "SIGKILL between runs, call at once -> failed",
+                idle_to_fail);
+  }
   int64_t start_rss = 0;
   for (int i = 0; i < runs + 100; ++i) {
     if (i == 100) start_rss = ResidentBytes(server.pid());
