@@ -8,10 +8,8 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/periodic_task.h"
 #include "reshard/client.h"
 
 namespace reshard::client {
@@ -20,17 +18,15 @@ class JobRunInterrupter {
  public:
   // Installs the SIGINT handler and starts watching for `job`.
   JobRunInterrupter(std::unique_ptr<Client> client, std::string job);
-  // Stops watching and joins (after the CancelJob in flight, if any).
-  ~JobRunInterrupter();
+  // Stops watching (after the CancelJob in flight, if any).
+  ~JobRunInterrupter() = default;
 
  private:
-  void Loop();
+  bool Tick();  // false once it asked to stop the run
 
   std::unique_ptr<Client> client_;
   const std::string job_;
-  absl::Mutex mu_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PeriodicTask task_;  // last: stopped before the members it uses go
 };
 
 }  // namespace reshard::client
