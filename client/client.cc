@@ -355,11 +355,6 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
         {a.rank(), a.incarnation(), a.version(), a.host(), a.connected()});
   }
   job.current_run = proto.current_run();
-  job.current_run_executions_done =
-      proto.current_run_progress().executions_done();
-  job.current_run_executions_total =
-      proto.current_run_progress().executions_total();
-  job.current_run_seconds = proto.current_run_progress().seconds();
   job.runs_total = proto.runs_total();
   job.runs_failed = proto.runs_failed();
   job.store_keys = proto.store_keys();

@@ -8,8 +8,10 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
-#include "common/periodic_task.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "reshard/client.h"
 
 namespace reshard::client {
@@ -18,15 +20,17 @@ class JobRunInterrupter {
  public:
   // Installs the SIGINT handler and starts watching for `job`.
   JobRunInterrupter(std::unique_ptr<Client> client, std::string job);
-  // Stops watching (after the CancelJob in flight, if any).
-  ~JobRunInterrupter() = default;
+  // Stops watching and joins (after the CancelJob in flight, if any).
+  ~JobRunInterrupter();
 
  private:
-  bool Tick();  // false once it asked to stop the run
+  void Loop();
 
   std::unique_ptr<Client> client_;
   const std::string job_;
-  PeriodicTask task_;  // last: stopped before the members it uses go
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
 };
 
 }  // namespace reshard::client

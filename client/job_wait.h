@@ -11,9 +11,11 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/periodic_task.h"
 #include "reshard/client.h"
 
 namespace reshard::client {
@@ -24,20 +26,23 @@ std::string WaitingFor(const JobInfo& job);
 
 class JobWaitReporter {
  public:
-  // Starts asking about `job` through `client`, at once and every `period`.
+  // Starts asking about `job` through `client`, every `period`.
   JobWaitReporter(std::unique_ptr<Client> client, std::string job,
                   std::ostream& out, absl::Duration period = absl::Seconds(3));
-  // Stops asking (after the GetJob in flight, if any, which the client's
-  // deadline bounds).
-  ~JobWaitReporter() = default;
+  // Stops asking and joins (after the GetJob in flight, if any, which the
+  // client's deadline bounds).
+  ~JobWaitReporter();
 
  private:
-  bool Tick();
+  void Loop();
 
   std::unique_ptr<Client> client_;
   const std::string job_;
   std::ostream& out_;
-  PeriodicTask task_;  // last: stopped before the members it uses go
+  const absl::Duration period_;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
 };
 
 }  // namespace reshard::client

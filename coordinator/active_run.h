@@ -29,8 +29,6 @@ struct ActiveRun {
   // By CancelJob's stop (a caller's Ctrl-C): the agents stop before their
   // next execution and report what they measured, which the run returns.
   bool stopping = false;
-  std::vector<int> executions_done;  // by rank: Progress calls and reports
-  int executions_total = 0;          // warmup + iters
 
   bool Complete() const {
     return settled == static_cast<int64_t>(reports.size());

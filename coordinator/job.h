@@ -47,14 +47,6 @@ struct JobSnapshot {
   std::vector<RunRecord> recent_runs;  // the last kRecentRuns, oldest first
   // RunJob calls in the job: waiting for it to be ready or free, or running.
   int64_t run_calls = 0;
-  // The current run's executions every rank finished, of its total, and
-  // the seconds since its dispatch (zeros when none runs).
-  struct Progress {
-    int executions_done = 0;
-    int executions_total = 0;
-    double seconds = 0;
-  };
-  Progress current_run_progress;
 };
 
 // Every rank's report of a run that ran to the end on every rank (each may
@@ -115,10 +107,6 @@ class Job {
   // another run or generation, or (INVALID_ARGUMENT) a report that ran but
   // has another number of tensors than the run; a repeated report changes
   // nothing.
-  // Rank `id`'s run `run_id` has finished `executions_done` executions;
-  // FAILED_PRECONDITION for another incarnation or a run not in flight.
-  absl::Status Progress(const AgentId& id, const std::string& run_id,
-                        int executions_done);
   absl::Status Report(const AgentId& id, int64_t generation,
                       const std::string& run_id, executor::RankReport report);
 

@@ -10,7 +10,6 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/active_run.h"
 #include "coordinator/job.h"
-#include "executor/batch_work.h"
 
 namespace reshard::coordinator {
 namespace {
@@ -161,8 +160,6 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   run_->generation = generation_;
   run_->reports.resize(world_size_);
   run_->lost.resize(world_size_);
-  run_->executions_done.assign(world_size_, 0);
-  run_->executions_total = executor::TotalExecutions(spec->warmup, spec->iters);
   // Agents keep one connection set per group they have used: a new mesh
   // (other groups) opens fresh communicators instead of adding to them.
   std::string mesh = spec->mesh.CanonicalText(true);
@@ -304,17 +301,6 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
   return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));
 }
 
-absl::Status Job::Progress(const AgentId& id, const std::string& run_id,
-                           int executions_done) {
-  absl::MutexLock lock(&mu_);
-  absl::Status s = CheckAgentLocked(id);
-  if (s.ok()) s = CheckRunLocked(run_id);
-  if (!s.ok()) return s;
-  int& done = run_->executions_done[id.rank];
-  done = std::max(done, std::min(executions_done, run_->executions_total));
-  return absl::OkStatus();
-}
-
 absl::Status Job::Report(const AgentId& id, int64_t generation,
                          const std::string& run_id,
                          executor::RankReport report) {
@@ -337,8 +323,6 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
                      run_id, ", which runs ", items));
   }
   report.rank = id.rank;
-  run_->executions_done[id.rank] =
-      std::max(run_->executions_done[id.rank], report.executions_done);
   if (!report.status.ok()) run_->failed = true;
   run_->reports[id.rank] = std::move(report);
   ++run_->settled;

@@ -110,7 +110,6 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
       return s;
     }
     report.executions_done = i + 1;
-    if (options.progress) options.progress(i + 1);
     report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);
     if (i >= options.warmup) samples.Add(rows, stats);
   }

@@ -156,20 +156,6 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
-                                          const v1::ProgressRequest* request,
-                                          v1::ProgressResponse*) {
-  return Timed("Progress", [&]() -> grpc::Status {
-    return Answer(
-        ctx, "Progress",
-        InAgentJob(core_, request->agent(),
-                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
-                     return job.Progress(id, request->run_id(),
-                                         request->executions_done());
-                   }));
-  });
-}
-
 grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
                                        v1::LeaveResponse*) {

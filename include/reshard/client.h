@@ -106,11 +106,6 @@ struct JobInfo {
   std::string state;  // joining, ready, running
   std::vector<JobAgentInfo> agents;
   std::string current_run;  // "" when idle
-  // The current run's executions every rank finished (warmup included) of
-  // its total, and the seconds since its dispatch; zeros when idle.
-  int current_run_executions_done = 0;
-  int current_run_executions_total = 0;
-  double current_run_seconds = 0;
   // RunJob calls in the job: waiting for it to be ready or free, or running.
   int64_t run_calls = 0;
   int64_t runs_total = 0;

@@ -77,7 +77,6 @@ validates_at_once() {
   check "$name" $?
   if [ $rc -ne 0 ] || [ $((SECONDS - start)) -ge 10 ]; then
     echo "exit $rc after $((SECONDS - start)) s: $(cat "$tmp/at_once.err")"
-    "${J[@]}" show jt
     for log in "$RESHARD_CLUSTER_DIR"/*.log; do echo "---- $log"; tail -n 8 "$log"; done
   fi
 }
@@ -194,18 +193,6 @@ for _ in $(seq 200); do
   [ "$(executing)" -ge $((before + 4)) ] && break
   sleep 0.05
 done
-# While it runs, job show says how far it is (the agents' Progress calls,
-# about once a second).
-progress=""
-for _ in $(seq 100); do
-  progress=$("${J[@]}" show jt --json | jq -c '.current_run_progress')
-  jq -e '.executions_done > 0 and .executions_total == 100002 and .seconds > 0' <<<"$progress" >/dev/null && break
-  sleep 0.05
-done
-jq -e '.executions_done > 0' <<<"$progress" >/dev/null
-check "job show --json: the current run's progress ($progress)" $?
-[[ "$("${J[@]}" show jt)" =~ current\ run:\ [0-9a-f-]+\ \(([0-9]+)\ of\ 100002\ executions,\ [0-9.]+\ s\) ]]
-check "job show: current run RUN (K of 100002 executions, T s)" $?
 start=$SECONDS
 kill -INT "$run_pid"
 wait "$run_pid"; rc=$?; run_pid=""
