@@ -442,9 +442,7 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
              response.warmup(),
              response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
              proto::RunSummaryFromProto(response),
-             {},
-             response.interrupted(),
-             response.executions_completed()};
+             {}};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }
@@ -484,11 +482,9 @@ absl::StatusOr<JobInfo> Client::GetJob(const std::string& job) {
   return JobInfoFromProto(response.job());
 }
 
-absl::StatusOr<std::string> Client::CancelJob(const std::string& job,
-                                              bool stop) {
+absl::StatusOr<std::string> Client::CancelJob(const std::string& job) {
   v1::CancelJobRequest request;
   request.set_job(job);
-  request.set_stop(stop);
   v1::CancelJobResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
     return impl_->CoordinatorFor(job).CancelJob(&ctx, request, &response);

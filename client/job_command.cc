@@ -16,9 +16,6 @@
 #include "absl/types/span.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
-#include "client/exit_codes.h"
-#include "client/interrupt.h"
-#include "client/job_interrupt.h"
 #include "client/job_wait.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
@@ -98,31 +95,6 @@ std::unique_ptr<JobWaitReporter> ReportWaiting(const ServerFlags& server,
   return std::make_unique<JobWaitReporter>(*std::move(client), job, std::cerr);
 }
 
-// Stops the job's run on the user's Ctrl-C while RunJob waits; null when
-// no client could be made (Ctrl-C then ends reshardctl as usual).
-std::unique_ptr<JobRunInterrupter> StopOnInterrupt(const ServerFlags& server,
-                                                   const std::string& job) {
-  ServerFlags quick = server;
-  quick.deadline = kWaitReportDeadline;
-  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(quick);
-  if (!client.ok()) return nullptr;
-  return std::make_unique<JobRunInterrupter>(*std::move(client), job);
-}
-
-// A run's result as the user sees it: interrupted (exit 130) when their
-// Ctrl-C stopped it, with the rows its finished executions measured, or
-// with the failure when it ended before it could stop.
-absl::StatusOr<JobRun> WithInterrupt(absl::StatusOr<JobRun> run,
-                                     RunContext& context) {
-  if (run.ok() && run->interrupted) {
-    context.interrupted_after = run->executions_completed;
-  } else if (!run.ok() && Interrupted()) {
-    return MarkInterrupted(absl::CancelledError(
-        absl::StrCat("interrupted: ", run.status().message())));
-  }
-  return run;
-}
-
 // The job's knobs from the run flags; the call is bounded by the global
 // --deadline_seconds.
 JobRunOptions OptionsOf(const RunFlags& flags, const ServerFlags& server,
@@ -169,9 +141,8 @@ absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
 
 // What the output says about a run beside its summary.
 RunContext ContextOf(const std::string& job, const JobRun& run,
-                     const JobRunOptions& options, int interrupted_after) {
+                     const JobRunOptions& options) {
   RunContext context;
-  context.interrupted_after = interrupted_after;
   context.backend = run.backend;
   context.world_size = run.mesh.world_size();
   context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
@@ -197,13 +168,10 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   absl::StatusOr<JobRun> run;
   {
     std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
-    std::unique_ptr<JobRunInterrupter> stop = StopOnInterrupt(server, job);
     run = (*client)->RunJob(job, planned->mesh, *work, options);
   }
-  RunContext context;
-  run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  context = ContextOf(job, *run, options, context.interrupted_after);
+  RunContext context = ContextOf(job, *run, options);
   context.planned = &planned->batch;
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
@@ -227,14 +195,10 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   absl::StatusOr<JobRun> run;
   {
     std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
-    std::unique_ptr<JobRunInterrupter> stop = StopOnInterrupt(server, job);
     run = RunFromFlags(**client, job, *args, options);
   }
-  RunContext context;
-  run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  return PrintRun(run->mesh, run->work,
-                  ContextOf(job, *run, options, context.interrupted_after),
+  return PrintRun(run->mesh, run->work, ContextOf(job, *run, options),
                   run->summary, flags->json, out);
 }
 

@@ -26,9 +26,6 @@ struct ActiveRun {
   int64_t settled = 0;            // ranks that reported or were lost
   bool failed = false;            // a report with an error, or a lost rank
   bool cancelled = false;         // by CancelJob
-  // By CancelJob's stop (a caller's Ctrl-C): the agents stop before their
-  // next execution and report what they measured, which the run returns.
-  bool stopping = false;
 
   bool Complete() const {
     return settled == static_cast<int64_t>(reports.size());

@@ -55,9 +55,6 @@ struct RunResult {
   std::string run_id;
   std::vector<executor::RankReport> reports;  // by rank
   double wall_seconds = 0;                    // dispatch to the last report
-  // Stopped by its caller (Job::Cancel with `stop`): the reports carry the
-  // timings of the executions each rank finished, and no verdict.
-  bool interrupted = false;
 };
 
 // True when the caller of RunJob has gone away (its RPC was cancelled).
@@ -116,12 +113,8 @@ class Job {
   absl::StatusOr<RunResult> Run(std::shared_ptr<const RunSpec> spec,
                                 absl::Time deadline, absl::Duration agent_wait,
                                 const CallerGone& caller_gone);
-  // Cancels the run in flight; its id, or "" when none was. With `stop`
-  // the agents stop before their next execution and the run's RunJob
-  // returns what they measured, marked interrupted, once all reported
-  // (within the failure grace after the first); otherwise RunJob fails
-  // CANCELLED at once.
-  std::string Cancel(bool stop = false);
+  // Cancels the run in flight; its id, or "" when none was.
+  std::string Cancel();
 
   // The job's state: agents, generation, current and recent runs, store.
   JobSnapshot Info() const;
@@ -176,8 +169,6 @@ class Job {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<RunResult> FinishRunLocked(WaitEnd end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  RunResult FinishStoppedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool AllReportedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   const int64_t world_size_;

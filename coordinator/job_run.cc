@@ -225,9 +225,6 @@ void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
 }
 
 absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
-  if (end == WaitEnd::kDone && run_->stopping && AllReportedLocked()) {
-    return FinishStoppedLocked();
-  }
   std::unique_ptr<ActiveRun> run = std::move(run_);
   store_.EraseRun(run->id);
   ++runs_total_;
@@ -260,31 +257,6 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
     }
   }
   return failure;
-}
-
-// A run its caller stopped, every rank having reported: recorded as
-// cancelled, its reports returned marked interrupted. The agents dropped
-// their communicators, so the next run opens fresh ones.
-RunResult Job::FinishStoppedLocked() {
-  std::unique_ptr<ActiveRun> run = std::move(run_);
-  store_.EraseRun(run->id);
-  ++runs_total_;
-  int done = -1;
-  for (const auto& report : run->reports) {
-    done = done < 0 ? report->executions_done
-                    : std::min(done, report->executions_done);
-  }
-  RecordRunLocked(*run, absl::CancelledError(
-                            absl::StrCat("stopped by its caller after ",
-                                         std::max(done, 0), " executions")));
-  active_at_ = clock_();
-  comm_prefix_.clear();
-  RunResult result{run->id, {}, 0, true};
-  result.wall_seconds =
-      absl::ToDoubleSeconds(run->last_report - run->dispatched);
-  for (auto& report : run->reports)
-    result.reports.push_back(*std::move(report));
-  return result;
 }
 
 absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
@@ -330,29 +302,11 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   return absl::OkStatus();
 }
 
-std::string Job::Cancel(bool stop) {
+std::string Job::Cancel() {
   absl::MutexLock lock(&mu_);
   if (run_ == nullptr) return "";
-  if (!stop) {
-    run_->cancelled = true;
-    return run_->id;
-  }
-  run_->stopping = true;
-  for (size_t r = 0; r < slots_.size(); ++r) {
-    if (slots_[r].mailbox != nullptr && !run_->reports[r].has_value()) {
-      slots_[r].mailbox->Push(
-          WorkItem{WorkItem::Kind::kCancel, nullptr, run_->id, ""});
-    }
-  }
+  run_->cancelled = true;
   return run_->id;
-}
-
-// Every rank reported: the run as far as it went.
-bool Job::AllReportedLocked() const {
-  for (const auto& report : run_->reports) {
-    if (!report.has_value()) return false;
-  }
-  return true;
 }
 
 }  // namespace reshard::coordinator

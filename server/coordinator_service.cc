@@ -304,14 +304,9 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   response->set_warmup(spec.warmup);
   proto::RanToProto(spec.mesh, spec.work, response);
   proto::RunSummaryToProto(outcome.summary, response);
-  int done = -1;
   for (const executor::RankReport& report : outcome.reports) {
     proto::RankReportToProto(report, response->add_ranks());
-    done = done < 0 ? report.executions_done
-                    : std::min(done, report.executions_done);
   }
-  response->set_interrupted(outcome.interrupted);
-  response->set_executions_completed(std::max(done, 0));
 }
 
 }  // namespace
@@ -339,11 +334,7 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
         Run(ctx, *request, response);
     const bool validated = outcome.ok() && outcome->summary.validated;
     if (metrics_ != nullptr) {
-      // A run its caller stopped counts as cancelled.
-      const absl::Status counted = outcome.ok() && outcome->interrupted
-                                       ? absl::CancelledError("stopped")
-                                       : outcome.status();
-      metrics_->RecordRun(JobRunResultOf(counted, validated),
+      metrics_->RecordRun(JobRunResultOf(outcome.status(), validated),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
@@ -382,8 +373,7 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
   return Timed("CancelJob", [&]() -> grpc::Status {
-    absl::StatusOr<std::string> run =
-        core_.CancelJob(request->job(), request->stop());
+    absl::StatusOr<std::string> run = core_.CancelJob(request->job());
     if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
     response->set_run_id(*run);
     return grpc::Status::OK;

@@ -81,11 +81,6 @@ struct JobRun {
   std::string backend;  // the job's: gloo or nccl
   executor::RunSummary summary;
   std::vector<executor::RankReport> ranks;  // by rank
-  // Stopped by CancelJob with `stop`: the summary's rows are the
-  // executions every rank finished (`executions_completed`, warmup
-  // included), and nothing was validated.
-  bool interrupted = false;
-  int executions_completed = 0;
 };
 
 // One agent of a job, as the Coordinator sees it.
@@ -176,11 +171,8 @@ class Client {
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);
-  // Cancels the job's current run; returns its id ("" when none ran). With
-  // `stop`, its RunJob returns what the ranks measured before they stopped
-  // (JobRun::interrupted) instead of failing CANCELLED.
-  absl::StatusOr<std::string> CancelJob(const std::string& job,
-                                        bool stop = false);
+  // Cancels the job's current run; returns its id ("" when none ran).
+  absl::StatusOr<std::string> CancelJob(const std::string& job);
 
   ~Client();
   Client(const Client&) = delete;

@@ -350,56 +350,6 @@ TEST_F(CoordinatorTest, CancelJobEndsTheRunInFlight) {
   EXPECT_EQ(*c_.CancelJob("j"), "");
 }
 
-// A caller's Ctrl-C (CancelJob with stop): every agent is told to stop,
-// reports what it measured, and RunJob returns those reports marked
-// interrupted instead of failing; the run is recorded as cancelled.
-TEST_F(CoordinatorTest, CancelJobStopReturnsWhatTheRanksMeasured) {
-  std::vector<std::shared_ptr<Mailbox>> mailboxes;
-  for (int64_t r = 0; r < 2; ++r) {
-    ASSERT_TRUE(c_.Join(Joining("j", r, 2)).ok());
-    absl::StatusOr<std::shared_ptr<Mailbox>> m =
-        c_.Connect({"j", r, static_cast<uint64_t>(100 + r)});
-    ASSERT_TRUE(m.ok());
-    mailboxes.push_back(*m);
-  }
-  std::vector<std::thread> agents;
-  for (int64_t r = 0; r < 2; ++r) {
-    agents.emplace_back([&, r] {
-      std::optional<WorkItem> run = mailboxes[r]->Pop(Soon());
-      ASSERT_TRUE(run.has_value());
-      if (r == 0) {
-        EXPECT_EQ(*c_.CancelJob("j", true), run->run->run_id);
-      }
-      std::optional<WorkItem> cancel = mailboxes[r]->Pop(Soon());
-      ASSERT_TRUE(cancel.has_value());
-      EXPECT_EQ(cancel->kind, WorkItem::Kind::kCancel);
-      executor::RankReport report;
-      report.status = absl::CancelledError("stopped after 7 of 12 executions");
-      report.executions_done = 7 - static_cast<int>(r);
-      report.seconds_min = {0.001};
-      report.seconds_median = {0.002 + 0.001 * static_cast<double>(r)};
-      const AgentId id{"j", r, static_cast<uint64_t>(100 + r)};
-      const absl::Status reported = JobFor(c_, id).Report(
-          id, run->run->generation, run->run->run_id, report);
-      EXPECT_TRUE(reported.ok()) << reported;
-    });
-  }
-  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
-  for (std::thread& t : agents) t.join();
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_TRUE(out->interrupted);
-  ASSERT_EQ(out->reports.size(), 2u);
-  EXPECT_EQ(out->reports[1].executions_done, 6);
-  ASSERT_EQ(out->summary.rows.size(), 1u);
-  EXPECT_DOUBLE_EQ(out->summary.rows[0].seconds_median, 0.003);
-  EXPECT_FALSE(out->summary.validated);
-  const JobSnapshot job = *c_.GetJob("j");
-  ASSERT_EQ(job.recent_runs.size(), 1u);
-  EXPECT_EQ(job.recent_runs[0].result, "CANCELLED");
-  EXPECT_EQ(job.recent_runs[0].error,
-            "stopped by its caller after 6 executions");
-}
-
 TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
   limits_.max_store_keys_per_job = 2;
   limits_.max_store_bytes_per_job = 64;
