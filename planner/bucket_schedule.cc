@@ -152,6 +152,21 @@ BucketSchedule Scheduler::Finish() && {
   return std::move(schedule_);
 }
 
+// Every planned tensor's steps through a Scheduler (joining buckets or,
+// tensor by tensor, not), and the schedule's peak.
+BucketSchedule Schedule(const Mesh& mesh, absl::Span<const Plan* const> plans,
+                        const BucketOptions& options, bool join) {
+  Scheduler scheduler(mesh, options, join);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i] != nullptr) {
+      scheduler.AddPlan(static_cast<int>(i), *plans[i]);
+    }
+  }
+  BucketSchedule schedule = std::move(scheduler).Finish();
+  schedule.peak_bytes = BatchPeakBytes(mesh, plans, schedule);
+  return schedule;
+}
+
 }  // namespace
 
 bool Bucket::Reduces() const { return IsReduction(op); }
@@ -163,30 +178,13 @@ absl::StatusOr<BucketSchedule> ScheduleBuckets(
     return absl::InvalidArgumentError(
         absl::StrCat("bucket_bytes: must be >= 1, got ", options.bucket_bytes));
   }
-  Scheduler scheduler(mesh, options, /*join=*/true);
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i] != nullptr) {
-      scheduler.AddPlan(static_cast<int>(i), *plans[i]);
-    }
-  }
-  BucketSchedule schedule = std::move(scheduler).Finish();
-  schedule.peak_bytes = BatchPeakBytes(mesh, plans, schedule);
-  return schedule;
+  return Schedule(mesh, plans, options, /*join=*/true);
 }
 
 BucketSchedule UnbucketedSchedule(const Mesh& mesh,
                                   absl::Span<const Plan* const> plans,
                                   const CostOptions& cost) {
-  const BucketOptions options{kDefaultBucketBytes, cost};
-  Scheduler scheduler(mesh, options, /*join=*/false);
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (plans[i] != nullptr) {
-      scheduler.AddPlan(static_cast<int>(i), *plans[i]);
-    }
-  }
-  BucketSchedule schedule = std::move(scheduler).Finish();
-  schedule.peak_bytes = BatchPeakBytes(mesh, plans, schedule);
-  return schedule;
+  return Schedule(mesh, plans, {kDefaultBucketBytes, cost}, /*join=*/false);
 }
 
 namespace {
