@@ -149,12 +149,6 @@ std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
   }
 }
 
-int64_t CostModel::LocalBytes(const DistState& state) const {
-  int64_t bytes = tensor_.itemsize();
-  for (int64_t e : MaxLocalExtents(mesh_, state, tensor_.shape())) bytes *= e;
-  return bytes;
-}
-
 double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
                                 int64_t bytes) const {
   (void)from;

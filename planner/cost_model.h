@@ -113,9 +113,6 @@ class CostModel {
   // What a local step that writes a byte costs (0 under the torch model).
   double LocalCopyUsPerByte() const;
 
-  // Bytes of the largest local buffer under `state`.
-  int64_t LocalBytes(const DistState& state) const;
-
  private:
   double AlphaBetaTime(const DistState& from, const Transition& t,
                        int64_t bytes) const;
