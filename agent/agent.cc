@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/backoff.h"
+#include "agent/progress_reporter.h"
 #include "agent/run_work.h"
 #include "common/incarnation_text.h"
 #include "common/version.h"
@@ -365,6 +366,8 @@ executor::RankReport Agent::Execute(const v1::RunWork& run,
       comms_.For({run.comm_prefix(), setup.timeout});
   executor::RankOptions options = setup.options;
   options.space = space_;
+  ProgressReporter progress(stub_, id_, run.run_id());
+  options.progress = [&progress](int done) { progress.Update(done); };
   // First asked just before the first execution, once the communicators
   // are connected and the ranks' digests agree: the log then says that the
   // run's data moves (what tests wait for before they kill or cancel).

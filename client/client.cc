@@ -355,6 +355,11 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
         {a.rank(), a.incarnation(), a.version(), a.host(), a.connected()});
   }
   job.current_run = proto.current_run();
+  job.current_run_executions_done =
+      proto.current_run_progress().executions_done();
+  job.current_run_executions_total =
+      proto.current_run_progress().executions_total();
+  job.current_run_seconds = proto.current_run_progress().seconds();
   job.runs_total = proto.runs_total();
   job.runs_failed = proto.runs_failed();
   job.store_keys = proto.store_keys();
@@ -442,7 +447,9 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
              response.warmup(),
              response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
              proto::RunSummaryFromProto(response),
-             {}};
+             {},
+             response.interrupted(),
+             response.executions_completed()};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }
@@ -482,9 +489,11 @@ absl::StatusOr<JobInfo> Client::GetJob(const std::string& job) {
   return JobInfoFromProto(response.job());
 }
 
-absl::StatusOr<std::string> Client::CancelJob(const std::string& job) {
+absl::StatusOr<std::string> Client::CancelJob(const std::string& job,
+                                              bool stop) {
   v1::CancelJobRequest request;
   request.set_job(job);
+  request.set_stop(stop);
   v1::CancelJobResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
     return impl_->CoordinatorFor(job).CancelJob(&ctx, request, &response);

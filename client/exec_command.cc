@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
+#include "client/interrupt.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
@@ -210,6 +212,10 @@ RankReport RunOneRank(const ExecJob& job, int position,
   executor::RankOptions run;
   run.iters = flags.run.iters;
   run.warmup = flags.run.warmup;
+  // Ctrl-C reaches every rank process (one process group) and the threads'
+  // process: each stops before its next execution. A rank blocked on a
+  // stopped peer fails as the peer's connections close.
+  run.stopped = Interrupted;
   if (flags.backend == "nccl") {
     executor::NcclRankSetup setup;
     setup.timeout = timeout;
@@ -276,6 +282,13 @@ std::vector<RankReport> RunThreads(const ExecJob& job, const ExecFlags& flags) {
   return reports;
 }
 
+// The executions every rank finished (warmup included).
+int CompletedByAll(const std::vector<RankReport>& reports) {
+  int done = reports.empty() ? 0 : reports.front().executions_done;
+  for (const RankReport& r : reports) done = std::min(done, r.executions_done);
+  return done;
+}
+
 RunContext ContextOf(const ExecJob& job, const ExecFlags& flags) {
   RunContext context;
   context.backend = flags.backend;
@@ -314,19 +327,24 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
         absl::StrCat("--local: ", flags->ranks,
                      " ranks given but the mesh has ", job->mesh.world_size()));
   }
+  InstallInterruptHandler();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<RankReport>> reports =
       flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
   if (!reports.ok()) return reports.status();
-  absl::Status failure = executor::RankFailure(*reports);
-  if (!failure.ok()) return failure;
+  RunContext context = ContextOf(*job, *flags);
+  if (Interrupted()) {
+    context.interrupted_after = CompletedByAll(*reports);
+  } else if (absl::Status failure = executor::RankFailure(*reports);
+             !failure.ok()) {
+    return failure;
+  }
   executor::RunSummary summary =
       executor::Summarize(job->mesh, job->work, *std::move(reports));
   summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  return PrintRun(job->mesh, job->work, ContextOf(*job, *flags), summary,
-                  flags->run.json, out);
+  return PrintRun(job->mesh, job->work, context, summary, flags->run.json, out);
 }
 
 }  // namespace reshard::client

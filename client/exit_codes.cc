@@ -5,7 +5,21 @@
 
 namespace reshard::client {
 
+namespace {
+constexpr char kInterruptedPayload[] = "reshard.io/interrupted";
+}  // namespace
+
+absl::Status MarkInterrupted(absl::Status status) {
+  status.SetPayload(kInterruptedPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsInterrupted(const absl::Status& status) {
+  return status.GetPayload(kInterruptedPayload).has_value();
+}
+
 int ExitCode(const absl::Status& status) {
+  if (IsInterrupted(status)) return kExitInterrupted;
   switch (status.code()) {
     case absl::StatusCode::kOk:
       return kExitOk;

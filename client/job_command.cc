@@ -16,11 +16,15 @@
 #include "absl/types/span.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
+#include "client/exit_codes.h"
+#include "client/interrupt.h"
+#include "client/job_interrupt.h"
 #include "client/job_wait.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
 #include "common/incarnation_text.h"
+#include "common/json_text.h"
 #include "planner/plan_format.h"
 #include "reshard/client.h"
 
@@ -84,15 +88,43 @@ constexpr int kDefaultDeadlineSeconds = 300;
 // How long the waiting report's GetJob calls may take.
 constexpr absl::Duration kWaitReportDeadline = absl::Seconds(2);
 
-// Says on stderr which ranks `job` waits for while it is alive (a client
-// of its own); null when none can be made (the run goes on regardless).
-std::unique_ptr<JobWaitReporter> ReportWaiting(const ServerFlags& server,
-                                               const std::string& job) {
+// What watches a `job run` while its RunJob call waits, each through a
+// client of its own (quick calls): which ranks it waits for, on stderr, and
+// the user's Ctrl-C, which stops the run. A watcher whose client cannot be
+// made is left out (the run goes on; Ctrl-C then ends reshardctl as usual).
+struct RunWatchers {
+  std::unique_ptr<JobWaitReporter> waiting;
+  std::unique_ptr<JobRunInterrupter> interrupt;
+};
+RunWatchers WatchRun(const ServerFlags& server, const std::string& job) {
   ServerFlags quick = server;
   quick.deadline = kWaitReportDeadline;
-  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(quick);
-  if (!client.ok()) return nullptr;
-  return std::make_unique<JobWaitReporter>(*std::move(client), job, std::cerr);
+  RunWatchers watchers;
+  if (absl::StatusOr<std::unique_ptr<Client>> c = ConnectClient(quick);
+      c.ok()) {
+    watchers.waiting =
+        std::make_unique<JobWaitReporter>(*std::move(c), job, std::cerr);
+  }
+  if (absl::StatusOr<std::unique_ptr<Client>> c = ConnectClient(quick);
+      c.ok()) {
+    watchers.interrupt =
+        std::make_unique<JobRunInterrupter>(*std::move(c), job);
+  }
+  return watchers;
+}
+
+// A run's result as the user sees it: interrupted (exit 130) when their
+// Ctrl-C stopped it, with the rows its finished executions measured, or
+// with the failure when it ended before it could stop.
+absl::StatusOr<JobRun> WithInterrupt(absl::StatusOr<JobRun> run,
+                                     RunContext& context) {
+  if (run.ok() && run->interrupted) {
+    context.interrupted_after = run->executions_completed;
+  } else if (!run.ok() && Interrupted()) {
+    return MarkInterrupted(absl::CancelledError(
+        absl::StrCat("interrupted: ", run.status().message())));
+  }
+  return run;
 }
 
 // The job's knobs from the run flags; the call is bounded by the global
@@ -141,8 +173,9 @@ absl::StatusOr<JobRun> RunFromFlags(Client& client, const std::string& job,
 
 // What the output says about a run beside its summary.
 RunContext ContextOf(const std::string& job, const JobRun& run,
-                     const JobRunOptions& options) {
+                     const JobRunOptions& options, int interrupted_after) {
   RunContext context;
+  context.interrupted_after = interrupted_after;
   context.backend = run.backend;
   context.world_size = run.mesh.world_size();
   context.launched_on = absl::StrCat("job ", job, ", ", context.world_size,
@@ -167,11 +200,13 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   const JobRunOptions options = OptionsOf(flags, server, agent_wait);
   absl::StatusOr<JobRun> run;
   {
-    std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
+    const RunWatchers watchers = WatchRun(server, job);
     run = (*client)->RunJob(job, planned->mesh, *work, options);
   }
+  RunContext context;
+  run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  RunContext context = ContextOf(job, *run, options);
+  context = ContextOf(job, *run, options, context.interrupted_after);
   context.planned = &planned->batch;
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
@@ -194,11 +229,14 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   const JobRunOptions options = OptionsOf(*flags, server, *agent_wait);
   absl::StatusOr<JobRun> run;
   {
-    std::unique_ptr<JobWaitReporter> waiting = ReportWaiting(server, job);
+    const RunWatchers watchers = WatchRun(server, job);
     run = RunFromFlags(**client, job, *args, options);
   }
+  RunContext context;
+  run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  return PrintRun(run->mesh, run->work, ContextOf(job, *run, options),
+  return PrintRun(run->mesh, run->work,
+                  ContextOf(job, *run, options, context.interrupted_after),
                   run->summary, flags->json, out);
 }
 
@@ -224,6 +262,24 @@ std::string RunJson(const JobInfo::Run& run) {
                       ", \"seconds\": ", run.seconds, "}");
 }
 
+// The current run's progress, or null when none runs.
+std::string ProgressJson(const JobInfo& job) {
+  if (job.current_run.empty()) return "null";
+  return absl::StrCat(
+      "{\"executions_done\": ", job.current_run_executions_done,
+      ", \"executions_total\": ", job.current_run_executions_total,
+      ", \"seconds\": ", FormatDouble(job.current_run_seconds), "}");
+}
+
+// "none", or "RUN (37 of 120 executions, 4.2 s)".
+std::string CurrentRunText(const JobInfo& job) {
+  if (job.current_run.empty()) return "none";
+  return absl::StrFormat("%s (%d of %d executions, %.1f s)", job.current_run,
+                         job.current_run_executions_done,
+                         job.current_run_executions_total,
+                         job.current_run_seconds);
+}
+
 std::string JobJson(const JobInfo& job) {
   std::vector<std::string> agents;
   for (const JobAgentInfo& a : job.agents) agents.push_back(AgentJson(a));
@@ -236,6 +292,7 @@ std::string JobJson(const JobInfo& job) {
       ", \"state\": ", JsonString(job.state), ", \"agents\": [",
       absl::StrJoin(agents, ", "),
       "], \"current_run\": ", JsonString(job.current_run),
+      ", \"current_run_progress\": ", ProgressJson(job),
       ", \"run_calls\": ", job.run_calls, ", \"runs_total\": ", job.runs_total,
       ", \"runs_failed\": ", job.runs_failed,
       ", \"store_keys\": ", job.store_keys,
@@ -276,8 +333,7 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
       j.world_size, j.backend, j.generation, j.state);
   out << absl::StrFormat(
       "runs: %d total, %d failed; current run: %s; RunJob calls: %d\n",
-      j.runs_total, j.runs_failed,
-      j.current_run.empty() ? "none" : j.current_run, j.run_calls);
+      j.runs_total, j.runs_failed, CurrentRunText(j), j.run_calls);
   out << absl::StrFormat("store: %d keys, %d bytes\n", j.store_keys,
                          j.store_bytes);
   out << absl::StrFormat("agents: %d of %d connected\n", ConnectedAgents(j),

@@ -39,27 +39,13 @@ JobWaitReporter::JobWaitReporter(std::unique_ptr<Client> client,
     : client_(std::move(client)),
       job_(std::move(job)),
       out_(out),
-      period_(period),
-      thread_([this] { Loop(); }) {}
+      task_(period, true, [this] { return Tick(); }) {}
 
-JobWaitReporter::~JobWaitReporter() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  thread_.join();
-}
-
-void JobWaitReporter::Loop() {
-  while (true) {
-    absl::StatusOr<JobInfo> info = client_->GetJob(job_);
-    const std::string line = info.ok() ? WaitingFor(*info) : "";
-    absl::MutexLock lock(&mu_);
-    if (stop_) return;
-    if (!line.empty()) out_ << line << std::endl;
-    mu_.AwaitWithTimeout(absl::Condition(&stop_), period_);
-    if (stop_) return;
-  }
+bool JobWaitReporter::Tick() {
+  absl::StatusOr<JobInfo> info = client_->GetJob(job_);
+  const std::string line = info.ok() ? WaitingFor(*info) : "";
+  if (!line.empty()) out_ << line << std::endl;
+  return true;
 }
 
 }  // namespace reshard::client

@@ -11,11 +11,9 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <thread>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/periodic_task.h"
 #include "reshard/client.h"
 
 namespace reshard::client {
@@ -26,23 +24,20 @@ std::string WaitingFor(const JobInfo& job);
 
 class JobWaitReporter {
  public:
-  // Starts asking about `job` through `client`, every `period`.
+  // Starts asking about `job` through `client`, at once and every `period`.
   JobWaitReporter(std::unique_ptr<Client> client, std::string job,
                   std::ostream& out, absl::Duration period = absl::Seconds(3));
-  // Stops asking and joins (after the GetJob in flight, if any, which the
-  // client's deadline bounds).
-  ~JobWaitReporter();
+  // Stops asking (after the GetJob in flight, if any, which the client's
+  // deadline bounds).
+  ~JobWaitReporter() = default;
 
  private:
-  void Loop();
+  bool Tick();
 
   std::unique_ptr<Client> client_;
   const std::string job_;
   std::ostream& out_;
-  const absl::Duration period_;
-  absl::Mutex mu_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PeriodicTask task_;  // last: stopped before the members it uses go
 };
 
 }  // namespace reshard::client

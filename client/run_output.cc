@@ -1,11 +1,13 @@
 #include "client/run_output.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/exit_codes.h"
 #include "planner/batch_format.h"
 #include "planner/plan_format.h"
 
@@ -75,10 +77,11 @@ void PrintRows(const executor::BatchWork& work, const RunSummary& s,
 
 // The lines below the table: checksums (every tensor's, for a batch, with
 // the time per run) and the verdict.
-void PrintFooter(const executor::BatchWork& work, const RunSummary& s,
-                 std::ostream& out) {
+void PrintFooter(const executor::BatchWork& work, const RunContext& c,
+                 const RunSummary& s, std::ostream& out) {
+  const bool interrupted = c.interrupted_after >= 0;
   if (work.single_plan) {
-    out << "checksums: " << PlanChecksums(s, " ") << "\n";
+    if (!interrupted) out << "checksums: " << PlanChecksums(s, " ") << "\n";
   } else {
     out << absl::StrFormat(
         "batch per run: min %.2f us, median %.2f us (%d collectives%s)\n",
@@ -87,12 +90,18 @@ void PrintFooter(const executor::BatchWork& work, const RunSummary& s,
                                         s.local_seconds_median * 1e6)
                       : "");
     for (const executor::TensorRow& t : s.tensors) {
+      if (interrupted) break;
       out << absl::StrFormat("%-20s %-9s checksums: %s\n", t.name,
                              t.validated ? "validated" : "FAILED",
                              absl::StrJoin(t.checksums, " "));
     }
   }
-  out << "validated: " << (s.validated ? "yes" : "NO: " + s.why_not)
+  out << (interrupted
+              ? absl::StrCat("interrupted after ", c.interrupted_after, " of ",
+                             c.warmup + std::max(1, c.iters),
+                             " executions (warmup included): not validated")
+              : absl::StrCat("validated: ",
+                             s.validated ? "yes" : "NO: " + s.why_not))
       << "   peak bytes per rank: " << s.peak_bytes << " measured, "
       << PlannedPeakBytes(work) << " planned"
       << "   wall: " << absl::StrFormat("%.3f", s.wall_seconds) << " s\n";
@@ -147,23 +156,39 @@ void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
   out << "{\"plan\": " << plan << ", \"backend\": " << JsonString(c.backend)
       << ", \"world_size\": " << c.world_size << ", \"iters\": " << c.iters
       << ", \"warmup\": " << c.warmup << ", " << WorkJson(work, s)
-      << ", \"validated\": " << (s.validated ? "true" : "false")
+      << ", \"validated\": "
+      << (s.validated && c.interrupted_after < 0 ? "true" : "false")
       << ", \"peak_bytes_measured\": " << s.peak_bytes
       << ", \"peak_bytes_planned\": " << PlannedPeakBytes(work)
-      << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds) << "}\n";
+      << ", \"wall_seconds\": " << FormatDouble(s.wall_seconds);
+  if (c.interrupted_after >= 0) {
+    out << ", \"interrupted\": true, \"executions_completed\": "
+        << c.interrupted_after;
+  }
+  out << "}\n";
 }
 
 }  // namespace
 
 absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
-                      const RunContext& context, const RunSummary& summary,
+                      const RunContext& context, const RunSummary& measured,
                       bool json, std::ostream& out) {
+  // An interrupted run has no results to judge or sum.
+  RunSummary summary = measured;
+  if (context.interrupted_after >= 0) {
+    for (executor::TensorRow& t : summary.tensors) t.checksums.clear();
+  }
   if (json) {
     PrintJson(mesh, work, context, summary, out);
   } else {
     PrintHeader(work, context, out);
     PrintRows(work, summary, out);
-    PrintFooter(work, summary, out);
+    PrintFooter(work, context, summary, out);
+  }
+  if (context.interrupted_after >= 0) {
+    return MarkInterrupted(absl::CancelledError(absl::StrCat(
+        "interrupted after ", context.interrupted_after, " of ",
+        context.warmup + std::max(1, context.iters), " executions")));
   }
   if (!summary.validated) {
     return absl::DataLossError(

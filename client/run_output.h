@@ -33,6 +33,9 @@ struct RunContext {
   int warmup = 0;
   // A batch's planned form (its header and its JSON); unused for a plan.
   const BatchPlan* planned = nullptr;
+  // A run the user interrupted (Ctrl-C): the executions every rank
+  // finished, warmup included, of iters + warmup; -1 when it ran to its end.
+  int interrupted_after = -1;
 };
 
 // Prints the table or, with `json`, one object on one line. A plan's:
@@ -40,14 +43,19 @@ struct RunContext {
 // "steps":
 // [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
 // "model_seconds" (the plan's cost model), "algbw_gbps", "busbw_gbps"}],
-// "checksums", "validated", "peak_bytes_measured", "wall_seconds"}. A batch's:
+// "checksums", "validated", "peak_bytes_measured", "peak_bytes_planned",
+// "wall_seconds"}. A batch's:
 // {"plan" (the batch JSON of `plan --batch --json`), "backend", "world_size",
 // "iters", "warmup", "bucketing", "buckets" (rows with "members"),
 // "seconds_min", "seconds_median" (the whole batch per run, slowest rank),
 // "tensors":
-// [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured"
-// (the bound), "wall_seconds"}. Returns the verdict as the commands'
-// status: OK when validated, else DATA_LOSS naming what did not validate.
+// [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured",
+// "peak_bytes_planned", "wall_seconds"}. An interrupted run prints the rows
+// its finished executions measured and says so in place of the verdict
+// ("interrupted": true and "executions_completed" in JSON, "validated"
+// false). Returns the verdict as the commands' status: OK when validated,
+// DATA_LOSS naming what did not validate, CANCELLED marked interrupted
+// (exit 130) when interrupted.
 absl::Status PrintRun(const Mesh& mesh, const executor::BatchWork& work,
                       const RunContext& context,
                       const executor::RunSummary& summary, bool json,

@@ -26,6 +26,11 @@ struct ActiveRun {
   int64_t settled = 0;            // ranks that reported or were lost
   bool failed = false;            // a report with an error, or a lost rank
   bool cancelled = false;         // by CancelJob
+  // By CancelJob's stop (a caller's Ctrl-C): the agents stop before their
+  // next execution and report what they measured, which the run returns.
+  bool stopping = false;
+  std::vector<int> executions_done;  // by rank: Progress calls and reports
+  int executions_total = 0;          // warmup + iters
 
   bool Complete() const {
     return settled == static_cast<int64_t>(reports.size());

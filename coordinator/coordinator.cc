@@ -112,6 +112,7 @@ RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   RunOutcome outcome{result.run_id, backend, {}, std::move(result.reports)};
   outcome.summary = executor::Summarize(spec.mesh, spec.work, outcome.reports);
   outcome.summary.wall_seconds = result.wall_seconds;
+  outcome.interrupted = result.interrupted;
   return outcome;
 }
 
@@ -236,10 +237,11 @@ absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name) const {
   return (*job)->Info();
 }
 
-absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name) {
+absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name,
+                                                   bool stop) {
   absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
   if (!job.ok()) return job.status();
-  return (*job)->Cancel();
+  return (*job)->Cancel(stop);
 }
 
 void Coordinator::Shutdown(const std::string& reason) {

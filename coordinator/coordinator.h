@@ -32,6 +32,9 @@ struct RunOutcome {
   Backend backend = Backend::kGloo;  // the job's
   executor::RunSummary summary;
   std::vector<executor::RankReport> reports;  // by rank
+  // Stopped by its caller (CancelJob with `stop`): the summary holds the
+  // timings of the executions every rank finished, and no verdict.
+  bool interrupted = false;
 };
 
 class Coordinator {
@@ -77,7 +80,9 @@ class Coordinator {
   std::vector<JobSnapshot> ListJobs() const;
   absl::StatusOr<JobSnapshot> GetJob(const std::string& job) const;
   // The cancelled run's id ("" when none was running).
-  absl::StatusOr<std::string> CancelJob(const std::string& job);
+  // Job::Cancel: `stop` returns the run's partial results to its caller.
+  absl::StatusOr<std::string> CancelJob(const std::string& job,
+                                        bool stop = false);
 
   // Closes every dispatch stream and refuses new work.
   void Shutdown(const std::string& reason);

@@ -2,6 +2,7 @@
 // life is in job_run.cc.
 #include "coordinator/job.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -186,7 +187,14 @@ JobSnapshot Job::Info() const {
   info.state = run_ != nullptr ? "running"
                : ReadyLocked() ? "ready"
                                : "joining";
-  if (run_ != nullptr) info.current_run = run_->id;
+  if (run_ != nullptr) {
+    info.current_run = run_->id;
+    info.current_run_progress = {
+        *std::min_element(run_->executions_done.begin(),
+                          run_->executions_done.end()),
+        run_->executions_total,
+        absl::ToDoubleSeconds(clock_() - run_->dispatched)};
+  }
   info.run_calls = waiters_;
   info.recent_runs.assign(recent_.begin(), recent_.end());
   for (const Slot& slot : slots_) {

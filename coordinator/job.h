@@ -47,6 +47,14 @@ struct JobSnapshot {
   std::vector<RunRecord> recent_runs;  // the last kRecentRuns, oldest first
   // RunJob calls in the job: waiting for it to be ready or free, or running.
   int64_t run_calls = 0;
+  // The current run's executions every rank finished, of its total, and
+  // the seconds since its dispatch (zeros when none runs).
+  struct Progress {
+    int executions_done = 0;
+    int executions_total = 0;
+    double seconds = 0;
+  };
+  Progress current_run_progress;
 };
 
 // Every rank's report of a run that ran to the end on every rank (each may
@@ -55,6 +63,9 @@ struct RunResult {
   std::string run_id;
   std::vector<executor::RankReport> reports;  // by rank
   double wall_seconds = 0;                    // dispatch to the last report
+  // Stopped by its caller (Job::Cancel with `stop`): the reports carry the
+  // timings of the executions each rank finished, and no verdict.
+  bool interrupted = false;
 };
 
 // True when the caller of RunJob has gone away (its RPC was cancelled).
@@ -104,6 +115,10 @@ class Job {
   // another run or generation, or (INVALID_ARGUMENT) a report that ran but
   // has another number of tensors than the run; a repeated report changes
   // nothing.
+  // Rank `id`'s run `run_id` has finished `executions_done` executions;
+  // FAILED_PRECONDITION for another incarnation or a run not in flight.
+  absl::Status Progress(const AgentId& id, const std::string& run_id,
+                        int executions_done);
   absl::Status Report(const AgentId& id, int64_t generation,
                       const std::string& run_id, executor::RankReport report);
 
@@ -113,8 +128,12 @@ class Job {
   absl::StatusOr<RunResult> Run(std::shared_ptr<const RunSpec> spec,
                                 absl::Time deadline, absl::Duration agent_wait,
                                 const CallerGone& caller_gone);
-  // Cancels the run in flight; its id, or "" when none was.
-  std::string Cancel();
+  // Cancels the run in flight; its id, or "" when none was. With `stop`
+  // the agents stop before their next execution and the run's RunJob
+  // returns what they measured, marked interrupted, once all reported
+  // (within the failure grace after the first); otherwise RunJob fails
+  // CANCELLED at once.
+  std::string Cancel(bool stop = false);
 
   // The job's state: agents, generation, current and recent runs, store.
   JobSnapshot Info() const;
@@ -169,6 +188,8 @@ class Job {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<RunResult> FinishRunLocked(WaitEnd end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  RunResult FinishStoppedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AllReportedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   const int64_t world_size_;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "coordinator/active_run.h"
 #include "coordinator/job.h"
+#include "executor/batch_work.h"
 
 namespace reshard::coordinator {
 namespace {
@@ -160,6 +161,8 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   run_->generation = generation_;
   run_->reports.resize(world_size_);
   run_->lost.resize(world_size_);
+  run_->executions_done.assign(world_size_, 0);
+  run_->executions_total = executor::TotalExecutions(spec->warmup, spec->iters);
   // Agents keep one connection set per group they have used: a new mesh
   // (other groups) opens fresh communicators instead of adding to them.
   std::string mesh = spec->mesh.CanonicalText(true);
@@ -225,6 +228,9 @@ void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
 }
 
 absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
+  if (end == WaitEnd::kDone && run_->stopping && AllReportedLocked()) {
+    return FinishStoppedLocked();
+  }
   std::unique_ptr<ActiveRun> run = std::move(run_);
   store_.EraseRun(run->id);
   ++runs_total_;
@@ -259,6 +265,31 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   return failure;
 }
 
+// A run its caller stopped, every rank having reported: recorded as
+// cancelled, its reports returned marked interrupted. The agents dropped
+// their communicators, so the next run opens fresh ones.
+RunResult Job::FinishStoppedLocked() {
+  std::unique_ptr<ActiveRun> run = std::move(run_);
+  store_.EraseRun(run->id);
+  ++runs_total_;
+  int done = -1;
+  for (const auto& report : run->reports) {
+    done = done < 0 ? report->executions_done
+                    : std::min(done, report->executions_done);
+  }
+  RecordRunLocked(*run, absl::CancelledError(
+                            absl::StrCat("stopped by its caller after ",
+                                         std::max(done, 0), " executions")));
+  active_at_ = clock_();
+  comm_prefix_.clear();
+  RunResult result{run->id, {}, 0, true};
+  result.wall_seconds =
+      absl::ToDoubleSeconds(run->last_report - run->dispatched);
+  for (auto& report : run->reports)
+    result.reports.push_back(*std::move(report));
+  return result;
+}
+
 absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
                                    absl::Time deadline,
                                    absl::Duration agent_wait,
@@ -271,6 +302,17 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
   if (!admitted.ok()) return admitted;
   StartRunLocked(std::move(spec));
   return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));
+}
+
+absl::Status Job::Progress(const AgentId& id, const std::string& run_id,
+                           int executions_done) {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = CheckAgentLocked(id);
+  if (s.ok()) s = CheckRunLocked(run_id);
+  if (!s.ok()) return s;
+  int& done = run_->executions_done[id.rank];
+  done = std::max(done, std::min(executions_done, run_->executions_total));
+  return absl::OkStatus();
 }
 
 absl::Status Job::Report(const AgentId& id, int64_t generation,
@@ -295,6 +337,8 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
                      run_id, ", which runs ", items));
   }
   report.rank = id.rank;
+  run_->executions_done[id.rank] =
+      std::max(run_->executions_done[id.rank], report.executions_done);
   if (!report.status.ok()) run_->failed = true;
   run_->reports[id.rank] = std::move(report);
   ++run_->settled;
@@ -302,11 +346,29 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   return absl::OkStatus();
 }
 
-std::string Job::Cancel() {
+std::string Job::Cancel(bool stop) {
   absl::MutexLock lock(&mu_);
   if (run_ == nullptr) return "";
-  run_->cancelled = true;
+  if (!stop) {
+    run_->cancelled = true;
+    return run_->id;
+  }
+  run_->stopping = true;
+  for (size_t r = 0; r < slots_.size(); ++r) {
+    if (slots_[r].mailbox != nullptr && !run_->reports[r].has_value()) {
+      slots_[r].mailbox->Push(
+          WorkItem{WorkItem::Kind::kCancel, nullptr, run_->id, ""});
+    }
+  }
   return run_->id;
+}
+
+// Every rank reported: the run as far as it went.
+bool Job::AllReportedLocked() const {
+  for (const auto& report : run_->reports) {
+    if (!report.has_value()) return false;
+  }
+  return true;
 }
 
 }  // namespace reshard::coordinator

@@ -8,6 +8,7 @@
 #ifndef RESHARD_EXECUTOR_BATCH_WORK_H_
 #define RESHARD_EXECUTOR_BATCH_WORK_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@
 #include "planner/plan.h"
 
 namespace reshard::executor {
+
+// How many times a run executes its work: warmup, then at least one timed
+// iteration (ranks, the Coordinator's progress and the CLI count alike).
+inline int TotalExecutions(int warmup, int iters) {
+  return warmup + std::max(1, iters);
+}
 
 // One row of a run's report: what it names, its bytes (docs/DESIGN.md §3.3; a
 // bucket's: its members' packed), and the step whose unit of execution (a

@@ -35,6 +35,9 @@ struct RankReport {
   int64_t peak_bytes = 0;           // measured: the most one step held
   // Bounds peak_bytes and the runner's own buffers.
   int64_t memory_bound_bytes = 0;
+  // Executions finished, warmup included: all of them unless the run was
+  // stopped or failed part way, when the timings are of those it finished.
+  int executions_done = 0;
   std::vector<TensorCheck> tensors;  // by item
 
   // Why the rank's result did not validate ("tensors[t]: ..." when the

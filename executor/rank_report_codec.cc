@@ -32,7 +32,8 @@ std::string SerializeReport(const RankReport& r) {
   std::string out = absl::StrCat(kMagic, "\n", r.rank, "\n",
                                  static_cast<int>(r.status.code()), "\n");
   AppendBlob(out, r.status.message());
-  absl::StrAppend(&out, r.peak_bytes, "\n", r.memory_bound_bytes, "\n");
+  absl::StrAppend(&out, r.peak_bytes, "\n", r.memory_bound_bytes, "\n",
+                  r.executions_done, "\n");
   for (double v :
        {r.total_seconds_min, r.total_seconds_median, r.local_seconds_median}) {
     AppendDouble(out, v);
@@ -55,7 +56,8 @@ absl::StatusOr<RankReport> ParseReport(const std::string& bytes) {
   size_t rows = 0, tensors = 0;
   bool ok = in.Line(magic) && magic == kMagic && in.Number(r.rank) &&
             in.Number(code) && in.Blob(message) && in.Number(r.peak_bytes) &&
-            in.Number(r.memory_bound_bytes) && in.Number(r.total_seconds_min) &&
+            in.Number(r.memory_bound_bytes) && in.Number(r.executions_done) &&
+            in.Number(r.total_seconds_min) &&
             in.Number(r.total_seconds_median) &&
             in.Number(r.local_seconds_median) && in.Number(rows);
   for (size_t k = 0; ok && k < rows; ++k) {

@@ -103,7 +103,14 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
   for (int i = 0; i < runs; ++i) {
     absl::Status s = CheckStopped(options.stopped, i, runs);
     if (s.ok()) s = r.Run(buffers->in_ptrs, buffers->out_ptrs, &stats);
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      // What the executions that finished measured, for a caller that
+      // shows a stopped run's partial results.
+      if (!samples.total.empty()) samples.Summarize(report);
+      return s;
+    }
+    report.executions_done = i + 1;
+    if (options.progress) options.progress(i + 1);
     report.peak_bytes = std::max(report.peak_bytes, stats.peak_bytes);
     if (i >= options.warmup) samples.Add(rows, stats);
   }

@@ -38,13 +38,12 @@ struct RankOptions {
   // agent whose run was cancelled, or whose Coordinator went away). Null:
   // never stops.
   std::function<bool()> stopped;
+  // Told after each execution how many have finished (warmup included):
+  // an agent's progress. Null: not told.
+  std::function<void(int)> progress;
 };
 
-// How many times a run executes its work: warmup, then at least one timed
-// iteration.
-inline int TotalExecutions(int warmup, int iters) {
-  return warmup + std::max(1, iters);
-}
+// TotalExecutions(warmup, iters) is in batch_work.h.
 inline int TotalExecutions(const RankOptions& options) {
   return TotalExecutions(options.warmup, options.iters);
 }

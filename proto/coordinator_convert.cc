@@ -156,6 +156,7 @@ void RankReportToProto(const executor::RankReport& report,
         out->add_steps());
   }
   out->set_peak_bytes(report.peak_bytes);
+  out->set_executions_done(report.executions_done);
   out->set_memory_bound_bytes(report.memory_bound_bytes);
   TimingToProto(report.total_seconds_min, report.total_seconds_median,
                 out->mutable_total());
@@ -178,6 +179,7 @@ executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
     report.seconds_median.push_back(step.seconds_median());
   }
   report.peak_bytes = proto.peak_bytes();
+  report.executions_done = proto.executions_done();
   report.memory_bound_bytes = proto.memory_bound_bytes();
   report.total_seconds_min = proto.total().seconds_min();
   report.total_seconds_median = proto.total().seconds_median();

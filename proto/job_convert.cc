@@ -81,6 +81,12 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
   out->set_store_keys(info.store_keys);
   out->set_store_bytes(info.store_bytes);
   out->set_run_calls(info.run_calls);
+  if (!info.current_run.empty()) {
+    v1::RunProgress* progress = out->mutable_current_run_progress();
+    progress->set_executions_done(info.current_run_progress.executions_done);
+    progress->set_executions_total(info.current_run_progress.executions_total);
+    progress->set_seconds(info.current_run_progress.seconds);
+  }
   for (const coordinator::RunRecord& run : info.recent_runs) {
     v1::JobRun* r = out->add_recent_runs();
     r->set_run_id(run.run_id);

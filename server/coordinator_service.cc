@@ -156,6 +156,20 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
   });
 }
 
+grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
+                                          const v1::ProgressRequest* request,
+                                          v1::ProgressResponse*) {
+  return Timed("Progress", [&]() -> grpc::Status {
+    return Answer(
+        ctx, "Progress",
+        InAgentJob(core_, request->agent(),
+                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
+                     return job.Progress(id, request->run_id(),
+                                         request->executions_done());
+                   }));
+  });
+}
+
 grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
                                        v1::LeaveResponse*) {
@@ -304,9 +318,14 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   response->set_warmup(spec.warmup);
   proto::RanToProto(spec.mesh, spec.work, response);
   proto::RunSummaryToProto(outcome.summary, response);
+  int done = -1;
   for (const executor::RankReport& report : outcome.reports) {
     proto::RankReportToProto(report, response->add_ranks());
+    done = done < 0 ? report.executions_done
+                    : std::min(done, report.executions_done);
   }
+  response->set_interrupted(outcome.interrupted);
+  response->set_executions_completed(std::max(done, 0));
 }
 
 }  // namespace
@@ -334,7 +353,11 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
         Run(ctx, *request, response);
     const bool validated = outcome.ok() && outcome->summary.validated;
     if (metrics_ != nullptr) {
-      metrics_->RecordRun(JobRunResultOf(outcome.status(), validated),
+      // A run its caller stopped counts as cancelled.
+      const absl::Status counted = outcome.ok() && outcome->interrupted
+                                       ? absl::CancelledError("stopped")
+                                       : outcome.status();
+      metrics_->RecordRun(JobRunResultOf(counted, validated),
                           std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
@@ -373,7 +396,8 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
   return Timed("CancelJob", [&]() -> grpc::Status {
-    absl::StatusOr<std::string> run = core_.CancelJob(request->job());
+    absl::StatusOr<std::string> run =
+        core_.CancelJob(request->job(), request->stop());
     if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
     response->set_run_id(*run);
     return grpc::Status::OK;

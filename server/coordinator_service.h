@@ -45,6 +45,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status Report(grpc::ServerContext* ctx,
                       const v1::ReportRequest* request,
                       v1::ReportResponse* response) override;
+  grpc::Status Progress(grpc::ServerContext* ctx,
+                        const v1::ProgressRequest* request,
+                        v1::ProgressResponse* response) override;
   grpc::Status Leave(grpc::ServerContext* ctx, const v1::LeaveRequest* request,
                      v1::LeaveResponse* response) override;
   grpc::Status StoreSet(grpc::ServerContext* ctx,

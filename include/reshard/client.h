@@ -81,6 +81,11 @@ struct JobRun {
   std::string backend;  // the job's: gloo or nccl
   executor::RunSummary summary;
   std::vector<executor::RankReport> ranks;  // by rank
+  // Stopped by CancelJob with `stop`: the summary's rows are the
+  // executions every rank finished (`executions_completed`, warmup
+  // included), and nothing was validated.
+  bool interrupted = false;
+  int executions_completed = 0;
 };
 
 // One agent of a job, as the Coordinator sees it.
@@ -101,6 +106,11 @@ struct JobInfo {
   std::string state;  // joining, ready, running
   std::vector<JobAgentInfo> agents;
   std::string current_run;  // "" when idle
+  // The current run's executions every rank finished (warmup included) of
+  // its total, and the seconds since its dispatch; zeros when idle.
+  int current_run_executions_done = 0;
+  int current_run_executions_total = 0;
+  double current_run_seconds = 0;
   // RunJob calls in the job: waiting for it to be ready or free, or running.
   int64_t run_calls = 0;
   int64_t runs_total = 0;
@@ -171,8 +181,11 @@ class Client {
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);
-  // Cancels the job's current run; returns its id ("" when none ran).
-  absl::StatusOr<std::string> CancelJob(const std::string& job);
+  // Cancels the job's current run; returns its id ("" when none ran). With
+  // `stop`, its RunJob returns what the ranks measured before they stopped
+  // (JobRun::interrupted) instead of failing CANCELLED.
+  absl::StatusOr<std::string> CancelJob(const std::string& job,
+                                        bool stop = false);
 
   ~Client();
   Client(const Client&) = delete;

@@ -89,6 +89,30 @@ if [ -n "$PLANNER" ]; then
   check "remote plan validated" $?
 fi
 
+# Ctrl-C (issue 29 item 2): the terminal signals the whole process group;
+# every rank stops before its next execution, exec prints what the finished
+# executions measured, says interrupted and exits 130.
+tmpi=$(mktemp -d)
+setsid "$CTL" exec --local 4 --mesh A=2,B=2 --shape 256,256 --from 'S(0),S(1)' --to R,R \
+  --iters 100000 --timeout_seconds 20 --json >"$tmpi/out" 2>"$tmpi/err" &
+exec_pid=$!
+# Ranks run once the leader has its 4 children (pgrep lists a group's PIDs).
+for _ in $(seq 200); do
+  [ "$(pgrep -g "$exec_pid" | wc -l)" -ge 5 ] && break
+  sleep 0.05
+done
+start=$SECONDS
+kill -INT -- "-$exec_pid"
+wait "$exec_pid"; rc=$?
+[ $rc -eq 130 ] && [ -s "$tmpi/out" ] && jq -e '.interrupted and (.validated | not) and (.checksums == []) and
+  .executions_completed >= 0 and .executions_completed < 100002' "$tmpi/out" >/dev/null
+check "Ctrl-C on exec: exit 130, interrupted, nothing validated (exit $rc: $(head -c 300 "$tmpi/out"))" $?
+contains "$(cat "$tmpi/err")" "CANCELLED: interrupted after "
+check "it says after how many executions ($(cat "$tmpi/err"))" $?
+[ $((SECONDS - start)) -lt 20 ]; check "every rank stopped within 20 s ($((SECONDS - start)) s)" $?
+[ -z "$(pgrep -g "$exec_pid")" ]; check "no rank process outlives it" $?
+rm -rf "$tmpi"
+
 help=$("$CTL" exec --help); rc=$?
 check "exec --help exits 0" $rc
 contains "$help" "busbw"; check "exec --help explains the columns" $?

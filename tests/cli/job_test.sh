@@ -77,6 +77,7 @@ validates_at_once() {
   check "$name" $?
   if [ $rc -ne 0 ] || [ $((SECONDS - start)) -ge 10 ]; then
     echo "exit $rc after $((SECONDS - start)) s: $(cat "$tmp/at_once.err")"
+    "${J[@]}" show jt
     for log in "$RESHARD_CLUSTER_DIR"/*.log; do echo "---- $log"; tail -n 8 "$log"; done
   fi
 }
@@ -164,6 +165,7 @@ check "a long run with --deadline_seconds 1: DEADLINE_EXCEEDED (exit $rc)" $?
 validates_at_once "the agents stopped it: the next run validates at once" "${SHORT[@]}"
 cancel_in_flight run "${LONG[@]}"
 validates_at_once "after the cancel the next run validates at once" "${SHORT[@]}"
+
 # Every rank is told (a rank whose peer stopped first may fail with that
 # peer's error before its own cancel is read; the run after shows all stopped).
 stopped=0
@@ -176,10 +178,50 @@ done
   (.recent_runs | map(.result)) == ["validated", "validated", "validated",
     "DEADLINE_EXCEEDED", "validated", "CANCELLED", "validated"] and
   (.recent_runs[5].error | contains("was cancelled (CancelJob)"))' >/dev/null
-check "job show --json lists the 7 runs, the deadline and the cancel among them" $?
+rc=$?
+check "job show --json lists the 7 runs, the deadline and the cancel among them" $rc
+[ $rc -eq 0 ] || "${J[@]}" show jt --json | jq -c '.recent_runs[] | [.result, .error]'
 out=$("${J[@]}" show jt)
 contains "$out" "recent runs (last 7):" && contains "$out" "CANCELLED"
 check "job show prints the recent runs" $?
+
+# Ctrl-C on `job run` (issue 29 item 2): the run stops on every agent, the
+# call prints what the finished executions measured, says interrupted and
+# exits 130; the job records the run as stopped by its caller.
+executing() { cat "$RESHARD_CLUSTER_DIR"/agent-*.log | grep -c ': executing'; }
+before=$(executing)
+timeout 60 "${J[@]}" run jt "${LONG[@]}" --json >"$tmp/int.out" 2>"$tmp/int.err" &
+run_pid=$!
+for _ in $(seq 200); do
+  [ "$(executing)" -ge $((before + 4)) ] && break
+  sleep 0.05
+done
+# While it runs, job show says how far it is (the agents' Progress calls,
+# about once a second).
+progress=""
+for _ in $(seq 100); do
+  progress=$("${J[@]}" show jt --json | jq -c '.current_run_progress')
+  jq -e '.executions_done > 0 and .executions_total == 100002 and .seconds > 0' <<<"$progress" >/dev/null && break
+  sleep 0.05
+done
+jq -e '.executions_done > 0' <<<"$progress" >/dev/null
+check "job show --json: the current run's progress ($progress)" $?
+[[ "$("${J[@]}" show jt)" =~ current\ run:\ [0-9a-f-]+\ \(([0-9]+)\ of\ 100002\ executions,\ [0-9.]+\ s\) ]]
+check "job show: current run RUN (K of 100002 executions, T s)" $?
+start=$SECONDS
+kill -INT "$run_pid"
+wait "$run_pid"; rc=$?; run_pid=""
+[ $rc -eq 130 ] && [ -s "$tmp/int.out" ] && jq -e '.interrupted and (.validated | not) and .executions_completed >= 0 and
+  .executions_completed < 100002 and (.executions_completed <= .warmup or all(.steps[]; .seconds_median > 0))' \
+  "$tmp/int.out" >/dev/null
+check "Ctrl-C on job run: exit 130 and the measured rows, interrupted (exit $rc: $(head -c 300 "$tmp/int.out"))" $?
+contains "$(cat "$tmp/int.err")" "job jt: interrupted; stopping the run" &&
+  contains "$(cat "$tmp/int.err")" "CANCELLED: interrupted after "
+check "it says it stops the run, and after how many executions" $?
+[ $((SECONDS - start)) -lt 10 ]; check "the run stopped within 10 s ($((SECONDS - start)) s)" $?
+"${J[@]}" show jt --json | jq -e '.recent_runs[-1] | .result == "CANCELLED" and (.error | startswith("stopped by its caller after "))' >/dev/null
+check "job show records the run as stopped by its caller" $?
+validates_at_once "after the interrupt the next run validates at once" "${SHORT[@]}"
 
 # Batches (issue 14): `job run --batch` runs a batch whole on the agents,
 # bucketed and tensor by tensor, and prints what `exec --batch` prints for

@@ -350,6 +350,103 @@ TEST_F(CoordinatorTest, CancelJobEndsTheRunInFlight) {
   EXPECT_EQ(*c_.CancelJob("j"), "");
 }
 
+// `world` agents of job `job` joined and connected (incarnations 100 +
+// rank), as a test drives them by hand: their mailboxes, by rank.
+std::vector<std::shared_ptr<Mailbox>> ConnectedAgents(Coordinator& c,
+                                                      const std::string& job,
+                                                      int64_t world) {
+  std::vector<std::shared_ptr<Mailbox>> mailboxes;
+  for (int64_t r = 0; r < world; ++r) {
+    absl::StatusOr<std::shared_ptr<Mailbox>> m;
+    if (c.Join(Joining(job, r, world)).ok()) {
+      m = c.Connect({job, r, static_cast<uint64_t>(100 + r)});
+    }
+    if (m.ok()) mailboxes.push_back(*m);
+  }
+  return mailboxes;
+}
+
+// A caller's Ctrl-C (CancelJob with stop): every agent is told to stop,
+// reports what it measured, and RunJob returns those reports marked
+// interrupted instead of failing; the run is recorded as cancelled.
+TEST_F(CoordinatorTest, CancelJobStopReturnsWhatTheRanksMeasured) {
+  const std::vector<std::shared_ptr<Mailbox>> mailboxes =
+      ConnectedAgents(c_, "j", 2);
+  ASSERT_EQ(mailboxes.size(), 2u);
+  std::vector<std::thread> agents;
+  for (int64_t r = 0; r < 2; ++r) {
+    agents.emplace_back([&, r] {
+      std::optional<WorkItem> run = mailboxes[r]->Pop(Soon());
+      ASSERT_TRUE(run.has_value());
+      if (r == 0) {
+        EXPECT_EQ(*c_.CancelJob("j", true), run->run->run_id);
+      }
+      std::optional<WorkItem> cancel = mailboxes[r]->Pop(Soon());
+      ASSERT_TRUE(cancel.has_value());
+      EXPECT_EQ(cancel->kind, WorkItem::Kind::kCancel);
+      executor::RankReport report;
+      report.status = absl::CancelledError("stopped after 7 of 12 executions");
+      report.executions_done = 7 - static_cast<int>(r);
+      report.seconds_min = {0.001};
+      report.seconds_median = {0.002 + 0.001 * static_cast<double>(r)};
+      const AgentId id{"j", r, static_cast<uint64_t>(100 + r)};
+      const absl::Status reported = JobFor(c_, id).Report(
+          id, run->run->generation, run->run->run_id, report);
+      EXPECT_TRUE(reported.ok()) << reported;
+    });
+  }
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
+  for (std::thread& t : agents) t.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(out->interrupted);
+  ASSERT_EQ(out->reports.size(), 2u);
+  EXPECT_EQ(out->reports[1].executions_done, 6);
+  ASSERT_EQ(out->summary.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(out->summary.rows[0].seconds_median, 0.003);
+  EXPECT_FALSE(out->summary.validated);
+  const JobSnapshot job = *c_.GetJob("j");
+  ASSERT_EQ(job.recent_runs.size(), 1u);
+  EXPECT_EQ(job.recent_runs[0].result, "CANCELLED");
+  EXPECT_EQ(job.recent_runs[0].error,
+            "stopped by its caller after 6 executions");
+}
+
+// job show's progress: the executions every rank finished (the fewest), of
+// warmup + iters, while the run is in flight; refused from a stale agent or
+// for a run that is not in flight.
+TEST_F(CoordinatorTest, ProgressIsTheFewestExecutionsAnyRankFinished) {
+  const std::vector<std::shared_ptr<Mailbox>> mailboxes =
+      ConnectedAgents(c_, "j", 2);
+  ASSERT_EQ(mailboxes.size(), 2u);
+  const AgentId a0{"j", 0, 100}, a1{"j", 1, 101};
+  EXPECT_EQ(JobFor(c_, a0).Progress(a0, "none", 1).code(),
+            absl::StatusCode::kFailedPrecondition);
+  std::thread agents([&] {
+    std::optional<WorkItem> run = mailboxes[0]->Pop(Soon());
+    ASSERT_TRUE(run.has_value());
+    ASSERT_TRUE(mailboxes[1]->Pop(Soon()).has_value());
+    const std::string id = run->run->run_id;
+    EXPECT_TRUE(JobFor(c_, a0).Progress(a0, id, 5).ok());
+    EXPECT_TRUE(JobFor(c_, a1).Progress(a1, id, 3).ok());
+    EXPECT_TRUE(JobFor(c_, a1).Progress(a1, id, 2).ok());  // never goes back
+    const AgentId stale{"j", 1, 7};
+    EXPECT_EQ(JobFor(c_, a1).Progress(stale, id, 9).code(),
+              absl::StatusCode::kFailedPrecondition);
+    const JobSnapshot job = *c_.GetJob("j");
+    EXPECT_EQ(job.current_run, id);
+    EXPECT_EQ(job.current_run_progress.executions_done, 3);
+    EXPECT_EQ(job.current_run_progress.executions_total,
+              executor::TotalExecutions(run->run->spec->warmup,
+                                        run->run->spec->iters));
+    EXPECT_GE(job.current_run_progress.seconds, 0);
+    EXPECT_TRUE(c_.CancelJob("j").ok());
+  });
+  absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
+  agents.join();
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(c_.GetJob("j")->current_run_progress.executions_total, 0);
+}
+
 TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
   limits_.max_store_keys_per_job = 2;
   limits_.max_store_bytes_per_job = 64;
