@@ -332,7 +332,8 @@ bool Agent::HandleWork(const v1::Work& work, DispatchInbox& inbox) {
 void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   const auto start = std::chrono::steady_clock::now();
   inbox.Begin(run.run_id());
-  const absl::StatusOr<RunSetup> setup = PrepareRun(run, config_.world_size);
+  const absl::StatusOr<RunSetup> setup =
+      PrepareRun(run, config_.world_size, config_.max_run_bytes);
   executor::RankReport report = setup.ok()
                                     ? Execute(run, *setup, inbox)
                                     : Refused(config_.rank, setup.status());

@@ -1,10 +1,13 @@
 #include "agent/agent_config.h"
 
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/job_replica.h"
 #include "metrics/port_file.h"
 #include "planner/field_error.h"
@@ -100,6 +103,29 @@ absl::StatusOr<double> ParseReconnect(const std::string& text) {
   return seconds;
 }
 
+// "auto", or a byte count with an optional binary unit (KiB, MiB, GiB,
+// TiB): "0" turns the bound off.
+absl::StatusOr<int64_t> ParseRunBytes(const std::string& text) {
+  if (text == "auto") return kAutoRunBytes;
+  static constexpr std::pair<absl::string_view, int> kUnits[] = {
+      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  absl::string_view number = text;
+  int shift = 0;
+  for (const auto& [unit, bits] : kUnits) {
+    if (absl::ConsumeSuffix(&number, unit)) shift = bits;
+  }
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(number, &value) || value < 0 ||
+      value > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return InvalidField(
+        "--max_run_bytes",
+        absl::StrCat("\"", text,
+                     "\" is not auto or a byte count >= 0 (with an optional "
+                     "KiB, MiB, GiB or TiB)"));
+  }
+  return value << shift;
+}
+
 // --world_size, then --rank within it.
 absl::Status ParseRanks(const AgentFlagValues& flags, AgentConfig& config) {
   absl::StatusOr<int64_t> world =
@@ -170,7 +196,12 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   if (!metrics.ok()) return metrics;
   config.metrics_listen = flags.metrics_listen;
   config.metrics_port_file = flags.metrics_port_file;
+  absl::StatusOr<int64_t> run_bytes = ParseRunBytes(flags.max_run_bytes);
+  if (!run_bytes.ok()) return run_bytes.status();
+  config.max_run_bytes = *run_bytes;
   return config;
 }
+
+int64_t AutoRunBytes(int64_t capacity) { return capacity / 4 * 3; }
 
 }  // namespace reshard::agent

@@ -26,7 +26,15 @@ struct AgentFlagValues {
   std::string reconnect_seconds = "60";
   std::string metrics_listen;     // empty: no metrics endpoint
   std::string metrics_port_file;  // empty: none
+  std::string max_run_bytes = "auto";
 };
+
+// --max_run_bytes auto: a share of the memory the runs use (the host's for
+// Gloo, the GPU's for NCCL), decided when the agent starts.
+inline constexpr int64_t kAutoRunBytes = -1;
+// The auto bound: 3/4 of `capacity`, the rest left to the process and its
+// neighbours.
+int64_t AutoRunBytes(int64_t capacity);
 
 // A validated configuration: rank in [0, world_size), a backend (gloo, or
 // nccl: device memory on `device`), a positive finite RPC timeout, a
@@ -47,6 +55,11 @@ struct AgentConfig {
   double reconnect_seconds = 60;
   std::string metrics_listen;     // IP:PORT or PORT; empty: no metrics
   std::string metrics_port_file;  // where the bound metrics port goes
+  // The most bytes a run may hold on this rank (its planned peak, from
+  // planner/plan_memory.h); a run planned above it is refused before any
+  // allocation. 0: no bound; kAutoRunBytes: resolved when the agent starts
+  // (AutoRunBytes).
+  int64_t max_run_bytes = kAutoRunBytes;
 };
 
 // INVALID_ARGUMENT naming the flag and the problem

@@ -23,6 +23,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
+#include "agent/memory_capacity.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
 #include "executor/nccl/nccl_rank.h"
@@ -60,6 +61,11 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "for every interface; port 0 picks a free port; off when empty)");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "if set, write the bound metrics port here once serving");
+ABSL_FLAG(std::string, max_run_bytes, "auto",
+          "refuse a run whose planned peak on a rank exceeds this many bytes "
+          "(KiB, MiB, GiB or TiB may follow the number; 0: no bound; auto: "
+          "3/4 of the memory the runs use, the host's for gloo (its cgroup "
+          "limit where lower), the GPU's for nccl)");
 
 namespace reshard::agent {
 namespace {
@@ -80,6 +86,7 @@ AgentFlagValues FlagValues() {
   values.reconnect_seconds = absl::GetFlag(FLAGS_reconnect_seconds);
   values.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
   return values;
 }
 
@@ -172,6 +179,12 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
   sigaddset(&signals, SIGUSR1);
   // Before any thread starts (gRPC's included), so only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (config.max_run_bytes > 0) {
+    spdlog::info(
+        "runs planned above {} bytes on a rank are refused "
+        "(--max_run_bytes)",
+        config.max_run_bytes);
+  }
   auto families = std::make_shared<prometheus::Registry>();
   AgentMetrics metrics(*families);
   // Declared before the agent: destroyed after it stops recording.
@@ -214,7 +227,12 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
 // memory, which every run uses; exit status 2 naming why when there is no
 // usable GPU.
 int RunOnBackend(AgentConfig config) {
-  if (config.backend != "nccl") return Run(config, nullptr);
+  if (config.backend != "nccl") {
+    if (config.max_run_bytes == kAutoRunBytes) {
+      config.max_run_bytes = AutoRunBytes(HostMemoryBytes());
+    }
+    return Run(config, nullptr);
+  }
   absl::StatusOr<int> device =
       executor::ChooseDevice(config.rank, config.device);
   absl::StatusOr<std::unique_ptr<executor::MemorySpace>> space =
@@ -226,6 +244,16 @@ int RunOnBackend(AgentConfig config) {
   }
   config.device = *device;
   spdlog::info("NCCL on device {}", config.device);
+  if (config.max_run_bytes == kAutoRunBytes) {
+    absl::StatusOr<int64_t> capacity =
+        executor::DeviceMemoryBytes(config.device);
+    if (!capacity.ok()) {
+      spdlog::error("--max_run_bytes auto: {}",
+                    std::string(capacity.status().message()));
+      return 2;
+    }
+    config.max_run_bytes = AutoRunBytes(*capacity);
+  }
   return Run(config, space->get());
 }
 
@@ -238,7 +266,8 @@ int main(int argc, char** argv) {
       "[--backend gloo|nccl [--device D]] [--listen_address IP] "
       "[--timeout_seconds T] "
       "[--reconnect_seconds S] "
-      "[--metrics_listen ADDR [--metrics_port_file FILE]]");
+      "[--metrics_listen ADDR [--metrics_port_file FILE]] "
+      "[--max_run_bytes B]");
   reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =

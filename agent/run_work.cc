@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/error_kind.h"
 #include "planner/field_error.h"
+#include "planner/plan_memory.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -38,10 +39,26 @@ absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
       what, expected, actual, what)));
 }
 
+// The run's planned peak on a rank (what its runner holds at most,
+// planner/plan_memory.h) against this agent's bound; checked before any
+// buffer is allocated, so a run too large is refused, never an allocation
+// failure.
+absl::Status CheckRunBytes(const Mesh& mesh, const executor::BatchWork& work,
+                           int64_t max_run_bytes) {
+  if (max_run_bytes <= 0) return absl::OkStatus();
+  const int64_t peak = BatchPeakBytes(mesh, work.PlanPointers(), work.schedule);
+  if (peak <= max_run_bytes) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("run: its peak of ", peak,
+                   " bytes on a rank exceeds this agent's "
+                   "--max_run_bytes ",
+                   max_run_bytes, "; nothing was allocated"));
+}
+
 }  // namespace
 
-absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
-                                    int64_t world_size) {
+absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
+                                    int64_t max_run_bytes) {
   if (run.run_id().empty()) return InvalidField("run.run_id", "required");
   if (run.comm_prefix().empty()) {
     return InvalidField("run.comm_prefix", "required");
@@ -66,6 +83,8 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run,
   setup.options.warmup = run.warmup();
   absl::Status s = CheckDigest(executor::DigestNoun(setup.work.plans.size()),
                                run.digest(), setup.work.Digest(setup.mesh));
+  if (!s.ok()) return s;
+  s = CheckRunBytes(setup.mesh, setup.work, max_run_bytes);
   if (!s.ok()) return s;
   return setup;
 }

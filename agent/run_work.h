@@ -36,8 +36,10 @@ struct RunSetup {
 // a timeout that is not a finite number of seconds >= 0 (0: the default);
 // FAILED_PRECONDITION when the mesh's world size is not the job's, or when
 // the digest the Coordinator sent is not the plan's or batch's (both
-// digests named).
-absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size);
+// digests named), or when the run's peak on a rank (planner/plan_memory.h)
+// exceeds `max_run_bytes` (> 0; naming --max_run_bytes and both sizes).
+absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
+                                    int64_t max_run_bytes = 0);
 
 }  // namespace reshard::agent
 

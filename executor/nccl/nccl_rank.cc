@@ -1,5 +1,7 @@
 #include "executor/nccl/nccl_rank.h"
 
+#include <cuda_runtime_api.h>
+
 #include "absl/strings/str_cat.h"
 #include "executor/nccl/cuda_memory_space.h"
 #include "executor/nccl/nccl_available.h"
@@ -34,6 +36,17 @@ absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int device) {
       CudaMemorySpace::Create(device);
   if (!space.ok()) return space.status();
   return std::unique_ptr<MemorySpace>(*std::move(space));
+}
+
+absl::StatusOr<int64_t> DeviceMemoryBytes(int device) {
+  size_t free_bytes = 0, total_bytes = 0;
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (e != cudaSuccess) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cudaMemGetInfo on device ", device, ": ", cudaGetErrorString(e)));
+  }
+  return static_cast<int64_t>(total_bytes);
 }
 
 RankReport RunNcclRank(const Mesh& mesh, const BatchWork& work, int64_t rank,

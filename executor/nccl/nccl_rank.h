@@ -44,6 +44,9 @@ std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
     std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
     int64_t world_size, std::chrono::milliseconds timeout, int device);
 absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int device);
+// The total memory of GPU `device`, in bytes (an agent's --max_run_bytes
+// auto bound is a share of it).
+absl::StatusOr<int64_t> DeviceMemoryBytes(int device);
 
 // Runs `work` on global `rank` of `mesh`; `store` is shared by every rank
 // of the run and `prefix` keeps runs apart. `options.space` is ignored:

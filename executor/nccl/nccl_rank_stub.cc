@@ -32,6 +32,10 @@ absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int) {
   return absl::FailedPreconditionError(kNoNccl);
 }
 
+absl::StatusOr<int64_t> DeviceMemoryBytes(int) {
+  return absl::FailedPreconditionError(kNoNccl);
+}
+
 RankReport RunNcclRank(const Mesh&, const BatchWork&, int64_t rank,
                        std::shared_ptr<KeyValueStore>, const std::string&,
                        const NcclRankSetup&, RankOptions) {

@@ -1,9 +1,12 @@
 // The agent's pure parts: its flags (every bad value named, exit-2 class),
 // the decision to keep or reopen communicators between runs, and what a
 // run must pass before any communicator opens (the plan digest above all).
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -11,9 +14,11 @@
 #include "agent/backoff.h"
 #include "agent/communicator_cache.h"
 #include "agent/dispatch_inbox.h"
+#include "agent/memory_capacity.h"
 #include "agent/run_work.h"
 #include "executor/batch_work.h"
 #include "gtest/gtest.h"
+#include "planner/plan_memory.h"
 #include "proto/convert.h"
 #include "tests/planner/test_util.h"
 
@@ -45,6 +50,39 @@ TEST(AgentFlagsTest, GoodFlagsParse) {
   EXPECT_DOUBLE_EQ(config->reconnect_seconds, 60);
   flags.reconnect_seconds = "0";
   EXPECT_DOUBLE_EQ(ParseAgentFlags(flags)->reconnect_seconds, 0);
+}
+
+// auto stays for the agent to resolve when it starts; units are binary.
+TEST(AgentFlagsTest, MaxRunBytesTakesAutoZeroOrAByteCount) {
+  AgentFlagValues flags = GoodFlags();
+  EXPECT_EQ(ParseAgentFlags(flags)->max_run_bytes, kAutoRunBytes);
+  for (const auto& [text, bytes] : std::vector<std::pair<std::string, int64_t>>{
+           {"0", 0},
+           {"1000", 1000},
+           {"3KiB", 3072},
+           {"2MiB", int64_t{2} << 20},
+           {"16GiB", int64_t{16} << 30},
+           {"1TiB", int64_t{1} << 40}}) {
+    flags.max_run_bytes = text;
+    absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+    ASSERT_TRUE(config.ok()) << text << ": " << config.status();
+    EXPECT_EQ(config->max_run_bytes, bytes) << text;
+  }
+  EXPECT_EQ(AutoRunBytes(int64_t{24} << 30), int64_t{18} << 30);
+}
+
+// The auto bound's capacity: a cgroup limit below the physical memory wins;
+// "max" or no file leaves the physical memory.
+TEST(HostMemoryTest, ACgroupLimitCapsThePhysicalMemory) {
+  const std::string file = ::testing::TempDir() + "/memory.max";
+  const int64_t physical = HostMemoryBytes(file + ".missing");
+  EXPECT_GT(physical, int64_t{1} << 26);
+  std::ofstream(file) << "1048576\n";
+  EXPECT_EQ(HostMemoryBytes(file), 1048576);
+  std::ofstream(file) << "max\n";
+  EXPECT_EQ(HostMemoryBytes(file), physical);
+  std::ofstream(file) << (physical + 4096) << "\n";
+  EXPECT_EQ(HostMemoryBytes(file), physical);
 }
 
 TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
@@ -82,6 +120,13 @@ TEST(AgentFlagsTest, EveryBadValueNamesItsFlag) {
        "--reconnect_seconds: "},
       {[](AgentFlagValues& f) { f.reconnect_seconds = "1e9"; },
        "--reconnect_seconds: "},
+      {[](AgentFlagValues& f) { f.max_run_bytes = "-1"; },
+       "--max_run_bytes: \"-1\" is not auto or a byte count"},
+      {[](AgentFlagValues& f) { f.max_run_bytes = "8GB"; },
+       "--max_run_bytes: \"8GB\" is not"},
+      {[](AgentFlagValues& f) { f.max_run_bytes = "9000000TiB"; },
+       "--max_run_bytes: "},
+      {[](AgentFlagValues& f) { f.max_run_bytes = ""; }, "--max_run_bytes: "},
   };
   for (const Case& c : cases) {
     AgentFlagValues flags = GoodFlags();
@@ -306,6 +351,26 @@ TEST_F(PrepareRunTest, AGoodRunConverts) {
   EXPECT_EQ(setup->timeout, std::chrono::milliseconds(2500));
   run_.set_timeout_seconds(0);
   EXPECT_EQ(PrepareRun(run_, 4)->timeout, kDefaultCollectiveTimeout);
+}
+
+// The run's planned peak on a rank against the agent's bound: at the
+// peak it runs, a byte below it is refused naming the flag and both sizes;
+// 0 is no bound.
+TEST_F(PrepareRunTest, ARunPlannedAboveMaxRunBytesIsRefused) {
+  const executor::BatchWork work = executor::BatchWork::OfPlan(*mesh_, *plan_);
+  const int64_t peak =
+      BatchPeakBytes(*mesh_, work.PlanPointers(), work.schedule);
+  ASSERT_GT(peak, 0);
+  EXPECT_TRUE(PrepareRun(run_, 4, peak).ok());
+  EXPECT_TRUE(PrepareRun(run_, 4, 0).ok());
+  absl::StatusOr<RunSetup> setup = PrepareRun(run_, 4, peak - 1);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(setup.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(setup.status().message(),
+            absl::StrCat("run: its peak of ", peak,
+                         " bytes on a rank exceeds this agent's "
+                         "--max_run_bytes ",
+                         peak - 1, "; nothing was allocated"));
 }
 
 TEST_F(PrepareRunTest, ADigestMismatchNamesBothDigests) {

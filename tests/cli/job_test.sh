@@ -265,6 +265,20 @@ check "batch table: header, tensor rows, verdict" $?
 cancel_in_flight batch "${BATCH[@]}" --iters 100000
 validates_at_once "after the cancel the next batch validates at once" "${BATCH[@]}" --json
 
+# A run too large for the agents' memory (a 32 GiB tensor; --max_run_bytes
+# auto is 3/4 of the host's memory) is refused by every agent before it
+# allocates: FAILED_PRECONDITION naming the bound. The agents survive and
+# the next run validates at once.
+err=$(timeout 60 "${J[@]}" run jt --mesh A=4 --shape 17179869184 --dtype bf16 \
+  --from 'S(0)' --to R 2>&1); rc=$?
+refused=$(grep -o "exceeds this agent's --max_run_bytes" <<<"$err" | wc -l)
+[ $rc -eq 5 ] && contains "$err" "FAILED_PRECONDITION: " && [ "$refused" -eq 4 ] &&
+  contains "$err" "rank 0: run: its peak of "
+check "a 32 GiB run is refused by all 4 agents, exit 5 ($rc: $(head -c 300 <<<"$err"))" $?
+left=""; for p in $pids; do alive "$p" || left="$left $p"; done
+[ -z "$left" ]; check "every cluster process survived it${left:+ (gone:$left)}" $?
+validates_at_once "after the refusal the next run validates at once" "${SHORT[@]}"
+
 echo '{"name": "bad", "shape": [8], "from": "S(3),R", "to": "R,R"}' >"$tmp/bad.jsonl"
 err=$("${J[@]}" run jt --batch "$tmp/bad.jsonl" --mesh A=2,B=2 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "INVALID_ARGUMENT: --batch: items[0].src[0]: shard dim 3"
