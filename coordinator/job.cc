@@ -13,13 +13,14 @@
 namespace reshard::coordinator {
 
 Job::Job(std::string name, int64_t world_size, Backend backend,
-         const CoordinatorLimits& limits, Clock clock)
+         const CoordinatorLimits& limits, Clock clock,
+         std::shared_ptr<StoreBudget> store_budget)
     : name_(std::move(name)),
       world_size_(world_size),
       backend_(backend),
       limits_(limits),
       slots_(world_size),
-      store_(limits),
+      store_(limits, std::move(store_budget)),
       clock_(std::move(clock)),
       active_at_(clock_()) {}
 

@@ -75,8 +75,10 @@ struct ActiveRun;  // coordinator/active_run.h
 
 class Job {
  public:
+  // `store_budget`: the rendezvous bytes all jobs share (null: none).
   Job(std::string name, int64_t world_size, Backend backend,
-      const CoordinatorLimits& limits, Clock clock);
+      const CoordinatorLimits& limits, Clock clock,
+      std::shared_ptr<StoreBudget> store_budget = nullptr);
   ~Job();
 
   const std::string& name() const { return name_; }

@@ -14,8 +14,9 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
           absl::StrCat("agent.job: this server already holds its maximum of ",
                        limits_.max_jobs, " jobs"));
     }
-    auto job = std::make_shared<Job>(info.agent.job, info.world_size,
-                                     info.backend, limits_, clock_);
+    auto job =
+        std::make_shared<Job>(info.agent.job, info.world_size, info.backend,
+                              limits_, clock_, store_budget_);
     jobs_.emplace(info.agent.job, job);
     return job;
   }

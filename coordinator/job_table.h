@@ -18,6 +18,7 @@
 #include "coordinator/job.h"
 #include "coordinator/limits.h"
 #include "coordinator/membership.h"
+#include "coordinator/store_budget.h"
 
 namespace reshard::coordinator {
 
@@ -41,7 +42,10 @@ class JobTable {
 class InMemoryJobTable final : public JobTable {
  public:
   InMemoryJobTable(const CoordinatorLimits& limits, Clock clock)
-      : limits_(limits), clock_(std::move(clock)) {}
+      : limits_(limits),
+        clock_(std::move(clock)),
+        store_budget_(
+            std::make_shared<StoreBudget>(limits.max_store_bytes_total)) {}
 
   absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
       const JoinInfo& info) override;
@@ -53,6 +57,8 @@ class InMemoryJobTable final : public JobTable {
  private:
   const CoordinatorLimits& limits_;
   const Clock clock_;  // each job's
+  // Shared by every job's rendezvous store.
+  const std::shared_ptr<StoreBudget> store_budget_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
 };

@@ -14,6 +14,8 @@ struct CoordinatorLimits {
   int64_t max_world_size = 4096;  // agents per job
   int64_t max_store_keys_per_job = 1 << 16;
   int64_t max_store_bytes_per_job = int64_t{64} << 20;
+  // Every job's store together (coordinator/store_budget.h).
+  int64_t max_store_bytes_total = int64_t{1} << 30;
   int64_t max_key_bytes = 1024;
   int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
   int64_t max_job_name_bytes = 128;

@@ -29,9 +29,26 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
                      "past its maximum of ",
                      limits_.max_store_bytes_per_job, " bytes"));
   }
-  bytes_ += new_size - old_size;
+  if (!Resize(new_size - old_size)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "value: setting \"", key,
+        "\" would take the rendezvous stores of all jobs past their "
+        "maximum of ",
+        budget_->max_bytes(), " bytes (--max_store_bytes_total)"));
+  }
   entries_[key] = Entry{run_id, std::move(value)};
   return absl::OkStatus();
+}
+
+RendezvousStore::~RendezvousStore() { Resize(-bytes_); }
+
+bool RendezvousStore::Resize(int64_t delta) {
+  if (budget_ != nullptr) {
+    if (delta > 0 && !budget_->TryTake(delta)) return false;
+    if (delta < 0) budget_->Give(-delta);
+  }
+  bytes_ += delta;
+  return true;
 }
 
 std::optional<std::vector<std::string>> RendezvousStore::Lookup(
@@ -65,7 +82,7 @@ int64_t RendezvousStore::ErasePrefix(const std::string& run_id,
   for (auto it = entries_.lower_bound(prefix);
        it != entries_.end() && it->first.starts_with(prefix);) {
     if (it->second.run_id == run_id) {
-      bytes_ -= Size(it->first, it->second);
+      Resize(-Size(it->first, it->second));
       it = entries_.erase(it);
       ++erased;
     } else {

@@ -8,21 +8,32 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "coordinator/limits.h"
+#include "coordinator/store_budget.h"
 
 namespace reshard::coordinator {
 
 class RendezvousStore {
  public:
-  explicit RendezvousStore(const CoordinatorLimits& limits) : limits_(limits) {}
+  // `budget`: the bytes shared with the other jobs' stores (null: only
+  // the per-job caps).
+  explicit RendezvousStore(const CoordinatorLimits& limits,
+                           std::shared_ptr<StoreBudget> budget = nullptr)
+      : limits_(limits), budget_(std::move(budget)) {}
+  ~RendezvousStore();
+  RendezvousStore(const RendezvousStore&) = delete;
+  RendezvousStore& operator=(const RendezvousStore&) = delete;
 
   // Sets `key` for `run_id` (overwriting keeps the byte count exact).
-  // RESOURCE_EXHAUSTED past the job's key or byte cap, INVALID_ARGUMENT
+  // RESOURCE_EXHAUSTED past the job's key or byte cap or the budget all
+  // jobs share (--max_store_bytes_total), INVALID_ARGUMENT
   // for an empty or oversized key.
   absl::Status Set(const std::string& run_id, const std::string& key,
                    std::string value);
@@ -49,7 +60,12 @@ class RendezvousStore {
     return static_cast<int64_t>(key.size() + entry.value.size());
   }
 
+  // Grows or shrinks bytes_ by `delta`, taking from or giving to the
+  // budget; false (nothing changed) when the budget has too little.
+  bool Resize(int64_t delta);
+
   const CoordinatorLimits& limits_;
+  const std::shared_ptr<StoreBudget> budget_;
   std::map<std::string, Entry> entries_;
   int64_t bytes_ = 0;
 };

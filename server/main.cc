@@ -48,6 +48,8 @@ ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
+ABSL_FLAG(int64_t, max_store_bytes_total, int64_t{1} << 30,
+          "rendezvous store bytes (keys + values) of all jobs together");
 ABSL_FLAG(int64_t, job_idle_seconds, 300,
           "drop a job once no agent has been connected to it (and no run "
           "or caller in it) for this long");
@@ -100,6 +102,7 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
+  limits.max_store_bytes_total = absl::GetFlag(FLAGS_max_store_bytes_total);
   limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
   limits.job_idle_seconds = absl::GetFlag(FLAGS_job_idle_seconds);
   limits.agent_wait_seconds = absl::GetFlag(FLAGS_agent_wait_seconds);
@@ -112,6 +115,7 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
        {std::pair{"max_jobs", limits.max_jobs},
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
         std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job},
+        std::pair{"max_store_bytes_total", limits.max_store_bytes_total},
         std::pair{"max_store_keys_per_job", limits.max_store_keys_per_job},
         std::pair{"job_idle_seconds", limits.job_idle_seconds}}) {
     if (value < 1) {

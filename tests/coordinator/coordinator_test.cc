@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -13,6 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/version.h"
+#include "coordinator/rendezvous_store.h"
+#include "coordinator/store_budget.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/bucket_schedule.h"
@@ -445,6 +448,34 @@ TEST_F(CoordinatorTest, ProgressIsTheFewestExecutionsAnyRankFinished) {
   agents.join();
   EXPECT_EQ(out.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(c_.GetJob("j")->current_run_progress.executions_total, 0);
+}
+
+// The stores of all jobs share one budget: past it a store refuses to
+// grow (naming the flag) while what is stored stays; bytes come back when
+// keys are overwritten smaller, erased, or their job's store goes.
+TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
+  CoordinatorLimits limits;
+  auto budget = std::make_shared<StoreBudget>(20);
+  RendezvousStore a(limits, budget);
+  auto b = std::make_unique<RendezvousStore>(limits, budget);
+  EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x')).ok());   // 10 bytes
+  EXPECT_TRUE(b->Set("r2", "kb", std::string(6, 'x')).ok());  // 8 bytes
+  absl::Status full = a.Set("r1", "kc", "xx");                // 4 more
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.message(),
+            "value: setting \"kc\" would take the rendezvous stores of all "
+            "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
+  EXPECT_EQ(a.keys(), 1);
+  EXPECT_EQ(budget->used(), 18);
+  EXPECT_TRUE(a.Set("r1", "ka", "x").ok());  // 10 -> 3 bytes
+  EXPECT_EQ(budget->used(), 11);
+  EXPECT_TRUE(a.Set("r1", "kc", "xx").ok());
+  EXPECT_EQ(budget->used(), 15);
+  b.reset();  // its job dropped
+  EXPECT_EQ(budget->used(), 7);
+  a.EraseRun("r1");
+  EXPECT_EQ(budget->used(), 0);
+  EXPECT_EQ(a.bytes(), 0);
 }
 
 TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
