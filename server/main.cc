@@ -43,6 +43,8 @@ ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls; 0: cancel them");
+ABSL_FLAG(int64_t, max_connection_idle_seconds, 300,
+          "close a client connection with no call in flight for this long");
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
@@ -68,6 +70,11 @@ ABSL_FLAG(std::string, metrics_port_file, "",
 namespace reshard::server {
 namespace {
 
+// Server pings on every connection: a peer silent for the timeout after
+// one is gone.
+constexpr int kKeepaliveMs = 120000;
+constexpr int kKeepaliveTimeoutMs = 20000;
+
 ServerFlags StartupFlags() {
   return {absl::GetFlag(FLAGS_port_file),
           absl::GetFlag(FLAGS_metrics_port_file),
@@ -75,7 +82,8 @@ ServerFlags StartupFlags() {
           absl::GetFlag(FLAGS_max_meshes),
           absl::GetFlag(FLAGS_max_batch_items),
           absl::GetFlag(FLAGS_max_message_bytes),
-          absl::GetFlag(FLAGS_drain_seconds)};
+          absl::GetFlag(FLAGS_drain_seconds),
+          absl::GetFlag(FLAGS_max_connection_idle_seconds)};
 }
 
 // The service limits from the flags; nullopt (after logging why) when they
@@ -126,6 +134,19 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   return limits;
 }
 
+// Connections hold server memory: one with no call in flight closes after
+// --max_connection_idle_seconds, and keepalive pings find peers that
+// vanished without closing theirs (a dead agent host's dispatch stream).
+void AddConnectionBounds(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(
+      GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+      static_cast<int>(absl::GetFlag(FLAGS_max_connection_idle_seconds) *
+                       1000));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             kKeepaliveTimeoutMs);
+}
+
 // Builds and starts the server on --listen with health checking and
 // reflection; null (after logging why) when it cannot listen.
 std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
@@ -137,6 +158,7 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   // gRPC sets SO_REUSEPORT by default: a second server on the same port
   // would start and share it, clients seeing two registries at random.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  AddConnectionBounds(builder);
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
                            grpc::InsecureServerCredentials(), &port);
   const int max_bytes =

@@ -42,6 +42,9 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
         CheckRange("drain_seconds", flags.drain_seconds, 0, kMaxDrainSeconds,
                    "seconds SIGTERM waits for running calls; 0 cancels "
                    "them at once"),
+        CheckRange("max_connection_idle_seconds",
+                   flags.max_connection_idle_seconds, 1, kMaxDrainSeconds,
+                   "seconds a connection with no call in flight stays open"),
         metrics::ProbePortFile("port_file", flags.port_file),
         metrics::ProbePortFile("metrics_port_file", flags.metrics_port_file)}) {
     if (!status.ok()) return status;

@@ -24,6 +24,8 @@ struct ServerFlags {
   int64_t max_batch_items = 0;    // >= 1
   int64_t max_message_bytes = 0;  // >= 1
   int64_t drain_seconds = 0;      // 0: cancel running calls at once
+  // A connection with no call in flight this long is closed (>= 1).
+  int64_t max_connection_idle_seconds = 300;
 };
 
 // Longest drain a SIGTERM may wait for.

@@ -4,13 +4,17 @@
 // really turning the cache off. Runs the real binaries.
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/version.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "reshard/client.h"
 #include "tests/planner/test_util.h"
@@ -80,6 +84,8 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
        "--cache_entries=-5: must be in [0, 2147483647] (plans kept in the "
        "cache; 0 turns the cache off)"},
       {"--drain_seconds=-3", "--drain_seconds=-3: must be in [0, 86400]"},
+      {"--max_connection_idle_seconds=0",
+       "--max_connection_idle_seconds=0: must be in [1, 86400]"},
       {"--max_batch_items=0", "--max_batch_items=0: must be in [1, "},
       {"--max_message_bytes=-1", "--max_message_bytes=-1: must be in [1, "},
       {"--port_file=/nonexistent-dir/port",
@@ -116,6 +122,33 @@ TEST(ServerFlagsTest, RefusesAPortInUse) {
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_TRUE((*client)->Health().ok());
   EXPECT_EQ(first.Stop(), 0);
+}
+
+// A connection with no call in flight is closed after
+// --max_connection_idle_seconds (the client's channel goes back to IDLE),
+// and a client simply reconnects for its next call.
+TEST(ServerFlagsTest, IdleConnectionsAreClosed) {
+  testing::ServerProcess server({"--max_connection_idle_seconds=1"});
+  ASSERT_NE(server.port(), 0) << server.log();
+  std::shared_ptr<grpc::Channel> channel =
+      grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  const auto deadline = [](int seconds) {
+    return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
+  };
+  ASSERT_TRUE(channel->WaitForConnected(deadline(10)));
+  grpc_connectivity_state state = channel->GetState(false);
+  const auto until = deadline(10);
+  while (state == GRPC_CHANNEL_READY &&
+         channel->WaitForStateChange(state, until)) {
+    state = channel->GetState(false);
+  }
+  EXPECT_NE(state, GRPC_CHANNEL_READY) << "still connected after 10 s";
+  ClientOptions options;
+  options.target = server.address();
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_TRUE((*client)->Health().ok());
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 // 0 is documented as "off", and is (it used to keep one plan).
