@@ -399,13 +399,14 @@ TEST(PlannerMetricsTest, DrainingIsVisibleAndRefusalsAreCounted) {
   Planner planner(server.process().address());
   ASSERT_EQ(planner.GetMesh("mesh-0"), grpc::NOT_FOUND);
   server.process().Terminate();
-  // Calls keep arriving (so the drain waits): each is refused.
+  // Once the server says it drains (a call sent before it may still be
+  // answered), calls keep arriving (so the drain waits): each is refused.
+  ASSERT_EQ(
+      ScrapeUntil(server, [](Scrape& s) { return s("reshard_draining") == 1; })(
+          "reshard_draining"),
+      1);
   Scrape draining = ScrapeUntil(
-      server,
-      [](Scrape& s) {
-        return s("reshard_draining") == 1 &&
-               Rpcs(s, "GetMesh", "UNAVAILABLE") > 0;
-      },
+      server, [](Scrape& s) { return Rpcs(s, "GetMesh", "UNAVAILABLE") > 0; },
       [&] { planner.GetMesh("mesh-0"); });
   EXPECT_EQ(draining("reshard_draining"), 1);
   EXPECT_GT(Rpcs(draining, "GetMesh", "UNAVAILABLE"), 0);
