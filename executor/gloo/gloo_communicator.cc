@@ -15,6 +15,7 @@
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
 #include "gloo/alltoall.h"
+#include "gloo/barrier.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/rendezvous/store.h"
@@ -381,6 +382,15 @@ GlooCommunicatorProvider::Connect(const std::vector<int64_t>& ranks, int index,
                        absl::StrCat(prefix_, "/", absl::StrJoin(ranks, "_")),
                        index, static_cast<int>(ranks.size()), options_.timeout);
     context->connectFullMesh(store, device_);
+    // A member's pairs count as connected once it has sent its side, which
+    // can be before its peers have read it: a member whose collectives on
+    // the group are all empty (an uneven shape's empty blocks) would
+    // otherwise finish and close its pairs while a peer still reads, and
+    // that peer fail "Connection closed by peer". After the barrier every
+    // member has finished connecting.
+    gloo::BarrierOptions barrier(context);
+    barrier.setTimeout(options_.timeout);
+    gloo::barrier(barrier);
   } catch (const std::exception& e) {
     return FromGloo(absl::StrCat("connecting ", label), e);
   }
