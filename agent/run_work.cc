@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "agent/error_kind.h"
 #include "planner/field_error.h"
-#include "planner/plan_memory.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -39,15 +38,14 @@ absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
       what, expected, actual, what)));
 }
 
-// The run's planned peak on a rank (what its runner holds at most,
-// planner/plan_memory.h) against this agent's bound; checked before any
-// buffer is allocated, so a run too large is refused, never an allocation
-// failure.
-absl::Status CheckRunBytes(const Mesh& mesh, const executor::BatchWork& work,
+// The run's planned peak on a rank (what its runner holds at most, derived
+// from the plans where the work was converted, planner/plan_memory.h)
+// against this agent's bound; checked before any buffer is allocated, so a
+// run too large is refused, never an allocation failure.
+absl::Status CheckRunBytes(const executor::BatchWork& work,
                            int64_t max_run_bytes) {
-  if (max_run_bytes <= 0) return absl::OkStatus();
-  const int64_t peak = BatchPeakBytes(mesh, work.PlanPointers(), work.schedule);
-  if (peak <= max_run_bytes) return absl::OkStatus();
+  const int64_t peak = work.schedule.peak_bytes;
+  if (max_run_bytes <= 0 || peak <= max_run_bytes) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("run: its peak of ", peak,
                    " bytes on a rank exceeds this agent's "
@@ -84,7 +82,7 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
   absl::Status s = CheckDigest(executor::DigestNoun(setup.work.plans.size()),
                                run.digest(), setup.work.Digest(setup.mesh));
   if (!s.ok()) return s;
-  s = CheckRunBytes(setup.mesh, setup.work, max_run_bytes);
+  s = CheckRunBytes(setup.work, max_run_bytes);
   if (!s.ok()) return s;
   return setup;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "planner/field_error.h"
+#include "planner/plan_memory.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 
@@ -87,6 +88,10 @@ absl::StatusOr<executor::BatchWork> BatchWorkFromProto(
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("batch.", s.message()));
   }
+  // Derived here, as for a plan run alone (BatchWork::OfPlan), never taken
+  // from the sender: an agent bounds its memory by it.
+  work.schedule.peak_bytes =
+      BatchPeakBytes(mesh, work.PlanPointers(), work.schedule);
   return work;
 }
 

@@ -25,7 +25,9 @@ absl::Status StatusFromCode(int code, const std::string& message);
 
 // A batch's plans and schedule (and whether it is bucketed) as
 // v1::BatchWork, and back: the plans re-parsed and the schedule checked
-// (CheckBucketSchedule). INVALID_ARGUMENT naming the field
+// (CheckBucketSchedule), its peak_bytes derived from them, never read
+// (planner/plan_memory.h: what an agent bounds its memory by). INVALID_ARGUMENT
+// naming the field
 // (`batch.plans[i]`, `batch.buckets[b]...`) otherwise, or for a batch
 // without items or with item errors (a batch runs whole). Names are not
 // part of the message: the result's are "item I".

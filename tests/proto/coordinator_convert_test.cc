@@ -195,6 +195,12 @@ TEST(CoordinatorConvertTest, BatchWorkRoundTripsAndAnEmptyBatchIsRefused) {
   EXPECT_EQ(back->names,
             (std::vector<std::string>{"item 0", "item 1", "item 2"}));
   EXPECT_EQ(back->Digest(mesh), work.Digest(mesh));
+  // The schedule's peak is the plans', whatever the sender wrote.
+  ASSERT_GT(work.schedule.peak_bytes, 1);
+  proto.mutable_batch()->set_peak_bytes(1);
+  back = proto::BatchWorkFromProto(mesh, proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->schedule.peak_bytes, work.schedule.peak_bytes);
   absl::StatusOr<executor::BatchWork> empty =
       proto::BatchWorkFromProto(mesh, v1::BatchWork());
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
