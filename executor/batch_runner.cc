@@ -156,7 +156,7 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
         absl::StrCat("rank: ", rank, " is not a rank of the mesh"));
   }
   s = ExchangeDigest(mesh, BatchDigest(mesh, ptrs, schedule), rank, provider,
-                     DigestNoun(plans.size()));
+                     space, DigestNoun(plans.size()));
   if (!s.ok()) return s;
   std::unique_ptr<BatchRunner> runner(new BatchRunner(
       mesh, std::move(plans), std::move(schedule), position, space));

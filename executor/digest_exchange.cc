@@ -6,9 +6,34 @@
 #include "absl/strings/str_join.h"
 
 namespace reshard::executor {
+namespace {
+
+// All-gathers one int64 per member of `world` into `digests` (this
+// member's slot already filled). With a space, through a buffer of the
+// space: a backend on device memory (NCCL) cannot read host memory.
+absl::Status GatherDigests(Communicator& world, MemorySpace* space,
+                           std::vector<int64_t>& digests) {
+  const int64_t index = world.index();
+  char* host = reinterpret_cast<char*>(digests.data());
+  const int64_t slot = sizeof(int64_t);
+  if (space == nullptr) {
+    return world.AllGather(host + index * slot, host, 1, DType::kInt64);
+  }
+  const int64_t bytes = slot * static_cast<int64_t>(digests.size());
+  absl::StatusOr<SpaceBuffer> buffer = AllocateIn(*space, bytes);
+  if (!buffer.ok()) return buffer.status();
+  char* data = buffer->get();
+  absl::Status s =
+      space->Upload(data + index * slot, host + index * slot, slot);
+  if (s.ok()) s = world.AllGather(data + index * slot, data, 1, DType::kInt64);
+  if (s.ok()) s = space->Download(host, data, bytes);
+  return s;
+}
+
+}  // namespace
 
 absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
-                            CommunicatorProvider& provider,
+                            CommunicatorProvider& provider, MemorySpace* space,
                             absl::string_view what) {
   if (mesh.world_size() == 1) return absl::OkStatus();
   std::vector<int64_t> ranks;
@@ -18,10 +43,8 @@ absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
   absl::StatusOr<Communicator*> world = provider.Get(ranks, "world");
   if (!world.ok()) return world.status();
   std::vector<int64_t> digests(ranks.size());
-  const int64_t index = mesh.PositionOfRank(rank);
-  digests[index] = static_cast<int64_t>(digest);
-  absl::Status s =
-      (*world)->AllGather(&digests[index], digests.data(), 1, DType::kInt64);
+  digests[(*world)->index()] = static_cast<int64_t>(digest);
+  absl::Status s = GatherDigests(**world, space, digests);
   if (!s.ok()) return s;
   std::vector<int64_t> differing;
   for (size_t i = 0; i < digests.size(); ++i) {

@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "planner/bucket_layout.h"
 #include "tests/executor/executor_cases.h"
+#include "tests/executor/space_checking.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {
@@ -83,9 +84,10 @@ BatchCase RandomBatch(std::mt19937_64& rng) {
 }
 
 // Runs every batch on `world` processes, bucketed then tensor by tensor
-// (with `tables`, every copy from the device copy tables, on host memory);
-// returns reports[batch][mode][position]. Each rank also checks that its
-// space waited once per execution.
+// (with `tables`, every copy from the device copy tables, on host memory,
+// and every collective given the space's buffers only); returns
+// reports[batch][mode][position]. Each rank also checks that its space waited
+// once per execution.
 using Reports = std::vector<std::vector<std::vector<RankReport>>>;
 Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
                    bool tables) {
@@ -95,7 +97,11 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
     executor::GlooOptions options;
     options.timeout = std::chrono::seconds(30);
     executor::GlooCommunicatorProvider provider(store, "batch", rank, options);
-    executor::HostTableSpace space;
+    testing::RecordingSpace space;
+    testing::SpaceCheckingProvider checked(&provider, &space);
+    executor::CommunicatorProvider& used =
+        tables ? static_cast<executor::CommunicatorProvider&>(checked)
+               : provider;
     std::string out;
     for (const BatchCase* c : cases) {
       for (bool bucketed : {true, false}) {
@@ -103,9 +109,9 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
         run.iters = 1;
         run.warmup = 1;
         if (tables) run.space = &space;
-        executor::AppendBlob(
-            out, executor::SerializeReport(executor::RunRank(
-                     c->mesh, c->Work(bucketed), rank, provider, run)));
+        executor::AppendBlob(out,
+                             executor::SerializeReport(executor::RunRank(
+                                 c->mesh, c->Work(bucketed), rank, used, run)));
       }
     }
     // Two executions per run, two runs per batch.

@@ -21,6 +21,7 @@
 #include "planner/local_layout.h"
 #include "planner/simulator.h"
 #include "tests/executor/executor_cases.h"
+#include "tests/executor/space_checking.h"
 
 namespace reshard {
 namespace {
@@ -67,7 +68,9 @@ std::vector<std::string> Unframe(const std::string& s) {
 // Runs `cases` (all on meshes of `world` ranks) on `world` processes; each
 // rank reuses its communicators across cases. With `tables`, data moves as
 // the device path moves it: every copy a device copy table run unit by
-// unit on host memory (HostTableSpace). Returns reports[case][pos].
+// unit on host memory (HostTableSpace), and every collective must be
+// given the space's buffers only (tests/executor/space_checking.h).
+// Returns reports[case][pos].
 std::vector<std::vector<RankReport>> RunOnRanks(
     const std::vector<const testing::ExecCase*>& cases, int world,
     bool tables) {
@@ -80,14 +83,17 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     options.timeout = std::chrono::seconds(30);
     std::string out;
     executor::GlooCommunicatorProvider provider(store, "prop", rank, options);
-    executor::HostTableSpace space;
+    testing::RecordingSpace space;
+    testing::SpaceCheckingProvider checked(&provider, &space);
     for (const testing::ExecCase* c : cases) {
       executor::RankOptions run;
       run.keep_result = true;
       if (tables) run.space = &space;
       out += Frame(executor::SerializeReport(executor::RunRank(
           c->mesh, executor::BatchWork::OfPlan(c->mesh, c->plan), rank,
-          provider, run)));
+          tables ? static_cast<executor::CommunicatorProvider&>(checked)
+                 : provider,
+          run)));
     }
     return out;
   };

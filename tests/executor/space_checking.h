@@ -1,0 +1,149 @@
+// Holds the device path to its memory on every machine: a run with a
+// MemorySpace must hand its communicators only the space's buffers (on a
+// GPU, NCCL reads device memory; a host pointer is an illegal address
+// there, which host memory cannot show). RecordingSpace is a
+// HostTableSpace that remembers its live allocations; the communicators of
+// a SpaceCheckingProvider fail any collective whose buffer is not inside
+// one, naming the op, the group and the buffer.
+#ifndef RESHARD_TESTS_EXECUTOR_SPACE_CHECKING_H_
+#define RESHARD_TESTS_EXECUTOR_SPACE_CHECKING_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "executor/communicator_provider.h"
+#include "executor/host_table_space.h"
+
+namespace reshard::testing {
+
+class RecordingSpace : public executor::HostTableSpace {
+ public:
+  absl::StatusOr<char*> Allocate(int64_t bytes) override {
+    absl::StatusOr<char*> data = HostTableSpace::Allocate(bytes);
+    if (data.ok()) live_[*data] = bytes;
+    return data;
+  }
+  void Free(char* buffer) override {
+    live_.erase(buffer);
+    HostTableSpace::Free(buffer);
+  }
+  // Whether [p, p + bytes) lies inside one live allocation.
+  bool Holds(const void* p, int64_t bytes) const {
+    const char* c = static_cast<const char*>(p);
+    auto it = live_.upper_bound(c);
+    if (it == live_.begin()) return false;
+    --it;
+    return c >= it->first && c + bytes <= it->first + it->second;
+  }
+
+ private:
+  std::map<const char*, int64_t> live_;
+};
+
+class SpaceCheckingCommunicator : public executor::Communicator {
+ public:
+  SpaceCheckingCommunicator(executor::Communicator* inner,
+                            const RecordingSpace* space)
+      : inner_(inner), space_(space) {}
+
+  int index() const override { return inner_->index(); }
+  int size() const override { return inner_->size(); }
+  const std::string& name() const override { return inner_->name(); }
+
+  absl::Status AllGather(const void* in, void* out, int64_t block_numel,
+                         DType dtype) override {
+    absl::Status s =
+        Check("all_gather", {{in, 1}, {out, size()}}, block_numel, dtype);
+    return s.ok() ? inner_->AllGather(in, out, block_numel, dtype) : s;
+  }
+  absl::Status AllReduce(void* data, int64_t block_numel, DType dtype,
+                         executor::Reduction reduction) override {
+    absl::Status s = Check("all_reduce", {{data, 1}}, block_numel, dtype);
+    return s.ok() ? inner_->AllReduce(data, block_numel, dtype, reduction) : s;
+  }
+  absl::Status ReduceScatter(const void* in, void* out, int64_t block_numel,
+                             DType dtype,
+                             executor::Reduction reduction) override {
+    absl::Status s =
+        Check("reduce_scatter", {{in, size()}, {out, 1}}, block_numel, dtype);
+    return s.ok()
+               ? inner_->ReduceScatter(in, out, block_numel, dtype, reduction)
+               : s;
+  }
+  absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
+                        DType dtype) override {
+    absl::Status s =
+        Check("all_to_all", {{in, size()}, {out, size()}}, block_numel, dtype);
+    return s.ok() ? inner_->AllToAll(in, out, block_numel, dtype) : s;
+  }
+  absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
+                               void* scratch, void* out, int64_t block_numel,
+                               DType dtype) override {
+    absl::Status s = Check("all_to_all", {{scratch, size()}, {out, size()}},
+                           block_numel, dtype);
+    if (!s.ok()) return s;
+    auto checked = [&](int j) -> const void* {
+      const void* block = pack(j);
+      absl::Status b = Check("all_to_all", {{block, 1}}, block_numel, dtype);
+      if (!b.ok() && s.ok()) s = b;
+      return block;
+    };
+    absl::Status call =
+        inner_->AllToAllPacking(checked, scratch, out, block_numel, dtype);
+    return s.ok() ? call : s;
+  }
+
+ private:
+  // INTERNAL naming the op, the group and the first buffer (`blocks`
+  // blocks long) that the space does not hold; empty buffers pass.
+  absl::Status Check(const char* op,
+                     std::vector<std::pair<const void*, int>> buffers,
+                     int64_t block_numel, DType dtype) const {
+    const int64_t block_bytes = block_numel * ItemSize(dtype);
+    for (const auto& [p, blocks] : buffers) {
+      const int64_t bytes = block_bytes * blocks;
+      if (bytes > 0 && !space_->Holds(p, bytes)) {
+        return absl::InternalError(
+            absl::StrCat(op, " on ", name(), ": a buffer of ", bytes,
+                         " bytes is not in the run's memory space"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  executor::Communicator* inner_;
+  const RecordingSpace* space_;
+};
+
+class SpaceCheckingProvider : public executor::CommunicatorProvider {
+ public:
+  SpaceCheckingProvider(executor::CommunicatorProvider* inner,
+                        const RecordingSpace* space)
+      : inner_(inner), space_(space) {}
+
+  absl::StatusOr<executor::Communicator*> Get(const std::vector<int64_t>& ranks,
+                                              absl::string_view name) override {
+    absl::StatusOr<executor::Communicator*> comm = inner_->Get(ranks, name);
+    if (!comm.ok()) return comm;
+    std::unique_ptr<SpaceCheckingCommunicator>& wrapped = wrapped_[*comm];
+    if (wrapped == nullptr) {
+      wrapped = std::make_unique<SpaceCheckingCommunicator>(*comm, space_);
+    }
+    return wrapped.get();
+  }
+
+ private:
+  executor::CommunicatorProvider* inner_;
+  const RecordingSpace* space_;
+  std::map<executor::Communicator*, std::unique_ptr<SpaceCheckingCommunicator>>
+      wrapped_;
+};
+
+}  // namespace reshard::testing
+
+#endif  // RESHARD_TESTS_EXECUTOR_SPACE_CHECKING_H_
