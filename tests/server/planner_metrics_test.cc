@@ -2,7 +2,8 @@
 // the page passes `promtool check metrics`, lists every Planner metric of
 // docs/DESIGN.md §7 with its type, and each series moves when its event happens
 // (a plan per planner, a cache hit and miss, warnings by code, requests
-// refused by code, states expanded, calls in flight, draining). Also: the
+// refused by code, states expanded, calls in flight, draining), and SIGTERM
+// lets the calls in flight finish. Also: the
 // endpoint is off without the flag, and an address that cannot be bound
 // stops start-up with a clear error. The Coordinator's series move with
 // real agents: jobs, agents by state, runs by result, its RPCs.
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -467,6 +469,56 @@ grpc::Status RunTiny(v1::Coordinator::Stub& stub, const std::string& job,
                        std::chrono::seconds(30));
   v1::RunJobResponse response;
   return stub.RunJob(&context, request, &response);
+}
+
+// Callers keep planning; SIGTERM comes once the server counts two calls in
+// its handlers (the callers alone cannot know that: their next calls may
+// not have arrived). The calls in flight still complete, later ones are
+// refused with UNAVAILABLE, and the server exits 0.
+TEST(PlannerMetricsTest, SigtermDrainsInFlightCalls) {
+  MetricsServer server({"--drain_seconds=20"});
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  Planner planner(server.process().address());
+  // PyTorch's exhaustive Dijkstra on a 5-D mesh: ~150 ms per call.
+  const v1::PlanRequest heavy =
+      Request(MakeMesh({2, 2, 2, 2, 2}), {1024, 512, 256, 64},
+              "S(0),P(sum),R,S(3),P(sum)", "S(1),R,S(2),R,S(0)",
+              v1::PLANNER_KIND_TORCH_GRAPH);
+  std::atomic<bool> signalled{false}, stop{false};
+  std::atomic<int> ok_after_signal{0}, unexpected{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 200 && !stop; ++i) {
+        v1::PlanRequest r = heavy;
+        r.mutable_tensor()->set_shape(0, 1024 + 8 * (t * 200 + i));  // no hits
+        const grpc::StatusCode code = planner.Plan(r);
+        if (code == grpc::OK) {
+          if (signalled) ++ok_after_signal;
+        } else if (code == grpc::UNAVAILABLE && signalled) {
+          return;  // the server has stopped accepting calls
+        } else {
+          ++unexpected;
+          ADD_FAILURE() << "code " << code;
+          return;
+        }
+      }
+    });
+  }
+  // (No ASSERT while the callers run: leaving would destroy them joinable.)
+  Scrape busy = ScrapeUntil(server, [](Scrape& s) {
+    return s("reshard_rpc_requests_in_flight") >= 2;
+  });
+  const bool in_flight = busy("reshard_rpc_requests_in_flight") >= 2;
+  EXPECT_TRUE(in_flight) << "the server never had two calls in its handlers";
+  if (!in_flight) stop = true;
+  signalled = true;
+  const int status = server.process().Stop();
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(status, 0) << server.process().log();
+  EXPECT_EQ(unexpected.load(), 0);
+  // The calls in the handlers when SIGTERM arrived still completed.
+  EXPECT_GT(ok_after_signal.load(), 0);
 }
 
 TEST(PlannerMetricsTest, CoordinatorSeriesMoveWithJobsAgentsAndRuns) {
