@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gathers what a GPU machine needs to check the NCCL backend into OUT_DIR,
 # from a build made here: the NCCL test binaries, reshardctl (the exec
-# judge runs it) and device_copy_bench, stripped, in OUT_DIR/bin,
+# judge runs it), reshard-planner and reshard-agent (a job on NCCL agents,
+# started by local-cluster.sh) and the two GPU benchmarks, stripped, in OUT_DIR/bin,
 # every shared library they need that such a machine lacks in OUT_DIR/lib
 # (Abseil, Gloo and what Gloo pulls in), and gpu-check.sh. The GPU machine
 # brings its own glibc, libstdc++, driver, CUDA runtime and NCCL, so those
@@ -17,9 +18,9 @@ OUT="${1:?usage: scripts/gpu-bundle.sh OUT_DIR}"
 BUILD="${RESHARD_BUILD:-build}"
 BINARIES=(tests/nccl_test tests/nccl_process_test tests/nccl_logic_test
           tests/device_copy_table_test tests/device_copy_gpu_test
-          client/reshardctl)
+          client/reshardctl server/reshard-planner agent/reshard-agent)
 # Gathered when the build has them (-DRESHARD_BUILD_BENCH=OFF builds none).
-OPTIONAL=(bench/device_copy_bench)
+OPTIONAL=(bench/device_copy_bench bench/runner_overhead_bench)
 MAX_BYTES=$((64 * 1024 * 1024))
 # Libraries the GPU machine has itself (or must use its own of).
 SYSTEM_LIBS='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libcuda|libcudart|libnccl)\.'
@@ -49,7 +50,8 @@ for b in "${BINARIES[@]}"; do
     done
 done
 strip --strip-unneeded "$OUT"/lib/*.so* 2>/dev/null || true
-cp "$(dirname "$0")/gpu-check.sh" "$(dirname "$0")/gpu-exec-judge.sh" "$OUT/"
+cp "$(dirname "$0")/gpu-check.sh" "$(dirname "$0")/gpu-exec-judge.sh" \
+  "$(dirname "$0")/local-cluster.sh" "$OUT/"
 bytes=$(du -sb "$OUT" | cut -f1)
 if ((bytes > MAX_BYTES)); then
   echo "gpu-bundle: $OUT holds $bytes bytes, above 64 MiB" >&2

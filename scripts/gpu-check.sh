@@ -12,12 +12,14 @@
 # and the exec judge on 20 random plans (gpu-exec-judge.sh: reshardctl exec
 # --backend nccl, every rank validated with its checksums). The full mode
 # (about 8 minutes) adds the copy kernel against the host on 10,000+ copy
-# programs (device_copy_gpu_test), the judge on 50 more plans, a batch of
-# 40 tensors bucketed and tensor by tensor, and compute-sanitizer memcheck
-# over the copy kernel and over a small exec, then device_copy_bench (local
-# steps against cudaMemcpy). The runner-overhead benchmark is not written
-# yet. Exits 0 when every test passed, 1 when one failed,
-# 2 when no GPU or NCCL is usable (saying which), before running any test.
+# programs (device_copy_gpu_test), the judge on 50 plans (not 20), a batch of
+# 40 tensors bucketed and tensor by tensor, compute-sanitizer memcheck over
+# the copy kernel and over a small exec, 200 small tensors bucketed against
+# tensor by tensor (at least 5x), a job on 4 NCCL agents (local-cluster.sh
+# --backend nccl), then device_copy_bench (local steps against cudaMemcpy)
+# and runner_overhead_bench (a one-step run's all_gather against the raw
+# NCCL call). Exits 0 when every test passed, 1 when one failed, 2 when no
+# GPU or NCCL is usable (saying which), before running any test.
 set -uo pipefail
 
 MODE=full
@@ -109,6 +111,25 @@ bucketing_speedup() {
     exit !(e / b >= 5) }'
 }
 
+# A job on 4 NCCL agents under a local planner (local-cluster.sh): a plan
+# with a flattened group, the same plan again (communicators reused), a
+# batch; every run validated. The cluster is stopped whatever happens.
+nccl_job() {
+  local dir="$BUNDLE/cluster" server rc=0
+  export RESHARD_BIN="$BUNDLE/bin" RESHARD_CLUSTER_DIR="$dir"
+  server=$(bash "$BUNDLE/local-cluster.sh" start 4 --backend nccl --job g) ||
+    { cat "$dir"/*.log 2>/dev/null | tail -n 20; return 1; }
+  local job=("$CTL" --server "$server" job run g)
+  local plan=(--mesh A=2,B=2 --flatten A,B --from 'P(sum),S(0)' --to 'S(1),R'
+              --iters 3 --warmup 1)
+  "${job[@]}" "${plan[@]}" --shape 9,5 --dtype bf16 || rc=1
+  "${job[@]}" "${plan[@]}" --shape 1000,37 --dtype f32 || rc=1
+  "${job[@]}" --batch "$BUNDLE/batch.jsonl" --mesh A=2,B=2 --iters 2 || rc=1
+  [[ $rc == 0 ]] || tail -n 20 "$dir"/agent-0.log
+  bash "$BUNDLE/local-cluster.sh" stop || rc=1
+  return $rc
+}
+
 run "nccl_logic_test" "$BUNDLE/bin/nccl_logic_test"
 run "nccl_test" "$BUNDLE/bin/nccl_test"
 run "nccl_process_test" "$BUNDLE/bin/nccl_process_test"
@@ -118,8 +139,8 @@ if [[ "$MODE" == quick ]]; then
 else
   run "device_copy_table_test" "$BUNDLE/bin/device_copy_table_test"
   run "device_copy_gpu_test" "$BUNDLE/bin/device_copy_gpu_test"
-  run "exec judge (70 plans)" bash "$BUNDLE/gpu-exec-judge.sh" \
-    --reshardctl "$CTL" --cases 70 --seed 2
+  run "exec judge (50 plans)" bash "$BUNDLE/gpu-exec-judge.sh" \
+    --reshardctl "$CTL" --cases 50 --seed 2
   batch_file > "$BUNDLE/batch.jsonl"
   run "batch of 40 tensors, bucketed" "$CTL" exec --local 4 --backend nccl \
     --offline --batch "$BUNDLE/batch.jsonl" --mesh A=2,B=2 --iters 5
@@ -142,11 +163,18 @@ else
     log "compute-sanitizer not found: memcheck skipped"
   fi
   run "200 small tensors: bucketed vs tensor by tensor" bucketing_speedup
+  run "job runs on 4 NCCL agents (reshard-agent --backend nccl)" nccl_job
   if [[ -x "$BUNDLE/bin/device_copy_bench" ]]; then
     run "device_copy_bench (local steps vs cudaMemcpy)" \
       "$BUNDLE/bin/device_copy_bench" --iters 20
   else
     log "device_copy_bench not in the bundle (a build without benches): skipped"
+  fi
+  if [[ -x "$BUNDLE/bin/runner_overhead_bench" ]]; then
+    run "runner_overhead_bench (a run's all_gather vs the raw call)" \
+      "$BUNDLE/bin/runner_overhead_bench" --iters 200
+  else
+    log "runner_overhead_bench not in the bundle: skipped"
   fi
 fi
 log "gpu-check ($MODE): $([[ $failed == 0 ]] && echo 'all passed' || echo 'FAILED')"

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # A Reshard cluster on this machine for demos and tests: one reshard-planner
-# (which serves the Coordinator) and N Gloo reshard-agent processes of one
-# job, all on 127.0.0.1.
+# (which serves the Coordinator) and N reshard-agent processes of one job,
+# all on 127.0.0.1: Gloo agents, or with --backend nccl NCCL agents, rank r
+# on GPU r mod the GPU count (nvidia-smi -L). Where the agents outnumber
+# the GPUs each gets its own NCCL host identity and the loopback socket
+# transport (docs/PERFORMANCE.md, "On a GPU"): correct, not fast.
 #
 #   scripts/local-cluster.sh start N [--job NAME] [--dir STATE_DIR]
+#                                    [--backend gloo|nccl]
 #   scripts/local-cluster.sh stop [--dir STATE_DIR]
 #   scripts/local-cluster.sh status [--dir STATE_DIR]
 #
@@ -12,7 +16,8 @@
 # /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
 # signals exactly the PIDs recorded there (SIGTERM, then SIGKILL after a
 # bounded wait) and removes the state. Binaries come from $RESHARD_BUILD
-# (default build/). Bounds: RESHARD_CLUSTER_START_SECONDS (30) for the job
+# (default build/), or all three from the folder $RESHARD_BIN (a GPU
+# bundle's bin/, scripts/gpu-bundle.sh). Bounds: RESHARD_CLUSTER_START_SECONDS (30) for the job
 # to become ready, RESHARD_CLUSTER_STOP_SECONDS (15) for processes to exit.
 set -u
 
@@ -20,12 +25,17 @@ BUILD="${RESHARD_BUILD:-build}"
 PLANNER="$BUILD/server/reshard-planner"
 AGENT="$BUILD/agent/reshard-agent"
 CTL="$BUILD/client/reshardctl"
+if [ -n "${RESHARD_BIN:-}" ]; then
+  PLANNER="$RESHARD_BIN/reshard-planner"
+  AGENT="$RESHARD_BIN/reshard-agent"
+  CTL="$RESHARD_BIN/reshardctl"
+fi
 START_SECONDS="${RESHARD_CLUSTER_START_SECONDS:-30}"
 STOP_SECONDS="${RESHARD_CLUSTER_STOP_SECONDS:-15}"
 
 usage() {
   echo "usage:" >&2
-  sed -n '6,8p' "$0" | sed 's/^# \{0,3\}//' >&2
+  sed -n '/^#   scripts.local-cluster.sh start/,/^#   scripts.local-cluster.sh status/p' "$0" | sed 's/^# \{0,3\}//' >&2
   exit 2
 }
 die() { echo "local-cluster: $*" >&2; exit 1; }
@@ -133,6 +143,17 @@ wait_ready() {
 }
 contains_all() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
 
+# Agent r's environment for BACKEND among N agents: with nccl and more
+# agents than GPUs, its own NCCL host over loopback sockets.
+agent_env() {
+  local r="$1" n="$2" gpus
+  [ "$BACKEND" = nccl ] || return 0
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  if [ "$n" -gt "$gpus" ]; then
+    echo "NCCL_HOSTID=reshard-cluster-$$-$r NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo"
+  fi
+}
+
 start_cluster() {
   local n="$1" job="$2"
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: start N: \"$n\" is not a positive integer" >&2; exit 2; }
@@ -154,13 +175,14 @@ start_cluster() {
   echo "$server" > "$DIR/server"
   echo "$job" > "$DIR/job"
   for ((r = 0; r < n; ++r)); do
-    "$AGENT" --server "$server" --job "$job" --rank "$r" --world_size "$n" \
-      --backend gloo --listen_address 127.0.0.1 \
-      </dev/null >"$DIR/agent-$r.log" 2>&1 &
+    # shellcheck disable=SC2046  # VAR=VALUE words, split on purpose
+    env $(agent_env "$r" "$n") "$AGENT" --server "$server" --job "$job" \
+      --rank "$r" --world_size "$n" --backend "$BACKEND" \
+      --listen_address 127.0.0.1 </dev/null >"$DIR/agent-$r.log" 2>&1 &
     echo "$! reshard-agent" >> "$DIR/pids"
   done
   wait_ready "$server" "$job" "$n"
-  say "job $job ready: $n agents, planner on $server (state in $DIR)"
+  say "job $job ready: $n $BACKEND agents, planner on $server (state in $DIR)"
   echo "$server"
 }
 
@@ -180,11 +202,17 @@ cmd="$1"; shift
 N=""
 [ "$cmd" = start ] && { [ $# -ge 1 ] || usage; N="$1"; shift; }
 JOB=local
+BACKEND=gloo
 DIR="${RESHARD_CLUSTER_DIR:-/tmp/reshard-cluster-${USER:-$(id -un)}}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --job) [ $# -ge 2 ] || { echo "local-cluster: --job needs a value" >&2; exit 2; }; JOB="$2"; shift 2 ;;
     --dir) [ $# -ge 2 ] || { echo "local-cluster: --dir needs a value" >&2; exit 2; }; DIR="$2"; shift 2 ;;
+    --backend)
+      case "${2:-}" in
+        gloo|nccl) BACKEND="$2"; shift 2 ;;
+        *) echo "local-cluster: --backend must be gloo or nccl" >&2; exit 2 ;;
+      esac ;;
     *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
 done

@@ -3,7 +3,8 @@
 # usable GPU: the bundle is at most 64 MiB and its binaries resolve every
 # library from the bundle, the system's C/C++ runtime or CUDA/NCCL only;
 # gpu-check.sh --quick runs up to its first GPU test and stops there with
-# exit status 2 and a clear message. The exec judge (gpu-exec-judge.sh)
+# exit status 2 and a clear message; the bundle's cluster of NCCL agents
+# does not start, saying why. The exec judge (gpu-exec-judge.sh)
 # validates random plans on Gloo here, and reports a run that fails.
 #   gpu_scripts_test.sh REPO_DIR BUILD_DIR
 set -u
@@ -37,6 +38,17 @@ contains "$(cat "$dir/check.log")" "stopping before the GPU tests"
 check "the log says where it stopped" $?
 ! contains "$out" "== nccl_process_test"
 check "no GPU test ran" $?
+# The bundle's cluster of NCCL agents (gpu-check.sh's job check) refuses
+# to start without a GPU, showing the agents' reason, and leaves nothing.
+out=$(RESHARD_BIN="$dir/bundle/bin" LD_LIBRARY_PATH="$dir/bundle/lib" \
+  RESHARD_CLUSTER_DIR="$dir/cluster" RESHARD_CLUSTER_STOP_SECONDS=5 \
+  bash "$dir/bundle/local-cluster.sh" start 2 --backend nccl 2>&1)
+status=$?
+[ "$status" -eq 1 ] && contains "$out" "an agent exited" &&
+  contains "$out" "--backend nccl: no usable GPU"
+check "NCCL agents without a GPU: the cluster does not start, saying why (exit $status: $out)" $?
+[ ! -f "$dir/cluster/pids" ]
+check "the failed cluster left no processes on record" $?
 judge="$dir/bundle/gpu-exec-judge.sh"
 out=$(bash "$judge" --reshardctl "$build/client/reshardctl" --backend gloo --cases 6 2>&1)
 check "the exec judge validates 6 random plans on Gloo ($out)" $?
