@@ -73,6 +73,8 @@ DeviceCopyTable EncodeForDevice(const CopyProgram& program) {
       table.dims.insert(table.dims.end(), part->begin(), part->end());
     }
     table.units += runs * op.chunks_per_run;
+    table.max_unit_bytes = std::max(
+        table.max_unit_bytes, std::min(copy.run_bytes, kDeviceChunkBytes));
     table.ops.push_back(op);
   }
   return table;

@@ -23,6 +23,7 @@ struct DeviceCopyTable {
   std::vector<DeviceCopyOp> ops;  // copies with at least one byte
   std::vector<int64_t> dims;      // every op's loops (DeviceCopyOp)
   int64_t units = 0;              // of every op
+  int64_t max_unit_bytes = 0;     // the longest unit (LanesPerUnit)
 };
 
 DeviceCopyTable EncodeForDevice(const CopyProgram& program);

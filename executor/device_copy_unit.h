@@ -1,6 +1,9 @@
 // The unit of a device copy: one chunk (at most kDeviceChunkBytes) of one
 // contiguous run of one strided copy. The kernel gives each unit to a
-// thread block; the host interpreter runs the same units one by one. Both
+// group of a thread block's threads (LanesPerUnit: a whole block for
+// 4 KiB units, a few threads for short rows, so that a block of 64-byte
+// rows keeps every thread busy); the host interpreter runs the same units
+// one by one. Both
 // find what a unit copies through LocateUnit below, compiled by nvcc for
 // the device and by the host compiler here, so every machine tests the
 // decomposition the GPU runs. Plain C++ and CUDA types only (nvcc compiles
@@ -21,6 +24,20 @@ namespace reshard::executor {
 // The most bytes one unit copies: long runs are split so that a few long
 // rows still spread over many blocks.
 inline constexpr int64_t kDeviceChunkBytes = 4096;
+// Threads of one block of the copy kernel: a 4 KiB unit is one 16-byte
+// word per thread.
+inline constexpr int kDeviceCopyThreads = 256;
+
+// The threads that copy one unit when a table's longest unit is
+// `max_unit_bytes`: one per 16-byte word, as a power of two from 1 to
+// kDeviceCopyThreads (which it divides).
+RESHARD_HOST_DEVICE inline int LanesPerUnit(int64_t max_unit_bytes) {
+  int lanes = 1;
+  while (lanes < kDeviceCopyThreads && lanes * int64_t{16} < max_unit_bytes) {
+    lanes *= 2;
+  }
+  return lanes;
+}
 
 // One strided copy as the device reads it (fixed-size, 8-byte fields).
 // Its loops live in the table's `dims`: `loops` counts (outermost first),

@@ -20,55 +20,67 @@ __device__ char* Target(const DeviceCopyBuffers& b, int32_t which) {
   return const_cast<char*>(Source(b, which));
 }
 
-// The block's threads copy `bytes` in words of T (both ends aligned to T
-// and `bytes` a multiple of it).
+// A unit's `lanes` threads (this one is `lane`) copy `bytes` in words of
+// T (both ends aligned to T and `bytes` a multiple of it).
+// A unit is at most kDeviceChunkBytes: 32-bit indices suffice.
 template <typename T>
-__device__ void CopyWords(const char* from, char* to, int64_t bytes) {
+__device__ void CopyWords(const char* from, char* to, int64_t bytes, int lane,
+                          int lanes) {
   const T* src = reinterpret_cast<const T*>(from);
   T* dst = reinterpret_cast<T*>(to);
-  const int64_t words = bytes / static_cast<int64_t>(sizeof(T));
-  for (int64_t k = threadIdx.x; k < words; k += blockDim.x) dst[k] = src[k];
+  const int words = static_cast<int>(bytes) / static_cast<int>(sizeof(T));
+  for (int k = lane; k < words; k += lanes) dst[k] = src[k];
 }
 
 // The widest word both ends and the length allow: 16 bytes on the rows
 // of a typical tensor, down to single bytes on odd ones.
-__device__ void CopyUnit(const char* from, char* to, int64_t bytes) {
+__device__ void CopyUnit(const char* from, char* to, int64_t bytes, int lane,
+                         int lanes) {
   const uint64_t align = reinterpret_cast<uint64_t>(from) |
                          reinterpret_cast<uint64_t>(to) |
                          static_cast<uint64_t>(bytes);
   if (align % 16 == 0) {
-    CopyWords<uint4>(from, to, bytes);
+    CopyWords<uint4>(from, to, bytes, lane, lanes);
   } else if (align % 8 == 0) {
-    CopyWords<uint64_t>(from, to, bytes);
+    CopyWords<uint64_t>(from, to, bytes, lane, lanes);
   } else if (align % 4 == 0) {
-    CopyWords<uint32_t>(from, to, bytes);
+    CopyWords<uint32_t>(from, to, bytes, lane, lanes);
   } else {
-    CopyWords<char>(from, to, bytes);
+    CopyWords<char>(from, to, bytes, lane, lanes);
   }
 }
 
+// Each block holds kDeviceCopyThreads / lanes groups of `lanes` threads
+// (a power of two: shifts and masks, no division); a group copies one
+// unit at a time, striding over the grid's groups.
 __global__ void CopyUnitsKernel(const DeviceCopyOp* ops, int32_t op_count,
-                                const int64_t* dims, int64_t units,
+                                const int64_t* dims, int64_t units, int lanes,
                                 DeviceCopyBuffers buffers) {
-  for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
+  const int shift = __ffs(lanes) - 1;
+  const int64_t groups = kDeviceCopyThreads >> shift;
+  const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * groups + (threadIdx.x >> shift);
+  for (int64_t u = first; u < units; u += gridDim.x * groups) {
     const UnitCopy c = LocateUnit(ops, op_count, dims, u);
     CopyUnit(Source(buffers, c.from) + c.from_at,
-             Target(buffers, c.to) + c.to_at, c.bytes);
+             Target(buffers, c.to) + c.to_at, c.bytes, lane, lanes);
   }
 }
 
 }  // namespace
 
 cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
-                            const int64_t* dims, int64_t units,
+                            const int64_t* dims, int64_t units, int lanes,
                             const DeviceCopyBuffers& buffers,
                             cudaStream_t stream) {
   if (units <= 0) return cudaSuccess;
-  constexpr int kThreads = 256;      // 4 KiB units: one uint4 per thread
   constexpr int64_t kMaxBlocks = 8192;  // grid-stride beyond this
-  const int64_t blocks = units < kMaxBlocks ? units : kMaxBlocks;
-  CopyUnitsKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      ops, op_count, dims, units, buffers);
+  const int64_t groups = kDeviceCopyThreads / lanes;
+  const int64_t needed = (units + groups - 1) / groups;
+  const int64_t blocks = needed < kMaxBlocks ? needed : kMaxBlocks;
+  CopyUnitsKernel<<<static_cast<unsigned>(blocks), kDeviceCopyThreads, 0,
+                    stream>>>(ops, op_count, dims, units, lanes, buffers);
   return cudaGetLastError();
 }
 

@@ -24,9 +24,10 @@ struct DeviceCopyBuffers {
 };
 
 // Enqueues units [0, units) of `ops` (`op_count` of them) and `dims`, all
-// device pointers, on `stream`. Returns the launch's error.
+// device pointers, on `stream`, `lanes` threads per unit (LanesPerUnit of
+// the table's longest unit). Returns the launch's error.
 cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
-                            const int64_t* dims, int64_t units,
+                            const int64_t* dims, int64_t units, int lanes,
                             const DeviceCopyBuffers& buffers,
                             cudaStream_t stream);
 

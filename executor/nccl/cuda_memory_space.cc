@@ -96,11 +96,11 @@ absl::Status CudaMemorySpace::Run(const PreparedTable& table,
   }
   const DeviceCopyBuffers device{buffers.in, buffers.out, buffers.wire_in,
                                  buffers.wire_out};
-  const cudaError_t e =
-      LaunchCopyUnits(static_cast<const DeviceCopyOp*>(table.device_ops),
-                      static_cast<int32_t>(table.table.ops.size()),
-                      static_cast<const int64_t*>(table.device_dims),
-                      table.table.units, device, stream);
+  const cudaError_t e = LaunchCopyUnits(
+      static_cast<const DeviceCopyOp*>(table.device_ops),
+      static_cast<int32_t>(table.table.ops.size()),
+      static_cast<const int64_t*>(table.device_dims), table.table.units,
+      LanesPerUnit(table.table.max_unit_bytes), device, stream);
   if (e != cudaSuccess) return CudaError(name(), "the copy kernel's launch", e);
   return absl::OkStatus();
 }

@@ -2,7 +2,10 @@
 // programs of random steps, each encoded as a device table, uploaded and
 // run by one launch on device buffers, equal byte for byte to the same
 // program run on the host (RESHARD_DEVICE_COPY_PROGRAMS sets how many:
-// fewer under compute-sanitizer). Skips without a usable GPU.
+// fewer under compute-sanitizer). Every other program runs with the
+// table's own threads per unit (LanesPerUnit), the rest with each count
+// from 1 to 256 in turn: the result must not depend on it. Skips without
+// a usable GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -44,9 +47,9 @@ class DeviceBytes {
   bool ok_ = false;
 };
 
-// Runs `table` on device copies of `buffers` and downloads the result
-// into them; the CUDA error's name, or "".
-std::string RunOnDevice(const DeviceCopyTable& table,
+// Runs `table` on device copies of `buffers`, `lanes` threads per unit,
+// and downloads the result into them; the CUDA error's name, or "".
+std::string RunOnDevice(const DeviceCopyTable& table, int lanes,
                         testing::ProgramBuffers& buffers) {
   DeviceBytes in(buffers.in.data(), buffers.in.size());
   DeviceBytes out(buffers.out.data(), buffers.out.size());
@@ -68,7 +71,7 @@ std::string RunOnDevice(const DeviceCopyTable& table,
       LaunchCopyUnits(reinterpret_cast<const DeviceCopyOp*>(ops.data()),
                       static_cast<int32_t>(table.ops.size()),
                       reinterpret_cast<const int64_t*>(dims.data()),
-                      table.units, device, nullptr);
+                      table.units, lanes, device, nullptr);
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return cudaGetErrorName(e);
   const bool downloaded = out.Download(buffers.out) &&
@@ -84,6 +87,7 @@ TEST(DeviceCopyGpuTest, TenThousandProgramsMatchTheHostByteForByte) {
   const char* wanted = std::getenv("RESHARD_DEVICE_COPY_PROGRAMS");
   const int programs = wanted != nullptr ? std::atoi(wanted) : 10000;
   std::mt19937_64 rng(2028);
+  int index = 0;
   const int visited = testing::ForEachStepProgram(
       programs, rng,
       [&](const CompiledStep& step, const CopyProgram& program,
@@ -91,8 +95,12 @@ TEST(DeviceCopyGpuTest, TenThousandProgramsMatchTheHostByteForByte) {
         testing::ProgramBuffers host(step, rng);
         testing::ProgramBuffers device = host;
         RunOnHost(program, host.Pointers());
-        const std::string error = RunOnDevice(EncodeForDevice(program), device);
-        EXPECT_EQ(error, "") << label;
+        const DeviceCopyTable table = EncodeForDevice(program);
+        const int lanes = index % 2 == 0 ? LanesPerUnit(table.max_unit_bytes)
+                                         : 1 << (index / 2 % 9);
+        ++index;
+        const std::string error = RunOnDevice(table, lanes, device);
+        EXPECT_EQ(error, "") << label << " with " << lanes << " lanes";
         EXPECT_TRUE(device == host) << label;
         return !::testing::Test::HasFailure();
       });

@@ -63,6 +63,33 @@ TEST(DeviceCopyTableTest, LongRunsSplitIntoChunksAndLoopsUseTheirStrides) {
   EXPECT_EQ(v.bytes, kDeviceChunkBytes);
 }
 
+// The kernel's threads per unit follow the table's longest unit: one per
+// 16-byte word, a power of two up to a whole block for a 4 KiB chunk.
+TEST(DeviceCopyTableTest, ThreadsPerUnitFollowTheLongestUnit) {
+  CopyProgram program;
+  StridedCopy rows;
+  rows.from = CopyBuffer::kIn;
+  rows.to = CopyBuffer::kOut;
+  rows.run_bytes = 64;  // inner-dim rows of 16 floats
+  rows.counts = {1000};
+  rows.from_strides = {256};
+  rows.to_strides = {64};
+  program.copies.push_back(rows);
+  EXPECT_EQ(EncodeForDevice(program).max_unit_bytes, 64);
+  EXPECT_EQ(LanesPerUnit(64), 4);
+  StridedCopy longer = rows;
+  longer.to = CopyBuffer::kWireOut;
+  longer.run_bytes = 3 * kDeviceChunkBytes;  // split into 4 KiB chunks
+  program.copies.push_back(longer);
+  EXPECT_EQ(EncodeForDevice(program).max_unit_bytes, kDeviceChunkBytes);
+  EXPECT_EQ(LanesPerUnit(kDeviceChunkBytes), kDeviceCopyThreads);
+  EXPECT_EQ(LanesPerUnit(0), 1);
+  EXPECT_EQ(LanesPerUnit(16), 1);
+  EXPECT_EQ(LanesPerUnit(17), 2);
+  EXPECT_EQ(LanesPerUnit(1000), 64);
+  EXPECT_EQ(kDeviceCopyThreads % LanesPerUnit(1000), 0);
+}
+
 // Empty copies take no unit; later ops are found past them.
 TEST(DeviceCopyTableTest, EmptyCopiesAreDroppedAndOpsAreFoundByUnit) {
   CopyProgram program;
