@@ -148,12 +148,25 @@ absl::StatusOr<int64_t> Agent::Join(
     std::this_thread::sleep_for(backoff);
     status = JoinOnce(request, deadline, response);
   }
+  // A first Join whose answer was lost (its retry presents no session):
+  // the Coordinator keeps that join's session to itself, so join afresh.
+  if (status.error_code() == grpc::PERMISSION_DENIED && id_.session().empty()) {
+    spdlog::warn("{}; joining again as a new incarnation",
+                 status.error_message());
+    id_.set_incarnation(FreshIncarnation());
+    *request.mutable_agent() = id_;
+    status = JoinOnce(request, deadline, response);
+  }
   if (status.error_code() == grpc::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError(
         absl::StrCat("no answer from the Coordinator at ", config_.server,
                      " by the ", "deadline (", status.error_message(), ")"));
   }
   if (!status.ok()) return proto::StatusFromGrpc(status);
+  if (response.session() != id_.session()) {  // a first join, or a new server
+    id_.set_session(response.session());
+    store_ = std::make_shared<CoordinatorStore>(stub_, id_, RpcTimeout());
+  }
   spdlog::info(
       "joined job {} as rank {} of {} (generation {}, incarnation {}, "
       "coordinator {}, agent {})",

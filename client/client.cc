@@ -351,8 +351,7 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
   job.generation = proto.generation();
   job.state = proto.state();
   for (const v1::AgentInfo& a : proto.agents()) {
-    job.agents.push_back(
-        {a.rank(), a.incarnation(), a.version(), a.host(), a.connected()});
+    job.agents.push_back({a.rank(), a.version(), a.host(), a.connected()});
   }
   job.current_run = proto.current_run();
   job.current_run_executions_done =

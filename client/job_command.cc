@@ -23,7 +23,6 @@
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
-#include "common/incarnation_text.h"
 #include "common/json_text.h"
 #include "planner/plan_format.h"
 #include "reshard/client.h"
@@ -54,7 +53,7 @@ constexpr char kListUsage[] =
 constexpr char kShowUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job show NAME [--json]\n"
     "  The job's state, runs and store, and one line per agent: rank,\n"
-    "  connected (its dispatch stream is open), version, incarnation, host.\n";
+    "  connected (its dispatch stream is open), version, host.\n";
 
 constexpr char kRunUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job run NAME\n"
@@ -247,12 +246,10 @@ int64_t ConnectedAgents(const JobInfo& job) {
 }
 
 std::string AgentJson(const JobAgentInfo& a) {
-  return absl::StrCat(
-      "{\"rank\": ", a.rank,
-      ", \"connected\": ", a.connected ? "true" : "false",
-      ", \"version\": ", JsonString(a.version),
-      ", \"incarnation\": ", JsonString(IncarnationText(a.incarnation)),
-      ", \"host\": ", JsonString(a.host), "}");
+  return absl::StrCat("{\"rank\": ", a.rank,
+                      ", \"connected\": ", a.connected ? "true" : "false",
+                      ", \"version\": ", JsonString(a.version),
+                      ", \"host\": ", JsonString(a.host), "}");
 }
 
 std::string RunJson(const JobInfo::Run& run) {
@@ -338,12 +335,11 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
                          j.store_bytes);
   out << absl::StrFormat("agents: %d of %d connected\n", ConnectedAgents(j),
                          j.world_size);
-  out << absl::StrFormat("%6s  %-9s  %-10s  %16s  %s\n", "rank", "connected",
-                         "version", "incarnation", "host");
+  out << absl::StrFormat("%6s  %-9s  %-10s  %s\n", "rank", "connected",
+                         "version", "host");
   for (const JobAgentInfo& a : j.agents) {
-    out << absl::StrFormat("%6d  %-9s  %-10s  %16s  %s\n", a.rank,
-                           a.connected ? "yes" : "no", a.version,
-                           IncarnationText(a.incarnation), a.host);
+    out << absl::StrFormat("%6d  %-9s  %-10s  %s\n", a.rank,
+                           a.connected ? "yes" : "no", a.version, a.host);
   }
   if (j.recent_runs.empty()) return;
   out << absl::StrFormat("recent runs (last %d):\n", j.recent_runs.size());

@@ -130,23 +130,29 @@ class RunSlot {
 
 }  // namespace
 
-Coordinator::Coordinator(CoordinatorLimits limits, Clock clock)
+Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
+                         SessionSource sessions)
     : limits_(limits),
       clock_(std::move(clock)),
+      sessions_(std::move(sessions)),
       table_(std::make_unique<InMemoryJobTable>(limits_, clock_)) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
-                         std::unique_ptr<JobTable> table)
-    : limits_(limits), clock_(std::move(clock)), table_(std::move(table)) {}
+                         std::unique_ptr<JobTable> table,
+                         SessionSource sessions)
+    : limits_(limits),
+      clock_(std::move(clock)),
+      sessions_(std::move(sessions)),
+      table_(std::move(table)) {}
 
-absl::StatusOr<int64_t> Coordinator::Join(const JoinInfo& info) {
+absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   absl::Status s = CheckJoin(info, limits_);
   if (!s.ok()) return s;
   DropIdleJobs();
   absl::StatusOr<std::shared_ptr<Job>> job = table_->FindOrCreate(info);
   if (!job.ok()) return job.status();
-  return (*job)->Join(info);
+  return (*job)->Join(info, sessions_(info.agent));
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(

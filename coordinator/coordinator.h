@@ -21,6 +21,7 @@
 #include "coordinator/limits.h"
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
+#include "coordinator/session_secret.h"
 #include "coordinator/work.h"
 #include "executor/run_summary.h"
 
@@ -39,21 +40,25 @@ struct RunOutcome {
 
 class Coordinator {
  public:
-  // `clock` keeps the books (coordinator/clock.h); `table` holds the jobs.
-  explicit Coordinator(CoordinatorLimits limits, Clock clock = SystemClock());
+  // `clock` keeps the books (coordinator/clock.h); `table` holds the jobs;
+  // `sessions` makes joining agents' sessions (tests give their own).
+  explicit Coordinator(CoordinatorLimits limits, Clock clock = SystemClock(),
+                       SessionSource sessions = RandomSessions());
   Coordinator(CoordinatorLimits limits, Clock clock,
-              std::unique_ptr<JobTable> table);
+              std::unique_ptr<JobTable> table,
+              SessionSource sessions = RandomSessions());
 
   // Refuses another protocol (FAILED_PRECONDITION naming both versions),
   // bad fields (INVALID_ARGUMENT naming them) and a job that exists with
-  // another shape; returns the job's generation.
-  absl::StatusOr<int64_t> Join(const JoinInfo& info);
+  // another shape; returns the job's generation and the agent's session
+  // (Job::Join).
+  absl::StatusOr<Joined> Join(const JoinInfo& info);
 
   // The calls below name an agent that joined. Each finds the agent's job
   // (NOT_FOUND naming `agent.job` when there is none) and hands the call
   // to it (coordinator/job.h): INVALID_ARGUMENT for a rank outside the
   // job, FAILED_PRECONDITION for a rank that has not joined or an older
-  // incarnation.
+  // incarnation, PERMISSION_DENIED for a session not the rank's.
 
   // Opens the agent's dispatch mailbox, closing an older one.
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
@@ -96,6 +101,7 @@ class Coordinator {
 
   const CoordinatorLimits limits_;
   const Clock clock_;
+  const SessionSource sessions_;
   std::unique_ptr<JobTable> table_;
   std::atomic<int64_t> active_runs_{0};
   std::atomic<bool> shut_down_{false};

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/incarnation_text.h"
 #include "coordinator/active_run.h"
+#include "coordinator/session_secret.h"
 
 namespace reshard::coordinator {
 
@@ -26,35 +26,35 @@ Job::Job(std::string name, int64_t world_size, Backend backend,
 
 Job::~Job() = default;
 
-absl::StatusOr<int64_t> Job::Join(const JoinInfo& info) {
+absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
+                                 const std::string& fresh_session) {
   absl::MutexLock lock(&mu_);
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
-  Slot& slot = slots_[info.agent.rank];
-  if (slot.present && slot.info.incarnation == info.agent.incarnation) {
-    return generation_;  // the same process again: nothing changes
+  const int64_t rank = info.agent.rank;
+  Slot& slot = slots_[rank];
+  if (slot.present && slot.incarnation == info.agent.incarnation) {
+    // The same process again (after its stream dropped): nothing changes,
+    // but only for the holder of its session.
+    absl::Status s = CheckSessionLocked(slot, info.agent);
+    if (!s.ok()) return s;
+    return Joined{generation_, slot.session};
   }
   if (slot.present && slot.mailbox != nullptr) {
     return absl::AlreadyExistsError(
-        absl::StrCat("rank ", info.agent.rank, " of job \"", name_,
-                     "\" is held by a live agent (incarnation ",
-                     IncarnationText(slot.info.incarnation),
-                     ", connected); stop it before starting another"));
+        absl::StrCat("rank ", rank, " of job \"", name_,
+                     "\" is held by a live agent (connected); stop it before "
+                     "starting another"));
   }
   if (slot.present) {
-    LoseRankLocked(info.agent.rank,
-                   "its agent was replaced by a new incarnation");
-    if (slot.mailbox != nullptr) {
-      slot.mailbox->Close(absl::StrCat(
-          "rank ", info.agent.rank, " was replaced by incarnation ",
-          IncarnationText(info.agent.incarnation)));
-    }
+    LoseRankLocked(rank, "its agent was replaced by a new incarnation");
   }
-  slot = Slot{true,
-              AgentInfo{info.agent.rank, info.agent.incarnation, info.version,
-                        info.host, false},
-              nullptr, std::nullopt, ""};
+  slot = Slot{};
+  slot.present = true;
+  slot.info = AgentInfo{rank, info.version, info.host, false};
+  slot.incarnation = info.agent.incarnation;
+  slot.session = fresh_session;
   active_at_ = clock_();
-  return ++generation_;
+  return Joined{++generation_, slot.session};
 }
 
 absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
@@ -117,14 +117,22 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
     return absl::FailedPreconditionError(absl::StrCat(
         "rank ", id.rank, " has not joined job \"", name_, "\"; join first"));
   }
-  if (slot.info.incarnation != id.incarnation) {
+  // Neither number is shown: the caller may not be the rank's agent.
+  if (slot.incarnation != id.incarnation) {
     return absl::FailedPreconditionError(
-        absl::StrCat("agent.incarnation: ", IncarnationText(id.incarnation),
-                     " is not rank ", id.rank, "'s current incarnation (",
-                     IncarnationText(slot.info.incarnation), ") in job \"",
-                     name_, "\"; a restarted agent joins again"));
+        absl::StrCat("agent.incarnation: not rank ", id.rank,
+                     "'s current incarnation in job \"", name_,
+                     "\"; a restarted agent joins again"));
   }
-  return absl::OkStatus();
+  return CheckSessionLocked(slot, id);
+}
+
+absl::Status Job::CheckSessionLocked(const Slot& slot,
+                                     const AgentId& id) const {
+  if (SameSession(id.session, slot.session)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "agent.session: not the session rank ", id.rank, " of job \"", name_,
+      "\" was given when it joined; only that agent may act for the rank"));
 }
 
 bool Job::ReadyLocked() const {

@@ -85,8 +85,12 @@ class Job {
   int64_t world_size() const { return world_size_; }
   Backend backend() const { return backend_; }
 
-  // Adds or replaces the rank's agent; the job's generation afterwards.
-  absl::StatusOr<int64_t> Join(const JoinInfo& info);
+  // Adds or replaces the rank's agent: the job's generation afterwards and
+  // the agent's session, `fresh_session` for a new agent. The same
+  // incarnation again must present its session (PERMISSION_DENIED
+  // otherwise) and keeps it.
+  absl::StatusOr<Joined> Join(const JoinInfo& info,
+                              const std::string& fresh_session);
   // Opens the agent's dispatch mailbox (closing any older one).
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
   // The agent's dispatch stream ended: it is no longer present.
@@ -151,6 +155,8 @@ class Job {
   struct Slot {
     bool present = false;
     AgentInfo info;
+    uint64_t incarnation = 0;
+    std::string session;               // the secret its agent presents
     std::shared_ptr<Mailbox> mailbox;  // while connected
     // A rank whose agent was connected and went away (its stream closed,
     // or it left): since when and how; nullopt once it is back.
@@ -159,7 +165,12 @@ class Job {
   };
   enum class WaitEnd { kDone, kDeadline, kCallerGone, kGaveUp };
 
+  // The rank's agent: INVALID_ARGUMENT outside the job,
+  // FAILED_PRECONDITION before it joined or for another incarnation,
+  // PERMISSION_DENIED for another session.
   absl::Status CheckAgentLocked(const AgentId& id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckSessionLocked(const Slot& slot, const AgentId& id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckRunLocked(const std::string& run_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

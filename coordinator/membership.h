@@ -1,6 +1,8 @@
 // Who takes part in a job (docs/DESIGN.md §5): agents identified by job, rank
 // and incarnation (fresh per agent process), joining with their world size,
-// backend and version. Plain values; the Job owns the state.
+// backend and version, and proving who they are by the session Join gave
+// them (coordinator/session_secret.h). Plain values; the Job owns the
+// state.
 #ifndef RESHARD_COORDINATOR_MEMBERSHIP_H_
 #define RESHARD_COORDINATOR_MEMBERSHIP_H_
 
@@ -19,6 +21,14 @@ struct AgentId {
   std::string job;
   int64_t rank = 0;
   uint64_t incarnation = 0;
+  std::string session;  // from Join; empty on a first Join
+};
+
+// What a Join gives the joining agent: the job's generation after it, and
+// the agent's session, which every later call for the rank presents.
+struct Joined {
+  int64_t generation = 0;
+  std::string session;
 };
 
 struct JoinInfo {
@@ -30,10 +40,10 @@ struct JoinInfo {
   std::string host;
 };
 
-// One rank's slot in a job, as GetJob shows it.
+// One rank's slot in a job, as GetJob shows it: no incarnation and no
+// session (who holds a rank is not anyone's business but the holder's).
 struct AgentInfo {
   int64_t rank = 0;
-  uint64_t incarnation = 0;
   std::string version;
   std::string host;
   bool connected = false;  // its dispatch stream is open

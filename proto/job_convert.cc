@@ -6,7 +6,8 @@
 namespace reshard::proto {
 
 coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto) {
-  return coordinator::AgentId{proto.job(), proto.rank(), proto.incarnation()};
+  return coordinator::AgentId{proto.job(), proto.rank(), proto.incarnation(),
+                              proto.session()};
 }
 
 coordinator::Backend BackendFromProto(v1::Backend backend) {
@@ -70,7 +71,6 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
   for (const coordinator::AgentInfo& agent : info.agents) {
     v1::AgentInfo* a = out->add_agents();
     a->set_rank(agent.rank);
-    a->set_incarnation(agent.incarnation);
     a->set_version(agent.version);
     a->set_host(agent.host);
     a->set_connected(agent.connected);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/incarnation_text.h"
 #include "common/version.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
@@ -95,16 +96,18 @@ grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
                                       v1::JoinResponse* response) {
   return Timed("Join", [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Join", Draining());
-    absl::StatusOr<int64_t> generation =
+    absl::StatusOr<coordinator::Joined> joined =
         core_.Join(proto::JoinInfoFromProto(*request));
-    if (!generation.ok()) return Answer(ctx, "Join", generation.status());
-    response->set_generation(*generation);
+    if (!joined.ok()) return Answer(ctx, "Join", joined.status());
+    response->set_generation(joined->generation);
     response->set_coordinator_version(kReshardVersion);
+    response->set_session(joined->session);  // never logged
     spdlog::info(
         "job={} rank={} incarnation={} version={} joined; "
         "generation {}",
         request->agent().job(), request->agent().rank(),
-        request->agent().incarnation(), request->version(), *generation);
+        IncarnationText(request->agent().incarnation()), request->version(),
+        joined->generation);
     return grpc::Status::OK;
   });
 }

@@ -88,10 +88,10 @@ struct JobRun {
   int executions_completed = 0;
 };
 
-// One agent of a job, as the Coordinator sees it.
+// One agent of a job, as the Coordinator shows it (not its incarnation:
+// the Coordinator keeps who holds a rank to itself).
 struct JobAgentInfo {
   int64_t rank = 0;
-  uint64_t incarnation = 0;
   std::string version;
   std::string host;
   bool connected = false;  // its dispatch stream is open

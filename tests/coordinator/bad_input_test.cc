@@ -201,8 +201,8 @@ class BadInputTest : public testing::FencingFixture {
 };
 
 TEST_F(BadInputTest, EveryRpcRefusesBadInputNamingTheFieldAndLosesNothing) {
-  const v1::AgentId a0 = Agent("bad", 0, 100);
-  const v1::AgentId a1 = Agent("bad", 1, 101);
+  v1::AgentId a0 = Agent("bad", 0, 100);
+  v1::AgentId a1 = Agent("bad", 1, 101);
   ASSERT_TRUE(Join(a0).ok());
   ASSERT_TRUE(Join(a1).ok());
   const std::unique_ptr<testing::DispatchStream> s0 = Dispatch(a0);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/version.h"
 #include "coordinator/coordinator.h"
 #include "gtest/gtest.h"
@@ -13,12 +14,30 @@
 
 namespace reshard::coordinator {
 
+// The sessions the tests' Coordinators give: derived from the agent's
+// identity, so that a test names a joined agent's session (Id) without
+// keeping Join's answer. The server's are random (RandomSessions).
+inline std::string TestSession(const AgentId& agent) {
+  return absl::StrCat("session-", agent.job, "-", agent.rank, "-",
+                      agent.incarnation);
+}
+inline SessionSource TestSessions() { return TestSession; }
+
+// Rank `rank` of `job` as incarnation `incarnation`, with the session a
+// Coordinator with TestSessions gave it.
+inline AgentId Id(const std::string& job, int64_t rank, uint64_t incarnation) {
+  AgentId id{job, rank, incarnation, ""};
+  id.session = TestSession(id);
+  return id;
+}
+
 // Rank `rank` of `job` (world size `world`) joining as incarnation
-// 100 + rank unless given.
+// 100 + rank unless given, with the session TestSessions gives it (a first
+// join's is ignored; a rejoin of the same incarnation needs it).
 inline JoinInfo Joining(const std::string& job, int64_t rank, int64_t world,
                         uint64_t incarnation = 0) {
   JoinInfo info;
-  info.agent = AgentId{job, rank, incarnation == 0 ? 100 + rank : incarnation};
+  info.agent = Id(job, rank, incarnation == 0 ? 100 + rank : incarnation);
   info.world_size = world;
   info.version = kReshardVersion;
   info.protocol = kCoordinatorProtocol;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,7 @@ bool AwaitJob(const Coordinator& c, const std::string& job,
 }  // namespace testing_wait
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Two tensors S(0) -> R on a 1-D mesh of `world` ranks, bucketed: one
 // all_gather of both.
@@ -149,9 +151,8 @@ class CoordinatorTest : public ::testing::Test {
                 std::function<Behaviour(int64_t)> how = nullptr) {
     for (int64_t r = 0; r < world; ++r) {
       ASSERT_TRUE(c_.Join(Joining(job, r, world)).ok());
-      agents_.emplace_back(ServeRank, std::ref(c_),
-                           AgentId{job, r, static_cast<uint64_t>(100 + r)},
-                           world, runs, how ? how(r) : Behaviour());
+      agents_.emplace_back(ServeRank, std::ref(c_), Id(job, r, 100 + r), world,
+                           runs, how ? how(r) : Behaviour());
     }
   }
   void TearDown() override {
@@ -167,27 +168,28 @@ class CoordinatorTest : public ::testing::Test {
   }
 
   CoordinatorLimits limits_;
-  Coordinator c_{limits_};
+  Coordinator c_{limits_, SystemClock(), TestSessions()};
   std::vector<std::thread> agents_;
 };
 
 TEST_F(CoordinatorTest, JoinsCreateTheJobAndEachMembershipChangeBumpsIt) {
-  EXPECT_EQ(*c_.Join(Joining("j", 0, 2)), 1);
-  EXPECT_EQ(*c_.Join(Joining("j", 0, 2)), 1);  // the same process again
-  EXPECT_EQ(*c_.Join(Joining("j", 1, 2)), 2);
-  EXPECT_EQ(c_.GetJob("j")->state, "joining");      // nobody is connected yet
-  EXPECT_EQ(*c_.Join(Joining("j", 1, 2, 777)), 3);  // replaced
+  EXPECT_EQ(c_.Join(Joining("j", 0, 2))->generation, 1);
+  // The same process again, presenting its session: nothing changes.
+  EXPECT_EQ(c_.Join(Joining("j", 0, 2))->generation, 1);
+  EXPECT_EQ(c_.Join(Joining("j", 1, 2))->generation, 2);
+  EXPECT_EQ(c_.GetJob("j")->state, "joining");  // nobody is connected yet
+  EXPECT_EQ(c_.Join(Joining("j", 1, 2, 777))->generation, 3);  // replaced
   const JobSnapshot info = *c_.GetJob("j");
   EXPECT_EQ(info.world_size, 2);
   ASSERT_EQ(info.agents.size(), 2u);
-  EXPECT_EQ(info.agents[1].incarnation, 777u);
+  EXPECT_EQ(info.generation, 3);
 }
 
 TEST_F(CoordinatorTest, RefusesAnotherProtocolNamingBothVersions) {
   JoinInfo info = Joining("j", 0, 2);
   info.protocol = kCoordinatorProtocol + 1;
   info.version = "9.9.9";
-  absl::StatusOr<int64_t> joined = c_.Join(info);
+  absl::StatusOr<Joined> joined = c_.Join(info);
   EXPECT_EQ(joined.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(joined.status().message(), HasSubstr("agent version 9.9.9"));
   EXPECT_THAT(joined.status().message(),
@@ -208,33 +210,36 @@ TEST_F(CoordinatorTest, RefusesBadJoinsNamingTheField) {
       {Joining("j", 0, 0), absl::StatusCode::kInvalidArgument, "world_size"},
   };
   for (const Case& k : cases) {
-    absl::StatusOr<int64_t> joined = c_.Join(k.info);
+    absl::StatusOr<Joined> joined = c_.Join(k.info);
     EXPECT_EQ(joined.status().code(), k.code) << k.says;
     EXPECT_THAT(joined.status().message(), HasSubstr(k.says));
   }
   ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
-  absl::StatusOr<int64_t> other = c_.Join(Joining("j", 1, 4));
+  absl::StatusOr<Joined> other = c_.Join(Joining("j", 1, 4));
   EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(other.status().message(), HasSubstr("has world size 2"));
 }
 
 TEST_F(CoordinatorTest, ASecondAgentForALiveRankIsRefused) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
-  absl::StatusOr<std::shared_ptr<Mailbox>> live = c_.Connect({"j", 0, 5});
+  absl::StatusOr<std::shared_ptr<Mailbox>> live = c_.Connect(Id("j", 0, 5));
   ASSERT_TRUE(live.ok());
-  absl::StatusOr<int64_t> second = c_.Join(Joining("j", 0, 1, 6));
+  absl::StatusOr<Joined> second = c_.Join(Joining("j", 0, 1, 6));
   EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(second.status().message(),
               HasSubstr("rank 0 of job \"j\" is held by a live agent "
-                        "(incarnation 0000000000000005, connected)"));
-  c_.Disconnect({"j", 0, 5}, *live);  // it died: a new one may take over
+                        "(connected)"));
+  // Nothing about the holder: not its incarnation, not its session.
+  EXPECT_THAT(second.status().message(), Not(HasSubstr("0000000000000005")));
+  EXPECT_THAT(second.status().message(), Not(HasSubstr("session-")));
+  c_.Disconnect(Id("j", 0, 5), *live);  // it died: a new one may take over
   EXPECT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
 }
 
 TEST_F(CoordinatorTest, AnAgentOfNoJobIsNotFoundNamingTheField) {
   for (const absl::Status& s :
-       {c_.JobOf({"ghost", 0, 1}).status(),
-        c_.Connect({"ghost", 0, 1}).status(), c_.Leave({"ghost", 0, 1})}) {
+       {c_.JobOf(Id("ghost", 0, 1)).status(),
+        c_.Connect(Id("ghost", 0, 1)).status(), c_.Leave(Id("ghost", 0, 1))}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
     EXPECT_THAT(s.message(), HasSubstr("agent.job: no job \"ghost\" (join "
                                        "before anything else)"));
@@ -244,14 +249,71 @@ TEST_F(CoordinatorTest, AnAgentOfNoJobIsNotFoundNamingTheField) {
 TEST_F(CoordinatorTest, AnOldIncarnationIsRefused) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 6)).ok());
-  absl::StatusOr<std::shared_ptr<Mailbox>> old = c_.Connect({"j", 0, 5});
+  absl::StatusOr<std::shared_ptr<Mailbox>> old = c_.Connect(Id("j", 0, 5));
   EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(
-      old.status().message(),
-      HasSubstr("agent.incarnation: 0000000000000005 is not rank 0's current "
-                "incarnation (0000000000000006)"));
-  EXPECT_EQ(JobFor(c_, {"j", 0, 5}).Report({"j", 0, 5}, 1, "r", {}).code(),
+  EXPECT_THAT(old.status().message(),
+              HasSubstr("agent.incarnation: not rank 0's current incarnation "
+                        "in job \"j\""));
+  EXPECT_THAT(old.status().message(), Not(HasSubstr("0000000000000006")));
+  EXPECT_EQ(JobFor(c_, Id("j", 0, 5)).Report(Id("j", 0, 5), 1, "r", {}).code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+// Knowing a rank's job, rank and incarnation is not enough to act for it:
+// every call for the rank needs the session Join gave its agent, and a
+// refusal shows neither the session nor the incarnation.
+TEST_F(CoordinatorTest, EveryCallForARankNeedsItsSession) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 1, 5)).ok());
+  AgentId impostor = Id("j", 0, 5);
+  impostor.session = "guessed";
+  Job& job = JobFor(c_, impostor);
+  const std::vector<absl::Status> refused = {
+      c_.Connect(impostor).status(),
+      c_.Leave(impostor),
+      job.StoreSet(impostor, "r", "k", "v"),
+      job.StoreGet(impostor, "r", {"k"}, absl::Now()).status(),
+      job.StoreDelete(impostor, "r", "").status(),
+      job.Progress(impostor, "r", 1),
+      job.Report(impostor, 1, "r", {}),
+  };
+  for (const absl::Status& s : refused) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kPermissionDenied) << s;
+    EXPECT_THAT(s.message(), HasSubstr("agent.session: not the session rank 0 "
+                                       "of job \"j\" was given when it "
+                                       "joined"));
+    EXPECT_THAT(s.message(), Not(HasSubstr(TestSession(Id("j", 0, 5)))));
+  }
+  // Joining again as the same incarnation needs the session too, so the
+  // impostor cannot learn it that way either.
+  JoinInfo again = Joining("j", 0, 1, 5);
+  again.agent.session = "";
+  EXPECT_EQ(c_.Join(again).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  again.agent.session = TestSession(again.agent);
+  absl::StatusOr<Joined> rejoined = c_.Join(again);
+  ASSERT_TRUE(rejoined.ok()) << rejoined.status();
+  EXPECT_EQ(rejoined->session, again.agent.session);
+  // Nothing the impostor did changed the rank: its agent connects.
+  absl::StatusOr<std::shared_ptr<Mailbox>> box = c_.Connect(Id("j", 0, 5));
+  ASSERT_TRUE(box.ok()) << box.status();
+  c_.Disconnect(Id("j", 0, 5), *box);
+}
+
+// The server's sessions: 128 random bits as 32 hex digits, never repeated
+// in practice; compared whole.
+TEST(SessionSecretTest, RandomSessionsAreLongHexAndDistinct) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string s = RandomSession();
+    ASSERT_EQ(s.size(), 32u);
+    EXPECT_EQ(s.find_first_not_of("0123456789abcdef"), std::string::npos) << s;
+    seen.insert(s);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_TRUE(SameSession("abc", "abc"));
+  EXPECT_FALSE(SameSession("abd", "abc"));
+  EXPECT_FALSE(SameSession("ab", "abc"));
+  EXPECT_FALSE(SameSession("", "abc"));
 }
 
 TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {
@@ -274,7 +336,7 @@ TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {
 
 TEST_F(CoordinatorTest, ARunWaitsForAgentsStillJoining) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
-  agents_.emplace_back(ServeRank, std::ref(c_), AgentId{"j", 0, 100}, 2, 1,
+  agents_.emplace_back(ServeRank, std::ref(c_), Id("j", 0, 100), 2, 1,
                        Behaviour());
   agents_.emplace_back([this] {  // joined at TearDown, after Shutdown
     absl::StatusOr<RunOutcome> out = c_.RunJob("j", SpecFor(2), Soon(), {});
@@ -286,7 +348,7 @@ TEST_F(CoordinatorTest, ARunWaitsForAgentsStillJoining) {
     return info.run_calls == 1 && info.state == "joining";
   }));
   ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
-  ServeRank(c_, AgentId{"j", 1, 101}, 2, 1, Behaviour());
+  ServeRank(c_, Id("j", 1, 101), 2, 1, Behaviour());
   EXPECT_TRUE(AwaitJob("j", [](const JobSnapshot& info) {
     return info.runs_total == 1 && info.runs_failed == 0;
   }));
@@ -336,7 +398,8 @@ TEST_F(CoordinatorTest, AFailedRankFailsTheRunWithItsCode) {
 
 TEST_F(CoordinatorTest, CancelJobEndsTheRunInFlight) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 1)).ok());
-  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c_.Connect({"j", 0, 100});
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox =
+      c_.Connect(Id("j", 0, 100));
   ASSERT_TRUE(mailbox.ok());
   std::thread canceller([&] {
     std::optional<WorkItem> run = (*mailbox)->Pop(Soon());
@@ -362,7 +425,7 @@ std::vector<std::shared_ptr<Mailbox>> ConnectedAgents(Coordinator& c,
   for (int64_t r = 0; r < world; ++r) {
     absl::StatusOr<std::shared_ptr<Mailbox>> m;
     if (c.Join(Joining(job, r, world)).ok()) {
-      m = c.Connect({job, r, static_cast<uint64_t>(100 + r)});
+      m = c.Connect(Id(job, r, 100 + r));
     }
     if (m.ok()) mailboxes.push_back(*m);
   }
@@ -392,7 +455,7 @@ TEST_F(CoordinatorTest, CancelJobStopReturnsWhatTheRanksMeasured) {
       report.executions_done = 7 - static_cast<int>(r);
       report.seconds_min = {0.001};
       report.seconds_median = {0.002 + 0.001 * static_cast<double>(r)};
-      const AgentId id{"j", r, static_cast<uint64_t>(100 + r)};
+      const AgentId id = Id("j", r, 100 + r);
       const absl::Status reported = JobFor(c_, id).Report(
           id, run->run->generation, run->run->run_id, report);
       EXPECT_TRUE(reported.ok()) << reported;
@@ -421,7 +484,7 @@ TEST_F(CoordinatorTest, ProgressIsTheFewestExecutionsAnyRankFinished) {
   const std::vector<std::shared_ptr<Mailbox>> mailboxes =
       ConnectedAgents(c_, "j", 2);
   ASSERT_EQ(mailboxes.size(), 2u);
-  const AgentId a0{"j", 0, 100}, a1{"j", 1, 101};
+  const AgentId a0 = Id("j", 0, 100), a1 = Id("j", 1, 101);
   EXPECT_EQ(JobFor(c_, a0).Progress(a0, "none", 1).code(),
             absl::StatusCode::kFailedPrecondition);
   std::thread agents([&] {
@@ -432,7 +495,7 @@ TEST_F(CoordinatorTest, ProgressIsTheFewestExecutionsAnyRankFinished) {
     EXPECT_TRUE(JobFor(c_, a0).Progress(a0, id, 5).ok());
     EXPECT_TRUE(JobFor(c_, a1).Progress(a1, id, 3).ok());
     EXPECT_TRUE(JobFor(c_, a1).Progress(a1, id, 2).ok());  // never goes back
-    const AgentId stale{"j", 1, 7};
+    const AgentId stale = Id("j", 1, 7);
     EXPECT_EQ(JobFor(c_, a1).Progress(stale, id, 9).code(),
               absl::StatusCode::kFailedPrecondition);
     const JobSnapshot job = *c_.GetJob("j");
@@ -481,9 +544,9 @@ TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
 TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
   limits_.max_store_keys_per_job = 2;
   limits_.max_store_bytes_per_job = 64;
-  Coordinator c(limits_);
+  Coordinator c(limits_, SystemClock(), TestSessions());
   ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
-  const AgentId id{"j", 0, 100};
+  const AgentId id = Id("j", 0, 100);
   absl::Status outside = JobFor(c, id).StoreSet(id, "nope", "k", "v");
   EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(outside.message(), HasSubstr("run_id: run \"nope\" is not"));
@@ -531,9 +594,9 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
 TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
   limits_.max_jobs = 1;
   limits_.max_concurrent_runs = 1;
-  Coordinator c(limits_);
+  Coordinator c(limits_, SystemClock(), TestSessions());
   ASSERT_TRUE(c.Join(Joining("one", 0, 2)).ok());
-  absl::StatusOr<int64_t> two = c.Join(Joining("two", 0, 2));
+  absl::StatusOr<Joined> two = c.Join(Joining("two", 0, 2));
   EXPECT_EQ(two.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(two.status().message(), HasSubstr("maximum of 1 jobs"));
   std::thread waiting([&] {  // rank 1 never comes: it waits to its deadline
@@ -606,9 +669,9 @@ TEST_F(CoordinatorTest, ABatchNeedsOneNamePerItem) {
 TEST_F(CoordinatorTest, AJobIsForgottenWhenItsLastAgentLeaves) {
   ASSERT_TRUE(c_.Join(Joining("j", 0, 2)).ok());
   ASSERT_TRUE(c_.Join(Joining("j", 1, 2)).ok());
-  ASSERT_TRUE(c_.Leave({"j", 0, 100}).ok());
+  ASSERT_TRUE(c_.Leave(Id("j", 0, 100)).ok());
   EXPECT_EQ(c_.GetJob("j")->agents.size(), 1u);
-  ASSERT_TRUE(c_.Leave({"j", 1, 101}).ok());
+  ASSERT_TRUE(c_.Leave(Id("j", 1, 101)).ok());
   EXPECT_EQ(c_.GetJob("j").status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -619,13 +682,14 @@ TEST(CoordinatorIdleTest, AJobWithNoAgentLeftIsDroppedAfterItsIdleTime) {
   CoordinatorLimits limits;
   limits.job_idle_seconds = 60;
   absl::Time now = absl::FromUnixSeconds(1'000'000);
-  Coordinator c(limits, [&now] { return now; });
+  Coordinator c(
+      limits, [&now] { return now; }, TestSessions());
   ASSERT_TRUE(c.Join(Joining("kept", 0, 2)).ok());
   ASSERT_TRUE(c.Join(Joining("dead", 0, 2)).ok());
-  absl::StatusOr<std::shared_ptr<Mailbox>> kept = c.Connect({"kept", 0, 100});
-  absl::StatusOr<std::shared_ptr<Mailbox>> dead = c.Connect({"dead", 0, 100});
+  absl::StatusOr<std::shared_ptr<Mailbox>> kept = c.Connect(Id("kept", 0, 100));
+  absl::StatusOr<std::shared_ptr<Mailbox>> dead = c.Connect(Id("dead", 0, 100));
   ASSERT_TRUE(kept.ok() && dead.ok());
-  c.Disconnect({"dead", 0, 100}, *dead);  // its stream dropped: killed
+  c.Disconnect(Id("dead", 0, 100), *dead);  // its stream dropped: killed
   now += absl::Seconds(59);
   EXPECT_TRUE(c.GetJob("dead").ok());  // not idle for long enough yet
   now += absl::Seconds(1);

@@ -184,15 +184,27 @@ class FaultFixture : public ::testing::Test {
 // The Coordinator's agent-facing RPCs, sent for stand-in agents.
 class FencingFixture : public FaultFixture {
  protected:
+  // Joins as `id`, which then holds the session the Coordinator gave.
+  grpc::Status Join(v1::AgentId& id, int world = 2) {
+    v1::JoinResponse response;
+    const grpc::Status status = JoinAs(id, world, &response);
+    if (status.ok()) id.set_session(response.session());
+    return status;
+  }
+  // A join the test expects refused (or whose session it does not need).
   grpc::Status Join(const v1::AgentId& id, int world = 2) {
+    v1::JoinResponse response;
+    return JoinAs(id, world, &response);
+  }
+  grpc::Status JoinAs(const v1::AgentId& id, int world,
+                      v1::JoinResponse* response) {
     v1::JoinRequest request;
     *request.mutable_agent() = id;
     request.set_world_size(world);
     request.set_version(kReshardVersion);
     request.set_protocol(kCoordinatorProtocol);
-    v1::JoinResponse response;
     return stub_->Join(Bounded(std::chrono::seconds(5)).get(), request,
-                       &response);
+                       response);
   }
   grpc::Status Report(const v1::AgentId& id, int64_t generation,
                       const std::string& run_id, int code = 0,

@@ -1,6 +1,7 @@
 // Issue 15's fencing, driven through the gRPC service with stand-in agents
 // (fault_fixture.h): a live rank's duplicate, every message of an old
-// incarnation, a report of an old generation and messages for a run that
+// incarnation, a client that knows a rank's incarnation but not its
+// session, a report of an old generation and messages for a run that
 // is not the job's are refused, and touch nothing. A stand-in that refuses
 // the run's plan, as an agent whose digest differs does, fails the run on
 // every real rank at once, without a hang.
@@ -54,11 +55,34 @@ class FencingTest : public testing::FencingFixture {
     for (const auto& [rpc, call] : from_old) {
       const grpc::Status status = call();
       EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION) << rpc;
-      EXPECT_NE(
-          status.error_message().find(
-              "agent.incarnation: 00000000000000c8 is not rank 1's current "
-              "incarnation (00000000000000c9)"),
-          std::string::npos)
+      EXPECT_NE(status.error_message().find(
+                    "agent.incarnation: not rank 1's current incarnation in "
+                    "job \"fence\""),
+                std::string::npos)
+          << rpc << ": " << status.error_message();
+      // Neither incarnation is shown (201 is c9 in hex).
+      EXPECT_EQ(status.error_message().find("c9"), std::string::npos)
+          << rpc << ": " << status.error_message();
+    }
+  }
+
+  // A client that knows rank 0's job, rank and incarnation (100) but not
+  // its session: every call for the rank is refused, Join included.
+  void ExpectImpostorRefused() {
+    v1::AgentId impostor = Agent("fence", 0, 100);
+    const std::vector<std::pair<const char*, std::function<grpc::Status()>>>
+        calls = {{"Join", [&] { return Join(impostor); }},
+                 {"Dispatch", [&] { return RefusedDispatch(impostor); }},
+                 {"StoreSet", [&] { return StoreSet(impostor, "r"); }},
+                 {"StoreGet", [&] { return StoreGet(impostor, "r"); }},
+                 {"Report", [&] { return Report(impostor, 1, "r"); }},
+                 {"Leave", [&] { return Leave(impostor); }}};
+    for (const auto& [rpc, call] : calls) {
+      const grpc::Status status = call();
+      EXPECT_EQ(status.error_code(), grpc::PERMISSION_DENIED) << rpc;
+      EXPECT_NE(status.error_message().find(
+                    "agent.session: not the session rank 0 of job \"fence\""),
+                std::string::npos)
           << rpc << ": " << status.error_message();
     }
   }
@@ -105,9 +129,9 @@ class FencingTest : public testing::FencingFixture {
 };
 
 TEST_F(FencingTest, OldIncarnationsOldGenerationsAndLiveDuplicatesAreRefused) {
-  const v1::AgentId a0 = Agent("fence", 0, 100);
-  const v1::AgentId old1 = Agent("fence", 1, 200);
-  const v1::AgentId a1 = Agent("fence", 1, 201);
+  v1::AgentId a0 = Agent("fence", 0, 100);
+  v1::AgentId old1 = Agent("fence", 1, 200);
+  v1::AgentId a1 = Agent("fence", 1, 201);
   ASSERT_TRUE(Join(a0).ok());
   ASSERT_TRUE(Join(old1).ok());
   ASSERT_TRUE(Join(a1).ok());  // 200 never connected: 201 replaces it
@@ -116,6 +140,7 @@ TEST_F(FencingTest, OldIncarnationsOldGenerationsAndLiveDuplicatesAreRefused) {
   ASSERT_TRUE(AwaitConnected("fence", 2));
   ExpectLiveDuplicateRefused();
   ExpectOldIncarnationRefused(old1);
+  ExpectImpostorRefused();
   BackgroundRun caller(*stub_, LongRun("fence", 2, 1), seconds(30));
   v1::Work work;
   EXPECT_TRUE(s0->reader->Read(&work));
@@ -137,7 +162,7 @@ TEST_F(FencingTest, OldIncarnationsOldGenerationsAndLiveDuplicatesAreRefused) {
 TEST_F(FencingTest, ADigestMismatchOnOneRankFailsTheRunOnEveryRank) {
   AgentProcesses agents(server_->address(), "digest", 4);
   for (int r = 0; r < 3; ++r) agents.Start(r);
-  const v1::AgentId a3 = Agent("digest", 3, 77);
+  v1::AgentId a3 = Agent("digest", 3, 77);
   ASSERT_TRUE(Join(a3, 4).ok());
   std::unique_ptr<testing::DispatchStream> s3 = Dispatch(a3);
   ASSERT_TRUE(AwaitConnected("digest", 4)) << agents.Logs();

@@ -31,7 +31,7 @@ class LostRankTest : public ::testing::Test {
     for (int64_t r : ranks) {
       EXPECT_TRUE(c_.Join(Joining(job, r, world)).ok());
       absl::StatusOr<std::shared_ptr<Mailbox>> box =
-          c_.Connect({job, r, static_cast<uint64_t>(100 + r)});
+          c_.Connect(Id(job, r, 100 + r));
       EXPECT_TRUE(box.ok()) << box.status();
       if (box.ok()) boxes[r] = *box;
     }
@@ -49,12 +49,12 @@ class LostRankTest : public ::testing::Test {
   CoordinatorLimits limits_;
   absl::Mutex mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
-  Coordinator c_{limits_, [this] { return Now(); }};
+  Coordinator c_{limits_, [this] { return Now(); }, TestSessions()};
 };
 
 TEST_F(LostRankTest, ALostRankFailsTheCallAfterTheAgentWait) {
   auto boxes = Connect("j", 3, {0, 1, 2});
-  c_.Disconnect({"j", 1, 101}, boxes[1]);  // killed between runs
+  c_.Disconnect(Id("j", 1, 101), boxes[1]);  // killed between runs
   std::atomic<bool> returned{false};
   absl::StatusOr<RunOutcome> out;
   std::thread caller([&] {
@@ -76,8 +76,8 @@ TEST_F(LostRankTest, ALostRankFailsTheCallAfterTheAgentWait) {
 
 TEST_F(LostRankTest, TheCallsOwnWaitOverridesTheServers) {
   auto boxes = Connect("j", 2, {0, 1});
-  c_.Disconnect({"j", 0, 100}, boxes[0]);
-  ASSERT_TRUE(c_.Leave({"j", 1, 101}).ok());
+  c_.Disconnect(Id("j", 0, 100), boxes[0]);
+  ASSERT_TRUE(c_.Leave(Id("j", 1, 101)).ok());
   Advance(absl::Seconds(3));
   auto spec = std::make_shared<RunSpec>(*SpecFor(2));
   spec->agent_wait_seconds = 2;
@@ -109,7 +109,7 @@ TEST_F(LostRankTest, ARankThatNeverJoinedIsWaitedForUntilTheDeadline) {
 
 TEST_F(LostRankTest, ARankBackWithinTheWaitIsRunOn) {
   auto boxes = Connect("j", 2, {0, 1});
-  c_.Disconnect({"j", 1, 101}, boxes[1]);
+  c_.Disconnect(Id("j", 1, 101), boxes[1]);
   Advance(absl::Seconds(5));
   std::shared_ptr<Mailbox> back = Connect("j", 2, {1})[1];
   Advance(absl::Seconds(60));  // long past the wait: it no longer counts
