@@ -149,7 +149,7 @@ absl::Status Job::StoreSet(const AgentId& id, const std::string& run_id,
   absl::Status s = CheckAgentLocked(id);
   if (s.ok()) s = CheckRunLocked(run_id);
   if (!s.ok()) return s;
-  return store_.Set(run_id, key, std::move(value));
+  return store_.Set(run_id, key, std::move(value), id.rank);
 }
 
 absl::StatusOr<int64_t> Job::StoreDelete(const AgentId& id,
@@ -159,7 +159,7 @@ absl::StatusOr<int64_t> Job::StoreDelete(const AgentId& id,
   absl::Status s = CheckAgentLocked(id);
   if (s.ok()) s = CheckRunLocked(run_id);
   if (!s.ok()) return s;
-  return store_.ErasePrefix(run_id, prefix);
+  return store_.ErasePrefix(run_id, prefix, id.rank);
 }
 
 absl::StatusOr<std::vector<std::string>> Job::StoreGet(

@@ -6,13 +6,27 @@
 
 namespace reshard::coordinator {
 
-absl::Status RendezvousStore::Set(const std::string& run_id,
-                                  const std::string& key, std::string value) {
+absl::Status RendezvousStore::CheckKey(const std::string& key,
+                                       int64_t writer) const {
   if (key.empty() || static_cast<int64_t>(key.size()) > limits_.max_key_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("key: must have 1 to ", limits_.max_key_bytes,
                      " bytes (has ", key.size(), ")"));
   }
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.writer != writer) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("key: \"", key, "\" was set by rank ", it->second.writer,
+                     "; a rank may write only the keys it set first"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RendezvousStore::Set(const std::string& run_id,
+                                  const std::string& key, std::string value,
+                                  int64_t writer) {
+  absl::Status s = CheckKey(key, writer);
+  if (!s.ok()) return s;
   auto it = entries_.find(key);
   const int64_t old_size = it == entries_.end() ? 0 : Size(key, it->second);
   const int64_t new_size = static_cast<int64_t>(key.size() + value.size());
@@ -36,7 +50,7 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
         "maximum of ",
         budget_->max_bytes(), " bytes (--max_store_bytes_total)"));
   }
-  entries_[key] = Entry{run_id, std::move(value)};
+  entries_[key] = Entry{run_id, std::move(value), writer};
   return absl::OkStatus();
 }
 
@@ -73,15 +87,17 @@ std::vector<std::string> RendezvousStore::Missing(
 }
 
 void RendezvousStore::EraseRun(const std::string& run_id) {
-  ErasePrefix(run_id, "");
+  ErasePrefix(run_id, "", kAnyWriter);
 }
 
 int64_t RendezvousStore::ErasePrefix(const std::string& run_id,
-                                     const std::string& prefix) {
+                                     const std::string& prefix,
+                                     int64_t writer) {
   int64_t erased = 0;
   for (auto it = entries_.lower_bound(prefix);
        it != entries_.end() && it->first.starts_with(prefix);) {
-    if (it->second.run_id == run_id) {
+    if (it->second.run_id == run_id &&
+        (writer == kAnyWriter || it->second.writer == writer)) {
       Resize(-Size(it->first, it->second));
       it = entries_.erase(it);
       ++erased;

@@ -1,7 +1,9 @@
 // A job's rendezvous key/value store (docs/DESIGN.md §5): what the Gloo store
 // and the NCCL unique-id exchange of its runs read and write. Every key belongs
 // to the run during which it was set and is deleted when that run ends, so
-// keys never accumulate across runs. Bounded in keys and bytes. Not
+// keys never accumulate across runs. A key belongs to the rank that set it
+// first: another rank may read it but not overwrite or delete it, so one
+// member cannot redirect another's peers. Bounded in keys and bytes. Not
 // synchronized: the Job's mutex guards it (and waits on it).
 #ifndef RESHARD_COORDINATOR_RENDEZVOUS_STORE_H_
 #define RESHARD_COORDINATOR_RENDEZVOUS_STORE_H_
@@ -31,12 +33,13 @@ class RendezvousStore {
   RendezvousStore(const RendezvousStore&) = delete;
   RendezvousStore& operator=(const RendezvousStore&) = delete;
 
-  // Sets `key` for `run_id` (overwriting keeps the byte count exact).
+  // Rank `writer` sets `key` for `run_id` (overwriting its own key keeps
+  // the byte count exact). PERMISSION_DENIED for a key another rank set,
   // RESOURCE_EXHAUSTED past the job's key or byte cap or the budget all
-  // jobs share (--max_store_bytes_total), INVALID_ARGUMENT
-  // for an empty or oversized key.
+  // jobs share (--max_store_bytes_total), INVALID_ARGUMENT for an empty or
+  // oversized key.
   absl::Status Set(const std::string& run_id, const std::string& key,
-                   std::string value);
+                   std::string value, int64_t writer);
   // Every key's value, in order, or nullopt while one is missing.
   std::optional<std::vector<std::string>> Lookup(
       const std::vector<std::string>& keys) const;
@@ -44,9 +47,12 @@ class RendezvousStore {
   std::vector<std::string> Missing(const std::vector<std::string>& keys) const;
   // Deletes every key set during `run_id`.
   void EraseRun(const std::string& run_id);
-  // Deletes the keys set during `run_id` that start with `prefix`; how
-  // many there were.
-  int64_t ErasePrefix(const std::string& run_id, const std::string& prefix);
+  // Deletes the keys rank `writer` set during `run_id` that start with
+  // `prefix` (every rank's when `writer` is kAnyWriter); how many there
+  // were.
+  static constexpr int64_t kAnyWriter = -1;
+  int64_t ErasePrefix(const std::string& run_id, const std::string& prefix,
+                      int64_t writer);
 
   int64_t keys() const { return static_cast<int64_t>(entries_.size()); }
   int64_t bytes() const { return bytes_; }
@@ -55,7 +61,10 @@ class RendezvousStore {
   struct Entry {
     std::string run_id;
     std::string value;
+    int64_t writer = 0;  // the rank that set it first
   };
+  // INVALID_ARGUMENT for a bad key, PERMISSION_DENIED for another rank's.
+  absl::Status CheckKey(const std::string& key, int64_t writer) const;
   static int64_t Size(const std::string& key, const Entry& entry) {
     return static_cast<int64_t>(key.size() + entry.value.size());
   }

@@ -521,24 +521,43 @@ TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
   auto budget = std::make_shared<StoreBudget>(20);
   RendezvousStore a(limits, budget);
   auto b = std::make_unique<RendezvousStore>(limits, budget);
-  EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x')).ok());   // 10 bytes
-  EXPECT_TRUE(b->Set("r2", "kb", std::string(6, 'x')).ok());  // 8 bytes
-  absl::Status full = a.Set("r1", "kc", "xx");                // 4 more
+  EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x'), 0).ok());   // 10 bytes
+  EXPECT_TRUE(b->Set("r2", "kb", std::string(6, 'x'), 0).ok());  // 8 bytes
+  absl::Status full = a.Set("r1", "kc", "xx", 0);                // 4 more
   EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(full.message(),
             "value: setting \"kc\" would take the rendezvous stores of all "
             "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
   EXPECT_EQ(a.keys(), 1);
   EXPECT_EQ(budget->used(), 18);
-  EXPECT_TRUE(a.Set("r1", "ka", "x").ok());  // 10 -> 3 bytes
+  EXPECT_TRUE(a.Set("r1", "ka", "x", 0).ok());  // 10 -> 3 bytes
   EXPECT_EQ(budget->used(), 11);
-  EXPECT_TRUE(a.Set("r1", "kc", "xx").ok());
+  EXPECT_TRUE(a.Set("r1", "kc", "xx", 0).ok());
   EXPECT_EQ(budget->used(), 15);
   b.reset();  // its job dropped
   EXPECT_EQ(budget->used(), 7);
   a.EraseRun("r1");
   EXPECT_EQ(budget->used(), 0);
   EXPECT_EQ(a.bytes(), 0);
+}
+
+// A key belongs to the rank that set it first: another rank reads it but
+// can neither overwrite nor delete it; its owner can do both.
+TEST(RendezvousStoreTest, AKeyBelongsToTheRankThatSetItFirst) {
+  CoordinatorLimits limits;
+  RendezvousStore store(limits);
+  ASSERT_TRUE(store.Set("r", "p/0", "rank 0's address", 0).ok());
+  const absl::Status overwrite = store.Set("r", "p/0", "elsewhere", 3);
+  EXPECT_EQ(overwrite.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(overwrite.message(),
+            "key: \"p/0\" was set by rank 0; a rank may write only the keys "
+            "it set first");
+  EXPECT_EQ(store.ErasePrefix("r", "p/", 3), 0);
+  EXPECT_EQ((*store.Lookup({"p/0"}))[0], "rank 0's address");
+  EXPECT_TRUE(store.Set("r", "p/0", "moved", 0).ok());
+  EXPECT_EQ((*store.Lookup({"p/0"}))[0], "moved");
+  EXPECT_EQ(store.ErasePrefix("r", "p/", 0), 1);
+  EXPECT_EQ(store.keys(), 0);
 }
 
 TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
