@@ -125,10 +125,11 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
-    const ServerFlags& server) {
+absl::StatusOr<std::unique_ptr<Client>> ConnectClient(const ServerFlags& server,
+                                                      std::string admin_token) {
   ClientOptions options;
   options.target = server.target;
+  options.admin_token = std::move(admin_token);
   options.max_attempts = 2;
   if (server.deadline.has_value()) {
     options.timeout = *server.deadline;

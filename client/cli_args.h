@@ -61,7 +61,7 @@ struct ServerFlags {
 // whole call within server.deadline when set, the library's other
 // defaults.
 absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
-    const ServerFlags& server);
+    const ServerFlags& server, std::string admin_token = "");
 
 }  // namespace reshard::client
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "common/credential_headers.h"
 #include "common/job_replica.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -190,6 +191,9 @@ absl::Status Client::DeleteMesh(const std::string& mesh_id) {
   request.set_mesh_id(mesh_id);
   v1::DeleteMeshResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    if (!impl_->options.admin_token.empty()) {
+      ctx.AddMetadata(kAdminTokenHeader, impl_->options.admin_token);
+    }
     return impl_->stub->DeleteMesh(&ctx, request, &response);
   });
   if (s.ok()) impl_->ForgetMesh(mesh_id);

@@ -1,5 +1,6 @@
 #include "client/mesh_command.h"
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <set>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "client/plan_flags.h"
+#include "common/secret_file.h"
 #include "planner/plan_format.h"
 #include "reshard/client.h"
 
@@ -20,12 +22,15 @@ constexpr char kMeshUsage[] =
     "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
-    "       reshardctl [global flags] mesh delete MESH_ID\n"
+    "       reshardctl [global flags] mesh delete MESH_ID "
+    "[--admin_token_file FILE] [--json]\n"
     "  The service's mesh registry. `register` prints the mesh's id (the\n"
     "  same for the same mesh on every replica); `plan --mesh_id ID` plans\n"
     "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
     "  overrides (DIM=GBPS:US; `default` where the cost model's value\n"
-    "  applies) and a rank map other than the identity.\n";
+    "  applies) and a rank map other than the identity. `delete` sends the\n"
+    "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
+    "  with --admin_token_file.\n";
 
 bool HasLinks(const Mesh& mesh) {
   for (const LinkParams& link : mesh.links()) {
@@ -157,11 +162,22 @@ absl::Status List(Client& client, bool json, std::ostream& out) {
   return absl::OkStatus();
 }
 
+// `mesh delete`'s admin token: --admin_token_file, else
+// $RESHARD_ADMIN_TOKEN, else none.
+absl::StatusOr<std::string> AdminToken(const CliArgs& args) {
+  if (args.Has("admin_token_file")) {
+    return ReadSecretFile("admin_token_file", *args.Get("admin_token_file"));
+  }
+  const char* env = std::getenv("RESHARD_ADMIN_TOKEN");
+  return std::string(env != nullptr ? env : "");
+}
+
 absl::Status GetOrDelete(Client& client, const std::string& verb,
                          const std::string& id, bool json, std::ostream& out) {
   if (verb == "delete") {
     absl::Status s = client.DeleteMesh(id);
-    if (s.ok()) out << "deleted " << id << "\n";
+    if (s.ok() && json) out << "{\"deleted\": " << JsonString(id) << "}\n";
+    if (s.ok() && !json) out << "deleted " << id << "\n";
     return s;
   }
   absl::StatusOr<Mesh> mesh = client.GetMesh(id);
@@ -190,16 +206,22 @@ absl::Status RunMeshCommand(const ServerFlags& server,
   }
   absl::StatusOr<CliArgs> args;
   if (verb != "register") {
-    args = CliArgs::Parse(rest.subspan(positional.size()), {},
-                          verb == "delete" ? std::set<std::string>{}
-                                           : std::set<std::string>{"json"});
+    args = CliArgs::Parse(rest.subspan(positional.size()),
+                          verb == "delete"
+                              ? std::set<std::string>{"admin_token_file"}
+                              : std::set<std::string>{},
+                          std::set<std::string>{"json"});
     if (!args.ok()) return args.status();
   }
   if ((verb == "get" || verb == "delete") && positional.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("mesh ", verb, ": MESH_ID is required"));
   }
-  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  absl::StatusOr<std::string> admin_token =
+      verb == "delete" ? AdminToken(*args) : std::string();
+  if (!admin_token.ok()) return admin_token.status();
+  absl::StatusOr<std::unique_ptr<Client>> client =
+      ConnectClient(server, *std::move(admin_token));
   if (!client.ok()) return client.status();
   if (verb == "register") return Register(**client, rest, out);
   const bool json = args->Has("json");

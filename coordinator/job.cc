@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/same_secret.h"
 #include "coordinator/active_run.h"
-#include "coordinator/session_secret.h"
 
 namespace reshard::coordinator {
 
@@ -129,7 +129,7 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
 
 absl::Status Job::CheckSessionLocked(const Slot& slot,
                                      const AgentId& id) const {
-  if (SameSession(id.session, slot.session)) return absl::OkStatus();
+  if (SameSecret(id.session, slot.session)) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat(
       "agent.session: not the session rank ", id.rank, " of job \"", name_,
       "\" was given when it joined; only that agent may act for the rank"));

@@ -43,13 +43,4 @@ SessionSource RandomSessions() {
   return [](const AgentId&) { return RandomSession(); };
 }
 
-bool SameSession(absl::string_view given, absl::string_view expected) {
-  if (given.size() != expected.size()) return false;
-  unsigned char differ = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    differ |= static_cast<unsigned char>(given[i] ^ expected[i]);
-  }
-  return differ == 0;
-}
-
 }  // namespace reshard::coordinator

@@ -19,13 +19,10 @@ namespace reshard::coordinator {
 using SessionSource = std::function<std::string(const AgentId& agent)>;
 
 // A fresh session: 128 bits from getrandom(2) as 32 lowercase hex digits.
+// Compared with SameSecret (common/same_secret.h).
 std::string RandomSession();
 // The source the server uses: RandomSession for every join.
 SessionSource RandomSessions();
-
-// Whether `given` equals `expected`, in a time that does not depend on
-// where they differ (only on their lengths, which are not secret).
-bool SameSession(absl::string_view given, absl::string_view expected);
 
 }  // namespace reshard::coordinator
 

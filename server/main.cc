@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "common/flags_usage.h"
+#include "common/secret_file.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -66,6 +67,9 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "picks a free port); off when empty");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "if set, write the bound metrics port here once serving");
+ABSL_FLAG(std::string, admin_token_file, "",
+          "a file holding the admin token that DeleteMesh then needs (gRPC "
+          "metadata x-reshard-admin-token); empty: DeleteMesh is open");
 
 namespace reshard::server {
 namespace {
@@ -86,8 +90,8 @@ ServerFlags StartupFlags() {
           absl::GetFlag(FLAGS_max_connection_idle_seconds)};
 }
 
-// The service limits from the flags; nullopt (after logging why) when they
-// contradict each other.
+// The service limits and the admin token from the flags; nullopt (after
+// logging why) when they contradict each other or the token cannot be read.
 std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   ServiceOptions options;
   options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
@@ -100,6 +104,17 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   }
   options.max_batch_items =
       static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
+  if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
+      !file.empty()) {
+    absl::StatusOr<std::string> token =
+        ReadSecretFile("admin_token_file", file);
+    if (!token.ok()) {
+      spdlog::error("{}", std::string(token.status().message()));
+      return std::nullopt;
+    }
+    options.admin_token = *std::move(token);
+    spdlog::info("DeleteMesh needs the admin token of --admin_token_file");
+  }
   return options;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
+#include "server/admin_token.h"
 #include "server/batch_request.h"
 #include "spdlog/spdlog.h"
 
@@ -194,6 +195,9 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
     v1::DeleteMeshResponse*) {
   return RunCall(ctx, Rpc::kDeleteMesh, [&]() -> absl::Status {
+    absl::Status admin =
+        CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
+    if (!admin.ok()) return admin;
     if (!registry_.Delete(request->mesh_id())) {
       return UnknownMesh(request->mesh_id());
     }

@@ -24,6 +24,8 @@ struct ServiceOptions {
   int64_t default_search_budget = kDefaultSearchBudget;
   int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
   int max_batch_items = 4096;
+  // DeleteMesh needs this token (server/admin_token.h); empty: open.
+  std::string admin_token;
 };
 
 absl::Status UnknownMesh(const std::string& id);

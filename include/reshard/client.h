@@ -45,6 +45,9 @@ struct ClientOptions {
   int max_attempts = 5;
   absl::Duration initial_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Milliseconds(500);
+  // Sent with DeleteMesh to a planner started with --admin_token_file;
+  // empty: none.
+  std::string admin_token;
 };
 
 // One resolved communicator group of a rank (ResolveGroups).

@@ -5,7 +5,8 @@
 # omitted), every command's --help, the exit statuses (2 bad input, 3
 # NOT_FOUND, 4 UNAVAILABLE/DEADLINE_EXCEEDED, 5 FAILED_PRECONDITION) with
 # the message on stderr and, with --json, the error object on stdout; plan
-# JSON's null reduce_op and PyTorch's enum repr of Partial.
+# JSON's null reduce_op and PyTorch's enum repr of Partial; mesh delete on a
+# planner with an admin token.
 set -u
 CTL="$1"
 PLANNER="$2"
@@ -151,5 +152,25 @@ check "planner exits 0 on SIGTERM" $rc
 expect "no server" 4 "UNAVAILABLE" "$CTL" --server "$S" health
 expect "no server for a plan" 4 "UNAVAILABLE" \
   "$CTL" plan --server "$S" --mesh A=2 --shape 8 --from R --to R
+
+# A planner with an admin token: mesh delete without it, or with another
+# ($RESHARD_ADMIN_TOKEN), is refused (exit 1) and the mesh stays; with
+# --admin_token_file it deletes.
+printf 'tok-%s\n' "$$" > "$dir/admin"
+"$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port2" --drain_seconds 0 \
+  --admin_token_file "$dir/admin" 2>"$dir/planner2.log" &
+pids+=($!)
+wait_for 10 test -s "$dir/port2" || die "planner with an admin token did not start"
+S2="127.0.0.1:$(cat "$dir/port2")"
+id=$("$CTL" --server "$S2" mesh register --mesh A=2); check "register on the guarded planner" $?
+expect "mesh delete without the admin token" 1 \
+  "UNAUTHENTICATED: DeleteMesh needs the planner's admin token" \
+  "$CTL" --server "$S2" mesh delete "$id"
+expect "mesh delete with another admin token" 1 \
+  "PERMISSION_DENIED: DeleteMesh: the admin token does not match" \
+  env RESHARD_ADMIN_TOKEN=wrong "$CTL" --server "$S2" mesh delete "$id"
+"$CTL" --server "$S2" mesh get "$id" >/dev/null; check "the mesh is still there" $?
+out=$("$CTL" --server "$S2" mesh delete "$id" --admin_token_file "$dir/admin")
+[ "$out" = "deleted $id" ]; check "mesh delete --admin_token_file deletes ($out)" $?
 
 exit $fail

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/same_secret.h"
 #include "common/version.h"
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/store_budget.h"
@@ -310,10 +311,10 @@ TEST(SessionSecretTest, RandomSessionsAreLongHexAndDistinct) {
     seen.insert(s);
   }
   EXPECT_EQ(seen.size(), 1000u);
-  EXPECT_TRUE(SameSession("abc", "abc"));
-  EXPECT_FALSE(SameSession("abd", "abc"));
-  EXPECT_FALSE(SameSession("ab", "abc"));
-  EXPECT_FALSE(SameSession("", "abc"));
+  EXPECT_TRUE(SameSecret("abc", "abc"));
+  EXPECT_FALSE(SameSecret("abd", "abc"));
+  EXPECT_FALSE(SameSecret("ab", "abc"));
+  EXPECT_FALSE(SameSecret("", "abc"));
 }
 
 TEST_F(CoordinatorTest, RunsDispatchCollectAndLeaveNoKeysBehind) {

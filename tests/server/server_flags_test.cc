@@ -2,6 +2,7 @@
 // --version, flags refused at start (exit 2, the flag named), a port in use
 // refused (exit 1, "Address already in use"), and --cache_entries=0
 // really turning the cache off. Runs the real binaries.
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -93,6 +94,11 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
        "/nonexistent-dir/port.tmp: No such file or directory"},
       {"--metrics_port_file=/nonexistent-dir/metrics",
        "--metrics_port_file=/nonexistent-dir/metrics: cannot write"},
+      {"--admin_token_file=/nonexistent-dir/token",
+       "--admin_token_file=/nonexistent-dir/token: cannot read it (No such "
+       "file or directory)"},
+      {"--admin_token_file=/dev/null",
+       "--admin_token_file=/dev/null: the file holds no secret"},
   };
   for (const auto& [flag, message] : cases) {
     SCOPED_TRACE(flag);
@@ -168,6 +174,47 @@ TEST(ServerFlagsTest, CacheEntriesZeroTurnsTheCacheOff) {
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_FALSE(plan->cache_hit) << "call " << i;
   }
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+// With --admin_token_file, DeleteMesh needs that token: none is
+// UNAUTHENTICATED, another PERMISSION_DENIED (the mesh stays), the token
+// itself deletes. Other calls need none.
+TEST(ServerFlagsTest, AnAdminTokenGuardsDeleteMesh) {
+  char dir_template[] = "/tmp/reshard-admin-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  const std::string file = dir + "/token";
+  std::FILE* out = std::fopen(file.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("s3cret-token\n", out);  // the newline is not part of it
+  std::fclose(out);
+  testing::ServerProcess server({"--admin_token_file=" + file});
+  std::remove(file.c_str());
+  std::remove(dir.c_str());
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto connect = [&](const std::string& token) {
+    ClientOptions options;
+    options.target = server.address();
+    options.admin_token = token;
+    return *Client::Create(options);
+  };
+  std::unique_ptr<Client> anyone = connect("");
+  const absl::StatusOr<std::string> id =
+      anyone->RegisterMesh(testing::MakeMesh({2, 2}));
+  ASSERT_TRUE(id.ok()) << id.status();
+  const absl::Status none = anyone->DeleteMesh(*id);
+  EXPECT_EQ(none.code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(none.message(),
+            "DeleteMesh needs the planner's admin token (metadata "
+            "x-reshard-admin-token; reshardctl mesh delete --admin_token_file "
+            "FILE)");
+  const absl::Status wrong = connect("s3cret-tokeN")->DeleteMesh(*id);
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(wrong.message(),
+            "DeleteMesh: the admin token does not match the planner's");
+  EXPECT_TRUE(anyone->GetMesh(*id).ok());  // still there
+  EXPECT_TRUE(connect("s3cret-token")->DeleteMesh(*id).ok());
+  EXPECT_EQ(anyone->GetMesh(*id).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(server.Stop(), 0);
 }
 
