@@ -123,38 +123,22 @@ std::string RankBody(int rank, int world, int gpus, int iters,
   return rows;
 }
 
-// The GPU count, asked in a child: CUDA in the parent would not survive
-// the fork of the ranks.
-int GpusInChild(std::string& why) {
-  absl::StatusOr<std::vector<ChildResult>> r = RunLocalRanks(
-      1,
-      [](int) {
-        absl::StatusOr<GpuProbe> probe = ProbeGpus();
-        if (!probe.ok()) return absl::StrCat("0 ", probe.status().ToString());
-        return absl::StrCat(probe->count, " ", probe->detail);
-      },
-      std::chrono::seconds(60));
-  if (!r.ok()) {
-    why = r.status().ToString();
-    return 0;
-  }
-  why = (*r)[0].output;
-  return std::atoi(why.c_str());
-}
-
 int Main(int argc, char** argv) {
   int iters = 200, world = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iters") == 0) iters = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--ranks") == 0) world = std::atoi(argv[i + 1]);
   }
-  std::string why;
-  const int gpus = GpusInChild(why);
-  if (gpus == 0) {
-    std::fprintf(stderr, "runner_overhead_bench: no usable GPU (%s)\n",
-                 why.c_str());
+  // Asked in a child: CUDA in this process would not survive the fork of
+  // the ranks.
+  const absl::StatusOr<GpuProbe> probe = ProbeGpusInChild();
+  if (!probe.ok() || probe->count == 0) {
+    std::fprintf(
+        stderr, "runner_overhead_bench: no usable GPU (%s)\n",
+        (probe.ok() ? probe->detail : probe.status().ToString()).c_str());
     return 2;
   }
+  const int gpus = probe->count;
   char tmpl[] = "/tmp/reshard-overhead-XXXXXX";
   const std::string dir = mkdtemp(tmpl) != nullptr ? tmpl : "/tmp";
   absl::StatusOr<std::vector<ChildResult>> ranks = RunLocalRanks(

@@ -9,9 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
 #include "client/interrupt.h"
@@ -70,31 +68,19 @@ struct ExecFlags {
   int gpus = 0;  // NCCL: the GPUs found; ranks beyond them share
 };
 
-// The machine's GPUs, asked in a child process: CUDA must not start in
-// this one, whose ranks are forked from it (a CUDA context does not
-// survive fork).
-absl::StatusOr<executor::GpuProbe> ProbeGpusInChild() {
-  auto body = [](int) {
-    absl::StatusOr<executor::GpuProbe> probe = executor::ProbeGpus();
-    if (!probe.ok()) return std::string("-1\t");
-    return absl::StrCat(probe->count, "\t", probe->detail);
-  };
-  absl::StatusOr<std::vector<executor::ChildResult>> child =
-      executor::RunLocalRanks(1, body, std::chrono::seconds(60));
-  if (!child.ok()) return child.status();
-  const std::pair<std::string, std::string> parts =
-      absl::StrSplit((*child)[0].output, absl::MaxSplits('\t', 1));
-  executor::GpuProbe probe;
-  probe.detail = parts.second;
-  if (!absl::SimpleAtoi(parts.first, &probe.count)) {
-    return absl::InternalError(absl::StrCat(
-        "--backend nccl: the GPU probe ended without an answer (exit status ",
-        (*child)[0].exit_code, ", signal ", (*child)[0].signal, ")"));
-  }
-  if (probe.count < 0) {
+// The machine's GPUs, asked in a child process (this one forks the
+// ranks), with errors that name the flag.
+absl::StatusOr<executor::GpuProbe> ProbeGpusForExec() {
+  absl::StatusOr<executor::GpuProbe> probe = executor::ProbeGpusInChild();
+  if (probe.status().code() == absl::StatusCode::kFailedPrecondition) {
     return absl::FailedPreconditionError(
         "--backend nccl: this reshardctl was built without NCCL (CUDA and "
         "NCCL were not found when it was configured); use --backend gloo");
+  }
+  if (!probe.ok()) {
+    return absl::Status(
+        probe.status().code(),
+        absl::StrCat("--backend nccl: ", probe.status().message()));
   }
   return probe;
 }
@@ -103,7 +89,7 @@ absl::StatusOr<executor::GpuProbe> ProbeGpusInChild() {
 // and with --threads a GPU per rank (ranks sharing a GPU must be processes,
 // each its own NCCL host). Records the GPU count.
 absl::Status CheckNccl(ExecFlags& flags) {
-  absl::StatusOr<executor::GpuProbe> gpus = ProbeGpusInChild();
+  absl::StatusOr<executor::GpuProbe> gpus = ProbeGpusForExec();
   if (!gpus.ok()) return gpus.status();
   if (gpus->count == 0) {
     return absl::FailedPreconditionError(

@@ -152,7 +152,7 @@ absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info) {
   DropIdleJobs();
   absl::StatusOr<std::shared_ptr<Job>> job = table_->FindOrCreate(info);
   if (!job.ok()) return job.status();
-  return (*job)->Join(info, sessions_(info.agent));
+  return (*job)->Join(info, sessions_);
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(

@@ -27,7 +27,7 @@ Job::Job(std::string name, int64_t world_size, Backend backend,
 Job::~Job() = default;
 
 absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
-                                 const std::string& fresh_session) {
+                                 const SessionSource& sessions) {
   absl::MutexLock lock(&mu_);
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   const int64_t rank = info.agent.rank;
@@ -52,7 +52,7 @@ absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
   slot.present = true;
   slot.info = AgentInfo{rank, info.version, info.host, false};
   slot.incarnation = info.agent.incarnation;
-  slot.session = fresh_session;
+  slot.session = sessions(info.agent);
   active_at_ = clock_();
   return Joined{++generation_, slot.session};
 }

@@ -26,6 +26,7 @@
 #include "coordinator/membership.h"
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/run_record.h"
+#include "coordinator/session_secret.h"
 #include "coordinator/work.h"
 #include "executor/rank_report.h"
 
@@ -86,11 +87,11 @@ class Job {
   Backend backend() const { return backend_; }
 
   // Adds or replaces the rank's agent: the job's generation afterwards and
-  // the agent's session, `fresh_session` for a new agent. The same
+  // the agent's session, made by `sessions` for a new agent. The same
   // incarnation again must present its session (PERMISSION_DENIED
   // otherwise) and keeps it.
   absl::StatusOr<Joined> Join(const JoinInfo& info,
-                              const std::string& fresh_session);
+                              const SessionSource& sessions);
   // Opens the agent's dispatch mailbox (closing any older one).
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
   // The agent's dispatch stream ended: it is no longer present.

@@ -143,12 +143,11 @@ wait_ready() {
 }
 contains_all() { case "$1" in *"$2"*) return 0 ;; *) return 1 ;; esac; }
 
-# Agent r's environment for BACKEND among N agents: with nccl and more
-# agents than GPUs, its own NCCL host over loopback sockets.
+# Agent r's environment for BACKEND among N agents on GPUS GPUs: with nccl
+# and more agents than GPUs, its own NCCL host over loopback sockets.
 agent_env() {
-  local r="$1" n="$2" gpus
+  local r="$1" n="$2" gpus="$3"
   [ "$BACKEND" = nccl ] || return 0
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
   if [ "$n" -gt "$gpus" ]; then
     echo "NCCL_HOSTID=reshard-cluster-$$-$r NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo"
   fi
@@ -174,9 +173,11 @@ start_cluster() {
   server="127.0.0.1:$(cat "$DIR/port")"
   echo "$server" > "$DIR/server"
   echo "$job" > "$DIR/job"
+  local gpus=0
+  [ "$BACKEND" = nccl ] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
   for ((r = 0; r < n; ++r)); do
     # shellcheck disable=SC2046  # VAR=VALUE words, split on purpose
-    env $(agent_env "$r" "$n") "$AGENT" --server "$server" --job "$job" \
+    env $(agent_env "$r" "$n" "$gpus") "$AGENT" --server "$server" --job "$job" \
       --rank "$r" --world_size "$n" --backend "$BACKEND" \
       --listen_address 127.0.0.1 </dev/null >"$DIR/agent-$r.log" 2>&1 &
     echo "$! reshard-agent" >> "$DIR/pids"

@@ -3,7 +3,15 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "executor/local_launch.h"
 
 namespace reshard::executor {
 
@@ -22,6 +30,27 @@ absl::StatusOr<GpuProbe> ProbeGpus() {
   if (count <= 0) {
     probe.count = 0;
     probe.detail = "cudaGetDeviceCount: 0 devices";
+  }
+  return probe;
+}
+
+absl::StatusOr<GpuProbe> ProbeGpusInChild() {
+  auto body = [](int) {
+    absl::StatusOr<GpuProbe> probe = ProbeGpus();
+    if (!probe.ok()) return std::string("-1\t");
+    return absl::StrCat(probe->count, "\t", probe->detail);
+  };
+  absl::StatusOr<std::vector<ChildResult>> child =
+      RunLocalRanks(1, body, std::chrono::seconds(60));
+  if (!child.ok()) return child.status();
+  const std::pair<std::string, std::string> parts =
+      absl::StrSplit((*child)[0].output, absl::MaxSplits('\t', 1));
+  GpuProbe probe;
+  probe.detail = parts.second;
+  if (!absl::SimpleAtoi(parts.first, &probe.count) || probe.count < 0) {
+    return absl::InternalError(absl::StrCat(
+        "the GPU probe ended without an answer (exit status ",
+        (*child)[0].exit_code, ", signal ", (*child)[0].signal, ")"));
   }
   return probe;
 }

@@ -28,6 +28,12 @@ absl::StatusOr<GpuProbe> ProbeGpus();
 // ProbeGpus()'s count.
 absl::StatusOr<int> UsableGpuCount();
 
+// ProbeGpus asked in a child process, for a process that forks ranks
+// afterwards: CUDA must not start in it (a CUDA context does not survive
+// fork). INTERNAL when the child gives no answer; FAILED_PRECONDITION when
+// this build has no NCCL backend (then without a child).
+absl::StatusOr<GpuProbe> ProbeGpusInChild();
+
 }  // namespace reshard::executor
 
 #endif  // RESHARD_EXECUTOR_NCCL_NCCL_AVAILABLE_H_

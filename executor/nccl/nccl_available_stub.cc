@@ -10,6 +10,8 @@ absl::StatusOr<GpuProbe> ProbeGpus() {
       "was configured)");
 }
 
+absl::StatusOr<GpuProbe> ProbeGpusInChild() { return ProbeGpus(); }
+
 absl::StatusOr<int> UsableGpuCount() {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   if (!probe.ok()) return probe.status();

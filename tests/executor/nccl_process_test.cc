@@ -53,20 +53,6 @@ std::vector<int64_t> World() {
   return world;
 }
 
-// How many GPUs a child process sees ("0: why" when none).
-std::string ProbeInChild() {
-  absl::StatusOr<std::vector<ChildResult>> r = RunLocalRanks(
-      1,
-      [](int) {
-        absl::StatusOr<GpuProbe> probe = ProbeGpus();
-        if (!probe.ok()) return absl::StrCat("0: ", probe.status().ToString());
-        return absl::StrCat(probe->count, ": ", probe->detail);
-      },
-      std::chrono::seconds(60));
-  if (!r.ok()) return absl::StrCat("0: ", r.status().ToString());
-  return (*r)[0].output;
-}
-
 // A scratch directory for the ranks' file store, removed with the object.
 class ScratchDir {
  public:
@@ -87,9 +73,12 @@ class ScratchDir {
 class NcclProcessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string probe = ProbeInChild();
-    if (probe.rfind("0:", 0) == 0)
-      GTEST_SKIP() << "no usable GPU (" << probe << ")";
+    const absl::StatusOr<GpuProbe> probe = ProbeGpusInChild();
+    if (!probe.ok() || probe->count == 0) {
+      GTEST_SKIP() << "no usable GPU ("
+                   << (probe.ok() ? probe->detail : probe.status().ToString())
+                   << ")";
+    }
     ASSERT_FALSE(dir_.path().empty());
   }
   ScratchDir dir_;
