@@ -8,7 +8,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/credential_headers.h"
 #include "common/job_replica.h"
+#include "common/secret_file.h"
 #include "metrics/port_file.h"
 #include "planner/field_error.h"
 
@@ -199,6 +201,10 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   absl::StatusOr<int64_t> run_bytes = ParseRunBytes(flags.max_run_bytes);
   if (!run_bytes.ok()) return run_bytes.status();
   config.max_run_bytes = *run_bytes;
+  absl::StatusOr<std::string> token =
+      SecretFromFileOrEnv("job_token_file", flags.job_token_file, kJobTokenEnv);
+  if (!token.ok()) return token.status();
+  config.job_token = *std::move(token);
   return config;
 }
 

@@ -27,6 +27,7 @@ struct AgentFlagValues {
   std::string metrics_listen;     // empty: no metrics endpoint
   std::string metrics_port_file;  // empty: none
   std::string max_run_bytes = "auto";
+  std::string job_token_file;  // empty: $RESHARD_JOB_TOKEN, else none
 };
 
 // --max_run_bytes auto: a share of the memory the runs use (the host's for
@@ -60,12 +61,16 @@ struct AgentConfig {
   // allocation. 0: no bound; kAutoRunBytes: resolved when the agent starts
   // (AutoRunBytes).
   int64_t max_run_bytes = kAutoRunBytes;
+  // The job's token, sent with every call (agent/coordinator_channel.h);
+  // empty: none (an open job).
+  std::string job_token;
 };
 
 // INVALID_ARGUMENT naming the flag and the problem
 // ("--rank: 5 is not in [0, --world_size=4)"). Whether NCCL can run here
 // is not asked: the agent asks when it starts. A --metrics_port_file needs
-// --metrics_listen and must be writable.
+// --metrics_listen and must be writable. The job token is read from
+// --job_token_file, else $RESHARD_JOB_TOKEN (common/secret_file.h).
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags);
 
 }  // namespace reshard::agent

@@ -23,13 +23,11 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "agent/agent.h"
+#include "agent/coordinator_channel.h"
 #include "agent/memory_capacity.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
 #include "executor/nccl/nccl_rank.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
-#include "grpcpp/support/channel_arguments.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -67,11 +65,13 @@ ABSL_FLAG(std::string, max_run_bytes, "auto",
           "3/4 of the memory the runs use, the host's for gloo (its cgroup "
           "limit where lower), the GPU's for nccl)");
 
+ABSL_FLAG(std::string, job_token_file, "",
+          "a file holding the job's token (else $RESHARD_JOB_TOKEN): the "
+          "first agent creates the job with it, every other agent and every "
+          "caller of the job must present it; none: an open job");
+
 namespace reshard::agent {
 namespace {
-
-// Plans of large meshes can exceed gRPC's 4 MiB default.
-constexpr int kMaxMessageBytes = 64 << 20;
 
 AgentFlagValues FlagValues() {
   AgentFlagValues values;
@@ -87,26 +87,8 @@ AgentFlagValues FlagValues() {
   values.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
+  values.job_token_file = absl::GetFlag(FLAGS_job_token_file);
   return values;
-}
-
-std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
-  // The dispatch stream has no deadline: keepalive pings notice a
-  // Coordinator host that vanished without closing its connections. A gRPC
-  // server by default takes pings less than 5 minutes apart on an idle
-  // call as abuse (and ends the connection), so 6 minutes.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 360000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
-  // A restarted Coordinator is reached again within 2 s (gRPC's defaults
-  // back off from 1 s to 2 minutes).
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
-                                   args);
 }
 
 // Every log line names the job and the rank (several agents share a
@@ -197,7 +179,8 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
   // With several replicas, the job's own (the one its callers reach too).
   Agent agent(config,
               CoordinatorChannel(
-                  ReplicaForJob(config.job, SplitReplicaList(config.server))),
+                  ReplicaForJob(config.job, SplitReplicaList(config.server)),
+                  config.job_token),
               &metrics, space);
   std::atomic<bool> done{false};
   std::thread waiter([&] {

@@ -125,11 +125,12 @@ absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<Client>> ConnectClient(const ServerFlags& server,
-                                                      std::string admin_token) {
+absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
+    const ServerFlags& server) {
   ClientOptions options;
   options.target = server.target;
-  options.admin_token = std::move(admin_token);
+  options.admin_token = server.admin_token;
+  options.job_token = server.job_token;
   options.max_attempts = 2;
   if (server.deadline.has_value()) {
     options.timeout = *server.deadline;

@@ -55,13 +55,16 @@ struct ServerFlags {
   // Bounds every call, retries included; unset: the client's per-attempt
   // timeout (10 s) for Planner calls, 300 s for `job run`.
   std::optional<absl::Duration> deadline;
+  // Sent with every call (ClientOptions); empty: none.
+  std::string job_token;
+  std::string admin_token;
 };
 
 // A client of `server` as the CLI uses it: one retry of UNAVAILABLE, the
 // whole call within server.deadline when set, the library's other
 // defaults.
 absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
-    const ServerFlags& server, std::string admin_token = "");
+    const ServerFlags& server);
 
 }  // namespace reshard::client
 

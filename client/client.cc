@@ -42,6 +42,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
 struct Client::Impl {
   Impl(ClientOptions options, std::shared_ptr<grpc::Channel> channel);
 
+  // Adds the configured credentials (admin and job tokens) to a call.
+  void Authorize(grpc::ClientContext& context) const;
   // Runs `call(context)` with a deadline, retrying UNAVAILABLE.
   template <typename Call>
   absl::Status WithRetries(Call call);
@@ -111,6 +113,15 @@ Client::Impl::Impl(ClientOptions options_in,
   }
 }
 
+void Client::Impl::Authorize(grpc::ClientContext& context) const {
+  if (!options.admin_token.empty()) {
+    context.AddMetadata(kAdminTokenHeader, options.admin_token);
+  }
+  if (!options.job_token.empty()) {
+    context.AddMetadata(kJobTokenHeader, options.job_token);
+  }
+}
+
 template <typename Call>
 absl::Status Client::Impl::WithRetries(Call call) {
   absl::Duration backoff = options.initial_backoff;
@@ -118,6 +129,7 @@ absl::Status Client::Impl::WithRetries(Call call) {
   absl::Status status;
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
     grpc::ClientContext context;
+    Authorize(context);
     context.set_deadline(absl::ToChronoTime(
         std::min(absl::Now() + options.timeout, call_deadline)));
     status = proto::StatusFromGrpc(call(context));
@@ -191,9 +203,6 @@ absl::Status Client::DeleteMesh(const std::string& mesh_id) {
   request.set_mesh_id(mesh_id);
   v1::DeleteMeshResponse response;
   absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
-    if (!impl_->options.admin_token.empty()) {
-      ctx.AddMetadata(kAdminTokenHeader, impl_->options.admin_token);
-    }
     return impl_->stub->DeleteMesh(&ctx, request, &response);
   });
   if (s.ok()) impl_->ForgetMesh(mesh_id);
@@ -426,6 +435,7 @@ absl::Status Client::Impl::SendRunJob(const v1::RunJobRequest& request,
                                       v1::RunJobResponse* response) {
   // Never retried: a RunJob that reached the server may have dispatched.
   grpc::ClientContext context;
+  Authorize(context);
   context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
   return proto::StatusFromGrpc(
       CoordinatorFor(request.job()).RunJob(&context, request, response));

@@ -33,6 +33,9 @@ int ExitCode(const absl::Status& status) {
       return kExitUnavailable;
     case absl::StatusCode::kFailedPrecondition:
       return kExitFailedPrecondition;
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+      return kExitRefused;
     default:
       return kExitOther;
   }

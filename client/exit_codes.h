@@ -5,6 +5,7 @@
 //   3  NOT_FOUND (an unknown mesh, job or file)
 //   4  UNAVAILABLE or DEADLINE_EXCEEDED (no server, or out of time)
 //   5  FAILED_PRECONDITION (valid input the request cannot satisfy)
+//   6  UNAUTHENTICATED or PERMISSION_DENIED (a missing or wrong token)
 //   130  interrupted (Ctrl-C: the shell's 128 + SIGINT)
 //   1  anything else (a run that did not validate, an internal error, ...)
 #ifndef RESHARD_CLIENT_EXIT_CODES_H_
@@ -25,6 +26,7 @@ inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNotFound = 3;
 inline constexpr int kExitUnavailable = 4;
 inline constexpr int kExitFailedPrecondition = 5;
+inline constexpr int kExitRefused = 6;
 inline constexpr int kExitInterrupted = 130;
 
 // `status` (CANCELLED, naming what was done) marked as the user's Ctrl-C,

@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/credential_headers.h"
+#include "common/secret_file.h"
 
 namespace reshard::client {
 namespace {
@@ -100,6 +102,18 @@ absl::StatusOr<GlobalFlags> ParseGlobalFlags(
       flags.server.deadline = *deadline;
       continue;
     }
+    value = FlagValue(args, i, "job_token_file");
+    if (!value.ok()) return value.status();
+    if (value->has_value()) {
+      flags.job_token_file = **value;
+      continue;
+    }
+    value = FlagValue(args, i, "admin_token_file");
+    if (!value.ok()) return value.status();
+    if (value->has_value()) {
+      flags.admin_token_file = **value;
+      continue;
+    }
     flags.json = flags.json || args[i] == "--json";
     flags.rest.push_back(args[i]);
   }
@@ -108,6 +122,18 @@ absl::StatusOr<GlobalFlags> ParseGlobalFlags(
   if (!target.ok()) return target.status();
   flags.server.target = *std::move(target);
   return flags;
+}
+
+absl::Status ReadCredentials(GlobalFlags& flags) {
+  absl::StatusOr<std::string> job_token =
+      SecretFromFileOrEnv("job_token_file", flags.job_token_file, kJobTokenEnv);
+  if (!job_token.ok()) return job_token.status();
+  absl::StatusOr<std::string> admin_token = SecretFromFileOrEnv(
+      "admin_token_file", flags.admin_token_file, kAdminTokenEnv);
+  if (!admin_token.ok()) return admin_token.status();
+  flags.server.job_token = *std::move(job_token);
+  flags.server.admin_token = *std::move(admin_token);
+  return absl::OkStatus();
 }
 
 }  // namespace reshard::client

@@ -1,6 +1,9 @@
 // The flags every reshardctl command takes, before or after the command
 // word: --server HOST[:PORT][,HOST[:PORT]...] (a host without a port means
-// port 50051) and --deadline_seconds D (every call's whole deadline). They
+// port 50051), --deadline_seconds D (every call's whole deadline), and the
+// credentials every call carries: --job_token_file FILE (else
+// $RESHARD_JOB_TOKEN) and --admin_token_file FILE (else
+// $RESHARD_ADMIN_TOKEN). They
 // are taken out of the arguments here so that no command parses them
 // itself; --json stays for the command and is also noted, because an error
 // is then printed as a JSON object as well (client/exit_codes.h).
@@ -23,6 +26,8 @@ struct GlobalFlags {
   ServerFlags server;
   bool server_given = false;      // --server itself (not $RESHARD_SERVER)
   bool json = false;              // --json appears among the arguments
+  std::string job_token_file;     // empty: not given
+  std::string admin_token_file;   // empty: not given
   std::vector<std::string> rest;  // the arguments without the global flags
 };
 
@@ -38,6 +43,12 @@ absl::StatusOr<std::string> ServerTarget(absl::string_view text,
 // INVALID_ARGUMENT naming the flag for a missing or bad value.
 absl::StatusOr<GlobalFlags> ParseGlobalFlags(
     const std::vector<std::string>& args, const char* env_server);
+
+// Reads the credentials into flags.server (client/cli_args.h): each from
+// its file when given, else from its environment variable, else none.
+// INVALID_ARGUMENT naming the flag or variable for an unreadable file or
+// a secret gRPC metadata cannot carry (common/secret_file.h).
+absl::Status ReadCredentials(GlobalFlags& flags);
 
 }  // namespace reshard::client
 

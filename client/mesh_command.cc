@@ -1,6 +1,5 @@
 #include "client/mesh_command.h"
 
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <set>
@@ -10,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "client/plan_flags.h"
-#include "common/secret_file.h"
 #include "planner/plan_format.h"
 #include "reshard/client.h"
 
@@ -162,16 +160,6 @@ absl::Status List(Client& client, bool json, std::ostream& out) {
   return absl::OkStatus();
 }
 
-// `mesh delete`'s admin token: --admin_token_file, else
-// $RESHARD_ADMIN_TOKEN, else none.
-absl::StatusOr<std::string> AdminToken(const CliArgs& args) {
-  if (args.Has("admin_token_file")) {
-    return ReadSecretFile("admin_token_file", *args.Get("admin_token_file"));
-  }
-  const char* env = std::getenv("RESHARD_ADMIN_TOKEN");
-  return std::string(env != nullptr ? env : "");
-}
-
 absl::Status GetOrDelete(Client& client, const std::string& verb,
                          const std::string& id, bool json, std::ostream& out) {
   if (verb == "delete") {
@@ -206,10 +194,7 @@ absl::Status RunMeshCommand(const ServerFlags& server,
   }
   absl::StatusOr<CliArgs> args;
   if (verb != "register") {
-    args = CliArgs::Parse(rest.subspan(positional.size()),
-                          verb == "delete"
-                              ? std::set<std::string>{"admin_token_file"}
-                              : std::set<std::string>{},
+    args = CliArgs::Parse(rest.subspan(positional.size()), {},
                           std::set<std::string>{"json"});
     if (!args.ok()) return args.status();
   }
@@ -217,11 +202,7 @@ absl::Status RunMeshCommand(const ServerFlags& server,
     return absl::InvalidArgumentError(
         absl::StrCat("mesh ", verb, ": MESH_ID is required"));
   }
-  absl::StatusOr<std::string> admin_token =
-      verb == "delete" ? AdminToken(*args) : std::string();
-  if (!admin_token.ok()) return admin_token.status();
-  absl::StatusOr<std::unique_ptr<Client>> client =
-      ConnectClient(server, *std::move(admin_token));
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   if (verb == "register") return Register(**client, rest, out);
   const bool json = args->Has("json");

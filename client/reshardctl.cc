@@ -51,9 +51,16 @@ constexpr char kUsage[] =
     "        --server itself asks for the service\n"
     "  --deadline_seconds D  every call's whole deadline, retries included\n"
     "        (default: 10 s per attempt; `job run` 300 s)\n"
+    "  --job_token_file FILE  the token of the jobs the command names (else\n"
+    "        $RESHARD_JOB_TOKEN): needed for a job its agents created with "
+    "one\n"
+    "  --admin_token_file FILE  the planner's admin token (else\n"
+    "        $RESHARD_ADMIN_TOKEN): `mesh delete`, and `job list|show` of\n"
+    "        every job\n"
     "exit status: 0 ok; 2 bad input (INVALID_ARGUMENT, OUT_OF_RANGE, usage);\n"
     "  3 NOT_FOUND; 4 UNAVAILABLE or DEADLINE_EXCEEDED; 5 "
     "FAILED_PRECONDITION;\n"
+    "  6 UNAUTHENTICATED or PERMISSION_DENIED;\n"
     "  1 anything else. With --json an error is also printed on stdout as\n"
     "  {\"error\": {\"code\": ..., \"message\": ...}}.\n";
 
@@ -118,6 +125,9 @@ absl::Status RunCommand(const GlobalFlags& flags, std::ostream& out) {
 int Main(const std::vector<std::string>& args) {
   absl::StatusOr<GlobalFlags> flags =
       ParseGlobalFlags(args, std::getenv("RESHARD_SERVER"));
+  if (flags.ok()) {
+    if (absl::Status s = ReadCredentials(*flags); !s.ok()) flags = s;
+  }
   if (!flags.ok()) {
     bool json = false;
     for (const std::string& arg : args) json = json || arg == "--json";

@@ -9,6 +9,13 @@ namespace reshard {
 
 // The planner's admin token (reshard-planner --admin_token_file).
 inline constexpr char kAdminTokenHeader[] = "x-reshard-admin-token";
+// A job's token: set by the agents that create the job, presented on every
+// call that names the job (agents and reshardctl: --job_token_file or
+// $RESHARD_JOB_TOKEN).
+inline constexpr char kJobTokenHeader[] = "x-reshard-job-token";
+// Where agents and reshardctl find a token when no file is given.
+inline constexpr char kJobTokenEnv[] = "RESHARD_JOB_TOKEN";
+inline constexpr char kAdminTokenEnv[] = "RESHARD_ADMIN_TOKEN";
 
 }  // namespace reshard
 

@@ -1,31 +1,75 @@
 #include "common/secret_file.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace reshard {
 
+absl::Status CheckSecretText(absl::string_view source,
+                             absl::string_view secret) {
+  if (secret.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": the secret is empty"));
+  }
+  if (static_cast<int64_t>(secret.size()) > kMaxSecretBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": the secret has ", secret.size(),
+                     " bytes, at most ", kMaxSecretBytes));
+  }
+  for (size_t i = 0; i < secret.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(secret[i]);
+    if (c < 0x20 || c > 0x7e) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": byte ", i,
+          " of the secret is not printable ASCII (gRPC metadata carries "
+          "only that)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> ReadSecretFile(absl::string_view flag,
                                            const std::string& path) {
+  const std::string source = absl::StrCat("--", flag, "=", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, "=", path,
-                                                   ": cannot read it (",
-                                                   std::strerror(errno), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": cannot read it (", std::strerror(errno), ")"));
   }
-  std::string secret((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
+  // Read through istream::read, which turns a failed read (a directory)
+  // into badbit instead of an exception, and at most one byte past the
+  // longest secret and its newline, so a huge file is not read whole.
+  std::string secret(kMaxSecretBytes + 2, '\0');
+  in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+  if (in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": cannot read it (not a file)"));
+  }
+  secret.resize(static_cast<size_t>(in.gcount()));
   absl::StripTrailingAsciiWhitespace(&secret);
   if (secret.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, "=", path, ": the file holds no secret"));
+        absl::StrCat(source, ": the file holds no secret"));
   }
+  absl::Status s = CheckSecretText(source, secret);
+  if (!s.ok()) return s;
   return secret;
+}
+
+absl::StatusOr<std::string> SecretFromFileOrEnv(absl::string_view flag,
+                                                const std::string& path,
+                                                const char* env_var) {
+  if (!path.empty()) return ReadSecretFile(flag, path);
+  const char* value = std::getenv(env_var);
+  if (value == nullptr || *value == '\0') return std::string();
+  absl::Status s = CheckSecretText(env_var, value);
+  if (!s.ok()) return s;
+  return std::string(value);
 }
 
 }  // namespace reshard

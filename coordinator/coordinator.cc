@@ -145,47 +145,54 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       sessions_(std::move(sessions)),
       table_(std::move(table)) {}
 
-absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info) {
+absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
+                                         const Caller& caller) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   absl::Status s = CheckJoin(info, limits_);
   if (!s.ok()) return s;
+  s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  if (!s.ok()) return s;
   DropIdleJobs();
-  absl::StatusOr<std::shared_ptr<Job>> job = table_->FindOrCreate(info);
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      table_->FindOrCreate(info, caller.job_token);
   if (!job.ok()) return job.status();
   return (*job)->Join(info, sessions_);
 }
 
-absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(
-    const AgentId& id) const {
-  std::shared_ptr<Job> job = table_->Find(id.job);
-  if (job == nullptr) {
-    return absl::NotFoundError(absl::StrCat("agent.job: no job \"", id.job,
+absl::StatusOr<std::shared_ptr<Job>> Coordinator::AdmittedJob(
+    const std::string& name, const Caller& caller, Access access) const {
+  absl::Status s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  if (!s.ok()) return s;
+  if (access != Access::kAgent) DropIdleJobs();
+  std::shared_ptr<Job> job = table_->Find(name);
+  if (job == nullptr && access == Access::kAgent) {
+    return absl::NotFoundError(absl::StrCat("agent.job: no job \"", name,
                                             "\" (join before anything else)"));
   }
+  if (job == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("job: no job \"", name,
+                     "\" (a job exists once its first agent joins)"));
+  }
+  if (access == Access::kView && job->token().Shows(caller)) return job;
+  s = job->token().Admits(name, caller);
+  if (!s.ok()) return s;
   return job;
+}
+
+absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(
+    const AgentId& id, const Caller& caller) const {
+  return AdmittedJob(id.job, caller, Access::kAgent);
 }
 
 void Coordinator::DropIdleJobs() const {
   table_->DropIdle(clock_() - absl::Seconds(limits_.job_idle_seconds));
 }
 
-absl::StatusOr<std::shared_ptr<Job>> Coordinator::NamedJob(
-    const std::string& name) const {
-  DropIdleJobs();
-  std::shared_ptr<Job> job = table_->Find(name);
-  if (job == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("job: no job \"", name,
-                     "\" (a job exists once its first agent "
-                     "joins)"));
-  }
-  return job;
-}
-
 absl::StatusOr<std::shared_ptr<Mailbox>> Coordinator::Connect(
-    const AgentId& id) {
+    const AgentId& id, const Caller& caller) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
-  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id);
+  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   return (*job)->Connect(id);
 }
@@ -197,8 +204,8 @@ void Coordinator::Disconnect(const AgentId& id,
   }
 }
 
-absl::Status Coordinator::Leave(const AgentId& id) {
-  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id);
+absl::Status Coordinator::Leave(const AgentId& id, const Caller& caller) {
+  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   absl::Status s = (*job)->Leave(id);
   table_->ForgetIfAbandoned(id.job);
@@ -207,7 +214,7 @@ absl::Status Coordinator::Leave(const AgentId& id) {
 
 absl::StatusOr<RunOutcome> Coordinator::RunJob(
     const std::string& name, std::shared_ptr<const RunSpec> spec,
-    absl::Time deadline, const CallerGone& caller_gone) {
+    absl::Time deadline, const CallerGone& caller_gone, const Caller& caller) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   RunSlot slot(active_runs_);
   if (active_runs_ > limits_.max_concurrent_runs) {
@@ -215,7 +222,8 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
         absl::StrCat("this server already runs its maximum of ",
                      limits_.max_concurrent_runs, " concurrent RunJob calls"));
   }
-  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;
@@ -228,24 +236,36 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   return OutcomeOf(*kept, (*job)->backend(), *std::move(result));
 }
 
-std::vector<JobSnapshot> Coordinator::ListJobs() const {
+absl::Status Coordinator::CheckActor(const std::string& name,
+                                     const Caller& caller) const {
+  absl::Status s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  if (!s.ok()) return s;
+  std::shared_ptr<Job> job = table_->Find(name);
+  return job == nullptr ? absl::OkStatus() : job->token().Admits(name, caller);
+}
+
+std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller) const {
   DropIdleJobs();
   std::vector<JobSnapshot> jobs;
   for (const std::shared_ptr<Job>& job : table_->List()) {
-    jobs.push_back(job->Info());
+    if (job->token().Shows(caller)) jobs.push_back(job->Info());
   }
   return jobs;
 }
 
-absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name) const {
-  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name,
+                                                const Caller& caller) const {
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kView);
   if (!job.ok()) return job.status();
   return (*job)->Info();
 }
 
 absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name,
-                                                   bool stop) {
-  absl::StatusOr<std::shared_ptr<Job>> job = NamedJob(name);
+                                                   bool stop,
+                                                   const Caller& caller) {
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
   return (*job)->Cancel(stop);
 }

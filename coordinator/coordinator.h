@@ -18,6 +18,7 @@
 #include "coordinator/clock.h"
 #include "coordinator/job.h"
 #include "coordinator/job_table.h"
+#include "coordinator/job_token.h"
 #include "coordinator/limits.h"
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
@@ -48,11 +49,18 @@ class Coordinator {
               std::unique_ptr<JobTable> table,
               SessionSource sessions = RandomSessions());
 
+  // Every call that names a job takes its `caller`'s credentials
+  // (coordinator/job_token.h): without a job token on a server that does
+  // not allow open jobs, UNAUTHENTICATED before any lookup; on a job with
+  // a token, UNAUTHENTICATED without it and PERMISSION_DENIED with
+  // another, before anything else about the job is looked at.
+
   // Refuses another protocol (FAILED_PRECONDITION naming both versions),
-  // bad fields (INVALID_ARGUMENT naming them) and a job that exists with
-  // another shape; returns the job's generation and the agent's session
-  // (Job::Join).
-  absl::StatusOr<Joined> Join(const JoinInfo& info);
+  // bad fields (INVALID_ARGUMENT naming them), a token not the job's and
+  // a job that exists with another shape; creates the job with the
+  // caller's token when it is the first agent; returns the job's
+  // generation and the agent's session (Job::Join).
+  absl::StatusOr<Joined> Join(const JoinInfo& info, const Caller& caller = {});
 
   // The calls below name an agent that joined. Each finds the agent's job
   // (NOT_FOUND naming `agent.job` when there is none) and hands the call
@@ -61,16 +69,18 @@ class Coordinator {
   // incarnation, PERMISSION_DENIED for a session not the rank's.
 
   // Opens the agent's dispatch mailbox, closing an older one.
-  absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
+  absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id,
+                                                   const Caller& caller = {});
   // The agent's dispatch stream ended: it is no longer present.
   void Disconnect(const AgentId& id, const std::shared_ptr<Mailbox>& mailbox);
   // The agent leaves its job; a job left by its last agent is forgotten.
-  absl::Status Leave(const AgentId& id);
+  absl::Status Leave(const AgentId& id, const Caller& caller = {});
 
   // The agent's job, for the calls an agent makes within its run (the
   // rendezvous store and reports: coordinator/job.h); NOT_FOUND naming
   // `agent.job` when there is none.
-  absl::StatusOr<std::shared_ptr<Job>> JobOf(const AgentId& id) const;
+  absl::StatusOr<std::shared_ptr<Job>> JobOf(const AgentId& id,
+                                             const Caller& caller = {}) const;
 
   // Runs `spec` on job `job` (NOT_FOUND when no agent has created it):
   // checks the spec against the job, waits for the job until `deadline`,
@@ -80,20 +90,35 @@ class Coordinator {
   absl::StatusOr<RunOutcome> RunJob(const std::string& job,
                                     std::shared_ptr<const RunSpec> spec,
                                     absl::Time deadline,
-                                    const CallerGone& caller_gone);
-  // Every job's state, by name; one job's (NOT_FOUND when unknown).
-  std::vector<JobSnapshot> ListJobs() const;
-  absl::StatusOr<JobSnapshot> GetJob(const std::string& job) const;
+                                    const CallerGone& caller_gone,
+                                    const Caller& caller = {});
+  // RunJob's check before it plans: the refusal RunJob would give
+  // `caller` for its credentials; OK when there is no job `job` (RunJob
+  // then answers NOT_FOUND).
+  absl::Status CheckActor(const std::string& job, const Caller& caller) const;
+  // The state of every job the caller may see (JobToken::Shows), by name;
+  // one job's (NOT_FOUND when unknown).
+  std::vector<JobSnapshot> ListJobs(const Caller& caller = {}) const;
+  absl::StatusOr<JobSnapshot> GetJob(const std::string& job,
+                                     const Caller& caller = {}) const;
   // The cancelled run's id ("" when none was running).
   // Job::Cancel: `stop` returns the run's partial results to its caller.
   absl::StatusOr<std::string> CancelJob(const std::string& job,
-                                        bool stop = false);
+                                        bool stop = false,
+                                        const Caller& caller = {});
 
   // Closes every dispatch stream and refuses new work.
   void Shutdown(const std::string& reason);
 
  private:
-  absl::StatusOr<std::shared_ptr<Job>> NamedJob(const std::string& job) const;
+  // How a call reaches a job: as one of its agents (the job named by
+  // agent.job), or by name to act on it (RunJob, CancelJob) or to look.
+  enum class Access { kAgent, kAct, kView };
+  // Job `job` when `caller` may reach it so; NOT_FOUND naming the field
+  // (agent.job or job) when there is none.
+  absl::StatusOr<std::shared_ptr<Job>> AdmittedJob(const std::string& job,
+                                                   const Caller& caller,
+                                                   Access access) const;
   // Drops the jobs idle for limits_.job_idle_seconds (docs/DESIGN.md §5: a job
   // whose agents died without leaving). Done on the calls that look jobs
   // up by name, so no thread is needed.

@@ -12,12 +12,13 @@
 
 namespace reshard::coordinator {
 
-Job::Job(std::string name, int64_t world_size, Backend backend,
+Job::Job(std::string name, int64_t world_size, Backend backend, JobToken token,
          const CoordinatorLimits& limits, Clock clock,
          std::shared_ptr<StoreBudget> store_budget)
     : name_(std::move(name)),
       world_size_(world_size),
       backend_(backend),
+      token_(std::move(token)),
       limits_(limits),
       slots_(world_size),
       store_(limits, std::move(store_budget)),

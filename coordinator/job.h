@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/clock.h"
+#include "coordinator/job_token.h"
 #include "coordinator/limits.h"
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
@@ -76,8 +77,9 @@ struct ActiveRun;  // coordinator/active_run.h
 
 class Job {
  public:
+  // `token`: who may touch the job (coordinator/job_token.h);
   // `store_budget`: the rendezvous bytes all jobs share (null: none).
-  Job(std::string name, int64_t world_size, Backend backend,
+  Job(std::string name, int64_t world_size, Backend backend, JobToken token,
       const CoordinatorLimits& limits, Clock clock,
       std::shared_ptr<StoreBudget> store_budget = nullptr);
   ~Job();
@@ -85,6 +87,7 @@ class Job {
   const std::string& name() const { return name_; }
   int64_t world_size() const { return world_size_; }
   Backend backend() const { return backend_; }
+  const JobToken& token() const { return token_; }
 
   // Adds or replaces the rank's agent: the job's generation afterwards and
   // the agent's session, made by `sessions` for a new agent. The same
@@ -208,6 +211,7 @@ class Job {
   const std::string name_;
   const int64_t world_size_;
   const Backend backend_;
+  const JobToken token_;
   const CoordinatorLimits& limits_;
 
   mutable absl::Mutex mu_;

@@ -5,7 +5,7 @@
 namespace reshard::coordinator {
 
 absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
-    const JoinInfo& info) {
+    const JoinInfo& info, const std::string& job_token) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(info.agent.job);
   if (it == jobs_.end()) {
@@ -14,13 +14,15 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
           absl::StrCat("agent.job: this server already holds its maximum of ",
                        limits_.max_jobs, " jobs"));
     }
-    auto job =
-        std::make_shared<Job>(info.agent.job, info.world_size, info.backend,
-                              limits_, clock_, store_budget_);
+    auto job = std::make_shared<Job>(info.agent.job, info.world_size,
+                                     info.backend, JobToken(job_token), limits_,
+                                     clock_, store_budget_);
     jobs_.emplace(info.agent.job, job);
     return job;
   }
   const Job& job = *it->second;
+  absl::Status s = job.token().AdmitsJoin(info.agent.job, job_token);
+  if (!s.ok()) return s;
   if (job.world_size() != info.world_size || job.backend() != info.backend) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job \"", info.agent.job, "\" has world size ", job.world_size(),

@@ -25,11 +25,13 @@ namespace reshard::coordinator {
 class JobTable {
  public:
   virtual ~JobTable() = default;
-  // The job `info` joins, created when it is the first agent.
-  // FAILED_PRECONDITION when the job exists with another world size or
-  // backend; RESOURCE_EXHAUSTED when a new job would pass the job cap.
+  // The job `info` joins, created with `job_token` (empty: open) when it
+  // is the first agent. A job that exists checks the token first
+  // (JobToken::AdmitsJoin), so a refused joiner learns nothing of it;
+  // then FAILED_PRECONDITION when it has another world size or backend.
+  // RESOURCE_EXHAUSTED when a new job would pass the job cap.
   virtual absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
-      const JoinInfo& info) = 0;
+      const JoinInfo& info, const std::string& job_token) = 0;
   // Null when there is no such job.
   virtual std::shared_ptr<Job> Find(const std::string& name) const = 0;
   virtual std::vector<std::shared_ptr<Job>> List() const = 0;
@@ -48,7 +50,7 @@ class InMemoryJobTable final : public JobTable {
             std::make_shared<StoreBudget>(limits.max_store_bytes_total)) {}
 
   absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
-      const JoinInfo& info) override;
+      const JoinInfo& info, const std::string& job_token) override;
   std::shared_ptr<Job> Find(const std::string& name) const override;
   std::vector<std::shared_ptr<Job>> List() const override;
   void ForgetIfAbandoned(const std::string& name) override;

@@ -27,6 +27,10 @@ struct CoordinatorLimits {
   // rank) instead of at its deadline; ranks that never joined are waited
   // for until the deadline. RunSpec::agent_wait_seconds overrides it.
   double agent_wait_seconds = 10;
+  // Whether a caller without a job token is served: jobs created without
+  // one, and calls on them (coordinator/job_token.h). reshard-planner
+  // turns it off by default when it listens beyond loopback.
+  bool allow_open_jobs = true;
 };
 
 }  // namespace reshard::coordinator

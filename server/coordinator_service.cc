@@ -13,6 +13,7 @@
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "proto/job_convert.h"
+#include "server/caller_credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
@@ -59,13 +60,17 @@ absl::Status Draining() {
 
 namespace {
 
-// `call(job, id)` on the job of the agent `agent` names: its answer, or
-// the lookup's NOT_FOUND naming agent.job.
+// `call(job, id)` on the job of the agent `agent` names, for a call with
+// `ctx`'s credentials: its answer, or the refusal of the credentials or
+// the lookup (NOT_FOUND naming agent.job).
 template <typename Call>
-auto InAgentJob(const coordinator::Coordinator& core, const v1::AgentId& agent,
-                Call call) {
+auto InAgentJob(const coordinator::Coordinator& core,
+                const grpc::ServerContext& ctx, const std::string& admin_token,
+                const v1::AgentId& agent, Call call) {
   const coordinator::AgentId id = proto::AgentIdFromProto(agent);
-  absl::StatusOr<std::shared_ptr<coordinator::Job>> job = core.JobOf(id);
+  absl::StatusOr<coordinator::Caller> caller = CallerOf(ctx, admin_token);
+  absl::StatusOr<std::shared_ptr<coordinator::Job>> job =
+      caller.ok() ? core.JobOf(id, *caller) : caller.status();
   using Result = decltype(call(**job, id));
   if (!job.ok()) return Result(job.status());
   return call(**job, id);
@@ -86,6 +91,11 @@ grpc::Status CoordinatorService::Timed(const char* method,
   return status;
 }
 
+absl::StatusOr<coordinator::Caller> CoordinatorService::CredentialsOf(
+    const grpc::ServerContext& ctx) const {
+  return CallerOf(ctx, options_.admin_token);
+}
+
 void CoordinatorService::StartDraining() {
   draining_ = true;
   core_.Shutdown("the server is shutting down");
@@ -96,8 +106,10 @@ grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
                                       v1::JoinResponse* response) {
   return Timed("Join", [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Join", Draining());
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "Join", caller.status());
     absl::StatusOr<coordinator::Joined> joined =
-        core_.Join(proto::JoinInfoFromProto(*request));
+        core_.Join(proto::JoinInfoFromProto(*request), *caller);
     if (!joined.ok()) return Answer(ctx, "Join", joined.status());
     response->set_generation(joined->generation);
     response->set_coordinator_version(kReshardVersion);
@@ -118,8 +130,10 @@ grpc::Status CoordinatorService::Dispatch(
   return Timed("Dispatch", [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Dispatch", Draining());
     const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "Dispatch", caller.status());
     absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
-        core_.Connect(id);
+        core_.Connect(id, *caller);
     if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
     writer->SendInitialMetadata();  // the agent now knows it is connected
     bool written = true;
@@ -150,7 +164,7 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
   return Timed("Report", [&]() -> grpc::Status {
     return Answer(
         ctx, "Report",
-        InAgentJob(core_, request->agent(),
+        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
                    [&](coordinator::Job& job, const coordinator::AgentId& id) {
                      return job.Report(
                          id, request->generation(), request->run_id(),
@@ -165,7 +179,7 @@ grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
   return Timed("Progress", [&]() -> grpc::Status {
     return Answer(
         ctx, "Progress",
-        InAgentJob(core_, request->agent(),
+        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
                    [&](coordinator::Job& job, const coordinator::AgentId& id) {
                      return job.Progress(id, request->run_id(),
                                          request->executions_done());
@@ -177,8 +191,11 @@ grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
                                        v1::LeaveResponse*) {
   return Timed("Leave", [&]() -> grpc::Status {
-    return Answer(ctx, "Leave",
-                  core_.Leave(proto::AgentIdFromProto(request->agent())));
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "Leave", caller.status());
+    return Answer(
+        ctx, "Leave",
+        core_.Leave(proto::AgentIdFromProto(request->agent()), *caller));
   });
 }
 
@@ -188,7 +205,7 @@ grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
   return Timed("StoreSet", [&]() -> grpc::Status {
     return Answer(
         ctx, "StoreSet",
-        InAgentJob(core_, request->agent(),
+        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
                    [&](coordinator::Job& job, const coordinator::AgentId& id) {
                      return job.StoreSet(id, request->run_id(), request->key(),
                                          request->value());
@@ -202,7 +219,7 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
   return Timed("StoreGet", [&]() -> grpc::Status {
     const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
     absl::StatusOr<std::vector<std::string>> values = InAgentJob(
-        core_, request->agent(),
+        core_, *ctx, options_.admin_token, request->agent(),
         [&](coordinator::Job& job, const coordinator::AgentId& id) {
           return job.StoreGet(id, request->run_id(),
                               {request->keys().begin(), request->keys().end()},
@@ -219,7 +236,7 @@ grpc::Status CoordinatorService::StoreDelete(
     v1::StoreDeleteResponse* response) {
   return Timed("StoreDelete", [&]() -> grpc::Status {
     absl::StatusOr<int64_t> deleted = InAgentJob(
-        core_, request->agent(),
+        core_, *ctx, options_.admin_token, request->agent(),
         [&](coordinator::Job& job, const coordinator::AgentId& id) {
           return job.StoreDelete(id, request->run_id(), request->prefix());
         });
@@ -337,12 +354,16 @@ absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
     grpc::ServerContext* ctx, const v1::RunJobRequest& request,
     v1::RunJobResponse* response) {
   if (draining_) return Draining();
+  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+  if (!caller.ok()) return caller.status();
+  absl::Status admitted = core_.CheckActor(request.job(), *caller);
+  if (!admitted.ok()) return admitted;
   absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> spec =
       SpecOf(ctx, request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<coordinator::RunOutcome> outcome = core_.RunJob(
       request.job(), *spec, CallDeadline(ctx, kRunJobDefaultDeadline),
-      [ctx] { return ctx->IsCancelled(); });
+      [ctx] { return ctx->IsCancelled(); }, *caller);
   if (outcome.ok()) FillRunResponse(**spec, *outcome, response);
   return outcome;
 }
@@ -373,11 +394,13 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status CoordinatorService::ListJobs(grpc::ServerContext*,
+grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
                                           const v1::ListJobsRequest*,
                                           v1::ListJobsResponse* response) {
   return Timed("ListJobs", [&]() -> grpc::Status {
-    for (const coordinator::JobSnapshot& job : core_.ListJobs()) {
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "ListJobs", caller.status());
+    for (const coordinator::JobSnapshot& job : core_.ListJobs(*caller)) {
       proto::JobSnapshotToProto(job, response->add_jobs());
     }
     return grpc::Status::OK;
@@ -388,7 +411,10 @@ grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* request,
                                         v1::GetJobResponse* response) {
   return Timed("GetJob", [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::JobSnapshot> job = core_.GetJob(request->job());
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "GetJob", caller.status());
+    absl::StatusOr<coordinator::JobSnapshot> job =
+        core_.GetJob(request->job(), *caller);
     if (!job.ok()) return Answer(ctx, "GetJob", job.status());
     proto::JobSnapshotToProto(*job, response->mutable_job());
     return grpc::Status::OK;
@@ -399,8 +425,10 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
   return Timed("CancelJob", [&]() -> grpc::Status {
+    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+    if (!caller.ok()) return Answer(ctx, "CancelJob", caller.status());
     absl::StatusOr<std::string> run =
-        core_.CancelJob(request->job(), request->stop());
+        core_.CancelJob(request->job(), request->stop(), *caller);
     if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
     response->set_run_id(*run);
     return grpc::Status::OK;

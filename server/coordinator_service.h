@@ -84,6 +84,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   absl::StatusOr<coordinator::RunOutcome> Run(grpc::ServerContext* ctx,
                                               const v1::RunJobRequest& request,
                                               v1::RunJobResponse* response);
+  // The call's credentials (server/caller_credentials.h).
+  absl::StatusOr<coordinator::Caller> CredentialsOf(
+      const grpc::ServerContext& ctx) const;
   // Runs one call, recording its code and duration.
   grpc::Status Timed(const char* method,
                      absl::FunctionRef<grpc::Status()> call);

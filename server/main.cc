@@ -67,6 +67,10 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "picks a free port); off when empty");
 ABSL_FLAG(std::string, metrics_port_file, "",
           "if set, write the bound metrics port here once serving");
+ABSL_FLAG(std::optional<bool>, allow_open_jobs, std::nullopt,
+          "=true|false: serve jobs created without a job token (agents' "
+          "--job_token_file); when not given: true if --listen is a "
+          "loopback address, false otherwise");
 ABSL_FLAG(std::string, admin_token_file, "",
           "a file holding the admin token that DeleteMesh then needs (gRPC "
           "metadata x-reshard-admin-token); empty: DeleteMesh is open");
@@ -118,6 +122,23 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   return options;
 }
 
+// --allow_open_jobs as given, else whether --listen is loopback only.
+// Logged, with a warning when the server is reachable beyond loopback
+// without TLS.
+bool AllowOpenJobs() {
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  const bool loopback = ListensOnLoopbackOnly(listen);
+  const bool allow = absl::GetFlag(FLAGS_allow_open_jobs).value_or(loopback);
+  if (!loopback) {
+    spdlog::warn(
+        "--listen={} is reachable beyond loopback and the server has no TLS: "
+        "tokens and data travel in clear",
+        listen);
+  }
+  spdlog::info("jobs without a job token are {}", allow ? "served" : "refused");
+  return allow;
+}
+
 // The Coordinator's bounds from the flags; nullopt (after logging which
 // flag is wrong) when one is not positive.
 std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
@@ -134,6 +155,7 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
                   limits.agent_wait_seconds);
     return std::nullopt;
   }
+  limits.allow_open_jobs = AllowOpenJobs();
   for (auto [flag, value] :
        {std::pair{"max_jobs", limits.max_jobs},
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},

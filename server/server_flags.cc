@@ -1,5 +1,6 @@
 #include "server/server_flags.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace reshard::server {
 namespace {
@@ -81,6 +83,20 @@ std::string BindFailure(const std::string& address) {
   }
   freeaddrinfo(found);
   return failure;
+}
+
+bool ListensOnLoopbackOnly(const std::string& address) {
+  absl::string_view host = address;
+  if (absl::ConsumePrefix(&host, "[")) {
+    host = host.substr(0, host.find(']'));
+  } else if (const size_t colon = host.rfind(':');
+             colon != absl::string_view::npos) {
+    host = host.substr(0, colon);
+  }
+  if (host == "localhost" || host == "::1") return true;
+  in_addr ipv4{};
+  return inet_pton(AF_INET, std::string(host).c_str(), &ipv4) == 1 &&
+         (ntohl(ipv4.s_addr) >> 24) == 127;
 }
 
 }  // namespace reshard::server

@@ -37,6 +37,10 @@ inline constexpr int64_t kMaxDrainSeconds = 24 * 3600;
 // removed once to find out.
 absl::Status ValidateServerFlags(const ServerFlags& flags);
 
+// Whether `address` (--listen's form, HOST:PORT) is reachable only from
+// this host: a 127.0.0.0/8 address, [::1] or localhost.
+bool ListensOnLoopbackOnly(const std::string& address);
+
 // Why `address` (--listen's form, HOST:PORT) cannot be bound, in the
 // system's words ("Address already in use"), found by binding it once as
 // gRPC would; empty when binding works or the address is not HOST:PORT.

@@ -45,9 +45,14 @@ struct ClientOptions {
   int max_attempts = 5;
   absl::Duration initial_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Milliseconds(500);
-  // Sent with DeleteMesh to a planner started with --admin_token_file;
-  // empty: none.
+  // Sent with every call (gRPC metadata; empty: none). The planner's
+  // admin token (reshard-planner --admin_token_file): DeleteMesh needs it,
+  // and with it ListJobs and GetJob show every job.
   std::string admin_token;
+  // The token of the jobs this client runs, watches and cancels: every
+  // job call needs it for a job created with one (the agents'
+  // --job_token_file).
+  std::string job_token;
 };
 
 // One resolved communicator group of a rank (ResolveGroups).

@@ -1,6 +1,9 @@
 // The agent's pure parts: its flags (every bad value named, exit-2 class),
 // the decision to keep or reopen communicators between runs, and what a
 // run must pass before any communicator opens (the plan digest above all).
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -9,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/agent_config.h"
 #include "agent/backoff.h"
@@ -50,6 +54,30 @@ TEST(AgentFlagsTest, GoodFlagsParse) {
   EXPECT_DOUBLE_EQ(config->reconnect_seconds, 60);
   flags.reconnect_seconds = "0";
   EXPECT_DOUBLE_EQ(ParseAgentFlags(flags)->reconnect_seconds, 0);
+}
+
+// The job token: --job_token_file's (trailing newline dropped), else
+// $RESHARD_JOB_TOKEN, else none; an unreadable file is refused naming it.
+TEST(AgentFlagsTest, TheJobTokenComesFromItsFileElseTheEnvironment) {
+  AgentFlagValues flags = GoodFlags();
+  unsetenv("RESHARD_JOB_TOKEN");
+  EXPECT_EQ(ParseAgentFlags(flags)->job_token, "");
+  setenv("RESHARD_JOB_TOKEN", "env-token", 1);
+  EXPECT_EQ(ParseAgentFlags(flags)->job_token, "env-token");
+  char path[] = "/tmp/reshard-agent-token-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << "file-token\n";
+  flags.job_token_file = path;
+  EXPECT_EQ(ParseAgentFlags(flags)->job_token, "file-token");
+  unlink(path);
+  const absl::Status gone = ParseAgentFlags(flags).status();
+  EXPECT_EQ(gone.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(gone.message(), absl::StrCat("--job_token_file=", path,
+                                         ": cannot read it (No such file or "
+                                         "directory)"));
+  unsetenv("RESHARD_JOB_TOKEN");
 }
 
 // auto stays for the agent to resolve when it starts; units are binary.

@@ -16,6 +16,9 @@ CLUSTER="$3"
 
 tmp=$(mktemp -d)
 export RESHARD_CLUSTER_DIR="$tmp/cluster"
+# Every agent inherits the token and creates job jt with it; every
+# reshardctl call below presents it (issue 28's job credentials).
+export RESHARD_JOB_TOKEN="jt-token-$$"
 cleanup() {
   [ -n "${run_pid:-}" ] && kill "$run_pid" 2>/dev/null
   [ -f "$RESHARD_CLUSTER_DIR/pids" ] && "$CLUSTER" stop >/dev/null 2>&1
@@ -121,6 +124,25 @@ check "job run (table) exits 0" $rc
 contains "$table" "backend gloo, job jt, 4 agents, run "; check "table header names the job" $?
 contains "$table" "validated: yes"; check "table says validated" $?
 contains "$table" "busbw_GB/s"; check "table has exec's columns" $?
+
+# The token: without it the job is not listed and every call on it is
+# refused (exit 6), another one too, in a file or in the environment.
+out=$(env -u RESHARD_JOB_TOKEN "${J[@]}" list --json); rc=$?
+[ $rc -eq 0 ] && jq -e '.jobs == []' <<<"$out" >/dev/null
+check "job list without the token shows no job ($out)" $?
+err=$(env -u RESHARD_JOB_TOKEN "${J[@]}" show jt 2>&1); rc=$?
+[ $rc -eq 6 ] && contains "$err" 'UNAUTHENTICATED: job "jt" needs its job token'
+check "job show without the token: exit 6, UNAUTHENTICATED ($rc: $err)" $?
+echo "not-the-token" >"$tmp/wrong-token"
+err=$("${J[@]}" cancel jt --job_token_file "$tmp/wrong-token" 2>&1); rc=$?
+[ $rc -eq 6 ] && contains "$err" 'PERMISSION_DENIED: job "jt": the job token presented is not the job'"'"'s'
+check "job cancel with another token file: exit 6, PERMISSION_DENIED ($rc: $err)" $?
+err=$(RESHARD_JOB_TOKEN=other "${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
+[ $rc -eq 6 ] && contains "$err" "PERMISSION_DENIED"
+check "job run with another token: exit 6 ($rc: $err)" $?
+err=$("${J[@]}" show jt --job_token_file "$tmp/missing" 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--job_token_file=$tmp/missing: cannot read it"
+check "an unreadable --job_token_file exits 2 naming it ($rc: $err)" $?
 
 # list / show / cancel.
 out=$("${J[@]}" list); rc=$?

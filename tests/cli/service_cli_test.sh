@@ -154,7 +154,7 @@ expect "no server for a plan" 4 "UNAVAILABLE" \
   "$CTL" plan --server "$S" --mesh A=2 --shape 8 --from R --to R
 
 # A planner with an admin token: mesh delete without it, or with another
-# ($RESHARD_ADMIN_TOKEN), is refused (exit 1) and the mesh stays; with
+# ($RESHARD_ADMIN_TOKEN), is refused (exit 6) and the mesh stays; with
 # --admin_token_file it deletes.
 printf 'tok-%s\n' "$$" > "$dir/admin"
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port2" --drain_seconds 0 \
@@ -163,10 +163,10 @@ pids+=($!)
 wait_for 10 test -s "$dir/port2" || die "planner with an admin token did not start"
 S2="127.0.0.1:$(cat "$dir/port2")"
 id=$("$CTL" --server "$S2" mesh register --mesh A=2); check "register on the guarded planner" $?
-expect "mesh delete without the admin token" 1 \
+expect "mesh delete without the admin token" 6 \
   "UNAUTHENTICATED: DeleteMesh needs the planner's admin token" \
   "$CTL" --server "$S2" mesh delete "$id"
-expect "mesh delete with another admin token" 1 \
+expect "mesh delete with another admin token" 6 \
   "PERMISSION_DENIED: DeleteMesh: the admin token does not match" \
   env RESHARD_ADMIN_TOKEN=wrong "$CTL" --server "$S2" mesh delete "$id"
 "$CTL" --server "$S2" mesh get "$id" >/dev/null; check "the mesh is still there" $?

@@ -20,6 +20,8 @@ TEST(ExitCodesTest, EachFailureKindHasItsStatus) {
   EXPECT_EQ(ExitCode(absl::UnavailableError("x")), 4);
   EXPECT_EQ(ExitCode(absl::DeadlineExceededError("x")), 4);
   EXPECT_EQ(ExitCode(absl::FailedPreconditionError("x")), 5);
+  EXPECT_EQ(ExitCode(absl::UnauthenticatedError("x")), 6);
+  EXPECT_EQ(ExitCode(absl::PermissionDeniedError("x")), 6);
   for (const absl::Status& other :
        {absl::InternalError("x"), absl::DataLossError("x"),
         absl::CancelledError("x"), absl::ResourceExhaustedError("x"),

@@ -1,12 +1,19 @@
-// reshardctl's global flags (client/global_flags.h): --server and
-// --deadline_seconds are taken from anywhere on the command line, a host
+// reshardctl's global flags (client/global_flags.h): --server,
+// --deadline_seconds and the token files are taken from anywhere on the
+// command line, a host
 // without a port means port 50051, and bad values are INVALID_ARGUMENT
 // naming the flag.
 #include "client/global_flags.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace reshard::client {
@@ -95,6 +102,53 @@ TEST(GlobalFlagsTest, LookalikeFlagsStayWithTheCommand) {
       ParseGlobalFlags({"job", "run", "--server_side", "x"}, nullptr);
   ASSERT_TRUE(flags.ok());
   EXPECT_EQ(flags->rest, (Args{"job", "run", "--server_side", "x"}));
+}
+
+// Each credential from its file when given (trailing whitespace dropped),
+// else its environment variable, else none; a secret gRPC metadata cannot
+// carry is refused naming where it came from, never showing it.
+TEST(GlobalFlagsTest, CredentialsComeFromTheirFilesElseTheEnvironment) {
+  char dir[] = "/tmp/reshard-credentials-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string file = std::string(dir) + "/job";
+  std::ofstream(file) << "from-file\n";
+  setenv("RESHARD_JOB_TOKEN", "from-env", 1);
+  setenv("RESHARD_ADMIN_TOKEN", "admin-env", 1);
+  absl::StatusOr<GlobalFlags> flags =
+      ParseGlobalFlags({"job", "show", "x", "--job_token_file", file}, nullptr);
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->rest, (Args{"job", "show", "x"}));
+  ASSERT_TRUE(ReadCredentials(*flags).ok());
+  EXPECT_EQ(flags->server.job_token, "from-file");
+  EXPECT_EQ(flags->server.admin_token, "admin-env");
+
+  flags = ParseGlobalFlags({"--admin_token_file=" + file, "job"}, nullptr);
+  ASSERT_TRUE(flags.ok() && ReadCredentials(*flags).ok());
+  EXPECT_EQ(flags->server.job_token, "from-env");
+  EXPECT_EQ(flags->server.admin_token, "from-file");
+
+  unsetenv("RESHARD_ADMIN_TOKEN");
+  setenv("RESHARD_JOB_TOKEN", "bad\x01secret", 1);
+  flags = ParseGlobalFlags({"job"}, nullptr);
+  ASSERT_TRUE(flags.ok());
+  const absl::Status bad = ReadCredentials(*flags);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.message(),
+            "RESHARD_JOB_TOKEN: byte 3 of the secret is not printable ASCII "
+            "(gRPC metadata carries only that)");
+  unsetenv("RESHARD_JOB_TOKEN");
+  ASSERT_TRUE(ReadCredentials(*flags).ok());
+  EXPECT_EQ(flags->server.job_token, "");
+  EXPECT_EQ(flags->server.admin_token, "");
+
+  // A directory is refused, not thrown on.
+  flags = ParseGlobalFlags({"job", "--job_token_file", dir}, nullptr);
+  ASSERT_TRUE(flags.ok());
+  EXPECT_EQ(
+      ReadCredentials(*flags).message(),
+      absl::StrCat("--job_token_file=", dir, ": cannot read it (not a file)"));
+  std::remove(file.c_str());
+  rmdir(dir);
 }
 
 }  // namespace

@@ -1,0 +1,26 @@
+// The credentials a call to the Coordinator carries as gRPC metadata
+// (common/credential_headers.h), read in one place and handed to the
+// Coordinator's core, which decides what they admit
+// (coordinator/job_token.h).
+#ifndef RESHARD_SERVER_CALLER_CREDENTIALS_H_
+#define RESHARD_SERVER_CALLER_CREDENTIALS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "coordinator/job_token.h"
+#include "grpcpp/server_context.h"
+
+namespace reshard::server {
+
+// The call's job token (none: empty) and whether it proves the planner's
+// admin token (`admin_token`; empty: no admin is configured and an admin
+// header means nothing). INVALID_ARGUMENT naming the header for a job
+// token that is not 1 to kMaxSecretBytes printable bytes;
+// PERMISSION_DENIED for an admin token that is not the planner's.
+absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
+                                             const std::string& admin_token);
+
+}  // namespace reshard::server
+
+#endif  // RESHARD_SERVER_CALLER_CREDENTIALS_H_

@@ -1,0 +1,244 @@
+// Issue 28's job credentials end to end: a reshard-planner that refuses
+// token-less jobs (--allow_open_jobs=false) and has an admin token, two
+// real reshard-agent processes that created job "guarded" with
+// --job_token_file, and callers on the wire. An outsider without the token
+// or with another one is refused on every call that names the job (Join,
+// Dispatch, the store, Report, Leave, RunJob, GetJob, CancelJob) and does
+// not see it in ListJobs; the holder runs it; an admin sees it and cannot
+// cancel it. After the attacks the job's next run validates.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/credential_headers.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "reshard/v1/coordinator.grpc.pb.h"
+#include "tests/coordinator/agent_processes.h"
+#include "tests/coordinator/fault_fixture.h"
+
+namespace reshard {
+namespace {
+
+using std::chrono::seconds;
+using testing::Agent;
+using testing::AgentProcesses;
+using testing::LongRun;
+
+// Who calls: the metadata a call carries.
+struct Credentials {
+  std::string job_token;
+  std::string admin_token;
+};
+
+std::unique_ptr<grpc::ClientContext> Context(const Credentials& who) {
+  auto context = testing::Bounded(seconds(60));
+  if (!who.job_token.empty()) {
+    context->AddMetadata(kJobTokenHeader, who.job_token);
+  }
+  if (!who.admin_token.empty()) {
+    context->AddMetadata(kAdminTokenHeader, who.admin_token);
+  }
+  return context;
+}
+
+class JobTokenE2eTest : public testing::FencingFixture {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/reshard-tokens-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    WriteFile(token_file_ = dir_ + "/job-token", "guarded-token-7f3a\n");
+    WriteFile(admin_file_ = dir_ + "/admin-token", "admin-token-91c2\n");
+    StartServer(
+        {"--allow_open_jobs=false", "--admin_token_file=" + admin_file_});
+  }
+  void TearDown() override {
+    std::remove(token_file_.c_str());
+    std::remove(admin_file_.c_str());
+    rmdir(dir_.c_str());
+  }
+  static void WriteFile(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+
+  grpc::Status GetJob(const Credentials& who, v1::JobInfo* info = nullptr) {
+    v1::GetJobRequest request;
+    request.set_job("guarded");
+    v1::GetJobResponse response;
+    grpc::Status s = stub_->GetJob(Context(who).get(), request, &response);
+    if (info != nullptr) *info = response.job();
+    return s;
+  }
+  std::vector<std::string> ListJobs(const Credentials& who) {
+    v1::ListJobsResponse response;
+    EXPECT_TRUE(
+        stub_->ListJobs(Context(who).get(), v1::ListJobsRequest(), &response)
+            .ok());
+    std::vector<std::string> names;
+    for (const v1::JobInfo& job : response.jobs()) names.push_back(job.name());
+    return names;
+  }
+  grpc::Status RunJob(const Credentials& who, v1::RunJobResponse* response) {
+    return stub_->RunJob(Context(who).get(), LongRun("guarded", 2, 2),
+                         response);
+  }
+  grpc::Status CancelJob(const Credentials& who) {
+    v1::CancelJobRequest request;
+    request.set_job("guarded");
+    v1::CancelJobResponse response;
+    return stub_->CancelJob(Context(who).get(), request, &response);
+  }
+  // Polls GetJob every 20 ms, for up to 30 s, until both ranks are
+  // connected (the fixture's AwaitJob presents no token).
+  bool AwaitBothConnected(const Credentials& holder) {
+    const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+    v1::JobInfo info;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (GetJob(holder, &info).ok() && Connected(info) == 2) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  // The agent-facing calls for rank 1 of the job, as a stand-in would
+  // send them.
+  std::vector<std::pair<const char*, std::function<grpc::Status()>>> AgentCalls(
+      const Credentials& who) {
+    v1::AgentId id = Agent("guarded", 1, 999);
+    return {
+        {"Join",
+         [=, this] {
+           v1::JoinRequest request;
+           *request.mutable_agent() = id;
+           request.set_world_size(2);
+           request.set_version(kReshardVersion);
+           request.set_protocol(kCoordinatorProtocol);
+           v1::JoinResponse response;
+           return stub_->Join(Context(who).get(), request, &response);
+         }},
+        {"StoreGet",
+         [=, this] {
+           v1::StoreGetRequest request;
+           *request.mutable_agent() = id;
+           request.add_keys("k");
+           v1::StoreGetResponse response;
+           return stub_->StoreGet(Context(who).get(), request, &response);
+         }},
+        {"StoreSet",
+         [=, this] {
+           v1::StoreSetRequest request;
+           *request.mutable_agent() = id;
+           request.set_key("k");
+           v1::StoreSetResponse response;
+           return stub_->StoreSet(Context(who).get(), request, &response);
+         }},
+        {"Report",
+         [=, this] {
+           v1::ReportRequest request;
+           *request.mutable_agent() = id;
+           v1::ReportResponse response;
+           return stub_->Report(Context(who).get(), request, &response);
+         }},
+        {"Leave",
+         [=, this] {
+           v1::LeaveRequest request;
+           *request.mutable_agent() = id;
+           v1::LeaveResponse response;
+           return stub_->Leave(Context(who).get(), request, &response);
+         }},
+        {"Dispatch",
+         [=, this] {
+           v1::DispatchRequest request;
+           *request.mutable_agent() = id;
+           auto context = Context(who);
+           auto reader = stub_->Dispatch(context.get(), request);
+           v1::Work work;
+           while (reader->Read(&work)) {
+           }
+           return reader->Finish();
+         }},
+    };
+  }
+  // Every call `who` makes on the job is refused with `code`, saying
+  // `says`, and never shows a token or the job's agents.
+  void ExpectOutsiderRefused(const Credentials& who, grpc::StatusCode code,
+                             const std::string& says) {
+    std::vector<std::pair<const char*, std::function<grpc::Status()>>> calls =
+        AgentCalls(who);
+    v1::RunJobResponse run;
+    calls.emplace_back("RunJob", [&] { return RunJob(who, &run); });
+    calls.emplace_back("GetJob", [&] { return GetJob(who); });
+    calls.emplace_back("CancelJob", [&] { return CancelJob(who); });
+    for (const auto& [rpc, call] : calls) {
+      const grpc::Status s = call();
+      EXPECT_EQ(s.error_code(), code) << rpc << ": " << s.error_message();
+      EXPECT_NE(s.error_message().find(says), std::string::npos)
+          << rpc << ": " << s.error_message();
+      EXPECT_EQ(s.error_message().find("guarded-token"), std::string::npos);
+      EXPECT_EQ(s.error_message().find("127.0.0.1"), std::string::npos);
+    }
+    EXPECT_TRUE(ListJobs(who).empty());
+  }
+
+  std::string dir_, token_file_, admin_file_;
+};
+
+TEST_F(JobTokenE2eTest, OnlyTheTokensHoldersActOnTheJob) {
+  AgentProcesses agents(server_->address(), "guarded", 2);
+  agents.set_extra_flags({"--job_token_file=" + token_file_});
+  agents.StartAll();
+  const Credentials holder{"guarded-token-7f3a", ""};
+  const Credentials admin{"", "admin-token-91c2"};
+  v1::JobInfo info;
+  ASSERT_TRUE(AwaitBothConnected(holder)) << agents.Logs();
+  ASSERT_TRUE(GetJob(holder, &info).ok());
+  const int64_t generation = info.generation();
+
+  ExpectOutsiderRefused({}, grpc::UNAUTHENTICATED,
+                        "this server serves only jobs with a job token");
+  ExpectOutsiderRefused({"not-the-token", ""}, grpc::PERMISSION_DENIED,
+                        "job \"guarded\": the job token presented is not the "
+                        "job's");
+  // An admin sees the job but cannot act on it.
+  EXPECT_EQ(ListJobs(admin), std::vector<std::string>{"guarded"});
+  EXPECT_TRUE(GetJob(admin).ok());
+  EXPECT_EQ(CancelJob(admin).error_code(), grpc::UNAUTHENTICATED);
+
+  // The attacks left the job as it was (no join, no leave), and the
+  // holder runs it.
+  ASSERT_TRUE(GetJob(holder, &info).ok());
+  EXPECT_EQ(info.generation(), generation);
+  EXPECT_EQ(Connected(info), 2);
+  EXPECT_EQ(ListJobs(holder), std::vector<std::string>{"guarded"});
+  v1::RunJobResponse run;
+  const grpc::Status ran = RunJob(holder, &run);
+  ASSERT_TRUE(ran.ok()) << ran.error_message() << agents.Logs();
+  EXPECT_TRUE(run.validated()) << run.validation_error();
+  EXPECT_EQ(agents.Running(), 2);
+}
+
+// A real agent without a token is refused by a server that serves only
+// jobs with one, and exits 1 saying why.
+TEST_F(JobTokenE2eTest, ATokenlessAgentIsRefusedAndExits) {
+  AgentProcesses agents(server_->address(), "open", 1);
+  agents.StartAll();
+  EXPECT_EQ(agents.Wait(std::chrono::seconds(20)), std::vector<int>{1});
+  EXPECT_NE(agents.Log(0).find("UNAUTHENTICATED: this server serves only jobs "
+                               "with a job token"),
+            std::string::npos)
+      << agents.Log(0);
+}
+
+}  // namespace
+}  // namespace reshard

@@ -1,0 +1,161 @@
+// Job tokens in the Coordinator's core (coordinator/job_token.h): a job
+// created with a token admits only callers that present it, a job created
+// without one is open, a server that does not allow open jobs refuses
+// token-less callers before looking anything up, and an admin sees every
+// job but acts on none. Refusals carry the code and name the job, never a
+// token. The same over gRPC with real agents: job_token_e2e_test.cc.
+#include "coordinator/job_token.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "coordinator/coordinator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/coordinator_cases.h"
+
+namespace reshard::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kToken[] = "job-token-1234";
+
+Caller Holder() { return Caller{kToken, false}; }
+Caller Outsider() { return Caller{"another-token", false}; }
+Caller Anonymous() { return Caller{}; }
+Caller Admin() { return Caller{"", true}; }
+
+absl::Time Soon() { return absl::Now() + absl::Milliseconds(50); }
+
+void ExpectRefused(const absl::Status& s, absl::StatusCode code,
+                   const std::string& says) {
+  EXPECT_EQ(s.code(), code) << s;
+  EXPECT_THAT(s.message(), HasSubstr(says));
+  EXPECT_THAT(s.message(), Not(HasSubstr(kToken)));
+}
+
+class JobTokenTest : public ::testing::Test {
+ protected:
+  // Rank 0 of 2 of job "secret" joins with the token.
+  void SetUp() override {
+    ASSERT_TRUE(c_.Join(Joining("secret", 0, 2), Holder()).ok());
+  }
+  void TearDown() override { c_.Shutdown("test over"); }
+
+  CoordinatorLimits limits_;
+  Coordinator c_{limits_, SystemClock(), TestSessions()};
+};
+
+TEST_F(JobTokenTest, ATokenedJobRefusesEveryCallWithoutItsToken) {
+  const AgentId rank0 = Id("secret", 0, 100);
+  for (const Caller& caller : {Anonymous(), Outsider()}) {
+    const bool none = caller.job_token.empty();
+    const absl::StatusCode code = none ? absl::StatusCode::kUnauthenticated
+                                       : absl::StatusCode::kPermissionDenied;
+    const std::string says =
+        none ? "job \"secret\" needs its job token (gRPC metadata "
+               "x-reshard-job-token"
+             : "job \"secret\": the job token presented is not the job's";
+    const std::vector<absl::Status> refused = {
+        c_.Join(Joining("secret", 1, 2), caller).status(),
+        c_.Connect(rank0, caller).status(),
+        c_.JobOf(rank0, caller).status(),
+        c_.Leave(rank0, caller),
+        c_.RunJob("secret", SpecFor(2), Soon(), {}, caller).status(),
+        c_.CheckActor("secret", caller),
+        c_.GetJob("secret", caller).status(),
+        c_.CancelJob("secret", false, caller).status(),
+    };
+    for (const absl::Status& s : refused) ExpectRefused(s, code, says);
+    EXPECT_TRUE(c_.ListJobs(caller).empty());
+  }
+  // Nothing the outsiders did touched the job: rank 0 is still its only
+  // member, and the holder sees it.
+  absl::StatusOr<JobSnapshot> info = c_.GetJob("secret", Holder());
+  ASSERT_TRUE(info.ok()) << info.status();
+  EXPECT_EQ(info->generation, 1);
+  ASSERT_EQ(c_.ListJobs(Holder()).size(), 1u);
+  EXPECT_TRUE(c_.Connect(rank0, Holder()).ok());
+}
+
+// A refused joiner learns nothing of the job: not its world size or
+// backend, which a joiner of the right token is told.
+TEST_F(JobTokenTest, TheTokenIsCheckedBeforeTheJobsShape) {
+  const absl::Status wrong_shape =
+      c_.Join(Joining("secret", 1, 4), Outsider()).status();
+  ExpectRefused(wrong_shape, absl::StatusCode::kPermissionDenied,
+                "the job token presented is not the job's");
+  EXPECT_THAT(wrong_shape.message(), Not(HasSubstr("world size")));
+  const absl::Status holder =
+      c_.Join(Joining("secret", 1, 4), Holder()).status();
+  EXPECT_EQ(holder.code(), absl::StatusCode::kFailedPrecondition) << holder;
+  EXPECT_THAT(holder.message(), HasSubstr("world size 2"));
+}
+
+TEST_F(JobTokenTest, HoldersJoinAndAdminsOnlyLook) {
+  ASSERT_TRUE(c_.Join(Joining("secret", 1, 2), Holder()).ok());
+  absl::StatusOr<JobSnapshot> seen = c_.GetJob("secret", Admin());
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->agents.size(), 2u);
+  EXPECT_EQ(c_.ListJobs(Admin()).size(), 1u);
+  ExpectRefused(c_.CancelJob("secret", false, Admin()).status(),
+                absl::StatusCode::kUnauthenticated, "needs its job token");
+  ExpectRefused(c_.RunJob("secret", SpecFor(2), Soon(), {}, Admin()).status(),
+                absl::StatusCode::kUnauthenticated, "needs its job token");
+  absl::StatusOr<std::string> cancelled =
+      c_.CancelJob("secret", false, Holder());
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  EXPECT_EQ(*cancelled, "");  // nothing was running
+}
+
+// An open job is everyone's, but an agent holding a token does not join
+// it (it would run someone else's work), and a tokened agent cannot be
+// joined by one without the token.
+TEST_F(JobTokenTest, OpenJobsAreOpenAndTokensDoNotMix) {
+  ASSERT_TRUE(c_.Join(Joining("open", 0, 2), Anonymous()).ok());
+  ExpectRefused(c_.Join(Joining("open", 1, 2), Holder()).status(),
+                absl::StatusCode::kPermissionDenied,
+                "job \"open\" was created without a job token and this agent "
+                "presents one");
+  EXPECT_TRUE(c_.GetJob("open", Outsider()).ok());
+  EXPECT_TRUE(c_.CheckActor("open", Anonymous()).ok());
+  EXPECT_EQ(c_.ListJobs(Anonymous()).size(), 1u);  // "open", not "secret"
+  EXPECT_EQ(c_.ListJobs(Holder()).size(), 2u);
+  // An unknown job is NOT_FOUND to everyone; RunJob's early check lets it
+  // through to say so.
+  EXPECT_EQ(c_.GetJob("nobody", Holder()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE(c_.CheckActor("nobody", Outsider()).ok());
+}
+
+TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
+  CoordinatorLimits limits;
+  limits.allow_open_jobs = false;
+  Coordinator c(limits, SystemClock(), TestSessions());
+  const std::string says =
+      "this server serves only jobs with a job token "
+      "(--allow_open_jobs=false)";
+  ExpectRefused(c.Join(Joining("open", 0, 1), Anonymous()).status(),
+                absl::StatusCode::kUnauthenticated, says);
+  EXPECT_EQ(c.GetJob("open", Admin()).status().code(),
+            absl::StatusCode::kNotFound);  // it was never created
+  ASSERT_TRUE(c.Join(Joining("tokened", 0, 1), Holder()).ok());
+  // Before any lookup: the same answer for a job that exists and one that
+  // does not.
+  for (const std::string job : {"tokened", "nobody"}) {
+    ExpectRefused(c.GetJob(job, Anonymous()).status(),
+                  absl::StatusCode::kUnauthenticated, says);
+    ExpectRefused(c.CheckActor(job, Anonymous()),
+                  absl::StatusCode::kUnauthenticated, says);
+  }
+  EXPECT_TRUE(c.ListJobs(Anonymous()).empty());
+  EXPECT_EQ(c.ListJobs(Admin()).size(), 1u);
+  c.Shutdown("test over");
+}
+
+}  // namespace
+}  // namespace reshard::coordinator
