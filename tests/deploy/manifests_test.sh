@@ -148,6 +148,12 @@ contains "$agent_help" "$(jq -r '.data.RESHARD_BACKEND' <<<"$cm") ("
 check "the ConfigMap's backend is one reshard-agent accepts" $?
 jq -e '.spec.template.spec.securityContext.runAsNonRoot == true' <<<"$ds" >/dev/null
 check "the agents run as non-root" $?
+# The job token comes from a Secret, mounted where --job_token_file reads.
+token_mount=$(jq -r "$c.volumeMounts[] | select(.name == \"job-token\") | .mountPath" <<<"$ds")
+jq -e --arg m "$token_mount" "$c.args == [\"--job_token_file=\(\$m)/token\"] and
+  (.spec.template.spec.volumes[] | select(.name == \"job-token\") | .secret.secretName) == \"reshard-job-token\"" \
+  <<<"$ds" >/dev/null && contains "$agent_help" "    --job_token_file ("
+check "the agents read the job token from the Secret reshard-job-token ($token_mount)" $?
 jq -e '.spec.template.spec.nodeSelector == {"reshard.io/agent": "true"}' <<<"$ds" >/dev/null
 check "the agents run only on nodes labelled reshard.io/agent=true (those of the node list)" $?
 # The PodMonitor's series carry prometheus.yml's job names (the pods'
