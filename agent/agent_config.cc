@@ -11,6 +11,7 @@
 #include "common/credential_headers.h"
 #include "common/job_replica.h"
 #include "common/secret_file.h"
+#include "common/tls_files.h"
 #include "metrics/port_file.h"
 #include "planner/field_error.h"
 
@@ -205,6 +206,10 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
       SecretFromFileOrEnv("job_token_file", flags.job_token_file, kJobTokenEnv);
   if (!token.ok()) return token.status();
   config.job_token = *std::move(token);
+  absl::StatusOr<TlsConfig> tls =
+      ClientTlsFromFiles({flags.tls_cert, flags.tls_key, flags.tls_ca});
+  if (!tls.ok()) return tls.status();
+  config.tls = *std::move(tls);
   return config;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/tls_config.h"
 
 namespace reshard::agent {
 
@@ -28,6 +29,9 @@ struct AgentFlagValues {
   std::string metrics_port_file;  // empty: none
   std::string max_run_bytes = "auto";
   std::string job_token_file;  // empty: $RESHARD_JOB_TOKEN, else none
+  std::string tls_cert;        // PEM files; none: plaintext
+  std::string tls_key;
+  std::string tls_ca;
 };
 
 // --max_run_bytes auto: a share of the memory the runs use (the host's for
@@ -64,6 +68,8 @@ struct AgentConfig {
   // The job's token, sent with every call (agent/coordinator_channel.h);
   // empty: none (an open job).
   std::string job_token;
+  // TLS to the Coordinator (common/tls_files.h, a client's rules).
+  TlsConfig tls;
 };
 
 // INVALID_ARGUMENT naming the flag and the problem

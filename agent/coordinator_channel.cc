@@ -8,6 +8,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "grpcpp/support/client_interceptor.h"
+#include "transport/tls_credentials.h"
 
 namespace reshard::agent {
 namespace {
@@ -68,10 +69,11 @@ grpc::ChannelArguments ChannelArgs() {
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> CoordinatorChannel(
-    const std::string& server, const std::string& job_token) {
+std::shared_ptr<grpc::Channel> CoordinatorChannel(const std::string& server,
+                                                  const std::string& job_token,
+                                                  const TlsConfig& tls) {
   if (job_token.empty()) {
-    return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
+    return grpc::CreateCustomChannel(server, ChannelCredentialsFor(tls),
                                      ChannelArgs());
   }
   std::vector<std::unique_ptr<gx::ClientInterceptorFactoryInterface>>
@@ -79,7 +81,7 @@ std::shared_ptr<grpc::Channel> CoordinatorChannel(
   interceptors.push_back(
       std::make_unique<JobTokenInterceptorFactory>(job_token));
   return gx::CreateCustomChannelWithInterceptors(
-      server, grpc::InsecureChannelCredentials(), ChannelArgs(),
+      server, ChannelCredentialsFor(tls), ChannelArgs(),
       std::move(interceptors));
 }
 

@@ -70,6 +70,14 @@ ABSL_FLAG(std::string, job_token_file, "",
           "first agent creates the job with it, every other agent and every "
           "caller of the job must present it; none: an open job");
 
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA that the Coordinator's certificate must chain to: talk "
+          "to it over TLS");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (with --tls_key) for a Coordinator that requires "
+          "client certificates");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+
 namespace reshard::agent {
 namespace {
 
@@ -88,6 +96,9 @@ AgentFlagValues FlagValues() {
   values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
   values.job_token_file = absl::GetFlag(FLAGS_job_token_file);
+  values.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  values.tls_key = absl::GetFlag(FLAGS_tls_key);
+  values.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   return values;
 }
 
@@ -180,7 +191,7 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
   Agent agent(config,
               CoordinatorChannel(
                   ReplicaForJob(config.job, SplitReplicaList(config.server)),
-                  config.job_token),
+                  config.job_token, config.tls),
               &metrics, space);
   std::atomic<bool> done{false};
   std::thread waiter([&] {

@@ -23,13 +23,20 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "common/flags_usage.h"
+#include "common/tls_files.h"
 #include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "reshard/v1/planner.grpc.pb.h"
+#include "transport/tls_credentials.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "planner address");
 ABSL_FLAG(std::string, rpc, "plan", "plan or health");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA the planner's certificate must chain to: call over TLS");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM client certificate (with --tls_key) for mutual TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(int, concurrency, 8, "outstanding calls");
 ABSL_FLAG(double, seconds, 5, "duration of the run");
 ABSL_FLAG(std::string, request, "", "PlanRequest in text format (plan only)");
@@ -163,8 +170,15 @@ int Main() {
   }
   const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
   const double seconds = absl::GetFlag(FLAGS_seconds);
+  absl::StatusOr<TlsConfig> tls = ClientTlsFromFiles(
+      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+       absl::GetFlag(FLAGS_tls_ca)});
+  if (!tls.ok()) {
+    std::cerr << "reshard-loadgen: " << tls.status().message() << "\n";
+    return 2;
+  }
   auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_server),
-                                     grpc::InsecureChannelCredentials());
+                                     ChannelCredentialsFor(*tls));
   if (!channel->WaitForConnected(std::chrono::system_clock::now() +
                                  std::chrono::seconds(5))) {
     std::cerr << "reshard-loadgen: cannot connect to "

@@ -131,6 +131,7 @@ absl::StatusOr<std::unique_ptr<Client>> ConnectClient(
   options.target = server.target;
   options.admin_token = server.admin_token;
   options.job_token = server.job_token;
+  options.tls = server.tls;
   options.max_attempts = 2;
   if (server.deadline.has_value()) {
     options.timeout = *server.deadline;

@@ -58,6 +58,7 @@ struct ServerFlags {
   // Sent with every call (ClientOptions); empty: none.
   std::string job_token;
   std::string admin_token;
+  TlsConfig tls;  // disabled: plaintext
 };
 
 // A client of `server` as the CLI uses it: one retry of UNAVAILABLE, the

@@ -17,6 +17,7 @@
 #include "proto/coordinator_convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
+#include "transport/tls_credentials.h"
 
 namespace reshard {
 namespace {
@@ -27,12 +28,13 @@ std::string ChannelTarget(const std::string& target) {
   return absl::StrCat("ipv4:", target);
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           const TlsConfig& tls) {
   grpc::ChannelArguments args;
   args.SetLoadBalancingPolicyName("round_robin");
   args.SetMaxReceiveMessageSize(64 << 20);
   return grpc::CreateCustomChannel(ChannelTarget(target),
-                                   grpc::InsecureChannelCredentials(), args);
+                                   ChannelCredentialsFor(tls), args);
 }
 
 }  // namespace
@@ -89,7 +91,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(ClientOptions options) {
     return absl::InvalidArgumentError(
         absl::StrCat("target: \"", options.target, "\" names no server"));
   }
-  auto channel = MakeChannel(options.target);
+  auto channel = MakeChannel(options.target, options.tls);
   return std::unique_ptr<Client>(new Client(
       std::make_unique<Impl>(std::move(options), std::move(channel))));
 }
@@ -109,7 +111,8 @@ Client::Impl::Impl(ClientOptions options_in,
   }
   // Channels connect lazily: one per replica costs nothing until used.
   for (const std::string& replica : replicas) {
-    coordinators.push_back(v1::Coordinator::NewStub(MakeChannel(replica)));
+    coordinators.push_back(
+        v1::Coordinator::NewStub(MakeChannel(replica, options.tls)));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -49,6 +50,26 @@ absl::StatusOr<std::optional<std::string>> FlagValue(
         absl::StrCat("--", name, " needs a value"));
   }
   return std::optional(args[++i]);
+}
+
+// Takes a global flag that names a file (a token or TLS file) at args[i]
+// into `flags`; false when args[i] is none of them.
+absl::StatusOr<bool> TakeFileFlag(const std::vector<std::string>& args,
+                                  size_t& i, GlobalFlags& flags) {
+  for (auto [name, out] :
+       {std::pair{"job_token_file", &flags.job_token_file},
+        std::pair{"admin_token_file", &flags.admin_token_file},
+        std::pair{"tls_cert", &flags.tls.cert},
+        std::pair{"tls_key", &flags.tls.key},
+        std::pair{"tls_ca", &flags.tls.ca}}) {
+    absl::StatusOr<std::optional<std::string>> value = FlagValue(args, i, name);
+    if (!value.ok()) return value.status();
+    if (value->has_value()) {
+      *out = **value;
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::StatusOr<absl::Duration> ParseDeadline(const std::string& text) {
@@ -102,18 +123,9 @@ absl::StatusOr<GlobalFlags> ParseGlobalFlags(
       flags.server.deadline = *deadline;
       continue;
     }
-    value = FlagValue(args, i, "job_token_file");
-    if (!value.ok()) return value.status();
-    if (value->has_value()) {
-      flags.job_token_file = **value;
-      continue;
-    }
-    value = FlagValue(args, i, "admin_token_file");
-    if (!value.ok()) return value.status();
-    if (value->has_value()) {
-      flags.admin_token_file = **value;
-      continue;
-    }
+    absl::StatusOr<bool> file = TakeFileFlag(args, i, flags);
+    if (!file.ok()) return file.status();
+    if (*file) continue;
     flags.json = flags.json || args[i] == "--json";
     flags.rest.push_back(args[i]);
   }
@@ -131,8 +143,11 @@ absl::Status ReadCredentials(GlobalFlags& flags) {
   absl::StatusOr<std::string> admin_token = SecretFromFileOrEnv(
       "admin_token_file", flags.admin_token_file, kAdminTokenEnv);
   if (!admin_token.ok()) return admin_token.status();
+  absl::StatusOr<TlsConfig> tls = ClientTlsFromFiles(flags.tls);
+  if (!tls.ok()) return tls.status();
   flags.server.job_token = *std::move(job_token);
   flags.server.admin_token = *std::move(admin_token);
+  flags.server.tls = *std::move(tls);
   return absl::OkStatus();
 }
 

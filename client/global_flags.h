@@ -3,7 +3,9 @@
 // port 50051), --deadline_seconds D (every call's whole deadline), and the
 // credentials every call carries: --job_token_file FILE (else
 // $RESHARD_JOB_TOKEN) and --admin_token_file FILE (else
-// $RESHARD_ADMIN_TOKEN). They
+// $RESHARD_ADMIN_TOKEN), and TLS: --tls_ca FILE (the CA the server's
+// certificate must chain to), --tls_cert FILE and --tls_key FILE (a client
+// certificate for a server that requires one). They
 // are taken out of the arguments here so that no command parses them
 // itself; --json stays for the command and is also noted, because an error
 // is then printed as a JSON object as well (client/exit_codes.h).
@@ -16,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "client/cli_args.h"
+#include "common/tls_files.h"
 
 namespace reshard::client {
 
@@ -28,6 +31,7 @@ struct GlobalFlags {
   bool json = false;              // --json appears among the arguments
   std::string job_token_file;     // empty: not given
   std::string admin_token_file;   // empty: not given
+  TlsFiles tls;                   // --tls_cert, --tls_key, --tls_ca
   std::vector<std::string> rest;  // the arguments without the global flags
 };
 
@@ -44,8 +48,9 @@ absl::StatusOr<std::string> ServerTarget(absl::string_view text,
 absl::StatusOr<GlobalFlags> ParseGlobalFlags(
     const std::vector<std::string>& args, const char* env_server);
 
-// Reads the credentials into flags.server (client/cli_args.h): each from
-// its file when given, else from its environment variable, else none.
+// Reads the credentials into flags.server (client/cli_args.h): each token
+// from its file when given, else from its environment variable, else none,
+// and the TLS files (common/tls_files.h, a client's rules).
 // INVALID_ARGUMENT naming the flag or variable for an unreadable file or
 // a secret gRPC metadata cannot carry (common/secret_file.h).
 absl::Status ReadCredentials(GlobalFlags& flags);

@@ -10,7 +10,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev
   libgloo-dev
   prometheus-cpp-dev libcivetweb-dev civetweb prometheus
-  curl jq
+  curl jq openssl
   nodejs
 )
 

@@ -17,6 +17,7 @@
 #include "absl/flags/usage.h"
 #include "common/flags_usage.h"
 #include "common/secret_file.h"
+#include "common/tls_files.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -28,6 +29,7 @@
 #include "server/server_flags.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "transport/tls_credentials.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "address to serve on; port 0 picks a free port");
@@ -71,6 +73,11 @@ ABSL_FLAG(std::optional<bool>, allow_open_jobs, std::nullopt,
           "=true|false: serve jobs created without a job token (agents' "
           "--job_token_file); when not given: true if --listen is a "
           "loopback address, false otherwise");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve gRPC over TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA: require client certificates of this CA (mutual TLS)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "a file holding the admin token that DeleteMesh then needs (gRPC "
           "metadata x-reshard-admin-token); empty: DeleteMesh is open");
@@ -123,18 +130,11 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
 }
 
 // --allow_open_jobs as given, else whether --listen is loopback only.
-// Logged, with a warning when the server is reachable beyond loopback
-// without TLS.
+// Logged.
 bool AllowOpenJobs() {
   const std::string listen = absl::GetFlag(FLAGS_listen);
   const bool loopback = ListensOnLoopbackOnly(listen);
   const bool allow = absl::GetFlag(FLAGS_allow_open_jobs).value_or(loopback);
-  if (!loopback) {
-    spdlog::warn(
-        "--listen={} is reachable beyond loopback and the server has no TLS: "
-        "tokens and data travel in clear",
-        listen);
-  }
   spdlog::info("jobs without a job token are {}", allow ? "served" : "refused");
   return allow;
 }
@@ -188,7 +188,7 @@ void AddConnectionBounds(grpc::ServerBuilder& builder) {
 // reflection; null (after logging why) when it cannot listen.
 std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
                                           CoordinatorService& coordinator,
-                                          int& port) {
+                                          const TlsConfig& tls, int& port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -197,7 +197,7 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   AddConnectionBounds(builder);
   builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
-                           grpc::InsecureServerCredentials(), &port);
+                           ServerCredentialsFor(tls), &port);
   const int max_bytes =
       static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
   builder.SetMaxReceiveMessageSize(max_bytes);
@@ -240,6 +240,33 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
   spdlog::info("metrics on port {} at /metrics (--metrics_listen {})",
                (*metrics)->port(), address);
   return *std::move(metrics);
+}
+
+// The TLS of --tls_cert, --tls_key and --tls_ca; nullopt (after logging
+// why) when a file is missing or unreadable. Warns when the server is
+// reachable beyond loopback in plaintext.
+std::optional<TlsConfig> TlsFromFlags() {
+  absl::StatusOr<TlsConfig> tls = ServerTlsFromFiles(
+      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+       absl::GetFlag(FLAGS_tls_ca)});
+  if (!tls.ok()) {
+    spdlog::error("{}", std::string(tls.status().message()));
+    return std::nullopt;
+  }
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  if (!tls->enabled && !ListensOnLoopbackOnly(listen)) {
+    spdlog::warn(
+        "--listen={} is reachable beyond loopback without TLS (--tls_cert): "
+        "tokens and data travel in clear",
+        listen);
+  }
+  if (tls->enabled) {
+    spdlog::info("serving TLS{}", tls->ca_pem.empty()
+                                      ? ""
+                                      : "; clients need a certificate of "
+                                        "--tls_ca");
+  }
+  return *std::move(tls);
 }
 
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
@@ -311,9 +338,11 @@ int Serve() {
     if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
     if (metrics == nullptr) return 1;
   }
+  const std::optional<TlsConfig> tls = TlsFromFlags();
+  if (!tls.has_value()) return 2;
   int port = 0;
   std::unique_ptr<grpc::Server> server =
-      StartServer(service, coordinator, port);
+      StartServer(service, coordinator, *tls, port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   if (!Announce(*health, port)) {

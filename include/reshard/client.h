@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/tls_config.h"
 #include "executor/batch_work.h"
 #include "executor/rank_report.h"
 #include "executor/run_summary.h"
@@ -53,6 +54,9 @@ struct ClientOptions {
   // job call needs it for a job created with one (the agents'
   // --job_token_file).
   std::string job_token;
+  // TLS to the service (common/tls_config.h; common/tls_files.h reads it
+  // from PEM files); disabled: plaintext.
+  TlsConfig tls;
 };
 
 // One resolved communicator group of a rank (ResolveGroups).
