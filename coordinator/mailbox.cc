@@ -5,8 +5,30 @@
 namespace reshard::coordinator {
 
 void Mailbox::Push(WorkItem item) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    items_.push_back(std::move(item));
+  }
+  Notify();
+}
+
+std::optional<WorkItem> Mailbox::TryPop() {
   absl::MutexLock lock(&mu_);
-  if (!closed_) items_.push_back(std::move(item));
+  if (items_.empty()) return std::nullopt;
+  WorkItem item = std::move(items_.front());
+  items_.pop_front();
+  return item;
+}
+
+void Mailbox::SetListener(std::function<void()> listener) {
+  absl::MutexLock lock(&listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void Mailbox::Notify() {
+  absl::MutexLock lock(&listener_mu_);
+  if (listener_) listener_();
 }
 
 std::optional<WorkItem> Mailbox::Pop(absl::Time deadline) {
@@ -22,9 +44,12 @@ std::optional<WorkItem> Mailbox::Pop(absl::Time deadline) {
 }
 
 void Mailbox::Close(std::string why) {
-  absl::MutexLock lock(&mu_);
-  closed_ = true;
-  why_ = std::move(why);
+  {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+    why_ = std::move(why);
+  }
+  Notify();
 }
 
 bool Mailbox::closed() const {

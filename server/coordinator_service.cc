@@ -14,14 +14,12 @@
 #include "proto/coordinator_convert.h"
 #include "proto/job_convert.h"
 #include "server/caller_credentials.h"
+#include "server/dispatch_stream.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
 namespace {
 
-// How long a dispatch stream waits for work before it looks at whether its
-// agent or the server went away.
-constexpr absl::Duration kDispatchPoll = absl::Milliseconds(200);
 // A RunJob whose caller set no deadline still ends.
 constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
 // RunJob's defaults for fields left 0 (docs/DESIGN.md §6.3: iters after
@@ -29,7 +27,7 @@ constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
 constexpr int kDefaultIters = 10;
 constexpr double kDefaultTimeoutSeconds = 30;
 
-grpc::Status Answer(grpc::ServerContext* ctx, const char* rpc,
+grpc::Status Answer(grpc::ServerContextBase* ctx, const char* rpc,
                     const absl::Status& status) {
   if (!status.ok()) {
     spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
@@ -92,7 +90,7 @@ grpc::Status CoordinatorService::Timed(const char* method,
 }
 
 absl::StatusOr<coordinator::Caller> CoordinatorService::CredentialsOf(
-    const grpc::ServerContext& ctx) const {
+    const grpc::ServerContextBase& ctx) const {
   return CallerOf(ctx, options_.admin_token);
 }
 
@@ -124,38 +122,41 @@ grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status CoordinatorService::Dispatch(
-    grpc::ServerContext* ctx, const v1::DispatchRequest* request,
-    grpc::ServerWriter<v1::Work>* writer) {
-  return Timed("Dispatch", [&]() -> grpc::Status {
-    if (draining_) return Answer(ctx, "Dispatch", Draining());
-    const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "Dispatch", caller.status());
-    absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
-        core_.Connect(id, *caller);
-    if (!mailbox.ok()) return Answer(ctx, "Dispatch", mailbox.status());
-    writer->SendInitialMetadata();  // the agent now knows it is connected
-    bool written = true;
-    while (written && !ctx->IsCancelled()) {
-      std::optional<coordinator::WorkItem> item =
-          (*mailbox)->Pop(absl::Now() + kDispatchPoll);
-      if (!item.has_value()) {
-        if ((*mailbox)->closed()) break;
-        continue;
-      }
-      v1::Work work;
-      proto::WorkToProto(*item, &work);
-      written = writer->Write(work);
-    }
-    core_.Disconnect(id, *mailbox);
-    spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
-    if ((*mailbox)->closed()) {
-      return proto::StatusToGrpc(
-          absl::UnavailableError((*mailbox)->close_reason()));
-    }
-    return grpc::Status::OK;
-  });
+grpc::ServerWriteReactor<v1::Work>* CoordinatorService::Dispatch(
+    grpc::CallbackServerContext* ctx, const v1::DispatchRequest* request) {
+  const auto start = std::chrono::steady_clock::now();
+  const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
+  absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
+      OpenMailbox(*ctx, id);
+  if (!mailbox.ok()) {
+    const grpc::Status refused = Answer(ctx, "Dispatch", mailbox.status());
+    RecordDispatch(refused, start);
+    return new RefusedStream(refused);
+  }
+  return new DispatchStream(
+      *mailbox, [this, id, mailbox = *mailbox, start](const grpc::Status& s) {
+        core_.Disconnect(id, mailbox);
+        spdlog::info("job={} rank={} dispatch stream closed", id.job, id.rank);
+        RecordDispatch(s, start);
+      });
+}
+
+absl::StatusOr<std::shared_ptr<coordinator::Mailbox>>
+CoordinatorService::OpenMailbox(const grpc::ServerContextBase& ctx,
+                                const coordinator::AgentId& id) {
+  if (draining_) return Draining();
+  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(ctx);
+  if (!caller.ok()) return caller.status();
+  return core_.Connect(id, *caller);
+}
+
+void CoordinatorService::RecordDispatch(
+    const grpc::Status& status, std::chrono::steady_clock::time_point start) {
+  if (metrics_ == nullptr) return;
+  metrics_->RecordCall(
+      "Dispatch", static_cast<absl::StatusCode>(status.error_code()),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,

@@ -1,13 +1,15 @@
 // CoordinatorService implements reshard.v1.Coordinator: a thin adapter from
-// the wire to the Coordinator's core (coordinator/coordinator.h). It uses
-// gRPC's synchronous API because its calls block by design (a dispatch
-// stream lives as long as its agent, StoreGet and RunJob wait up to their
-// deadlines), each on its own thread and each bounded. RunJob plans with
+// the wire to the Coordinator's core (coordinator/coordinator.h). Its
+// unary calls use gRPC's synchronous API because they block by design
+// (StoreGet and RunJob wait up to their deadlines), each on its own thread
+// and each bounded; Dispatch, which lives as long as its agent, is on the
+// callback API and holds no thread while idle. RunJob plans with
 // the Planner's registry and cache when it is given a plan request.
 #ifndef RESHARD_SERVER_COORDINATOR_SERVICE_H_
 #define RESHARD_SERVER_COORDINATOR_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <utility>
 
@@ -21,7 +23,9 @@
 
 namespace reshard::server {
 
-class CoordinatorService final : public v1::Coordinator::Service {
+class CoordinatorService final
+    : public v1::Coordinator::WithCallbackMethod_Dispatch<
+          v1::Coordinator::Service> {
  public:
   // `metrics` may be null (no metrics endpoint).
   CoordinatorService(coordinator::Coordinator& core, MeshRegistry& registry,
@@ -39,9 +43,11 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   grpc::Status Join(grpc::ServerContext* ctx, const v1::JoinRequest* request,
                     v1::JoinResponse* response) override;
-  grpc::Status Dispatch(grpc::ServerContext* ctx,
-                        const v1::DispatchRequest* request,
-                        grpc::ServerWriter<v1::Work>* writer) override;
+  // On the callback API: an idle stream holds no thread
+  // (server/dispatch_stream.h).
+  grpc::ServerWriteReactor<v1::Work>* Dispatch(
+      grpc::CallbackServerContext* ctx,
+      const v1::DispatchRequest* request) override;
   grpc::Status Report(grpc::ServerContext* ctx,
                       const v1::ReportRequest* request,
                       v1::ReportResponse* response) override;
@@ -86,7 +92,13 @@ class CoordinatorService final : public v1::Coordinator::Service {
                                               v1::RunJobResponse* response);
   // The call's credentials (server/caller_credentials.h).
   absl::StatusOr<coordinator::Caller> CredentialsOf(
-      const grpc::ServerContext& ctx) const;
+      const grpc::ServerContextBase& ctx) const;
+  // Dispatch's start: the agent's mailbox, or why it gets none.
+  absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> OpenMailbox(
+      const grpc::ServerContextBase& ctx, const coordinator::AgentId& id);
+  // Records a dispatch stream's end (its code and how long it lived).
+  void RecordDispatch(const grpc::Status& status,
+                      std::chrono::steady_clock::time_point start);
   // Runs one call, recording its code and duration.
   grpc::Status Timed(const char* method,
                      absl::FunctionRef<grpc::Status()> call);

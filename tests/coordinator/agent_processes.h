@@ -175,17 +175,28 @@ class AgentProcesses {
   std::vector<int> ranks_;  // of each process, in start order
 };
 
-// The resident set of a process, in bytes (0 when unreadable): how the
-// fault test and fault_bench watch the planner's memory over many runs.
-inline int64_t ResidentBytes(pid_t pid) {
+// The number after `field` ("VmRSS:", "Threads:") in a process's
+// /proc/PID/status; 0 when unreadable.
+inline int64_t ProcStatusNumber(pid_t pid, const std::string& field) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) {
-      return std::atoll(line.c_str() + 6) * 1024;
+    if (line.rfind(field, 0) == 0) {
+      return std::atoll(line.c_str() + field.size());
     }
   }
   return 0;
+}
+
+// The resident set of a process, in bytes (0 when unreadable): how the
+// fault test and fault_bench watch the planner's memory over many runs.
+inline int64_t ResidentBytes(pid_t pid) {
+  return ProcStatusNumber(pid, "VmRSS:") * 1024;
+}
+
+// How many threads a process has (0 when unreadable).
+inline int64_t ThreadCount(pid_t pid) {
+  return ProcStatusNumber(pid, "Threads:");
 }
 
 }  // namespace reshard::testing
