@@ -225,6 +225,14 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   absl::StatusOr<std::shared_ptr<Job>> job =
       AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
+  std::optional<CredentialSlots::Slot> mine = runs_by_credential_.TryAcquire(
+      caller.job_token, limits_.max_runs_per_credential);
+  if (!mine.has_value()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("this job token already has its maximum of ",
+                     limits_.max_runs_per_credential,
+                     " concurrent RunJob calls (--max_runs_per_credential)"));
+  }
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;
   std::shared_ptr<const RunSpec> kept = spec;

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "coordinator/clock.h"
+#include "coordinator/credential_slots.h"
 #include "coordinator/job.h"
 #include "coordinator/job_table.h"
 #include "coordinator/job_token.h"
@@ -129,6 +130,7 @@ class Coordinator {
   const SessionSource sessions_;
   std::unique_ptr<JobTable> table_;
   std::atomic<int64_t> active_runs_{0};
+  CredentialSlots runs_by_credential_;
   std::atomic<bool> shut_down_{false};
 };
 

@@ -14,6 +14,12 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
           absl::StrCat("agent.job: this server already holds its maximum of ",
                        limits_.max_jobs, " jobs"));
     }
+    if (JobsCreatedWithLocked(job_token) >= limits_.max_jobs_per_credential) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("agent.job: this job token already has its maximum of ",
+                       limits_.max_jobs_per_credential,
+                       " jobs (--max_jobs_per_credential)"));
+    }
     auto job = std::make_shared<Job>(info.agent.job, info.world_size,
                                      info.backend, JobToken(job_token), limits_,
                                      clock_, store_budget_);
@@ -30,6 +36,15 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
         info.world_size, " and ", BackendName(info.backend)));
   }
   return it->second;
+}
+
+int64_t InMemoryJobTable::JobsCreatedWithLocked(
+    const std::string& token) const {
+  int64_t count = 0;
+  for (const auto& [name, job] : jobs_) {
+    count += job->token().CreatedWith(token) ? 1 : 0;
+  }
+  return count;
 }
 
 std::shared_ptr<Job> InMemoryJobTable::Find(const std::string& name) const {

@@ -57,6 +57,10 @@ class InMemoryJobTable final : public JobTable {
   void DropIdle(absl::Time before) override;
 
  private:
+  // How many jobs were created with `token`.
+  int64_t JobsCreatedWithLocked(const std::string& token) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const CoordinatorLimits& limits_;
   const Clock clock_;  // each job's
   // Shared by every job's rendezvous store.

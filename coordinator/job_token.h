@@ -44,6 +44,9 @@ class JobToken {
   absl::Status Admits(const std::string& job, const Caller& caller) const;
   // Views (GetJob, ListJobs): what Admits admits, and admins.
   bool Shows(const Caller& caller) const;
+  // Whether the job was created with `token` ("": open), for the quotas
+  // per credential.
+  bool CreatedWith(const std::string& token) const { return Matches(token); }
 
  private:
   bool Matches(const std::string& presented) const;

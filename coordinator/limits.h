@@ -18,6 +18,11 @@ struct CoordinatorLimits {
   int64_t max_store_bytes_total = int64_t{1} << 30;
   int64_t max_key_bytes = 1024;
   int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
+  // The same bounds per credential (the job token a caller presents; ""
+  // for callers with none), so that one client cannot take every job or
+  // RunJob slot from the rest.
+  int64_t max_jobs_per_credential = 256;
+  int64_t max_runs_per_credential = 16;
   int64_t max_job_name_bytes = 128;
   // A job with no connected agent, no run and no RunJob waiting for this
   // long is dropped (its killed agents never said goodbye).

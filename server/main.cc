@@ -37,6 +37,8 @@ ABSL_FLAG(std::string, port_file, "",
           "if set, write the bound port here once serving");
 ABSL_FLAG(int64_t, cache_entries, 10000, "plan cache capacity (LRU); 0: off");
 ABSL_FLAG(int64_t, max_meshes, 1000, "mesh registry capacity");
+ABSL_FLAG(int64_t, max_meshes_per_credential, 250,
+          "meshes one job token (or callers with none) may have registered");
 ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
           "default search budget (expanded states) per plan");
 ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
@@ -51,6 +53,11 @@ ABSL_FLAG(int64_t, max_connection_idle_seconds, 300,
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
+ABSL_FLAG(int64_t, max_jobs_per_credential, 256,
+          "most jobs created with one job token (or with none)");
+ABSL_FLAG(int64_t, max_runs_per_credential, 16,
+          "most RunJob calls waiting or running at once per job token (or "
+          "for callers with none)");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
 ABSL_FLAG(int64_t, max_store_bytes_total, int64_t{1} << 30,
@@ -98,7 +105,8 @@ ServerFlags StartupFlags() {
           absl::GetFlag(FLAGS_max_batch_items),
           absl::GetFlag(FLAGS_max_message_bytes),
           absl::GetFlag(FLAGS_drain_seconds),
-          absl::GetFlag(FLAGS_max_connection_idle_seconds)};
+          absl::GetFlag(FLAGS_max_connection_idle_seconds),
+          absl::GetFlag(FLAGS_max_meshes_per_credential)};
 }
 
 // The service limits and the admin token from the flags; nullopt (after
@@ -145,6 +153,8 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   coordinator::CoordinatorLimits limits;
   limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
+  limits.max_jobs_per_credential = absl::GetFlag(FLAGS_max_jobs_per_credential);
+  limits.max_runs_per_credential = absl::GetFlag(FLAGS_max_runs_per_credential);
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
   limits.max_store_bytes_total = absl::GetFlag(FLAGS_max_store_bytes_total);
   limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
@@ -159,6 +169,8 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   for (auto [flag, value] :
        {std::pair{"max_jobs", limits.max_jobs},
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
+        std::pair{"max_jobs_per_credential", limits.max_jobs_per_credential},
+        std::pair{"max_runs_per_credential", limits.max_runs_per_credential},
         std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job},
         std::pair{"max_store_bytes_total", limits.max_store_bytes_total},
         std::pair{"max_store_keys_per_job", limits.max_store_keys_per_job},
@@ -313,7 +325,9 @@ int Serve() {
     spdlog::error("{}", std::string(s.message()));
     return 2;
   }
-  MeshRegistry registry(static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)));
+  MeshRegistry registry(
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)),
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes_per_credential)));
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;

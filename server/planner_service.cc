@@ -9,6 +9,7 @@
 #include "proto/convert.h"
 #include "server/admin_token.h"
 #include "server/batch_request.h"
+#include "server/caller_credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
@@ -157,8 +158,10 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
   return RunCall(ctx, Rpc::kRegisterMesh, [&]() -> absl::Status {
     absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
     if (!mesh.ok()) return mesh.status();
+    absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+    if (!caller.ok()) return caller.status();
     absl::StatusOr<MeshRegistry::Registered> registered =
-        registry_.Register(*std::move(mesh));
+        registry_.Register(*std::move(mesh), caller->job_token);
     if (!registered.ok()) return registered.status();
     response->set_mesh_id(registered->id);
     response->set_created(registered->created);
@@ -195,13 +198,27 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
     v1::DeleteMeshResponse*) {
   return RunCall(ctx, Rpc::kDeleteMesh, [&]() -> absl::Status {
+    // With an admin token configured only the admin deletes; without one,
+    // only the credential that registered the mesh.
     absl::Status admin =
         CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
     if (!admin.ok()) return admin;
-    if (!registry_.Delete(request->mesh_id())) {
-      return UnknownMesh(request->mesh_id());
+    absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+    if (!caller.ok()) return caller.status();
+    const std::string* owner =
+        options_.admin_token.empty() ? &caller->job_token : nullptr;
+    switch (registry_.Delete(request->mesh_id(), owner)) {
+      case MeshRegistry::Deleted::kYes:
+        return absl::OkStatus();
+      case MeshRegistry::Deleted::kUnknown:
+        return UnknownMesh(request->mesh_id());
+      case MeshRegistry::Deleted::kNotOwner:
+        break;
     }
-    return absl::OkStatus();
+    return absl::PermissionDeniedError(absl::StrCat(
+        "mesh_id: mesh ", request->mesh_id(),
+        " was registered with another job token; only that credential (or "
+        "the admin, with --admin_token_file) deletes it"));
   });
 }
 

@@ -26,6 +26,8 @@ struct ServerFlags {
   int64_t drain_seconds = 0;      // 0: cancel running calls at once
   // A connection with no call in flight this long is closed (>= 1).
   int64_t max_connection_idle_seconds = 300;
+  // Meshes one credential may have registered (>= 1).
+  int64_t max_meshes_per_credential = 250;
 };
 
 // Longest drain a SIGTERM may wait for.

@@ -57,6 +57,15 @@ check "mesh list --json" $?
 out=$("$CTL" mesh get "$id1" --json --server "$S")
 jq -e '.links[0].bandwidth_gbps == 100 and .links[0].latency_us == 1.5' <<<"$out" >/dev/null
 check "mesh get --json" $?
+# Without an admin token a mesh is deleted only by the credential that
+# registered it (its job token; here one given in the environment).
+owned=$(RESHARD_JOB_TOKEN=owner-token "$CTL" --server "$S" mesh register --mesh A=3)
+check "register with a job token" $?
+expect "mesh delete by another credential" 6 \
+  "PERMISSION_DENIED: mesh_id: mesh $owned was registered with another job token" \
+  "$CTL" --server "$S" mesh delete "$owned"
+out=$(RESHARD_JOB_TOKEN=owner-token "$CTL" --server "$S" mesh delete "$owned")
+[ "$out" = "deleted $owned" ]; check "its registrant deletes it ($out)" $?
 P=(--shape 64,64 --from 'S(0),R' --to 'R,R')
 strip() { jq -c 'del(.planning_us, .states_expanded, .cache_hit)'; }
 by_id=$("$CTL" --server "$S" plan --mesh_id "$id2" "${P[@]}" --json | strip); check "plan --mesh_id" $?

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -30,6 +31,18 @@ Caller Anonymous() { return Caller{}; }
 Caller Admin() { return Caller{"", true}; }
 
 absl::Time Soon() { return absl::Now() + absl::Milliseconds(50); }
+
+// Waits (bounded) until a RunJob call is in job `job`.
+bool AwaitRunCalls(const Coordinator& c, const std::string& job,
+                   const Caller& caller) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    absl::StatusOr<JobSnapshot> info = c.GetJob(job, caller);
+    if (info.ok() && info->run_calls == 1) return true;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return false;
+}
 
 void ExpectRefused(const absl::Status& s, absl::StatusCode code,
                    const std::string& says) {
@@ -154,6 +167,47 @@ TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
   }
   EXPECT_TRUE(c.ListJobs(Anonymous()).empty());
   EXPECT_EQ(c.ListJobs(Admin()).size(), 1u);
+  c.Shutdown("test over");
+}
+
+// One job token fills only its own share of jobs and RunJob slots:
+// another token, and callers with none, are still served.
+TEST(CredentialQuotaTest, OneTokensJobsAndRunsAreCappedOthersServed) {
+  CoordinatorLimits limits;
+  limits.max_jobs_per_credential = 2;
+  limits.max_runs_per_credential = 1;
+  Coordinator c(limits, SystemClock(), TestSessions());
+  const Caller a{"token-a", false};
+  ASSERT_TRUE(c.Join(Joining("a0", 0, 2), a).ok());
+  ASSERT_TRUE(c.Join(Joining("a1", 0, 2), a).ok());
+  const absl::Status third = c.Join(Joining("a2", 0, 2), a).status();
+  EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(third.message(),
+            "agent.job: this job token already has its maximum of 2 jobs "
+            "(--max_jobs_per_credential)");
+  const Caller b{"token-b", false};
+  ASSERT_TRUE(c.Join(Joining("b0", 0, 2), b).ok());
+  ASSERT_TRUE(c.Join(Joining("open", 0, 2), Anonymous()).ok());
+
+  // Rank 1 never joins: a0's RunJob holds token A's one slot until its
+  // deadline.
+  std::thread waiting([&] {
+    EXPECT_EQ(c.RunJob("a0", SpecFor(2), absl::Now() + absl::Seconds(2), {}, a)
+                  .status()
+                  .code(),
+              absl::StatusCode::kDeadlineExceeded);
+  });
+  ASSERT_TRUE(AwaitRunCalls(c, "a0", a));
+  const absl::Status second =
+      c.RunJob("a1", SpecFor(2), Soon(), {}, a).status();
+  EXPECT_EQ(second.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.message(),
+            "this job token already has its maximum of 1 concurrent RunJob "
+            "calls (--max_runs_per_credential)");
+  // Token B's call is not refused: it waits for b0 until its deadline.
+  EXPECT_EQ(c.RunJob("b0", SpecFor(2), Soon(), {}, b).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  waiting.join();
   c.Shutdown("test over");
 }
 

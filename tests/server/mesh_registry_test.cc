@@ -47,11 +47,43 @@ TEST(MeshRegistryTest, AFullRegistryRefusesNewMeshesOnly) {
   ASSERT_TRUE(known.ok()) << known.status();
   EXPECT_FALSE(known->created);
   // Deleting frees room.
-  EXPECT_TRUE(registry.Delete(a));
-  EXPECT_FALSE(registry.Delete(a));
+  EXPECT_EQ(registry.Delete(a), MeshRegistry::Deleted::kYes);
+  EXPECT_EQ(registry.Delete(a), MeshRegistry::Deleted::kUnknown);
   EXPECT_EQ(registry.Get(a), nullptr);
   EXPECT_TRUE(registry.Register(MeshOf(4)).ok());
   EXPECT_EQ(registry.size(), 2u);
+}
+
+// One owner (credential) fills only its own share; another still
+// registers. A mesh keeps its first owner, and only that owner (or an
+// admin's delete, with no owner given) deletes it, which frees the share.
+TEST(MeshRegistryTest, EachOwnerHasItsShareAndDeletesOnlyItsMeshes) {
+  MeshRegistry registry(10, 2);
+  const std::string a = registry.Register(MeshOf(2), "token-a")->id;
+  ASSERT_TRUE(registry.Register(MeshOf(3), "token-a").ok());
+  absl::StatusOr<MeshRegistry::Registered> third =
+      registry.Register(MeshOf(4), "token-a");
+  EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(third.status().message(),
+            "mesh: this credential already registered its maximum of 2 "
+            "meshes (--max_meshes_per_credential); delete some with "
+            "DeleteMesh or plan with an inline mesh");
+  ASSERT_TRUE(registry.Register(MeshOf(4), "token-b").ok());
+  ASSERT_TRUE(registry.Register(MeshOf(5), "").ok());
+  // Registering a known mesh again is no new mesh, for any owner.
+  EXPECT_FALSE(registry.Register(MeshOf(2), "token-b")->created);
+
+  const std::string b = "token-b";
+  const std::string anonymous;
+  EXPECT_EQ(registry.Delete(a, &b), MeshRegistry::Deleted::kNotOwner);
+  EXPECT_EQ(registry.Delete(a, &anonymous), MeshRegistry::Deleted::kNotOwner);
+  ASSERT_NE(registry.Get(a), nullptr);
+  const std::string owner = "token-a";
+  EXPECT_EQ(registry.Delete(a, &owner), MeshRegistry::Deleted::kYes);
+  EXPECT_TRUE(registry.Register(MeshOf(6), "token-a").ok());  // room again
+  EXPECT_EQ(registry.Delete(registry.Register(MeshOf(4), "")->id),
+            MeshRegistry::Deleted::kYes);  // an admin's delete
+  EXPECT_TRUE(registry.Register(MeshOf(7), "token-b").ok());
 }
 
 TEST(MeshRegistryTest, ListIsOrderedById) {

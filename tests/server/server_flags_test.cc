@@ -81,6 +81,12 @@ TEST(ServerFlagsTest, VersionPrintsTheProjectVersion) {
 TEST(ServerFlagsTest, RefusesBadStartupFlags) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max_meshes=0", "--max_meshes=0: must be in [1, 2147483647]"},
+      {"--max_meshes_per_credential=0",
+       "--max_meshes_per_credential=0: must be in [1, 2147483647]"},
+      {"--max_jobs_per_credential=0",
+       "--max_jobs_per_credential=0 must be at least 1"},
+      {"--max_runs_per_credential=-1",
+       "--max_runs_per_credential=-1 must be at least 1"},
       {"--cache_entries=-5",
        "--cache_entries=-5: must be in [0, 2147483647] (plans kept in the "
        "cache; 0 turns the cache off)"},
