@@ -34,8 +34,8 @@ kind_of() { to_json "$1" | jq -c --arg k "$2" '[.[] | select(.kind == $k)][0]'; 
 # Schemas.
 out=$(node "$VALIDATE/validate.mjs" "$K8S"/*.yaml "$K8S"/operator/*.yaml 2>&1)
 check "every manifest validates against the Kubernetes schemas" $?
-[ "$(grep -c '^ok ' <<<"$out")" -eq 9 ]
-check "9 objects validated: $(grep -c '^ok ' <<<"$out")" $?
+[ "$(grep -c '^ok ' <<<"$out")" -eq 10 ]
+check "10 objects validated: $(grep -c '^ok ' <<<"$out")" $?
 sed 's/containerPort: 50051/containerPort: "fifty"/' "$K8S/planner-deployment.yaml" >"$dir/bad.yaml"
 bad=$(node "$VALIDATE/validate.mjs" "$dir/bad.yaml" 2>&1)
 [ $? -ne 0 ] && contains "$bad" "containers/0/ports/0/containerPort must be integer"
@@ -94,21 +94,45 @@ while read -r flag; do
   contains "$help" "    $name (" || check "reshard-planner --help lists $name" 1
 done <"$dir/planner.flags"
 [ "$(wc -l <"$dir/planner.flags")" -ge 5 ]; check "the planner flag file has its flags" $?
-"$PLANNER" --flagfile="$dir/planner.flags" --listen=127.0.0.1:0 --port_file="$dir/port" \
+# The flag file serves mutual TLS from the Secret's mount: certificates
+# made here stand in for the Secret (its keys tls.crt, tls.key, ca.crt).
+tls_dir=$(dirname "$(grep -- '^--tls_cert=' "$dir/planner.flags" | cut -d= -f2)")
+mkdir -p "$dir/tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+  -keyout "$dir/tls/ca.key" -out "$dir/tls/ca.crt" -subj /CN=ca 2>/dev/null &&
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=planner \
+    -keyout "$dir/tls/tls.key" -out "$dir/tls/tls.csr" 2>/dev/null &&
+  printf 'subjectAltName=IP:127.0.0.1\n' >"$dir/tls/san.ext" &&
+  openssl x509 -req -in "$dir/tls/tls.csr" -CA "$dir/tls/ca.crt" -CAkey "$dir/tls/ca.key" \
+    -CAcreateserial -days 2 -extfile "$dir/tls/san.ext" -out "$dir/tls/tls.crt" 2>/dev/null
+check "openssl made a stand-in for the Secret reshard-planner-tls" $?
+sed "s|$tls_dir/|$dir/tls/|" "$dir/planner.flags" >"$dir/planner-local.flags"
+"$PLANNER" --flagfile="$dir/planner-local.flags" --listen=127.0.0.1:0 --port_file="$dir/port" \
   --metrics_listen=127.0.0.1:0 2>"$dir/planner.log" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
-timeout 10 "$CTL" --server "127.0.0.1:$(cat "$dir/port" 2>/dev/null)" health >/dev/null
-check "a planner started from the ConfigMap's flag file answers health" $?
-
+# The probe's command, pointed at this planner and at the stand-in files.
 deploy=$(kind_of planner-deployment.yaml Deployment)
 c='.spec.template.spec.containers[0]'
+mapfile -t probe < <(jq -r "$c.readinessProbe.exec.command[]" <<<"$deploy" |
+  sed "s|^127.0.0.1:[0-9]*$|127.0.0.1:$(cat "$dir/port" 2>/dev/null)|; s|^$tls_dir/|$dir/tls/|; s|^reshardctl$|$CTL|")
+timeout 10 "${probe[@]}" >/dev/null
+check "a planner started from the ConfigMap's flag file answers the probe over mutual TLS" $?
+timeout 10 "$CTL" --server "127.0.0.1:$(cat "$dir/port" 2>/dev/null)" --deadline_seconds 2 health >/dev/null 2>&1
+[ $? -eq 4 ]; check "it refuses plaintext" $?
+
 flag_port() { grep -- "^--$1=" "$dir/planner.flags" | sed 's/.*://'; }
 port_of() { jq -r "$c.ports[] | select(.name == \"$1\") | .containerPort" <<<"$deploy"; }
 [ "$(port_of grpc)" = "$(flag_port listen)" ] && [ "$(port_of metrics)" = "$(flag_port metrics_listen)" ]
 check "planner ports match --listen and --metrics_listen ($(port_of grpc), $(port_of metrics))" $?
-jq -e "$c.readinessProbe.grpc.port == $(flag_port listen) and $c.livenessProbe.grpc.port == $(flag_port listen)" <<<"$deploy" >/dev/null
-check "planner probes use gRPC health on the serving port" $?
+jq -e --arg server "127.0.0.1:$(flag_port listen)" --arg d "$tls_dir" "$c.readinessProbe.exec.command ==
+  [\"reshardctl\", \"--server\", \$server, \"--tls_ca\", \"\(\$d)/ca.crt\", \"--tls_cert\",
+   \"\(\$d)/tls.crt\", \"--tls_key\", \"\(\$d)/tls.key\", \"--deadline_seconds\", \"2\", \"health\"] and
+  $c.livenessProbe.exec == $c.readinessProbe.exec and
+  ($c.volumeMounts[] | select(.name == \"tls\") | .mountPath) == \$d and
+  (.spec.template.spec.volumes[] | select(.name == \"tls\") | .secret.secretName) == \"reshard-planner-tls\"" \
+  <<<"$deploy" >/dev/null
+check "planner probes run reshardctl health over TLS on the serving port, with the mounted Secret ($tls_dir)" $?
 jq -e ".spec.template.metadata.annotations[\"prometheus.io/port\"] == \"$(flag_port metrics_listen)\"" <<<"$deploy" >/dev/null
 check "the scrape annotation names the metrics port" $?
 mount=$(jq -r "$c.volumeMounts[0].mountPath" <<<"$deploy")
@@ -148,12 +172,17 @@ contains "$agent_help" "$(jq -r '.data.RESHARD_BACKEND' <<<"$cm") ("
 check "the ConfigMap's backend is one reshard-agent accepts" $?
 jq -e '.spec.template.spec.securityContext.runAsNonRoot == true' <<<"$ds" >/dev/null
 check "the agents run as non-root" $?
-# The job token comes from a Secret, mounted where --job_token_file reads.
+# The job token and TLS come from Secrets, mounted where the flags read.
 token_mount=$(jq -r "$c.volumeMounts[] | select(.name == \"job-token\") | .mountPath" <<<"$ds")
-jq -e --arg m "$token_mount" "$c.args == [\"--job_token_file=\(\$m)/token\"] and
-  (.spec.template.spec.volumes[] | select(.name == \"job-token\") | .secret.secretName) == \"reshard-job-token\"" \
-  <<<"$ds" >/dev/null && contains "$agent_help" "    --job_token_file ("
-check "the agents read the job token from the Secret reshard-job-token ($token_mount)" $?
+tls_mount=$(jq -r "$c.volumeMounts[] | select(.name == \"tls\") | .mountPath" <<<"$ds")
+jq -e --arg m "$token_mount" --arg t "$tls_mount" "$c.args == [\"--job_token_file=\(\$m)/token\",
+  \"--tls_ca=\(\$t)/ca.crt\", \"--tls_cert=\(\$t)/tls.crt\", \"--tls_key=\(\$t)/tls.key\"] and
+  ([.spec.template.spec.volumes[] | select(.secret) | .secret.secretName] | sort) ==
+  [\"reshard-agent-tls\", \"reshard-job-token\"]" <<<"$ds" >/dev/null
+check "the agents read the job token and TLS from the Secrets ($token_mount, $tls_mount)" $?
+for flag in job_token_file tls_ca tls_cert tls_key; do
+  contains "$agent_help" "    --$flag (" || check "reshard-agent --help lists --$flag" 1
+done
 jq -e '.spec.template.spec.nodeSelector == {"reshard.io/agent": "true"}' <<<"$ds" >/dev/null
 check "the agents run only on nodes labelled reshard.io/agent=true (those of the node list)" $?
 # The PodMonitor's series carry prometheus.yml's job names (the pods'
