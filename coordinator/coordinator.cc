@@ -261,6 +261,10 @@ std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller) const {
   return jobs;
 }
 
+std::vector<JobSnapshot> Coordinator::AllJobs() const {
+  return ListJobs(Caller{"", true});
+}
+
 absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name,
                                                 const Caller& caller) const {
   absl::StatusOr<std::shared_ptr<Job>> job =
@@ -276,6 +280,11 @@ absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name,
       AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
   return (*job)->Cancel(stop);
+}
+
+bool Coordinator::Admitting() const {
+  return !shut_down_ && active_runs_ < limits_.max_concurrent_runs &&
+         static_cast<int64_t>(table_->List().size()) < limits_.max_jobs;
 }
 
 void Coordinator::Shutdown(const std::string& reason) {

@@ -99,7 +99,9 @@ class Coordinator {
   absl::Status CheckActor(const std::string& job, const Caller& caller) const;
   // The state of every job the caller may see (JobToken::Shows), by name;
   // one job's (NOT_FOUND when unknown).
-  std::vector<JobSnapshot> ListJobs(const Caller& caller = {}) const;
+  std::vector<JobSnapshot> ListJobs(const Caller& caller) const;
+  // Every job, for the server's own readings (metrics); no caller's view.
+  std::vector<JobSnapshot> AllJobs() const;
   absl::StatusOr<JobSnapshot> GetJob(const std::string& job,
                                      const Caller& caller = {}) const;
   // The cancelled run's id ("" when none was running).
@@ -110,6 +112,11 @@ class Coordinator {
 
   // Closes every dispatch stream and refuses new work.
   void Shutdown(const std::string& reason);
+  // Whether new work would be taken: false once shut down, and while the
+  // job cap or the RunJob cap is reached (a new job's Join, or another
+  // RunJob, would be RESOURCE_EXHAUSTED). The health service reports it
+  // as reshard.v1.Coordinator.
+  bool Admitting() const;
 
  private:
   // How a call reaches a job: as one of its agents (the job named by

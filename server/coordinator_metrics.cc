@@ -22,7 +22,7 @@ std::vector<double> RunDurationBuckets() {
 // Agents of every job by whether their dispatch stream is open.
 double CountAgents(const coordinator::Coordinator& core, bool connected) {
   double count = 0;
-  for (const coordinator::JobSnapshot& job : core.ListJobs()) {
+  for (const coordinator::JobSnapshot& job : core.AllJobs()) {
     for (const coordinator::AgentInfo& agent : job.agents) {
       if (agent.connected == connected) ++count;
     }
@@ -82,7 +82,7 @@ void CoordinatorMetrics::RecordRun(JobRunResult result, double seconds) {
 void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
                             const coordinator::Coordinator& core) {
   readings.AddGauge("reshard_jobs", "Jobs the Coordinator holds", {},
-                    [&core] { return core.ListJobs().size(); });
+                    [&core] { return core.AllJobs().size(); });
   for (bool connected : {true, false}) {
     readings.AddGauge(
         "reshard_agents",

@@ -15,7 +15,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/time.h"
 #include "common/flags_usage.h"
+#include "common/periodic_task.h"
 #include "common/secret_file.h"
 #include "common/tls_files.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -95,6 +97,10 @@ namespace {
 // Server pings on every connection: a peer silent for the timeout after
 // one is gone.
 constexpr int kKeepaliveMs = 120000;
+// The Coordinator's own health name, NOT_SERVING while it would refuse new
+// work (Coordinator::Admitting), checked this often.
+constexpr char kCoordinatorHealth[] = "reshard.v1.Coordinator";
+constexpr absl::Duration kAdmittingPeriod = absl::Seconds(1);
 constexpr int kKeepaliveTimeoutMs = 20000;
 
 ServerFlags StartupFlags() {
@@ -301,7 +307,7 @@ void Drain(PlannerService& service, grpc::Server& server) {
 bool Announce(grpc::HealthCheckServiceInterface& health, int port) {
   health.SetServingStatus(true);
   health.SetServingStatus("reshard.v1.Planner", true);
-  health.SetServingStatus("reshard.v1.Coordinator", true);
+  health.SetServingStatus(kCoordinatorHealth, true);
   if (absl::Status s = metrics::WritePortFile(
           "port_file", absl::GetFlag(FLAGS_port_file), port);
       !s.ok()) {
@@ -364,9 +370,16 @@ int Serve() {
     return 2;
   }
 
+  auto admitting =
+      std::make_unique<PeriodicTask>(kAdmittingPeriod, true, [health, &core] {
+        health->SetServingStatus(kCoordinatorHealth, core.Admitting());
+        return true;
+      });
+
   int signal = 0;
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
+  admitting.reset();  // no tick may say SERVING again
   health->SetServingStatus(false);
   coordinator.StartDraining();
   Drain(service, *server);

@@ -615,7 +615,9 @@ TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
   limits_.max_jobs = 1;
   limits_.max_concurrent_runs = 1;
   Coordinator c(limits_, SystemClock(), TestSessions());
+  EXPECT_TRUE(c.Admitting());
   ASSERT_TRUE(c.Join(Joining("one", 0, 2)).ok());
+  EXPECT_FALSE(c.Admitting());  // at the job cap
   absl::StatusOr<Joined> two = c.Join(Joining("two", 0, 2));
   EXPECT_EQ(two.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(two.status().message(), HasSubstr("maximum of 1 jobs"));
@@ -716,7 +718,7 @@ TEST(CoordinatorIdleTest, AJobWithNoAgentLeftIsDroppedAfterItsIdleTime) {
   EXPECT_EQ(c.GetJob("dead").status().code(), absl::StatusCode::kNotFound);
   now += absl::Hours(1);  // a connected agent keeps its job however long
   EXPECT_TRUE(c.GetJob("kept").ok());
-  EXPECT_EQ(c.ListJobs().size(), 1u);
+  EXPECT_EQ(c.AllJobs().size(), 1u);
   c.Shutdown("test over");
 }
 

@@ -86,6 +86,8 @@ TEST_F(JobTokenTest, ATokenedJobRefusesEveryCallWithoutItsToken) {
     for (const absl::Status& s : refused) ExpectRefused(s, code, says);
     EXPECT_TRUE(c_.ListJobs(caller).empty());
   }
+  // The server's own readings (the metrics' job and agent counts) see it.
+  EXPECT_EQ(c_.AllJobs().size(), 1u);
   // Nothing the outsiders did touched the job: rank 0 is still its only
   // member, and the holder sees it.
   absl::StatusOr<JobSnapshot> info = c_.GetJob("secret", Holder());
