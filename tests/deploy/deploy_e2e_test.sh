@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# deploy/ end to end: a real Prometheus loaded with deploy/prometheus/ (its
+# deploy/ end to end (the planner on mutual TLS and a job token, as the
+# manifests deploy them): a real Prometheus loaded with deploy/prometheus/ (its
 # prometheus.yml and rule files, intervals shortened and file-discovery
 # targets written here with loopback addresses) scrapes a reshard-planner and
 # a local cluster of agents started the way the DaemonSet starts them
@@ -29,7 +30,14 @@ check "promtool check rules deploy/prometheus/rules/*.yml" $?
 out=$("$PROMTOOL" test rules "$SRC/tests/deploy/alerts_test.yml" 2>&1)
 check "promtool unit tests of the alerts (tests/deploy/alerts_test.yml): $(tail -1 <<<"$out")" $?
 
+# As deployed (deploy/kubernetes/): the planner serves mutual TLS, and the
+# agents and reshardctl present a certificate of its CA and the job token.
+make_ca "$dir" ca && make_cert "$dir" planner ca && make_cert "$dir" client ca
+check "openssl made the certificates" $?
+echo "e2e-job-token" >"$dir/token"
+TLS=(--tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" --tls_key "$dir/client.key")
 "$BUILD/server/reshard-planner" --listen 127.0.0.1:0 --port_file "$dir/port" \
+  --tls_cert "$dir/planner.pem" --tls_key "$dir/planner.key" --tls_ca "$dir/ca.pem" \
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics_port" \
   2>"$dir/planner.log" &
 pids+=($!)
@@ -43,7 +51,8 @@ for node in node-a node-b; do
     RESHARD_SERVER="$server" RESHARD_JOB=e2e RESHARD_METRICS_BASE_PORT=0 \
     RESHARD_METRICS_ADDRESS=127.0.0.1 RESHARD_METRICS_PORT_DIR="$dir/$node" \
     RESHARD_AGENT="$BUILD/agent/reshard-agent" \
-    "$SRC/scripts/reshard-agent-node.sh" --timeout_seconds 10 \
+    "$SRC/scripts/reshard-agent-node.sh" --timeout_seconds 10 "${TLS[@]}" \
+    --job_token_file "$dir/token" \
     2>"$dir/$node.log" &
   pids+=($!)
   node_pid[$node]=$!
@@ -77,10 +86,12 @@ check "Prometheus scrapes the planner and the 4 agents from file discovery" $?
 PF=(--mesh A=2,B=2 --shape 64,48 --dtype f32 --from 'S(0),S(1)' --to 'R,R'
     --iters 2 --warmup 1)
 for i in 1 2 3; do
-  timeout 60 "$CTL" --server "$server" job run e2e "${PF[@]}" --json >"$dir/run-$i.json" 2>>"$dir/ctl.log"
+  timeout 60 "$CTL" --server "$server" "${TLS[@]}" --job_token_file "$dir/token" \
+    job run e2e "${PF[@]}" --json >"$dir/run-$i.json" 2>>"$dir/ctl.log"
   check "job run $i exits 0" $?
 done
-timeout 30 "$CTL" --server "$server" job run e2e --mesh A=8 --shape 64 \
+timeout 30 "$CTL" --server "$server" "${TLS[@]}" --job_token_file "$dir/token" \
+  job run e2e --mesh A=8 --shape 64 \
   --from 'S(0)' --to 'R' >/dev/null 2>>"$dir/ctl.log"
 [ $? -eq 2 ]; check "a run whose mesh does not fit the job is refused (exit 2, INVALID_ARGUMENT)" $?
 

@@ -98,13 +98,8 @@ done <"$dir/planner.flags"
 # made here stand in for the Secret (its keys tls.crt, tls.key, ca.crt).
 tls_dir=$(dirname "$(grep -- '^--tls_cert=' "$dir/planner.flags" | cut -d= -f2)")
 mkdir -p "$dir/tls"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-  -keyout "$dir/tls/ca.key" -out "$dir/tls/ca.crt" -subj /CN=ca 2>/dev/null &&
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=planner \
-    -keyout "$dir/tls/tls.key" -out "$dir/tls/tls.csr" 2>/dev/null &&
-  printf 'subjectAltName=IP:127.0.0.1\n' >"$dir/tls/san.ext" &&
-  openssl x509 -req -in "$dir/tls/tls.csr" -CA "$dir/tls/ca.crt" -CAkey "$dir/tls/ca.key" \
-    -CAcreateserial -days 2 -extfile "$dir/tls/san.ext" -out "$dir/tls/tls.crt" 2>/dev/null
+make_ca "$dir/tls" ca && make_cert "$dir/tls" tls ca &&
+  mv "$dir/tls/ca.pem" "$dir/tls/ca.crt" && mv "$dir/tls/tls.pem" "$dir/tls/tls.crt"
 check "openssl made a stand-in for the Secret reshard-planner-tls" $?
 sed "s|$tls_dir/|$dir/tls/|" "$dir/planner.flags" >"$dir/planner-local.flags"
 "$PLANNER" --flagfile="$dir/planner-local.flags" --listen=127.0.0.1:0 --port_file="$dir/port" \

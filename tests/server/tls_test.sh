@@ -17,26 +17,9 @@ dir=$(mktemp -d /tmp/reshard-tls-XXXXXX)
 pids=()
 trap stop_started EXIT
 
-# A P-256 key and a CSR for NAME; then signed by CA for DAYS (-1: expired
-# yesterday), valid for 127.0.0.1 and localhost.
-key_and_csr() {
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-    -keyout "$dir/$1.key" -out "$dir/$1.csr" -subj "/CN=$1" 2>>"$dir/openssl.log"
-}
-make_ca() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -keyout "$dir/$1.key" -out "$dir/$1.pem" -subj "/CN=$1" 2>>"$dir/openssl.log"
-}
-make_leaf() {
-  local name=$1 ca=$2 days=$3
-  key_and_csr "$name" &&
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/$name.ext" &&
-    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" \
-      -CAcreateserial -days "$days" -extfile "$dir/$name.ext" \
-      -out "$dir/$name.pem" 2>>"$dir/openssl.log"
-}
-make_ca ca && make_ca other-ca && make_leaf server ca 2 && make_leaf client ca 2 &&
-  make_leaf stranger other-ca 2 && make_leaf expired ca -1
+make_ca "$dir" ca && make_ca "$dir" other-ca && make_cert "$dir" server ca &&
+  make_cert "$dir" client ca && make_cert "$dir" stranger other-ca &&
+  make_cert "$dir" expired ca -1
 check "openssl made the CAs and certificates" $?
 
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --drain_seconds 0 \
