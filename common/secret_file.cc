@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -33,24 +34,34 @@ absl::Status CheckSecretText(absl::string_view source,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadSecretFile(absl::string_view flag,
-                                           const std::string& path) {
-  const std::string source = absl::StrCat("--", flag, "=", path);
+absl::StatusOr<std::string> ReadFileUpTo(absl::string_view source,
+                                         const std::string& path,
+                                         int64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": cannot read it (", std::strerror(errno), ")"));
   }
-  // Read through istream::read, which turns a failed read (a directory)
-  // into badbit instead of an exception, and at most one byte past the
-  // longest secret and its newline, so a huge file is not read whole.
-  std::string secret(kMaxSecretBytes + 2, '\0');
-  in.read(secret.data(), static_cast<std::streamsize>(secret.size()));
+  // istream::read turns a failed read (a directory) into badbit instead of
+  // an exception; a huge file is not read whole.
+  std::string bytes(static_cast<size_t>(max_bytes + 1), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (in.bad()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": cannot read it (not a file)"));
   }
-  secret.resize(static_cast<size_t>(in.gcount()));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
+}
+
+absl::StatusOr<std::string> ReadSecretFile(absl::string_view flag,
+                                           const std::string& path) {
+  const std::string source = absl::StrCat("--", flag, "=", path);
+  // The longest secret and its newline, and one byte more.
+  absl::StatusOr<std::string> read =
+      ReadFileUpTo(source, path, kMaxSecretBytes + 1);
+  if (!read.ok()) return read.status();
+  std::string secret = *std::move(read);
   absl::StripTrailingAsciiWhitespace(&secret);
   if (secret.empty()) {
     return absl::InvalidArgumentError(

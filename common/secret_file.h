@@ -18,6 +18,14 @@ namespace reshard {
 // The longest secret accepted anywhere (files, the environment, metadata).
 inline constexpr int64_t kMaxSecretBytes = 4096;
 
+// At most `max_bytes` + 1 bytes of `path` (one more than allowed tells
+// the caller it is too long), read without throwing. INVALID_ARGUMENT
+// "SOURCE: cannot read it (WHY)" when it cannot be opened or read (a
+// directory). The secret and PEM files' one reader.
+absl::StatusOr<std::string> ReadFileUpTo(absl::string_view source,
+                                         const std::string& path,
+                                         int64_t max_bytes);
+
 // OK when `secret` is 1 to kMaxSecretBytes bytes of printable ASCII (what
 // gRPC metadata carries); INVALID_ARGUMENT starting with `source` (where it
 // came from: "--job_token_file=PATH", "RESHARD_JOB_TOKEN") otherwise. The

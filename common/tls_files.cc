@@ -1,19 +1,18 @@
 #include "common/tls_files.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdint>
 #include <tuple>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/secret_file.h"
 
 namespace reshard {
 namespace {
 
 // A PEM file larger than this is not a certificate chain or a key.
-constexpr std::streamsize kMaxPemBytes = 1 << 20;
+constexpr int64_t kMaxPemBytes = 1 << 20;
 
 absl::Status BadFile(const char* flag, const std::string& path,
                      const std::string& why) {
@@ -24,19 +23,13 @@ absl::Status BadFile(const char* flag, const std::string& path,
 // The PEM text of `path` (--FLAG's): INVALID_ARGUMENT naming the flag when
 // it cannot be read or holds no PEM block.
 absl::StatusOr<std::string> ReadPem(const char* flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return BadFile(flag, path,
-                   absl::StrCat("cannot read it (", std::strerror(errno), ")"));
-  }
-  std::string pem(kMaxPemBytes + 1, '\0');
-  in.read(pem.data(), static_cast<std::streamsize>(pem.size()));
-  if (in.bad()) return BadFile(flag, path, "cannot read it (not a file)");
-  pem.resize(static_cast<size_t>(in.gcount()));
-  if (static_cast<std::streamsize>(pem.size()) > kMaxPemBytes) {
+  absl::StatusOr<std::string> pem =
+      ReadFileUpTo(absl::StrCat("--", flag, "=", path), path, kMaxPemBytes);
+  if (!pem.ok()) return pem.status();
+  if (static_cast<int64_t>(pem->size()) > kMaxPemBytes) {
     return BadFile(flag, path, "larger than 1 MiB: not a PEM file");
   }
-  if (!absl::StrContains(pem, "-----BEGIN ")) {
+  if (!absl::StrContains(*pem, "-----BEGIN ")) {
     return BadFile(flag, path, "holds no PEM block (-----BEGIN ...)");
   }
   return pem;
