@@ -246,10 +246,10 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
 
 absl::Status Coordinator::CheckActor(const std::string& name,
                                      const Caller& caller) const {
-  absl::Status s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
-  if (!s.ok()) return s;
-  std::shared_ptr<Job> job = table_->Find(name);
-  return job == nullptr ? absl::OkStatus() : job->token().Admits(name, caller);
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
+  if (job.ok() || absl::IsNotFound(job.status())) return absl::OkStatus();
+  return job.status();
 }
 
 std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller) const {

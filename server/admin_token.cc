@@ -1,8 +1,11 @@
 #include "server/admin_token.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
 #include "common/same_secret.h"
+#include "server/caller_credentials.h"
 
 namespace reshard::server {
 
@@ -10,15 +13,14 @@ absl::Status CheckAdminToken(const grpc::ServerContextBase& ctx,
                              const std::string& admin_token,
                              absl::string_view rpc) {
   if (admin_token.empty()) return absl::OkStatus();
-  const auto& metadata = ctx.client_metadata();
-  const auto it = metadata.find(kAdminTokenHeader);
-  if (it == metadata.end()) {
+  const std::optional<absl::string_view> given =
+      MetadataValue(ctx, kAdminTokenHeader);
+  if (!given.has_value()) {
     return absl::UnauthenticatedError(absl::StrCat(
         rpc, " needs the planner's admin token (metadata ", kAdminTokenHeader,
         "; reshardctl mesh delete --admin_token_file FILE)"));
   }
-  const absl::string_view given(it->second.data(), it->second.size());
-  if (!SameSecret(given, admin_token)) {
+  if (!SameSecret(*given, admin_token)) {
     return absl::PermissionDeniedError(
         absl::StrCat(rpc, ": the admin token does not match the planner's"));
   }

@@ -9,28 +9,26 @@
 #include "common/secret_file.h"
 
 namespace reshard::server {
-namespace {
-
-std::optional<absl::string_view> Header(const grpc::ServerContextBase& ctx,
-                                        const char* key) {
+std::optional<absl::string_view> MetadataValue(
+    const grpc::ServerContextBase& ctx, const char* key) {
   const auto& metadata = ctx.client_metadata();
   const auto it = metadata.find(key);
   if (it == metadata.end()) return std::nullopt;
   return absl::string_view(it->second.data(), it->second.size());
 }
 
-}  // namespace
-
 absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
                                              const std::string& admin_token) {
   coordinator::Caller caller;
-  if (std::optional<absl::string_view> token = Header(ctx, kJobTokenHeader)) {
+  if (std::optional<absl::string_view> token =
+          MetadataValue(ctx, kJobTokenHeader)) {
     absl::Status s =
         CheckSecretText(absl::StrCat("metadata ", kJobTokenHeader), *token);
     if (!s.ok()) return s;
     caller.job_token = std::string(*token);
   }
-  std::optional<absl::string_view> admin = Header(ctx, kAdminTokenHeader);
+  std::optional<absl::string_view> admin =
+      MetadataValue(ctx, kAdminTokenHeader);
   if (admin.has_value() && !admin_token.empty()) {
     if (!SameSecret(*admin, admin_token)) {
       return absl::PermissionDeniedError(

@@ -5,13 +5,19 @@
 #ifndef RESHARD_SERVER_CALLER_CREDENTIALS_H_
 #define RESHARD_SERVER_CALLER_CREDENTIALS_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "coordinator/job_token.h"
 #include "grpcpp/server_context.h"
 
 namespace reshard::server {
+
+// The value of metadata `key` in the call, or nullopt.
+std::optional<absl::string_view> MetadataValue(
+    const grpc::ServerContextBase& ctx, const char* key);
 
 // The call's job token (none: empty) and whether it proves the planner's
 // admin token (`admin_token`; empty: no admin is configured and an admin
