@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,8 +65,13 @@ class AgentProcesses {
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     const std::string log = absl::StrCat(dir_, "/agent-", rank, ".log");
+    const pid_t test = getpid();
     const pid_t pid = fork();
     if (pid == 0) {  // only async-signal-safe calls until exec
+      // Dies with the test process even when it ends without running its
+      // destructors (an ASan abort, a crash, SIGKILL).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != test) _exit(127);
       const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
       dup2(fd, 1);
       dup2(fd, 2);

@@ -5,6 +5,7 @@
 #define RESHARD_TESTS_SERVER_SERVER_PROCESS_H_
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,8 +28,13 @@ class ServerProcess {
                                      "--listen=127.0.0.1:0",
                                      "--port_file=" + port_file};
     args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+    const pid_t test = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // Dies with the test process even when it ends without running its
+      // destructors (an ASan abort, a crash, SIGKILL).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != test) _exit(127);
       std::vector<char*> argv;
       for (std::string& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
