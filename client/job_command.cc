@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/batch_command.h"
+#include "client/calibrate_command.h"
 #include "client/cli_args.h"
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
@@ -39,6 +40,8 @@ constexpr char kJobUsage[] =
     "         [--iters K] [--warmup W] [--timeout_seconds T]\n"
     "         [--deadline_seconds D] [--json]\n"
     "       reshardctl [--server ...] job cancel NAME\n"
+    "       reshardctl [--server ...] job calibrate NAME --mesh ... "
+    "[--flatten ...]...\n"
     "  Jobs are the reshard-agent processes that joined the Coordinator\n"
     "  under one name. Job calls go to the job's replica of the --server\n"
     "  list (a hash of the name), the one its agents use. `job VERB --help`\n"
@@ -382,6 +385,7 @@ const char* UsageOf(const std::string& verb) {
   if (verb == "show") return kShowUsage;
   if (verb == "run") return kRunUsage;
   if (verb == "cancel") return kCancelUsage;
+  if (verb == "calibrate") return kCalibrateUsage;
   return nullptr;
 }
 
@@ -405,7 +409,7 @@ absl::Status RunJobCommand(const ServerFlags& server,
   const char* usage = UsageOf(verb);
   if (usage == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("job: expected list, show, run or cancel",
+        absl::StrCat("job: expected list, show, run, cancel or calibrate",
                      verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
   }
   const auto rest = absl::MakeConstSpan(argv).subspan(1);
@@ -419,6 +423,9 @@ absl::Status RunJobCommand(const ServerFlags& server,
         absl::StrCat("job ", verb, ": NAME (the job) is required"));
   }
   if (verb == "run") return RunRun(server, rest[0], rest.subspan(1), out);
+  if (verb == "calibrate") {
+    return RunCalibrate(server, rest[0], rest.subspan(1), out);
+  }
   return RunShowOrCancel(server, verb, rest[0], rest.subspan(1), out);
 }
 

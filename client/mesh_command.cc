@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kMeshUsage[] =
     "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
-    "[--flatten A,B]... [--link DIM=GBPS:US]...\n"
+    "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US]...\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
     "       reshardctl [global flags] mesh delete MESH_ID "
@@ -25,65 +25,46 @@ constexpr char kMeshUsage[] =
     "  The service's mesh registry. `register` prints the mesh's id (the\n"
     "  same for the same mesh on every replica); `plan --mesh_id ID` plans\n"
     "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
-    "  overrides (DIM=GBPS:US; `default` where the cost model's value\n"
-    "  applies) and a rank map other than the identity. `delete` sends the\n"
+    "  overrides (DIM=GBPS:US, and A,B=GBPS:US for a flattened group's own\n"
+    "  link; `default` where the cost model's value applies) and a rank map\n"
+    "  other than the identity. `delete` sends the\n"
     "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
     "  with --admin_token_file.\n";
-
-bool HasLinks(const Mesh& mesh) {
-  for (const LinkParams& link : mesh.links()) {
-    if (link.bandwidth_gbps.has_value() || link.latency_us.has_value()) {
-      return true;
-    }
-  }
-  return false;
-}
 
 std::string OptionalValue(const std::optional<double>& v,
                           absl::string_view none) {
   return v.has_value() ? FormatDouble(*v) : std::string(none);
 }
 
-// The dims whose link parameters the mesh overrides.
-std::vector<int> OverriddenDims(const Mesh& mesh) {
-  std::vector<int> dims;
-  for (int d = 0; d < mesh.ndim(); ++d) {
-    const LinkParams& link = mesh.links()[d];
-    if (link.bandwidth_gbps.has_value() || link.latency_us.has_value()) {
-      dims.push_back(d);
-    }
-  }
-  return dims;
-}
-
-// The overridden links as --link takes them: "A=100:1.5 B=default:2".
-std::string LinksText(const Mesh& mesh) {
-  std::vector<std::string> links;
-  for (int d : OverriddenDims(mesh)) {
-    const LinkParams& link = mesh.links()[d];
-    links.push_back(absl::StrCat(
-        mesh.dim_names()[d], "=", OptionalValue(link.bandwidth_gbps, "default"),
-        ":", OptionalValue(link.latency_us, "default")));
-  }
-  return absl::StrJoin(links, " ");
-}
-
-std::string LinksJson(const Mesh& mesh) {
-  std::vector<std::string> links;
-  for (int d : OverriddenDims(mesh)) {
-    const LinkParams& link = mesh.links()[d];
-    links.push_back(absl::StrCat(
-        "{\"dim\": ", JsonString(mesh.dim_names()[d]),
-        ", \"bandwidth_gbps\": ", OptionalValue(link.bandwidth_gbps, "null"),
-        ", \"latency_us\": ", OptionalValue(link.latency_us, "null"), "}"));
-  }
-  return absl::StrCat("[", absl::StrJoin(links, ", "), "]");
+std::string LinkJsonFields(const LinkParams& link) {
+  return absl::StrCat(
+      "\"bandwidth_gbps\": ", OptionalValue(link.bandwidth_gbps, "null"),
+      ", \"latency_us\": ", OptionalValue(link.latency_us, "null"));
 }
 
 std::string GroupNamesJson(const Mesh& mesh, const Group& group) {
   std::vector<std::string> names;
   for (int d : group) names.push_back(JsonString(mesh.dim_names()[d]));
   return absl::StrCat("[", absl::StrJoin(names, ", "), "]");
+}
+
+// Dims' links ({"dim": ...}), then flattened groups' own ({"group": [...]}).
+std::string LinksJson(const Mesh& mesh) {
+  std::vector<std::string> links;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const LinkParams& link = mesh.links()[d];
+    if (link == LinkParams{}) continue;
+    links.push_back(absl::StrCat("{\"dim\": ", JsonString(mesh.dim_names()[d]),
+                                 ", ", LinkJsonFields(link), "}"));
+  }
+  for (size_t f = 0; f < mesh.flattened().size(); ++f) {
+    const LinkParams& link = mesh.flattened_links()[f];
+    if (link == LinkParams{}) continue;
+    links.push_back(
+        absl::StrCat("{\"group\": ", GroupNamesJson(mesh, mesh.flattened()[f]),
+                     ", ", LinkJsonFields(link), "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(links, ", "), "]");
 }
 
 }  // namespace
@@ -101,7 +82,10 @@ std::string MeshLine(const std::string& id, const Mesh& mesh) {
   if (!groups.empty()) {
     absl::StrAppend(&line, "  flattened ", absl::StrJoin(groups, " "));
   }
-  if (HasLinks(mesh)) absl::StrAppend(&line, "  links ", LinksText(mesh));
+  const std::vector<std::string> links = LinkFlagValues(mesh);
+  if (!links.empty()) {
+    absl::StrAppend(&line, "  links ", absl::StrJoin(links, " "));
+  }
   if (!mesh.has_identity_rank_map()) {
     absl::StrAppend(&line, "  rank_map ", absl::StrJoin(mesh.rank_map(), ","));
   }

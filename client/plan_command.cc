@@ -16,7 +16,7 @@ namespace {
 constexpr char kPlanUsage[] =
     "usage: reshardctl [global flags] plan [--offline] --mesh A=2,B=2,C=2 "
     "[--flatten A,C]...\n"
-    "         [--link DIM=GBPS:US]... --shape 16,16 [--dtype f32]\n"
+    "         [--link DIM[,DIM...]=GBPS:US]... --shape 16,16 [--dtype f32]\n"
     "         --from 'P(sum),R,P(sum)' --to 'R,R,R'\n"
     "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
@@ -31,7 +31,8 @@ constexpr char kPlanUsage[] =
     "  prints the trace, one row per step and the warnings, or the plan JSON\n"
     "  (docs/PLAN_JSON.md). --mesh_id plans on a mesh registered with\n"
     "  `mesh register`. --link gives a mesh dim's bandwidth in GB/s (1e9\n"
-    "  bytes/s) and latency per hop in us. --batch FILE: one\n"
+    "  bytes/s) and latency per hop in us; --link A,C=GBPS:US a --flatten\n"
+    "  group's own (`job calibrate` measures both). --batch FILE: one\n"
     "  {\"name\",\"shape\",\"dtype\",\"from\",\"to\"} per line, planned and\n"
     "  bucketed.\n"
     "  Global flags (before or after the command): --server HOST[:PORT]\n"

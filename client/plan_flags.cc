@@ -6,7 +6,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/json_text.h"
 #include "planner/plan_json_reader.h"
 
 namespace reshard::client {
@@ -27,7 +29,35 @@ absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
   return absl::OkStatus();
 }
 
-// "A=100:1.5" -> link override of dim A (GB/s, µs per hop).
+// The index of the --flatten group named by the dims "A,B", or -1.
+int FlattenedIndex(const MeshSpec& spec, const std::string& dims) {
+  const std::vector<std::string> names = absl::StrSplit(dims, ',');
+  for (size_t f = 0; f < spec.flattened.size(); ++f) {
+    if (spec.flattened[f] == names) return static_cast<int>(f);
+  }
+  return -1;
+}
+
+// Where "NAME" of a --link points: a dim's link, or a flattened group's
+// ("A,B", as --flatten gave it); nullptr when neither.
+LinkParams* LinkTarget(const std::string& name, MeshSpec& spec) {
+  if (name.find(',') != std::string::npos) {
+    const int f = FlattenedIndex(spec, name);
+    if (f < 0) return nullptr;
+    spec.flattened_links.resize(spec.flattened.size());
+    return &spec.flattened_links[f];
+  }
+  for (size_t d = 0; d < spec.dim_names.size(); ++d) {
+    if (spec.dim_names[d] == name) {
+      spec.links.resize(spec.dim_names.size());
+      return &spec.links[d];
+    }
+  }
+  return nullptr;
+}
+
+// "A=100:1.5" -> link override of dim A (GB/s, µs per hop); "A,B=0.1:20"
+// -> the own link of the flattened group A,B.
 absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   std::vector<std::string> kv = absl::StrSplit(text, '=');
   std::vector<std::string> values =
@@ -36,21 +66,27 @@ absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   double lat = 0;
   if (values.size() != 2 || !absl::SimpleAtod(values[0], &bw) ||
       !absl::SimpleAtod(values[1], &lat)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--link: \"", text, "\" must be DIM=GBPS:US"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link: \"", text, "\" must be DIM=GBPS:US or DIM,DIM...=GBPS:US"));
   }
-  int dim = -1;
-  for (size_t d = 0; d < spec.dim_names.size(); ++d) {
-    if (spec.dim_names[d] == kv[0]) dim = static_cast<int>(d);
+  LinkParams* link = LinkTarget(kv[0], spec);
+  if (link == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link: \"", kv[0], "\" is neither a mesh dim nor a --flatten group"));
   }
-  if (dim < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--link: unknown mesh dim \"", kv[0], "\""));
-  }
-  spec.links.resize(spec.dim_names.size());
-  spec.links[dim].bandwidth_gbps = bw;
-  spec.links[dim].latency_us = lat;
+  link->bandwidth_gbps = bw;
+  link->latency_us = lat;
   return absl::OkStatus();
+}
+
+std::string OptionalValue(const std::optional<double>& v,
+                          absl::string_view none) {
+  return v.has_value() ? FormatDouble(*v) : std::string(none);
+}
+
+std::string LinkValue(const LinkParams& link) {
+  return absl::StrCat(OptionalValue(link.bandwidth_gbps, "default"), ":",
+                      OptionalValue(link.latency_us, "default"));
 }
 
 }  // namespace
@@ -70,6 +106,24 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
     if (!s.ok()) return s;
   }
   return Mesh::Create(std::move(spec));
+}
+
+std::vector<std::string> LinkFlagValues(const Mesh& mesh) {
+  std::vector<std::string> values;
+  for (int d = 0; d < mesh.ndim(); ++d) {
+    const LinkParams& link = mesh.links()[d];
+    if (link == LinkParams{}) continue;
+    values.push_back(absl::StrCat(mesh.dim_names()[d], "=", LinkValue(link)));
+  }
+  for (size_t f = 0; f < mesh.flattened().size(); ++f) {
+    const LinkParams& link = mesh.flattened_links()[f];
+    if (link == LinkParams{}) continue;
+    std::vector<std::string> names;
+    for (int d : mesh.flattened()[f]) names.push_back(mesh.dim_names()[d]);
+    values.push_back(
+        absl::StrCat(absl::StrJoin(names, ","), "=", LinkValue(link)));
+  }
+  return values;
 }
 
 std::set<std::string> PlanFlags() {

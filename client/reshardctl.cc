@@ -3,7 +3,8 @@
 //             on the planner service or in-process with --offline.
 //   exec      runs a plan on N local ranks (exec_command.h), validates it
 //             and prints what every step cost.
-//   job       list|show|run|cancel: jobs of reshard-agent processes on the
+//   job       list|show|run|cancel|calibrate: jobs of reshard-agent processes
+//   on the
 //             Coordinator (job_command.h).
 //   mesh      register|list|get|delete: the service's registry
 //             (mesh_command.h).
@@ -40,7 +41,8 @@ constexpr char kUsage[] =
     "  plan     plan a redistribution, or a batch, on the service or "
     "--offline\n"
     "  exec     run a plan on N local ranks, validate it, time every step\n"
-    "  job      list|show|run|cancel jobs of reshard-agent processes\n"
+    "  job      list|show|run|cancel|calibrate jobs of reshard-agent "
+    "processes\n"
     "  mesh     register|list|get|delete meshes in the service's registry\n"
     "  health   whether the service is serving\n"
     "global flags (before or after the command):\n"

@@ -26,6 +26,19 @@ inline double BusBandwidthFactor(StepOp op, int64_t n) {
   return static_cast<double>(RingHops(op, n)) / static_cast<double>(n);
 }
 
+// The α-β time, in µs, of `op` on `n` > 1 members moving `bytes` (counted
+// as StepCost::bytes counts them) over a link of `latency_us` per hop and
+// `bandwidth_gbps`: a base latency, RingHops hops and BusBandwidthFactor
+// times the bytes at the link's bandwidth. The cost model prices every
+// collective by it and calibration (link_fit.h) fits links to it.
+inline double AlphaBetaCollectiveUs(StepOp op, int64_t n, int64_t bytes,
+                                    double base_latency_us, double latency_us,
+                                    double bandwidth_gbps) {
+  return base_latency_us + static_cast<double>(RingHops(op, n)) * latency_us +
+         BusBandwidthFactor(op, n) * static_cast<double>(bytes) /
+             (bandwidth_gbps * 1e9) * 1e6;
+}
+
 }  // namespace reshard
 
 #endif  // RESHARD_PLANNER_COLLECTIVE_FACTORS_H_

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 #include "planner/collective_factors.h"
 #include "planner/enum_names.h"
@@ -23,11 +24,6 @@ double TorchCollective(double bytes_gb, int64_t n, int64_t hops, double lat,
   return latency + seconds * 1e6;
 }
 
-// A group's link: its slowest hop latency and bandwidth over its dims.
-struct GroupLink {
-  double lat = 0;
-  double bw = 0;
-};
 GroupLink SlowestLink(const std::vector<double>& lat,
                       const std::vector<double>& bw,
                       absl::Span<const int> group) {
@@ -36,6 +32,22 @@ GroupLink SlowestLink(const std::vector<double>& lat,
     link.lat = std::max(link.lat, lat[m]);
     link.bw = std::min(link.bw, bw[m]);
   }
+  return link;
+}
+
+// The non-unit dims of `group` as a bit set.
+int NonUnitMask(const Mesh& mesh, absl::Span<const int> group) {
+  int mask = 0;
+  for (int d : group) {
+    if (mesh.size(d) > 1) mask |= 1 << d;
+  }
+  return mask;
+}
+
+// `link` with the fields `own` sets.
+GroupLink WithOwnLink(GroupLink link, const LinkParams& own) {
+  if (own.bandwidth_gbps.has_value()) link.bw = *own.bandwidth_gbps;
+  if (own.latency_us.has_value()) link.lat = *own.latency_us;
   return link;
 }
 
@@ -87,6 +99,35 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
     if (link.bandwidth_gbps.has_value()) ab_bw_[d] = *link.bandwidth_gbps;
     if (link.latency_us.has_value()) ab_lat_[d] = *link.latency_us;
   }
+  for (const LinkParams& own : mesh.flattened_links()) {
+    has_group_links_ = has_group_links_ || own != LinkParams{};
+  }
+}
+
+// The dims' slowest link, or the serving registered group's own.
+GroupLink CostModel::AlphaBetaLink(absl::Span<const int> group) const {
+  const GroupLink link = SlowestLink(ab_lat_, ab_bw_, group);
+  if (!has_group_links_) return link;
+  return WithOwnLink(link, mesh_.FlattenedLink(group));
+}
+
+// The fastest link any group over the same dims (size > 1) may have: a
+// step's group may be served by a registered group in another order, with
+// its own link, so the bound takes the best of them all.
+GroupLink CostModel::FastestLinkOver(absl::Span<const int> group) const {
+  GroupLink link = SlowestLink(ab_lat_, ab_bw_, group);
+  if (!has_group_links_) return link;
+  const int mask = NonUnitMask(mesh_, group);
+  for (size_t f = 0; f < mesh_.flattened().size(); ++f) {
+    const Group& g = mesh_.flattened()[f];
+    if (NonUnitMask(mesh_, g) != mask || std::popcount(unsigned(mask)) < 2) {
+      continue;
+    }
+    const GroupLink own = WithOwnLink(link, mesh_.flattened_links()[f]);
+    link.lat = std::min(link.lat, own.lat);
+    link.bw = std::max(link.bw, own.bw);
+  }
+  return link;
 }
 
 CostModel::CollectiveBound CostModel::LowerBound(
@@ -95,7 +136,7 @@ CostModel::CollectiveBound CostModel::LowerBound(
   if (n <= 1) return {};
   const bool torch = options_.kind == CostModelKind::kTorch;
   const GroupLink link = torch ? SlowestLink(torch_lat_, torch_bw_, group)
-                               : SlowestLink(ab_lat_, ab_bw_, group);
+                               : FastestLinkOver(group);
   const double bytes_per_gb =
       torch ? kBytesPerGiB * kBytesPerGiB * kBytesPerGiB : 1e9;
   return {kBaseLatencyUs, (n - 1) * link.lat,
@@ -171,11 +212,8 @@ double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
     return TorchOpTime(op, n, bytes_gb, link);
   }
   if (n == 1) return 0.0;
-  const GroupLink link = SlowestLink(ab_lat_, ab_bw_, group);
-  const double hops = static_cast<double>(RingHops(op, n));
-  const double factor = BusBandwidthFactor(op, n);
-  return kBaseLatencyUs + hops * link.lat +
-         factor * static_cast<double>(bytes) / (link.bw * 1e9) * 1e6;
+  const GroupLink link = AlphaBetaLink(group);
+  return AlphaBetaCollectiveUs(op, n, bytes, kBaseLatencyUs, link.lat, link.bw);
 }
 
 StepCost CostModel::Price(const DistState& from, const Transition& t) const {

@@ -54,6 +54,13 @@ struct StepCost {
   int64_t peak_bytes = 0;
 };
 
+// A group's link: the per-hop latency (µs) and bandwidth (GB/s, or GiB/s
+// under torch) a collective on it is priced with.
+struct GroupLink {
+  double lat = 0;
+  double bw = 0;
+};
+
 class CostModel {
  public:
   CostModel(const Mesh& mesh, const TensorSpec& tensor, CostOptions options);
@@ -116,12 +123,18 @@ class CostModel {
  private:
   double AlphaBetaTime(const DistState& from, const Transition& t,
                        int64_t bytes) const;
+  // Under alpha_beta: the group's dims' slowest link, or the serving
+  // registered group's own link (Mesh::FlattenedLink) where it has one.
+  GroupLink AlphaBetaLink(absl::Span<const int> group) const;
+  // The fastest link of any group over the same dims (LowerBound's).
+  GroupLink FastestLinkOver(absl::Span<const int> group) const;
 
   const Mesh& mesh_;
   const TensorSpec& tensor_;
   CostOptions options_;
   // Per mesh dim link values for each model.
   std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
+  bool has_group_links_ = false;  // some flattened group has its own link
 };
 
 }  // namespace reshard

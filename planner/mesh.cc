@@ -32,8 +32,9 @@ absl::Status CheckInRange(double value, double lo, double hi,
                                    ShortestRoundTrip(value)));
 }
 
-absl::Status ValidateLink(const LinkParams& link, int dim) {
-  const std::string field = absl::StrCat("mesh.links[", dim, "].");
+// `field` names the link ("mesh.links[2]").
+absl::Status ValidateLink(const LinkParams& link, const std::string& prefix) {
+  const std::string field = prefix + ".";
   if (link.bandwidth_gbps.has_value()) {
     absl::Status s =
         CheckInRange(*link.bandwidth_gbps, kMinLinkBandwidthGBps,
@@ -155,7 +156,8 @@ absl::Status CheckLinks(const std::vector<LinkParams>& links, int ndim) {
                                      " entries for a mesh of ", ndim, " dims"));
   }
   for (int d = 0; d < ndim; ++d) {
-    absl::Status s = ValidateLink(links[d], d);
+    absl::Status s =
+        ValidateLink(links[d], absl::StrCat("mesh.links[", d, "]"));
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -181,16 +183,7 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
     if (!identity.ok()) return identity.status();
     if (!*identity) mesh.rank_map_ = std::move(spec.rank_map);
   }
-  for (size_t f = 0; f < spec.flattened.size(); ++f) {
-    absl::StatusOr<Group> group = ResolveFlattened(
-        mesh, spec.flattened[f], absl::StrCat("mesh.flattened[", f, "]"));
-    if (!group.ok()) return group.status();
-    // Registering the same group twice is harmless; keep the first.
-    if (std::find(mesh.flattened_.begin(), mesh.flattened_.end(), *group) ==
-        mesh.flattened_.end()) {
-      mesh.flattened_.push_back(*std::move(group));
-    }
-  }
+  if (absl::Status s = mesh.AddFlattened(spec); !s.ok()) return s;
   if (!spec.links.empty()) {
     if (absl::Status s = CheckLinks(spec.links, ndim); !s.ok()) return s;
     mesh.links_ = std::move(spec.links);
@@ -331,11 +324,64 @@ absl::Status Mesh::ValidateGroup(absl::Span<const int> group,
   return absl::OkStatus();
 }
 
+absl::Status Mesh::AddFlattened(const MeshSpec& spec) {
+  const size_t count = spec.flattened.size();
+  if (!spec.flattened_links.empty() && spec.flattened_links.size() != count) {
+    return InvalidField(
+        "mesh.flattened_links",
+        absl::StrCat("has ", spec.flattened_links.size(), " entries for ",
+                     count, " flattened groups"));
+  }
+  for (size_t f = 0; f < count; ++f) {
+    absl::StatusOr<Group> group = ResolveFlattened(
+        *this, spec.flattened[f], absl::StrCat("mesh.flattened[", f, "]"));
+    if (!group.ok()) return group.status();
+    LinkParams link;
+    if (!spec.flattened_links.empty()) {
+      link = spec.flattened_links[f];
+      absl::Status s =
+          ValidateLink(link, absl::StrCat("mesh.flattened_links[", f, "]"));
+      if (!s.ok()) return s;
+    }
+    // Registering the same group twice is harmless; keep the first.
+    if (std::find(flattened_.begin(), flattened_.end(), *group) ==
+        flattened_.end()) {
+      flattened_.push_back(*std::move(group));
+      flattened_links_.push_back(link);
+    }
+  }
+  return absl::OkStatus();
+}
+
+LinkParams Mesh::FlattenedLink(absl::Span<const int> group) const {
+  const auto non_unit = std::count_if(group.begin(), group.end(),
+                                      [&](int d) { return shape_[d] > 1; });
+  if (non_unit < 2) return {};
+  const Group* serving = ServingGroup(group);
+  if (serving == nullptr) return {};
+  return flattened_links_[serving - flattened_.data()];
+}
+
 Mesh Mesh::WithFlattened(absl::Span<const int> group) const {
   Mesh mesh = *this;
   mesh.flattened_.emplace_back(group.begin(), group.end());
+  mesh.flattened_links_.emplace_back();
   mesh.planning_text_ = mesh.CanonicalText(false);
   return mesh;
+}
+
+MeshSpec Mesh::ToSpec() const {
+  MeshSpec spec;
+  spec.shape = shape_;
+  spec.dim_names = dim_names_;
+  spec.rank_map = rank_map_;
+  for (const Group& g : flattened_) {
+    std::vector<std::string>& names = spec.flattened.emplace_back();
+    for (int d : g) names.push_back(dim_names_[d]);
+  }
+  spec.links = links_;
+  spec.flattened_links = flattened_links_;
+  return spec;
 }
 
 std::string Mesh::CanonicalText(bool with_rank_map) const {
@@ -353,13 +399,22 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
     absl::StrAppend(&text, number(l.bandwidth_gbps), ":", number(l.latency_us),
                     ";");
   }
+  const bool group_links =
+      std::any_of(flattened_links_.begin(), flattened_links_.end(),
+                  [](const LinkParams& l) { return l != LinkParams{}; });
+  if (!group_links) return text;
+  absl::StrAppend(&text, "|");
+  for (const LinkParams& l : flattened_links_) {
+    absl::StrAppend(&text, number(l.bandwidth_gbps), ":", number(l.latency_us),
+                    ";");
+  }
   return text;
 }
 
 bool Mesh::operator==(const Mesh& other) const {
   return shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
          rank_map_ == other.rank_map_ && flattened_ == other.flattened_ &&
-         links_ == other.links_;
+         links_ == other.links_ && flattened_links_ == other.flattened_links_;
 }
 
 }  // namespace reshard

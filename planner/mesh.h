@@ -53,6 +53,11 @@ struct MeshSpec {
   std::vector<int64_t> rank_map;                    // empty: identity 0..N-1.
   std::vector<std::vector<std::string>> flattened;  // groups by dim name.
   std::vector<LinkParams> links;                    // empty or one per dim.
+  // Empty or one per entry of `flattened`: a measured link of the group
+  // itself (calibration finds a ring over two tiers faster or slower than
+  // its slowest dim), overriding what its dims give it under the alpha_beta
+  // model.
+  std::vector<LinkParams> flattened_links;
 };
 
 // An ordered tuple of distinct mesh dims, g1 outermost. Inline storage:
@@ -72,6 +77,13 @@ class Mesh {
   const std::vector<std::string>& dim_names() const { return dim_names_; }
   const std::vector<Group>& flattened() const { return flattened_; }
   const std::vector<LinkParams>& links() const { return links_; }
+  // One per flattened() group: its own link (unset fields: none).
+  const std::vector<LinkParams>& flattened_links() const {
+    return flattened_links_;
+  }
+  // The own link of the registered group serving `group` (ServingGroup)
+  // when `group` has two or more dims of size > 1; unset fields otherwise.
+  LinkParams FlattenedLink(absl::Span<const int> group) const;
   bool has_identity_rank_map() const { return rank_map_.empty(); }
   // The rank map as given; empty for the identity.
   const std::vector<int64_t>& rank_map() const { return rank_map_; }
@@ -133,9 +145,15 @@ class Mesh {
   absl::Status ValidateGroup(absl::Span<const int> group,
                              absl::string_view field) const;
 
+  // The spec that creates this mesh again (groups by name, the identity
+  // rank map as empty, links as given).
+  MeshSpec ToSpec() const;
+
   // Everything the mesh is, as text: shape, names, (rank map,) flattened
-  // groups and links. Planning reads all but the rank map (plans are
-  // rank-independent), so cache keys omit it; mesh ids include it.
+  // groups and links (the flattened groups' own links only when one is
+  // set, so that meshes without them keep their ids). Planning reads all but
+  // the rank map (plans are rank-independent), so cache keys omit it; mesh ids
+  // include it.
   std::string CanonicalText(bool with_rank_map) const;
   // CanonicalText(false), computed once (cache keys are built per request).
   const std::string& PlanningText() const { return planning_text_; }
@@ -144,6 +162,8 @@ class Mesh {
 
  private:
   Mesh() = default;
+  // Create's part for spec.flattened and spec.flattened_links.
+  absl::Status AddFlattened(const MeshSpec& spec);
 
   std::vector<int64_t> shape_;
   std::vector<int64_t> strides_;
@@ -151,6 +171,7 @@ class Mesh {
   std::vector<int64_t> rank_map_;  // empty = identity.
   std::vector<Group> flattened_;
   std::vector<LinkParams> links_;
+  std::vector<LinkParams> flattened_links_;  // parallel to flattened_
   int64_t world_size_ = 1;
   std::string planning_text_;
 };

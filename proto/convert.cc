@@ -148,19 +148,41 @@ absl::Status StatusFromGrpc(const grpc::Status& status) {
                       status.error_message());
 }
 
+namespace {
+
+LinkParams LinkFromProto(const v1::LinkParams& proto) {
+  LinkParams link;
+  if (proto.has_bandwidth_gbps()) link.bandwidth_gbps = proto.bandwidth_gbps();
+  if (proto.has_latency_us()) link.latency_us = proto.latency_us();
+  return link;
+}
+
+v1::LinkParams LinkToProto(const LinkParams& link) {
+  v1::LinkParams proto;
+  if (link.bandwidth_gbps.has_value()) {
+    proto.set_bandwidth_gbps(*link.bandwidth_gbps);
+  }
+  if (link.latency_us.has_value()) proto.set_latency_us(*link.latency_us);
+  return proto;
+}
+
+}  // namespace
+
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   MeshSpec spec;
   spec.shape.assign(proto.shape().begin(), proto.shape().end());
   spec.dim_names.assign(proto.dim_names().begin(), proto.dim_names().end());
   spec.rank_map.assign(proto.rank_map().begin(), proto.rank_map().end());
+  bool group_links = false;
   for (const v1::FlattenedGroup& g : proto.flattened()) {
     spec.flattened.emplace_back(g.dims().begin(), g.dims().end());
+    group_links = group_links || g.has_link();
+  }
+  for (const v1::FlattenedGroup& g : proto.flattened()) {
+    if (group_links) spec.flattened_links.push_back(LinkFromProto(g.link()));
   }
   for (const v1::LinkParams& l : proto.links()) {
-    LinkParams link;
-    if (l.has_bandwidth_gbps()) link.bandwidth_gbps = l.bandwidth_gbps();
-    if (l.has_latency_us()) link.latency_us = l.latency_us();
-    spec.links.push_back(link);
+    spec.links.push_back(LinkFromProto(l));
   }
   return spec;
 }
@@ -178,21 +200,19 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
   for (int64_t s : mesh.shape()) proto.add_shape(s);
   for (const std::string& n : mesh.dim_names()) proto.add_dim_names(n);
   for (int64_t r : mesh.rank_map()) proto.add_rank_map(r);
-  for (const Group& g : mesh.flattened()) {
+  for (size_t f = 0; f < mesh.flattened().size(); ++f) {
     v1::FlattenedGroup* group = proto.add_flattened();
-    for (int d : g) group->add_dims(mesh.dim_names()[d]);
+    for (int d : mesh.flattened()[f]) group->add_dims(mesh.dim_names()[d]);
+    const LinkParams& own = mesh.flattened_links()[f];
+    if (own != LinkParams{}) *group->mutable_link() = LinkToProto(own);
   }
   bool any_link = false;
   for (const LinkParams& l : mesh.links()) {
-    any_link =
-        any_link || l.bandwidth_gbps.has_value() || l.latency_us.has_value();
+    any_link = any_link || l != LinkParams{};
   }
   if (any_link) {
     for (const LinkParams& l : mesh.links()) {
-      v1::LinkParams* link = proto.add_links();
-      if (l.bandwidth_gbps.has_value())
-        link->set_bandwidth_gbps(*l.bandwidth_gbps);
-      if (l.latency_us.has_value()) link->set_latency_us(*l.latency_us);
+      *proto.add_links() = LinkToProto(l);
     }
   }
   return proto;

@@ -8,8 +8,19 @@
 #
 #   scripts/local-cluster.sh start N [--job NAME] [--dir STATE_DIR]
 #                                    [--backend gloo|nccl]
+#                                    [--hosts H [--inter_mbit X]]
 #   scripts/local-cluster.sh stop [--dir STATE_DIR]
 #   scripts/local-cluster.sh status [--dir STATE_DIR]
+#   scripts/local-cluster.sh exec [--dir STATE_DIR] -- COMMAND [ARGS...]
+#
+# With --hosts H the N ranks are spread over H emulated hosts, N/H each
+# (ranks h*N/H.. on host h, so a mesh's outermost dim of size H is the
+# hosts): one network namespace per host behind a switch namespace, the
+# host's egress limited to X Mbit/s (scripts/emulated-network.sh; needs
+# CAP_NET_ADMIN). The planner listens in the switch namespace, where
+# `exec` runs a command (reshardctl) that must reach it; without --hosts
+# `exec` just runs it. `stop` also deletes the namespaces, and a failed
+# `start` removes everything it created.
 #
 # `start` prints the --server address to use (the only line on stdout) once
 # the job is ready. The state directory ($RESHARD_CLUSTER_DIR, else
@@ -35,9 +46,12 @@ STOP_SECONDS="${RESHARD_CLUSTER_STOP_SECONDS:-15}"
 
 usage() {
   echo "usage:" >&2
-  sed -n '/^#   scripts.local-cluster.sh start/,/^#   scripts.local-cluster.sh status/p' "$0" | sed 's/^# \{0,3\}//' >&2
+  sed -n '/^#   scripts.local-cluster.sh start/,/^#   scripts.local-cluster.sh exec/p' "$0" | sed 's/^# \{0,3\}//' >&2
   exit 2
 }
+# shellcheck source=emulated-network.sh
+. "$(dirname "$0")/emulated-network.sh"
+
 die() { echo "local-cluster: $*" >&2; exit 1; }
 say() { echo "local-cluster: $*" >&2; }
 
@@ -82,7 +96,11 @@ wait_gone() {
 # dispatch streams would hold it), SIGKILL for whatever is left. With
 # `keep_logs` (a failed start) the logs stay for reading.
 stop_cluster() {
-  [ -f "$DIR/pids" ] || { say "no cluster state in $DIR"; return 0; }
+  if [ ! -f "$DIR/pids" ]; then
+    net_remove
+    say "no cluster state in $DIR"
+    return 0
+  fi
   local name pids left
   for name in reshard-agent reshard-planner; do
     pids=$(live_pids "$name")
@@ -98,6 +116,7 @@ stop_cluster() {
       [ -z "${left// /}" ] || say "still alive after SIGKILL:$left"
     fi
   done
+  net_remove || say "could not delete every namespace listed in $DIR/netns"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job"
   if [ "${1:-}" = keep_logs ]; then
     say "stopped; logs kept in $DIR"
@@ -130,7 +149,7 @@ wait_port() {
 wait_ready() {
   local server="$1" job="$2" n="$3" out deadline=$((SECONDS + START_SECONDS))
   while :; do
-    out=$("$CTL" --server "$server" job show "$job" --json 2>/dev/null)
+    out=$(in_cluster "$CTL" --server "$server" job show "$job" --json 2>/dev/null)
     if contains_all "$out" '"state": "ready"' && \
        [ "$(grep -o '"connected": true' <<<"$out" | wc -l)" -eq "$n" ]; then
       return 0
@@ -153,6 +172,72 @@ agent_env() {
   fi
 }
 
+# Runs a command where the planner is reachable: the switch namespace of an
+# emulated cluster, else here.
+in_cluster() {
+  net_load
+  if [ -n "$NET_ID" ]; then
+    ip netns exec "$(net_ns_switch)" "$@"
+  else
+    "$@"
+  fi
+}
+
+# Host h's namespace prefix for a command ("" without --hosts).
+on_host() {
+  [ "$HOSTS" -gt 0 ] && echo "ip netns exec $(net_ns_host "$1")"
+}
+
+# The emulated network, when asked for; a failed setup removes itself.
+make_network() {
+  local n="$1"
+  [ "$HOSTS" -gt 0 ] || return 0
+  [ $((n % HOSTS)) -eq 0 ] || die "--hosts $HOSTS does not divide N=$n"
+  net_can_create || die "--hosts needs CAP_NET_ADMIN (ip netns add failed)"
+  # The run id: unique among live processes, short enough for 15-char
+  # interface and readable namespace names.
+  net_create "$$" "$HOSTS" "$INTER_MBIT" ||
+    fail_start "could not create the emulated network"
+}
+
+# The planner; prints its address once it reports its port. In an emulated
+# cluster it listens in the switch namespace, which only the cluster's own
+# namespaces reach, so open jobs stay allowed there.
+start_planner() {
+  local listen=127.0.0.1 ns="" pid
+  if [ "$HOSTS" -gt 0 ]; then
+    listen=$(net_switch_ip)
+    ns="ip netns exec $(net_ns_switch)"
+  fi
+  # shellcheck disable=SC2086  # an optional command prefix, split on purpose
+  $ns "$PLANNER" --listen "$listen:0" --port_file "$DIR/port" \
+    --drain_seconds 5 --allow_open_jobs=true \
+    </dev/null >"$DIR/planner.log" 2>&1 &
+  pid=$!
+  echo "$pid reshard-planner" >> "$DIR/pids"
+  wait_port "$pid"
+  echo "$listen:$(cat "$DIR/port")"
+}
+
+start_agents() {
+  local n="$1" server="$2" job="$3" gpus=0 r host address
+  [ "$BACKEND" = nccl ] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  for ((r = 0; r < n; ++r)); do
+    host=0
+    address=127.0.0.1
+    if [ "$HOSTS" -gt 0 ]; then
+      host=$((r / (n / HOSTS)))
+      address=$(net_host_ip "$host")
+    fi
+    # shellcheck disable=SC2046,SC2086  # words split on purpose
+    $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
+      --server "$server" --job "$job" --rank "$r" --world_size "$n" \
+      --backend "$BACKEND" --listen_address "$address" \
+      </dev/null >"$DIR/agent-$r.log" 2>&1 &
+    echo "$! reshard-agent" >> "$DIR/pids"
+  done
+}
+
 start_cluster() {
   local n="$1" job="$2"
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "local-cluster: start N: \"$n\" is not a positive integer" >&2; exit 2; }
@@ -163,27 +248,22 @@ start_cluster() {
     die "a cluster is running from $DIR (stop it first)"
   fi
   mkdir -p "$DIR" || die "cannot create $DIR"
+  net_remove || die "namespaces of an earlier cluster in $DIR remain"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR"/*.log
+  touch "$DIR/pids"
   trap '' HUP  # the processes outlive this script and its terminal
-  "$PLANNER" --listen 127.0.0.1:0 --port_file "$DIR/port" --drain_seconds 5 \
-    </dev/null >"$DIR/planner.log" 2>&1 &
-  echo "$! reshard-planner" >> "$DIR/pids"
-  wait_port "$!"
+  trap 'fail_start "interrupted"' INT TERM
+  make_network "$n"
   local server
-  server="127.0.0.1:$(cat "$DIR/port")"
+  server=$(start_planner) || exit 1
   echo "$server" > "$DIR/server"
   echo "$job" > "$DIR/job"
-  local gpus=0
-  [ "$BACKEND" = nccl ] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
-  for ((r = 0; r < n; ++r)); do
-    # shellcheck disable=SC2046  # VAR=VALUE words, split on purpose
-    env $(agent_env "$r" "$n" "$gpus") "$AGENT" --server "$server" --job "$job" \
-      --rank "$r" --world_size "$n" --backend "$BACKEND" \
-      --listen_address 127.0.0.1 </dev/null >"$DIR/agent-$r.log" 2>&1 &
-    echo "$! reshard-agent" >> "$DIR/pids"
-  done
+  start_agents "$n" "$server" "$job"
   wait_ready "$server" "$job" "$n"
-  say "job $job ready: $n $BACKEND agents, planner on $server (state in $DIR)"
+  trap - INT TERM
+  local where="planner on $server"
+  [ "$HOSTS" -gt 0 ] && where="$where, $HOSTS hosts of $((n / HOSTS)) ranks, ${INTER_MBIT} Mbit/s between hosts"
+  say "job $job ready: $n $BACKEND agents, $where (state in $DIR)"
   echo "$server"
 }
 
@@ -195,7 +275,7 @@ status_cluster() {
   while read -r pid name; do
     if ours "$pid" "$name"; then echo "$pid $name running"; else echo "$pid $name gone"; fi
   done < "$DIR/pids"
-  [ -n "$server" ] && "$CTL" --server "$server" job list
+  [ -n "$server" ] && in_cluster "$CTL" --server "$server" job list
 }
 
 [ $# -ge 1 ] || usage
@@ -204,6 +284,8 @@ N=""
 [ "$cmd" = start ] && { [ $# -ge 1 ] || usage; N="$1"; shift; }
 JOB=local
 BACKEND=gloo
+HOSTS=0
+INTER_MBIT=0
 DIR="${RESHARD_CLUSTER_DIR:-/tmp/reshard-cluster-${USER:-$(id -un)}}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -214,6 +296,11 @@ while [ $# -gt 0 ]; do
         gloo|nccl) BACKEND="$2"; shift 2 ;;
         *) echo "local-cluster: --backend must be gloo or nccl" >&2; exit 2 ;;
       esac ;;
+    --hosts|--inter_mbit)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "local-cluster: $1 needs a non-negative integer" >&2; exit 2; }
+      if [ "$1" = --hosts ]; then HOSTS="$2"; else INTER_MBIT="$2"; fi
+      shift 2 ;;
+    --) shift; break ;;
     *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
 done
@@ -221,5 +308,6 @@ case "$cmd" in
   start) start_cluster "$N" "$JOB" ;;
   stop) stop_cluster ;;
   status) status_cluster ;;
+  exec) [ $# -ge 1 ] || usage; in_cluster "$@" ;;
   *) usage ;;
 esac

@@ -346,7 +346,7 @@ done
 err=$("${J[@]}" show 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "job show: NAME (the job) is required"; check "show without NAME" $?
 err=$("${J[@]}" frob 2>&1); rc=$?
-[ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run or cancel, not "frob"'
+[ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run, cancel or calibrate, not "frob"'
 check "unknown job verb" $?
 err=$("${J[@]}" list --json --all 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "unknown flag --all"; check "job list names a bad flag" $?

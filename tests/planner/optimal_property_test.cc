@@ -51,6 +51,7 @@ struct Corpus {
   bool random_links;  // and random host sizes
   bool simulate;
   bool unit_dim_groups = false;  // MakeUnitDimGroupCase's meshes
+  bool group_links = false;      // flattened groups with their own links
 };
 
 // True when a step of `plan` runs on a multi-dim group that a registered
@@ -188,12 +189,14 @@ void CheckCorpus(const Corpus& corpus) {
   const int cases = testing::ScaledCases(corpus.cases);
   int served = 0;  // existing plans on a group served by a registered one
   for (int i = 0; i < cases; ++i) {
-    const testing::RandomCase c =
+    testing::RandomCase c =
         corpus.unit_dim_groups
             ? testing::MakeUnitDimGroupCase(rng, corpus.max_extent,
                                             corpus.random_links)
             : testing::MakeRandomCase(rng, corpus.max_extent,
                                       corpus.random_links);
+    if (corpus.group_links)
+      c = testing::WithRandomGroupLinks(rng, std::move(c));
     const int64_t devices_per_host =
         corpus.random_links ? int64_t{1} << (rng() % 5) : 8;
     const CostModelKind model =
@@ -229,6 +232,13 @@ TEST(OptimalPropertyTest, UnitDimGroupsCorrectAndNeverWorseThanPyTorch) {
 
 TEST(OptimalPropertyTest, UnitDimGroupsNeverWorseWhenBandwidthBound) {
   CheckCorpus({616161, 600, 4096, true, false, true});
+}
+
+// Calibrated meshes: flattened groups with links of their own. Every plan
+// still simulates exactly and never loses to a PyTorch plan priced alike.
+TEST(OptimalPropertyTest, GroupLinksCorrectAndNeverWorseThanPyTorch) {
+  CheckCorpus({707070, 2000, 9, false, true, false, true});
+  CheckCorpus({717171, 1000, 4096, true, false, false, true});
 }
 
 // Meshes of 5-8 dims (sizes 1-2, random registered groups, every policy)

@@ -382,15 +382,16 @@ std::pair<int64_t, int64_t> CompareWithDijkstra(
 // (bandwidth dominates), where the byte bounds are what count.
 void ExpectAStarMatchesDijkstra(int64_t max_extent, bool random_links,
                                 uint64_t seed, bool unit_dim_groups = false,
-                                int corpus = 3000) {
+                                int corpus = 3000, bool group_links = false) {
   std::mt19937_64 rng(seed);
   int64_t astar_expanded = 0, dijkstra_expanded = 0;
   const int cases = testing::ScaledCases(corpus);
   for (int i = 0; i < cases; ++i) {
-    const testing::RandomCase c =
+    testing::RandomCase c =
         unit_dim_groups
             ? testing::MakeUnitDimGroupCase(rng, max_extent, random_links)
             : testing::MakeRandomCase(rng, max_extent, random_links);
+    if (group_links) c = testing::WithRandomGroupLinks(rng, std::move(c));
     const int64_t devices_per_host = random_links ? 1 << (rng() % 5) : 8;
     for (CostModelKind kind :
          {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
@@ -424,6 +425,15 @@ TEST(OptimalTest, AStarMatchesDijkstraBandwidthBound) {
 TEST(OptimalTest, AStarMatchesDijkstraWithUnitDimGroups) {
   ExpectAStarMatchesDijkstra(9, false, 13, true, 1000);
   ExpectAStarMatchesDijkstra(4096, true, 17, true, 1000);
+}
+
+// Flattened groups with links of their own (calibrated meshes), faster or
+// slower than their dims', registered in any order: the bound takes the
+// fastest link over each dim set, so A* still finds Dijkstra's cost.
+TEST(OptimalTest, AStarMatchesDijkstraWithGroupLinks) {
+  ExpectAStarMatchesDijkstra(9, false, 19, false, 1000, true);
+  ExpectAStarMatchesDijkstra(4096, true, 23, false, 1000, true);
+  ExpectAStarMatchesDijkstra(4096, true, 29, true, 500, true);
 }
 
 // 5-D meshes (where the searches are long), large tensors, random host

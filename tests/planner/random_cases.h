@@ -79,6 +79,25 @@ inline void AddRandomLinks(std::mt19937_64& rng, MeshSpec& spec) {
   }
 }
 
+// `c` with own links (Mesh::FlattenedLink) for some of its mesh's
+// flattened groups, faster or slower than their dims' links.
+inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
+  MeshSpec spec = c.mesh.ToSpec();
+  spec.flattened_links.clear();
+  for (size_t f = 0; f < spec.flattened.size(); ++f) {
+    LinkParams link;
+    if (rng() % 2) {
+      link.bandwidth_gbps = std::uniform_real_distribution<double>(1, 800)(rng);
+    }
+    if (rng() % 2) {
+      link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
+    }
+    spec.flattened_links.push_back(link);
+  }
+  c.mesh = *Mesh::Create(spec);
+  return c;
+}
+
 // A random tensor (rank 1-4, dims up to `max_extent`) and states on `mesh`.
 inline RandomCase RandomCaseOn(std::mt19937_64& rng, Mesh mesh,
                                int64_t max_extent) {

@@ -1,0 +1,340 @@
+// plan_quality_bench: are the planner's predicted savings real? On a
+// running job (bench/plan_quality.sh starts the emulated two-tier cluster,
+// calibrates its links and runs this in its switch namespace), every
+// request of the corpus (plan_quality_corpus.h) is planned three ways:
+// `optimal` on the calibrated mesh, `torch_greedy`, and `optimal` on the
+// mesh with default links. Each distinct plan runs --rounds times,
+// alternated with the others in one process, and is validated every time.
+// Prints one Markdown row per request (predicted and measured ms, predicted
+// and measured saving of optimal over torch_greedy, their ratio) and the
+// summaries docs/PERFORMANCE.md quotes.
+// usage: plan_quality_bench --write_corpus FILE [--seed S] [--count N]
+//        plan_quality_bench --server HOST:PORT --job NAME --corpus FILE
+//          --links MESH=FILE... [--rounds R] [--iters K] [--warmup W]
+#include <stdio.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/plan_quality_corpus.h"
+#include "client/cli_args.h"
+#include "client/plan_flags.h"
+#include "planner/cost_model.h"
+#include "planner/plan_costs.h"
+#include "planner/planner.h"
+#include "reshard/client.h"
+
+namespace reshard::bench {
+namespace {
+
+struct Flags {
+  std::string write_corpus;
+  uint32_t seed = 7;
+  int count = 64;
+  std::string server;
+  std::string job;
+  std::string corpus;
+  std::map<std::string, std::string> links;  // mesh name -> links file
+  int rounds = 10;
+  int iters = 3;
+  int warmup = 1;
+};
+
+[[noreturn]] void Die(const std::string& why) {
+  fprintf(stderr, "plan_quality_bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+int IntOf(const std::string& flag, const std::string& text) {
+  int v = 0;
+  if (!absl::SimpleAtoi(text, &v) || v < 0) Die(flag + ": not a count");
+  return v;
+}
+
+Flags ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const std::string v = argv[i + 1];
+    if (flag == "--write_corpus")
+      f.write_corpus = v;
+    else if (flag == "--seed")
+      f.seed = IntOf(flag, v);
+    else if (flag == "--count")
+      f.count = IntOf(flag, v);
+    else if (flag == "--server")
+      f.server = v;
+    else if (flag == "--job")
+      f.job = v;
+    else if (flag == "--corpus")
+      f.corpus = v;
+    else if (flag == "--rounds")
+      f.rounds = IntOf(flag, v);
+    else if (flag == "--iters")
+      f.iters = IntOf(flag, v);
+    else if (flag == "--warmup")
+      f.warmup = IntOf(flag, v);
+    else if (flag == "--links") {
+      std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
+      if (kv.size() != 2) Die("--links: MESH=FILE");
+      f.links[kv[0]] = kv[1];
+    } else {
+      Die("unknown flag " + flag);
+    }
+  }
+  return f;
+}
+
+// A corpus mesh, with the --link flags of `links_file` when given.
+Mesh MeshOf(const std::string& name, const std::string& links_file) {
+  std::vector<std::string> args;
+  for (const CorpusMesh& m : CorpusMeshes()) {
+    if (m.name == name) args = m.flags;
+  }
+  if (args.empty()) Die("unknown corpus mesh " + name);
+  if (!links_file.empty()) {
+    std::ifstream in(links_file);
+    std::string flag, value;
+    while (in >> flag >> value) args.insert(args.end(), {flag, value});
+    if (!in.eof()) Die("cannot read " + links_file);
+  }
+  absl::StatusOr<client::CliArgs> cli =
+      client::CliArgs::Parse(args, client::PlanFlags(), {});
+  if (!cli.ok()) Die(std::string(cli.status().message()));
+  absl::StatusOr<Mesh> mesh = client::MeshFromFlags(*cli);
+  if (!mesh.ok()) Die(std::string(mesh.status().message()));
+  return *std::move(mesh);
+}
+
+Plan PlanOf(const Mesh& mesh, const CorpusRequest& r, PlannerKind planner) {
+  PlanOptions options;
+  options.planner = planner;
+  absl::StatusOr<PlanRequest> request =
+      ParsePlanRequest(mesh, r.shape, r.dtype, r.from, r.to, options);
+  if (!request.ok()) Die(std::string(request.status().message()));
+  absl::StatusOr<Plan> plan = MakePlan(mesh, *request);
+  if (!plan.ok()) Die(std::string(plan.status().message()));
+  return *std::move(plan);
+}
+
+bool SameSteps(const Plan& a, const Plan& b) {
+  if (a.steps.size() != b.steps.size()) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    if (!a.steps[i].SameAction(b.steps[i])) return false;
+  }
+  return true;
+}
+
+std::string StepsText(const Mesh& mesh, const Plan& plan) {
+  std::vector<std::string> steps;
+  for (const Step& s : plan.steps) {
+    if (!s.IsCommunicating(mesh)) continue;
+    steps.push_back(
+        absl::StrCat(StepOpName(s.op), "(", mesh.GroupName(s.group), ")"));
+  }
+  return absl::StrJoin(steps, " ");
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// A request's three plans: optimal on the calibrated mesh, torch_greedy,
+// and optimal on default links priced on the calibrated mesh; `run_as[k]`
+// is the first plan with plan k's steps (measured once for both).
+struct RequestPlans {
+  CorpusRequest request;
+  Mesh mesh;  // calibrated
+  std::vector<Plan> plans;
+  std::vector<int> run_as;
+  std::vector<double> measured_ms;  // by plan
+};
+constexpr int kOptimal = 0;
+constexpr int kTorch = 1;
+constexpr int kDefaultLinks = 2;
+
+RequestPlans PlansOf(const CorpusRequest& r, const Flags& f) {
+  const auto links = f.links.find(r.mesh);
+  if (links == f.links.end()) Die("no --links for mesh " + r.mesh);
+  RequestPlans p{r, MeshOf(r.mesh, links->second), {}, {}, {}};
+  p.plans.push_back(PlanOf(p.mesh, r, PlannerKind::kOptimal));
+  p.plans.push_back(PlanOf(p.mesh, r, PlannerKind::kTorchGreedy));
+  Plan by_default = PlanOf(MeshOf(r.mesh, ""), r, PlannerKind::kOptimal);
+  PricePlan(CostModel(p.mesh, by_default.tensor, CostOptions{}), by_default);
+  p.plans.push_back(by_default);
+  for (size_t k = 0; k < p.plans.size(); ++k) {
+    size_t j = 0;
+    while (!SameSteps(p.plans[j], p.plans[k])) ++j;
+    p.run_as.push_back(static_cast<int>(j));
+  }
+  return p;
+}
+
+// One validated run's median seconds per execution of the whole plan.
+double RunOnce(Client& client, const Flags& f, const RequestPlans& p, int k) {
+  JobRunOptions options;
+  options.iters = f.iters;
+  options.warmup = f.warmup;
+  options.deadline = absl::Seconds(300);
+  absl::StatusOr<JobRun> run =
+      client.RunJob(f.job, p.mesh, p.plans[k], options);
+  if (!run.ok()) {
+    Die(absl::StrCat("request ", p.request.id, " plan ", k, ": ",
+                     run.status().message()));
+  }
+  if (!run->summary.validated) {
+    Die(absl::StrCat("request ", p.request.id, " plan ", k,
+                     " did not validate: ", run->summary.why_not));
+  }
+  return run->summary.seconds_median;
+}
+
+// Every distinct plan --rounds times, alternated (the order reversed every
+// other round); the median per plan.
+void Measure(Client& client, const Flags& f, RequestPlans& p) {
+  std::vector<int> distinct;
+  for (size_t k = 0; k < p.plans.size(); ++k) {
+    if (p.run_as[k] == static_cast<int>(k)) distinct.push_back(k);
+  }
+  std::vector<std::vector<double>> seconds(p.plans.size());
+  for (int round = 0; round < f.rounds; ++round) {
+    std::vector<int> order = distinct;
+    if (round % 2 == 1) std::reverse(order.begin(), order.end());
+    for (int k : order) seconds[k].push_back(RunOnce(client, f, p, k));
+  }
+  for (size_t k = 0; k < p.plans.size(); ++k) {
+    p.measured_ms.push_back(Median(seconds[p.run_as[k]]) * 1e3);
+  }
+}
+
+double PredictedMs(const RequestPlans& p, int k) {
+  return p.plans[k].total_time_us / 1e3;
+}
+double Saving(double optimal, double torch) {
+  return torch > 0 ? (torch - optimal) / torch : 0;
+}
+
+void PrintRow(const RequestPlans& p) {
+  const CorpusRequest& r = p.request;
+  const double predicted =
+      Saving(PredictedMs(p, kOptimal), PredictedMs(p, kTorch));
+  const double measured =
+      Saving(p.measured_ms[kOptimal], p.measured_ms[kTorch]);
+  printf(
+      "| %d | %s | %s %s | %s → %s | %s | %s | %.2f | %.2f | %.2f | %.2f "
+      "| %.0f%% | %.0f%% | %s |\n",
+      r.id, r.mesh.c_str(), absl::StrJoin(r.shape, "x").c_str(),
+      r.dtype.c_str(), r.from.c_str(), r.to.c_str(),
+      StepsText(p.mesh, p.plans[kOptimal]).c_str(),
+      StepsText(p.mesh, p.plans[kTorch]).c_str(), PredictedMs(p, kOptimal),
+      PredictedMs(p, kTorch), p.measured_ms[kOptimal], p.measured_ms[kTorch],
+      predicted * 100, measured * 100,
+      predicted > 0 ? absl::StrFormat("%.2f", measured / predicted).c_str()
+                    : "-");
+  fflush(stdout);
+}
+
+constexpr double kSavingFloor = 0.20;  // the requests the summary judges
+constexpr double kSlowerBy = 0.05;     // "measurably slower"
+
+void PrintSavingSummary(const std::vector<RequestPlans>& all) {
+  std::vector<double> ratios;
+  int slower = 0;
+  for (const RequestPlans& p : all) {
+    const double predicted =
+        Saving(PredictedMs(p, kOptimal), PredictedMs(p, kTorch));
+    if (predicted < kSavingFloor) continue;
+    ratios.push_back(Saving(p.measured_ms[kOptimal], p.measured_ms[kTorch]) /
+                     predicted);
+    if (p.measured_ms[kOptimal] > p.measured_ms[kTorch]) ++slower;
+  }
+  printf(
+      "\nrequests: %zu; predicted saving >= 20%%: %zu; median measured / "
+      "predicted saving there: %.2f; optimal measured slower than "
+      "torch_greedy there: %d\n",
+      all.size(), ratios.size(), Median(ratios), slower);
+}
+
+void PrintLinksSummary(const std::vector<RequestPlans>& all) {
+  int differ = 0;
+  int slower = 0;
+  std::vector<double> ratios;
+  for (const RequestPlans& p : all) {
+    if (p.run_as[kDefaultLinks] == p.run_as[kOptimal]) continue;
+    ++differ;
+    const double ratio = p.measured_ms[kOptimal] / p.measured_ms[kDefaultLinks];
+    ratios.push_back(ratio);
+    printf(
+        "calibrated vs default links, request %d: %.2f ms vs %.2f ms "
+        "(%s vs %s)\n",
+        p.request.id, p.measured_ms[kOptimal], p.measured_ms[kDefaultLinks],
+        StepsText(p.mesh, p.plans[kOptimal]).c_str(),
+        StepsText(p.mesh, p.plans[kDefaultLinks]).c_str());
+    if (ratio > 1 + kSlowerBy) ++slower;
+  }
+  printf(
+      "plans that calibrated links change: %d; median calibrated / "
+      "default time there: %.2f; calibrated slower by > 5%%: %d\n",
+      differ, Median(ratios), slower);
+}
+
+int WriteCorpus(const Flags& f) {
+  std::ofstream out(f.write_corpus);
+  out << "# plan_quality_bench corpus, seed " << f.seed << ", " << f.count
+      << " requests: id, mesh, shape, dtype, from, to\n";
+  for (const CorpusRequest& r : MakeCorpus(f.seed, f.count)) {
+    out << CorpusLine(r) << "\n";
+  }
+  out.close();
+  return out ? 0 : 1;
+}
+
+int RunCorpus(const Flags& f) {
+  absl::StatusOr<std::vector<CorpusRequest>> corpus = ReadCorpus(f.corpus);
+  if (!corpus.ok()) Die(std::string(corpus.status().message()));
+  ClientOptions options;
+  options.target = f.server;
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);
+  if (!client.ok()) Die(std::string(client.status().message()));
+  printf(
+      "| id | mesh | tensor | from → to | optimal | torch_greedy | "
+      "predicted ms opt | predicted ms torch | measured ms opt | measured "
+      "ms torch | predicted saving | measured saving | ratio |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<RequestPlans> all;
+  for (const CorpusRequest& r : *corpus) {
+    RequestPlans p = PlansOf(r, f);
+    Measure(**client, f, p);
+    PrintRow(p);
+    all.push_back(std::move(p));
+  }
+  PrintSavingSummary(all);
+  PrintLinksSummary(all);
+  return 0;
+}
+
+}  // namespace
+}  // namespace reshard::bench
+
+int main(int argc, char** argv) {
+  const reshard::bench::Flags flags = reshard::bench::ParseFlags(argc, argv);
+  if (!flags.write_corpus.empty()) return reshard::bench::WriteCorpus(flags);
+  if (flags.server.empty() || flags.job.empty() || flags.corpus.empty()) {
+    reshard::bench::Die("--server, --job and --corpus are required");
+  }
+  return reshard::bench::RunCorpus(flags);
+}

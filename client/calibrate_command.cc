@@ -1,0 +1,183 @@
+#include "client/calibrate_command.h"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/calibration_output.h"
+#include "client/plan_flags.h"
+#include "planner/calibration_plans.h"
+#include "planner/link_calibration.h"
+#include "reshard/client.h"
+
+namespace reshard::client {
+
+const char kCalibrateUsage[] =
+    "usage: reshardctl [--server HOST:PORT[,...]] job calibrate NAME\n"
+    "         --mesh A=2,B=4 [--flatten A,B]... [--min_bytes B]\n"
+    "         [--max_bytes B] [--iters K] [--warmup W] [--timeout_seconds T]\n"
+    "         [--links_file FILE] [--json]\n"
+    "  Measures the links of job NAME's mesh: every collective (all_gather,\n"
+    "  reduce_scatter, all_reduce, all_to_all) on every dim of size > 1 and\n"
+    "  every --flatten group, at sizes B, 4B, 16B, ... from --min_bytes\n"
+    "  (4096) to --max_bytes (67108864), each an ordinary run of a one-step\n"
+    "  plan on the job's agents (K timed runs after W warm-up runs: 5, 1;\n"
+    "  4K timed runs below 1 MiB, where times vary most and cost least;\n"
+    "  T bounds every collective: 30 s; --deadline_seconds bounds each run:\n"
+    "  300 s). Fits each group's per-hop latency and bandwidth to the\n"
+    "  α-β model (robust least squares on relative error) and prints the\n"
+    "  fit, its median error, the median error per op on the odd sizes of\n"
+    "  a fit on the even ones, and the --link flags of the measured links:\n"
+    "  one per dim, and one per flattened group whose dims' links mispredict\n"
+    "  it by more than 10%. --links_file FILE writes those flags, one per\n"
+    "  line, for `mesh register` and `plan`. Progress goes to stderr.\n";
+
+namespace {
+
+constexpr int kDefaultMinBytes = 4096;
+constexpr int kDefaultMaxBytes = 64 << 20;
+constexpr int kDefaultIters = 5;
+constexpr int kDefaultWarmup = 1;
+constexpr int kDefaultTimeoutSeconds = 30;
+constexpr int kDefaultRunDeadlineSeconds = 300;
+// Small sizes are latency: their times vary most between runs (a woken rank
+// may wait for a core) and cost least, so they run this many times more.
+constexpr int64_t kManyItersBelowBytes = 1 << 20;
+constexpr int kSmallSizeItersFactor = 4;
+
+struct CalibrateFlags {
+  int min_bytes = kDefaultMinBytes;
+  int max_bytes = kDefaultMaxBytes;
+  JobRunOptions run;
+  std::string links_file;
+  bool json = false;
+};
+
+absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
+                                                   const ServerFlags& server) {
+  CalibrateFlags flags;
+  flags.run.iters = kDefaultIters;
+  flags.run.warmup = kDefaultWarmup;
+  int timeout = kDefaultTimeoutSeconds;
+  for (absl::Status s : {ParseIntFlag(args, "min_bytes", 4, flags.min_bytes),
+                         ParseIntFlag(args, "max_bytes", 4, flags.max_bytes),
+                         ParseIntFlag(args, "iters", 1, flags.run.iters),
+                         ParseIntFlag(args, "warmup", 0, flags.run.warmup),
+                         ParseIntFlag(args, "timeout_seconds", 1, timeout)}) {
+    if (!s.ok()) return s;
+  }
+  flags.run.timeout_seconds = timeout;
+  flags.run.deadline =
+      server.deadline.value_or(absl::Seconds(kDefaultRunDeadlineSeconds));
+  flags.links_file = args.Get("links_file").value_or("");
+  flags.json = args.Has("json");
+  return flags;
+}
+
+// One run of the sweep: `op` on `group` at sizes[index].
+absl::StatusOr<CalibrationSample> TimeOne(Client& client,
+                                          const std::string& job,
+                                          const Mesh& mesh, const Group& group,
+                                          StepOp op, int64_t bytes, int index,
+                                          const JobRunOptions& options) {
+  const std::string what = absl::StrCat(mesh.GroupName(group), " ",
+                                        StepOpName(op), " ", bytes, " B");
+  absl::StatusOr<Plan> plan = CalibrationPlan(mesh, group, op, bytes);
+  if (!plan.ok()) return plan.status();
+  JobRunOptions sized = options;
+  if (bytes < kManyItersBelowBytes) sized.iters *= kSmallSizeItersFactor;
+  absl::StatusOr<JobRun> run = client.RunJob(job, mesh, *plan, sized);
+  if (!run.ok()) {
+    return absl::Status(run.status().code(),
+                        absl::StrCat(what, ": ", run.status().message()));
+  }
+  if (!run->summary.validated || run->summary.rows.size() != 1) {
+    return absl::DataLossError(absl::StrCat(
+        what, ": the run did not validate: ", run->summary.why_not));
+  }
+  const executor::SummaryRow& row = run->summary.rows[0];
+  std::cerr << absl::StrFormat(
+      "calibrate: %s: %.3f ms (default model %.3f ms)\n", what,
+      row.seconds_median * 1e3, row.model_seconds * 1e3);
+  // (row.members counts a bucket's tensors, not the group's ranks.)
+  return CalibrationSample{
+      group,
+      index,
+      {op, mesh.GroupSize(group), row.bytes, row.seconds_median * 1e6}};
+}
+
+// Every op on every group at every size, in that nesting.
+absl::StatusOr<std::vector<CalibrationSample>> Sweep(
+    Client& client, const std::string& job, const Mesh& mesh,
+    const std::vector<int64_t>& sizes, const JobRunOptions& options) {
+  std::vector<CalibrationSample> samples;
+  for (const Group& group : CalibrationGroups(mesh)) {
+    for (StepOp op : kCalibratedOps) {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        absl::StatusOr<CalibrationSample> s =
+            TimeOne(client, job, mesh, group, op, sizes[i], static_cast<int>(i),
+                    options);
+        if (!s.ok()) return s.status();
+        samples.push_back(*std::move(s));
+      }
+    }
+  }
+  return samples;
+}
+
+absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
+  std::ofstream file(path);
+  for (const std::string& link : LinkFlagValues(mesh)) {
+    file << "--link " << link << "\n";
+  }
+  file.close();
+  if (!file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--links_file: cannot write \"", path, "\""));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunCalibrate(const ServerFlags& server, const std::string& job,
+                          absl::Span<const std::string> argv,
+                          std::ostream& out) {
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv,
+                     {"mesh", "flatten", "min_bytes", "max_bytes", "iters",
+                      "warmup", "timeout_seconds", "links_file"},
+                     {"json"});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<CalibrateFlags> flags = ParseCalibrateFlags(*args, server);
+  if (!flags.ok()) return flags.status();
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<std::vector<int64_t>> sizes =
+      CalibrationSizes(flags->min_bytes, flags->max_bytes);
+  if (!sizes.ok()) return sizes.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::vector<CalibrationSample>> samples =
+      Sweep(**client, job, *mesh, *sizes, flags->run);
+  if (!samples.ok()) return samples.status();
+  absl::StatusOr<Calibration> calibration = Calibrate(*mesh, *samples);
+  if (!calibration.ok()) return calibration.status();
+  if (!flags->links_file.empty()) {
+    absl::Status s = WriteLinksFile(flags->links_file, calibration->mesh);
+    if (!s.ok()) return s;
+  }
+  const CalibrationReport report{job, *sizes, *samples, &*calibration};
+  if (flags->json) {
+    PrintCalibrationJson(report, out);
+  } else {
+    PrintCalibrationText(report, out);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard::client

@@ -1,0 +1,109 @@
+#include "client/calibration_output.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/plan_flags.h"
+#include "common/json_text.h"
+
+namespace reshard::client {
+namespace {
+
+std::string Percent(double fraction) {
+  return fraction < 0 ? "-" : absl::StrFormat("%.1f%%", fraction * 100);
+}
+
+// The samples of group `g`, in the order they ran (the order of the
+// fit's relative errors).
+std::vector<const CalibrationSample*> SamplesOf(const CalibrationReport& r,
+                                                const Mesh& mesh,
+                                                const Group& g) {
+  std::vector<const CalibrationSample*> of_group;
+  for (const CalibrationSample& s : r.samples) {
+    if (mesh.WithoutUnitDims(s.group) == g) of_group.push_back(&s);
+  }
+  return of_group;
+}
+
+std::string HeldOutJson(const GroupCalibration& g) {
+  std::vector<std::string> fields;
+  for (size_t o = 0; o < g.held_out_error.size(); ++o) {
+    const double e = g.held_out_error[o];
+    fields.push_back(absl::StrCat(JsonString(StepOpName(kCalibratedOps[o])),
+                                  ": ", e < 0 ? "null" : FormatDouble(e)));
+  }
+  return absl::StrCat("{", absl::StrJoin(fields, ", "), "}");
+}
+
+std::string SamplesJson(const CalibrationReport& r, const Mesh& mesh,
+                        const GroupCalibration& g) {
+  std::vector<std::string> rows;
+  const std::vector<const CalibrationSample*> of_group =
+      SamplesOf(r, mesh, g.group);
+  for (size_t i = 0; i < of_group.size(); ++i) {
+    const LinkSample& s = of_group[i]->sample;
+    rows.push_back(absl::StrCat(
+        "{\"op\": ", JsonString(StepOpName(s.op)), ", \"bytes\": ", s.bytes,
+        ", \"measured_us\": ", FormatDouble(s.time_us), ", \"fitted_us\": ",
+        FormatDouble(PredictUs(s, g.fit.latency_us, g.fit.bandwidth_gbps)),
+        ", \"relative_error\": ", FormatDouble(g.fit.relative_errors[i]), "}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(rows, ", "), "]");
+}
+
+std::string GroupJson(const CalibrationReport& r, const Mesh& mesh,
+                      const GroupCalibration& g) {
+  return absl::StrCat(
+      "{\"group\": ", JsonString(mesh.GroupName(g.group)),
+      ", \"members\": ", g.members,
+      ", \"latency_us\": ", FormatDouble(g.fit.latency_us),
+      ", \"bandwidth_gbps\": ", FormatDouble(g.fit.bandwidth_gbps),
+      ", \"median_abs_error\": ", FormatDouble(g.fit.median_abs_error),
+      ", \"held_out_error\": ", HeldOutJson(g),
+      ", \"dims_error\": ", FormatDouble(g.dims_error),
+      ", \"own_link\": ", g.own_link ? "true" : "false",
+      ", \"samples\": ", SamplesJson(r, mesh, g), "}");
+}
+
+}  // namespace
+
+void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
+  const Calibration& c = *r.calibration;
+  out << "calibration of job " << r.job << ": " << r.sizes.size() << " sizes, "
+      << r.sizes.front() << " to " << r.sizes.back() << " bytes\n";
+  out << absl::StrFormat("%-8s %7s %12s %14s %8s  %-33s %9s\n", "group",
+                         "members", "latency_us", "bandwidth_GBps", "fit_err",
+                         "held-out err: AG / RS / AR / A2A", "dims_err");
+  for (const GroupCalibration& g : c.groups) {
+    std::vector<std::string> held_out;
+    for (double e : g.held_out_error) held_out.push_back(Percent(e));
+    out << absl::StrFormat(
+        "%-8s %7d %12.2f %14.6g %8s  %-33s %9s\n", c.mesh.GroupName(g.group),
+        g.members, g.fit.latency_us, g.fit.bandwidth_gbps,
+        Percent(g.fit.median_abs_error), absl::StrJoin(held_out, " / "),
+        g.group.size() < 2 ? "-" : Percent(g.dims_error));
+  }
+  std::vector<std::string> flags;
+  for (const std::string& link : LinkFlagValues(c.mesh)) {
+    flags.push_back(absl::StrCat("--link ", link));
+  }
+  out << "links: " << absl::StrJoin(flags, " ") << "\n";
+}
+
+void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
+  const Calibration& c = *r.calibration;
+  std::vector<std::string> groups;
+  for (const GroupCalibration& g : c.groups) {
+    groups.push_back(GroupJson(r, c.mesh, g));
+  }
+  std::vector<std::string> links;
+  for (const std::string& link : LinkFlagValues(c.mesh)) {
+    links.push_back(JsonString(link));
+  }
+  out << "{\"job\": " << JsonString(r.job) << ", \"sizes\": ["
+      << absl::StrJoin(r.sizes, ", ") << "], \"groups\": ["
+      << absl::StrJoin(groups, ", ") << "], \"links\": ["
+      << absl::StrJoin(links, ", ") << "]}\n";
+}
+
+}  // namespace reshard::client

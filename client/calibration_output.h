@@ -1,0 +1,28 @@
+// How `reshardctl job calibrate` prints a calibration: a table per group
+// (its fitted link, the fit's error, the error per op on held-out sizes,
+// the error of its dims' links for a flattened group), the --link flags to
+// use, or all of it as JSON with every sample.
+#ifndef RESHARD_CLIENT_CALIBRATION_OUTPUT_H_
+#define RESHARD_CLIENT_CALIBRATION_OUTPUT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "planner/link_calibration.h"
+
+namespace reshard::client {
+
+struct CalibrationReport {
+  std::string job;
+  std::vector<int64_t> sizes;
+  std::vector<CalibrationSample> samples;  // in the order they ran
+  const Calibration* calibration = nullptr;
+};
+
+void PrintCalibrationText(const CalibrationReport& report, std::ostream& out);
+void PrintCalibrationJson(const CalibrationReport& report, std::ostream& out);
+
+}  // namespace reshard::client
+
+#endif  // RESHARD_CLIENT_CALIBRATION_OUTPUT_H_

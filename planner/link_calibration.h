@@ -1,0 +1,61 @@
+// From timed single-step runs (calibration_plans.h) to a mesh with measured
+// links (docs/PERFORMANCE.md, "Measured plan quality"): every calibrated
+// group's link is fitted (link_fit.h); a dim's group gives the dim its link;
+// a flattened group gets its own link where what its dims' links predict
+// for it misses its measurements by more than kOwnLinkError. The fit is
+// judged on sizes it did not see: a second fit on every other size predicts
+// the rest, per op.
+#ifndef RESHARD_PLANNER_LINK_CALIBRATION_H_
+#define RESHARD_PLANNER_LINK_CALIBRATION_H_
+
+#include <array>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "planner/calibration_plans.h"
+#include "planner/link_fit.h"
+#include "planner/mesh.h"
+
+namespace reshard {
+
+// A flattened group whose dims' links predict its times with a median
+// error above this gets a link of its own.
+inline constexpr double kOwnLinkError = 0.10;
+
+// One timed collective of a calibration: on `group`, at the `size_index`th
+// size of the sweep.
+struct CalibrationSample {
+  Group group;
+  int size_index = 0;
+  LinkSample sample;
+};
+
+struct GroupCalibration {
+  Group group;
+  int64_t members = 0;
+  LinkFit fit;  // on every size
+  // By op, in kCalibratedOps' order: the median |relative error| on the
+  // odd-indexed sizes of a fit on the even-indexed ones; -1 where the op
+  // has no such sizes or that fit failed.
+  std::array<double, std::size(kCalibratedOps)> held_out_error{};
+  // A flattened group's: the median |relative error| of its dims' fitted
+  // links (the cost model's slowest-link rule) on its samples; 0 for dims.
+  double dims_error = 0;
+  bool own_link = false;  // the calibrated mesh gives it its fitted link
+};
+
+struct Calibration {
+  std::vector<GroupCalibration> groups;  // in CalibrationGroups' order
+  Mesh mesh;  // the input mesh with the calibrated links
+};
+
+// Fits every group of CalibrationGroups(mesh) to its samples. Samples on
+// other groups are INVALID_ARGUMENT; a group without samples, or whose fit
+// fails, fails the calibration naming the group.
+absl::StatusOr<Calibration> Calibrate(
+    const Mesh& mesh, absl::Span<const CalibrationSample> samples);
+
+}  // namespace reshard
+
+#endif  // RESHARD_PLANNER_LINK_CALIBRATION_H_

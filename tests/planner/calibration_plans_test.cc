@@ -1,0 +1,63 @@
+// Calibration's plans: one collective of the asked op on the asked group,
+// moving about the asked bytes, and correct (the simulator checks each).
+#include "planner/calibration_plans.h"
+
+#include "gtest/gtest.h"
+#include "planner/plan_check.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard {
+namespace {
+
+using testing::MakeMesh;
+
+TEST(CalibrationPlansTest, GroupsAreTheDimsThenTheFlattenedGroups) {
+  const Mesh mesh = MakeMesh({2, 1, 4}, {{"A", "C"}, {"B", "C"}});
+  const std::vector<Group> groups = CalibrationGroups(mesh);
+  // B has size 1: no group of its own, and (B,C) is C's group.
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0], Group({0}));
+  EXPECT_EQ(groups[1], Group({2}));
+  EXPECT_EQ(groups[2], Group({0, 2}));
+}
+
+TEST(CalibrationPlansTest, SizesGrowFourfoldWithinTheBounds) {
+  EXPECT_EQ(*CalibrationSizes(4096, 65536),
+            std::vector<int64_t>({4096, 16384, 65536}));
+  EXPECT_EQ(*CalibrationSizes(4096, 100000),
+            std::vector<int64_t>({4096, 16384, 65536}));
+  EXPECT_EQ(CalibrationSizes(4096, 1024).status().message(),
+            "sizes: need 4 <= min_bytes <= max_bytes, got 4096 and 1024");
+  EXPECT_EQ(CalibrationSizes(2, 1024).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CalibrationPlansTest, EveryPlanIsOneCheckedCollectiveOfAboutTheBytes) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  uint64_t seed = 1;
+  for (const Group& group : CalibrationGroups(mesh)) {
+    for (StepOp op : kCalibratedOps) {
+      for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20}) {
+        absl::StatusOr<Plan> plan = CalibrationPlan(mesh, group, op, bytes);
+        ASSERT_TRUE(plan.ok()) << plan.status();
+        ASSERT_EQ(plan->steps.size(), 1u);
+        const Step& step = plan->steps[0];
+        EXPECT_EQ(step.op, op);
+        EXPECT_EQ(step.group, group);
+        EXPECT_GE(step.bytes, bytes / 2) << StepOpName(op);
+        EXPECT_LE(step.bytes, bytes) << StepOpName(op);
+        EXPECT_GT(plan->total_time_us, 0);
+        EXPECT_TRUE(CheckPlan(mesh, *plan, seed++).ok());
+      }
+    }
+  }
+}
+
+TEST(CalibrationPlansTest, RefusesALocalOp) {
+  const Mesh mesh = MakeMesh({2, 4});
+  EXPECT_EQ(CalibrationPlan(mesh, {0}, StepOp::kChunk, 4096).status().message(),
+            "op: not a collective");
+}
+
+}  // namespace
+}  // namespace reshard

@@ -1,0 +1,97 @@
+// Calibrate turns timings into a mesh's links: synthetic timings made from
+// known links give those links back exactly, a flattened group gets its own
+// link only when its dims' links mispredict it, and held-out sizes are
+// predicted by a fit that never saw them.
+#include "planner/link_calibration.h"
+
+#include "gtest/gtest.h"
+#include "tests/planner/test_util.h"
+
+namespace reshard {
+namespace {
+
+using testing::MakeMesh;
+
+constexpr LinkParams kHosts{0.025, 80};  // A: between hosts
+constexpr LinkParams kLocal{0.5, 20};    // B: within a host
+
+// Every op at 4 KiB .. 64 MiB on `group`, timed as `link` says.
+void AddTimings(const Mesh& mesh, const Group& group, const LinkParams& link,
+                std::vector<CalibrationSample>& samples) {
+  int index = 0;
+  for (int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4, ++index) {
+    for (StepOp op : kCalibratedOps) {
+      LinkSample s{op, mesh.GroupSize(group), bytes, 0};
+      s.time_us = PredictUs(s, *link.latency_us, *link.bandwidth_gbps);
+      samples.push_back({group, index, s});
+    }
+  }
+}
+
+std::vector<CalibrationSample> Timings(const Mesh& mesh,
+                                       const LinkParams& flattened) {
+  std::vector<CalibrationSample> samples;
+  AddTimings(mesh, {0}, kHosts, samples);
+  AddTimings(mesh, {1}, kLocal, samples);
+  AddTimings(mesh, {0, 1}, flattened, samples);
+  return samples;
+}
+
+void ExpectLink(const LinkParams& got, const LinkParams& want) {
+  ASSERT_TRUE(got.bandwidth_gbps.has_value());
+  ASSERT_TRUE(got.latency_us.has_value());
+  EXPECT_NEAR(*got.bandwidth_gbps, *want.bandwidth_gbps,
+              *want.bandwidth_gbps * 1e-9);
+  EXPECT_NEAR(*got.latency_us, *want.latency_us, *want.latency_us * 1e-9);
+}
+
+TEST(LinkCalibrationTest, RecoversDimLinksAndAFlattenedGroupsOwn) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};  // faster than A's link: one flow per host
+  absl::StatusOr<Calibration> c = Calibrate(mesh, Timings(mesh, ring));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectLink(c->mesh.links()[0], kHosts);
+  ExpectLink(c->mesh.links()[1], kLocal);
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  ASSERT_EQ(c->groups.size(), 3u);
+  EXPECT_TRUE(c->groups[2].own_link);
+  EXPECT_GT(c->groups[2].dims_error, kOwnLinkError);
+  for (const GroupCalibration& g : c->groups) {
+    for (double e : g.held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+    EXPECT_NEAR(g.fit.median_abs_error, 0, 1e-9);
+  }
+}
+
+TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  // A ring over both dims as slow as the slower one: what the model says.
+  const LinkParams slowest{kHosts.bandwidth_gbps, kHosts.latency_us};
+  absl::StatusOr<Calibration> c = Calibrate(mesh, Timings(mesh, slowest));
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->groups[2].own_link);
+  EXPECT_NEAR(c->groups[2].dims_error, 0, 1e-9);
+  EXPECT_EQ(c->mesh.flattened_links()[0], LinkParams{});
+}
+
+TEST(LinkCalibrationTest, RefusesSamplesOfGroupsItDoesNotCalibrate) {
+  const Mesh mesh = MakeMesh({2, 4});
+  std::vector<CalibrationSample> samples;
+  AddTimings(mesh, {0, 1}, kHosts, samples);
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message(),
+            "samples[0]: group A_B is not calibrated on this mesh");
+}
+
+TEST(LinkCalibrationTest, AGroupWithoutTimingsFailsNamingIt) {
+  const Mesh mesh = MakeMesh({2, 4});
+  std::vector<CalibrationSample> samples;
+  AddTimings(mesh, {0}, kHosts, samples);
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(c.status().message().find("group B: "), std::string::npos)
+      << c.status();
+}
+
+}  // namespace
+}  // namespace reshard
