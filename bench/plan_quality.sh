@@ -9,7 +9,9 @@
 # build/). Everything goes to OUT_DIR (default /tmp/plan-quality):
 # calibrate-MESH.json, links-MESH, plan_quality.md.
 #   bench/plan_quality.sh [--inter_mbit 800] [--rounds 10] [--max_bytes B]
-#                         [--out DIR] [--calibrate_only]
+#                         [--out DIR] [--calibrate_only | --links_from DIR]
+# --links_from DIR reuses an earlier run's links-MESH files (same cluster
+# settings) instead of calibrating again.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="${RESHARD_BUILD:-$ROOT/build}"
@@ -22,6 +24,7 @@ ROUNDS=10
 MAX_BYTES=$((64 << 20))
 OUT=/tmp/plan-quality
 CALIBRATE_ONLY=0
+LINKS_FROM=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --inter_mbit) MBIT="$2"; shift 2 ;;
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --max_bytes) MAX_BYTES="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --calibrate_only) CALIBRATE_ONLY=1; shift ;;
+    --links_from) LINKS_FROM="$2"; shift 2 ;;
     *) echo "plan_quality: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -53,11 +57,15 @@ calibrate() {
   jq -r '.groups[] | "\(.group): \(.bandwidth_gbps) GB/s, \(.latency_us) us/hop, fit err \(.median_abs_error * 100 | floor)%, held-out err by op \(.held_out_error | to_entries | map("\(.key) \(if .value == null then "-" else (.value * 100 | floor | tostring) + "%" end)") | join(", ")), dims err \(.dims_error * 100 | floor)%"' \
     "$OUT/calibrate-$mesh.json"
 }
-calibrate dp_tp --mesh dp=2,tp=4 --flatten dp,tp
-calibrate hsdp_tp --mesh dpr=2,dps=2,tp=2 --flatten dpr,dps --flatten dps,tp
+if [ -n "$LINKS_FROM" ]; then
+  cp "$LINKS_FROM"/links-dp_tp "$LINKS_FROM"/links-hsdp_tp "$OUT/" || exit 1
+else
+  calibrate dp_tp --mesh dp=2,tp=4 --flatten dp,tp
+  calibrate hsdp_tp --mesh dpr=2,dps=2,tp=2 --flatten dpr,dps --flatten dps,tp
+fi
 [ "$CALIBRATE_ONLY" -eq 1 ] && exit 0
 
 in_cluster "$BENCH" --server "$server" --job pq \
   --corpus "$ROOT/bench/data/plan_quality_corpus.tsv" \
   --links "dp_tp=$OUT/links-dp_tp" --links "hsdp_tp=$OUT/links-hsdp_tp" \
-  --rounds "$ROUNDS" | tee "$OUT/plan_quality.md"
+  --rounds "$ROUNDS" --iters 1 --warmup 1 | tee "$OUT/plan_quality.md"

@@ -25,10 +25,10 @@ std::vector<const CalibrationSample*> SamplesOf(const CalibrationReport& r,
   return of_group;
 }
 
-std::string HeldOutJson(const GroupCalibration& g) {
+std::string PerOpJson(const PerOp& errors) {
   std::vector<std::string> fields;
-  for (size_t o = 0; o < g.held_out_error.size(); ++o) {
-    const double e = g.held_out_error[o];
+  for (size_t o = 0; o < errors.size(); ++o) {
+    const double e = errors[o];
     fields.push_back(absl::StrCat(JsonString(StepOpName(kCalibratedOps[o])),
                                   ": ", e < 0 ? "null" : FormatDouble(e)));
   }
@@ -59,7 +59,7 @@ std::string GroupJson(const CalibrationReport& r, const Mesh& mesh,
       ", \"latency_us\": ", FormatDouble(g.fit.latency_us),
       ", \"bandwidth_gbps\": ", FormatDouble(g.fit.bandwidth_gbps),
       ", \"median_abs_error\": ", FormatDouble(g.fit.median_abs_error),
-      ", \"held_out_error\": ", HeldOutJson(g),
+      ", \"held_out_error\": ", PerOpJson(g.held_out_error),
       ", \"dims_error\": ", FormatDouble(g.dims_error),
       ", \"own_link\": ", g.own_link ? "true" : "false",
       ", \"samples\": ", SamplesJson(r, mesh, g), "}");
@@ -87,6 +87,10 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
   for (const std::string& link : LinkFlagValues(c.mesh)) {
     flags.push_back(absl::StrCat("--link ", link));
   }
+  std::vector<std::string> pooled;
+  for (double e : c.held_out_error) pooled.push_back(Percent(e));
+  out << "held-out error, every group, AG / RS / AR / A2A: "
+      << absl::StrJoin(pooled, " / ") << "\n";
   out << "links: " << absl::StrJoin(flags, " ") << "\n";
 }
 
@@ -102,8 +106,9 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
   }
   out << "{\"job\": " << JsonString(r.job) << ", \"sizes\": ["
       << absl::StrJoin(r.sizes, ", ") << "], \"groups\": ["
-      << absl::StrJoin(groups, ", ") << "], \"links\": ["
-      << absl::StrJoin(links, ", ") << "]}\n";
+      << absl::StrJoin(groups, ", ")
+      << "], \"held_out_error\": " << PerOpJson(c.held_out_error)
+      << ", \"links\": [" << absl::StrJoin(links, ", ") << "]}\n";
 }
 
 }  // namespace reshard::client

@@ -36,23 +36,36 @@ absl::StatusOr<std::vector<GroupSamples>> SplitByGroup(
   return by_group;
 }
 
-// Per op: the median |error| on `odd` of a fit on `even`.
-std::array<double, std::size(kCalibratedOps)> HeldOutErrors(
-    const GroupSamples& g) {
-  std::array<double, std::size(kCalibratedOps)> errors;
-  errors.fill(-1);
+// Per op: the relative errors on `odd` of a fit on `even` (none when that
+// fit fails), and their median |error| (-1 when none).
+void HeldOutErrors(const GroupSamples& g, GroupCalibration& out) {
+  out.held_out_error.fill(-1);
   absl::StatusOr<LinkFit> fit = FitLink(g.even);
-  if (!fit.ok()) return errors;
-  for (size_t o = 0; o < errors.size(); ++o) {
+  if (!fit.ok()) return;
+  for (size_t o = 0; o < out.held_out_error.size(); ++o) {
     std::vector<LinkSample> of_op;
     for (const LinkSample& s : g.odd) {
       if (s.op == kCalibratedOps[o]) of_op.push_back(s);
     }
     if (of_op.empty()) continue;
-    errors[o] =
-        MedianAbs(RelativeErrors(of_op, fit->latency_us, fit->bandwidth_gbps));
+    out.held_out_errors[o] =
+        RelativeErrors(of_op, fit->latency_us, fit->bandwidth_gbps);
+    out.held_out_error[o] = MedianAbs(out.held_out_errors[o]);
   }
-  return errors;
+}
+
+// By op, the median |error| of every group's held-out errors together.
+PerOp PooledHeldOutErrors(const std::vector<GroupCalibration>& groups) {
+  PerOp pooled;
+  for (size_t o = 0; o < pooled.size(); ++o) {
+    std::vector<double> all;
+    for (const GroupCalibration& g : groups) {
+      all.insert(all.end(), g.held_out_errors[o].begin(),
+                 g.held_out_errors[o].end());
+    }
+    pooled[o] = all.empty() ? -1 : MedianAbs(all);
+  }
+  return pooled;
 }
 
 // `mesh` with `links` per dim and `own` per flattened group.
@@ -123,14 +136,15 @@ absl::StatusOr<Calibration> Calibrate(
     g.group = groups[i];
     g.members = mesh.GroupSize(groups[i]);
     g.fit = *std::move(fit);
-    g.held_out_error = HeldOutErrors((*by_group)[i]);
+    HeldOutErrors((*by_group)[i], g);
     if (g.group.size() == 1) links[g.group[0]] = LinkOf(g.fit);
   }
   absl::StatusOr<Mesh> dims_mesh = Mesh::Create(SpecWithLinks(mesh, links, {}));
   if (!dims_mesh.ok()) return dims_mesh.status();
   absl::StatusOr<Mesh> calibrated = WithOwnLinks(*dims_mesh, out, *by_group);
   if (!calibrated.ok()) return calibrated.status();
-  return Calibration{std::move(out), *std::move(calibrated)};
+  const PerOp pooled = PooledHeldOutErrors(out);
+  return Calibration{std::move(out), pooled, *std::move(calibrated)};
 }
 
 }  // namespace reshard

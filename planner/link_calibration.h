@@ -39,14 +39,22 @@ struct GroupCalibration {
   // odd-indexed sizes of a fit on the even-indexed ones; -1 where the op
   // has no such sizes or that fit failed.
   std::array<double, std::size(kCalibratedOps)> held_out_error{};
+  // The relative errors behind held_out_error, by op.
+  std::array<std::vector<double>, std::size(kCalibratedOps)> held_out_errors;
   // A flattened group's: the median |relative error| of its dims' fitted
   // links (the cost model's slowest-link rule) on its samples; 0 for dims.
   double dims_error = 0;
   bool own_link = false;  // the calibrated mesh gives it its fitted link
 };
 
+// Per op, in kCalibratedOps' order.
+using PerOp = std::array<double, std::size(kCalibratedOps)>;
+
 struct Calibration {
   std::vector<GroupCalibration> groups;  // in CalibrationGroups' order
+  // By op: the median |relative error| over every group's held-out sizes
+  // together (-1 where none): how well calibrated links predict an op.
+  PerOp held_out_error{};
   Mesh mesh;  // the input mesh with the calibrated links
 };
 

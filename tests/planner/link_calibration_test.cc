@@ -59,7 +59,32 @@ TEST(LinkCalibrationTest, RecoversDimLinksAndAFlattenedGroupsOwn) {
   for (const GroupCalibration& g : c->groups) {
     for (double e : g.held_out_error) EXPECT_NEAR(e, 0, 1e-9);
     EXPECT_NEAR(g.fit.median_abs_error, 0, 1e-9);
+    // 8 sizes: the fit on sizes 0, 2, 4, 6 predicts 1, 3, 5, 7 of each op.
+    for (const std::vector<double>& errors : g.held_out_errors) {
+      EXPECT_EQ(errors.size(), 4u);
+    }
   }
+  for (double e : c->held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+}
+
+TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  std::vector<CalibrationSample> samples = Timings(mesh, {0.1, 30});
+  // B's all_gather at the held-out sizes takes twice the model's time:
+  // its error is -50% there, and B's other ops and every other group fit.
+  for (CalibrationSample& s : samples) {
+    if (s.group == Group({1}) && s.sample.op == StepOp::kAllGather &&
+        s.size_index % 2 == 1) {
+      s.sample.time_us *= 2;
+    }
+  }
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_NEAR(c->groups[1].held_out_error[0], 0.5, 1e-9);
+  EXPECT_NEAR(c->groups[1].held_out_error[2], 0, 1e-9);
+  // Pooled over three groups, 4 of 12 all_gather errors are 50%: median 0.
+  EXPECT_NEAR(c->held_out_error[0], 0, 1e-9);
+  EXPECT_NEAR(c->held_out_error[1], 0, 1e-9);
 }
 
 TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
