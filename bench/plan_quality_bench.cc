@@ -64,28 +64,25 @@ int IntOf(const std::string& flag, const std::string& text) {
 
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
+  const std::map<std::string, std::string*> strings = {
+      {"--write_corpus", &f.write_corpus},
+      {"--server", &f.server},
+      {"--job", &f.job},
+      {"--corpus", &f.corpus}};
+  const std::map<std::string, int*> counts = {{"--count", &f.count},
+                                              {"--rounds", &f.rounds},
+                                              {"--iters", &f.iters},
+                                              {"--warmup", &f.warmup}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string v = argv[i + 1];
-    if (flag == "--write_corpus")
-      f.write_corpus = v;
-    else if (flag == "--seed")
-      f.seed = IntOf(flag, v);
-    else if (flag == "--count")
-      f.count = IntOf(flag, v);
-    else if (flag == "--server")
-      f.server = v;
-    else if (flag == "--job")
-      f.job = v;
-    else if (flag == "--corpus")
-      f.corpus = v;
-    else if (flag == "--rounds")
-      f.rounds = IntOf(flag, v);
-    else if (flag == "--iters")
-      f.iters = IntOf(flag, v);
-    else if (flag == "--warmup")
-      f.warmup = IntOf(flag, v);
-    else if (flag == "--links") {
+    if (const auto s = strings.find(flag); s != strings.end()) {
+      *s->second = v;
+    } else if (const auto c = counts.find(flag); c != counts.end()) {
+      *c->second = IntOf(flag, v);
+    } else if (flag == "--seed") {
+      f.seed = static_cast<uint32_t>(IntOf(flag, v));
+    } else if (flag == "--links") {
       std::vector<std::string> kv = absl::StrSplit(v, absl::MaxSplits('=', 1));
       if (kv.size() != 2) Die("--links: MESH=FILE");
       f.links[kv[0]] = kv[1];

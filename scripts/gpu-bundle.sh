@@ -51,7 +51,8 @@ for b in "${BINARIES[@]}"; do
 done
 strip --strip-unneeded "$OUT"/lib/*.so* 2>/dev/null || true
 cp "$(dirname "$0")/gpu-check.sh" "$(dirname "$0")/gpu-exec-judge.sh" \
-  "$(dirname "$0")/local-cluster.sh" "$OUT/"
+  "$(dirname "$0")/local-cluster.sh" "$(dirname "$0")/emulated-network.sh" \
+  "$OUT/"
 bytes=$(du -sb "$OUT" | cut -f1)
 if ((bytes > MAX_BYTES)); then
   echo "gpu-bundle: $OUT holds $bytes bytes, above 64 MiB" >&2

@@ -65,17 +65,25 @@ inline DistState RandomState(std::mt19937_64& rng, const Mesh& mesh,
   return *DistState::Create(placements, order, tensor_rank, "state");
 }
 
+// A link with a bandwidth in [min_gbps, max_gbps] half of the time and a
+// latency in [0, 10] µs half of the time (unset otherwise).
+inline LinkParams RandomLink(std::mt19937_64& rng, double min_gbps,
+                             double max_gbps) {
+  LinkParams link;
+  if (rng() % 2) {
+    link.bandwidth_gbps =
+        std::uniform_real_distribution<double>(min_gbps, max_gbps)(rng);
+  }
+  if (rng() % 2) {
+    link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
+  }
+  return link;
+}
+
 // Random link parameters for some of `spec`'s dims.
 inline void AddRandomLinks(std::mt19937_64& rng, MeshSpec& spec) {
   for (size_t d = 0; d < spec.shape.size(); ++d) {
-    LinkParams link;
-    if (rng() % 2) {
-      link.bandwidth_gbps = std::uniform_real_distribution<double>(5, 400)(rng);
-    }
-    if (rng() % 2) {
-      link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
-    }
-    spec.links.push_back(link);
+    spec.links.push_back(RandomLink(rng, 5, 400));
   }
 }
 
@@ -85,14 +93,7 @@ inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
   MeshSpec spec = c.mesh.ToSpec();
   spec.flattened_links.clear();
   for (size_t f = 0; f < spec.flattened.size(); ++f) {
-    LinkParams link;
-    if (rng() % 2) {
-      link.bandwidth_gbps = std::uniform_real_distribution<double>(1, 800)(rng);
-    }
-    if (rng() % 2) {
-      link.latency_us = std::uniform_real_distribution<double>(0, 10)(rng);
-    }
-    spec.flattened_links.push_back(link);
+    spec.flattened_links.push_back(RandomLink(rng, 1, 800));
   }
   c.mesh = *Mesh::Create(spec);
   return c;
