@@ -3,6 +3,10 @@
 // and as JSON.
 #include "client/mesh_command.h"
 
+#include <string>
+#include <vector>
+
+#include "client/plan_flags.h"
 #include "gtest/gtest.h"
 #include "tests/json_lite.h"
 
@@ -31,6 +35,42 @@ TEST(MeshCommandTest, LineShowsLinkOverridesAndRankMap) {
                                    {3, 2, 1, 0})),
             "m  A=2,B=2  flattened A_B  links A=default:2 B=25:default  "
             "rank_map 3,2,1,0");
+}
+
+TEST(MeshCommandTest, FlattenedGroupLinksPrintAsLinkFlags) {
+  MeshSpec spec;
+  spec.shape = {2, 2};
+  spec.dim_names = {"A", "B"};
+  spec.flattened = {{"A", "B"}};
+  spec.links = {{0.02, 80}, {}};
+  spec.flattened_links = {{0.1, std::nullopt}};
+  const Mesh mesh = Mesh::Create(spec).value();
+  EXPECT_EQ(MeshLine("m", mesh),
+            "m  A=2,B=2  flattened A_B  links A=0.02:80 A,B=0.1:default");
+  const Json json = Json::Parse(MeshJson("m", mesh));
+  ASSERT_EQ(json["links"].array.size(), 2u);
+  EXPECT_EQ(json["links"].array[1]["group"].array[1].string, "B");
+  EXPECT_DOUBLE_EQ(json["links"].array[1]["bandwidth_gbps"].number, 0.1);
+}
+
+// --link takes a dim or a --flatten group; what it prints it reads back.
+TEST(MeshCommandTest, LinkFlagsNameDimsOrFlattenedGroups) {
+  const std::vector<std::string> argv = {"--mesh", "A=2,B=2",   "--flatten",
+                                         "A,B",    "--link",    "A=0.02:80",
+                                         "--link", "A,B=0.1:30"};
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, PlanFlags(), {});
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->flattened_links()[0], LinkParams({0.1, 30}));
+  EXPECT_EQ(LinkFlagValues(*mesh),
+            std::vector<std::string>({"A=0.02:80", "A,B=0.1:30"}));
+  const std::vector<std::string> bad = {"--mesh", "A=2,B=2", "--link",
+                                        "B,A=0.1:30"};
+  absl::StatusOr<Mesh> refused =
+      MeshFromFlags(*CliArgs::Parse(bad, PlanFlags(), {}));
+  EXPECT_EQ(refused.status().message(),
+            "--link: \"B,A\" is neither a mesh dim nor a --flatten group");
 }
 
 TEST(MeshCommandTest, JsonHasEveryField) {

@@ -87,6 +87,38 @@ TEST(CostModelTest, LinksTakeTheSlowestDimOfAGroup) {
   EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 5.0 + 1.5 * 32 / 10e9 * 1e6);
 }
 
+// A flattened group's own link replaces its dims' slowest for collectives
+// on it (the set fields only), under alpha_beta only; the bound takes the
+// fastest link over the dims, whatever the registered order.
+TEST(CostModelTest, AFlattenedGroupsOwnLinkPricesItsCollectives) {
+  MeshSpec spec;
+  spec.shape = {2, 2};
+  spec.dim_names = {"A", "B"};
+  spec.flattened = {{"A", "B"}, {"B", "A"}};
+  spec.links = {LinkParams{10.0, 5.0}, LinkParams{100.0, 1.0}};
+  spec.flattened_links = {LinkParams{40.0, std::nullopt}, LinkParams{}};
+  const Mesh mesh = *Mesh::Create(spec);
+  const StepCost c =
+      PriceOf(mesh, {8}, DType::kFloat32, "P(sum),P(sum)", "R,R", {0, 1});
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 5.0 + 1.5 * 32 / 40e9 * 1e6);
+  // (B,A) has no own link: its dims' slowest.
+  const StepCost other =
+      PriceOf(mesh, {8}, DType::kFloat32, "P(sum),P(sum)", "R,R", {1, 0});
+  EXPECT_DOUBLE_EQ(other.time_us, 6.6 + 6 * 5.0 + 1.5 * 32 / 10e9 * 1e6);
+  const StepCost torch = PriceOf(mesh, {8}, DType::kFloat32, "P(sum),P(sum)",
+                                 "R,R", {0, 1}, CostModelKind::kTorch);
+  spec.flattened_links.clear();
+  EXPECT_DOUBLE_EQ(torch.time_us, PriceOf(*Mesh::Create(spec), {8},
+                                          DType::kFloat32, "P(sum),P(sum)",
+                                          "R,R", {0, 1}, CostModelKind::kTorch)
+                                      .time_us);
+  const TensorSpec tensor = *TensorSpec::Create({8}, DType::kFloat32);
+  const CostModel model(mesh, tensor, {CostModelKind::kAlphaBeta, 8});
+  const CostModel::CollectiveBound bound = model.LowerBound(Group{1, 0});
+  EXPECT_DOUBLE_EQ(bound.hop_us, 3 * 5.0);
+  EXPECT_DOUBLE_EQ(bound.us_per_byte, 3.0 / 4 / 40e9 * 1e6);
+}
+
 TEST(CostModelTest, LocalStepsCostACopyAtLocalBandwidth) {
   const Mesh mesh = MakeMesh({4});
   const StepCost chunk =

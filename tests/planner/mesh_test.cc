@@ -121,6 +121,37 @@ TEST(MeshTest, RegisteredGroupsServeGroupsEqualUpToSizeOneDims) {
   }
 }
 
+// A flattened group's own link (calibrated meshes): validated, part of the
+// mesh's identity only when set, so meshes without one keep their ids.
+TEST(MeshTest, FlattenedGroupLinks) {
+  MeshSpec spec{.shape = {2, 4},
+                .dim_names = {"A", "B"},
+                .flattened = {{"A", "B"}, {"B", "A"}}};
+  const Mesh plain = Mesh::Create(spec).value();
+  EXPECT_EQ(plain.CanonicalText(false), "2,4|A,B|0.1;1.0;|-:-;-:-;");
+  EXPECT_EQ(plain.flattened_links().size(), 2u);
+  spec.flattened_links = {{}, {}};
+  EXPECT_TRUE(Mesh::Create(spec).value() == plain);
+
+  spec.flattened_links = {{0.1, 30}, {}};
+  const Mesh linked = Mesh::Create(spec).value();
+  EXPECT_EQ(linked.CanonicalText(false),
+            "2,4|A,B|0.1;1.0;|-:-;-:-;|0.1:30;-:-;");
+  EXPECT_FALSE(linked == plain);
+  EXPECT_EQ(linked.FlattenedLink({0, 1}), LinkParams({0.1, 30}));
+  EXPECT_EQ(linked.FlattenedLink({1, 0}), LinkParams{});  // other order
+  EXPECT_EQ(linked.FlattenedLink({0}), LinkParams{});     // one dim
+  EXPECT_EQ(Mesh::Create(linked.ToSpec()).value(), linked);
+
+  spec.flattened_links = {{0.1, 30}};
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.flattened_links: has 1 entries for 2 flattened groups");
+  spec.flattened_links = {{}, {0, 1}};
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.flattened_links[1].bandwidth_gbps: must be in [1e-06, "
+            "1e+09] GB/s, got 0");
+}
+
 TEST(MeshTest, WorkedExampleIndexAndMember) {
   const Mesh mesh = AbcMesh();
   constexpr int kA = 0, kB = 1, kC = 2;

@@ -45,6 +45,23 @@ TEST(ConvertTest, MeshRoundTrips) {
   EXPECT_TRUE(proto::MeshFromProto(proto::MeshToProto(plain)).value() == plain);
 }
 
+TEST(ConvertTest, FlattenedGroupLinksRoundTrip) {
+  const Mesh mesh = Mesh::Create({.shape = {2, 4},
+                                  .dim_names = {"A", "B"},
+                                  .flattened = {{"A", "B"}, {"B", "A"}},
+                                  .flattened_links = {{}, {0.5, std::nullopt}}})
+                        .value();
+  const v1::Mesh proto = proto::MeshToProto(mesh);
+  EXPECT_FALSE(proto.flattened(0).has_link());
+  ASSERT_TRUE(proto.flattened(1).has_link());
+  EXPECT_EQ(proto.flattened(1).link().bandwidth_gbps(), 0.5);
+  EXPECT_FALSE(proto.flattened(1).link().has_latency_us());
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
+}
+
 TEST(ConvertTest, PlanRequestRoundTrips) {
   const Mesh mesh = TestMesh();
   PlanOptions options;
