@@ -31,15 +31,10 @@ constexpr char kMeshUsage[] =
     "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
     "  with --admin_token_file.\n";
 
-std::string OptionalValue(const std::optional<double>& v,
-                          absl::string_view none) {
-  return v.has_value() ? FormatDouble(*v) : std::string(none);
-}
-
 std::string LinkJsonFields(const LinkParams& link) {
   return absl::StrCat(
-      "\"bandwidth_gbps\": ", OptionalValue(link.bandwidth_gbps, "null"),
-      ", \"latency_us\": ", OptionalValue(link.latency_us, "null"));
+      "\"bandwidth_gbps\": ", FormatOptionalDouble(link.bandwidth_gbps, "null"),
+      ", \"latency_us\": ", FormatOptionalDouble(link.latency_us, "null"));
 }
 
 std::string GroupNamesJson(const Mesh& mesh, const Group& group) {

@@ -79,14 +79,9 @@ absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   return absl::OkStatus();
 }
 
-std::string OptionalValue(const std::optional<double>& v,
-                          absl::string_view none) {
-  return v.has_value() ? FormatDouble(*v) : std::string(none);
-}
-
 std::string LinkValue(const LinkParams& link) {
-  return absl::StrCat(OptionalValue(link.bandwidth_gbps, "default"), ":",
-                      OptionalValue(link.latency_us, "default"));
+  return absl::StrCat(FormatOptionalDouble(link.bandwidth_gbps, "default"), ":",
+                      FormatOptionalDouble(link.latency_us, "default"));
 }
 
 }  // namespace

@@ -36,4 +36,9 @@ std::string FormatDouble(double value) {
   return ShortestRoundTrip(value);
 }
 
+std::string FormatOptionalDouble(const std::optional<double>& value,
+                                 absl::string_view none) {
+  return value.has_value() ? FormatDouble(*value) : std::string(none);
+}
+
 }  // namespace reshard

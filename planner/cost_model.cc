@@ -118,11 +118,9 @@ GroupLink CostModel::FastestLinkOver(absl::Span<const int> group) const {
   GroupLink link = SlowestLink(ab_lat_, ab_bw_, group);
   if (!has_group_links_) return link;
   const int mask = NonUnitMask(mesh_, group);
+  if (std::popcount(static_cast<unsigned>(mask)) < 2) return link;
   for (size_t f = 0; f < mesh_.flattened().size(); ++f) {
-    const Group& g = mesh_.flattened()[f];
-    if (NonUnitMask(mesh_, g) != mask || std::popcount(unsigned(mask)) < 2) {
-      continue;
-    }
+    if (NonUnitMask(mesh_, mesh_.flattened()[f]) != mask) continue;
     const GroupLink own = WithOwnLink(link, mesh_.flattened_links()[f]);
     link.lat = std::min(link.lat, own.lat);
     link.bw = std::max(link.bw, own.bw);

@@ -31,6 +31,9 @@ struct CalibrationSample {
   LinkSample sample;
 };
 
+// Per op, in kCalibratedOps' order.
+using PerOp = std::array<double, std::size(kCalibratedOps)>;
+
 struct GroupCalibration {
   Group group;
   int64_t members = 0;
@@ -38,7 +41,7 @@ struct GroupCalibration {
   // By op, in kCalibratedOps' order: the median |relative error| on the
   // odd-indexed sizes of a fit on the even-indexed ones; -1 where the op
   // has no such sizes or that fit failed.
-  std::array<double, std::size(kCalibratedOps)> held_out_error{};
+  PerOp held_out_error{};
   // The relative errors behind held_out_error, by op.
   std::array<std::vector<double>, std::size(kCalibratedOps)> held_out_errors;
   // A flattened group's: the median |relative error| of its dims' fitted
@@ -46,9 +49,6 @@ struct GroupCalibration {
   double dims_error = 0;
   bool own_link = false;  // the calibrated mesh gives it its fitted link
 };
-
-// Per op, in kCalibratedOps' order.
-using PerOp = std::array<double, std::size(kCalibratedOps)>;
 
 struct Calibration {
   std::vector<GroupCalibration> groups;  // in CalibrationGroups' order
