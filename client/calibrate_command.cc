@@ -28,13 +28,15 @@ const char kCalibrateUsage[] =
     "  plan on the job's agents (K timed runs after W warm-up runs: 5, 1;\n"
     "  4K timed runs below 1 MiB, where times vary most and cost least;\n"
     "  T bounds every collective: 30 s; --deadline_seconds bounds each run:\n"
-    "  300 s). Fits each group's per-hop latency and bandwidth to the\n"
-    "  α-β model (robust least squares on relative error) and prints the\n"
-    "  fit, its median error, the median error per op on the odd sizes of\n"
-    "  a fit on the even ones, and the --link flags of the measured links:\n"
-    "  one per dim, and one per flattened group whose dims' links mispredict\n"
-    "  it by more than 10%. --links_file FILE writes those flags, one per\n"
-    "  line, for `mesh register` and `plan`. Progress goes to stderr.\n";
+    "  300 s). Fits each group's latency per round and bandwidth to the\n"
+    "  α-β model (robust least squares on relative error; a flattened\n"
+    "  group's all_to_all is predicted from its dims' links, not fitted)\n"
+    "  and prints the fit, its median error, the median error per op on the\n"
+    "  odd sizes of fits on the even ones, and the --link flags of the\n"
+    "  measured links: one per dim, and one per flattened group whose dims'\n"
+    "  links mispredict its rings by more than 10%. --links_file FILE writes\n"
+    "  those flags, one per line, for `mesh register` and `plan`. Progress\n"
+    "  goes to stderr.\n";
 
 namespace {
 

@@ -13,8 +13,8 @@ std::string Percent(double fraction) {
   return fraction < 0 ? "-" : absl::StrFormat("%.1f%%", fraction * 100);
 }
 
-// The samples of group `g`, in the order they ran (the order of the
-// fit's relative errors).
+// The samples of group `g`, in the order they ran (the order of its
+// predictions).
 std::vector<const CalibrationSample*> SamplesOf(const CalibrationReport& r,
                                                 const Mesh& mesh,
                                                 const Group& g) {
@@ -44,9 +44,9 @@ std::string SamplesJson(const CalibrationReport& r, const Mesh& mesh,
     const LinkSample& s = of_group[i]->sample;
     rows.push_back(absl::StrCat(
         "{\"op\": ", JsonString(StepOpName(s.op)), ", \"bytes\": ", s.bytes,
-        ", \"measured_us\": ", FormatDouble(s.time_us), ", \"fitted_us\": ",
-        FormatDouble(PredictUs(s, g.fit.latency_us, g.fit.bandwidth_gbps)),
-        ", \"relative_error\": ", FormatDouble(g.fit.relative_errors[i]), "}"));
+        ", \"measured_us\": ", FormatDouble(s.time_us),
+        ", \"fitted_us\": ", FormatDouble(g.predicted_us[i]),
+        ", \"relative_error\": ", FormatDouble(g.relative_errors[i]), "}"));
   }
   return absl::StrCat("[", absl::StrJoin(rows, ", "), "]");
 }
@@ -58,7 +58,7 @@ std::string GroupJson(const CalibrationReport& r, const Mesh& mesh,
       ", \"members\": ", g.members,
       ", \"latency_us\": ", FormatDouble(g.fit.latency_us),
       ", \"bandwidth_gbps\": ", FormatDouble(g.fit.bandwidth_gbps),
-      ", \"median_abs_error\": ", FormatDouble(g.fit.median_abs_error),
+      ", \"median_abs_error\": ", FormatDouble(g.median_abs_error),
       ", \"held_out_error\": ", PerOpJson(g.held_out_error),
       ", \"dims_error\": ", FormatDouble(g.dims_error),
       ", \"own_link\": ", g.own_link ? "true" : "false",
@@ -80,7 +80,7 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
     out << absl::StrFormat(
         "%-8s %7d %12.2f %14.6g %8s  %-33s %9s\n", c.mesh.GroupName(g.group),
         g.members, g.fit.latency_us, g.fit.bandwidth_gbps,
-        Percent(g.fit.median_abs_error), absl::StrJoin(held_out, " / "),
+        Percent(g.median_abs_error), absl::StrJoin(held_out, " / "),
         g.group.size() < 2 ? "-" : Percent(g.dims_error));
   }
   std::vector<std::string> flags;

@@ -102,6 +102,31 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   for (const LinkParams& own : mesh.flattened_links()) {
     has_group_links_ = has_group_links_ || own != LinkParams{};
   }
+  if (options.kind == CostModelKind::kAlphaBeta) InitAllToAll();
+}
+
+void CostModel::InitAllToAll() {
+  const int ndim = mesh_.ndim();
+  all_to_all_.assign(size_t{1} << ndim, AllToAllPrice{});
+  for (int mask = 1; mask < (1 << ndim); ++mask) {
+    std::vector<AllToAllDim> dims;
+    double lat = 0;
+    for (int d = 0; d < ndim; ++d) {
+      if (!(mask & (1 << d)) || mesh_.size(d) == 1) continue;
+      dims.push_back({mesh_.size(d), ab_bw_[d]});
+      lat = std::max(lat, ab_lat_[d]);
+    }
+    if (!dims.empty()) {
+      all_to_all_[mask] = {lat, AllToAllUsPerByte(std::move(dims))};
+    }
+  }
+}
+
+double CostModel::AllToAllTime(absl::Span<const int> group,
+                               int64_t bytes) const {
+  const AllToAllPrice& price = all_to_all_[NonUnitMask(mesh_, group)];
+  return kBaseLatencyUs + price.lat_us +
+         static_cast<double>(bytes) * price.us_per_byte;
 }
 
 // The dims' slowest link, or the serving registered group's own.
@@ -137,8 +162,17 @@ CostModel::CollectiveBound CostModel::LowerBound(
                                : FastestLinkOver(group);
   const double bytes_per_gb =
       torch ? kBytesPerGiB * kBytesPerGiB * kBytesPerGiB : 1e9;
-  return {kBaseLatencyUs, (n - 1) * link.lat,
-          (n - 1) / n / (link.bw * bytes_per_gb) * 1e6};
+  CollectiveBound bound{kBaseLatencyUs, (n - 1) * link.lat,
+                        (n - 1) / n / (link.bw * bytes_per_gb) * 1e6};
+  if (torch) {  // PyTorch prices an all_to_all as a ring (and 1 µs more)
+    bound.all_to_all_us = bound.base_us + bound.hop_us;
+    bound.all_to_all_us_per_byte = bound.us_per_byte;
+  } else {
+    const AllToAllPrice& price = all_to_all_[NonUnitMask(mesh_, group)];
+    bound.all_to_all_us = kBaseLatencyUs + price.lat_us;
+    bound.all_to_all_us_per_byte = price.us_per_byte;
+  }
+  return bound;
 }
 
 double CostModel::LocalCopyUsPerByte() const {
@@ -210,6 +244,7 @@ double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
     return TorchOpTime(op, n, bytes_gb, link);
   }
   if (n == 1) return 0.0;
+  if (op == StepOp::kAllToAll) return AllToAllTime(group, bytes);
   const GroupLink link = AlphaBetaLink(group);
   return AlphaBetaCollectiveUs(op, n, bytes, kBaseLatencyUs, link.lat, link.bw);
 }

@@ -104,16 +104,23 @@ class CostModel {
   // A lower bound on the time of any collective on a group holding every
   // dim of a group: the group's latency plus the ring term at its slowest
   // link, `rounds` times (2 for all_reduce), for a ring term covering at
-  // least `bytes` per rank. Scaled down a hair so that rounding never makes
-  // it exceed a real cost (A* needs admissible bounds). Zero for groups of
-  // size 1.
+  // least `bytes` per rank; an all_to_all's own price under alpha_beta.
+  // Scaled down a hair so that rounding never makes it exceed a real cost
+  // (A* needs admissible bounds). Zero for groups of size 1.
+  // An all_to_all on any such group costs at least AllToAllTime of its
+  // buffer.
   struct CollectiveBound {
     double base_us = 0;
     double hop_us = 0;
     double us_per_byte = 0;
+    double all_to_all_us = 0;  // base and latency
+    double all_to_all_us_per_byte = 0;
     double Time(double bytes, int rounds) const {
       return (base_us + rounds * (hop_us + bytes * us_per_byte)) *
              kCostBoundSlack;
+    }
+    double AllToAllTime(double bytes) const {
+      return (all_to_all_us + bytes * all_to_all_us_per_byte) * kCostBoundSlack;
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;
@@ -128,6 +135,11 @@ class CostModel {
   GroupLink AlphaBetaLink(absl::Span<const int> group) const;
   // The fastest link of any group over the same dims (LowerBound's).
   GroupLink FastestLinkOver(absl::Span<const int> group) const;
+  // Under alpha_beta, an all_to_all on `group` (size > 1): one round at its
+  // dims' slowest latency and AllToAllUsPerByte over its dims' links; a
+  // flattened group's own link prices rings only (docs/DESIGN.md §3.3).
+  double AllToAllTime(absl::Span<const int> group, int64_t bytes) const;
+  void InitAllToAll();
 
   const Mesh& mesh_;
   const TensorSpec& tensor_;
@@ -135,6 +147,13 @@ class CostModel {
   // Per mesh dim link values for each model.
   std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
   bool has_group_links_ = false;  // some flattened group has its own link
+  // Under alpha_beta, per set of dims of size > 1 (a bit mask): an
+  // all_to_all's latency and µs per buffer byte.
+  struct AllToAllPrice {
+    double lat_us = 0;
+    double us_per_byte = 0;
+  };
+  std::vector<AllToAllPrice> all_to_all_;
 };
 
 }  // namespace reshard

@@ -2,9 +2,10 @@
 // links (docs/PERFORMANCE.md, "Measured plan quality"): every calibrated
 // group's link is fitted (link_fit.h); a dim's group gives the dim its link;
 // a flattened group gets its own link where what its dims' links predict
-// for it misses its measurements by more than kOwnLinkError. The fit is
-// judged on sizes it did not see: a second fit on every other size predicts
-// the rest, per op.
+// for its rings misses its measurements by more than kOwnLinkError. A
+// flattened group's all_to_all is priced from its dims' links (cost_model.h),
+// so it is predicted from them, not fitted. The fit is judged on sizes it
+// did not see: fits on every other size predict the rest, per op.
 #ifndef RESHARD_PLANNER_LINK_CALIBRATION_H_
 #define RESHARD_PLANNER_LINK_CALIBRATION_H_
 
@@ -37,15 +38,24 @@ using PerOp = std::array<double, std::size(kCalibratedOps)>;
 struct GroupCalibration {
   Group group;
   int64_t members = 0;
-  LinkFit fit;  // on every size
+  // The group's link, fitted on every size (of its ring collectives only,
+  // for a flattened group).
+  LinkFit fit;
+  // Per sample of the group, in the order given: what the fitted links
+  // predict (the group's, or its dims' for a flattened group's all_to_all),
+  // the relative error, and the median |relative error|.
+  std::vector<double> predicted_us;
+  std::vector<double> relative_errors;
+  double median_abs_error = 0;
   // By op, in kCalibratedOps' order: the median |relative error| on the
-  // odd-indexed sizes of a fit on the even-indexed ones; -1 where the op
-  // has no such sizes or that fit failed.
+  // odd-indexed sizes of fits on the even-indexed ones; -1 where the op
+  // has no such sizes or a fit it needs failed.
   PerOp held_out_error{};
   // The relative errors behind held_out_error, by op.
   std::array<std::vector<double>, std::size(kCalibratedOps)> held_out_errors;
   // A flattened group's: the median |relative error| of its dims' fitted
-  // links (the cost model's slowest-link rule) on its samples; 0 for dims.
+  // links (the cost model's slowest-link rule) on its ring samples; 0 for
+  // dims.
   double dims_error = 0;
   bool own_link = false;  // the calibrated mesh gives it its fitted link
 };

@@ -19,15 +19,17 @@ constexpr int kRefits = 30;
 // least this much longer (medians) than those of the smallest.
 constexpr double kMinGrowth = 1.1;
 
-// The fit's unknowns: c1 = the per-hop latency (µs), c2 = µs per bus byte.
+// The fit's unknowns: c1 = the latency per round (µs), c2 = µs per bus
+// byte.
 struct Coefficients {
   double c1 = 0;
   double c2 = 0;
 };
 
-// One sample as the linear problem sees it: y = c1 * hops + c2 * bus_bytes.
+// One sample as the linear problem sees it: y = c1 * rounds + c2 *
+// bus_bytes.
 struct Row {
-  double hops = 0;
+  double rounds = 0;
   double bus_bytes = 0;
   double y = 0;     // the time beyond the base latency
   double time = 0;  // the measured time
@@ -43,14 +45,14 @@ absl::StatusOr<std::vector<Row>> RowsOf(absl::Span<const LinkSample> samples) {
           "samples[", i, "]: not a timed collective on >= 2 members"));
     }
     rows.push_back(
-        {static_cast<double>(RingHops(s.op, s.members)),
+        {static_cast<double>(LatencyRounds(s.op, s.members)),
          BusBandwidthFactor(s.op, s.members) * static_cast<double>(s.bytes),
          s.time_us - kBaseLatencyUs, s.time_us});
   }
   return rows;
 }
 
-// Weighted least squares of y on (hops, bus_bytes) without an intercept;
+// Weighted least squares of y on (rounds, bus_bytes) without an intercept;
 // the latency is held at 0 when the free fit makes it negative.
 Coefficients Solve(const std::vector<Row>& rows,
                    const std::vector<double>& weights) {
@@ -58,10 +60,10 @@ Coefficients Solve(const std::vector<Row>& rows,
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const double w = weights[i];
-    aa += w * r.hops * r.hops;
-    ab += w * r.hops * r.bus_bytes;
+    aa += w * r.rounds * r.rounds;
+    ab += w * r.rounds * r.bus_bytes;
     bb += w * r.bus_bytes * r.bus_bytes;
-    ay += w * r.hops * r.y;
+    ay += w * r.rounds * r.y;
     by += w * r.bus_bytes * r.y;
   }
   const double det = aa * bb - ab * ab;
@@ -82,7 +84,7 @@ std::vector<double> WeightsOf(const std::vector<Row>& rows,
     double w = 1 / (r.time * r.time);
     if (fit != nullptr) {
       const double predicted =
-          kBaseLatencyUs + fit->c1 * r.hops + fit->c2 * r.bus_bytes;
+          kBaseLatencyUs + fit->c1 * r.rounds + fit->c2 * r.bus_bytes;
       const double error = std::abs(predicted - r.time) / r.time;
       if (error > kHuberRelative) w *= kHuberRelative / error;
     }

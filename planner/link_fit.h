@@ -1,11 +1,12 @@
 // Fitting a group's link to measured collectives (docs/DESIGN.md §3.3):
-// the α-β model prices a collective on n members as a base latency, hops
-// per-hop latencies and the bus bytes over the link's bandwidth
-// (AlphaBetaCollectiveUs). Given step times measured on one group, FitLink
-// finds the per-hop latency and the bandwidth that explain them best, in
-// relative error (sizes span four orders of magnitude, so absolute errors
-// would let the largest sizes decide alone), and robustly: a Huber-weighted
-// least squares refit discounts the few timings a busy machine spoils.
+// the α-β model prices a collective on n members as a base latency,
+// latency rounds (a ring's hops, one for all_to_all) and the bus bytes over
+// the link's bandwidth (AlphaBetaCollectiveUs). Given step times measured on
+// one group, FitLink finds the latency per round and the bandwidth that
+// explain them best, in relative error (sizes span four orders of
+// magnitude, so absolute errors would let the largest sizes decide alone),
+// and robustly: a Huber-weighted least squares refit discounts the few
+// timings a busy machine spoils.
 #ifndef RESHARD_PLANNER_LINK_FIT_H_
 #define RESHARD_PLANNER_LINK_FIT_H_
 
@@ -28,14 +29,14 @@ struct LinkSample {
 };
 
 struct LinkFit {
-  double latency_us = 0;      // per hop, >= 0
+  double latency_us = 0;      // per round, >= 0
   double bandwidth_gbps = 0;  // GB/s, GB = 1e9 bytes
   // Per sample, in the order given: (predicted - measured) / measured.
   std::vector<double> relative_errors;
   double median_abs_error = 0;  // of relative_errors
 };
 
-// The model's time for `sample` over a link of `latency_us` per hop and
+// The model's time for `sample` over a link of `latency_us` per round and
 // `bandwidth_gbps`.
 double PredictUs(const LinkSample& sample, double latency_us,
                  double bandwidth_gbps);

@@ -208,8 +208,8 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline double RemainingBound::CollectiveFirst(
     // all_to_all / all_gather: the group is S, every P dim outside.
     const double outside = unit_bytes_ * size_product_[pending | sets.done];
     if (const int served = g.mask & one) {
-      best = std::min(
-          best, g.bound.Time(outside, 1) + Cost(Meet(demand, served, kNone)));
+      best = std::min(best, g.bound.AllToAllTime(outside) +
+                                Cost(Meet(demand, served, kNone)));
     }
     if (const int served = g.mask & (one | final)) {
       best = std::min(best, g.bound.Time(g.size * outside, 1) +

@@ -36,6 +36,28 @@ TEST(CollectiveFactorsTest, RingHopsAndBusBandwidth) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(StepOp::kAllGather, 1), 0.0);
 }
 
+TEST(CollectiveFactorsTest, AllToAllTakesOneLatencyRound) {
+  EXPECT_EQ(LatencyRounds(StepOp::kAllToAll, 8), 1);
+  EXPECT_EQ(LatencyRounds(StepOp::kAllToAll, 1), 0);
+  EXPECT_EQ(LatencyRounds(StepOp::kAllGather, 8), 7);
+  EXPECT_EQ(LatencyRounds(StepOp::kAllReduce, 8), 14);
+  EXPECT_DOUBLE_EQ(
+      AlphaBetaCollectiveUs(StepOp::kAllToAll, 8, 8000, 6.6, 2.0, 1.0),
+      6.6 + 2.0 + 7.0 / 8 * 8000 / 1e9 * 1e6);
+}
+
+TEST(CollectiveFactorsTest, AllToAllBytesCrossEachDimsLink) {
+  // One dim, or dims on one link: the ring's (n-1)/n at that bandwidth.
+  EXPECT_DOUBLE_EQ(AllToAllUsPerByte({{8, 2.0}}), 7.0 / 8 / 2e9 * 1e6);
+  EXPECT_NEAR(AllToAllUsPerByte({{2, 2.0}, {4, 2.0}}), 7.0 / 8 / 2e9 * 1e6,
+              1e-18);
+  // Hosts (2, slow) x 4 within: half the buffer goes to the other host,
+  // 3/8 to this host's others; the order the dims come in does not matter.
+  const double two_tier = 0.5 / 0.025e9 * 1e6 + 3.0 / 8 / 0.5e9 * 1e6;
+  EXPECT_DOUBLE_EQ(AllToAllUsPerByte({{2, 0.025}, {4, 0.5}}), two_tier);
+  EXPECT_DOUBLE_EQ(AllToAllUsPerByte({{4, 0.5}, {2, 0.025}}), two_tier);
+}
+
 TEST(CostModelTest, MergedAllReduceOfTheReadmeExample) {
   // docs/DESIGN.md §4: 16x16 f32 all_reduce over (A,C), n = 4: 6.6 + 6*0.6 +
   // 1.5 * 1024 B / 87.7 GB/s.
@@ -117,6 +139,36 @@ TEST(CostModelTest, AFlattenedGroupsOwnLinkPricesItsCollectives) {
   const CostModel::CollectiveBound bound = model.LowerBound(Group{1, 0});
   EXPECT_DOUBLE_EQ(bound.hop_us, 3 * 5.0);
   EXPECT_DOUBLE_EQ(bound.us_per_byte, 3.0 / 4 / 40e9 * 1e6);
+}
+
+// An all_to_all on a flattened group: one round at its dims' slowest
+// latency, each dim's share of the buffer over that dim's link; the group's
+// own link prices its rings only. The bound is its price.
+TEST(CostModelTest, AFlattenedAllToAllCrossesEachDimsLink) {
+  MeshSpec spec;
+  spec.shape = {2, 4};
+  spec.dim_names = {"A", "B"};
+  spec.flattened = {{"A", "B"}};
+  spec.links = {LinkParams{0.025, 80.0}, LinkParams{0.5, 20.0}};
+  spec.flattened_links = {LinkParams{0.1, 30.0}};
+  const Mesh mesh = *Mesh::Create(spec);
+  // 64x8 f32 S(0),S(0) -> S(1),S(1): blocks of 8x1, 8 of them: 256 bytes.
+  const StepCost c =
+      PriceOf(mesh, {64, 8}, DType::kFloat32, "S(0),S(0)", "S(1),S(1)", {0, 1});
+  ASSERT_EQ(c.bytes, 256);
+  const double per_byte = 0.5 / 0.025e9 * 1e6 + 3.0 / 8 / 0.5e9 * 1e6;
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 80.0 + 256 * per_byte);
+  const TensorSpec tensor = *TensorSpec::Create({64, 8}, DType::kFloat32);
+  const CostModel model(mesh, tensor, {CostModelKind::kAlphaBeta, 8});
+  EXPECT_DOUBLE_EQ(model.CollectiveTime(StepOp::kAllGather, Group{0, 1}, 256),
+                   6.6 + 7 * 30.0 + 7.0 / 8 * 256 / 0.1e9 * 1e6);
+  const CostModel::CollectiveBound bound = model.LowerBound(Group{0, 1});
+  EXPECT_LE(bound.AllToAllTime(256), c.time_us);
+  EXPECT_GT(bound.AllToAllTime(256), c.time_us * (1 - 1e-6));
+  // A single dim: the ring's bytes, one round.
+  const StepCost one =
+      PriceOf(mesh, {64, 8}, DType::kFloat32, "R,S(0)", "R,S(1)", {1});
+  EXPECT_DOUBLE_EQ(one.time_us, 6.6 + 20.0 + 3.0 / 4 * one.bytes / 0.5e9 * 1e6);
 }
 
 TEST(CostModelTest, LocalStepsCostACopyAtLocalBandwidth) {

@@ -5,6 +5,8 @@
 #include "planner/link_calibration.h"
 
 #include "gtest/gtest.h"
+#include "planner/cost_model.h"
+#include "planner/tensor_spec.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {
@@ -15,25 +17,39 @@ using testing::MakeMesh;
 constexpr LinkParams kHosts{0.025, 80};  // A: between hosts
 constexpr LinkParams kLocal{0.5, 20};    // B: within a host
 
-// Every op at 4 KiB .. 64 MiB on `group`, timed as `link` says.
-void AddTimings(const Mesh& mesh, const Group& group, const LinkParams& link,
+// `mesh` with A's and B's links and, for its flattened groups, `own`.
+Mesh TrueMesh(const Mesh& mesh, const LinkParams& own) {
+  MeshSpec spec = mesh.ToSpec();
+  spec.links = {kHosts, kLocal};
+  spec.flattened_links.assign(mesh.flattened().size(), own);
+  return *Mesh::Create(spec);
+}
+
+// Every op at 4 KiB .. 64 MiB on `group`, timed as the α-β model prices it
+// on `truth`.
+void AddTimings(const Mesh& truth, const Group& group,
                 std::vector<CalibrationSample>& samples) {
+  const TensorSpec unused = *TensorSpec::Create({1}, DType::kFloat32);
+  const CostModel model(truth, unused, CostOptions{});
   int index = 0;
   for (int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4, ++index) {
     for (StepOp op : kCalibratedOps) {
-      LinkSample s{op, mesh.GroupSize(group), bytes, 0};
-      s.time_us = PredictUs(s, *link.latency_us, *link.bandwidth_gbps);
+      LinkSample s{op, truth.GroupSize(group), bytes, 0};
+      s.time_us = model.CollectiveTime(op, group, bytes);
       samples.push_back({group, index, s});
     }
   }
 }
 
+// Every group of `mesh` (A, B and A_B flattened), the flattened group's
+// rings over `flattened`.
 std::vector<CalibrationSample> Timings(const Mesh& mesh,
                                        const LinkParams& flattened) {
+  const Mesh truth = TrueMesh(mesh, flattened);
   std::vector<CalibrationSample> samples;
-  AddTimings(mesh, {0}, kHosts, samples);
-  AddTimings(mesh, {1}, kLocal, samples);
-  AddTimings(mesh, {0, 1}, flattened, samples);
+  AddTimings(truth, {0}, samples);
+  AddTimings(truth, {1}, samples);
+  AddTimings(truth, {0, 1}, samples);
   return samples;
 }
 
@@ -59,6 +75,7 @@ TEST(LinkCalibrationTest, RecoversDimLinksAndAFlattenedGroupsOwn) {
   for (const GroupCalibration& g : c->groups) {
     for (double e : g.held_out_error) EXPECT_NEAR(e, 0, 1e-9);
     EXPECT_NEAR(g.fit.median_abs_error, 0, 1e-9);
+    EXPECT_NEAR(g.median_abs_error, 0, 1e-9);
     // 8 sizes: the fit on sizes 0, 2, 4, 6 predicts 1, 3, 5, 7 of each op.
     for (const std::vector<double>& errors : g.held_out_errors) {
       EXPECT_EQ(errors.size(), 4u);
@@ -87,6 +104,29 @@ TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
   EXPECT_NEAR(c->held_out_error[1], 0, 1e-9);
 }
 
+TEST(LinkCalibrationTest, AFlattenedAllToAllIsPredictedFromItsDims) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};
+  std::vector<CalibrationSample> samples = Timings(mesh, ring);
+  // A_B's all_to_all takes twice what A's and B's links say: the own link
+  // (fitted to its rings) stays exact, and the error shows on its op.
+  for (CalibrationSample& s : samples) {
+    if (s.group == Group({0, 1}) && s.sample.op == StepOp::kAllToAll) {
+      s.sample.time_us *= 2;
+    }
+  }
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  const GroupCalibration& flat = c->groups[2];
+  EXPECT_NEAR(flat.held_out_error[3], 0.5, 1e-9);
+  EXPECT_NEAR(flat.held_out_error[0], 0, 1e-9);
+  // Its 32 samples in order: the all_to_alls (every 4th) predicted at half.
+  ASSERT_EQ(flat.relative_errors.size(), 32u);
+  EXPECT_NEAR(flat.relative_errors[3], -0.5, 1e-9);
+  EXPECT_NEAR(flat.relative_errors[0], 0, 1e-9);
+}
+
 TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
   const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
   // A ring over both dims as slow as the slower one: what the model says.
@@ -101,7 +141,7 @@ TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
 TEST(LinkCalibrationTest, RefusesSamplesOfGroupsItDoesNotCalibrate) {
   const Mesh mesh = MakeMesh({2, 4});
   std::vector<CalibrationSample> samples;
-  AddTimings(mesh, {0, 1}, kHosts, samples);
+  AddTimings(TrueMesh(mesh, {}), {0, 1}, samples);
   absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c.status().message(),
@@ -111,7 +151,7 @@ TEST(LinkCalibrationTest, RefusesSamplesOfGroupsItDoesNotCalibrate) {
 TEST(LinkCalibrationTest, AGroupWithoutTimingsFailsNamingIt) {
   const Mesh mesh = MakeMesh({2, 4});
   std::vector<CalibrationSample> samples;
-  AddTimings(mesh, {0}, kHosts, samples);
+  AddTimings(TrueMesh(mesh, {}), {0}, samples);
   absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
   EXPECT_EQ(c.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(c.status().message().find("group B: "), std::string::npos)
