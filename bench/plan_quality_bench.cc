@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -158,7 +159,8 @@ struct RequestPlans {
   Mesh mesh;  // calibrated
   std::vector<Plan> plans;
   std::vector<int> run_as;
-  std::vector<double> measured_ms;  // by plan
+  std::vector<double> measured_ms;            // by plan
+  std::vector<std::vector<double>> round_ms;  // by plan, every round's
 };
 constexpr int kOptimal = 0;
 constexpr int kTorch = 1;
@@ -215,7 +217,39 @@ void Measure(Client& client, const Flags& f, RequestPlans& p) {
   }
   for (size_t k = 0; k < p.plans.size(); ++k) {
     p.measured_ms.push_back(Median(seconds[p.run_as[k]]) * 1e3);
+    std::vector<double> ms;
+    for (double t : seconds[p.run_as[k]]) ms.push_back(t * 1e3);
+    p.round_ms.push_back(std::move(ms));
   }
+}
+
+// A distribution-free interval for the median of `v` (>= 95% coverage
+// from 6 values on): the k-th smallest and k-th largest, with k the
+// largest count such that P(Binomial(n, 1/2) < k) <= 2.5%. The whole
+// range below 6 values.
+std::pair<double, double> MedianInterval(std::vector<double> v) {
+  if (v.empty()) return {0, 0};
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  double below = 0;  // P(X < k) for X ~ Binomial(n, 1/2), k = 1, 2, ...
+  double term = std::pow(0.5, static_cast<double>(n));  // P(X = k - 1)
+  size_t k = 0;
+  while (k < n / 2 && below + term <= 0.025) {
+    below += term;
+    ++k;
+    term *= static_cast<double>(n - k + 1) / static_cast<double>(k);
+  }
+  if (k == 0) return {v.front(), v.back()};
+  return {v[k - 1], v[n - k]};
+}
+
+// Per round, plan a's time over plan b's (they ran in the same round).
+std::vector<double> PairedRatios(const RequestPlans& p, int a, int b) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < p.round_ms[a].size(); ++i) {
+    ratios.push_back(p.round_ms[a][i] / p.round_ms[b][i]);
+  }
+  return ratios;
 }
 
 double PredictedMs(const RequestPlans& p, int k) {
@@ -266,27 +300,36 @@ void PrintSavingSummary(const std::vector<RequestPlans>& all) {
       all.size(), ratios.size(), Median(ratios), slower);
 }
 
+// Where calibrated links change the plan: per request the median of the
+// paired (same round) ratios calibrated / default and its interval; slower
+// by > 5% where that median is, measurably slower where the whole
+// interval is.
 void PrintLinksSummary(const std::vector<RequestPlans>& all) {
   int differ = 0;
   int slower = 0;
-  std::vector<double> ratios;
+  int measurably = 0;
+  std::vector<double> medians;
   for (const RequestPlans& p : all) {
     if (p.run_as[kDefaultLinks] == p.run_as[kOptimal]) continue;
     ++differ;
-    const double ratio = p.measured_ms[kOptimal] / p.measured_ms[kDefaultLinks];
-    ratios.push_back(ratio);
+    const std::vector<double> ratios = PairedRatios(p, kOptimal, kDefaultLinks);
+    const double median = Median(ratios);
+    const auto [lo, hi] = MedianInterval(ratios);
+    medians.push_back(median);
     printf(
-        "calibrated vs default links, request %d: %.2f ms vs %.2f ms "
-        "(%s vs %s)\n",
+        "calibrated vs default links, request %d: %.2f ms vs %.2f ms, "
+        "paired ratio %.2f [%.2f, %.2f] (%s vs %s)\n",
         p.request.id, p.measured_ms[kOptimal], p.measured_ms[kDefaultLinks],
-        StepsText(p.mesh, p.plans[kOptimal]).c_str(),
+        median, lo, hi, StepsText(p.mesh, p.plans[kOptimal]).c_str(),
         StepsText(p.mesh, p.plans[kDefaultLinks]).c_str());
-    if (ratio > 1 + kSlowerBy) ++slower;
+    if (median > 1 + kSlowerBy) ++slower;
+    if (lo > 1 + kSlowerBy) ++measurably;
   }
   printf(
-      "plans that calibrated links change: %d; median calibrated / "
-      "default time there: %.2f; calibrated slower by > 5%%: %d\n",
-      differ, Median(ratios), slower);
+      "plans that calibrated links change: %d; median paired calibrated / "
+      "default ratio there: %.2f; calibrated slower by > 5%% (median): %d; "
+      "measurably (the interval above 1.05): %d\n",
+      differ, Median(medians), slower, measurably);
 }
 
 int WriteCorpus(const Flags& f) {
