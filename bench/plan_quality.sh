@@ -54,7 +54,7 @@ calibrate() {
     exit 1
   }
   echo "== $mesh: links $(tr '\n' ' ' < "$OUT/links-$mesh")"
-  jq -r '.groups[] | "\(.group): \(.bandwidth_gbps) GB/s, \(.latency_us) us/hop, fit err \(.median_abs_error * 100 | floor)%, held-out err by op \(.held_out_error | to_entries | map("\(.key) \(if .value == null then "-" else (.value * 100 | floor | tostring) + "%" end)") | join(", ")), dims err \(.dims_error * 100 | floor)%"' \
+  jq -r '.groups[] | "\(.group): \(.bandwidth_gbps) GB/s, \(.latency_us) us/round, fit err \(.median_abs_error * 100 | floor)%, held-out err by op \(.held_out_error | to_entries | map("\(.key) \(if .value == null then "-" else (.value * 100 | floor | tostring) + "%" end)") | join(", ")), dims err \(.dims_error * 100 | floor)%"' \
     "$OUT/calibrate-$mesh.json"
 }
 if [ -n "$LINKS_FROM" ]; then

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/calibration_output.h"
+#include "client/calibration_samples_file.h"
 #include "client/plan_flags.h"
 #include "planner/calibration_plans.h"
 #include "planner/link_calibration.h"
@@ -20,7 +21,7 @@ const char kCalibrateUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job calibrate NAME\n"
     "         --mesh A=2,B=4 [--flatten A,B]... [--min_bytes B]\n"
     "         [--max_bytes B] [--iters K] [--warmup W] [--timeout_seconds T]\n"
-    "         [--links_file FILE] [--json]\n"
+    "         [--links_file FILE] [--json] [--samples_from FILE]\n"
     "  Measures the links of job NAME's mesh: every collective (all_gather,\n"
     "  reduce_scatter, all_reduce, all_to_all) on every dim of size > 1 and\n"
     "  every --flatten group, at sizes B, 4B, 16B, ... from --min_bytes\n"
@@ -36,7 +37,8 @@ const char kCalibrateUsage[] =
     "  measured links: one per dim, and one per flattened group whose dims'\n"
     "  links mispredict its rings by more than 10%. --links_file FILE writes\n"
     "  those flags, one per line, for `mesh register` and `plan`. Progress\n"
-    "  goes to stderr.\n";
+    "  goes to stderr. --samples_from FILE fits the samples of an earlier\n"
+    "  --json output on this mesh instead of running a sweep (no server).\n";
 
 namespace {
 
@@ -56,6 +58,7 @@ struct CalibrateFlags {
   int max_bytes = kDefaultMaxBytes;
   JobRunOptions run;
   std::string links_file;
+  std::string samples_from;
   bool json = false;
 };
 
@@ -76,6 +79,7 @@ absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
   flags.run.deadline =
       server.deadline.value_or(absl::Seconds(kDefaultRunDeadlineSeconds));
   flags.links_file = args.Get("links_file").value_or("");
+  flags.samples_from = args.Get("samples_from").value_or("");
   flags.json = args.Has("json");
   return flags;
 }
@@ -131,6 +135,26 @@ absl::StatusOr<std::vector<CalibrationSample>> Sweep(
   return samples;
 }
 
+// The sweep's sizes and samples: run on the job's agents, or read back
+// from --samples_from.
+absl::StatusOr<SavedSweep> SweepOrSaved(const ServerFlags& server,
+                                        const std::string& job,
+                                        const Mesh& mesh,
+                                        const CalibrateFlags& flags) {
+  if (!flags.samples_from.empty()) {
+    return ReadCalibrationJson(flags.samples_from, mesh);
+  }
+  absl::StatusOr<std::vector<int64_t>> sizes =
+      CalibrationSizes(flags.min_bytes, flags.max_bytes);
+  if (!sizes.ok()) return sizes.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<std::vector<CalibrationSample>> samples =
+      Sweep(**client, job, mesh, *sizes, flags.run);
+  if (!samples.ok()) return samples.status();
+  return SavedSweep{*std::move(sizes), *std::move(samples)};
+}
+
 absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
   std::ofstream file(path);
   for (const std::string& link : LinkFlagValues(mesh)) {
@@ -149,31 +173,26 @@ absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
 absl::Status RunCalibrate(const ServerFlags& server, const std::string& job,
                           absl::Span<const std::string> argv,
                           std::ostream& out) {
-  absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv,
-                     {"mesh", "flatten", "min_bytes", "max_bytes", "iters",
-                      "warmup", "timeout_seconds", "links_file"},
-                     {"json"});
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(
+      argv,
+      {"mesh", "flatten", "min_bytes", "max_bytes", "iters", "warmup",
+       "timeout_seconds", "links_file", "samples_from"},
+      {"json"});
   if (!args.ok()) return args.status();
   absl::StatusOr<CalibrateFlags> flags = ParseCalibrateFlags(*args, server);
   if (!flags.ok()) return flags.status();
   absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<std::vector<int64_t>> sizes =
-      CalibrationSizes(flags->min_bytes, flags->max_bytes);
-  if (!sizes.ok()) return sizes.status();
-  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
-  if (!client.ok()) return client.status();
-  absl::StatusOr<std::vector<CalibrationSample>> samples =
-      Sweep(**client, job, *mesh, *sizes, flags->run);
-  if (!samples.ok()) return samples.status();
-  absl::StatusOr<Calibration> calibration = Calibrate(*mesh, *samples);
+  absl::StatusOr<SavedSweep> sweep = SweepOrSaved(server, job, *mesh, *flags);
+  if (!sweep.ok()) return sweep.status();
+  absl::StatusOr<Calibration> calibration = Calibrate(*mesh, sweep->samples);
   if (!calibration.ok()) return calibration.status();
   if (!flags->links_file.empty()) {
     absl::Status s = WriteLinksFile(flags->links_file, calibration->mesh);
     if (!s.ok()) return s;
   }
-  const CalibrationReport report{job, *sizes, *samples, &*calibration};
+  const CalibrationReport report{job, sweep->sizes, sweep->samples,
+                                 &*calibration};
   if (flags->json) {
     PrintCalibrationJson(report, out);
   } else {

@@ -1,0 +1,137 @@
+#include "client/calibration_samples_file.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/json_value.h"
+#include "planner/calibration_plans.h"
+
+namespace reshard::client {
+namespace {
+
+absl::Status FieldError(const std::string& field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+// The member `key` of `v` when it has kind `kind`.
+absl::StatusOr<const JsonValue*> Member(const JsonValue& v,
+                                        const std::string& field,
+                                        absl::string_view key,
+                                        JsonValue::Kind kind) {
+  const JsonValue* m = v.Find(key);
+  const std::string name = absl::StrCat(field, field.empty() ? "" : ".", key);
+  if (m == nullptr) return FieldError(name, "missing");
+  if (m->kind() != kind) return FieldError(name, "of the wrong kind");
+  return m;
+}
+
+absl::StatusOr<StepOp> OpNamed(const std::string& field,
+                               const std::string& name) {
+  for (StepOp op : kCalibratedOps) {
+    if (StepOpName(op) == name) return op;
+  }
+  return FieldError(field,
+                    absl::StrCat("\"", name, "\" is not a calibrated op"));
+}
+
+// One saved sample of `group`: {op, bytes, measured_us}.
+absl::StatusOr<LinkSample> SampleOf(const JsonValue& s,
+                                    const std::string& field, int64_t members) {
+  absl::StatusOr<const JsonValue*> op =
+      Member(s, field, "op", JsonValue::Kind::kString);
+  absl::StatusOr<const JsonValue*> bytes =
+      Member(s, field, "bytes", JsonValue::Kind::kNumber);
+  absl::StatusOr<const JsonValue*> us =
+      Member(s, field, "measured_us", JsonValue::Kind::kNumber);
+  for (const auto* m : {&op, &bytes, &us}) {
+    if (!m->ok()) return m->status();
+  }
+  absl::StatusOr<StepOp> kind = OpNamed(field + ".op", (*op)->string());
+  if (!kind.ok()) return kind.status();
+  LinkSample sample{*kind, members, 0, (*us)->number()};
+  if (!(*bytes)->AsInt64(&sample.bytes)) {
+    return FieldError(field + ".bytes", "not an integer");
+  }
+  return sample;
+}
+
+// The samples of groups[index] of the file, on `mesh`'s group of its name.
+absl::Status AddGroup(const JsonValue& g, size_t index, const Mesh& mesh,
+                      std::vector<CalibrationSample>& samples) {
+  const std::string field = absl::StrCat("groups[", index, "]");
+  absl::StatusOr<const JsonValue*> name =
+      Member(g, field, "group", JsonValue::Kind::kString);
+  if (!name.ok()) return name.status();
+  const Group* group = nullptr;
+  const std::vector<Group> groups = CalibrationGroups(mesh);
+  for (const Group& candidate : groups) {
+    if (mesh.GroupName(candidate) == (*name)->string()) group = &candidate;
+  }
+  if (group == nullptr) {
+    return FieldError(field + ".group",
+                      absl::StrCat("\"", (*name)->string(),
+                                   "\" is not calibrated on this mesh"));
+  }
+  absl::StatusOr<const JsonValue*> list =
+      Member(g, field, "samples", JsonValue::Kind::kArray);
+  if (!list.ok()) return list.status();
+  std::map<StepOp, int> next_index;
+  for (size_t i = 0; i < (*list)->array().size(); ++i) {
+    absl::StatusOr<LinkSample> s =
+        SampleOf((*list)->array()[i], absl::StrCat(field, ".samples[", i, "]"),
+                 mesh.GroupSize(*group));
+    if (!s.ok()) return s.status();
+    samples.push_back({*group, next_index[s->op]++, *s});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SavedSweep> ParseCalibrationJson(absl::string_view text,
+                                                const Mesh& mesh) {
+  absl::StatusOr<JsonValue> root = JsonValue::Parse(text);
+  if (!root.ok()) return root.status();
+  SavedSweep sweep;
+  absl::StatusOr<const JsonValue*> sizes =
+      Member(*root, "", "sizes", JsonValue::Kind::kArray);
+  if (!sizes.ok()) return sizes.status();
+  for (size_t i = 0; i < (*sizes)->array().size(); ++i) {
+    int64_t bytes = 0;
+    if (!(*sizes)->array()[i].AsInt64(&bytes)) {
+      return FieldError(absl::StrCat("sizes[", i, "]"), "not an integer");
+    }
+    sweep.sizes.push_back(bytes);
+  }
+  absl::StatusOr<const JsonValue*> groups =
+      Member(*root, "", "groups", JsonValue::Kind::kArray);
+  if (!groups.ok()) return groups.status();
+  for (size_t i = 0; i < (*groups)->array().size(); ++i) {
+    absl::Status s = AddGroup((*groups)->array()[i], i, mesh, sweep.samples);
+    if (!s.ok()) return s;
+  }
+  if (sweep.sizes.empty()) return FieldError("sizes", "empty");
+  return sweep;
+}
+
+absl::StatusOr<SavedSweep> ReadCalibrationJson(const std::string& path,
+                                               const Mesh& mesh) {
+  std::ifstream file(path);
+  if (!file) {
+    return absl::NotFoundError(
+        absl::StrCat("--samples_from: cannot read \"", path, "\""));
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  absl::StatusOr<SavedSweep> sweep = ParseCalibrationJson(text.str(), mesh);
+  if (!sweep.ok()) {
+    return absl::Status(
+        sweep.status().code(),
+        absl::StrCat("--samples_from ", path, ": ", sweep.status().message()));
+  }
+  return sweep;
+}
+
+}  // namespace reshard::client
