@@ -68,6 +68,11 @@ check "A's bandwidth is within the 100 Mbit/s limit ($a GB/s)" $?
 check "72 samples (3 groups, 4 ops, 6 sizes)" $?
 grep -q '^--link A=' "$tmp/links" && grep -q '^--link B=' "$tmp/links"
 check "the links file has both dims' flags" $?
+printf '%s\n' "$json" > "$tmp/calibration.json"
+timeout 30 "${E[@]}" calibrate emu --mesh A=2,B=2 --flatten A,B \
+  --samples_from "$tmp/calibration.json" --links_file "$tmp/links-again" \
+  >/dev/null 2>&1 && cmp -s "$tmp/links" "$tmp/links-again"
+check "refitting the saved samples (--samples_from) gives the same links" $?
 # shellcheck disable=SC2046  # the file's flags, split on purpose
 plan=$(timeout 30 "$CTL" plan --offline --mesh A=2,B=2 --flatten A,B \
   $(cat "$tmp/links") --shape 64,64 --from 'S(0),S(1)' --to R,R 2>&1)
