@@ -1,13 +1,12 @@
 #include "client/batch_file.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "client/flag_file.h"
 #include "common/json_value.h"
 
 namespace reshard::client {
@@ -107,14 +106,9 @@ absl::StatusOr<std::vector<BatchFileItem>> ParseBatchFile(
 
 absl::StatusOr<std::vector<BatchFileItem>> ReadBatchFile(
     const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat("--batch: cannot read \"", path, "\""));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<std::vector<BatchFileItem>> items = ParseBatchFile(text.str());
+  absl::StatusOr<std::string> text = ReadFlagFile("batch", path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<std::vector<BatchFileItem>> items = ParseBatchFile(*text);
   if (!items.ok()) {
     return absl::Status(
         items.status().code(),

@@ -1,10 +1,9 @@
 #include "client/calibration_samples_file.h"
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "client/flag_file.h"
 #include "common/json_value.h"
 #include "planner/calibration_plans.h"
 
@@ -118,14 +117,9 @@ absl::StatusOr<SavedSweep> ParseCalibrationJson(absl::string_view text,
 
 absl::StatusOr<SavedSweep> ReadCalibrationJson(const std::string& path,
                                                const Mesh& mesh) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat("--samples_from: cannot read \"", path, "\""));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<SavedSweep> sweep = ParseCalibrationJson(text.str(), mesh);
+  absl::StatusOr<std::string> text = ReadFlagFile("samples_from", path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<SavedSweep> sweep = ParseCalibrationJson(*text, mesh);
   if (!sweep.ok()) {
     return absl::Status(
         sweep.status().code(),

@@ -1,13 +1,12 @@
 #include "client/plan_flags.h"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/flag_file.h"
 #include "common/json_text.h"
 #include "planner/plan_json_reader.h"
 
@@ -201,14 +200,9 @@ absl::StatusOr<PlanRequest> RequestFromFlags(const Mesh& mesh,
 }
 
 absl::StatusOr<MeshAndPlan> ReadPlanFile(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) {
-    return absl::NotFoundError(
-        absl::StrCat("--plan: cannot read \"", path, "\""));
-  }
-  std::stringstream text;
-  text << file.rdbuf();
-  absl::StatusOr<PlanFile> read = ReadPlanJson(text.str());
+  absl::StatusOr<std::string> text = ReadFlagFile("plan", path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<PlanFile> read = ReadPlanJson(*text);
   if (!read.ok()) {
     return absl::Status(
         read.status().code(),
