@@ -97,13 +97,21 @@ TEST(CostModelTest, AllToAllPadsBothDims) {
   EXPECT_EQ(c.peak_bytes, 2 * 2 * 12 * 4);
 }
 
-TEST(CostModelTest, LinksTakeTheSlowestDimOfAGroup) {
+// A mesh A x B, (A,B) flattened, with the given links.
+Mesh LinkedMesh(std::vector<int64_t> shape, std::vector<LinkParams> links,
+                std::vector<LinkParams> flattened_links = {}) {
   MeshSpec spec;
-  spec.shape = {2, 2};
+  spec.shape = std::move(shape);
   spec.dim_names = {"A", "B"};
   spec.flattened = {{"A", "B"}};
-  spec.links = {LinkParams{10.0, 5.0}, LinkParams{100.0, 1.0}};
-  const Mesh mesh = *Mesh::Create(spec);
+  spec.links = std::move(links);
+  spec.flattened_links = std::move(flattened_links);
+  return *Mesh::Create(spec);
+}
+
+TEST(CostModelTest, LinksTakeTheSlowestDimOfAGroup) {
+  const Mesh mesh =
+      LinkedMesh({2, 2}, {LinkParams{10.0, 5.0}, LinkParams{100.0, 1.0}});
   const StepCost c =
       PriceOf(mesh, {8}, DType::kFloat32, "P(sum),P(sum)", "R,R", {0, 1});
   EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 5.0 + 1.5 * 32 / 10e9 * 1e6);
@@ -145,13 +153,9 @@ TEST(CostModelTest, AFlattenedGroupsOwnLinkPricesItsCollectives) {
 // latency, each dim's share of the buffer over that dim's link; the group's
 // own link prices its rings only. The bound is its price.
 TEST(CostModelTest, AFlattenedAllToAllCrossesEachDimsLink) {
-  MeshSpec spec;
-  spec.shape = {2, 4};
-  spec.dim_names = {"A", "B"};
-  spec.flattened = {{"A", "B"}};
-  spec.links = {LinkParams{0.025, 80.0}, LinkParams{0.5, 20.0}};
-  spec.flattened_links = {LinkParams{0.1, 30.0}};
-  const Mesh mesh = *Mesh::Create(spec);
+  const Mesh mesh =
+      LinkedMesh({2, 4}, {LinkParams{0.025, 80.0}, LinkParams{0.5, 20.0}},
+                 {LinkParams{0.1, 30.0}});
   // 64x8 f32 S(0),S(0) -> S(1),S(1): blocks of 8x1, 8 of them: 256 bytes.
   const StepCost c =
       PriceOf(mesh, {64, 8}, DType::kFloat32, "S(0),S(0)", "S(1),S(1)", {0, 1});
