@@ -157,9 +157,7 @@ absl::StatusOr<SavedSweep> SweepOrSaved(const ServerFlags& server,
 
 absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
   std::ofstream file(path);
-  for (const std::string& link : LinkFlagValues(mesh)) {
-    file << "--link " << link << "\n";
-  }
+  for (const std::string& flag : LinkFlags(mesh)) file << flag << "\n";
   file.close();
   if (!file) {
     return absl::InvalidArgumentError(

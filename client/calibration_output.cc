@@ -83,10 +83,7 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
         Percent(g.median_abs_error), absl::StrJoin(held_out, " / "),
         g.group.size() < 2 ? "-" : Percent(g.dims_error));
   }
-  std::vector<std::string> flags;
-  for (const std::string& link : LinkFlagValues(c.mesh)) {
-    flags.push_back(absl::StrCat("--link ", link));
-  }
+  const std::vector<std::string> flags = LinkFlags(c.mesh);
   std::vector<std::string> pooled;
   for (double e : c.held_out_error) pooled.push_back(Percent(e));
   out << "held-out error, every group, AG / RS / AR / A2A: "
@@ -108,7 +105,8 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
       << absl::StrJoin(r.sizes, ", ") << "], \"groups\": ["
       << absl::StrJoin(groups, ", ")
       << "], \"held_out_error\": " << PerOpJson(c.held_out_error)
-      << ", \"links\": [" << absl::StrJoin(links, ", ") << "]}\n";
+      << ", \"links\": [" << absl::StrJoin(links, ", ") << "], \"copy_gbps\": "
+      << FormatOptionalDouble(c.mesh.copy_gbps(), "null") << "}\n";
 }
 
 }  // namespace reshard::client

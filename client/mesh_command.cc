@@ -17,7 +17,7 @@ namespace {
 
 constexpr char kMeshUsage[] =
     "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
-    "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US]...\n"
+    "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US]... [--copy_gbps X]\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
     "       reshardctl [global flags] mesh delete MESH_ID "
@@ -26,8 +26,9 @@ constexpr char kMeshUsage[] =
     "  same for the same mesh on every replica); `plan --mesh_id ID` plans\n"
     "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
     "  overrides (DIM=GBPS:US, and A,B=GBPS:US for a flattened group's own\n"
-    "  link; `default` where the cost model's value applies) and a rank map\n"
-    "  other than the identity. `delete` sends the\n"
+    "  link; `default` where the cost model's value applies), the local\n"
+    "  copy rate (--copy_gbps, GB/s) and a rank map other than the\n"
+    "  identity. `delete` sends the\n"
     "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
     "  with --admin_token_file.\n";
 
@@ -81,6 +82,10 @@ std::string MeshLine(const std::string& id, const Mesh& mesh) {
   if (!links.empty()) {
     absl::StrAppend(&line, "  links ", absl::StrJoin(links, " "));
   }
+  if (mesh.copy_gbps().has_value()) {
+    absl::StrAppend(&line, "  copy_gbps ",
+                    FormatOptionalDouble(mesh.copy_gbps(), ""));
+  }
   if (!mesh.has_identity_rank_map()) {
     absl::StrAppend(&line, "  rank_map ", absl::StrJoin(mesh.rank_map(), ","));
   }
@@ -101,6 +106,7 @@ std::string MeshJson(const std::string& id, const Mesh& mesh) {
       absl::StrJoin(mesh.shape(), ", "), "], \"dim_names\": [",
       absl::StrJoin(names, ", "), "], \"flattened\": [",
       absl::StrJoin(flattened, ", "), "], \"links\": ", LinksJson(mesh),
+      ", \"copy_gbps\": ", FormatOptionalDouble(mesh.copy_gbps(), "null"),
       ", \"rank_map\": ",
       mesh.has_identity_rank_map()
           ? std::string("null")
@@ -113,7 +119,7 @@ namespace {
 absl::Status Register(Client& client, absl::Span<const std::string> argv,
                       std::ostream& out) {
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, {"mesh", "flatten", "link"}, {});
+      CliArgs::Parse(argv, {"mesh", "flatten", "link", "copy_gbps"}, {});
   if (!args.ok()) return args.status();
   absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();

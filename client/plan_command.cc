@@ -39,7 +39,7 @@ constexpr char kPlanUsage[] =
     "  (port 50051 when omitted), --deadline_seconds D.\n";
 
 // The flags that describe a mesh inline, which --mesh_id replaces.
-constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link"};
+constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link", "copy_gbps"};
 
 absl::Status CheckRequired(const CliArgs& args) {
   const bool by_id = args.Has("mesh_id");

@@ -99,6 +99,14 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
     s = ParseLinkFlag(link, spec);
     if (!s.ok()) return s;
   }
+  if (auto text = args.Get("copy_gbps")) {
+    double gbps = 0;
+    if (!absl::SimpleAtod(*text, &gbps)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--copy_gbps: \"", *text, "\" must be a number of GB/s"));
+    }
+    spec.copy_gbps = gbps;
+  }
   return Mesh::Create(std::move(spec));
 }
 
@@ -120,13 +128,32 @@ std::vector<std::string> LinkFlagValues(const Mesh& mesh) {
   return values;
 }
 
+std::vector<std::string> LinkFlags(const Mesh& mesh) {
+  std::vector<std::string> flags;
+  for (const std::string& link : LinkFlagValues(mesh)) {
+    flags.push_back(absl::StrCat("--link ", link));
+  }
+  if (mesh.copy_gbps().has_value()) {
+    flags.push_back(absl::StrCat("--copy_gbps ",
+                                 FormatOptionalDouble(mesh.copy_gbps(), "")));
+  }
+  return flags;
+}
+
 std::set<std::string> PlanFlags() {
-  return {"mesh",           "flatten",
-          "shape",          "dtype",
-          "from",           "to",
-          "planner",        "cost_model",
-          "link",           "devices_per_host",
-          "flatten_policy", "max_peak_bytes",
+  return {"mesh",
+          "flatten",
+          "shape",
+          "dtype",
+          "from",
+          "to",
+          "planner",
+          "cost_model",
+          "link",
+          "copy_gbps",
+          "devices_per_host",
+          "flatten_policy",
+          "max_peak_bytes",
           "search_budget"};
 }
 

@@ -21,14 +21,19 @@ namespace reshard::client {
 // The names of the flags that take a value.
 std::set<std::string> PlanFlags();
 
-// The mesh described by --mesh, --flatten and --link (DIM=GBPS:US for a
-// dim, A,B=GBPS:US for the own link of the --flatten group A,B).
+// The mesh described by --mesh, --flatten, --link (DIM=GBPS:US for a
+// dim, A,B=GBPS:US for the own link of the --flatten group A,B) and
+// --copy_gbps (the local copy rate, MeshSpec::copy_gbps).
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 
 // The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default";
 // `default` where the cost model's value applies), dims first, then the
 // flattened groups' own links.
 std::vector<std::string> LinkFlagValues(const Mesh& mesh);
+// Every flag that gives the mesh its measured links, as a command line
+// takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X" when
+// the mesh has a copy rate.
+std::vector<std::string> LinkFlags(const Mesh& mesh);
 
 // The planner options described by --planner, --cost_model, --merge,
 // --devices_per_host, --search_budget, --max_peak_bytes, --flatten_policy.

@@ -51,6 +51,7 @@ struct MemberSize {
   int64_t in = 0;
   int64_t out = 0;
   int64_t priced = 0;
+  double step_us = 0;  // the member's step alone (a bucket of one runs it)
 };
 
 // Builds the schedule plan by plan, first fit: each step joins the earliest
@@ -74,6 +75,7 @@ class Scheduler {
   // with room; a new bucket takes the step's own group.
   int Place(const BucketKey& key, const Group& group, const MemberSize& size,
             int after);
+  double BucketTime(size_t b) const;
   bool Fits(const Bucket& bucket, const MemberSize& size) const {
     return bucket.in_bytes + size.in <= options_.bucket_bytes &&
            bucket.out_bytes + size.out <= options_.bucket_bytes;
@@ -86,6 +88,7 @@ class Scheduler {
   const CostModel bucket_model_;
   BucketSchedule schedule_;
   std::vector<int64_t> priced_bytes_;  // per bucket
+  std::vector<double> first_step_us_;  // per bucket: its first member's
   absl::flat_hash_map<BucketKey, std::vector<int>> by_key_;
 };
 
@@ -105,7 +108,7 @@ void Scheduler::AddPlan(int tensor, const Plan& plan) {
     const auto [in, out] = model.PaddedBuffers(
         step.from, t, MaxLocalExtents(mesh_, step.from, plan.tensor.shape()));
     after = Place(KeyOf(mesh_, step, plan.tensor.dtype()), step.group,
-                  {in, out, cost.bytes}, after);
+                  {in, out, cost.bytes, cost.time_us}, after);
     schedule_.buckets[after].members.push_back({tensor, static_cast<int>(j)});
   }
 }
@@ -131,6 +134,7 @@ int Scheduler::Place(const BucketKey& key, const Group& group,
     bucket.avg_divisor = key.avg_divisor;
     schedule_.buckets.push_back(std::move(bucket));
     priced_bytes_.push_back(0);
+    first_step_us_.push_back(size.step_us);
     candidates.push_back(index);
   }
   Bucket& bucket = schedule_.buckets[index];
@@ -140,12 +144,22 @@ int Scheduler::Place(const BucketKey& key, const Group& group,
   return index;
 }
 
+// A bucket of one member runs its step as planned; a larger one packs
+// every member's blocks into its wire buffers and back out.
+double Scheduler::BucketTime(size_t b) const {
+  const Bucket& bucket = schedule_.buckets[b];
+  if (bucket.members.size() == 1) return first_step_us_[b];
+  const double packed = static_cast<double>(bucket.in_bytes + bucket.out_bytes);
+  return bucket_model_.CollectiveTime(bucket.op, bucket.group,
+                                      priced_bytes_[b]) +
+         packed * bucket_model_.LocalCopyUsPerByte();
+}
+
 BucketSchedule Scheduler::Finish() && {
   for (size_t b = 0; b < schedule_.buckets.size(); ++b) {
     Bucket& bucket = schedule_.buckets[b];
     bucket.bytes = std::max(bucket.in_bytes, bucket.out_bytes);
-    bucket.time_us =
-        bucket_model_.CollectiveTime(bucket.op, bucket.group, priced_bytes_[b]);
+    bucket.time_us = BucketTime(b);
     schedule_.time_us_after += bucket.time_us;
   }
   schedule_.collectives_after = static_cast<int64_t>(schedule_.buckets.size());

@@ -7,6 +7,7 @@
 #include "planner/collective_factors.h"
 #include "planner/enum_names.h"
 #include "planner/local_layout.h"
+#include "planner/packing_bytes.h"
 #include "planner/step_layout.h"
 
 namespace reshard {
@@ -102,7 +103,11 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   for (const LinkParams& own : mesh.flattened_links()) {
     has_group_links_ = has_group_links_ || own != LinkParams{};
   }
-  if (options.kind == CostModelKind::kAlphaBeta) InitAllToAll();
+  if (options.kind == CostModelKind::kAlphaBeta) {
+    InitAllToAll();
+    copy_us_per_byte_ =
+        1e6 / (mesh.copy_gbps().value_or(kLocalBandwidthGBps) * 1e9);
+  }
 }
 
 void CostModel::InitAllToAll() {
@@ -175,11 +180,6 @@ CostModel::CollectiveBound CostModel::LowerBound(
   return bound;
 }
 
-double CostModel::LocalCopyUsPerByte() const {
-  if (options_.kind == CostModelKind::kTorch) return 0.0;
-  return 1e6 / (kLocalBandwidthGBps * 1e9);
-}
-
 double CostModel::TorchTime(const DistState& from, const Transition& t) const {
   const int64_t n = mesh_.GroupSize(t.group);
   const GroupLink link = SlowestLink(torch_lat_, torch_bw_, t.group);
@@ -223,15 +223,18 @@ std::pair<int64_t, int64_t> CostModel::PaddedBuffers(
 }
 
 double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
-                                int64_t bytes) const {
-  (void)from;
+                                int64_t bytes,
+                                absl::Span<const int64_t> extents) const {
   const int64_t n = mesh_.GroupSize(t.group);
   if (n == 1) return 0.0;
   if (!IsCollective(t.op)) {
     if (t.op == StepOp::kPartition && t.target_op != ReduceOp::kSum) return 0.0;
-    return static_cast<double>(bytes) / (kLocalBandwidthGBps * 1e9) * 1e6;
+    return static_cast<double>(bytes) * copy_us_per_byte_;
   }
-  return CollectiveTime(t.op, t.group, bytes);
+  const int64_t packed =
+      PackedElements(mesh_, from, t, tensor_.shape(), extents);
+  return CollectiveTime(t.op, t.group, bytes) +
+         static_cast<double>(packed * tensor_.itemsize()) * copy_us_per_byte_;
 }
 
 double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
@@ -285,7 +288,7 @@ StepCost CostModel::PriceWithExtents(const DistState& from, const Transition& t,
       break;
   }
   if (n == 1) cost.bytes = 0;
-  cost.time_us = AlphaBetaTime(from, t, cost.bytes);
+  cost.time_us = AlphaBetaTime(from, t, cost.bytes, extents);
   return cost;
 }
 

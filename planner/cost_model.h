@@ -1,7 +1,8 @@
 // A CostModel prices a step: the bytes it moves, its estimated time and the
 // peak per-rank memory it needs. Two models exist (docs/DESIGN.md §3.1, §3.3):
 //  - alpha_beta (default): latency + bandwidth terms on the largest padded
-//    per-rank buffer, ring factors of nccl-tests, per-dim link overrides.
+//    per-rank buffer, ring factors of nccl-tests, per-dim link overrides,
+//    and the local copies of blocks that do not lie in place.
 //  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
 //    torch_graph planner reproduces PyTorch's Dijkstra tie-breaks.
 // A CostModel is immutable and safe for concurrent use; it refers to the
@@ -91,8 +92,9 @@ class CostModel {
   // (counted as StepCost::bytes counts them under this model): the formula
   // every collective step is priced by, exposed so that a bucket of several
   // tensors' steps (bucket_schedule.h) is priced as the one collective it
-  // is. alpha_beta: 0 on groups of size 1. torch: PyTorch's formula on
-  // `bytes` read as GiB (an all_gather's are the gathered bytes).
+  // is; a step adds the packing of its blocks that do not lie in place
+  // (packing_bytes.h). alpha_beta: 0 on groups of size 1. torch: PyTorch's
+  // formula on `bytes` read as GiB (an all_gather's are the gathered bytes).
   double CollectiveTime(StepOp op, absl::Span<const int> group,
                         int64_t bytes) const;
 
@@ -124,12 +126,16 @@ class CostModel {
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;
-  // What a local step that writes a byte costs (0 under the torch model).
-  double LocalCopyUsPerByte() const;
+  // What a rank's local copy of a byte costs: a local step's output, a
+  // collective's packed or unpacked blocks (packing_bytes.h). The mesh's
+  // copy rate, else kLocalBandwidthGBps; 0 under the torch model.
+  double LocalCopyUsPerByte() const { return copy_us_per_byte_; }
 
  private:
+  // A local step's copy, or a collective and the packing of its blocks
+  // that do not lie in place on the rank with `extents`.
   double AlphaBetaTime(const DistState& from, const Transition& t,
-                       int64_t bytes) const;
+                       int64_t bytes, absl::Span<const int64_t> extents) const;
   // Under alpha_beta: the group's dims' slowest link, or the serving
   // registered group's own link (Mesh::FlattenedLink) where it has one.
   GroupLink AlphaBetaLink(absl::Span<const int> group) const;
@@ -147,6 +153,7 @@ class CostModel {
   // Per mesh dim link values for each model.
   std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
   bool has_group_links_ = false;  // some flattened group has its own link
+  double copy_us_per_byte_ = 0;
   // Under alpha_beta, per set of dims of size > 1 (a bit mask): an
   // all_to_all's latency and µs per buffer byte.
   struct AllToAllPrice {

@@ -190,6 +190,13 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   } else {
     mesh.links_.assign(ndim, LinkParams{});
   }
+  if (spec.copy_gbps.has_value()) {
+    absl::Status s =
+        CheckInRange(*spec.copy_gbps, kMinLinkBandwidthGBps,
+                     kMaxLinkBandwidthGBps, "GB/s", "mesh.copy_gbps");
+    if (!s.ok()) return s;
+    mesh.copy_gbps_ = spec.copy_gbps;
+  }
   mesh.planning_text_ = mesh.CanonicalText(false);
   return mesh;
 }
@@ -381,6 +388,7 @@ MeshSpec Mesh::ToSpec() const {
   }
   spec.links = links_;
   spec.flattened_links = flattened_links_;
+  spec.copy_gbps = copy_gbps_;
   return spec;
 }
 
@@ -402,11 +410,15 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
   const bool group_links =
       std::any_of(flattened_links_.begin(), flattened_links_.end(),
                   [](const LinkParams& l) { return l != LinkParams{}; });
-  if (!group_links) return text;
-  absl::StrAppend(&text, "|");
-  for (const LinkParams& l : flattened_links_) {
-    absl::StrAppend(&text, number(l.bandwidth_gbps), ":", number(l.latency_us),
-                    ";");
+  if (group_links) {
+    absl::StrAppend(&text, "|");
+    for (const LinkParams& l : flattened_links_) {
+      absl::StrAppend(&text, number(l.bandwidth_gbps), ":",
+                      number(l.latency_us), ";");
+    }
+  }
+  if (copy_gbps_.has_value()) {
+    absl::StrAppend(&text, "|copy:", number(copy_gbps_));
   }
   return text;
 }
@@ -414,7 +426,8 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
 bool Mesh::operator==(const Mesh& other) const {
   return shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
          rank_map_ == other.rank_map_ && flattened_ == other.flattened_ &&
-         links_ == other.links_ && flattened_links_ == other.flattened_links_;
+         links_ == other.links_ && flattened_links_ == other.flattened_links_ &&
+         copy_gbps_ == other.copy_gbps_;
 }
 
 }  // namespace reshard

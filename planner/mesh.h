@@ -58,6 +58,11 @@ struct MeshSpec {
   // its slowest dim), overriding what its dims give it under the alpha_beta
   // model.
   std::vector<LinkParams> flattened_links;
+  // The rate, GB/s, at which a rank copies bytes locally: packing and
+  // unpacking a collective's blocks that do not lie in place, and local
+  // steps (calibration measures it; unset: the cost model's default). Same
+  // range as a link's bandwidth.
+  std::optional<double> copy_gbps;
 };
 
 // An ordered tuple of distinct mesh dims, g1 outermost. Inline storage:
@@ -84,6 +89,8 @@ class Mesh {
   // The own link of the registered group serving `group` (ServingGroup)
   // when `group` has two or more dims of size > 1; unset fields otherwise.
   LinkParams FlattenedLink(absl::Span<const int> group) const;
+  // MeshSpec::copy_gbps.
+  const std::optional<double>& copy_gbps() const { return copy_gbps_; }
   bool has_identity_rank_map() const { return rank_map_.empty(); }
   // The rank map as given; empty for the identity.
   const std::vector<int64_t>& rank_map() const { return rank_map_; }
@@ -150,10 +157,10 @@ class Mesh {
   MeshSpec ToSpec() const;
 
   // Everything the mesh is, as text: shape, names, (rank map,) flattened
-  // groups and links (the flattened groups' own links only when one is
-  // set, so that meshes without them keep their ids). Planning reads all but
-  // the rank map (plans are rank-independent), so cache keys omit it; mesh ids
-  // include it.
+  // groups and links (the flattened groups' own links and the copy rate
+  // only when set, so that meshes without them keep their ids). Planning reads
+  // all but the rank map (plans are rank-independent), so cache keys omit it;
+  // mesh ids include it.
   std::string CanonicalText(bool with_rank_map) const;
   // CanonicalText(false), computed once (cache keys are built per request).
   const std::string& PlanningText() const { return planning_text_; }
@@ -172,6 +179,7 @@ class Mesh {
   std::vector<Group> flattened_;
   std::vector<LinkParams> links_;
   std::vector<LinkParams> flattened_links_;  // parallel to flattened_
+  std::optional<double> copy_gbps_;
   int64_t world_size_ = 1;
   std::string planning_text_;
 };

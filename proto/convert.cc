@@ -184,6 +184,7 @@ MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   for (const v1::LinkParams& l : proto.links()) {
     spec.links.push_back(LinkFromProto(l));
   }
+  if (proto.has_copy_gbps()) spec.copy_gbps = proto.copy_gbps();
   return spec;
 }
 
@@ -215,6 +216,7 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
       *proto.add_links() = LinkToProto(l);
     }
   }
+  if (mesh.copy_gbps().has_value()) proto.set_copy_gbps(*mesh.copy_gbps());
   return proto;
 }
 

@@ -73,6 +73,32 @@ TEST(MeshCommandTest, LinkFlagsNameDimsOrFlattenedGroups) {
             "--link: \"B,A\" is neither a mesh dim nor a --flatten group");
 }
 
+// --copy_gbps sets the mesh's copy rate; LinkFlags gives it back with the
+// --link flags, as a links file holds them; list and get show it.
+TEST(MeshCommandTest, CopyRateIsAFlagLikeTheLinks) {
+  const std::vector<std::string> argv = {"--mesh",   "A=2",         "--link",
+                                         "A=0.1:30", "--copy_gbps", "1.25"};
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, PlanFlags(), {});
+  ASSERT_TRUE(args.ok()) << args.status();
+  absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->copy_gbps(), 1.25);
+  EXPECT_EQ(LinkFlags(*mesh),
+            std::vector<std::string>({"--link A=0.1:30", "--copy_gbps 1.25"}));
+  EXPECT_EQ(MeshLine("m", *mesh), "m  A=2  links A=0.1:30  copy_gbps 1.25");
+  EXPECT_DOUBLE_EQ(Json::Parse(MeshJson("m", *mesh))["copy_gbps"].number, 1.25);
+  for (const char* bad : {"fast", "0"}) {
+    const std::vector<std::string> refused = {"--mesh", "A=2", "--copy_gbps",
+                                              bad};
+    EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(refused, PlanFlags(), {}))
+                  .status()
+                  .message(),
+              std::string(bad) == "0"
+                  ? "mesh.copy_gbps: must be in [1e-06, 1e+09] GB/s, got 0"
+                  : "--copy_gbps: \"fast\" must be a number of GB/s");
+  }
+}
+
 TEST(MeshCommandTest, JsonHasEveryField) {
   const Json plain = Json::Parse(MeshJson("m", MeshWith({}, {})));
   EXPECT_EQ(plain["mesh_id"].string, "m");
@@ -80,6 +106,7 @@ TEST(MeshCommandTest, JsonHasEveryField) {
   EXPECT_EQ(plain["dim_names"].array[1].string, "B");
   EXPECT_EQ(plain["flattened"].array[0].array[1].string, "B");
   EXPECT_TRUE(plain["links"].array.empty());
+  EXPECT_EQ(plain["copy_gbps"].kind, Json::Kind::kNull);
   EXPECT_EQ(plain["rank_map"].kind, Json::Kind::kNull);
 
   const Json linked = Json::Parse(

@@ -152,6 +152,23 @@ TEST(MeshTest, FlattenedGroupLinks) {
             "1e+09] GB/s, got 0");
 }
 
+// The copy rate (calibrated meshes): validated, part of the mesh's
+// identity only when set.
+TEST(MeshTest, CopyRate) {
+  MeshSpec spec{.shape = {2}, .dim_names = {"A"}};
+  const Mesh plain = Mesh::Create(spec).value();
+  EXPECT_EQ(plain.CanonicalText(false), "2|A||-:-;");
+  EXPECT_FALSE(plain.copy_gbps().has_value());
+  spec.copy_gbps = 1.5;
+  const Mesh copying = Mesh::Create(spec).value();
+  EXPECT_EQ(copying.CanonicalText(false), "2|A||-:-;|copy:1.5");
+  EXPECT_FALSE(copying == plain);
+  EXPECT_EQ(Mesh::Create(copying.ToSpec()).value(), copying);
+  spec.copy_gbps = 0;
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.copy_gbps: must be in [1e-06, 1e+09] GB/s, got 0");
+}
+
 TEST(MeshTest, WorkedExampleIndexAndMember) {
   const Mesh mesh = AbcMesh();
   constexpr int kA = 0, kB = 1, kC = 2;

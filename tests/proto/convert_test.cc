@@ -62,6 +62,20 @@ TEST(ConvertTest, FlattenedGroupLinksRoundTrip) {
   EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
 }
 
+TEST(ConvertTest, CopyRateRoundTrips) {
+  const Mesh mesh = Mesh::Create({.shape = {4}, .copy_gbps = 3.25}).value();
+  const v1::Mesh proto = proto::MeshToProto(mesh);
+  ASSERT_TRUE(proto.has_copy_gbps());
+  EXPECT_EQ(proto.copy_gbps(), 3.25);
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
+  const Mesh plain = Mesh::Create({.shape = {4}}).value();
+  EXPECT_FALSE(proto::MeshToProto(plain).has_copy_gbps());
+  EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
+}
+
 TEST(ConvertTest, PlanRequestRoundTrips) {
   const Mesh mesh = TestMesh();
   PlanOptions options;
