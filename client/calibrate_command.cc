@@ -35,8 +35,11 @@ const char kCalibrateUsage[] =
     "  and prints the fit, its median error, the median error per op on the\n"
     "  odd sizes of fits on the even ones, and the --link flags of the\n"
     "  measured links: one per dim, and one per flattened group whose dims'\n"
-    "  links mispredict its rings by more than 10%. --links_file FILE writes\n"
-    "  those flags, one per line, for `mesh register` and `plan`. Progress\n"
+    "  links mispredict its rings by more than 10%. Each group also runs a\n"
+    "  strided all_gather (S(1) -> R, blocks unpacked) at each size; their\n"
+    "  time beyond the fitted links' prediction gives the rate a rank\n"
+    "  copies at (--copy_gbps). --links_file FILE writes those flags, one\n"
+    "  per line, for `mesh register` and `plan`. Progress\n"
     "  goes to stderr. --samples_from FILE fits the samples of an earlier\n"
     "  --json output on this mesh instead of running a sweep (no server).\n";
 
@@ -84,19 +87,16 @@ absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
   return flags;
 }
 
-// One run of the sweep: `op` on `group` at sizes[index].
-absl::StatusOr<CalibrationSample> TimeOne(Client& client,
-                                          const std::string& job,
-                                          const Mesh& mesh, const Group& group,
-                                          StepOp op, int64_t bytes, int index,
-                                          const JobRunOptions& options) {
-  const std::string what = absl::StrCat(mesh.GroupName(group), " ",
-                                        StepOpName(op), " ", bytes, " B");
-  absl::StatusOr<Plan> plan = CalibrationPlan(mesh, group, op, bytes);
-  if (!plan.ok()) return plan.status();
+// One run of the sweep: `plan` (`what` names it) on `group` at
+// sizes[index] (`bytes`).
+absl::StatusOr<CalibrationSample> TimeOne(
+    Client& client, const std::string& job, const Mesh& mesh,
+    const Group& group, const std::string& what, const Plan& plan,
+    int64_t bytes, int index, const JobRunOptions& options) {
+  const Step& step = plan.steps[0];
   JobRunOptions sized = options;
   if (bytes < kManyItersBelowBytes) sized.iters *= kSmallSizeItersFactor;
-  absl::StatusOr<JobRun> run = client.RunJob(job, mesh, *plan, sized);
+  absl::StatusOr<JobRun> run = client.RunJob(job, mesh, plan, sized);
   if (!run.ok()) {
     return absl::Status(run.status().code(),
                         absl::StrCat(what, ": ", run.status().message()));
@@ -110,23 +110,44 @@ absl::StatusOr<CalibrationSample> TimeOne(Client& client,
       "calibrate: %s: %.3f ms (default model %.3f ms)\n", what,
       row.seconds_median * 1e3, row.model_seconds * 1e3);
   // (row.members counts a bucket's tensors, not the group's ranks.)
-  return CalibrationSample{
-      group,
-      index,
-      {op, mesh.GroupSize(group), row.bytes, row.seconds_median * 1e6}};
+  LinkSample sample{step.op, mesh.GroupSize(group), row.bytes,
+                    row.seconds_median * 1e6, PackedBytes(mesh, plan)};
+  return CalibrationSample{group, index, sample};
 }
 
-// Every op on every group at every size, in that nesting.
+// The plans of one group and size, with the names the progress lines give
+// them: each op's, then the strided gather.
+absl::StatusOr<std::vector<std::pair<std::string, Plan>>> PlansAt(
+    const Mesh& mesh, const Group& group, int64_t bytes) {
+  std::vector<std::pair<std::string, Plan>> plans;
+  const std::string where =
+      absl::StrCat(mesh.GroupName(group), " ", bytes, " B");
+  for (StepOp op : kCalibratedOps) {
+    absl::StatusOr<Plan> plan = CalibrationPlan(mesh, group, op, bytes);
+    if (!plan.ok()) return plan.status();
+    plans.emplace_back(absl::StrCat(StepOpName(op), " ", where),
+                       *std::move(plan));
+  }
+  absl::StatusOr<Plan> strided = StridedGatherPlan(mesh, group, bytes);
+  if (!strided.ok()) return strided.status();
+  plans.emplace_back(absl::StrCat("strided all_gather ", where),
+                     *std::move(strided));
+  return plans;
+}
+
+// Every op and the strided gather on every group at every size.
 absl::StatusOr<std::vector<CalibrationSample>> Sweep(
     Client& client, const std::string& job, const Mesh& mesh,
     const std::vector<int64_t>& sizes, const JobRunOptions& options) {
   std::vector<CalibrationSample> samples;
   for (const Group& group : CalibrationGroups(mesh)) {
-    for (StepOp op : kCalibratedOps) {
-      for (size_t i = 0; i < sizes.size(); ++i) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto plans = PlansAt(mesh, group, sizes[i]);
+      if (!plans.ok()) return plans.status();
+      for (const auto& [what, plan] : *plans) {
         absl::StatusOr<CalibrationSample> s =
-            TimeOne(client, job, mesh, group, op, sizes[i], static_cast<int>(i),
-                    options);
+            TimeOne(client, job, mesh, group, what, plan, sizes[i],
+                    static_cast<int>(i), options);
         if (!s.ok()) return s.status();
         samples.push_back(*std::move(s));
       }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "client/plan_flags.h"
 #include "common/json_text.h"
+#include "planner/cost_model.h"
 
 namespace reshard::client {
 namespace {
@@ -25,12 +26,14 @@ std::vector<const CalibrationSample*> SamplesOf(const CalibrationReport& r,
   return of_group;
 }
 
+// An error, or null where there is none (-1).
+std::string OptionalError(double e) { return e < 0 ? "null" : FormatDouble(e); }
+
 std::string PerOpJson(const PerOp& errors) {
   std::vector<std::string> fields;
   for (size_t o = 0; o < errors.size(); ++o) {
-    const double e = errors[o];
     fields.push_back(absl::StrCat(JsonString(StepOpName(kCalibratedOps[o])),
-                                  ": ", e < 0 ? "null" : FormatDouble(e)));
+                                  ": ", OptionalError(errors[o])));
   }
   return absl::StrCat("{", absl::StrJoin(fields, ", "), "}");
 }
@@ -44,6 +47,7 @@ std::string SamplesJson(const CalibrationReport& r, const Mesh& mesh,
     const LinkSample& s = of_group[i]->sample;
     rows.push_back(absl::StrCat(
         "{\"op\": ", JsonString(StepOpName(s.op)), ", \"bytes\": ", s.bytes,
+        ", \"packed_bytes\": ", s.packed_bytes,
         ", \"measured_us\": ", FormatDouble(s.time_us),
         ", \"fitted_us\": ", FormatDouble(g.predicted_us[i]),
         ", \"relative_error\": ", FormatDouble(g.relative_errors[i]), "}"));
@@ -88,6 +92,14 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
   for (double e : c.held_out_error) pooled.push_back(Percent(e));
   out << "held-out error, every group, AG / RS / AR / A2A: "
       << absl::StrJoin(pooled, " / ") << "\n";
+  if (c.mesh.copy_gbps().has_value()) {
+    out << absl::StrFormat(
+        "copy rate: %.6g GB/s; strided gathers' error %s (held-out %s; %s "
+        "at the default %g GB/s)\n",
+        *c.mesh.copy_gbps(), Percent(c.copy_error),
+        Percent(c.copy_held_out_error), Percent(c.copy_error_default),
+        kLocalBandwidthGBps);
+  }
   out << "links: " << absl::StrJoin(flags, " ") << "\n";
 }
 
@@ -106,7 +118,11 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
       << absl::StrJoin(groups, ", ")
       << "], \"held_out_error\": " << PerOpJson(c.held_out_error)
       << ", \"links\": [" << absl::StrJoin(links, ", ") << "], \"copy_gbps\": "
-      << FormatOptionalDouble(c.mesh.copy_gbps(), "null") << "}\n";
+      << FormatOptionalDouble(c.mesh.copy_gbps(), "null")
+      << ", \"copy_error\": " << OptionalError(c.copy_error)
+      << ", \"copy_held_out_error\": " << OptionalError(c.copy_held_out_error)
+      << ", \"copy_error_default\": " << OptionalError(c.copy_error_default)
+      << "}\n";
 }
 
 }  // namespace reshard::client

@@ -35,7 +35,7 @@ absl::StatusOr<StepOp> OpNamed(const std::string& field,
                     absl::StrCat("\"", name, "\" is not a calibrated op"));
 }
 
-// One saved sample of `group`: {op, bytes, measured_us}.
+// One saved sample of `group`: {op, bytes, measured_us[, packed_bytes]}.
 absl::StatusOr<LinkSample> SampleOf(const JsonValue& s,
                                     const std::string& field, int64_t members) {
   absl::StatusOr<const JsonValue*> op =
@@ -52,6 +52,13 @@ absl::StatusOr<LinkSample> SampleOf(const JsonValue& s,
   LinkSample sample{*kind, members, 0, (*us)->number()};
   if (!(*bytes)->AsInt64(&sample.bytes)) {
     return FieldError(field + ".bytes", "not an integer");
+  }
+  // Optional: files written before strided gathers were timed have none.
+  if (const JsonValue* packed = s.Find("packed_bytes"); packed != nullptr) {
+    if (packed->kind() != JsonValue::Kind::kNumber ||
+        !packed->AsInt64(&sample.packed_bytes) || sample.packed_bytes < 0) {
+      return FieldError(field + ".packed_bytes", "not a non-negative integer");
+    }
   }
   return sample;
 }
@@ -76,13 +83,14 @@ absl::Status AddGroup(const JsonValue& g, size_t index, const Mesh& mesh,
   absl::StatusOr<const JsonValue*> list =
       Member(g, field, "samples", JsonValue::Kind::kArray);
   if (!list.ok()) return list.status();
-  std::map<StepOp, int> next_index;
+  // Each op's sizes, and the strided gathers', ascend in run order.
+  std::map<std::pair<StepOp, bool>, int> next_index;
   for (size_t i = 0; i < (*list)->array().size(); ++i) {
     absl::StatusOr<LinkSample> s =
         SampleOf((*list)->array()[i], absl::StrCat(field, ".samples[", i, "]"),
                  mesh.GroupSize(*group));
     if (!s.ok()) return s.status();
-    samples.push_back({*group, next_index[s->op]++, *s});
+    samples.push_back({*group, next_index[{s->op, s->packed_bytes > 0}]++, *s});
   }
   return absl::OkStatus();
 }

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "planner/cost_model.h"
+#include "planner/local_layout.h"
+#include "planner/packing_bytes.h"
 #include "planner/plan_costs.h"
 #include "planner/tensor_spec.h"
 
@@ -81,6 +83,26 @@ absl::StatusOr<std::vector<int64_t>> CalibrationSizes(int64_t min_bytes,
   return sizes;
 }
 
+namespace {
+
+// The one-step plan from `from` to `to` on `group` of `tensor`, priced
+// under the default α-β model with the mesh's links.
+absl::StatusOr<Plan> OneStepPlan(const Mesh& mesh, const Group& group,
+                                 const TensorSpec& tensor,
+                                 const DistState& from, const DistState& to) {
+  absl::StatusOr<Step> step = MakeStep(mesh, from, to, group);
+  if (!step.ok()) return step.status();
+  Plan plan;
+  plan.tensor = tensor;
+  plan.src = from;
+  plan.dst = to;
+  plan.steps.push_back(*step);
+  PricePlan(CostModel(mesh, tensor, CostOptions{}), plan);
+  return plan;
+}
+
+}  // namespace
+
 absl::StatusOr<Plan> CalibrationPlan(const Mesh& mesh, const Group& group,
                                      StepOp op, int64_t bytes) {
   if (!IsCollective(op)) {
@@ -92,15 +114,27 @@ absl::StatusOr<Plan> CalibrationPlan(const Mesh& mesh, const Group& group,
   absl::StatusOr<TensorSpec> tensor = TensorOf(numel, n);
   if (!tensor.ok()) return tensor.status();
   auto [from, to] = StatesOf(mesh, group, op);
-  absl::StatusOr<Step> step = MakeStep(mesh, from, to, group);
-  if (!step.ok()) return step.status();
-  Plan plan;
-  plan.tensor = *tensor;
-  plan.src = from;
-  plan.dst = to;
-  plan.steps.push_back(*step);
-  PricePlan(CostModel(mesh, *tensor, CostOptions{}), plan);
-  return plan;
+  return OneStepPlan(mesh, group, *tensor, from, to);
+}
+
+absl::StatusOr<Plan> StridedGatherPlan(const Mesh& mesh, const Group& group,
+                                       int64_t bytes) {
+  absl::StatusOr<TensorSpec> tensor =
+      TensorOf(bytes / kF32Bytes, mesh.GroupSize(group));
+  if (!tensor.ok()) return tensor.status();
+  DistState from = DistState::Replicated(mesh.ndim());
+  const DistState to = from;
+  for (int m : group) from.AppendShard(m, 1);
+  return OneStepPlan(mesh, group, *tensor, from, to);
+}
+
+int64_t PackedBytes(const Mesh& mesh, const Plan& plan) {
+  const Step& step = plan.steps.at(0);
+  const std::vector<int64_t> extents =
+      MaxLocalExtents(mesh, step.from, plan.tensor.shape());
+  return PackedElements(mesh, step.from, step.transition(), plan.tensor.shape(),
+                        extents) *
+         plan.tensor.itemsize();
 }
 
 }  // namespace reshard

@@ -2,7 +2,8 @@
 // calibrate`, docs/PERFORMANCE.md "Measured plan quality"): one collective
 // of each op on each communicating group of a mesh, at sizes from a few KiB
 // to tens of MiB, run as ordinary plans so that any job's agents, Gloo or
-// NCCL, time them the way they time every plan.
+// NCCL, time them the way they time every plan; and strided gathers, which
+// time a rank's local copies.
 #ifndef RESHARD_PLANNER_CALIBRATION_PLANS_H_
 #define RESHARD_PLANNER_CALIBRATION_PLANS_H_
 
@@ -38,6 +39,18 @@ absl::StatusOr<std::vector<int64_t>> CalibrationSizes(int64_t min_bytes,
 // α-β model with the mesh's links.
 absl::StatusOr<Plan> CalibrationPlan(const Mesh& mesh, const Group& group,
                                      StepOp op, int64_t bytes);
+
+// CalibrationPlan's all_gather along dim 1 instead (S(1) -> R): the same
+// bytes over the same links, but every block lands as a column strip of
+// the output, so each rank also unpacks them. Its extra time over the
+// contiguous gather is the copy rate calibration measures.
+absl::StatusOr<Plan> StridedGatherPlan(const Mesh& mesh, const Group& group,
+                                       int64_t bytes);
+
+// The bytes the one step of a calibration plan packs or unpacks on the
+// largest rank (packing_bytes.h): 0 for CalibrationPlan's contiguous
+// collectives other than all_to_all.
+int64_t PackedBytes(const Mesh& mesh, const Plan& plan);
 
 }  // namespace reshard
 

@@ -37,19 +37,23 @@ absl::StatusOr<ByGroup> SplitByGroup(
   return by_group;
 }
 
-// Whether a group's own link is fitted to `op`: every op of a dim, the
-// rings of a flattened group (its all_to_all follows its dims' links).
-bool FitsOp(const Group& group, StepOp op) {
-  return group.size() < 2 || op != StepOp::kAllToAll;
+// A strided gather (StridedGatherPlan): its packing times the copy rate.
+bool IsStridedGather(const LinkSample& s) {
+  return s.op == StepOp::kAllGather && s.packed_bytes > 0;
+}
+
+// Whether a group's link is fitted to `s`: its rings. An all_to_all is
+// predicted from its dims' links and the copy rate (cost_model.h).
+bool FitsLink(const LinkSample& s) {
+  return s.op != StepOp::kAllToAll && !IsStridedGather(s);
 }
 
 // The samples a group's link is fitted to, of even sizes only or of all.
-std::vector<LinkSample> FitSamples(const Group& group,
-                                   const std::vector<GroupSample>& samples,
+std::vector<LinkSample> FitSamples(const std::vector<GroupSample>& samples,
                                    bool even_only) {
   std::vector<LinkSample> fitted;
   for (const GroupSample& s : samples) {
-    if ((s.even || !even_only) && FitsOp(group, s.sample.op)) {
+    if ((s.even || !even_only) && FitsLink(s.sample)) {
       fitted.push_back(s.sample);
     }
   }
@@ -62,12 +66,15 @@ LinkParams LinkOf(const LinkFit& fit) {
 
 // `mesh` with each dim's link from its group's fit and, where `own[i]`,
 // the flattened groups[i]'s own link from its fit; other flattened groups
-// have none. Links of groups without a fit stay `mesh`'s.
+// have none. Links of groups without a fit stay `mesh`'s. The copy rate is
+// `copy_gbps`.
 absl::StatusOr<Mesh> MeshWithFits(const Mesh& mesh,
                                   const std::vector<Group>& groups,
                                   const Fits& fits,
-                                  const std::vector<bool>& own) {
+                                  const std::vector<bool>& own,
+                                  std::optional<double> copy_gbps) {
   MeshSpec spec = mesh.ToSpec();
+  spec.copy_gbps = copy_gbps;
   spec.flattened_links.assign(mesh.flattened().size(), LinkParams{});
   for (size_t i = 0; i < groups.size(); ++i) {
     if (!fits[i].has_value()) continue;
@@ -85,10 +92,17 @@ absl::StatusOr<Mesh> MeshWithFits(const Mesh& mesh,
   return Mesh::Create(spec);
 }
 
+// What `model` predicts for `s`: its collective and its packing.
+double PredictedUs(const CostModel& model, const Group& group,
+                   const LinkSample& s) {
+  return model.CollectiveTime(s.op, group, s.bytes) +
+         static_cast<double>(s.packed_bytes) * model.LocalCopyUsPerByte();
+}
+
 // (predicted - measured) / measured of `s` under `model`.
 double RelativeError(const CostModel& model, const Group& group,
                      const LinkSample& s) {
-  return (model.CollectiveTime(s.op, group, s.bytes) - s.time_us) / s.time_us;
+  return (PredictedUs(model, group, s) - s.time_us) / s.time_us;
 }
 
 // A default-model CostModel over `mesh`: CollectiveTime needs no tensor.
@@ -104,8 +118,7 @@ absl::StatusOr<std::vector<GroupCalibration>> FitGroups(
     const ByGroup& by_group) {
   std::vector<GroupCalibration> out;
   for (size_t i = 0; i < groups.size(); ++i) {
-    absl::StatusOr<LinkFit> fit =
-        FitLink(FitSamples(groups[i], by_group[i], false));
+    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(by_group[i], false));
     if (!fit.ok()) {
       return absl::Status(fit.status().code(),
                           absl::StrCat("group ", mesh.GroupName(groups[i]),
@@ -126,19 +139,82 @@ void Predict(const Mesh& fit_mesh, const ByGroup& by_group,
   for (size_t i = 0; i < out.size(); ++i) {
     GroupCalibration& g = out[i];
     for (const GroupSample& s : by_group[i]) {
-      g.predicted_us.push_back(
-          model.CollectiveTime(s.sample.op, g.group, s.sample.bytes));
+      g.predicted_us.push_back(PredictedUs(model, g.group, s.sample));
       g.relative_errors.push_back(RelativeError(model, g.group, s.sample));
     }
     g.median_abs_error = MedianAbs(g.relative_errors);
   }
 }
 
+// Which sizes a copy fit or check reads.
+enum class Sizes { kAll, kEven, kOdd };
+
+bool IsStrided(const GroupSample& s, Sizes sizes) {
+  if (!IsStridedGather(s.sample)) return false;
+  return sizes == Sizes::kAll || s.even == (sizes == Sizes::kEven);
+}
+
+// The copy rate, GB/s, that best explains the strided gathers' time beyond
+// what `links_mesh` predicts for their collectives, in relative error: the
+// least squares c of (c * packed - residual) / measured, as GB/s (a c of
+// 0 or less: the mesh's fastest rate); nullopt without strided gathers.
+std::optional<double> FitCopyRate(const Mesh& links_mesh,
+                                  const std::vector<Group>& groups,
+                                  const ByGroup& by_group, Sizes sizes) {
+  const CostModel model = ModelOf(links_mesh);
+  double num = 0, den = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const GroupSample& s : by_group[i]) {
+      if (!IsStrided(s, sizes)) continue;
+      const LinkSample& x = s.sample;
+      const double packed = static_cast<double>(x.packed_bytes) / x.time_us;
+      const double residual =
+          (x.time_us - model.CollectiveTime(x.op, groups[i], x.bytes)) /
+          x.time_us;
+      num += packed * residual;
+      den += packed * packed;
+    }
+  }
+  if (den == 0) return std::nullopt;
+  const double us_per_byte = num / den;
+  const double gbps =
+      us_per_byte > 0 ? 1e-3 / us_per_byte : kMaxLinkBandwidthGBps;
+  return std::clamp(gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
+}
+
+// The median |relative error| of `mesh`'s predictions for the strided
+// gathers of `sizes`; -1 without any.
+double CopyError(const Mesh& mesh, const std::vector<Group>& groups,
+                 const ByGroup& by_group, Sizes sizes) {
+  const CostModel model = ModelOf(mesh);
+  std::vector<double> errors;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const GroupSample& s : by_group[i]) {
+      if (IsStrided(s, sizes)) {
+        errors.push_back(RelativeError(model, groups[i], s.sample));
+      }
+    }
+  }
+  return errors.empty() ? -1 : MedianAbs(errors);
+}
+
+// `mesh` with the fitted links and the copy rate fitted over them to the
+// strided gathers of `sizes`.
+absl::StatusOr<Mesh> MeshWithFitsAndCopy(
+    const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
+    const Fits& fits, const std::vector<bool>& own, Sizes sizes) {
+  absl::StatusOr<Mesh> links =
+      MeshWithFits(mesh, groups, fits, own, std::nullopt);
+  if (!links.ok()) return links.status();
+  return MeshWithFits(mesh, groups, fits, own,
+                      FitCopyRate(*links, groups, by_group, sizes));
+}
+
 // Whether the fits on even sizes hold what predicting `op` on groups[i]
 // needs: the group's own, or each of its dims' for a flattened all_to_all.
 bool HasEvenFits(const std::vector<Group>& groups, const Fits& even, size_t i,
                  StepOp op) {
-  if (FitsOp(groups[i], op)) return even[i].has_value();
+  if (op != StepOp::kAllToAll) return even[i].has_value();
   for (int d : groups[i]) {
     const auto it = std::find(groups.begin(), groups.end(), Group{d});
     if (it == groups.end() || !even[it - groups.begin()].has_value()) {
@@ -149,19 +225,21 @@ bool HasEvenFits(const std::vector<Group>& groups, const Fits& even, size_t i,
 }
 
 // Per group and op: the relative errors on the odd sizes of the links
-// fitted on the even ones, and their median |error| (-1 when none).
-absl::Status HeldOutErrors(const Mesh& mesh, const std::vector<Group>& groups,
-                           const ByGroup& by_group,
-                           std::vector<GroupCalibration>& out) {
+// (and copy rate) fitted on the even ones, and their median |error| (-1
+// when none). Returns the strided gathers' held-out error.
+absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
+                                     const std::vector<Group>& groups,
+                                     const ByGroup& by_group,
+                                     std::vector<GroupCalibration>& out) {
   Fits even;
   for (size_t i = 0; i < groups.size(); ++i) {
-    absl::StatusOr<LinkFit> fit =
-        FitLink(FitSamples(groups[i], by_group[i], true));
+    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(by_group[i], true));
     even.push_back(fit.ok() ? std::optional<LinkFit>(*std::move(fit))
                             : std::nullopt);
   }
   absl::StatusOr<Mesh> even_mesh =
-      MeshWithFits(mesh, groups, even, std::vector<bool>(groups.size(), true));
+      MeshWithFitsAndCopy(mesh, groups, by_group, even,
+                          std::vector<bool>(groups.size(), true), Sizes::kEven);
   if (!even_mesh.ok()) return even_mesh.status();
   const CostModel model = ModelOf(*even_mesh);
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -171,7 +249,9 @@ absl::Status HeldOutErrors(const Mesh& mesh, const std::vector<Group>& groups,
       g.held_out_error[o] = -1;
       if (!HasEvenFits(groups, even, i, op)) continue;
       for (const GroupSample& s : by_group[i]) {
-        if (s.even || s.sample.op != op) continue;
+        if (s.even || s.sample.op != op || IsStridedGather(s.sample)) {
+          continue;
+        }
         g.held_out_errors[o].push_back(RelativeError(model, g.group, s.sample));
       }
       if (!g.held_out_errors[o].empty()) {
@@ -179,7 +259,7 @@ absl::Status HeldOutErrors(const Mesh& mesh, const std::vector<Group>& groups,
       }
     }
   }
-  return absl::OkStatus();
+  return CopyError(*even_mesh, groups, by_group, Sizes::kOdd);
 }
 
 // By op, the median |error| of every group's held-out errors together.
@@ -207,7 +287,7 @@ std::vector<bool> OwnLinks(const Mesh& dims_mesh, const ByGroup& by_group,
     if (g.group.size() < 2) continue;
     std::vector<double> errors;
     for (const GroupSample& s : by_group[i]) {
-      if (!FitsOp(g.group, s.sample.op)) continue;
+      if (!FitsLink(s.sample)) continue;
       errors.push_back(RelativeError(model, g.group, s.sample));
     }
     g.dims_error = MedianAbs(errors);
@@ -229,20 +309,32 @@ absl::StatusOr<Calibration> Calibrate(
   Fits fits;
   for (const GroupCalibration& g : *out) fits.push_back(g.fit);
   const std::vector<bool> every(groups.size(), true);
-  absl::StatusOr<Mesh> fit_mesh = MeshWithFits(mesh, groups, fits, every);
+  absl::StatusOr<Mesh> fit_mesh =
+      MeshWithFitsAndCopy(mesh, groups, *by_group, fits, every, Sizes::kAll);
   if (!fit_mesh.ok()) return fit_mesh.status();
   Predict(*fit_mesh, *by_group, *out);
-  if (absl::Status s = HeldOutErrors(mesh, groups, *by_group, *out); !s.ok()) {
-    return s;
-  }
+  const double copy_error =
+      CopyError(*fit_mesh, groups, *by_group, Sizes::kAll);
+  absl::StatusOr<Mesh> default_copy =
+      MeshWithFits(mesh, groups, fits, every, std::nullopt);
+  if (!default_copy.ok()) return default_copy.status();
+  const double copy_error_default =
+      CopyError(*default_copy, groups, *by_group, Sizes::kAll);
+  absl::StatusOr<double> copy_held_out =
+      HeldOutErrors(mesh, groups, *by_group, *out);
+  if (!copy_held_out.ok()) return copy_held_out.status();
   const std::vector<bool> none(groups.size(), false);
-  absl::StatusOr<Mesh> dims_mesh = MeshWithFits(mesh, groups, fits, none);
+  absl::StatusOr<Mesh> dims_mesh =
+      MeshWithFits(mesh, groups, fits, none, std::nullopt);
   if (!dims_mesh.ok()) return dims_mesh.status();
   const std::vector<bool> own = OwnLinks(*dims_mesh, *by_group, *out);
-  absl::StatusOr<Mesh> calibrated = MeshWithFits(mesh, groups, fits, own);
+  absl::StatusOr<Mesh> calibrated =
+      MeshWithFits(mesh, groups, fits, own, fit_mesh->copy_gbps());
   if (!calibrated.ok()) return calibrated.status();
   const PerOp pooled = PooledHeldOutErrors(*out);
-  return Calibration{*std::move(out), pooled, *std::move(calibrated)};
+  return Calibration{*std::move(out), pooled,
+                     copy_error,      copy_error_default,
+                     *copy_held_out,  *std::move(calibrated)};
 }
 
 }  // namespace reshard

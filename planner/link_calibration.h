@@ -1,11 +1,13 @@
 // From timed single-step runs (calibration_plans.h) to a mesh with measured
 // links (docs/PERFORMANCE.md, "Measured plan quality"): every calibrated
-// group's link is fitted (link_fit.h); a dim's group gives the dim its link;
-// a flattened group gets its own link where what its dims' links predict
-// for its rings misses its measurements by more than kOwnLinkError. A
-// flattened group's all_to_all is priced from its dims' links (cost_model.h),
-// so it is predicted from them, not fitted. The fit is judged on sizes it
-// did not see: fits on every other size predict the rest, per op.
+// group's link is fitted to its rings (link_fit.h); a dim's group gives the
+// dim its link; a flattened group gets its own link where what its dims'
+// links predict for its rings misses its measurements by more than
+// kOwnLinkError. An all_to_all is priced from its dims' links and the copy
+// rate (cost_model.h), so it is predicted from them, not fitted. The copy rate
+// is fitted to the strided gathers' time beyond what the fitted links predict
+// for them. The fit is judged on sizes it did not see: fits on every other size
+// predict the rest, per op.
 #ifndef RESHARD_PLANNER_LINK_CALIBRATION_H_
 #define RESHARD_PLANNER_LINK_CALIBRATION_H_
 
@@ -38,18 +40,18 @@ using PerOp = std::array<double, std::size(kCalibratedOps)>;
 struct GroupCalibration {
   Group group;
   int64_t members = 0;
-  // The group's link, fitted on every size (of its ring collectives only,
-  // for a flattened group).
+  // The group's link, fitted on every size of its ring collectives
+  // (contiguous all_gather, reduce_scatter, all_reduce).
   LinkFit fit;
   // Per sample of the group, in the order given: what the fitted links
-  // predict (the group's, or its dims' for a flattened group's all_to_all),
-  // the relative error, and the median |relative error|.
+  // and copy rate predict (an all_to_all from its dims' links), the
+  // relative error, and the median |relative error|.
   std::vector<double> predicted_us;
   std::vector<double> relative_errors;
   double median_abs_error = 0;
   // By op, in kCalibratedOps' order: the median |relative error| on the
-  // odd-indexed sizes of fits on the even-indexed ones; -1 where the op
-  // has no such sizes or a fit it needs failed.
+  // odd-indexed sizes of fits on the even-indexed ones (strided gathers
+  // aside); -1 where the op has no such sizes or a fit it needs failed.
   PerOp held_out_error{};
   // The relative errors behind held_out_error, by op.
   std::array<std::vector<double>, std::size(kCalibratedOps)> held_out_errors;
@@ -65,7 +67,16 @@ struct Calibration {
   // By op: the median |relative error| over every group's held-out sizes
   // together (-1 where none): how well calibrated links predict an op.
   PerOp held_out_error{};
-  Mesh mesh;  // the input mesh with the calibrated links
+  // The strided gathers (samples with packed_bytes): the median |relative
+  // error| of their predictions with the fitted copy rate, with the default
+  // one (kLocalBandwidthGBps), and with fits on the even sizes on the odd
+  // ones; -1 without such samples.
+  double copy_error = -1;
+  double copy_error_default = -1;
+  double copy_held_out_error = -1;
+  // The input mesh with the calibrated links and, given strided gathers,
+  // the fitted copy rate (Mesh::copy_gbps).
+  Mesh mesh;
 };
 
 // Fits every group of CalibrationGroups(mesh) to its samples. Samples on

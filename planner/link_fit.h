@@ -26,6 +26,10 @@ struct LinkSample {
   int64_t members = 2;
   int64_t bytes = 0;
   double time_us = 0;
+  // Bytes the step also packed or unpacked locally (packing_bytes.h): a
+  // strided gather's output, an all_to_all's input. Calibration fits the
+  // copy rate to the strided gathers (link_calibration.h).
+  int64_t packed_bytes = 0;
 };
 
 struct LinkFit {

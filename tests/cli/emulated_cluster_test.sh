@@ -64,10 +64,16 @@ check "between hosts (A: $a GB/s) is slower than within (B: $b GB/s)" $?
 awk -v a="$a" 'BEGIN { exit !(a > 0 && a < 0.0125 * 1.1) }'
 check "A's bandwidth is within the 100 Mbit/s limit ($a GB/s)" $?
 [ "$(jq '.groups | length' <<<"$json")" -eq 3 ]; check "three groups calibrated" $?
-[ "$(jq '[.groups[].samples | length] | add' <<<"$json")" -eq 72 ]
-check "72 samples (3 groups, 4 ops, 6 sizes)" $?
-grep -q '^--link A=' "$tmp/links" && grep -q '^--link B=' "$tmp/links"
-check "the links file has both dims' flags" $?
+[ "$(jq '[.groups[].samples | length] | add' <<<"$json")" -eq 90 ]
+check "90 samples (3 groups, 4 ops and a strided all_gather, 6 sizes)" $?
+[ "$(jq '[.groups[].samples[] | select(.packed_bytes > 0 and .op == "all_gather")] | length' <<<"$json")" -eq 18 ]
+check "18 of them strided gathers that unpack" $?
+copy=$(jq -r '.copy_gbps' <<<"$json")
+awk -v c="$copy" 'BEGIN { exit !(c > 0) }'
+check "a copy rate is fitted ($copy GB/s)" $?
+grep -q '^--link A=' "$tmp/links" && grep -q '^--link B=' "$tmp/links" &&
+  grep -q '^--copy_gbps ' "$tmp/links"
+check "the links file has both dims' flags and the copy rate" $?
 printf '%s\n' "$json" > "$tmp/calibration.json"
 timeout 30 "${E[@]}" calibrate emu --mesh A=2,B=2 --flatten A,B \
   --samples_from "$tmp/calibration.json" --links_file "$tmp/links-again" \

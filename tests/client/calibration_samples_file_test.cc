@@ -1,6 +1,7 @@
 // A calibration printed with --json reads back into the same samples
-// (group, size index, op, bytes, time), so that refitting a saved sweep
-// gives the links the sweep gave; bad files name the field.
+// (group, size index, op, bytes, packed bytes, time), so that refitting a
+// saved sweep gives the links and copy rate the sweep gave; bad files
+// name the field.
 #include "client/calibration_samples_file.h"
 
 #include <sstream>
@@ -14,7 +15,8 @@ namespace {
 
 using reshard::testing::MakeMesh;
 
-// Every op on A, B and A_B at 4 sizes, timed 100 µs + 1 µs per KiB.
+// Every op on A, B and A_B at 4 sizes, timed 100 µs + 1 µs per KiB; and
+// strided gathers, which take 1 µs more per KiB.
 std::vector<CalibrationSample> Samples(const Mesh& mesh) {
   std::vector<CalibrationSample> samples;
   for (const Group& g : CalibrationGroups(mesh)) {
@@ -25,6 +27,15 @@ std::vector<CalibrationSample> Samples(const Mesh& mesh) {
                           static_cast<double>(bytes) / 1024;
         samples.push_back({g, i, {op, mesh.GroupSize(g), bytes, us}});
       }
+    }
+    int64_t bytes = 4096;
+    for (int i = 0; i < 4; ++i, bytes *= 16) {
+      const double us = 100.0 * static_cast<double>(g.size()) +
+                        static_cast<double>(bytes) / 512;
+      samples.push_back({g,
+                         i,
+                         {StepOp::kAllGather, mesh.GroupSize(g), bytes, us,
+                          /*packed_bytes=*/bytes}});
     }
   }
   return samples;
@@ -56,8 +67,10 @@ TEST(CalibrationSamplesFileTest, ASavedSweepReadsBackAndRefitsTheSame) {
     EXPECT_EQ(b.sample.op, a.sample.op) << i;
     EXPECT_EQ(b.sample.members, a.sample.members) << i;
     EXPECT_EQ(b.sample.bytes, a.sample.bytes) << i;
+    EXPECT_EQ(b.sample.packed_bytes, a.sample.packed_bytes) << i;
     EXPECT_NEAR(b.sample.time_us, a.sample.time_us, 1e-9 * a.sample.time_us);
   }
+  ASSERT_TRUE(c->mesh.copy_gbps().has_value());
   const absl::StatusOr<Calibration> again = Calibrate(mesh, read->samples);
   ASSERT_TRUE(again.ok()) << again.status();
   for (size_t g = 0; g < c->groups.size(); ++g) {
@@ -68,6 +81,8 @@ TEST(CalibrationSamplesFileTest, ASavedSweepReadsBackAndRefitsTheSame) {
     EXPECT_NEAR(got.latency_us, want.latency_us, 1e-9 * want.latency_us + 1e-9);
     EXPECT_EQ(again->groups[g].own_link, c->groups[g].own_link);
   }
+  EXPECT_NEAR(*again->mesh.copy_gbps(), *c->mesh.copy_gbps(),
+              1e-9 * *c->mesh.copy_gbps());
 }
 
 TEST(CalibrationSamplesFileTest, BadFilesNameTheField) {
@@ -88,6 +103,10 @@ TEST(CalibrationSamplesFileTest, BadFilesNameTheField) {
        "groups[0].samples[0].measured_us: missing"},
       {R"({"sizes": [4096], "groups": [{"group": "B", "samples": {}}]})",
        "groups[0].samples: of the wrong kind"},
+      {R"({"sizes": [4096], "groups": [{"group": "B", "samples":
+          [{"op": "all_gather", "bytes": 4096, "measured_us": 1,
+            "packed_bytes": -1}]}]})",
+       "groups[0].samples[0].packed_bytes: not a non-negative integer"},
   };
   for (const auto& c : cases) {
     const absl::StatusOr<SavedSweep> read = ParseCalibrationJson(c.text, mesh);

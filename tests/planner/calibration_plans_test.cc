@@ -53,6 +53,34 @@ TEST(CalibrationPlansTest, EveryPlanIsOneCheckedCollectiveOfAboutTheBytes) {
   }
 }
 
+// A strided gather moves what the contiguous one moves and unpacks its
+// whole output; the contiguous collectives pack nothing but all_to_all's
+// input (its blocks are column strips).
+TEST(CalibrationPlansTest, AStridedGatherUnpacksWhatItGathers) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  uint64_t seed = 1;
+  for (const Group& group : CalibrationGroups(mesh)) {
+    const int64_t bytes = int64_t{1} << 20;
+    absl::StatusOr<Plan> strided = StridedGatherPlan(mesh, group, bytes);
+    ASSERT_TRUE(strided.ok()) << strided.status();
+    const Plan plain = *CalibrationPlan(mesh, group, StepOp::kAllGather, bytes);
+    ASSERT_EQ(strided->steps.size(), 1u);
+    EXPECT_EQ(strided->steps[0].op, StepOp::kAllGather);
+    EXPECT_EQ(strided->steps[0].src_tensor_dim, 1);
+    EXPECT_EQ(strided->steps[0].bytes, plain.steps[0].bytes);
+    EXPECT_EQ(PackedBytes(mesh, *strided), strided->steps[0].bytes);
+    EXPECT_GT(strided->total_time_us, plain.total_time_us);
+    EXPECT_EQ(PackedBytes(mesh, plain), 0);
+    EXPECT_EQ(PackedBytes(mesh, *CalibrationPlan(mesh, group,
+                                                 StepOp::kAllReduce, bytes)),
+              0);
+    EXPECT_GT(PackedBytes(mesh, *CalibrationPlan(mesh, group, StepOp::kAllToAll,
+                                                 bytes)),
+              0);
+    EXPECT_TRUE(CheckPlan(mesh, *strided, seed++).ok());
+  }
+}
+
 TEST(CalibrationPlansTest, RefusesALocalOp) {
   const Mesh mesh = MakeMesh({2, 4});
   EXPECT_EQ(CalibrationPlan(mesh, {0}, StepOp::kChunk, 4096).status().message(),

@@ -41,6 +41,22 @@ void AddTimings(const Mesh& truth, const Group& group,
   }
 }
 
+// Strided all_gathers at 4 KiB .. 64 MiB on `group`: the collective as
+// the model prices it on `truth`, and their output unpacked at its copy
+// rate.
+void AddStridedGathers(const Mesh& truth, const Group& group,
+                       std::vector<CalibrationSample>& samples) {
+  const TensorSpec unused = *TensorSpec::Create({1}, DType::kFloat32);
+  const CostModel model(truth, unused, CostOptions{});
+  int index = 0;
+  for (int64_t bytes = 4096; bytes <= (64 << 20); bytes *= 4, ++index) {
+    LinkSample s{StepOp::kAllGather, truth.GroupSize(group), bytes, 0, bytes};
+    s.time_us = model.CollectiveTime(s.op, group, bytes) +
+                static_cast<double>(bytes) * model.LocalCopyUsPerByte();
+    samples.push_back({group, index, s});
+  }
+}
+
 // Every group of `mesh` (A, B and A_B flattened), the flattened group's
 // rings over `flattened`.
 std::vector<CalibrationSample> Timings(const Mesh& mesh,
@@ -82,6 +98,39 @@ TEST(LinkCalibrationTest, RecoversDimLinksAndAFlattenedGroupsOwn) {
     }
   }
   for (double e : c->held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+}
+
+// Strided gathers give the copy rate; they leave the links and the
+// per-op errors, which read the other samples, as they were.
+TEST(LinkCalibrationTest, RecoversTheCopyRateFromStridedGathers) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};
+  std::vector<CalibrationSample> samples = Timings(mesh, ring);
+  EXPECT_FALSE(Calibrate(mesh, samples)->mesh.copy_gbps().has_value());
+  EXPECT_EQ(Calibrate(mesh, samples)->copy_error, -1);
+  MeshSpec spec = TrueMesh(mesh, ring).ToSpec();
+  spec.copy_gbps = 1.5;
+  const Mesh truth = *Mesh::Create(spec);
+  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
+    AddStridedGathers(truth, g, samples);
+  }
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->mesh.copy_gbps().has_value());
+  EXPECT_NEAR(*c->mesh.copy_gbps(), 1.5, 1.5e-9);
+  EXPECT_NEAR(c->copy_error, 0, 1e-9);
+  EXPECT_NEAR(c->copy_held_out_error, 0, 1e-9);
+  // At the default rate the 64 MiB strided gathers are mispredicted.
+  EXPECT_GT(c->copy_error_default, 0.05);
+  ExpectLink(c->mesh.links()[0], kHosts);
+  ExpectLink(c->mesh.links()[1], kLocal);
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  for (const GroupCalibration& g : c->groups) {
+    EXPECT_NEAR(g.median_abs_error, 0, 1e-9);
+    for (const std::vector<double>& errors : g.held_out_errors) {
+      EXPECT_EQ(errors.size(), 4u);
+    }
+  }
 }
 
 TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
