@@ -10,10 +10,11 @@
 namespace reshard {
 namespace {
 
-// One sample of a group, and whether its size index is even.
+// One sample of a group, its size index, and whether that is even.
 struct GroupSample {
   LinkSample sample;
   bool even = false;
+  int size_index = 0;
 };
 using ByGroup = std::vector<std::vector<GroupSample>>;
 // Every group's fit, in CalibrationGroups' order; nullopt where it failed.
@@ -32,7 +33,8 @@ absl::StatusOr<ByGroup> SplitByGroup(
           absl::StrCat("samples[", i, "]: group ", mesh.GroupName(s.group),
                        " is not calibrated on this mesh"));
     }
-    by_group[it - groups.begin()].push_back({s.sample, s.size_index % 2 == 0});
+    by_group[it - groups.begin()].push_back(
+        {s.sample, s.size_index % 2 == 0, s.size_index});
   }
   return by_group;
 }
@@ -154,31 +156,49 @@ bool IsStrided(const GroupSample& s, Sizes sizes) {
   return sizes == Sizes::kAll || s.even == (sizes == Sizes::kEven);
 }
 
-// The copy rate, GB/s, that best explains the strided gathers' time beyond
-// what `links_mesh` predicts for their collectives, in relative error: the
-// least squares c of (c * packed - residual) / measured, as GB/s (a c of
-// 0 or less: the mesh's fastest rate); nullopt without strided gathers.
-std::optional<double> FitCopyRate(const Mesh& links_mesh,
-                                  const std::vector<Group>& groups,
-                                  const ByGroup& by_group, Sizes sizes) {
-  const CostModel model = ModelOf(links_mesh);
-  double num = 0, den = 0;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    for (const GroupSample& s : by_group[i]) {
-      if (!IsStrided(s, sizes)) continue;
-      const LinkSample& x = s.sample;
-      const double packed = static_cast<double>(x.packed_bytes) / x.time_us;
-      const double residual =
-          (x.time_us - model.CollectiveTime(x.op, groups[i], x.bytes)) /
-          x.time_us;
-      num += packed * residual;
-      den += packed * packed;
+// The median of `values` (not empty): the mean of the middle two of an
+// even count.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The contiguous all_gather of `samples` at `size_index`, or nullptr.
+const LinkSample* ContiguousGather(const std::vector<GroupSample>& samples,
+                                   int size_index) {
+  for (const GroupSample& s : samples) {
+    if (s.size_index == size_index && s.sample.op == StepOp::kAllGather &&
+        s.sample.packed_bytes == 0) {
+      return &s.sample;
     }
   }
-  if (den == 0) return std::nullopt;
-  const double us_per_byte = num / den;
-  const double gbps =
-      us_per_byte > 0 ? 1e-3 / us_per_byte : kMaxLinkBandwidthGBps;
+  return nullptr;
+}
+
+// The copy rate, GB/s, of the strided gathers of `sizes` that unpack at
+// least kCopyFitMinBytes: the median over them of their time beyond the
+// contiguous gather of their group and size (the same bytes over the same
+// links, timed in the same sweep, so link errors cancel) per unpacked byte,
+// as GB/s (a median of 0 or less: the mesh's fastest rate). A median, as
+// smaller copies drown in the timing noise of a busy machine either way.
+// nullopt without such pairs.
+std::optional<double> FitCopyRate(const ByGroup& by_group, Sizes sizes) {
+  std::vector<double> us_per_byte;
+  for (const std::vector<GroupSample>& samples : by_group) {
+    for (const GroupSample& s : samples) {
+      if (!IsStrided(s, sizes) || s.sample.packed_bytes < kCopyFitMinBytes) {
+        continue;
+      }
+      const LinkSample* plain = ContiguousGather(samples, s.size_index);
+      if (plain == nullptr) continue;
+      us_per_byte.push_back((s.sample.time_us - plain->time_us) /
+                            static_cast<double>(s.sample.packed_bytes));
+    }
+  }
+  if (us_per_byte.empty()) return std::nullopt;
+  const double median = Median(us_per_byte);
+  const double gbps = median > 0 ? 1e-3 / median : kMaxLinkBandwidthGBps;
   return std::clamp(gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
 }
 
@@ -198,16 +218,12 @@ double CopyError(const Mesh& mesh, const std::vector<Group>& groups,
   return errors.empty() ? -1 : MedianAbs(errors);
 }
 
-// `mesh` with the fitted links and the copy rate fitted over them to the
-// strided gathers of `sizes`.
+// `mesh` with the fitted links and the copy rate fitted to the strided
+// gathers of `sizes`.
 absl::StatusOr<Mesh> MeshWithFitsAndCopy(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
     const Fits& fits, const std::vector<bool>& own, Sizes sizes) {
-  absl::StatusOr<Mesh> links =
-      MeshWithFits(mesh, groups, fits, own, std::nullopt);
-  if (!links.ok()) return links.status();
-  return MeshWithFits(mesh, groups, fits, own,
-                      FitCopyRate(*links, groups, by_group, sizes));
+  return MeshWithFits(mesh, groups, fits, own, FitCopyRate(by_group, sizes));
 }
 
 // Whether the fits on even sizes hold what predicting `op` on groups[i]

@@ -4,10 +4,10 @@
 // dim its link; a flattened group gets its own link where what its dims'
 // links predict for its rings misses its measurements by more than
 // kOwnLinkError. An all_to_all is priced from its dims' links and the copy
-// rate (cost_model.h), so it is predicted from them, not fitted. The copy rate
-// is fitted to the strided gathers' time beyond what the fitted links predict
-// for them. The fit is judged on sizes it did not see: fits on every other size
-// predict the rest, per op.
+// rate (cost_model.h), so it is predicted from them, not fitted. The copy
+// rate comes from the strided gathers' time beyond the contiguous gathers
+// of the same group and size, per byte (a median). The fit is judged on sizes
+// it did not see: fits on every other size predict the rest, per op.
 #ifndef RESHARD_PLANNER_LINK_CALIBRATION_H_
 #define RESHARD_PLANNER_LINK_CALIBRATION_H_
 
@@ -25,6 +25,10 @@ namespace reshard {
 // A flattened group whose dims' links predict its times with a median
 // error above this gets a link of its own.
 inline constexpr double kOwnLinkError = 0.10;
+
+// The copy rate is fitted to the strided gathers that unpack at least this
+// many bytes: below it, copying takes less time than runs vary by.
+inline constexpr int64_t kCopyFitMinBytes = int64_t{1} << 20;
 
 // One timed collective of a calibration: on `group`, at the `size_index`th
 // size of the sweep.

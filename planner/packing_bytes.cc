@@ -1,19 +1,22 @@
 #include "planner/packing_bytes.h"
 
-#include <vector>
-
 #include "planner/local_layout.h"
 
 namespace reshard {
 namespace {
 
-// True when a tensor of `extents` splits along `dim` into `n` consecutive
-// full runs: every dim before `dim` has extent 1 and the split is even.
-bool SplitsInPlace(absl::Span<const int64_t> extents, int dim, int64_t n) {
-  for (int d = 0; d < dim; ++d) {
-    if (extents[d] != 1) return false;
-  }
-  return extents[dim] % n == 0;
+// True when a tensor whose dims before `dim` hold `leading` elements in all
+// and whose `dim` has `extent` splits along `dim` into `n` consecutive full
+// runs: nothing before it (leading 1) and an even split.
+bool SplitsInPlace(int64_t leading, int64_t extent, int64_t n) {
+  return leading == 1 && extent % n == 0;
+}
+
+// The product of `extents` before `dim`.
+int64_t Leading(absl::Span<const int64_t> extents, int dim) {
+  int64_t product = 1;
+  for (int d = 0; d < dim; ++d) product *= extents[d];
+  return product;
 }
 
 // The extent of tensor dim `a` once `group` no longer shards it: what a
@@ -26,6 +29,25 @@ int64_t GatheredExtent(const Mesh& mesh, const DistState& from,
   return MaxExtent(mesh, popped, shape[a], a, popped.ShardDepth(a));
 }
 
+// The elements a gather over `t.group` along a = src_tensor_dim unpacks
+// into its output: the input with dim a gathered and, for all_to_all, its
+// dim b split; 0 when the blocks land in place.
+int64_t UnpackedElements(const Mesh& mesh, const DistState& from,
+                         const Transition& t, absl::Span<const int64_t> shape,
+                         absl::Span<const int64_t> extents, int64_t n) {
+  const int a = *t.src_tensor_dim;
+  const int b = t.op == StepOp::kAllToAll ? *t.dst_tensor_dim : -1;
+  const int64_t gathered = GatheredExtent(mesh, from, t.group, shape, a);
+  int64_t numel = 1, leading = 1;
+  for (int d = 0; d < static_cast<int>(extents.size()); ++d) {
+    int64_t e = d == a ? gathered : extents[d];
+    if (d == b) e = (extents[b] + n - 1) / n;
+    numel *= e;
+    if (d < a) leading *= e;
+  }
+  return SplitsInPlace(leading, gathered, n) ? 0 : numel;
+}
+
 }  // namespace
 
 int64_t PackedElements(const Mesh& mesh, const DistState& from,
@@ -33,24 +55,16 @@ int64_t PackedElements(const Mesh& mesh, const DistState& from,
                        absl::Span<const int64_t> extents) {
   const int64_t n = mesh.GroupSize(t.group);
   if (n == 1 || !IsCollective(t.op) || t.op == StepOp::kAllReduce) return 0;
-  const int64_t in = Numel(extents);
   int64_t packed = 0;
-  if (t.op != StepOp::kAllGather &&
-      !SplitsInPlace(extents, *t.dst_tensor_dim, n)) {
-    packed += in;  // reduce_scatter and all_to_all send blocks of the input
+  if (t.op != StepOp::kAllGather) {
+    // reduce_scatter and all_to_all send blocks of their input.
+    const int b = *t.dst_tensor_dim;
+    if (!SplitsInPlace(Leading(extents, b), extents[b], n)) {
+      packed += Numel(extents);
+    }
   }
   if (t.op == StepOp::kReduceScatter) return packed;
-  // all_gather and all_to_all receive blocks into the output, whose dim `a`
-  // is gathered (and, for all_to_all, dim b split).
-  const int a = *t.src_tensor_dim;
-  std::vector<int64_t> out(extents.begin(), extents.end());
-  if (t.op == StepOp::kAllToAll) {
-    const int b = *t.dst_tensor_dim;
-    out[b] = (out[b] + n - 1) / n;
-  }
-  out[a] = GatheredExtent(mesh, from, t.group, shape, a);
-  if (!SplitsInPlace(out, a, n)) packed += Numel(out);
-  return packed;
+  return packed + UnpackedElements(mesh, from, t, shape, extents, n);
 }
 
 }  // namespace reshard
