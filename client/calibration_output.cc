@@ -5,7 +5,6 @@
 #include "absl/strings/str_join.h"
 #include "client/plan_flags.h"
 #include "common/json_text.h"
-#include "planner/cost_model.h"
 
 namespace reshard::client {
 namespace {
@@ -95,10 +94,9 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
   if (c.mesh.copy_gbps().has_value()) {
     out << absl::StrFormat(
         "copy rate: %.6g GB/s; strided gathers' error %s (held-out %s; %s "
-        "at the default %g GB/s)\n",
+        "with packing unpriced)\n",
         *c.mesh.copy_gbps(), Percent(c.copy_error),
-        Percent(c.copy_held_out_error), Percent(c.copy_error_default),
-        kLocalBandwidthGBps);
+        Percent(c.copy_held_out_error), Percent(c.copy_error_unpriced));
   }
   out << "links: " << absl::StrJoin(flags, " ") << "\n";
 }
@@ -121,7 +119,7 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
       << FormatOptionalDouble(c.mesh.copy_gbps(), "null")
       << ", \"copy_error\": " << OptionalError(c.copy_error)
       << ", \"copy_held_out_error\": " << OptionalError(c.copy_held_out_error)
-      << ", \"copy_error_default\": " << OptionalError(c.copy_error_default)
+      << ", \"copy_error_unpriced\": " << OptionalError(c.copy_error_unpriced)
       << "}\n";
 }
 

@@ -152,7 +152,7 @@ double Scheduler::BucketTime(size_t b) const {
   const double packed = static_cast<double>(bucket.in_bytes + bucket.out_bytes);
   return bucket_model_.CollectiveTime(bucket.op, bucket.group,
                                       priced_bytes_[b]) +
-         packed * bucket_model_.LocalCopyUsPerByte();
+         packed * bucket_model_.PackingUsPerByte();
 }
 
 BucketSchedule Scheduler::Finish() && {

@@ -60,7 +60,7 @@ struct Bucket {
   int64_t out_bytes = 0;
   int64_t bytes = 0;
   // The bucket priced as one collective moving the members' bytes, plus
-  // packing them into its wire buffers and out (cost_model.h's copy rate);
+  // packing them into its wire buffers and out (CostModel::PackingUsPerByte);
   // a bucket of one member: that member's step.
   double time_us = 0;
   std::vector<BucketMember> members;

@@ -107,6 +107,7 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
     InitAllToAll();
     copy_us_per_byte_ =
         1e6 / (mesh.copy_gbps().value_or(kLocalBandwidthGBps) * 1e9);
+    if (mesh.copy_gbps().has_value()) packing_us_per_byte_ = copy_us_per_byte_;
   }
 }
 
@@ -231,10 +232,12 @@ double CostModel::AlphaBetaTime(const DistState& from, const Transition& t,
     if (t.op == StepOp::kPartition && t.target_op != ReduceOp::kSum) return 0.0;
     return static_cast<double>(bytes) * copy_us_per_byte_;
   }
+  const double time = CollectiveTime(t.op, t.group, bytes);
+  if (packing_us_per_byte_ == 0) return time;
   const int64_t packed =
       PackedElements(mesh_, from, t, tensor_.shape(), extents);
-  return CollectiveTime(t.op, t.group, bytes) +
-         static_cast<double>(packed * tensor_.itemsize()) * copy_us_per_byte_;
+  return time + static_cast<double>(packed * tensor_.itemsize()) *
+                    packing_us_per_byte_;
 }
 
 double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,

@@ -2,7 +2,8 @@
 // peak per-rank memory it needs. Two models exist (docs/DESIGN.md §3.1, §3.3):
 //  - alpha_beta (default): latency + bandwidth terms on the largest padded
 //    per-rank buffer, ring factors of nccl-tests, per-dim link overrides,
-//    and the local copies of blocks that do not lie in place.
+//    and, on a mesh with a measured copy rate, the local copies of blocks
+//    that do not lie in place.
 //  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
 //    torch_graph planner reproduces PyTorch's Dijkstra tie-breaks.
 // A CostModel is immutable and safe for concurrent use; it refers to the
@@ -93,7 +94,7 @@ class CostModel {
   // every collective step is priced by, exposed so that a bucket of several
   // tensors' steps (bucket_schedule.h) is priced as the one collective it
   // is; a step adds the packing of its blocks that do not lie in place
-  // (packing_bytes.h). alpha_beta: 0 on groups of size 1. torch: PyTorch's
+  // (PackingUsPerByte). alpha_beta: 0 on groups of size 1. torch: PyTorch's
   // formula on `bytes` read as GiB (an all_gather's are the gathered bytes).
   double CollectiveTime(StepOp op, absl::Span<const int> group,
                         int64_t bytes) const;
@@ -126,10 +127,15 @@ class CostModel {
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;
-  // What a rank's local copy of a byte costs: a local step's output, a
-  // collective's packed or unpacked blocks (packing_bytes.h). The mesh's
+  // What a rank's local copy of a byte costs in a local step: the mesh's
   // copy rate, else kLocalBandwidthGBps; 0 under the torch model.
   double LocalCopyUsPerByte() const { return copy_us_per_byte_; }
+  // What packing or unpacking a byte of a collective's blocks that do not
+  // lie in place costs (packing_bytes.h): the mesh's measured copy rate; 0
+  // on a mesh without one (at a GPU's copy rate packing is within the
+  // model's error, and pricing it costs the search its ties) and under the
+  // torch model.
+  double PackingUsPerByte() const { return packing_us_per_byte_; }
 
  private:
   // A local step's copy, or a collective and the packing of its blocks
@@ -154,6 +160,7 @@ class CostModel {
   std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
   bool has_group_links_ = false;  // some flattened group has its own link
   double copy_us_per_byte_ = 0;
+  double packing_us_per_byte_ = 0;
   // Under alpha_beta, per set of dims of size > 1 (a bit mask): an
   // all_to_all's latency and µs per buffer byte.
   struct AllToAllPrice {

@@ -98,7 +98,7 @@ absl::StatusOr<Mesh> MeshWithFits(const Mesh& mesh,
 double PredictedUs(const CostModel& model, const Group& group,
                    const LinkSample& s) {
   return model.CollectiveTime(s.op, group, s.bytes) +
-         static_cast<double>(s.packed_bytes) * model.LocalCopyUsPerByte();
+         static_cast<double>(s.packed_bytes) * model.PackingUsPerByte();
 }
 
 // (predicted - measured) / measured of `s` under `model`.
@@ -334,7 +334,7 @@ absl::StatusOr<Calibration> Calibrate(
   absl::StatusOr<Mesh> default_copy =
       MeshWithFits(mesh, groups, fits, every, std::nullopt);
   if (!default_copy.ok()) return default_copy.status();
-  const double copy_error_default =
+  const double copy_error_unpriced =
       CopyError(*default_copy, groups, *by_group, Sizes::kAll);
   absl::StatusOr<double> copy_held_out =
       HeldOutErrors(mesh, groups, *by_group, *out);
@@ -349,7 +349,7 @@ absl::StatusOr<Calibration> Calibrate(
   if (!calibrated.ok()) return calibrated.status();
   const PerOp pooled = PooledHeldOutErrors(*out);
   return Calibration{*std::move(out), pooled,
-                     copy_error,      copy_error_default,
+                     copy_error,      copy_error_unpriced,
                      *copy_held_out,  *std::move(calibrated)};
 }
 

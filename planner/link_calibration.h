@@ -71,12 +71,12 @@ struct Calibration {
   // By op: the median |relative error| over every group's held-out sizes
   // together (-1 where none): how well calibrated links predict an op.
   PerOp held_out_error{};
-  // The strided gathers (samples with packed_bytes): the median |relative
-  // error| of their predictions with the fitted copy rate, with the default
-  // one (kLocalBandwidthGBps), and with fits on the even sizes on the odd
-  // ones; -1 without such samples.
+  // The strided gathers (all_gathers with packed_bytes): the median
+  // |relative error| of their predictions with the fitted copy rate, with
+  // none (packing unpriced, as on a mesh without a copy rate), and with fits
+  // on the even sizes on the odd ones; -1 without such samples.
   double copy_error = -1;
-  double copy_error_default = -1;
+  double copy_error_unpriced = -1;
   double copy_held_out_error = -1;
   // The input mesh with the calibrated links and, given strided gathers,
   // the fitted copy rate (Mesh::copy_gbps).

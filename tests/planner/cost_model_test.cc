@@ -71,28 +71,29 @@ TEST(CostModelTest, MergedAllReduceOfTheReadmeExample) {
   EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 6 * 0.6 + 1.5 * 1024 / 87.7e9 * 1e6);
 }
 
-// The default copy rate: µs per byte a rank packs or copies locally.
-constexpr double kCopyUsPerByte = 1e6 / (kLocalBandwidthGBps * 1e9);
-
 TEST(CostModelTest, UnevenReduceScatterPadsToTheLargestBlock) {
   // 13x3 f32 over 4 ranks: blocks of ceil(13/4) = 4 rows, 48 bytes; the
-  // input is 4 blocks. The rows do not split evenly, so the 156 input
-  // bytes are packed into the padded blocks first.
+  // input is 4 blocks.
   const Mesh mesh = MakeMesh({4});
   const StepCost c =
       PriceOf(mesh, {13, 3}, DType::kFloat32, "P(sum)", "S(0)", {0});
   EXPECT_EQ(c.bytes, 192);
   EXPECT_EQ(c.peak_bytes, 192 + 48);
-  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 3 * 0.6 + 0.75 * 192 / 87.7e9 * 1e6 +
-                                  156 * kCopyUsPerByte);
+  const double ring = 6.6 + 3 * 0.6 + 0.75 * 192 / 87.7e9 * 1e6;
+  EXPECT_DOUBLE_EQ(c.time_us, ring);
+  // The rows do not split evenly, so the 156 input bytes are packed into
+  // the padded blocks first: priced on a mesh with a copy rate.
+  const Mesh copying = *Mesh::Create({.shape = {4}, .copy_gbps = 0.5});
+  EXPECT_DOUBLE_EQ(
+      PriceOf(copying, {13, 3}, DType::kFloat32, "P(sum)", "S(0)", {0}).time_us,
+      ring + 156 / 0.5e9 * 1e6);
 }
 
 // A gather along dim 1 of a tensor with rows receives blocks that are not
 // runs of its output: it unpacks them, at the mesh's copy rate; along dim
 // 0 it receives in place. The same bytes, otherwise the same price.
 TEST(CostModelTest, AStridedGatherPaysForUnpackingAtTheCopyRate) {
-  MeshSpec spec{.shape = {4}, .copy_gbps = 2.0};
-  const Mesh mesh = *Mesh::Create(spec);
+  const Mesh mesh = *Mesh::Create({.shape = {4}, .copy_gbps = 2.0});
   const StepCost rows =
       PriceOf(mesh, {64, 64}, DType::kFloat32, "S(0)", "R", {0});
   const StepCost cols =
@@ -101,10 +102,19 @@ TEST(CostModelTest, AStridedGatherPaysForUnpackingAtTheCopyRate) {
   EXPECT_DOUBLE_EQ(rows.time_us, 6.6 + 3 * 0.6 + 0.75 * 16384 / 87.7e9 * 1e6);
   EXPECT_DOUBLE_EQ(cols.time_us - rows.time_us, 16384 / 2e9 * 1e6);
   // Local steps copy at the same rate.
-  const StepCost chunk =
-      PriceOf(mesh, {64, 64}, DType::kFloat32, "R", "S(1)", {0});
-  EXPECT_DOUBLE_EQ(chunk.time_us, 4096 / 2e9 * 1e6);
-  // The torch model prices neither.
+  EXPECT_DOUBLE_EQ(
+      PriceOf(mesh, {64, 64}, DType::kFloat32, "R", "S(1)", {0}).time_us,
+      4096 / 2e9 * 1e6);
+  // Without a measured copy rate packing is not priced (the two gathers
+  // cost alike) and local steps copy at 2000 GB/s.
+  const Mesh plain = MakeMesh({4});
+  EXPECT_DOUBLE_EQ(
+      PriceOf(plain, {64, 64}, DType::kFloat32, "S(1)", "R", {0}).time_us,
+      PriceOf(plain, {64, 64}, DType::kFloat32, "S(0)", "R", {0}).time_us);
+  EXPECT_DOUBLE_EQ(
+      PriceOf(plain, {64, 64}, DType::kFloat32, "R", "S(1)", {0}).time_us,
+      4096 / 2000e9 * 1e6);
+  // The torch model prices no packing either.
   EXPECT_DOUBLE_EQ(PriceOf(mesh, {64, 64}, DType::kFloat32, "S(1)", "R", {0},
                            CostModelKind::kTorch)
                        .time_us,
@@ -189,26 +199,23 @@ TEST(CostModelTest, AFlattenedAllToAllCrossesEachDimsLink) {
   const Mesh mesh =
       LinkedMesh({2, 4}, {LinkParams{0.025, 80.0}, LinkParams{0.5, 20.0}},
                  {LinkParams{0.1, 30.0}});
-  // 64x8 f32 S(0),S(0) -> S(1),S(1): blocks of 8x1, 8 of them: 256 bytes,
-  // packed from the 8x8 input (its columns are not runs), received in place.
+  // 64x8 f32 S(0),S(0) -> S(1),S(1): blocks of 8x1, 8 of them: 256 bytes.
   const StepCost c =
       PriceOf(mesh, {64, 8}, DType::kFloat32, "S(0),S(0)", "S(1),S(1)", {0, 1});
   ASSERT_EQ(c.bytes, 256);
   const double per_byte = 0.5 / 0.025e9 * 1e6 + 3.0 / 8 / 0.5e9 * 1e6;
-  const double packing = 256 * kCopyUsPerByte;
-  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 80.0 + 256 * per_byte + packing);
+  EXPECT_DOUBLE_EQ(c.time_us, 6.6 + 80.0 + 256 * per_byte);
   const TensorSpec tensor = *TensorSpec::Create({64, 8}, DType::kFloat32);
   const CostModel model(mesh, tensor, {CostModelKind::kAlphaBeta, 8});
   EXPECT_DOUBLE_EQ(model.CollectiveTime(StepOp::kAllGather, Group{0, 1}, 256),
                    6.6 + 7 * 30.0 + 7.0 / 8 * 256 / 0.1e9 * 1e6);
   const CostModel::CollectiveBound bound = model.LowerBound(Group{0, 1});
-  EXPECT_LE(bound.AllToAllTime(256), c.time_us - packing);
-  EXPECT_GT(bound.AllToAllTime(256), (c.time_us - packing) * (1 - 1e-6));
-  // A single dim: the ring's bytes, one round; the 16x8 input is packed.
+  EXPECT_LE(bound.AllToAllTime(256), c.time_us);
+  EXPECT_GT(bound.AllToAllTime(256), c.time_us * (1 - 1e-6));
+  // A single dim: the ring's bytes, one round.
   const StepCost one =
       PriceOf(mesh, {64, 8}, DType::kFloat32, "R,S(0)", "R,S(1)", {1});
-  EXPECT_DOUBLE_EQ(one.time_us, 6.6 + 20.0 + 3.0 / 4 * one.bytes / 0.5e9 * 1e6 +
-                                    512 * kCopyUsPerByte);
+  EXPECT_DOUBLE_EQ(one.time_us, 6.6 + 20.0 + 3.0 / 4 * one.bytes / 0.5e9 * 1e6);
 }
 
 TEST(CostModelTest, LocalStepsCostACopyAtLocalBandwidth) {
@@ -247,9 +254,12 @@ TEST(CostModelTest, SizeOneGroupsAreFreeUnderAlphaBeta) {
 
 TEST(CostModelTest, CollectiveTimeIsTheFormulaStepsArePricedBy) {
   // Buckets are priced by CollectiveTime on their bytes; a step's own bytes
-  // must give back the step's time under both models, plus, under
-  // alpha_beta, the packing of its blocks that are not in place.
+  // must give back the step's time under both models (on a mesh with a
+  // copy rate, plus the packing of its blocks that are not in place).
   const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  MeshSpec copying_spec = mesh.ToSpec();
+  copying_spec.copy_gbps = 0.25;
+  const Mesh copying = *Mesh::Create(copying_spec);
   const TensorSpec tensor = *TensorSpec::Create({12, 10}, DType::kBFloat16);
   struct Case {
     const char* from;
@@ -262,19 +272,21 @@ TEST(CostModelTest, CollectiveTimeIsTheFormulaStepsArePricedBy) {
                         {"S(0),S(1)", "S(0),S(0)", {1}}};
   for (CostModelKind kind :
        {CostModelKind::kAlphaBeta, CostModelKind::kTorch}) {
-    const CostModel model(mesh, tensor, {kind, 8});
-    for (const Case& c : cases) {
-      SCOPED_TRACE(c.from);
-      const DistState a = State(mesh, 2, c.from);
-      const Step step = *MakeStep(mesh, a, State(mesh, 2, c.to), c.group);
-      const StepCost cost = model.Price(a, step.transition());
-      const int64_t packed =
-          PackedElements(mesh, a, step.transition(), tensor.shape(),
-                         MaxLocalExtents(mesh, a, tensor.shape()));
-      EXPECT_NEAR(model.CollectiveTime(step.op, step.group, cost.bytes) +
-                      static_cast<double>(packed * tensor.itemsize()) *
-                          model.LocalCopyUsPerByte(),
-                  cost.time_us, 1e-9);
+    for (const Mesh* m : {&mesh, &copying}) {
+      const CostModel model(*m, tensor, {kind, 8});
+      for (const Case& c : cases) {
+        SCOPED_TRACE(c.from);
+        const DistState a = State(*m, 2, c.from);
+        const Step step = *MakeStep(*m, a, State(*m, 2, c.to), c.group);
+        const StepCost cost = model.Price(a, step.transition());
+        const int64_t packed =
+            PackedElements(*m, a, step.transition(), tensor.shape(),
+                           MaxLocalExtents(*m, a, tensor.shape()));
+        EXPECT_NEAR(model.CollectiveTime(step.op, step.group, cost.bytes) +
+                        static_cast<double>(packed * tensor.itemsize()) *
+                            model.PackingUsPerByte(),
+                    cost.time_us, 1e-9);
+      }
     }
   }
   // alpha_beta: a size-1 group costs nothing.
