@@ -37,8 +37,9 @@ const char kCalibrateUsage[] =
     "  measured links: one per dim, and one per flattened group whose dims'\n"
     "  links mispredict its rings by more than 10%. Each group also runs a\n"
     "  strided all_gather (S(1) -> R, blocks unpacked) at each size; their\n"
-    "  time beyond the fitted links' prediction gives the rate a rank\n"
-    "  copies at (--copy_gbps). --links_file FILE writes those flags, one\n"
+    "  time beyond the contiguous gather's gives the rate a rank copies at\n"
+    "  (--copy_gbps, the median per byte over those of >= 1 MiB). --links_file "
+    "FILE writes those flags, one\n"
     "  per line, for `mesh register` and `plan`. Progress\n"
     "  goes to stderr. --samples_from FILE fits the samples of an earlier\n"
     "  --json output on this mesh instead of running a sweep (no server).\n";

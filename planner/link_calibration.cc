@@ -10,11 +10,11 @@
 namespace reshard {
 namespace {
 
-// One sample of a group, its size index, and whether that is even.
+// One sample of a group and its size index.
 struct GroupSample {
   LinkSample sample;
-  bool even = false;
   int size_index = 0;
+  bool even() const { return size_index % 2 == 0; }
 };
 using ByGroup = std::vector<std::vector<GroupSample>>;
 // Every group's fit, in CalibrationGroups' order; nullopt where it failed.
@@ -33,8 +33,7 @@ absl::StatusOr<ByGroup> SplitByGroup(
           absl::StrCat("samples[", i, "]: group ", mesh.GroupName(s.group),
                        " is not calibrated on this mesh"));
     }
-    by_group[it - groups.begin()].push_back(
-        {s.sample, s.size_index % 2 == 0, s.size_index});
+    by_group[it - groups.begin()].push_back({s.sample, s.size_index});
   }
   return by_group;
 }
@@ -55,7 +54,7 @@ std::vector<LinkSample> FitSamples(const std::vector<GroupSample>& samples,
                                    bool even_only) {
   std::vector<LinkSample> fitted;
   for (const GroupSample& s : samples) {
-    if ((s.even || !even_only) && FitsLink(s.sample)) {
+    if ((s.even() || !even_only) && FitsLink(s.sample)) {
       fitted.push_back(s.sample);
     }
   }
@@ -153,15 +152,7 @@ enum class Sizes { kAll, kEven, kOdd };
 
 bool IsStrided(const GroupSample& s, Sizes sizes) {
   if (!IsStridedGather(s.sample)) return false;
-  return sizes == Sizes::kAll || s.even == (sizes == Sizes::kEven);
-}
-
-// The median of `values` (not empty): the mean of the middle two of an
-// even count.
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return sizes == Sizes::kAll || s.even() == (sizes == Sizes::kEven);
 }
 
 // The contiguous all_gather of `samples` at `size_index`, or nullptr.
@@ -265,7 +256,7 @@ absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
       g.held_out_error[o] = -1;
       if (!HasEvenFits(groups, even, i, op)) continue;
       for (const GroupSample& s : by_group[i]) {
-        if (s.even || s.sample.op != op || IsStridedGather(s.sample)) {
+        if (s.even() || s.sample.op != op || IsStridedGather(s.sample)) {
           continue;
         }
         g.held_out_errors[o].push_back(RelativeError(model, g.group, s.sample));

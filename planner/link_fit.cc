@@ -135,15 +135,19 @@ std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
   return errors;
 }
 
-double MedianAbs(absl::Span<const double> values) {
+double Median(std::vector<double> values) {
   if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  if (values.size() % 2 == 1) return values[mid];
+  const double upper = values[mid];
+  return (upper + *std::max_element(values.begin(), values.begin() + mid)) / 2;
+}
+
+double MedianAbs(absl::Span<const double> values) {
   std::vector<double> abs;
   for (double v : values) abs.push_back(std::abs(v));
-  const size_t mid = abs.size() / 2;
-  std::nth_element(abs.begin(), abs.begin() + mid, abs.end());
-  if (abs.size() % 2 == 1) return abs[mid];
-  const double upper = abs[mid];
-  return (upper + *std::max_element(abs.begin(), abs.begin() + mid)) / 2;
+  return Median(std::move(abs));
 }
 
 absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples) {

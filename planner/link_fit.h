@@ -59,6 +59,10 @@ std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
 // The median of |x| over `values` (0 when empty).
 double MedianAbs(absl::Span<const double> values);
 
+// The median of `values` (0 when empty): the mean of the middle two of an
+// even count.
+double Median(std::vector<double> values);
+
 }  // namespace reshard
 
 #endif  // RESHARD_PLANNER_LINK_FIT_H_
