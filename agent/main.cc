@@ -25,6 +25,7 @@
 #include "agent/agent.h"
 #include "agent/coordinator_channel.h"
 #include "agent/memory_capacity.h"
+#include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
 #include "executor/nccl/nccl_rank.h"
@@ -263,6 +264,7 @@ int main(int argc, char** argv) {
       "[--metrics_listen ADDR [--metrics_port_file FILE]] "
       "[--max_run_bytes B]");
   reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
+  reshard::InstallCrashReport(argv[0]);
   absl::ParseCommandLine(argc, argv);
   absl::StatusOr<reshard::agent::AgentConfig> config =
       reshard::agent::ParseAgentFlags(reshard::agent::FlagValues());

@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
+#include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/periodic_task.h"
 #include "common/secret_file.h"
@@ -393,6 +394,7 @@ int Serve() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reshard-planner --listen 127.0.0.1:50051");
   reshard::SetFlagsUsage("reshard-planner", "server/main.cc");
+  reshard::InstallCrashReport(argv[0]);
   absl::ParseCommandLine(argc, argv);
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));

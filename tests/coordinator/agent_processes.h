@@ -11,10 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -123,7 +125,7 @@ class AgentProcesses {
     const auto deadline = std::chrono::steady_clock::now() + within;
     std::vector<int> codes(pids_.size(), -1);
     for (size_t i = 0; i < pids_.size(); ++i) {
-      codes[i] = Reap(pids_[i], deadline);
+      codes[i] = Reap(i, deadline);
     }
     return codes;
   }
@@ -145,18 +147,30 @@ class AgentProcesses {
     return true;
   }
 
+  // Every rank's log; first, how each process that Wait() saw end badly
+  // ended, and those ranks' logs (output that gets cut keeps its start).
   std::string Logs() const {
     std::string out;
+    std::vector<int> order;
+    for (const auto& [rank, how] : bad_endings_) {
+      absl::StrAppend(&out, "agent ", rank, " ", how, "\n");
+      order.push_back(rank);
+    }
     for (int r = 0; r < world_; ++r) {
-      std::ifstream in(absl::StrCat(dir_, "/agent-", r, ".log"));
-      out += absl::StrCat("---- agent ", r, " ----\n",
-                          std::string(std::istreambuf_iterator<char>(in), {}));
+      if (std::find(order.begin(), order.end(), r) == order.end()) {
+        order.push_back(r);
+      }
+    }
+    for (int r : order) {
+      absl::StrAppend(&out, "---- agent ", r, " ----\n", Log(r));
     }
     return out;
   }
 
  private:
-  static int Reap(pid_t& pid, std::chrono::steady_clock::time_point deadline) {
+  // The exit status of process `i`, or -1 (and why, in bad_endings_).
+  int Reap(size_t i, std::chrono::steady_clock::time_point deadline) {
+    pid_t& pid = pids_[i];
     if (pid <= 0) return -1;
     int status = 0;
     while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -164,12 +178,23 @@ class AgentProcesses {
         kill(pid, SIGKILL);
         waitpid(pid, nullptr, 0);
         pid = -1;
+        bad_endings_.emplace_back(ranks_[i], "still ran at the deadline");
         return -1;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (WIFEXITED(status)) {
+      if (WEXITSTATUS(status) != 0) {
+        bad_endings_.emplace_back(ranks_[i],
+                                  absl::StrCat("exited ", WEXITSTATUS(status)));
+      }
+      return WEXITSTATUS(status);
+    }
+    bad_endings_.emplace_back(
+        ranks_[i], absl::StrCat("was ended by signal ", WTERMSIG(status), " (",
+                                strsignal(WTERMSIG(status)), ")"));
+    return -1;
   }
 
   std::string server_;
@@ -179,6 +204,7 @@ class AgentProcesses {
   std::vector<std::string> extra_flags_;
   std::vector<pid_t> pids_;
   std::vector<int> ranks_;  // of each process, in start order
+  std::vector<std::pair<int, std::string>> bad_endings_;  // rank, how
 };
 
 // The number after `field` ("VmRSS:", "Threads:") in a process's
