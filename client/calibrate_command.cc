@@ -38,9 +38,11 @@ const char kCalibrateUsage[] =
     "  links mispredict its rings by more than 10%. Each group also runs a\n"
     "  strided all_gather (S(1) -> R, blocks unpacked) at each size; their\n"
     "  time beyond the contiguous gather's gives the rate a rank copies at\n"
-    "  (--copy_gbps, the median per byte over those of >= 1 MiB). --links_file "
-    "FILE writes those flags, one\n"
-    "  per line, for `mesh register` and `plan`. Progress\n"
+    "  (--copy_gbps, the median per byte over those of >= 1 MiB). The base\n"
+    "  latency every collective pays (--base_us) is the one that, with links\n"
+    "  fitted under it, predicts every sample best (all_to_alls included).\n"
+    "  --links_file FILE writes those flags, one per line, for\n"
+    "  `mesh register` and `plan`. Progress\n"
     "  goes to stderr. --samples_from FILE fits the samples of an earlier\n"
     "  --json output on this mesh instead of running a sweep (no server).\n";
 

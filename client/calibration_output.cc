@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "client/plan_flags.h"
 #include "common/json_text.h"
+#include "planner/cost_model.h"
 
 namespace reshard::client {
 namespace {
@@ -98,6 +99,8 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
         *c.mesh.copy_gbps(), Percent(c.copy_error),
         Percent(c.copy_held_out_error), Percent(c.copy_error_unpriced));
   }
+  out << absl::StrFormat("base latency per collective: %.6g us\n",
+                         c.mesh.base_us().value_or(kBaseLatencyUs));
   out << "links: " << absl::StrJoin(flags, " ") << "\n";
 }
 
@@ -117,6 +120,7 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
       << "], \"held_out_error\": " << PerOpJson(c.held_out_error)
       << ", \"links\": [" << absl::StrJoin(links, ", ") << "], \"copy_gbps\": "
       << FormatOptionalDouble(c.mesh.copy_gbps(), "null")
+      << ", \"base_us\": " << FormatOptionalDouble(c.mesh.base_us(), "null")
       << ", \"copy_error\": " << OptionalError(c.copy_error)
       << ", \"copy_held_out_error\": " << OptionalError(c.copy_held_out_error)
       << ", \"copy_error_unpriced\": " << OptionalError(c.copy_error_unpriced)

@@ -18,6 +18,7 @@ namespace {
 constexpr char kMeshUsage[] =
     "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
     "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US]... [--copy_gbps X]\n"
+    "         [--base_us X]\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
     "       reshardctl [global flags] mesh delete MESH_ID "
@@ -27,8 +28,9 @@ constexpr char kMeshUsage[] =
     "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
     "  overrides (DIM=GBPS:US, and A,B=GBPS:US for a flattened group's own\n"
     "  link; `default` where the cost model's value applies), the local\n"
-    "  copy rate (--copy_gbps, GB/s) and a rank map other than the\n"
-    "  identity. `delete` sends the\n"
+    "  copy rate (--copy_gbps, GB/s), every collective's base latency\n"
+    "  (--base_us, µs) and a rank map other than the identity. `delete`\n"
+    "  sends the\n"
     "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
     "  with --admin_token_file.\n";
 
@@ -86,6 +88,10 @@ std::string MeshLine(const std::string& id, const Mesh& mesh) {
     absl::StrAppend(&line, "  copy_gbps ",
                     FormatOptionalDouble(mesh.copy_gbps(), ""));
   }
+  if (mesh.base_us().has_value()) {
+    absl::StrAppend(&line, "  base_us ",
+                    FormatOptionalDouble(mesh.base_us(), ""));
+  }
   if (!mesh.has_identity_rank_map()) {
     absl::StrAppend(&line, "  rank_map ", absl::StrJoin(mesh.rank_map(), ","));
   }
@@ -107,6 +113,7 @@ std::string MeshJson(const std::string& id, const Mesh& mesh) {
       absl::StrJoin(names, ", "), "], \"flattened\": [",
       absl::StrJoin(flattened, ", "), "], \"links\": ", LinksJson(mesh),
       ", \"copy_gbps\": ", FormatOptionalDouble(mesh.copy_gbps(), "null"),
+      ", \"base_us\": ", FormatOptionalDouble(mesh.base_us(), "null"),
       ", \"rank_map\": ",
       mesh.has_identity_rank_map()
           ? std::string("null")
@@ -118,8 +125,8 @@ namespace {
 
 absl::Status Register(Client& client, absl::Span<const std::string> argv,
                       std::ostream& out) {
-  absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, {"mesh", "flatten", "link", "copy_gbps"}, {});
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(
+      argv, {"mesh", "flatten", "link", "copy_gbps", "base_us"}, {});
   if (!args.ok()) return args.status();
   absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();

@@ -39,7 +39,8 @@ constexpr char kPlanUsage[] =
     "  (port 50051 when omitted), --deadline_seconds D.\n";
 
 // The flags that describe a mesh inline, which --mesh_id replaces.
-constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link", "copy_gbps"};
+constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link", "copy_gbps",
+                                      "base_us"};
 
 absl::Status CheckRequired(const CliArgs& args) {
   const bool by_id = args.Has("mesh_id");

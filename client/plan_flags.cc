@@ -1,5 +1,7 @@
 #include "client/plan_flags.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -78,6 +80,21 @@ absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   return absl::OkStatus();
 }
 
+// --NAME's number (of `unit`) into `value` when given.
+absl::Status ParseNumberFlag(const CliArgs& args, const std::string& name,
+                             absl::string_view unit,
+                             std::optional<double>& value) {
+  const std::optional<std::string> text = args.Get(name);
+  if (!text.has_value()) return absl::OkStatus();
+  double number = 0;
+  if (!absl::SimpleAtod(*text, &number)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, ": \"", *text, "\" must be a number of ", unit));
+  }
+  value = number;
+  return absl::OkStatus();
+}
+
 std::string LinkValue(const LinkParams& link) {
   return absl::StrCat(FormatOptionalDouble(link.bandwidth_gbps, "default"), ":",
                       FormatOptionalDouble(link.latency_us, "default"));
@@ -99,14 +116,10 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
     s = ParseLinkFlag(link, spec);
     if (!s.ok()) return s;
   }
-  if (auto text = args.Get("copy_gbps")) {
-    double gbps = 0;
-    if (!absl::SimpleAtod(*text, &gbps)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--copy_gbps: \"", *text, "\" must be a number of GB/s"));
-    }
-    spec.copy_gbps = gbps;
-  }
+  s = ParseNumberFlag(args, "copy_gbps", "GB/s", spec.copy_gbps);
+  if (!s.ok()) return s;
+  s = ParseNumberFlag(args, "base_us", "us", spec.base_us);
+  if (!s.ok()) return s;
   return Mesh::Create(std::move(spec));
 }
 
@@ -137,24 +150,19 @@ std::vector<std::string> LinkFlags(const Mesh& mesh) {
     flags.push_back(absl::StrCat("--copy_gbps ",
                                  FormatOptionalDouble(mesh.copy_gbps(), "")));
   }
+  if (mesh.base_us().has_value()) {
+    flags.push_back(
+        absl::StrCat("--base_us ", FormatOptionalDouble(mesh.base_us(), "")));
+  }
   return flags;
 }
 
 std::set<std::string> PlanFlags() {
-  return {"mesh",
-          "flatten",
-          "shape",
-          "dtype",
-          "from",
-          "to",
-          "planner",
-          "cost_model",
-          "link",
-          "copy_gbps",
-          "devices_per_host",
-          "flatten_policy",
-          "max_peak_bytes",
-          "search_budget"};
+  return {"mesh",           "flatten",        "shape",
+          "dtype",          "from",           "to",
+          "planner",        "cost_model",     "link",
+          "copy_gbps",      "base_us",        "devices_per_host",
+          "flatten_policy", "max_peak_bytes", "search_budget"};
 }
 
 absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {

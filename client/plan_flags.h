@@ -22,8 +22,9 @@ namespace reshard::client {
 std::set<std::string> PlanFlags();
 
 // The mesh described by --mesh, --flatten, --link (DIM=GBPS:US for a
-// dim, A,B=GBPS:US for the own link of the --flatten group A,B) and
-// --copy_gbps (the local copy rate, MeshSpec::copy_gbps).
+// dim, A,B=GBPS:US for the own link of the --flatten group A,B),
+// --copy_gbps (the local copy rate, MeshSpec::copy_gbps) and --base_us
+// (every collective's base latency, MeshSpec::base_us).
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 
 // The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default";
@@ -31,8 +32,8 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 // flattened groups' own links.
 std::vector<std::string> LinkFlagValues(const Mesh& mesh);
 // Every flag that gives the mesh its measured links, as a command line
-// takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X" when
-// the mesh has a copy rate.
+// takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X" and
+// "--base_us X" where the mesh has them.
 std::vector<std::string> LinkFlags(const Mesh& mesh);
 
 // The planner options described by --planner, --cost_model, --merge,

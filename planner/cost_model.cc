@@ -105,6 +105,7 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
   }
   if (options.kind == CostModelKind::kAlphaBeta) {
     InitAllToAll();
+    base_us_ = mesh.base_us().value_or(kBaseLatencyUs);
     copy_us_per_byte_ =
         1e6 / (mesh.copy_gbps().value_or(kLocalBandwidthGBps) * 1e9);
     if (mesh.copy_gbps().has_value()) packing_us_per_byte_ = copy_us_per_byte_;
@@ -131,7 +132,7 @@ void CostModel::InitAllToAll() {
 double CostModel::AllToAllTime(absl::Span<const int> group,
                                int64_t bytes) const {
   const AllToAllPrice& price = all_to_all_[NonUnitMask(mesh_, group)];
-  return kBaseLatencyUs + price.lat_us +
+  return base_us_ + price.lat_us +
          static_cast<double>(bytes) * price.us_per_byte;
 }
 
@@ -168,14 +169,14 @@ CostModel::CollectiveBound CostModel::LowerBound(
                                : FastestLinkOver(group);
   const double bytes_per_gb =
       torch ? kBytesPerGiB * kBytesPerGiB * kBytesPerGiB : 1e9;
-  CollectiveBound bound{kBaseLatencyUs, (n - 1) * link.lat,
+  CollectiveBound bound{base_us_, (n - 1) * link.lat,
                         (n - 1) / n / (link.bw * bytes_per_gb) * 1e6};
   if (torch) {  // PyTorch prices an all_to_all as a ring (and 1 µs more)
     bound.all_to_all_us = bound.base_us + bound.hop_us;
     bound.all_to_all_us_per_byte = bound.us_per_byte;
   } else {
     const AllToAllPrice& price = all_to_all_[NonUnitMask(mesh_, group)];
-    bound.all_to_all_us = kBaseLatencyUs + price.lat_us;
+    bound.all_to_all_us = base_us_ + price.lat_us;
     bound.all_to_all_us_per_byte = price.us_per_byte;
   }
   return bound;
@@ -252,7 +253,7 @@ double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
   if (n == 1) return 0.0;
   if (op == StepOp::kAllToAll) return AllToAllTime(group, bytes);
   const GroupLink link = AlphaBetaLink(group);
-  return AlphaBetaCollectiveUs(op, n, bytes, kBaseLatencyUs, link.lat, link.bw);
+  return AlphaBetaCollectiveUs(op, n, bytes, base_us_, link.lat, link.bw);
 }
 
 StepCost CostModel::Price(const DistState& from, const Transition& t) const {

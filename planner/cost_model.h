@@ -2,6 +2,7 @@
 // peak per-rank memory it needs. Two models exist (docs/DESIGN.md §3.1, §3.3):
 //  - alpha_beta (default): latency + bandwidth terms on the largest padded
 //    per-rank buffer, ring factors of nccl-tests, per-dim link overrides,
+//    the mesh's measured base latency per collective where it has one,
 //    and, on a mesh with a measured copy rate, the local copies of blocks
 //    that do not lie in place.
 //  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
@@ -159,6 +160,9 @@ class CostModel {
   // Per mesh dim link values for each model.
   std::vector<double> torch_bw_, torch_lat_, ab_bw_, ab_lat_;
   bool has_group_links_ = false;  // some flattened group has its own link
+  // Every collective's base latency: the mesh's measured one, else
+  // kBaseLatencyUs (PyTorch's, which the torch model always uses).
+  double base_us_ = kBaseLatencyUs;
   double copy_us_per_byte_ = 0;
   double packing_us_per_byte_ = 0;
   // Under alpha_beta, per set of dims of size > 1 (a bit mask): an

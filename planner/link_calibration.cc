@@ -20,6 +20,13 @@ using ByGroup = std::vector<std::vector<GroupSample>>;
 // Every group's fit, in CalibrationGroups' order; nullopt where it failed.
 using Fits = std::vector<std::optional<LinkFit>>;
 
+// Which sizes a fit or check reads.
+enum class Sizes { kAll, kEven, kOdd };
+
+bool OfSizes(const GroupSample& s, Sizes sizes) {
+  return sizes == Sizes::kAll || s.even() == (sizes == Sizes::kEven);
+}
+
 absl::StatusOr<ByGroup> SplitByGroup(
     const Mesh& mesh, const std::vector<Group>& groups,
     absl::Span<const CalibrationSample> samples) {
@@ -49,16 +56,25 @@ bool FitsLink(const LinkSample& s) {
   return s.op != StepOp::kAllToAll && !IsStridedGather(s);
 }
 
-// The samples a group's link is fitted to, of even sizes only or of all.
+// The samples of `sizes` a group's link is fitted to.
 std::vector<LinkSample> FitSamples(const std::vector<GroupSample>& samples,
-                                   bool even_only) {
+                                   Sizes sizes) {
   std::vector<LinkSample> fitted;
   for (const GroupSample& s : samples) {
-    if ((s.even() || !even_only) && FitsLink(s.sample)) {
-      fitted.push_back(s.sample);
-    }
+    if (OfSizes(s, sizes) && FitsLink(s.sample)) fitted.push_back(s.sample);
   }
   return fitted;
+}
+
+// Every group's link fitted to its rings of `sizes` with `base_us`.
+Fits FitAll(const ByGroup& by_group, Sizes sizes, double base_us) {
+  Fits fits;
+  for (const std::vector<GroupSample>& samples : by_group) {
+    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(samples, sizes), base_us);
+    fits.push_back(fit.ok() ? std::optional<LinkFit>(*std::move(fit))
+                            : std::nullopt);
+  }
+  return fits;
 }
 
 LinkParams LinkOf(const LinkFit& fit) {
@@ -68,14 +84,16 @@ LinkParams LinkOf(const LinkFit& fit) {
 // `mesh` with each dim's link from its group's fit and, where `own[i]`,
 // the flattened groups[i]'s own link from its fit; other flattened groups
 // have none. Links of groups without a fit stay `mesh`'s. The copy rate is
-// `copy_gbps`.
+// `copy_gbps`, the base latency `base_us`.
 absl::StatusOr<Mesh> MeshWithFits(const Mesh& mesh,
                                   const std::vector<Group>& groups,
                                   const Fits& fits,
                                   const std::vector<bool>& own,
-                                  std::optional<double> copy_gbps) {
+                                  std::optional<double> copy_gbps,
+                                  std::optional<double> base_us) {
   MeshSpec spec = mesh.ToSpec();
   spec.copy_gbps = copy_gbps;
+  spec.base_us = base_us;
   spec.flattened_links.assign(mesh.flattened().size(), LinkParams{});
   for (size_t i = 0; i < groups.size(); ++i) {
     if (!fits[i].has_value()) continue;
@@ -113,13 +131,15 @@ CostModel ModelOf(const Mesh& mesh) {
   return CostModel(mesh, *unused, CostOptions{});
 }
 
-// Every group's fit on all its sizes; a failed fit fails naming the group.
+// Every group's fit on all its sizes with `base_us`; a failed fit fails
+// naming the group.
 absl::StatusOr<std::vector<GroupCalibration>> FitGroups(
-    const Mesh& mesh, const std::vector<Group>& groups,
-    const ByGroup& by_group) {
+    const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
+    double base_us) {
   std::vector<GroupCalibration> out;
   for (size_t i = 0; i < groups.size(); ++i) {
-    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(by_group[i], false));
+    absl::StatusOr<LinkFit> fit =
+        FitLink(FitSamples(by_group[i], Sizes::kAll), base_us);
     if (!fit.ok()) {
       return absl::Status(fit.status().code(),
                           absl::StrCat("group ", mesh.GroupName(groups[i]),
@@ -147,12 +167,8 @@ void Predict(const Mesh& fit_mesh, const ByGroup& by_group,
   }
 }
 
-// Which sizes a copy fit or check reads.
-enum class Sizes { kAll, kEven, kOdd };
-
 bool IsStrided(const GroupSample& s, Sizes sizes) {
-  if (!IsStridedGather(s.sample)) return false;
-  return sizes == Sizes::kAll || s.even() == (sizes == Sizes::kEven);
+  return IsStridedGather(s.sample) && OfSizes(s, sizes);
 }
 
 // The contiguous all_gather of `samples` at `size_index`, or nullptr.
@@ -209,12 +225,77 @@ double CopyError(const Mesh& mesh, const std::vector<Group>& groups,
   return errors.empty() ? -1 : MedianAbs(errors);
 }
 
-// `mesh` with the fitted links and the copy rate fitted to the strided
-// gathers of `sizes`.
+// `mesh` with the fitted links, the copy rate fitted to the strided
+// gathers of `sizes` and `base_us`.
 absl::StatusOr<Mesh> MeshWithFitsAndCopy(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
-    const Fits& fits, const std::vector<bool>& own, Sizes sizes) {
-  return MeshWithFits(mesh, groups, fits, own, FitCopyRate(by_group, sizes));
+    const Fits& fits, const std::vector<bool>& own, Sizes sizes,
+    std::optional<double> base_us) {
+  return MeshWithFits(mesh, groups, fits, own, FitCopyRate(by_group, sizes),
+                      base_us);
+}
+
+// The base latencies tried: kBaseLatencyUs, then up by kBaseLatencyStep while
+// below the fastest ring measured (no collective costs less than its base).
+std::vector<double> BaseCandidates(const ByGroup& by_group) {
+  double fastest = kMaxLinkLatencyUs;
+  for (const std::vector<GroupSample>& samples : by_group) {
+    for (const GroupSample& s : samples) {
+      if (FitsLink(s.sample)) fastest = std::min(fastest, s.sample.time_us);
+    }
+  }
+  std::vector<double> bases = {kBaseLatencyUs};
+  while (bases.back() * kBaseLatencyStep < fastest) {
+    bases.push_back(bases.back() * kBaseLatencyStep);
+  }
+  return bases;
+}
+
+// The median |relative error| over every sample of `sizes` (all_to_alls
+// and strided gathers included) when links and copy rate are fitted to
+// `sizes` with `base_us`; nullopt when a group's fit fails.
+std::optional<double> ErrorWithBase(const Mesh& mesh,
+                                    const std::vector<Group>& groups,
+                                    const ByGroup& by_group, Sizes sizes,
+                                    double base_us) {
+  const Fits fits = FitAll(by_group, sizes, base_us);
+  for (const std::optional<LinkFit>& fit : fits) {
+    if (!fit.has_value()) return std::nullopt;
+  }
+  absl::StatusOr<Mesh> fitted = MeshWithFitsAndCopy(
+      mesh, groups, by_group, fits, std::vector<bool>(groups.size(), true),
+      sizes, base_us);
+  if (!fitted.ok()) return std::nullopt;
+  const CostModel model = ModelOf(*fitted);
+  std::vector<double> errors;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (const GroupSample& s : by_group[i]) {
+      if (OfSizes(s, sizes)) {
+        errors.push_back(RelativeError(model, groups[i], s.sample));
+      }
+    }
+  }
+  return MedianAbs(errors);
+}
+
+// The base latency that, with links fitted to it, predicts the samples of
+// `sizes` best (docs/DESIGN.md §3.3): a collective's fixed cost is common
+// to every group, while links are per group. nullopt: kBaseLatencyUs.
+std::optional<double> ChooseBase(const Mesh& mesh,
+                                 const std::vector<Group>& groups,
+                                 const ByGroup& by_group, Sizes sizes) {
+  double best_error = 0;
+  std::optional<double> best;
+  for (double base : BaseCandidates(by_group)) {
+    const std::optional<double> error =
+        ErrorWithBase(mesh, groups, by_group, sizes, base);
+    if (error.has_value() && (!best.has_value() || *error < best_error)) {
+      best_error = *error;
+      best = base;
+    }
+  }
+  if (best == kBaseLatencyUs) return std::nullopt;
+  return best;
 }
 
 // Whether the fits on even sizes hold what predicting `op` on groups[i]
@@ -232,21 +313,20 @@ bool HasEvenFits(const std::vector<Group>& groups, const Fits& even, size_t i,
 }
 
 // Per group and op: the relative errors on the odd sizes of the links
-// (and copy rate) fitted on the even ones, and their median |error| (-1
-// when none). Returns the strided gathers' held-out error.
+// (and copy rate and base latency) fitted on the even ones, and their
+// median |error| (-1 when none). Returns the strided gathers' held-out
+// error.
 absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
                                      const std::vector<Group>& groups,
                                      const ByGroup& by_group,
                                      std::vector<GroupCalibration>& out) {
-  Fits even;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(by_group[i], true));
-    even.push_back(fit.ok() ? std::optional<LinkFit>(*std::move(fit))
-                            : std::nullopt);
-  }
-  absl::StatusOr<Mesh> even_mesh =
-      MeshWithFitsAndCopy(mesh, groups, by_group, even,
-                          std::vector<bool>(groups.size(), true), Sizes::kEven);
+  const std::optional<double> base =
+      ChooseBase(mesh, groups, by_group, Sizes::kEven);
+  const Fits even =
+      FitAll(by_group, Sizes::kEven, base.value_or(kBaseLatencyUs));
+  absl::StatusOr<Mesh> even_mesh = MeshWithFitsAndCopy(
+      mesh, groups, by_group, even, std::vector<bool>(groups.size(), true),
+      Sizes::kEven, base);
   if (!even_mesh.ok()) return even_mesh.status();
   const CostModel model = ModelOf(*even_mesh);
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -310,20 +390,22 @@ absl::StatusOr<Calibration> Calibrate(
   const std::vector<Group> groups = CalibrationGroups(mesh);
   absl::StatusOr<ByGroup> by_group = SplitByGroup(mesh, groups, samples);
   if (!by_group.ok()) return by_group.status();
+  const std::optional<double> base =
+      ChooseBase(mesh, groups, *by_group, Sizes::kAll);
   absl::StatusOr<std::vector<GroupCalibration>> out =
-      FitGroups(mesh, groups, *by_group);
+      FitGroups(mesh, groups, *by_group, base.value_or(kBaseLatencyUs));
   if (!out.ok()) return out.status();
   Fits fits;
   for (const GroupCalibration& g : *out) fits.push_back(g.fit);
   const std::vector<bool> every(groups.size(), true);
-  absl::StatusOr<Mesh> fit_mesh =
-      MeshWithFitsAndCopy(mesh, groups, *by_group, fits, every, Sizes::kAll);
+  absl::StatusOr<Mesh> fit_mesh = MeshWithFitsAndCopy(
+      mesh, groups, *by_group, fits, every, Sizes::kAll, base);
   if (!fit_mesh.ok()) return fit_mesh.status();
   Predict(*fit_mesh, *by_group, *out);
   const double copy_error =
       CopyError(*fit_mesh, groups, *by_group, Sizes::kAll);
   absl::StatusOr<Mesh> default_copy =
-      MeshWithFits(mesh, groups, fits, every, std::nullopt);
+      MeshWithFits(mesh, groups, fits, every, std::nullopt, base);
   if (!default_copy.ok()) return default_copy.status();
   const double copy_error_unpriced =
       CopyError(*default_copy, groups, *by_group, Sizes::kAll);
@@ -332,11 +414,11 @@ absl::StatusOr<Calibration> Calibrate(
   if (!copy_held_out.ok()) return copy_held_out.status();
   const std::vector<bool> none(groups.size(), false);
   absl::StatusOr<Mesh> dims_mesh =
-      MeshWithFits(mesh, groups, fits, none, std::nullopt);
+      MeshWithFits(mesh, groups, fits, none, std::nullopt, base);
   if (!dims_mesh.ok()) return dims_mesh.status();
   const std::vector<bool> own = OwnLinks(*dims_mesh, *by_group, *out);
   absl::StatusOr<Mesh> calibrated =
-      MeshWithFits(mesh, groups, fits, own, fit_mesh->copy_gbps());
+      MeshWithFits(mesh, groups, fits, own, fit_mesh->copy_gbps(), base);
   if (!calibrated.ok()) return calibrated.status();
   const PerOp pooled = PooledHeldOutErrors(*out);
   return Calibration{*std::move(out), pooled,

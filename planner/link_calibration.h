@@ -6,8 +6,11 @@
 // kOwnLinkError. An all_to_all is priced from its dims' links and the copy
 // rate (cost_model.h), so it is predicted from them, not fitted. The copy
 // rate comes from the strided gathers' time beyond the contiguous gathers
-// of the same group and size, per byte (a median). The fit is judged on sizes
-// it did not see: fits on every other size predict the rest, per op.
+// of the same group and size, per byte (a median). Every collective's base
+// latency (Mesh::base_us) is common to all groups: it is the one of a
+// geometric series that, with each group's link fitted under it, predicts
+// every sample best. The fit is judged on sizes it did not see: fits on
+// every other size predict the rest, per op.
 #ifndef RESHARD_PLANNER_LINK_CALIBRATION_H_
 #define RESHARD_PLANNER_LINK_CALIBRATION_H_
 
@@ -25,6 +28,10 @@ namespace reshard {
 // A flattened group whose dims' links predict its times with a median
 // error above this gets a link of its own.
 inline constexpr double kOwnLinkError = 0.10;
+
+// The base latencies calibration tries: kBaseLatencyUs times powers of
+// this (2^(1/4)), up to the fastest ring measured.
+inline constexpr double kBaseLatencyStep = 1.1892;
 
 // The copy rate is fitted to the strided gathers that unpack at least this
 // many bytes: below it, copying takes less time than runs vary by.
@@ -78,8 +85,9 @@ struct Calibration {
   double copy_error = -1;
   double copy_error_unpriced = -1;
   double copy_held_out_error = -1;
-  // The input mesh with the calibrated links and, given strided gathers,
-  // the fitted copy rate (Mesh::copy_gbps).
+  // The input mesh with the calibrated links, the base latency where it is
+  // not kBaseLatencyUs (Mesh::base_us) and, given strided gathers, the
+  // fitted copy rate (Mesh::copy_gbps).
   Mesh mesh;
 };
 

@@ -31,11 +31,12 @@ struct Coefficients {
 struct Row {
   double rounds = 0;
   double bus_bytes = 0;
-  double y = 0;     // the time beyond the base latency
+  double y = 0;     // the time beyond the base latency (`base_us`)
   double time = 0;  // the measured time
 };
 
-absl::StatusOr<std::vector<Row>> RowsOf(absl::Span<const LinkSample> samples) {
+absl::StatusOr<std::vector<Row>> RowsOf(absl::Span<const LinkSample> samples,
+                                        double base_us) {
   std::vector<Row> rows;
   for (size_t i = 0; i < samples.size(); ++i) {
     const LinkSample& s = samples[i];
@@ -47,7 +48,7 @@ absl::StatusOr<std::vector<Row>> RowsOf(absl::Span<const LinkSample> samples) {
     rows.push_back(
         {static_cast<double>(LatencyRounds(s.op, s.members)),
          BusBandwidthFactor(s.op, s.members) * static_cast<double>(s.bytes),
-         s.time_us - kBaseLatencyUs, s.time_us});
+         s.time_us - base_us, s.time_us});
   }
   return rows;
 }
@@ -78,13 +79,13 @@ Coefficients Solve(const std::vector<Row>& rows,
 // Weights for the next refit: relative least squares (1 / time^2) times
 // Huber's weight of each row's relative error.
 std::vector<double> WeightsOf(const std::vector<Row>& rows,
-                              const Coefficients* fit) {
+                              const Coefficients* fit, double base_us) {
   std::vector<double> weights;
   for (const Row& r : rows) {
     double w = 1 / (r.time * r.time);
     if (fit != nullptr) {
       const double predicted =
-          kBaseLatencyUs + fit->c1 * r.rounds + fit->c2 * r.bus_bytes;
+          base_us + fit->c1 * r.rounds + fit->c2 * r.bus_bytes;
       const double error = std::abs(predicted - r.time) / r.time;
       if (error > kHuberRelative) w *= kHuberRelative / error;
     }
@@ -120,17 +121,19 @@ bool GrowWithBytes(absl::Span<const LinkSample> samples) {
 }  // namespace
 
 double PredictUs(const LinkSample& sample, double latency_us,
-                 double bandwidth_gbps) {
-  return AlphaBetaCollectiveUs(sample.op, sample.members, sample.bytes,
-                               kBaseLatencyUs, latency_us, bandwidth_gbps);
+                 double bandwidth_gbps, double base_us) {
+  return AlphaBetaCollectiveUs(sample.op, sample.members, sample.bytes, base_us,
+                               latency_us, bandwidth_gbps);
 }
 
 std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
-                                   double latency_us, double bandwidth_gbps) {
+                                   double latency_us, double bandwidth_gbps,
+                                   double base_us) {
   std::vector<double> errors;
   for (const LinkSample& s : samples) {
-    errors.push_back((PredictUs(s, latency_us, bandwidth_gbps) - s.time_us) /
-                     s.time_us);
+    errors.push_back(
+        (PredictUs(s, latency_us, bandwidth_gbps, base_us) - s.time_us) /
+        s.time_us);
   }
   return errors;
 }
@@ -150,12 +153,13 @@ double MedianAbs(absl::Span<const double> values) {
   return Median(std::move(abs));
 }
 
-absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples) {
-  absl::StatusOr<std::vector<Row>> rows = RowsOf(samples);
+absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples,
+                                double base_us) {
+  absl::StatusOr<std::vector<Row>> rows = RowsOf(samples, base_us);
   if (!rows.ok()) return rows.status();
-  Coefficients fit = Solve(*rows, WeightsOf(*rows, nullptr));
+  Coefficients fit = Solve(*rows, WeightsOf(*rows, nullptr, base_us));
   for (int i = 0; i < kRefits; ++i) {
-    fit = Solve(*rows, WeightsOf(*rows, &fit));
+    fit = Solve(*rows, WeightsOf(*rows, &fit, base_us));
   }
   if (!(fit.c2 > 0) || !GrowWithBytes(samples)) {
     return absl::FailedPreconditionError(
@@ -167,7 +171,7 @@ absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples) {
   out.bandwidth_gbps =
       std::clamp(1e-3 / fit.c2, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
   out.relative_errors =
-      RelativeErrors(samples, out.latency_us, out.bandwidth_gbps);
+      RelativeErrors(samples, out.latency_us, out.bandwidth_gbps, base_us);
   out.median_abs_error = MedianAbs(out.relative_errors);
   return out;
 }

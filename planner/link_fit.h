@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "planner/cost_model.h"
 #include "planner/step.h"
 
 namespace reshard {
@@ -41,20 +42,23 @@ struct LinkFit {
 };
 
 // The model's time for `sample` over a link of `latency_us` per round and
-// `bandwidth_gbps`.
+// `bandwidth_gbps`, every collective costing `base_us` more.
 double PredictUs(const LinkSample& sample, double latency_us,
-                 double bandwidth_gbps);
+                 double bandwidth_gbps, double base_us = kBaseLatencyUs);
 
 // Fits one link to `samples` (collectives on groups of >= 2 members, times
-// > 0). INVALID_ARGUMENT names a bad sample; FAILED_PRECONDITION when the
-// times do not grow with the bytes (no bandwidth to fit: too few sizes, or
-// noise larger than the transfer). The bandwidth is clamped to the mesh's
+// > 0), each collective costing `base_us` besides the link.
+// INVALID_ARGUMENT names a bad sample; FAILED_PRECONDITION when the times
+// do not grow with the bytes (no bandwidth to fit: too few sizes, or noise
+// larger than the transfer). The bandwidth is clamped to the mesh's
 // accepted range (mesh.h).
-absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples);
+absl::StatusOr<LinkFit> FitLink(absl::Span<const LinkSample> samples,
+                                double base_us = kBaseLatencyUs);
 
 // (predicted - measured) / measured of every sample under a given link.
 std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
-                                   double latency_us, double bandwidth_gbps);
+                                   double latency_us, double bandwidth_gbps,
+                                   double base_us = kBaseLatencyUs);
 
 // The median of |x| over `values` (0 when empty).
 double MedianAbs(absl::Span<const double> values);

@@ -197,6 +197,12 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
     if (!s.ok()) return s;
     mesh.copy_gbps_ = spec.copy_gbps;
   }
+  if (spec.base_us.has_value()) {
+    absl::Status s =
+        CheckInRange(*spec.base_us, 0, kMaxLinkLatencyUs, "us", "mesh.base_us");
+    if (!s.ok()) return s;
+    mesh.base_us_ = spec.base_us;
+  }
   mesh.planning_text_ = mesh.CanonicalText(false);
   return mesh;
 }
@@ -389,6 +395,7 @@ MeshSpec Mesh::ToSpec() const {
   spec.links = links_;
   spec.flattened_links = flattened_links_;
   spec.copy_gbps = copy_gbps_;
+  spec.base_us = base_us_;
   return spec;
 }
 
@@ -420,6 +427,9 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
   if (copy_gbps_.has_value()) {
     absl::StrAppend(&text, "|copy:", number(copy_gbps_));
   }
+  if (base_us_.has_value()) {
+    absl::StrAppend(&text, "|base:", number(base_us_));
+  }
   return text;
 }
 
@@ -427,7 +437,7 @@ bool Mesh::operator==(const Mesh& other) const {
   return shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
          rank_map_ == other.rank_map_ && flattened_ == other.flattened_ &&
          links_ == other.links_ && flattened_links_ == other.flattened_links_ &&
-         copy_gbps_ == other.copy_gbps_;
+         copy_gbps_ == other.copy_gbps_ && base_us_ == other.base_us_;
 }
 
 }  // namespace reshard

@@ -63,6 +63,10 @@ struct MeshSpec {
   // steps (calibration measures it; unset: the cost model's default). Same
   // range as a link's bandwidth.
   std::optional<double> copy_gbps;
+  // What every collective step costs beyond its links, µs: launching it and
+  // waking its ranks (calibration measures it; unset: the cost model's
+  // kBaseLatencyUs). Same range as a link's latency.
+  std::optional<double> base_us;
 };
 
 // An ordered tuple of distinct mesh dims, g1 outermost. Inline storage:
@@ -91,6 +95,8 @@ class Mesh {
   LinkParams FlattenedLink(absl::Span<const int> group) const;
   // MeshSpec::copy_gbps.
   const std::optional<double>& copy_gbps() const { return copy_gbps_; }
+  // MeshSpec::base_us.
+  const std::optional<double>& base_us() const { return base_us_; }
   bool has_identity_rank_map() const { return rank_map_.empty(); }
   // The rank map as given; empty for the identity.
   const std::vector<int64_t>& rank_map() const { return rank_map_; }
@@ -157,10 +163,10 @@ class Mesh {
   MeshSpec ToSpec() const;
 
   // Everything the mesh is, as text: shape, names, (rank map,) flattened
-  // groups and links (the flattened groups' own links and the copy rate
-  // only when set, so that meshes without them keep their ids). Planning reads
-  // all but the rank map (plans are rank-independent), so cache keys omit it;
-  // mesh ids include it.
+  // groups and links (the flattened groups' own links, the copy rate and
+  // the base latency only when set, so that meshes without them keep their
+  // ids). Planning reads all but the rank map (plans are rank-independent), so
+  // cache keys omit it; mesh ids include it.
   std::string CanonicalText(bool with_rank_map) const;
   // CanonicalText(false), computed once (cache keys are built per request).
   const std::string& PlanningText() const { return planning_text_; }
@@ -180,6 +186,7 @@ class Mesh {
   std::vector<LinkParams> links_;
   std::vector<LinkParams> flattened_links_;  // parallel to flattened_
   std::optional<double> copy_gbps_;
+  std::optional<double> base_us_;
   int64_t world_size_ = 1;
   std::string planning_text_;
 };

@@ -185,6 +185,7 @@ MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
     spec.links.push_back(LinkFromProto(l));
   }
   if (proto.has_copy_gbps()) spec.copy_gbps = proto.copy_gbps();
+  if (proto.has_base_us()) spec.base_us = proto.base_us();
   return spec;
 }
 
@@ -217,6 +218,7 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
     }
   }
   if (mesh.copy_gbps().has_value()) proto.set_copy_gbps(*mesh.copy_gbps());
+  if (mesh.base_us().has_value()) proto.set_base_us(*mesh.base_us());
   return proto;
 }
 

@@ -99,6 +99,27 @@ TEST(MeshCommandTest, CopyRateIsAFlagLikeTheLinks) {
   }
 }
 
+TEST(MeshCommandTest, BaseLatencyIsAFlagLikeTheCopyRate) {
+  const std::vector<std::string> argv = {"--mesh", "A=2", "--base_us", "3900"};
+  absl::StatusOr<Mesh> mesh =
+      MeshFromFlags(*CliArgs::Parse(argv, PlanFlags(), {}));
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->base_us(), 3900);
+  EXPECT_EQ(LinkFlags(*mesh), std::vector<std::string>({"--base_us 3900"}));
+  EXPECT_EQ(MeshLine("m", *mesh), "m  A=2  base_us 3900");
+  EXPECT_DOUBLE_EQ(Json::Parse(MeshJson("m", *mesh))["base_us"].number, 3900);
+  for (const char* bad : {"slow", "-1"}) {
+    const std::vector<std::string> refused = {"--mesh", "A=2", "--base_us",
+                                              bad};
+    EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(refused, PlanFlags(), {}))
+                  .status()
+                  .message(),
+              std::string(bad) == "-1"
+                  ? "mesh.base_us: must be in [0, 1e+09] us, got -1"
+                  : "--base_us: \"slow\" must be a number of us");
+  }
+}
+
 TEST(MeshCommandTest, JsonHasEveryField) {
   const Json plain = Json::Parse(MeshJson("m", MeshWith({}, {})));
   EXPECT_EQ(plain["mesh_id"].string, "m");
@@ -107,6 +128,7 @@ TEST(MeshCommandTest, JsonHasEveryField) {
   EXPECT_EQ(plain["flattened"].array[0].array[1].string, "B");
   EXPECT_TRUE(plain["links"].array.empty());
   EXPECT_EQ(plain["copy_gbps"].kind, Json::Kind::kNull);
+  EXPECT_EQ(plain["base_us"].kind, Json::Kind::kNull);
   EXPECT_EQ(plain["rank_map"].kind, Json::Kind::kNull);
 
   const Json linked = Json::Parse(

@@ -92,6 +92,36 @@ TEST(CostModelTest, UnevenReduceScatterPadsToTheLargestBlock) {
 // A gather along dim 1 of a tensor with rows receives blocks that are not
 // runs of its output: it unpacks them, at the mesh's copy rate; along dim
 // 0 it receives in place. The same bytes, otherwise the same price.
+// A measured base latency replaces kBaseLatencyUs in every collective's
+// price, all_to_all and the search's bound included; the torch model keeps
+// PyTorch's.
+TEST(CostModelTest, AMeasuredBaseLatencyIsEveryCollectivesFixedCost) {
+  const Mesh based = *Mesh::Create({.shape = {4}, .base_us = 4000});
+  const Mesh plain = MakeMesh({4});
+  const TensorSpec tensor = *TensorSpec::Create({64, 64}, DType::kFloat32);
+  const CostModel with(based, tensor, {});
+  const CostModel without(plain, tensor, {});
+  for (StepOp op : {StepOp::kAllGather, StepOp::kReduceScatter,
+                    StepOp::kAllReduce, StepOp::kAllToAll}) {
+    EXPECT_DOUBLE_EQ(with.CollectiveTime(op, {0}, 16384) -
+                         without.CollectiveTime(op, {0}, 16384),
+                     4000 - kBaseLatencyUs)
+        << StepOpName(op);
+  }
+  EXPECT_EQ(with.LowerBound({0}).base_us, 4000);
+  EXPECT_EQ(with.LowerBound({0}).all_to_all_us,
+            without.LowerBound({0}).all_to_all_us + 4000 - kBaseLatencyUs);
+  EXPECT_DOUBLE_EQ(
+      PriceOf(based, {64, 64}, DType::kFloat32, "S(0)", "R", {0}).time_us,
+      4000 + 3 * 0.6 + 0.75 * 16384 / 87.7e9 * 1e6);
+  EXPECT_EQ(PriceOf(based, {64, 64}, DType::kFloat32, "S(0)", "R", {0},
+                    CostModelKind::kTorch)
+                .time_us,
+            PriceOf(plain, {64, 64}, DType::kFloat32, "S(0)", "R", {0},
+                    CostModelKind::kTorch)
+                .time_us);
+}
+
 TEST(CostModelTest, AStridedGatherPaysForUnpackingAtTheCopyRate) {
   const Mesh mesh = *Mesh::Create({.shape = {4}, .copy_gbps = 2.0});
   const StepCost rows =

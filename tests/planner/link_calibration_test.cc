@@ -133,6 +133,33 @@ TEST(LinkCalibrationTest, RecoversTheCopyRateFromStridedGathers) {
   }
 }
 
+// Timings with a base latency of the series calibration tries give it back,
+// and the links with it.
+TEST(LinkCalibrationTest, RecoversTheBaseLatency) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};
+  double base = kBaseLatencyUs;
+  for (int i = 0; i < 24; ++i) base *= kBaseLatencyStep;  // about 422 µs
+  MeshSpec spec = TrueMesh(mesh, ring).ToSpec();
+  spec.base_us = base;
+  const Mesh truth = *Mesh::Create(spec);
+  std::vector<CalibrationSample> samples;
+  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
+    AddTimings(truth, g, samples);
+  }
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->mesh.base_us().has_value());
+  EXPECT_NEAR(*c->mesh.base_us(), base, base * 1e-12);
+  ExpectLink(c->mesh.links()[0], kHosts);
+  ExpectLink(c->mesh.links()[1], kLocal);
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  for (double e : c->held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+  // Timings at kBaseLatencyUs give none: the mesh keeps its default.
+  EXPECT_FALSE(
+      Calibrate(mesh, Timings(mesh, ring))->mesh.base_us().has_value());
+}
+
 TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
   const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
   std::vector<CalibrationSample> samples = Timings(mesh, {0.1, 30});

@@ -169,6 +169,24 @@ TEST(MeshTest, CopyRate) {
             "mesh.copy_gbps: must be in [1e-06, 1e+09] GB/s, got 0");
 }
 
+TEST(MeshTest, BaseLatency) {
+  MeshSpec spec{.shape = {2}, .dim_names = {"A"}};
+  const Mesh plain = Mesh::Create(spec).value();
+  EXPECT_FALSE(plain.base_us().has_value());
+  spec.copy_gbps = 1.5;
+  spec.base_us = 4000;
+  const Mesh based = Mesh::Create(spec).value();
+  EXPECT_EQ(based.CanonicalText(false), "2|A||-:-;|copy:1.5|base:4000");
+  EXPECT_EQ(*based.base_us(), 4000);
+  EXPECT_EQ(Mesh::Create(based.ToSpec()).value(), based);
+  spec.copy_gbps.reset();
+  EXPECT_EQ(Mesh::Create(spec)->CanonicalText(false), "2|A||-:-;|base:4000");
+  EXPECT_FALSE(Mesh::Create(spec).value() == plain);
+  spec.base_us = -1;
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.base_us: must be in [0, 1e+09] us, got -1");
+}
+
 TEST(MeshTest, WorkedExampleIndexAndMember) {
   const Mesh mesh = AbcMesh();
   constexpr int kA = 0, kB = 1, kC = 2;

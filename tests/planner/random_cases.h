@@ -88,12 +88,17 @@ inline void AddRandomLinks(std::mt19937_64& rng, MeshSpec& spec) {
 }
 
 // `c` with own links (Mesh::FlattenedLink) for some of its mesh's
-// flattened groups, faster or slower than their dims' links.
+// flattened groups, faster or slower than their dims' links, and half the
+// time a measured base latency per collective (Mesh::base_us) up to a
+// scheduler tick's 4 ms, which makes plans of fewer steps pay.
 inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
   MeshSpec spec = c.mesh.ToSpec();
   spec.flattened_links.clear();
   for (size_t f = 0; f < spec.flattened.size(); ++f) {
     spec.flattened_links.push_back(RandomLink(rng, 1, 800));
+  }
+  if (rng() % 2) {
+    spec.base_us = std::uniform_real_distribution<double>(0, 4000)(rng);
   }
   c.mesh = *Mesh::Create(spec);
   return c;

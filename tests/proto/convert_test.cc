@@ -76,6 +76,20 @@ TEST(ConvertTest, CopyRateRoundTrips) {
   EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
 }
 
+TEST(ConvertTest, BaseLatencyRoundTrips) {
+  const Mesh mesh = Mesh::Create({.shape = {4}, .base_us = 3900}).value();
+  const v1::Mesh proto = proto::MeshToProto(mesh);
+  ASSERT_TRUE(proto.has_base_us());
+  EXPECT_EQ(proto.base_us(), 3900);
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
+  const Mesh plain = Mesh::Create({.shape = {4}}).value();
+  EXPECT_FALSE(proto::MeshToProto(plain).has_base_us());
+  EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
+}
+
 TEST(ConvertTest, PlanRequestRoundTrips) {
   const Mesh mesh = TestMesh();
   PlanOptions options;
