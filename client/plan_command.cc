@@ -16,7 +16,8 @@ namespace {
 constexpr char kPlanUsage[] =
     "usage: reshardctl [global flags] plan [--offline] --mesh A=2,B=2,C=2 "
     "[--flatten A,C]...\n"
-    "         [--link DIM[,DIM...]=GBPS:US]... --shape 16,16 [--dtype f32]\n"
+    "         [--link DIM[,DIM...]=GBPS:US]... [--copy_gbps X] [--base_us X]\n"
+    "         --shape 16,16 [--dtype f32]\n"
     "         --from 'P(sum),R,P(sum)' --to 'R,R,R'\n"
     "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
