@@ -4,46 +4,31 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/flag_file.h"
+#include "common/json_fields.h"
 #include "common/json_value.h"
 #include "planner/calibration_plans.h"
 
 namespace reshard::client {
 namespace {
 
-absl::Status FieldError(const std::string& field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-// The member `key` of `v` when it has kind `kind`.
-absl::StatusOr<const JsonValue*> Member(const JsonValue& v,
-                                        const std::string& field,
-                                        absl::string_view key,
-                                        JsonValue::Kind kind) {
-  const JsonValue* m = v.Find(key);
-  const std::string name = absl::StrCat(field, field.empty() ? "" : ".", key);
-  if (m == nullptr) return FieldError(name, "missing");
-  if (m->kind() != kind) return FieldError(name, "of the wrong kind");
-  return m;
-}
-
 absl::StatusOr<StepOp> OpNamed(const std::string& field,
                                const std::string& name) {
   for (StepOp op : kCalibratedOps) {
     if (StepOpName(op) == name) return op;
   }
-  return FieldError(field,
-                    absl::StrCat("\"", name, "\" is not a calibrated op"));
+  return JsonFieldError(field,
+                        absl::StrCat("\"", name, "\" is not a calibrated op"));
 }
 
 // One saved sample of `group`: {op, bytes, measured_us[, packed_bytes]}.
 absl::StatusOr<LinkSample> SampleOf(const JsonValue& s,
                                     const std::string& field, int64_t members) {
   absl::StatusOr<const JsonValue*> op =
-      Member(s, field, "op", JsonValue::Kind::kString);
+      RequiredMemberOf(s, "op", field, JsonValue::Kind::kString);
   absl::StatusOr<const JsonValue*> bytes =
-      Member(s, field, "bytes", JsonValue::Kind::kNumber);
+      RequiredMemberOf(s, "bytes", field, JsonValue::Kind::kNumber);
   absl::StatusOr<const JsonValue*> us =
-      Member(s, field, "measured_us", JsonValue::Kind::kNumber);
+      RequiredMemberOf(s, "measured_us", field, JsonValue::Kind::kNumber);
   for (const auto* m : {&op, &bytes, &us}) {
     if (!m->ok()) return m->status();
   }
@@ -51,13 +36,14 @@ absl::StatusOr<LinkSample> SampleOf(const JsonValue& s,
   if (!kind.ok()) return kind.status();
   LinkSample sample{*kind, members, 0, (*us)->number()};
   if (!(*bytes)->AsInt64(&sample.bytes)) {
-    return FieldError(field + ".bytes", "not an integer");
+    return JsonFieldError(field + ".bytes", "not an integer");
   }
   // Optional: files written before strided gathers were timed have none.
   if (const JsonValue* packed = s.Find("packed_bytes"); packed != nullptr) {
     if (packed->kind() != JsonValue::Kind::kNumber ||
         !packed->AsInt64(&sample.packed_bytes) || sample.packed_bytes < 0) {
-      return FieldError(field + ".packed_bytes", "not a non-negative integer");
+      return JsonFieldError(field + ".packed_bytes",
+                            "not a non-negative integer");
     }
   }
   return sample;
@@ -68,7 +54,7 @@ absl::Status AddGroup(const JsonValue& g, size_t index, const Mesh& mesh,
                       std::vector<CalibrationSample>& samples) {
   const std::string field = absl::StrCat("groups[", index, "]");
   absl::StatusOr<const JsonValue*> name =
-      Member(g, field, "group", JsonValue::Kind::kString);
+      RequiredMemberOf(g, "group", field, JsonValue::Kind::kString);
   if (!name.ok()) return name.status();
   const Group* group = nullptr;
   const std::vector<Group> groups = CalibrationGroups(mesh);
@@ -76,12 +62,12 @@ absl::Status AddGroup(const JsonValue& g, size_t index, const Mesh& mesh,
     if (mesh.GroupName(candidate) == (*name)->string()) group = &candidate;
   }
   if (group == nullptr) {
-    return FieldError(field + ".group",
-                      absl::StrCat("\"", (*name)->string(),
-                                   "\" is not calibrated on this mesh"));
+    return JsonFieldError(field + ".group",
+                          absl::StrCat("\"", (*name)->string(),
+                                       "\" is not calibrated on this mesh"));
   }
   absl::StatusOr<const JsonValue*> list =
-      Member(g, field, "samples", JsonValue::Kind::kArray);
+      RequiredMemberOf(g, "samples", field, JsonValue::Kind::kArray);
   if (!list.ok()) return list.status();
   // Each op's sizes, and the strided gathers', ascend in run order.
   std::map<std::pair<StepOp, bool>, int> next_index;
@@ -102,24 +88,19 @@ absl::StatusOr<SavedSweep> ParseCalibrationJson(absl::string_view text,
   absl::StatusOr<JsonValue> root = JsonValue::Parse(text);
   if (!root.ok()) return root.status();
   SavedSweep sweep;
-  absl::StatusOr<const JsonValue*> sizes =
-      Member(*root, "", "sizes", JsonValue::Kind::kArray);
+  absl::StatusOr<const JsonValue*> sizes = RequiredMember(*root, "sizes", "");
   if (!sizes.ok()) return sizes.status();
-  for (size_t i = 0; i < (*sizes)->array().size(); ++i) {
-    int64_t bytes = 0;
-    if (!(*sizes)->array()[i].AsInt64(&bytes)) {
-      return FieldError(absl::StrCat("sizes[", i, "]"), "not an integer");
-    }
-    sweep.sizes.push_back(bytes);
-  }
+  absl::StatusOr<std::vector<int64_t>> bytes = JsonInts(**sizes, "sizes");
+  if (!bytes.ok()) return bytes.status();
+  sweep.sizes = *std::move(bytes);
   absl::StatusOr<const JsonValue*> groups =
-      Member(*root, "", "groups", JsonValue::Kind::kArray);
+      RequiredMemberOf(*root, "groups", "", JsonValue::Kind::kArray);
   if (!groups.ok()) return groups.status();
   for (size_t i = 0; i < (*groups)->array().size(); ++i) {
     absl::Status s = AddGroup((*groups)->array()[i], i, mesh, sweep.samples);
     if (!s.ok()) return s;
   }
-  if (sweep.sizes.empty()) return FieldError("sizes", "empty");
+  if (sweep.sizes.empty()) return JsonFieldError("sizes", "empty");
   return sweep;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/json_fields.h"
 #include "common/json_value.h"
 #include "planner/cost_model.h"
 #include "planner/state_text.h"
@@ -11,78 +12,38 @@
 namespace reshard {
 namespace {
 
-absl::Status Bad(absl::string_view field, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-// A member that must be present and non-null.
-absl::StatusOr<const JsonValue*> Required(const JsonValue& object,
-                                          const char* key,
-                                          const std::string& field) {
-  const JsonValue* v = object.Find(key);
-  if (v == nullptr || v->is_null()) {
-    return Bad(absl::StrCat(field, ".", key), "is required");
-  }
-  return v;
-}
-
-absl::StatusOr<std::vector<int64_t>> Ints(const JsonValue& v,
-                                          const std::string& field) {
-  if (v.kind() != JsonValue::Kind::kArray) return Bad(field, "not an array");
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < v.array().size(); ++i) {
-    int64_t x = 0;
-    if (!v.array()[i].AsInt64(&x)) {
-      return Bad(absl::StrCat(field, "[", i, "]"), "not an integer");
-    }
-    out.push_back(x);
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<std::string>> Strings(const JsonValue& v,
-                                                 const std::string& field) {
-  if (v.kind() != JsonValue::Kind::kArray) return Bad(field, "not an array");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < v.array().size(); ++i) {
-    if (v.array()[i].kind() != JsonValue::Kind::kString) {
-      return Bad(absl::StrCat(field, "[", i, "]"), "not a string");
-    }
-    out.push_back(v.array()[i].string());
-  }
-  return out;
-}
-
 absl::StatusOr<Mesh> ReadMesh(const JsonValue& root) {
-  absl::StatusOr<const JsonValue*> mesh = Required(root, "mesh", "plan");
+  absl::StatusOr<const JsonValue*> mesh = RequiredMember(root, "mesh", "plan");
   if (!mesh.ok()) return mesh.status();
   MeshSpec spec;
   absl::StatusOr<const JsonValue*> shape =
-      Required(**mesh, "shape", "plan.mesh");
+      RequiredMember(**mesh, "shape", "plan.mesh");
   if (!shape.ok()) return shape.status();
-  absl::StatusOr<std::vector<int64_t>> sizes = Ints(**shape, "plan.mesh.shape");
+  absl::StatusOr<std::vector<int64_t>> sizes =
+      JsonInts(**shape, "plan.mesh.shape");
   if (!sizes.ok()) return sizes.status();
   spec.shape = *sizes;
   if (const JsonValue* names = (*mesh)->Find("dim_names");
       names != nullptr && !names->is_null()) {
     absl::StatusOr<std::vector<std::string>> n =
-        Strings(*names, "plan.mesh.dim_names");
+        JsonStrings(*names, "plan.mesh.dim_names");
     if (!n.ok()) return n.status();
     spec.dim_names = *n;
   }
   if (const JsonValue* map = (*mesh)->Find("rank_map");
       map != nullptr && !map->is_null()) {
-    absl::StatusOr<std::vector<int64_t>> m = Ints(*map, "plan.mesh.rank_map");
+    absl::StatusOr<std::vector<int64_t>> m =
+        JsonInts(*map, "plan.mesh.rank_map");
     if (!m.ok()) return m.status();
     spec.rank_map = *m;
   }
   if (const JsonValue* groups = (*mesh)->Find("flattened");
       groups != nullptr && !groups->is_null()) {
     if (groups->kind() != JsonValue::Kind::kArray) {
-      return Bad("plan.mesh.flattened", "not an array");
+      return JsonFieldError("plan.mesh.flattened", "not an array");
     }
     for (size_t i = 0; i < groups->array().size(); ++i) {
-      absl::StatusOr<std::vector<std::string>> g = Strings(
+      absl::StatusOr<std::vector<std::string>> g = JsonStrings(
           groups->array()[i], absl::StrCat("plan.mesh.flattened[", i, "]"));
       if (!g.ok()) return g.status();
       spec.flattened.push_back(*g);
@@ -93,29 +54,28 @@ absl::StatusOr<Mesh> ReadMesh(const JsonValue& root) {
 
 absl::StatusOr<std::string> Text(const JsonValue& object, const char* key,
                                  const std::string& field) {
-  absl::StatusOr<const JsonValue*> v = Required(object, key, field);
+  absl::StatusOr<const JsonValue*> v =
+      RequiredMemberOf(object, key, field, JsonValue::Kind::kString);
   if (!v.ok()) return v.status();
-  if ((*v)->kind() != JsonValue::Kind::kString) {
-    return Bad(absl::StrCat(field, ".", key), "not a string");
-  }
   return (*v)->string();
 }
 
 absl::StatusOr<TensorSpec> ReadTensor(const JsonValue& root) {
-  absl::StatusOr<const JsonValue*> tensor = Required(root, "tensor", "plan");
+  absl::StatusOr<const JsonValue*> tensor =
+      RequiredMember(root, "tensor", "plan");
   if (!tensor.ok()) return tensor.status();
   absl::StatusOr<const JsonValue*> shape =
-      Required(**tensor, "shape", "plan.tensor");
+      RequiredMember(**tensor, "shape", "plan.tensor");
   if (!shape.ok()) return shape.status();
   absl::StatusOr<std::vector<int64_t>> sizes =
-      Ints(**shape, "plan.tensor.shape");
+      JsonInts(**shape, "plan.tensor.shape");
   if (!sizes.ok()) return sizes.status();
   absl::StatusOr<std::string> dtype = Text(**tensor, "dtype", "plan.tensor");
   if (!dtype.ok()) return dtype.status();
   std::optional<DType> parsed = ParseDType(*dtype);
   if (!parsed.has_value()) {
-    return Bad("plan.tensor.dtype",
-               absl::StrCat("unknown dtype \"", *dtype, "\""));
+    return JsonFieldError("plan.tensor.dtype",
+                          absl::StrCat("unknown dtype \"", *dtype, "\""));
   }
   return TensorSpec::Create(*sizes, *parsed);
 }
@@ -126,7 +86,7 @@ absl::Status Agrees(const JsonValue& step, const char* key,
   const JsonValue* v = step.Find(key);
   if (v == nullptr || v->is_null()) return absl::OkStatus();
   if (v->kind() != JsonValue::Kind::kString || v->string() != implied) {
-    return Bad(
+    return JsonFieldError(
         absl::StrCat(field, ".", key),
         absl::StrCat("\"",
                      v->kind() == JsonValue::Kind::kString ? v->string() : "?",
@@ -141,10 +101,10 @@ absl::StatusOr<Step> ReadStep(const Mesh& mesh, const TensorSpec& tensor,
   if (!from.ok()) return from.status();
   absl::StatusOr<std::string> to = Text(v, "to", field);
   if (!to.ok()) return to.status();
-  absl::StatusOr<const JsonValue*> dims = Required(v, "mesh_dims", field);
+  absl::StatusOr<const JsonValue*> dims = RequiredMember(v, "mesh_dims", field);
   if (!dims.ok()) return dims.status();
   absl::StatusOr<std::vector<int64_t>> group =
-      Ints(**dims, absl::StrCat(field, ".mesh_dims"));
+      JsonInts(**dims, absl::StrCat(field, ".mesh_dims"));
   if (!group.ok()) return group.status();
   absl::StatusOr<DistState> a = ParseDistState(
       *from, mesh.ndim(), tensor.rank(), absl::StrCat(field, ".from"));
@@ -156,7 +116,7 @@ absl::StatusOr<Step> ReadStep(const Mesh& mesh, const TensorSpec& tensor,
   absl::Status s = mesh.ValidateGroup(g, absl::StrCat(field, ".mesh_dims"));
   if (!s.ok()) return s;
   absl::StatusOr<Step> step = MakeStep(mesh, *a, *b, g);
-  if (!step.ok()) return Bad(field, step.status().message());
+  if (!step.ok()) return JsonFieldError(field, step.status().message());
   s = Agrees(v, "op", StepOpName(step->op), field);
   const bool reduces =
       step->op == StepOp::kAllReduce || step->op == StepOp::kReduceScatter;
@@ -168,8 +128,8 @@ absl::StatusOr<Step> ReadStep(const Mesh& mesh, const TensorSpec& tensor,
   int64_t d = 0;
   if (reduces && divisor != nullptr && !divisor->is_null() &&
       (!divisor->AsInt64(&d) || d != step->avg_divisor)) {
-    return Bad(absl::StrCat(field, ".avg_divisor"),
-               absl::StrCat("its states imply ", step->avg_divisor));
+    return JsonFieldError(absl::StrCat(field, ".avg_divisor"),
+                          absl::StrCat("its states imply ", step->avg_divisor));
   }
   if (const JsonValue* bytes = v.Find("bytes"); bytes != nullptr) {
     bytes->AsInt64(&step->bytes);
@@ -188,7 +148,7 @@ absl::StatusOr<std::vector<Step>> ReadSteps(const Mesh& mesh,
   const JsonValue* list = root.Find("steps");
   if (list == nullptr || list->is_null()) return steps;
   if (list->kind() != JsonValue::Kind::kArray) {
-    return Bad("plan.steps", "not an array");
+    return JsonFieldError("plan.steps", "not an array");
   }
   for (size_t i = 0; i < list->array().size(); ++i) {
     absl::StatusOr<Step> step = ReadStep(mesh, tensor, list->array()[i],
@@ -220,7 +180,7 @@ void ReadWarnings(const JsonValue& root, Plan& plan) {
     warning.code = *parsed;
     if (const JsonValue* dims = w.Find("dims")) {
       absl::StatusOr<std::vector<std::string>> names =
-          Strings(*dims, "plan.warnings.dims");
+          JsonStrings(*dims, "plan.warnings.dims");
       if (names.ok()) warning.dims = *std::move(names);
     }
     if (const JsonValue* m = w.Find("message");
@@ -264,7 +224,7 @@ absl::StatusOr<PlanFile> ReadPlanJson(absl::string_view text) {
   absl::StatusOr<JsonValue> root = JsonValue::Parse(text);
   if (!root.ok()) return root.status();
   if (root->kind() != JsonValue::Kind::kObject) {
-    return Bad("plan", "not a JSON object");
+    return JsonFieldError("plan", "not a JSON object");
   }
   absl::StatusOr<Mesh> mesh = ReadMesh(*root);
   if (!mesh.ok()) return mesh.status();

@@ -91,7 +91,7 @@ TEST(CalibrationSamplesFileTest, BadFilesNameTheField) {
     const char* text;
     const char* error;
   } cases[] = {
-      {R"({"groups": []})", "sizes: missing"},
+      {R"({"groups": []})", "sizes: is required"},
       {R"({"sizes": [4096.5], "groups": []})", "sizes[0]: not an integer"},
       {R"({"sizes": [4096], "groups": [{"group": "A_B", "samples": []}]})",
        "groups[0].group: \"A_B\" is not calibrated on this mesh"},
@@ -100,9 +100,10 @@ TEST(CalibrationSamplesFileTest, BadFilesNameTheField) {
        "groups[0].samples[0].op: \"chunk\" is not a calibrated op"},
       {R"({"sizes": [4096], "groups": [{"group": "B", "samples":
           [{"op": "all_gather", "bytes": 4096}]}]})",
-       "groups[0].samples[0].measured_us: missing"},
+       "groups[0].samples[0].measured_us: is required"},
       {R"({"sizes": [4096], "groups": [{"group": "B", "samples": {}}]})",
-       "groups[0].samples: of the wrong kind"},
+       "groups[0].samples: not an array"},
+      {R"({"sizes": 4096, "groups": []})", "sizes: not an array"},
       {R"({"sizes": [4096], "groups": [{"group": "B", "samples":
           [{"op": "all_gather", "bytes": 4096, "measured_us": 1,
             "packed_bytes": -1}]}]})",
