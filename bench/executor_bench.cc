@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/median.h"
 #include "executor/data_rule.h"
 #include "executor/file_store.h"
 #include "executor/gloo/gloo_communicator.h"
@@ -51,11 +52,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * 1024;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

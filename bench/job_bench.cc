@@ -26,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "bench/batch_tensors.h"
 #include "common/json_value.h"
+#include "common/median.h"
 #include "planner/batch_plan.h"
 #include "planner/bucket_schedule.h"
 #include "planner/planner.h"
@@ -53,8 +54,6 @@ double Quantile(std::vector<double> v, double q) {
   const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * v.size()));
   return v[i];
 }
-
-double Median(std::vector<double> v) { return Quantile(std::move(v), 0.5); }
 
 // One plan the benchmark runs: mesh and request flags as reshardctl takes
 // them, and the request itself.

@@ -32,6 +32,7 @@
 #include "client/cli_args.h"
 #include "client/plan_flags.h"
 #include "planner/cost_model.h"
+#include "planner/link_fit.h"
 #include "planner/plan_costs.h"
 #include "planner/planner.h"
 #include "reshard/client.h"
@@ -142,13 +143,6 @@ std::string StepsText(const Mesh& mesh, const Plan& plan) {
         absl::StrCat(StepOpName(s.op), "(", mesh.GroupName(s.group), ")"));
   }
   return absl::StrJoin(steps, " ");
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // A request's three plans: optimal on the calibrated mesh, torch_greedy,
@@ -297,11 +291,12 @@ void PrintSavingSummary(const std::vector<RequestPlans>& all) {
     ratios.push_back(Saving(p.measured_ms[kOptimal], p.measured_ms[kTorch]) /
                      predicted);
     if (p.measured_ms[kOptimal] > p.measured_ms[kTorch]) {
-      const auto [lo, hi] = MedianInterval(PairedRatios(p, kOptimal, kTorch));
+      const std::vector<double> paired = PairedRatios(p, kOptimal, kTorch);
+      const auto [lo, hi] = MedianInterval(paired);
       printf(
           "optimal slower than torch_greedy, request %d: paired ratio "
           "%.2f [%.2f, %.2f]\n",
-          p.request.id, Median(PairedRatios(p, kOptimal, kTorch)), lo, hi);
+          p.request.id, Median(paired), lo, hi);
       ++slower;
       if (lo > 1) ++measurably;
     }

@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/median.h"
 #include "executor/batch_work.h"
 #include "executor/file_store.h"
 #include "executor/local_launch.h"
@@ -39,11 +40,6 @@ namespace {
 
 constexpr int kWarmup = 5;
 constexpr int64_t kSizes[] = {1 << 10, 64 << 20};  // bytes per rank's block
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // The raw all_gather of `block_bytes` per rank: median seconds per call.
 absl::StatusOr<double> RawSeconds(CommunicatorProvider& provider,

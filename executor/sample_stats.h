@@ -7,15 +7,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/median.h"
+
 namespace reshard::executor {
 
-// The median (the mean of the middle two for an even count); 0 when empty.
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
+// The median: common/median.h's.
+using ::reshard::Median;
 
 // The minimum; 0 when empty.
 inline double Minimum(const std::vector<double>& v) {

@@ -138,15 +138,6 @@ std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
   return errors;
 }
 
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  if (values.size() % 2 == 1) return values[mid];
-  const double upper = values[mid];
-  return (upper + *std::max_element(values.begin(), values.begin() + mid)) / 2;
-}
-
 double MedianAbs(absl::Span<const double> values) {
   std::vector<double> abs;
   for (double v : values) abs.push_back(std::abs(v));

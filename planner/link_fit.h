@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "common/median.h"
 #include "planner/cost_model.h"
 #include "planner/step.h"
 
@@ -62,10 +63,6 @@ std::vector<double> RelativeErrors(absl::Span<const LinkSample> samples,
 
 // The median of |x| over `values` (0 when empty).
 double MedianAbs(absl::Span<const double> values);
-
-// The median of `values` (0 when empty): the mean of the middle two of an
-// even count.
-double Median(std::vector<double> values);
 
 }  // namespace reshard
 
