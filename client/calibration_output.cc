@@ -62,6 +62,7 @@ std::string GroupJson(const CalibrationReport& r, const Mesh& mesh,
       ", \"members\": ", g.members,
       ", \"latency_us\": ", FormatDouble(g.fit.latency_us),
       ", \"bandwidth_gbps\": ", FormatDouble(g.fit.bandwidth_gbps),
+      ", \"all_to_all_us\": ", FormatOptionalDouble(g.all_to_all_us, "null"),
       ", \"median_abs_error\": ", FormatDouble(g.median_abs_error),
       ", \"held_out_error\": ", PerOpJson(g.held_out_error),
       ", \"dims_error\": ", FormatDouble(g.dims_error),
@@ -75,15 +76,19 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
   const Calibration& c = *r.calibration;
   out << "calibration of job " << r.job << ": " << r.sizes.size() << " sizes, "
       << r.sizes.front() << " to " << r.sizes.back() << " bytes\n";
-  out << absl::StrFormat("%-8s %7s %12s %14s %8s  %-33s %9s\n", "group",
-                         "members", "latency_us", "bandwidth_GBps", "fit_err",
-                         "held-out err: AG / RS / AR / A2A", "dims_err");
+  out << absl::StrFormat("%-8s %7s %12s %14s %10s %8s  %-33s %9s\n", "group",
+                         "members", "latency_us", "bandwidth_GBps", "a2a_us",
+                         "fit_err", "held-out err: AG / RS / AR / A2A",
+                         "dims_err");
   for (const GroupCalibration& g : c.groups) {
     std::vector<std::string> held_out;
     for (double e : g.held_out_error) held_out.push_back(Percent(e));
     out << absl::StrFormat(
-        "%-8s %7d %12.2f %14.6g %8s  %-33s %9s\n", c.mesh.GroupName(g.group),
-        g.members, g.fit.latency_us, g.fit.bandwidth_gbps,
+        "%-8s %7d %12.2f %14.6g %10s %8s  %-33s %9s\n",
+        c.mesh.GroupName(g.group), g.members, g.fit.latency_us,
+        g.fit.bandwidth_gbps,
+        g.all_to_all_us.has_value() ? absl::StrFormat("%.2f", *g.all_to_all_us)
+                                    : "-",
         Percent(g.median_abs_error), absl::StrJoin(held_out, " / "),
         g.group.size() < 2 ? "-" : Percent(g.dims_error));
   }

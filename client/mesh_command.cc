@@ -17,8 +17,8 @@ namespace {
 
 constexpr char kMeshUsage[] =
     "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
-    "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US]... [--copy_gbps X]\n"
-    "         [--base_us X]\n"
+    "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US[:A2A_US]]...\n"
+    "         [--copy_gbps X] [--base_us X]\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
     "       reshardctl [global flags] mesh delete MESH_ID "
@@ -26,8 +26,9 @@ constexpr char kMeshUsage[] =
     "  The service's mesh registry. `register` prints the mesh's id (the\n"
     "  same for the same mesh on every replica); `plan --mesh_id ID` plans\n"
     "  on it. `list` and `get` print the id, dims, flattened groups, link\n"
-    "  overrides (DIM=GBPS:US, and A,B=GBPS:US for a flattened group's own\n"
-    "  link; `default` where the cost model's value applies), the local\n"
+    "  overrides (DIM=GBPS:US[:A2A_US], and A,B=... for a flattened group's\n"
+    "  own link; A2A_US, an all_to_all's latency, only where measured;\n"
+    "  `default` where the cost model's value applies), the local\n"
     "  copy rate (--copy_gbps, GB/s), every collective's base latency\n"
     "  (--base_us, µs) and a rank map other than the identity. `delete`\n"
     "  sends the\n"
@@ -37,7 +38,9 @@ constexpr char kMeshUsage[] =
 std::string LinkJsonFields(const LinkParams& link) {
   return absl::StrCat(
       "\"bandwidth_gbps\": ", FormatOptionalDouble(link.bandwidth_gbps, "null"),
-      ", \"latency_us\": ", FormatOptionalDouble(link.latency_us, "null"));
+      ", \"latency_us\": ", FormatOptionalDouble(link.latency_us, "null"),
+      ", \"all_to_all_us\": ",
+      FormatOptionalDouble(link.all_to_all_us, "null"));
 }
 
 std::string GroupNamesJson(const Mesh& mesh, const Group& group) {

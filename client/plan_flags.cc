@@ -57,26 +57,42 @@ LinkParams* LinkTarget(const std::string& name, MeshSpec& spec) {
   return nullptr;
 }
 
+// The word LinkValue writes for a link field the cost model defaults.
+constexpr absl::string_view kDefaultField = "default";
+
+// One field of a --link value: a number, or kDefaultField (unset).
+bool ParseLinkField(const std::string& text, std::optional<double>& value) {
+  if (text == kDefaultField) return true;
+  double number = 0;
+  if (!absl::SimpleAtod(text, &number)) return false;
+  value = number;
+  return true;
+}
+
 // "A=100:1.5" -> link override of dim A (GB/s, µs per hop); "A,B=0.1:20"
-// -> the own link of the flattened group A,B.
+// -> the own link of the flattened group A,B; a third field is the group's
+// all_to_all latency (µs). A field may be `default`.
 absl::Status ParseLinkFlag(const std::string& text, MeshSpec& spec) {
   std::vector<std::string> kv = absl::StrSplit(text, '=');
   std::vector<std::string> values =
       kv.size() == 2 ? absl::StrSplit(kv[1], ':') : std::vector<std::string>{};
-  double bw = 0;
-  double lat = 0;
-  if (values.size() != 2 || !absl::SimpleAtod(values[0], &bw) ||
-      !absl::SimpleAtod(values[1], &lat)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--link: \"", text, "\" must be DIM=GBPS:US or DIM,DIM...=GBPS:US"));
+  LinkParams parsed;
+  if (values.size() < 2 || values.size() > 3 ||
+      !ParseLinkField(values[0], parsed.bandwidth_gbps) ||
+      !ParseLinkField(values[1], parsed.latency_us) ||
+      (values.size() == 3 &&
+       !ParseLinkField(values[2], parsed.all_to_all_us))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--link: \"", text,
+                     "\" must be DIM=GBPS:US[:A2A_US] or "
+                     "DIM,DIM...=GBPS:US[:A2A_US] (a field may be default)"));
   }
   LinkParams* link = LinkTarget(kv[0], spec);
   if (link == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--link: \"", kv[0], "\" is neither a mesh dim nor a --flatten group"));
   }
-  link->bandwidth_gbps = bw;
-  link->latency_us = lat;
+  *link = parsed;
   return absl::OkStatus();
 }
 
@@ -95,9 +111,15 @@ absl::Status ParseNumberFlag(const CliArgs& args, const std::string& name,
   return absl::OkStatus();
 }
 
+// GBPS:US[:A2A_US] as ParseLinkFlag reads it.
 std::string LinkValue(const LinkParams& link) {
-  return absl::StrCat(FormatOptionalDouble(link.bandwidth_gbps, "default"), ":",
-                      FormatOptionalDouble(link.latency_us, "default"));
+  std::string value =
+      absl::StrCat(FormatOptionalDouble(link.bandwidth_gbps, kDefaultField),
+                   ":", FormatOptionalDouble(link.latency_us, kDefaultField));
+  if (link.all_to_all_us.has_value()) {
+    absl::StrAppend(&value, ":", FormatOptionalDouble(link.all_to_all_us, ""));
+  }
+  return value;
 }
 
 }  // namespace

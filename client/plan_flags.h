@@ -21,15 +21,16 @@ namespace reshard::client {
 // The names of the flags that take a value.
 std::set<std::string> PlanFlags();
 
-// The mesh described by --mesh, --flatten, --link (DIM=GBPS:US for a
-// dim, A,B=GBPS:US for the own link of the --flatten group A,B),
+// The mesh described by --mesh, --flatten, --link (DIM=GBPS:US[:A2A_US]
+// for a dim, A,B=... for the own link of the --flatten group A,B),
 // --copy_gbps (the local copy rate, MeshSpec::copy_gbps) and --base_us
 // (every collective's base latency, MeshSpec::base_us).
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 
-// The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default";
-// `default` where the cost model's value applies), dims first, then the
-// flattened groups' own links.
+// The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default",
+// "A=default:default:4000" for an all_to_all latency alone; `default`
+// where the cost model's value applies), dims first, then the flattened
+// groups' own links.
 std::vector<std::string> LinkFlagValues(const Mesh& mesh);
 // Every flag that gives the mesh its measured links, as a command line
 // takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X" and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <optional>
 
 #include "planner/collective_factors.h"
 #include "planner/enum_names.h"
@@ -117,16 +118,33 @@ void CostModel::InitAllToAll() {
   all_to_all_.assign(size_t{1} << ndim, AllToAllPrice{});
   for (int mask = 1; mask < (1 << ndim); ++mask) {
     std::vector<AllToAllDim> dims;
-    double lat = 0;
     for (int d = 0; d < ndim; ++d) {
       if (!(mask & (1 << d)) || mesh_.size(d) == 1) continue;
       dims.push_back({mesh_.size(d), ab_bw_[d]});
-      lat = std::max(lat, ab_lat_[d]);
     }
     if (!dims.empty()) {
-      all_to_all_[mask] = {lat, AllToAllUsPerByte(std::move(dims))};
+      all_to_all_[mask] = {AllToAllLatency(mask),
+                           AllToAllUsPerByte(std::move(dims))};
     }
   }
+}
+
+double CostModel::AllToAllLatency(int mask) const {
+  std::optional<double> measured;
+  for (size_t f = 0; f < mesh_.flattened().size(); ++f) {
+    const std::optional<double>& own = mesh_.flattened_links()[f].all_to_all_us;
+    if (!own.has_value() || NonUnitMask(mesh_, mesh_.flattened()[f]) != mask) {
+      continue;
+    }
+    measured = std::min(measured.value_or(*own), *own);
+  }
+  if (measured.has_value()) return *measured;
+  double lat = 0;
+  for (int d = 0; d < mesh_.ndim(); ++d) {
+    if (!(mask & (1 << d)) || mesh_.size(d) == 1) continue;
+    lat = std::max(lat, mesh_.links()[d].all_to_all_us.value_or(ab_lat_[d]));
+  }
+  return lat;
 }
 
 double CostModel::AllToAllTime(absl::Span<const int> group,

@@ -148,11 +148,17 @@ class CostModel {
   GroupLink AlphaBetaLink(absl::Span<const int> group) const;
   // The fastest link of any group over the same dims (LowerBound's).
   GroupLink FastestLinkOver(absl::Span<const int> group) const;
-  // Under alpha_beta, an all_to_all on `group` (size > 1): one round at its
-  // dims' slowest latency and AllToAllUsPerByte over its dims' links; a
-  // flattened group's own link prices rings only (docs/DESIGN.md §3.3).
+  // Under alpha_beta, an all_to_all on `group` (size > 1): its dim set's
+  // latency (AllToAllLatency) and AllToAllUsPerByte over its dims' links;
+  // a flattened group's own bandwidth and hop latency price rings only
+  // (docs/DESIGN.md §3.3).
   double AllToAllTime(absl::Span<const int> group, int64_t bytes) const;
   void InitAllToAll();
+  // An all_to_all's latency on the dims of `mask`: the lowest measured
+  // one (LinkParams::all_to_all_us) of a registered group over exactly
+  // those dims (a property of the ranks, not of their order), else the
+  // slowest of its dims' (a dim's measured one, else one hop).
+  double AllToAllLatency(int mask) const;
 
   const Mesh& mesh_;
   const TensorSpec& tensor_;

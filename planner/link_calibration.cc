@@ -50,8 +50,9 @@ bool IsStridedGather(const LinkSample& s) {
   return s.op == StepOp::kAllGather && s.packed_bytes > 0;
 }
 
-// Whether a group's link is fitted to `s`: its rings. An all_to_all is
-// predicted from its dims' links and the copy rate (cost_model.h).
+// Whether a group's link is fitted to `s`: its rings. An all_to_all's
+// bytes are priced by its dims' links and the copy rate (cost_model.h), its
+// latency fitted on its own (FitAllToAllLatencies).
 bool FitsLink(const LinkSample& s) {
   return s.op != StepOp::kAllToAll && !IsStridedGather(s);
 }
@@ -225,14 +226,77 @@ double CopyError(const Mesh& mesh, const std::vector<Group>& groups,
   return errors.empty() ? -1 : MedianAbs(errors);
 }
 
+// Per group, an all_to_all latency (µs) or nullopt.
+using Latencies = std::vector<std::optional<double>>;
+
+// `mesh` with groups[i]'s all_to_all latency `latencies[i]` where set: a
+// dim's link, or every flattened group's own link over the same dims.
+absl::StatusOr<Mesh> WithAllToAllLatencies(const Mesh& mesh,
+                                           const std::vector<Group>& groups,
+                                           const Latencies& latencies) {
+  MeshSpec spec = mesh.ToSpec();
+  spec.links.resize(static_cast<size_t>(mesh.ndim()));
+  spec.flattened_links.resize(mesh.flattened().size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (!latencies[i].has_value()) continue;
+    if (groups[i].size() == 1) {
+      spec.links[groups[i][0]].all_to_all_us = latencies[i];
+      continue;
+    }
+    for (size_t f = 0; f < mesh.flattened().size(); ++f) {
+      if (mesh.WithoutUnitDims(mesh.flattened()[f]) == groups[i]) {
+        spec.flattened_links[f].all_to_all_us = latencies[i];
+      }
+    }
+  }
+  return Mesh::Create(spec);
+}
+
+// Per group, the all_to_all latency that, with `mesh`'s links, copy rate
+// and base latency, predicts its all_to_alls of `sizes` with the least sum
+// of |relative error|: the weighted median, by 1 / measured time, of each
+// one's time beyond the rest of its price (base, bytes, packing). The
+// latency is fitted, not the hop's, as it grows with the group's size where
+// ranks wait to be scheduled (docs/DESIGN.md §3.3). nullopt without them.
+absl::StatusOr<Latencies> FitAllToAllLatencies(const Mesh& mesh,
+                                               const std::vector<Group>& groups,
+                                               const ByGroup& by_group,
+                                               Sizes sizes) {
+  absl::StatusOr<Mesh> unpriced =
+      WithAllToAllLatencies(mesh, groups, Latencies(groups.size(), 0.0));
+  if (!unpriced.ok()) return unpriced.status();
+  const CostModel model = ModelOf(*unpriced);
+  Latencies latencies(groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    std::vector<double> beyond;
+    std::vector<double> weights;
+    for (const GroupSample& s : by_group[i]) {
+      if (s.sample.op != StepOp::kAllToAll || !OfSizes(s, sizes)) continue;
+      beyond.push_back(s.sample.time_us -
+                       PredictedUs(model, groups[i], s.sample));
+      weights.push_back(1 / s.sample.time_us);
+    }
+    if (beyond.empty()) continue;
+    latencies[i] =
+        std::clamp(WeightedMedian(beyond, weights), 0.0, kMaxLinkLatencyUs);
+  }
+  return latencies;
+}
+
 // `mesh` with the fitted links, the copy rate fitted to the strided
-// gathers of `sizes` and `base_us`.
+// gathers of `sizes`, `base_us` and the all_to_all latencies fitted to
+// the all_to_alls of `sizes` under them.
 absl::StatusOr<Mesh> MeshWithFitsAndCopy(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
     const Fits& fits, const std::vector<bool>& own, Sizes sizes,
     std::optional<double> base_us) {
-  return MeshWithFits(mesh, groups, fits, own, FitCopyRate(by_group, sizes),
-                      base_us);
+  absl::StatusOr<Mesh> links = MeshWithFits(
+      mesh, groups, fits, own, FitCopyRate(by_group, sizes), base_us);
+  if (!links.ok()) return links.status();
+  absl::StatusOr<Latencies> latencies =
+      FitAllToAllLatencies(*links, groups, by_group, sizes);
+  if (!latencies.ok()) return latencies.status();
+  return WithAllToAllLatencies(*links, groups, *latencies);
 }
 
 // The base latencies tried: kBaseLatencyUs, then up by kBaseLatencyStep while
@@ -383,6 +447,26 @@ std::vector<bool> OwnLinks(const Mesh& dims_mesh, const ByGroup& by_group,
   return own;
 }
 
+// The calibrated mesh: the dims' fitted links, flattened groups' own where
+// `own`, `fit_mesh`'s copy rate and base latency, and every group's
+// all_to_all latency under them (also into `out`).
+absl::StatusOr<Mesh> CalibratedMesh(const Mesh& mesh, const Mesh& fit_mesh,
+                                    const std::vector<Group>& groups,
+                                    const ByGroup& by_group, const Fits& fits,
+                                    const std::vector<bool>& own,
+                                    std::vector<GroupCalibration>& out) {
+  absl::StatusOr<Latencies> latencies =
+      FitAllToAllLatencies(fit_mesh, groups, by_group, Sizes::kAll);
+  if (!latencies.ok()) return latencies.status();
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].all_to_all_us = (*latencies)[i];
+  }
+  absl::StatusOr<Mesh> links = MeshWithFits(
+      mesh, groups, fits, own, fit_mesh.copy_gbps(), fit_mesh.base_us());
+  if (!links.ok()) return links.status();
+  return WithAllToAllLatencies(*links, groups, *latencies);
+}
+
 }  // namespace
 
 absl::StatusOr<Calibration> Calibrate(
@@ -418,7 +502,7 @@ absl::StatusOr<Calibration> Calibrate(
   if (!dims_mesh.ok()) return dims_mesh.status();
   const std::vector<bool> own = OwnLinks(*dims_mesh, *by_group, *out);
   absl::StatusOr<Mesh> calibrated =
-      MeshWithFits(mesh, groups, fits, own, fit_mesh->copy_gbps(), base);
+      CalibratedMesh(mesh, *fit_mesh, groups, *by_group, fits, own, *out);
   if (!calibrated.ok()) return calibrated.status();
   const PerOp pooled = PooledHeldOutErrors(*out);
   return Calibration{*std::move(out), pooled,

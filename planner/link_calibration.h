@@ -3,8 +3,10 @@
 // group's link is fitted to its rings (link_fit.h); a dim's group gives the
 // dim its link; a flattened group gets its own link where what its dims'
 // links predict for its rings misses its measurements by more than
-// kOwnLinkError. An all_to_all is priced from its dims' links and the copy
-// rate (cost_model.h), so it is predicted from them, not fitted. The copy
+// kOwnLinkError. An all_to_all's bytes are priced by its dims' links and
+// the copy rate (cost_model.h); its latency is fitted per group to its
+// all_to_alls (LinkParams::all_to_all_us), since it grows with the group's
+// size where ranks wait to be scheduled, unlike one ring hop's. The copy
 // rate comes from the strided gathers' time beyond the contiguous gathers
 // of the same group and size, per byte (a median). Every collective's base
 // latency (Mesh::base_us) is common to all groups: it is the one of a
@@ -15,6 +17,7 @@
 #define RESHARD_PLANNER_LINK_CALIBRATION_H_
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +69,9 @@ struct GroupCalibration {
   PerOp held_out_error{};
   // The relative errors behind held_out_error, by op.
   std::array<std::vector<double>, std::size(kCalibratedOps)> held_out_errors;
+  // The all_to_all latency fitted to the group's all_to_alls, given to it
+  // in the calibrated mesh; nullopt without all_to_all samples.
+  std::optional<double> all_to_all_us;
   // A flattened group's: the median |relative error| of its dims' fitted
   // links (the cost model's slowest-link rule) on its ring samples; 0 for
   // dims.

@@ -42,8 +42,13 @@ absl::Status ValidateLink(const LinkParams& link, const std::string& prefix) {
     if (!s.ok()) return s;
   }
   if (link.latency_us.has_value()) {
-    return CheckInRange(*link.latency_us, 0, kMaxLinkLatencyUs, "us",
-                        field + "latency_us");
+    absl::Status s = CheckInRange(*link.latency_us, 0, kMaxLinkLatencyUs, "us",
+                                  field + "latency_us");
+    if (!s.ok()) return s;
+  }
+  if (link.all_to_all_us.has_value()) {
+    return CheckInRange(*link.all_to_all_us, 0, kMaxLinkLatencyUs, "us",
+                        field + "all_to_all_us");
   }
   return absl::OkStatus();
 }
@@ -410,18 +415,23 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
     absl::StrAppend(&text, absl::StrJoin(g, "."), ";");
   }
   absl::StrAppend(&text, "|");
-  for (const LinkParams& l : links_) {
-    absl::StrAppend(&text, number(l.bandwidth_gbps), ":", number(l.latency_us),
-                    ";");
-  }
+  // A link's all_to_all latency only when set, so older meshes keep ids.
+  auto link = [&number](const LinkParams& l) {
+    std::string out =
+        absl::StrCat(number(l.bandwidth_gbps), ":", number(l.latency_us));
+    if (l.all_to_all_us.has_value()) {
+      absl::StrAppend(&out, ":", number(l.all_to_all_us));
+    }
+    return absl::StrCat(out, ";");
+  };
+  for (const LinkParams& l : links_) absl::StrAppend(&text, link(l));
   const bool group_links =
       std::any_of(flattened_links_.begin(), flattened_links_.end(),
                   [](const LinkParams& l) { return l != LinkParams{}; });
   if (group_links) {
     absl::StrAppend(&text, "|");
     for (const LinkParams& l : flattened_links_) {
-      absl::StrAppend(&text, number(l.bandwidth_gbps), ":",
-                      number(l.latency_us), ";");
+      absl::StrAppend(&text, link(l));
     }
   }
   if (copy_gbps_.has_value()) {

@@ -42,6 +42,10 @@ inline constexpr double kMaxLinkLatencyUs = 1e9;       // 1000 s per hop
 struct LinkParams {
   std::optional<double> bandwidth_gbps;  // GB/s, GB = 1e9 bytes.
   std::optional<double> latency_us;      // per hop.
+  // The latency of one all_to_all on the group, µs, instead of one hop's
+  // (calibration measures it: it grows with the group's size where its
+  // ranks wait to be scheduled; docs/DESIGN.md §3.3).
+  std::optional<double> all_to_all_us;
   bool operator==(const LinkParams&) const = default;
 };
 

@@ -154,6 +154,7 @@ LinkParams LinkFromProto(const v1::LinkParams& proto) {
   LinkParams link;
   if (proto.has_bandwidth_gbps()) link.bandwidth_gbps = proto.bandwidth_gbps();
   if (proto.has_latency_us()) link.latency_us = proto.latency_us();
+  if (proto.has_all_to_all_us()) link.all_to_all_us = proto.all_to_all_us();
   return link;
 }
 
@@ -163,6 +164,9 @@ v1::LinkParams LinkToProto(const LinkParams& link) {
     proto.set_bandwidth_gbps(*link.bandwidth_gbps);
   }
   if (link.latency_us.has_value()) proto.set_latency_us(*link.latency_us);
+  if (link.all_to_all_us.has_value()) {
+    proto.set_all_to_all_us(*link.all_to_all_us);
+  }
   return proto;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "client/plan_flags.h"
 #include "gtest/gtest.h"
 #include "tests/json_lite.h"
@@ -71,6 +72,53 @@ TEST(MeshCommandTest, LinkFlagsNameDimsOrFlattenedGroups) {
       MeshFromFlags(*CliArgs::Parse(bad, PlanFlags(), {}));
   EXPECT_EQ(refused.status().message(),
             "--link: \"B,A\" is neither a mesh dim nor a --flatten group");
+}
+
+// A third --link field is the group's all_to_all latency; any field may be
+// `default`, as LinkFlagValues prints an unset one, so what it prints it
+// reads back.
+TEST(MeshCommandTest, LinkFlagsTakeAnAllToAllLatency) {
+  const std::vector<std::string> argv = {
+      "--mesh",    "A=2,B=2",
+      "--flatten", "A,B",
+      "--link",    "A=0.02:80:900",
+      "--link",    "A,B=default:default:3100",
+      "--link",    "B=default:5:default"};
+  absl::StatusOr<Mesh> mesh =
+      MeshFromFlags(*CliArgs::Parse(argv, PlanFlags(), {}));
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->links()[0], LinkParams({0.02, 80, 900}));
+  EXPECT_EQ(mesh->links()[1], LinkParams({std::nullopt, 5}));
+  EXPECT_EQ(mesh->flattened_links()[0], LinkParams({.all_to_all_us = 3100}));
+  const std::vector<std::string> values = LinkFlagValues(*mesh);
+  EXPECT_EQ(values, std::vector<std::string>({"A=0.02:80:900", "B=default:5",
+                                              "A,B=default:default:3100"}));
+  std::vector<std::string> again = {"--mesh", "A=2,B=2", "--flatten", "A,B"};
+  for (const std::string& v : values) {
+    again.push_back("--link");
+    again.push_back(v);
+  }
+  EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(again, PlanFlags(), {})).value(),
+            *mesh);
+  const Json json = Json::Parse(MeshJson("m", *mesh));
+  EXPECT_DOUBLE_EQ(json["links"].array[0]["all_to_all_us"].number, 900);
+  EXPECT_EQ(json["links"].array[1]["all_to_all_us"].kind, Json::Kind::kNull);
+  for (const char* bad : {"A=1:2:3:4", "A=1", "A=1:2:soon"}) {
+    const std::vector<std::string> refused = {"--mesh", "A=2", "--link", bad};
+    EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(refused, PlanFlags(), {}))
+                  .status()
+                  .message(),
+              absl::StrCat("--link: \"", bad,
+                           "\" must be DIM=GBPS:US[:A2A_US] or "
+                           "DIM,DIM...=GBPS:US[:A2A_US] (a field may be "
+                           "default)"));
+  }
+  const std::vector<std::string> negative = {"--mesh", "A=2", "--link",
+                                             "A=1:2:-3"};
+  EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(negative, PlanFlags(), {}))
+                .status()
+                .message(),
+            "mesh.links[0].all_to_all_us: must be in [0, 1e+09] us, got -3");
 }
 
 // --copy_gbps sets the mesh's copy rate; LinkFlags gives it back with the

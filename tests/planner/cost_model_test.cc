@@ -122,6 +122,47 @@ TEST(CostModelTest, AMeasuredBaseLatencyIsEveryCollectivesFixedCost) {
                 .time_us);
 }
 
+// A measured all_to_all latency replaces the one hop an all_to_all pays: a
+// dim's on its own group, a registered group's on its dim set (the lowest
+// where two orders have one), the slowest dim's elsewhere; rings and the
+// torch model ignore it, and the bound is the price.
+TEST(CostModelTest, AMeasuredAllToAllLatencyIsItsGroups) {
+  MeshSpec spec{.shape = {2, 4, 2},
+                .dim_names = {"A", "B", "C"},
+                .flattened = {{"A", "B"}, {"B", "A"}}};
+  spec.links = {LinkParams{10, 50, 900}, LinkParams{100, 5, 3800},
+                LinkParams{100, 5}};
+  spec.flattened_links = {LinkParams{.all_to_all_us = 3100},
+                          LinkParams{.all_to_all_us = 2500}};
+  const Mesh mesh = *Mesh::Create(spec);
+  spec.links = {LinkParams{10, 50}, LinkParams{100, 5}, LinkParams{100, 5}};
+  spec.flattened_links.clear();
+  const Mesh hops = *Mesh::Create(spec);
+  const TensorSpec tensor = *TensorSpec::Create({64, 64}, DType::kFloat32);
+  const CostModel with(mesh, tensor, {});
+  const CostModel without(hops, tensor, {});
+  auto extra = [&](const Group& g, StepOp op) {
+    return with.CollectiveTime(op, g, 16384) -
+           without.CollectiveTime(op, g, 16384);
+  };
+  EXPECT_DOUBLE_EQ(extra({0}, StepOp::kAllToAll), 900 - 50);
+  EXPECT_DOUBLE_EQ(extra({1}, StepOp::kAllToAll), 3800 - 5);
+  EXPECT_DOUBLE_EQ(extra({2}, StepOp::kAllToAll), 0);
+  EXPECT_DOUBLE_EQ(extra({0, 1}, StepOp::kAllToAll), 2500 - 50);
+  EXPECT_DOUBLE_EQ(extra({1, 0}, StepOp::kAllToAll), 2500 - 50);
+  EXPECT_DOUBLE_EQ(extra({1, 2}, StepOp::kAllToAll), 3800 - 5);
+  EXPECT_DOUBLE_EQ(extra({0, 1}, StepOp::kAllGather), 0);
+  EXPECT_DOUBLE_EQ(extra({1}, StepOp::kReduceScatter), 0);
+  for (const Group& g : {Group{0}, Group{0, 1}, Group{1, 2}}) {
+    EXPECT_DOUBLE_EQ(with.LowerBound(g).all_to_all_us,
+                     with.CollectiveTime(StepOp::kAllToAll, g, 0));
+  }
+  const CostModel torch_with(mesh, tensor, {.kind = CostModelKind::kTorch});
+  const CostModel torch_without(hops, tensor, {.kind = CostModelKind::kTorch});
+  EXPECT_EQ(torch_with.LowerBound({1}).all_to_all_us,
+            torch_without.LowerBound({1}).all_to_all_us);
+}
+
 TEST(CostModelTest, AStridedGatherPaysForUnpackingAtTheCopyRate) {
   const Mesh mesh = *Mesh::Create({.shape = {4}, .copy_gbps = 2.0});
   const StepCost rows =

@@ -1,7 +1,7 @@
 // Calibrate turns timings into a mesh's links: synthetic timings made from
-// known links give those links back exactly, a flattened group gets its own
-// link only when its dims' links mispredict it, and held-out sizes are
-// predicted by a fit that never saw them.
+// known links (and all_to_all latencies) give them back exactly, a
+// flattened group gets its own link only when its dims' links mispredict
+// it, and held-out sizes are predicted by a fit that never saw them.
 #include "planner/link_calibration.h"
 
 #include "gtest/gtest.h"
@@ -180,12 +180,47 @@ TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
   EXPECT_NEAR(c->held_out_error[1], 0, 1e-9);
 }
 
-TEST(LinkCalibrationTest, AFlattenedAllToAllIsPredictedFromItsDims) {
+// Each group's all_to_all latency is fitted to its all_to_alls, whose
+// bytes its dims' links price: timings with latencies of their own (not
+// one hop's) give them back, and the links as before.
+TEST(LinkCalibrationTest, RecoversEachGroupsAllToAllLatency) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};
+  MeshSpec spec = TrueMesh(mesh, ring).ToSpec();
+  spec.links[0].all_to_all_us = 900;
+  spec.links[1].all_to_all_us = 3800;
+  spec.flattened_links[0].all_to_all_us = 3100;
+  const Mesh truth = *Mesh::Create(spec);
+  std::vector<CalibrationSample> samples;
+  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
+    AddTimings(truth, g, samples);
+  }
+  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const double want[] = {900, 3800, 3100};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c->groups[i].all_to_all_us.has_value());
+    EXPECT_NEAR(*c->groups[i].all_to_all_us, want[i], want[i] * 1e-9);
+    EXPECT_NEAR(c->groups[i].median_abs_error, 0, 1e-9);
+  }
+  EXPECT_NEAR(*c->mesh.links()[0].all_to_all_us, 900, 900 * 1e-9);
+  EXPECT_NEAR(*c->mesh.links()[1].all_to_all_us, 3800, 3800 * 1e-9);
+  EXPECT_NEAR(*c->mesh.flattened_links()[0].all_to_all_us, 3100, 3100 * 1e-9);
+  ExpectLink(c->mesh.links()[0], kHosts);
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  for (double e : c->held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+  // Timings of one hop give the hop's latency: A's 80 µs.
+  c = Calibrate(mesh, Timings(mesh, ring));
+  EXPECT_NEAR(*c->mesh.links()[0].all_to_all_us, 80, 80 * 1e-9);
+}
+
+// All_to_alls whose time grows faster with bytes than their dims' links say
+// are mispredicted: a latency cannot absorb bytes, and the held-out error
+// shows it.
+TEST(LinkCalibrationTest, AFlattenedAllToAllsBytesFollowItsDims) {
   const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
   const LinkParams ring{0.1, 30};
   std::vector<CalibrationSample> samples = Timings(mesh, ring);
-  // A_B's all_to_all takes twice what A's and B's links say: the own link
-  // (fitted to its rings) stays exact, and the error shows on its op.
   for (CalibrationSample& s : samples) {
     if (s.group == Group({0, 1}) && s.sample.op == StepOp::kAllToAll) {
       s.sample.time_us *= 2;
@@ -195,12 +230,8 @@ TEST(LinkCalibrationTest, AFlattenedAllToAllIsPredictedFromItsDims) {
   ASSERT_TRUE(c.ok()) << c.status();
   ExpectLink(c->mesh.flattened_links()[0], ring);
   const GroupCalibration& flat = c->groups[2];
-  EXPECT_NEAR(flat.held_out_error[3], 0.5, 1e-9);
+  EXPECT_GT(flat.held_out_error[3], 0.1);
   EXPECT_NEAR(flat.held_out_error[0], 0, 1e-9);
-  // Its 32 samples in order: the all_to_alls (every 4th) predicted at half.
-  ASSERT_EQ(flat.relative_errors.size(), 32u);
-  EXPECT_NEAR(flat.relative_errors[3], -0.5, 1e-9);
-  EXPECT_NEAR(flat.relative_errors[0], 0, 1e-9);
 }
 
 TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
@@ -211,7 +242,10 @@ TEST(LinkCalibrationTest, AGroupItsDimsPredictGetsNoOwnLink) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_FALSE(c->groups[2].own_link);
   EXPECT_NEAR(c->groups[2].dims_error, 0, 1e-9);
-  EXPECT_EQ(c->mesh.flattened_links()[0], LinkParams{});
+  // Only its all_to_all latency, which the dims' (80 µs) predicts.
+  EXPECT_EQ(c->mesh.flattened_links()[0].bandwidth_gbps, std::nullopt);
+  EXPECT_EQ(c->mesh.flattened_links()[0].latency_us, std::nullopt);
+  EXPECT_NEAR(*c->mesh.flattened_links()[0].all_to_all_us, 80, 80 * 1e-9);
 }
 
 TEST(LinkCalibrationTest, RefusesSamplesOfGroupsItDoesNotCalibrate) {

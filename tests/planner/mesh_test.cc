@@ -187,6 +187,27 @@ TEST(MeshTest, BaseLatency) {
             "mesh.base_us: must be in [0, 1e+09] us, got -1");
 }
 
+// A link's all_to_all latency is in the canonical text only when set, so
+// meshes without one keep their ids; it is validated like a hop's.
+TEST(MeshTest, AllToAllLatency) {
+  MeshSpec spec{
+      .shape = {2, 2}, .dim_names = {"A", "B"}, .flattened = {{"A", "B"}}};
+  spec.links = {LinkParams{0.5, 20}, LinkParams{}};
+  spec.flattened_links = {LinkParams{}};
+  EXPECT_EQ(Mesh::Create(spec)->CanonicalText(false),
+            "2,2|A,B|0.1;|0.5:20;-:-;");
+  spec.links[0].all_to_all_us = 900;
+  spec.flattened_links[0].all_to_all_us = 3100;
+  const Mesh measured = Mesh::Create(spec).value();
+  EXPECT_EQ(measured.CanonicalText(false),
+            "2,2|A,B|0.1;|0.5:20:900;-:-;|-:-:3100;");
+  EXPECT_EQ(Mesh::Create(measured.ToSpec()).value(), measured);
+  spec.flattened_links[0].all_to_all_us = -1;
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.flattened_links[0].all_to_all_us: must be in [0, 1e+09] us, "
+            "got -1");
+}
+
 TEST(MeshTest, WorkedExampleIndexAndMember) {
   const Mesh mesh = AbcMesh();
   constexpr int kA = 0, kB = 1, kC = 2;

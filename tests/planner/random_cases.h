@@ -87,15 +87,27 @@ inline void AddRandomLinks(std::mt19937_64& rng, MeshSpec& spec) {
   }
 }
 
+// Half the time, a measured all_to_all latency for `link`, up to the
+// latency of a 10-hop ring at RandomLink's slowest hop.
+inline void AddRandomAllToAllLatency(std::mt19937_64& rng, LinkParams& link) {
+  if (rng() % 2) {
+    link.all_to_all_us = std::uniform_real_distribution<double>(0, 100)(rng);
+  }
+}
+
 // `c` with own links (Mesh::FlattenedLink) for some of its mesh's
-// flattened groups, faster or slower than their dims' links, and half the
-// time a measured base latency per collective (Mesh::base_us) up to a
-// scheduler tick's 4 ms, which makes plans of fewer steps pay.
+// flattened groups, faster or slower than their dims' links, measured
+// all_to_all latencies for some dims and groups, and half the time a
+// measured base latency per collective (Mesh::base_us) up to a scheduler
+// tick's 4 ms, which makes plans of fewer steps pay.
 inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
   MeshSpec spec = c.mesh.ToSpec();
+  spec.links.resize(spec.shape.size());
+  for (LinkParams& link : spec.links) AddRandomAllToAllLatency(rng, link);
   spec.flattened_links.clear();
   for (size_t f = 0; f < spec.flattened.size(); ++f) {
     spec.flattened_links.push_back(RandomLink(rng, 1, 800));
+    AddRandomAllToAllLatency(rng, spec.flattened_links.back());
   }
   if (rng() % 2) {
     spec.base_us = std::uniform_real_distribution<double>(0, 4000)(rng);

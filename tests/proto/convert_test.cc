@@ -90,6 +90,22 @@ TEST(ConvertTest, BaseLatencyRoundTrips) {
   EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
 }
 
+TEST(ConvertTest, AllToAllLatencyRoundTrips) {
+  MeshSpec spec{.shape = {2, 2}, .flattened = {{"d0", "d1"}}};
+  spec.links = {LinkParams{.all_to_all_us = 900}, LinkParams{0.5, 20}};
+  spec.flattened_links = {LinkParams{.all_to_all_us = 3100}};
+  const Mesh mesh = Mesh::Create(spec).value();
+  const v1::Mesh proto = proto::MeshToProto(mesh);
+  ASSERT_TRUE(proto.links(0).has_all_to_all_us());
+  EXPECT_EQ(proto.links(0).all_to_all_us(), 900);
+  EXPECT_FALSE(proto.links(1).has_all_to_all_us());
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(back->flattened_links()[0].all_to_all_us, 3100);
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
+}
+
 TEST(ConvertTest, PlanRequestRoundTrips) {
   const Mesh mesh = TestMesh();
   PlanOptions options;
