@@ -309,9 +309,9 @@ void PrintSavingSummary(const std::vector<RequestPlans>& all) {
 }
 
 // Where calibrated links change the plan: per request the median of the
-// paired (same round) ratios calibrated / default and its interval; slower
-// by > 5% where that median is, measurably slower where the whole
-// interval is.
+// paired (same round) ratios calibrated / default and its interval, and
+// both plans' times predicted on the calibrated mesh; slower by > 5% where
+// that median is, measurably slower where the whole interval is.
 void PrintLinksSummary(const std::vector<RequestPlans>& all) {
   int differ = 0;
   int slower = 0;
@@ -326,9 +326,11 @@ void PrintLinksSummary(const std::vector<RequestPlans>& all) {
     medians.push_back(median);
     printf(
         "calibrated vs default links, request %d: %.2f ms vs %.2f ms, "
-        "paired ratio %.2f [%.2f, %.2f] (%s vs %s)\n",
+        "paired ratio %.2f [%.2f, %.2f], predicted %.2f vs %.2f ms (%s vs "
+        "%s)\n",
         p.request.id, p.measured_ms[kOptimal], p.measured_ms[kDefaultLinks],
-        median, lo, hi, StepsText(p.mesh, p.plans[kOptimal]).c_str(),
+        median, lo, hi, PredictedMs(p, kOptimal), PredictedMs(p, kDefaultLinks),
+        StepsText(p.mesh, p.plans[kOptimal]).c_str(),
         StepsText(p.mesh, p.plans[kDefaultLinks]).c_str());
     if (median > 1 + kSlowerBy) ++slower;
     if (lo > 1 + kSlowerBy) ++measurably;

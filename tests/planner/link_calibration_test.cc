@@ -57,16 +57,19 @@ void AddStridedGathers(const Mesh& truth, const Group& group,
   }
 }
 
-// Every group of `mesh` (A, B and A_B flattened), the flattened group's
-// rings over `flattened`.
+// Every group of `truth` (A, B and A_B flattened), timed on it.
+std::vector<CalibrationSample> TimingsOn(const Mesh& truth) {
+  std::vector<CalibrationSample> samples;
+  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
+    AddTimings(truth, g, samples);
+  }
+  return samples;
+}
+
+// Every group of `mesh`, the flattened group's rings over `flattened`.
 std::vector<CalibrationSample> Timings(const Mesh& mesh,
                                        const LinkParams& flattened) {
-  const Mesh truth = TrueMesh(mesh, flattened);
-  std::vector<CalibrationSample> samples;
-  AddTimings(truth, {0}, samples);
-  AddTimings(truth, {1}, samples);
-  AddTimings(truth, {0, 1}, samples);
-  return samples;
+  return TimingsOn(TrueMesh(mesh, flattened));
 }
 
 void ExpectLink(const LinkParams& got, const LinkParams& want) {
@@ -142,12 +145,8 @@ TEST(LinkCalibrationTest, RecoversTheBaseLatency) {
   for (int i = 0; i < 24; ++i) base *= kBaseLatencyStep;  // about 422 µs
   MeshSpec spec = TrueMesh(mesh, ring).ToSpec();
   spec.base_us = base;
-  const Mesh truth = *Mesh::Create(spec);
-  std::vector<CalibrationSample> samples;
-  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
-    AddTimings(truth, g, samples);
-  }
-  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  absl::StatusOr<Calibration> c =
+      Calibrate(mesh, TimingsOn(*Mesh::Create(spec)));
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_TRUE(c->mesh.base_us().has_value());
   EXPECT_NEAR(*c->mesh.base_us(), base, base * 1e-12);
@@ -190,12 +189,8 @@ TEST(LinkCalibrationTest, RecoversEachGroupsAllToAllLatency) {
   spec.links[0].all_to_all_us = 900;
   spec.links[1].all_to_all_us = 3800;
   spec.flattened_links[0].all_to_all_us = 3100;
-  const Mesh truth = *Mesh::Create(spec);
-  std::vector<CalibrationSample> samples;
-  for (const Group& g : {Group{0}, Group{1}, Group{0, 1}}) {
-    AddTimings(truth, g, samples);
-  }
-  absl::StatusOr<Calibration> c = Calibrate(mesh, samples);
+  absl::StatusOr<Calibration> c =
+      Calibrate(mesh, TimingsOn(*Mesh::Create(spec)));
   ASSERT_TRUE(c.ok()) << c.status();
   const double want[] = {900, 3800, 3100};
   for (size_t i = 0; i < 3; ++i) {
