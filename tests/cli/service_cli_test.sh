@@ -50,7 +50,8 @@ contains "$out" "$id1  A=2,B=2  links A=100:1.5" &&
 check "mesh list shows link overrides ($out)" $?
 out=$("$CTL" mesh list --server "$S" --json)
 jq -e --arg id "$id2" '.meshes | length == 2 and (map(select(.mesh_id == $id))[0] |
-  .links == [{"dim": "A", "bandwidth_gbps": 5, "latency_us": 20}] and
+  .links == [{"dim": "A", "bandwidth_gbps": 5, "latency_us": 20,
+    "all_to_all_us": null}] and
   .shape == [2, 2] and .dim_names == ["A", "B"] and .rank_map == null)' \
   <<<"$out" >/dev/null
 check "mesh list --json" $?
