@@ -10,8 +10,10 @@
 # calibrate-MESH.json, links-MESH, plan_quality.md.
 #   bench/plan_quality.sh [--inter_mbit 800] [--rounds 10] [--max_bytes B]
 #                         [--out DIR] [--calibrate_only | --links_from DIR]
+#                         [--only ID,ID...]
 # --links_from DIR reuses an earlier run's links-MESH files (same cluster
-# settings) instead of calibrating again.
+# settings) instead of calibrating again. --only runs just those requests
+# of the corpus (a re-measurement; OUT/corpus.tsv holds them).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="${RESHARD_BUILD:-$ROOT/build}"
@@ -25,6 +27,7 @@ MAX_BYTES=$((64 << 20))
 OUT=/tmp/plan-quality
 CALIBRATE_ONLY=0
 LINKS_FROM=""
+ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --inter_mbit) MBIT="$2"; shift 2 ;;
@@ -33,6 +36,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --calibrate_only) CALIBRATE_ONLY=1; shift ;;
     --links_from) LINKS_FROM="$2"; shift 2 ;;
+    --only) ONLY="$2"; shift 2 ;;
     *) echo "plan_quality: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +69,12 @@ else
 fi
 [ "$CALIBRATE_ONLY" -eq 1 ] && exit 0
 
-in_cluster "$BENCH" --server "$server" --job pq \
-  --corpus "$ROOT/bench/data/plan_quality_corpus.tsv" \
+CORPUS="$ROOT/bench/data/plan_quality_corpus.tsv"
+if [ -n "$ONLY" ]; then
+  awk -v only=",$ONLY," '/^#/ || index(only, "," $1 ",")' "$CORPUS" \
+    > "$OUT/corpus.tsv"
+  CORPUS="$OUT/corpus.tsv"
+fi
+in_cluster "$BENCH" --server "$server" --job pq --corpus "$CORPUS" \
   --links "dp_tp=$OUT/links-dp_tp" --links "hsdp_tp=$OUT/links-hsdp_tp" \
   --rounds "$ROUNDS" --iters 1 --warmup 1 | tee "$OUT/plan_quality.md"

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -168,13 +169,12 @@ std::vector<std::string> LinkFlags(const Mesh& mesh) {
   for (const std::string& link : LinkFlagValues(mesh)) {
     flags.push_back(absl::StrCat("--link ", link));
   }
-  if (mesh.copy_gbps().has_value()) {
-    flags.push_back(absl::StrCat("--copy_gbps ",
-                                 FormatOptionalDouble(mesh.copy_gbps(), "")));
-  }
-  if (mesh.base_us().has_value()) {
-    flags.push_back(
-        absl::StrCat("--base_us ", FormatOptionalDouble(mesh.base_us(), "")));
+  for (const auto& [name, value] : {std::pair{"copy_gbps", mesh.copy_gbps()},
+                                    std::pair{"base_us", mesh.base_us()}}) {
+    if (value.has_value()) {
+      flags.push_back(
+          absl::StrCat("--", name, " ", FormatOptionalDouble(value, "")));
+    }
   }
   return flags;
 }
