@@ -8,7 +8,6 @@
 #include "executor/data_rule.h"
 #include "executor/report_codec.h"
 #include "executor/sample_stats.h"
-#include "executor/start_barrier.h"
 #include "planner/local_layout.h"
 
 namespace reshard::executor {
@@ -96,13 +95,6 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
       MakeBuffers(mesh, work.plans, r, options.space);
   if (!made.ok()) return made.status();
   std::unique_ptr<Buffers> buffers = *std::move(made);
-  std::unique_ptr<StartBarrier> barrier;
-  if (options.shared_start) {
-    absl::StatusOr<std::unique_ptr<StartBarrier>> made_barrier =
-        StartBarrier::Make(mesh, r.position(), provider, options.space);
-    if (!made_barrier.ok()) return made_barrier.status();
-    barrier = *std::move(made_barrier);
-  }
   const std::vector<RunRow> rows = work.Rows(mesh);
   Samples samples;
   samples.rows.resize(rows.size());
@@ -110,7 +102,6 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
   const int runs = TotalExecutions(options);
   for (int i = 0; i < runs; ++i) {
     absl::Status s = CheckStopped(options.stopped, i, runs);
-    if (s.ok() && barrier != nullptr) s = barrier->Wait(i);
     if (s.ok()) s = r.Run(buffers->in_ptrs, buffers->out_ptrs, &stats);
     if (!s.ok()) {
       // What the executions that finished measured, for a caller that

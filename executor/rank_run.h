@@ -41,10 +41,6 @@ struct RankOptions {
   // Told after each execution how many have finished (warmup included):
   // an agent's progress. Null: not told.
   std::function<void(int)> progress;
-  // Every rank waits for the others before each execution (untimed;
-  // executor/start_barrier.h says why). Off only where a peer runs the
-  // plan without RunRank, so without the barrier's collective (tests).
-  bool shared_start = true;
 };
 
 // TotalExecutions(warmup, iters) is in batch_work.h.
