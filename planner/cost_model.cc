@@ -118,18 +118,21 @@ void CostModel::InitAllToAll() {
   all_to_all_.assign(size_t{1} << ndim, AllToAllPrice{});
   for (int mask = 1; mask < (1 << ndim); ++mask) {
     std::vector<AllToAllDim> dims;
+    double slowest_dim_lat = 0;
     for (int d = 0; d < ndim; ++d) {
       if (!(mask & (1 << d)) || mesh_.size(d) == 1) continue;
       dims.push_back({mesh_.size(d), ab_bw_[d]});
+      slowest_dim_lat = std::max(
+          slowest_dim_lat, mesh_.links()[d].all_to_all_us.value_or(ab_lat_[d]));
     }
     if (!dims.empty()) {
-      all_to_all_[mask] = {AllToAllLatency(mask),
+      all_to_all_[mask] = {GroupAllToAllLatency(mask).value_or(slowest_dim_lat),
                            AllToAllUsPerByte(std::move(dims))};
     }
   }
 }
 
-double CostModel::AllToAllLatency(int mask) const {
+std::optional<double> CostModel::GroupAllToAllLatency(int mask) const {
   std::optional<double> measured;
   for (size_t f = 0; f < mesh_.flattened().size(); ++f) {
     const std::optional<double>& own = mesh_.flattened_links()[f].all_to_all_us;
@@ -138,13 +141,7 @@ double CostModel::AllToAllLatency(int mask) const {
     }
     measured = std::min(measured.value_or(*own), *own);
   }
-  if (measured.has_value()) return *measured;
-  double lat = 0;
-  for (int d = 0; d < mesh_.ndim(); ++d) {
-    if (!(mask & (1 << d)) || mesh_.size(d) == 1) continue;
-    lat = std::max(lat, mesh_.links()[d].all_to_all_us.value_or(ab_lat_[d]));
-  }
-  return lat;
+  return measured;
 }
 
 double CostModel::AllToAllTime(absl::Span<const int> group,

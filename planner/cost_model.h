@@ -149,16 +149,17 @@ class CostModel {
   // The fastest link of any group over the same dims (LowerBound's).
   GroupLink FastestLinkOver(absl::Span<const int> group) const;
   // Under alpha_beta, an all_to_all on `group` (size > 1): its dim set's
-  // latency (AllToAllLatency) and AllToAllUsPerByte over its dims' links;
+  // latency (GroupAllToAllLatency) and AllToAllUsPerByte over its dims' links;
   // a flattened group's own bandwidth and hop latency price rings only
   // (docs/DESIGN.md §3.3).
   double AllToAllTime(absl::Span<const int> group, int64_t bytes) const;
   void InitAllToAll();
-  // An all_to_all's latency on the dims of `mask`: the lowest measured
-  // one (LinkParams::all_to_all_us) of a registered group over exactly
-  // those dims (a property of the ranks, not of their order), else the
-  // slowest of its dims' (a dim's measured one, else one hop).
-  double AllToAllLatency(int mask) const;
+  // An all_to_all's latency on the dims of `mask` (InitAllToAll): the
+  // lowest measured one (LinkParams::all_to_all_us) of a registered group
+  // over exactly those dims (a property of the ranks, not of their order),
+  // else the slowest of its dims' (a dim's measured one, else one hop).
+  // This is the first; nullopt without one.
+  std::optional<double> GroupAllToAllLatency(int mask) const;
 
   const Mesh& mesh_;
   const TensorSpec& tensor_;

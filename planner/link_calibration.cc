@@ -283,20 +283,30 @@ absl::StatusOr<Latencies> FitAllToAllLatencies(const Mesh& mesh,
   return latencies;
 }
 
-// `mesh` with the fitted links, the copy rate fitted to the strided
-// gathers of `sizes`, `base_us` and the all_to_all latencies fitted to
-// the all_to_alls of `sizes` under them.
-absl::StatusOr<Mesh> MeshWithFitsAndCopy(
+// A mesh with fitted links and copy rate, and the all_to_all latencies
+// fitted under them (also in the mesh).
+struct FittedMesh {
+  Mesh mesh;
+  Latencies all_to_all_us;
+};
+
+// `mesh` with the fitted links, `copy_gbps` (fitted to the strided gathers
+// of `sizes`), `base_us` and the all_to_all latencies fitted to the
+// all_to_alls of `sizes` under them.
+absl::StatusOr<FittedMesh> MeshWithFitsAndCopy(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
     const Fits& fits, const std::vector<bool>& own, Sizes sizes,
-    std::optional<double> base_us) {
-  absl::StatusOr<Mesh> links = MeshWithFits(
-      mesh, groups, fits, own, FitCopyRate(by_group, sizes), base_us);
+    std::optional<double> copy_gbps, std::optional<double> base_us) {
+  absl::StatusOr<Mesh> links =
+      MeshWithFits(mesh, groups, fits, own, copy_gbps, base_us);
   if (!links.ok()) return links.status();
   absl::StatusOr<Latencies> latencies =
       FitAllToAllLatencies(*links, groups, by_group, sizes);
   if (!latencies.ok()) return latencies.status();
-  return WithAllToAllLatencies(*links, groups, *latencies);
+  absl::StatusOr<Mesh> fitted =
+      WithAllToAllLatencies(*links, groups, *latencies);
+  if (!fitted.ok()) return fitted.status();
+  return FittedMesh{*std::move(fitted), *std::move(latencies)};
 }
 
 // The base latencies tried: kBaseLatencyUs, then up by kBaseLatencyStep while
@@ -316,21 +326,23 @@ std::vector<double> BaseCandidates(const ByGroup& by_group) {
 }
 
 // The median |relative error| over every sample of `sizes` (all_to_alls
-// and strided gathers included) when links and copy rate are fitted to
-// `sizes` with `base_us`; nullopt when a group's fit fails.
+// and strided gathers included) when links and all_to_all latencies are
+// fitted to `sizes` with `base_us` (and `copy_gbps`, which does not depend
+// on it); nullopt when a group's fit fails.
 std::optional<double> ErrorWithBase(const Mesh& mesh,
                                     const std::vector<Group>& groups,
                                     const ByGroup& by_group, Sizes sizes,
+                                    std::optional<double> copy_gbps,
                                     double base_us) {
   const Fits fits = FitAll(by_group, sizes, base_us);
   for (const std::optional<LinkFit>& fit : fits) {
     if (!fit.has_value()) return std::nullopt;
   }
-  absl::StatusOr<Mesh> fitted = MeshWithFitsAndCopy(
+  absl::StatusOr<FittedMesh> fitted = MeshWithFitsAndCopy(
       mesh, groups, by_group, fits, std::vector<bool>(groups.size(), true),
-      sizes, base_us);
+      sizes, copy_gbps, base_us);
   if (!fitted.ok()) return std::nullopt;
-  const CostModel model = ModelOf(*fitted);
+  const CostModel model = ModelOf(fitted->mesh);
   std::vector<double> errors;
   for (size_t i = 0; i < groups.size(); ++i) {
     for (const GroupSample& s : by_group[i]) {
@@ -350,9 +362,10 @@ std::optional<double> ChooseBase(const Mesh& mesh,
                                  const ByGroup& by_group, Sizes sizes) {
   double best_error = 0;
   std::optional<double> best;
+  const std::optional<double> copy_gbps = FitCopyRate(by_group, sizes);
   for (double base : BaseCandidates(by_group)) {
     const std::optional<double> error =
-        ErrorWithBase(mesh, groups, by_group, sizes, base);
+        ErrorWithBase(mesh, groups, by_group, sizes, copy_gbps, base);
     if (error.has_value() && (!best.has_value() || *error < best_error)) {
       best_error = *error;
       best = base;
@@ -388,11 +401,11 @@ absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
       ChooseBase(mesh, groups, by_group, Sizes::kEven);
   const Fits even =
       FitAll(by_group, Sizes::kEven, base.value_or(kBaseLatencyUs));
-  absl::StatusOr<Mesh> even_mesh = MeshWithFitsAndCopy(
+  absl::StatusOr<FittedMesh> even_mesh = MeshWithFitsAndCopy(
       mesh, groups, by_group, even, std::vector<bool>(groups.size(), true),
-      Sizes::kEven, base);
+      Sizes::kEven, FitCopyRate(by_group, Sizes::kEven), base);
   if (!even_mesh.ok()) return even_mesh.status();
-  const CostModel model = ModelOf(*even_mesh);
+  const CostModel model = ModelOf(even_mesh->mesh);
   for (size_t i = 0; i < groups.size(); ++i) {
     GroupCalibration& g = out[i];
     for (size_t o = 0; o < g.held_out_error.size(); ++o) {
@@ -410,7 +423,7 @@ absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
       }
     }
   }
-  return CopyError(*even_mesh, groups, by_group, Sizes::kOdd);
+  return CopyError(even_mesh->mesh, groups, by_group, Sizes::kOdd);
 }
 
 // By op, the median |error| of every group's held-out errors together.
@@ -448,23 +461,20 @@ std::vector<bool> OwnLinks(const Mesh& dims_mesh, const ByGroup& by_group,
 }
 
 // The calibrated mesh: the dims' fitted links, flattened groups' own where
-// `own`, `fit_mesh`'s copy rate and base latency, and every group's
-// all_to_all latency under them (also into `out`).
-absl::StatusOr<Mesh> CalibratedMesh(const Mesh& mesh, const Mesh& fit_mesh,
+// `own`, and `fitted`'s copy rate, base latency and every group's
+// all_to_all latency (also into `out`).
+absl::StatusOr<Mesh> CalibratedMesh(const Mesh& mesh, const FittedMesh& fitted,
                                     const std::vector<Group>& groups,
-                                    const ByGroup& by_group, const Fits& fits,
+                                    const Fits& fits,
                                     const std::vector<bool>& own,
                                     std::vector<GroupCalibration>& out) {
-  absl::StatusOr<Latencies> latencies =
-      FitAllToAllLatencies(fit_mesh, groups, by_group, Sizes::kAll);
-  if (!latencies.ok()) return latencies.status();
   for (size_t i = 0; i < out.size(); ++i) {
-    out[i].all_to_all_us = (*latencies)[i];
+    out[i].all_to_all_us = fitted.all_to_all_us[i];
   }
   absl::StatusOr<Mesh> links = MeshWithFits(
-      mesh, groups, fits, own, fit_mesh.copy_gbps(), fit_mesh.base_us());
+      mesh, groups, fits, own, fitted.mesh.copy_gbps(), fitted.mesh.base_us());
   if (!links.ok()) return links.status();
-  return WithAllToAllLatencies(*links, groups, *latencies);
+  return WithAllToAllLatencies(*links, groups, fitted.all_to_all_us);
 }
 
 }  // namespace
@@ -482,12 +492,13 @@ absl::StatusOr<Calibration> Calibrate(
   Fits fits;
   for (const GroupCalibration& g : *out) fits.push_back(g.fit);
   const std::vector<bool> every(groups.size(), true);
-  absl::StatusOr<Mesh> fit_mesh = MeshWithFitsAndCopy(
-      mesh, groups, *by_group, fits, every, Sizes::kAll, base);
-  if (!fit_mesh.ok()) return fit_mesh.status();
-  Predict(*fit_mesh, *by_group, *out);
+  absl::StatusOr<FittedMesh> fitted =
+      MeshWithFitsAndCopy(mesh, groups, *by_group, fits, every, Sizes::kAll,
+                          FitCopyRate(*by_group, Sizes::kAll), base);
+  if (!fitted.ok()) return fitted.status();
+  Predict(fitted->mesh, *by_group, *out);
   const double copy_error =
-      CopyError(*fit_mesh, groups, *by_group, Sizes::kAll);
+      CopyError(fitted->mesh, groups, *by_group, Sizes::kAll);
   absl::StatusOr<Mesh> default_copy =
       MeshWithFits(mesh, groups, fits, every, std::nullopt, base);
   if (!default_copy.ok()) return default_copy.status();
@@ -502,7 +513,7 @@ absl::StatusOr<Calibration> Calibrate(
   if (!dims_mesh.ok()) return dims_mesh.status();
   const std::vector<bool> own = OwnLinks(*dims_mesh, *by_group, *out);
   absl::StatusOr<Mesh> calibrated =
-      CalibratedMesh(mesh, *fit_mesh, groups, *by_group, fits, own, *out);
+      CalibratedMesh(mesh, *fitted, groups, fits, own, *out);
   if (!calibrated.ok()) return calibrated.status();
   const PerOp pooled = PooledHeldOutErrors(*out);
   return Calibration{*std::move(out), pooled,

@@ -34,21 +34,22 @@ absl::Status CheckInRange(double value, double lo, double hi,
 
 // `field` names the link ("mesh.links[2]").
 absl::Status ValidateLink(const LinkParams& link, const std::string& prefix) {
-  const std::string field = prefix + ".";
-  if (link.bandwidth_gbps.has_value()) {
-    absl::Status s =
-        CheckInRange(*link.bandwidth_gbps, kMinLinkBandwidthGBps,
-                     kMaxLinkBandwidthGBps, "GB/s", field + "bandwidth_gbps");
+  struct Field {
+    const std::optional<double>* value;
+    double lo, hi;
+    const char* unit;
+    const char* name;
+  };
+  const Field fields[] = {
+      {&link.bandwidth_gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps,
+       "GB/s", "bandwidth_gbps"},
+      {&link.latency_us, 0, kMaxLinkLatencyUs, "us", "latency_us"},
+      {&link.all_to_all_us, 0, kMaxLinkLatencyUs, "us", "all_to_all_us"}};
+  for (const Field& f : fields) {
+    if (!f.value->has_value()) continue;
+    absl::Status s = CheckInRange(**f.value, f.lo, f.hi, f.unit,
+                                  absl::StrCat(prefix, ".", f.name));
     if (!s.ok()) return s;
-  }
-  if (link.latency_us.has_value()) {
-    absl::Status s = CheckInRange(*link.latency_us, 0, kMaxLinkLatencyUs, "us",
-                                  field + "latency_us");
-    if (!s.ok()) return s;
-  }
-  if (link.all_to_all_us.has_value()) {
-    return CheckInRange(*link.all_to_all_us, 0, kMaxLinkLatencyUs, "us",
-                        field + "all_to_all_us");
   }
   return absl::OkStatus();
 }
