@@ -109,12 +109,18 @@ absl::StatusOr<CalibrationSample> TimeOne(
         what, ": the run did not validate: ", run->summary.why_not));
   }
   const executor::SummaryRow& row = run->summary.rows[0];
+  // What a plan's step pays: per execution the slowest rank, the median
+  // of those (the slowest rank's own median where an older server does
+  // not say).
+  const double seconds = row.slowest_median_seconds > 0
+                             ? row.slowest_median_seconds
+                             : row.seconds_median;
   std::cerr << absl::StrFormat(
-      "calibrate: %s: %.3f ms (default model %.3f ms)\n", what,
-      row.seconds_median * 1e3, row.model_seconds * 1e3);
+      "calibrate: %s: %.3f ms (default model %.3f ms)\n", what, seconds * 1e3,
+      row.model_seconds * 1e3);
   // (row.members counts a bucket's tensors, not the group's ranks.)
-  LinkSample sample{step.op, mesh.GroupSize(group), row.bytes,
-                    row.seconds_median * 1e6, PackedBytes(mesh, plan)};
+  LinkSample sample{step.op, mesh.GroupSize(group), row.bytes, seconds * 1e6,
+                    PackedBytes(mesh, plan)};
   return CalibrationSample{group, index, sample};
 }
 

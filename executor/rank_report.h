@@ -24,12 +24,19 @@ struct TensorCheck {
   std::vector<char> result;  // with keep_result: the tensor before reduction
 };
 
+// How many timed executions a report carries per row: enough for a
+// median, bounded so a long run's report stays small.
+inline constexpr size_t kReportedExecutions = 100;
+
 struct RankReport {
   int64_t rank = 0;
   absl::Status status;  // the run's failure, if any (validation excluded)
   std::vector<double> seconds_min;     // per row (BatchWork::Rows)
   std::vector<double> seconds_median;  // per row
-  double total_seconds_min = 0;        // the whole work per run
+  // Per row, each timed execution's seconds, in order (the first
+  // kReportedExecutions): what the summary's slowest-rank median needs.
+  std::vector<std::vector<double>> seconds;
+  double total_seconds_min = 0;  // the whole work per run
   double total_seconds_median = 0;
   double local_seconds_median = 0;  // the local steps' share
   int64_t peak_bytes = 0;           // measured: the most one step held

@@ -6,7 +6,7 @@
 namespace reshard::executor {
 namespace {
 
-constexpr char kMagic[] = "reshard-rank-report-2";
+constexpr char kMagic[] = "reshard-rank-report-3";
 
 void AppendTensor(std::string& out, const TensorCheck& t) {
   absl::StrAppend(&out, t.checksum, "\n", t.validated ? 1 : 0, "\n");
@@ -42,6 +42,11 @@ std::string SerializeReport(const RankReport& r) {
   for (size_t k = 0; k < r.seconds_min.size(); ++k) {
     AppendDouble(out, r.seconds_min[k]);
     AppendDouble(out, r.seconds_median[k]);
+    const std::vector<double> none;
+    const std::vector<double>& each =
+        k < r.seconds.size() ? r.seconds[k] : none;
+    absl::StrAppend(&out, each.size(), "\n");
+    for (double v : each) AppendDouble(out, v);
   }
   absl::StrAppend(&out, r.tensors.size(), "\n");
   for (const TensorCheck& t : r.tensors) AppendTensor(out, t);
@@ -62,9 +67,15 @@ absl::StatusOr<RankReport> ParseReport(const std::string& bytes) {
             in.Number(r.local_seconds_median) && in.Number(rows);
   for (size_t k = 0; ok && k < rows; ++k) {
     double lo = 0, mid = 0;
-    ok = in.Number(lo) && in.Number(mid);
+    size_t executions = 0;
+    ok = in.Number(lo) && in.Number(mid) && in.Number(executions) &&
+         executions <= kReportedExecutions;
     r.seconds_min.push_back(lo);
     r.seconds_median.push_back(mid);
+    std::vector<double>& each = r.seconds.emplace_back();
+    for (size_t e = 0; ok && e < executions; ++e) {
+      ok = in.Number(each.emplace_back());
+    }
   }
   ok = ok && in.Number(tensors);
   for (size_t t = 0; ok && t < tensors; ++t) {

@@ -73,6 +73,9 @@ struct Samples {
     for (const std::vector<double>& row : rows) {
       report.seconds_min.push_back(Minimum(row));
       report.seconds_median.push_back(Median(row));
+      report.seconds.emplace_back(
+          row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                         row.size(), kReportedExecutions)));
     }
     report.total_seconds_min = Minimum(total);
     report.total_seconds_median = Median(total);

@@ -4,10 +4,28 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/sample_stats.h"
 #include "planner/collective_factors.h"
 
 namespace reshard::executor {
 namespace {
+
+// Row r's median over executions of the slowest rank's seconds: the
+// executions every report carries. 0 without any.
+double SlowestMedian(size_t r, const std::vector<RankReport>& reports) {
+  std::vector<double> slowest;
+  for (const RankReport& report : reports) {
+    if (r >= report.seconds.size()) return 0;
+    const std::vector<double>& each = report.seconds[r];
+    if (slowest.empty() || each.size() < slowest.size()) {
+      slowest.resize(each.size(), 0);
+    }
+    for (size_t e = 0; e < slowest.size(); ++e) {
+      slowest[e] = std::max(slowest[e], each[e]);
+    }
+  }
+  return slowest.empty() ? 0 : Median(slowest);
+}
 
 SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,
                  const std::vector<RankReport>& reports) {
@@ -26,6 +44,7 @@ SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,
           std::max(row.seconds_median, report.seconds_median[r]);
     }
   }
+  row.slowest_median_seconds = SlowestMedian(r, reports);
   if (row.seconds_median > 0) {
     row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
     row.busbw_gbps = row.algbw_gbps *

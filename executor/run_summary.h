@@ -28,6 +28,11 @@ struct SummaryRow {
   int64_t bytes = 0;
   double seconds_min = 0;     // slowest rank's
   double seconds_median = 0;  // slowest rank's
+  // Per timed execution the slowest rank's seconds, their median: what a
+  // run of the work pays, where the slowest rank changes from execution
+  // to execution (docs/PERFORMANCE.md, "Measured plan quality"). 0 when
+  // the reports carry no executions.
+  double slowest_median_seconds = 0;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   double model_seconds = 0;  // the plan's cost model for the row

@@ -28,6 +28,7 @@ void RowToProto(const executor::SummaryRow& row, v1::StepResult* out) {
   out->set_bytes(row.bytes);
   out->set_seconds_min(row.seconds_min);
   out->set_seconds_median(row.seconds_median);
+  out->set_slowest_median_seconds(row.slowest_median_seconds);
   out->set_algbw_gbps(row.algbw_gbps);
   out->set_busbw_gbps(row.busbw_gbps);
   out->set_model_seconds(row.model_seconds);
@@ -155,10 +156,14 @@ void RankReportToProto(const executor::RankReport& report,
       std::max(report.seconds_min.size(), report.seconds_median.size());
   out->clear_steps();
   for (size_t k = 0; k < rows; ++k) {
+    v1::StepTiming* step = out->add_steps();
     TimingToProto(
         k < report.seconds_min.size() ? report.seconds_min[k] : 0,
-        k < report.seconds_median.size() ? report.seconds_median[k] : 0,
-        out->add_steps());
+        k < report.seconds_median.size() ? report.seconds_median[k] : 0, step);
+    if (k < report.seconds.size()) {
+      step->mutable_seconds()->Assign(report.seconds[k].begin(),
+                                      report.seconds[k].end());
+    }
   }
   out->set_peak_bytes(report.peak_bytes);
   out->set_executions_done(report.executions_done);
@@ -182,6 +187,7 @@ executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
   for (const v1::StepTiming& step : proto.steps()) {
     report.seconds_min.push_back(step.seconds_min());
     report.seconds_median.push_back(step.seconds_median());
+    report.seconds.emplace_back(step.seconds().begin(), step.seconds().end());
   }
   report.peak_bytes = proto.peak_bytes();
   report.executions_done = proto.executions_done();
@@ -220,7 +226,8 @@ executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto) {
   executor::RunSummary summary;
   for (const v1::StepResult& r : proto.steps()) {
     summary.rows.push_back({r.op(), r.group(), r.members(), r.bytes(),
-                            r.seconds_min(), r.seconds_median(), r.algbw_gbps(),
+                            r.seconds_min(), r.seconds_median(),
+                            r.slowest_median_seconds(), r.algbw_gbps(),
                             r.busbw_gbps(), r.model_seconds()});
   }
   for (const v1::TensorResult& t : proto.tensors()) {

@@ -341,7 +341,11 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   proto::RunSummaryToProto(outcome.summary, response);
   int done = -1;
   for (const executor::RankReport& report : outcome.reports) {
-    proto::RankReportToProto(report, response->add_ranks());
+    v1::RankReport* rank = response->add_ranks();
+    proto::RankReportToProto(report, rank);
+    // The rows' summary holds what the executions say; a response of many
+    // ranks stays small without them.
+    for (v1::StepTiming& step : *rank->mutable_steps()) step.clear_seconds();
     done = done < 0 ? report.executions_done
                     : std::min(done, report.executions_done);
   }

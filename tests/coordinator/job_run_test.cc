@@ -231,6 +231,20 @@ void JobRunTest::RunRandomPlans(const std::string& job, int world, int runs,
       EXPECT_EQ(response.tensors(0).checksums(r), expected[r]) << "rank " << r;
     }
     ASSERT_EQ(response.ranks_size(), world);
+    // A row's per-execution slowest rank is summarized: at least every
+    // rank's median (local steps are not timed: 0); the ranks' own
+    // executions stay out of the response.
+    for (const v1::StepResult& row : response.steps()) {
+      EXPECT_GE(row.slowest_median_seconds(), row.seconds_median()) << row.op();
+      if (row.seconds_median() > 0) {
+        EXPECT_GT(row.slowest_median_seconds(), 0) << row.op();
+      }
+    }
+    for (const v1::RankReport& rank : response.ranks()) {
+      for (const v1::StepTiming& step : rank.steps()) {
+        EXPECT_EQ(step.seconds_size(), 0);
+      }
+    }
     coverage->dtypes.insert(c.request.tensor.dtype());
     for (const v1::Step& step : response.plan().steps()) {
       coverage->ops.insert(step.op());

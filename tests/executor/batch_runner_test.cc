@@ -154,6 +154,11 @@ void CheckMode(const BatchCase& c, const std::vector<RankReport>& got,
     const RankReport& r = got[p];
     ASSERT_TRUE(r.status.ok()) << "position " << p << ": " << r.status;
     ASSERT_EQ(r.seconds_median.size(), rows);
+    // Each row's one timed execution (the warm-up is not reported).
+    ASSERT_EQ(r.seconds.size(), rows);
+    for (const std::vector<double>& each : r.seconds) {
+      ASSERT_EQ(each.size(), 1u);
+    }
     ASSERT_EQ(r.tensors.size(), c.plans.size());
     for (size_t t = 0; t < c.plans.size(); ++t) {
       const Plan& plan = c.plans[t];

@@ -16,6 +16,7 @@
 #include "executor/element_ops.h"
 #include "executor/local_launch.h"
 #include "executor/rank_run.h"
+#include "executor/run_summary.h"
 #include "gtest/gtest.h"
 #include "planner/state_text.h"
 #include "tests/planner/test_util.h"
@@ -183,12 +184,37 @@ TEST(DataRuleTest, ValidationNamesTheElement) {
             "-12");
 }
 
+// Two ranks slow by turns: each one's median is 1 s, but every execution
+// but the last waits 4 s for one of them, so a run pays a median of 4 s.
+TEST(RunSummaryTest, TheSlowestRanksMedianIsPerExecution) {
+  const Mesh mesh = testing::MakeMesh({2});
+  const Plan plan = *MakePlan(
+      mesh, *ParsePlanRequest(mesh, {8}, "f32", "S(0)", "R", PlanOptions()));
+  const executor::BatchWork work = executor::BatchWork::OfPlan(mesh, plan);
+  std::vector<RankReport> reports(2);
+  reports[0].seconds_median = {1};
+  reports[0].seconds = {{4, 1, 1, 4, 1}};
+  reports[1].rank = 1;
+  reports[1].seconds_median = {1};
+  reports[1].seconds = {{1, 4, 4, 1, 1, 9}};  // one more: not counted
+  const executor::RunSummary s = executor::Summarize(mesh, work, reports);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].seconds_median, 1);
+  EXPECT_EQ(s.rows[0].slowest_median_seconds, 4);
+  // A rank that reports no executions (an older agent): not known.
+  reports[1].seconds.clear();
+  EXPECT_EQ(
+      executor::Summarize(mesh, work, reports).rows[0].slowest_median_seconds,
+      0);
+}
+
 TEST(RankReportTest, RoundTripsThroughItsWireForm) {
   RankReport r;
   r.rank = 5;
   r.status = absl::DeadlineExceededError("all_gather on A: timed\nout");
   r.seconds_min = {1e-6, 0.25};
   r.seconds_median = {2e-6, 0.5};
+  r.seconds = {{2e-6, 1e-6, 3.5e-6}, {}};
   r.total_seconds_min = 0.125;
   r.total_seconds_median = 0.75;
   r.local_seconds_median = 1e-9;
@@ -202,6 +228,7 @@ TEST(RankReportTest, RoundTripsThroughItsWireForm) {
   EXPECT_EQ(back->status, r.status);
   EXPECT_EQ(back->seconds_min, r.seconds_min);
   EXPECT_EQ(back->seconds_median, r.seconds_median);
+  EXPECT_EQ(back->seconds, r.seconds);
   EXPECT_EQ(back->total_seconds_min, 0.125);
   EXPECT_EQ(back->total_seconds_median, 0.75);
   EXPECT_EQ(back->local_seconds_median, 1e-9);

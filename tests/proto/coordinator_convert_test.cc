@@ -24,6 +24,7 @@ executor::RankReport SampleReport() {
   r.status = absl::DeadlineExceededError("steps[1] (all_gather on A): late");
   r.seconds_min = {1e-6, 2.5e-3, 0};
   r.seconds_median = {2e-6, 3.25e-3, 1.5};
+  r.seconds = {{2e-6, 1e-6, 3e-6}, {}, {1.5}};
   r.total_seconds_min = 4e-3;
   r.total_seconds_median = 5e-3;
   r.local_seconds_median = 1e-4;
@@ -48,6 +49,7 @@ TEST(CoordinatorConvertTest, RankReportRoundTrips) {
   EXPECT_EQ(back.status, r.status);
   EXPECT_EQ(back.seconds_min, r.seconds_min);
   EXPECT_EQ(back.seconds_median, r.seconds_median);
+  EXPECT_EQ(back.seconds, r.seconds);
   EXPECT_EQ(back.total_seconds_min, 4e-3);
   EXPECT_EQ(back.total_seconds_median, 5e-3);
   EXPECT_EQ(back.local_seconds_median, 1e-4);
@@ -100,8 +102,9 @@ TEST(CoordinatorConvertTest, UnevenTimingsPadWithZeros) {
 
 executor::RunSummary SampleSummary() {
   executor::RunSummary s;
-  s.rows = {{"all_reduce", "A_C", 1, 1024, 1.5e-3, 2.5e-3, 0.4096, 0.6144},
-            {"all_gather", "B", 3, 2248, 1e-3, 2e-3, 0.5, 0.25}};
+  s.rows = {
+      {"all_reduce", "A_C", 1, 1024, 1.5e-3, 2.5e-3, 2.75e-3, 0.4096, 0.6144},
+      {"all_gather", "B", 3, 2248, 1e-3, 2e-3, 0, 0.5, 0.25}};
   s.tensors = {{"wq", {(uint64_t{1} << 61) - 2, 0, 42}, true, ""},
                {"bias", {3, 4, 5}, false, "rank 1: x"}};
   s.validated = false;
@@ -135,6 +138,8 @@ TEST(CoordinatorConvertTest, RunSummaryRoundTrips) {
     EXPECT_EQ(back.rows[k].bytes, s.rows[k].bytes);
     EXPECT_EQ(back.rows[k].seconds_min, s.rows[k].seconds_min);
     EXPECT_EQ(back.rows[k].seconds_median, s.rows[k].seconds_median);
+    EXPECT_EQ(back.rows[k].slowest_median_seconds,
+              s.rows[k].slowest_median_seconds);
     EXPECT_EQ(back.rows[k].algbw_gbps, s.rows[k].algbw_gbps);
     EXPECT_EQ(back.rows[k].busbw_gbps, s.rows[k].busbw_gbps);
   }
