@@ -116,6 +116,7 @@ std::string RowJson(const executor::BatchWork& work, size_t index,
       ", \"bytes\": ", r.bytes,
       ", \"seconds_min\": ", FormatDouble(r.seconds_min),
       ", \"seconds_median\": ", FormatDouble(r.seconds_median),
+      ", \"slowest_median_seconds\": ", FormatDouble(r.slowest_median_seconds),
       ", \"model_seconds\": ", FormatDouble(r.model_seconds),
       ", \"algbw_gbps\": ", FormatDouble(r.algbw_gbps),
       ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}");

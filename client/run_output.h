@@ -41,8 +41,10 @@ struct RunContext {
 // Prints the table or, with `json`, one object on one line. A plan's:
 // {"plan" (docs/DESIGN.md §4), "backend", "world_size", "iters", "warmup",
 // "steps":
-// [{"index", "op", "group", "bytes", "seconds_min", "seconds_median",
-// "model_seconds" (the plan's cost model), "algbw_gbps", "busbw_gbps"}],
+// [{"index", "op", "group", "bytes", "seconds_min", "seconds_median" (the
+// slowest rank's), "slowest_median_seconds" (per execution the slowest
+// rank, their median: what a run pays), "model_seconds" (the plan's cost
+// model), "algbw_gbps", "busbw_gbps"}],
 // "checksums", "validated", "peak_bytes_measured", "peak_bytes_planned",
 // "wall_seconds"}. A batch's:
 // {"plan" (the batch JSON of `plan --batch --json`), "backend", "world_size",

@@ -35,7 +35,7 @@ check "json: every tensor validated on every rank, one row per bucket" $?
 echo "$json" | jq -e '.peak_bytes_planned == .plan.peak_bytes and .peak_bytes_measured > 0 and
   .peak_bytes_measured <= .peak_bytes_planned and .peak_bytes_planned <= .peak_bytes_measured * 1.25' >/dev/null
 check "the batch's planned peak is what the ranks held" $?
-echo "$json" | jq -e '.buckets[0] | keys == ["algbw_gbps","busbw_gbps","bytes","group","index","members","model_seconds","op","seconds_median","seconds_min"]' >/dev/null
+echo "$json" | jq -e '.buckets[0] | keys == ["algbw_gbps","busbw_gbps","bytes","group","index","members","model_seconds","op","seconds_median","seconds_min","slowest_median_seconds"]' >/dev/null
 check "bucket row keys" $?
 echo "$json" | jq -e 'all(.buckets[]; .model_seconds > 0) and
   (([.buckets[].model_seconds] | add) - .plan.time_us_after * 1e-6 | fabs) < .plan.time_us_after * 1e-8' >/dev/null

@@ -33,6 +33,7 @@ echo "$json" | jq -e '
   (.steps | length) == 1 and .steps[0].op == "all_reduce" and
   .steps[0].group == "A_C" and .steps[0].bytes == 1024 and
   .steps[0].seconds_min > 0 and .steps[0].seconds_median >= .steps[0].seconds_min and
+  .steps[0].slowest_median_seconds >= .steps[0].seconds_median and
   (.steps[0].busbw_gbps - .steps[0].algbw_gbps * 1.5 | fabs) < 1e-9 and
   (.checksums | length) == 8 and
   .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048 and
