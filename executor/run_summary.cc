@@ -10,21 +10,23 @@
 namespace reshard::executor {
 namespace {
 
-// Row r's median over executions of the slowest rank's seconds: the
-// executions every report carries. 0 without any.
+// Row r's median over executions of the slowest rank's seconds, over the
+// executions every report carries (a rank stopped part way has fewer). 0
+// without any.
 double SlowestMedian(size_t r, const std::vector<RankReport>& reports) {
-  std::vector<double> slowest;
+  size_t executions = reports.empty() ? 0 : kReportedExecutions;
   for (const RankReport& report : reports) {
     if (r >= report.seconds.size()) return 0;
-    const std::vector<double>& each = report.seconds[r];
-    if (slowest.empty() || each.size() < slowest.size()) {
-      slowest.resize(each.size(), 0);
-    }
-    for (size_t e = 0; e < slowest.size(); ++e) {
-      slowest[e] = std::max(slowest[e], each[e]);
+    executions = std::min(executions, report.seconds[r].size());
+  }
+  if (executions == 0) return 0;
+  std::vector<double> slowest(executions, 0);
+  for (const RankReport& report : reports) {
+    for (size_t e = 0; e < executions; ++e) {
+      slowest[e] = std::max(slowest[e], report.seconds[r][e]);
     }
   }
-  return slowest.empty() ? 0 : Median(slowest);
+  return Median(slowest);
 }
 
 SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,

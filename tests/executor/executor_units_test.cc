@@ -201,8 +201,15 @@ TEST(RunSummaryTest, TheSlowestRanksMedianIsPerExecution) {
   ASSERT_EQ(s.rows.size(), 1u);
   EXPECT_EQ(s.rows[0].seconds_median, 1);
   EXPECT_EQ(s.rows[0].slowest_median_seconds, 4);
+  // A first rank stopped before any timed execution: none every rank
+  // carries, whatever the order.
+  std::swap(reports[0], reports[1]);
+  reports[0].seconds = {{}};
+  EXPECT_EQ(
+      executor::Summarize(mesh, work, reports).rows[0].slowest_median_seconds,
+      0);
   // A rank that reports no executions (an older agent): not known.
-  reports[1].seconds.clear();
+  reports[0].seconds.clear();
   EXPECT_EQ(
       executor::Summarize(mesh, work, reports).rows[0].slowest_median_seconds,
       0);
