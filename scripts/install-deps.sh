@@ -11,6 +11,7 @@ PACKAGES=(
   libgloo-dev
   prometheus-cpp-dev libcivetweb-dev civetweb prometheus
   curl jq openssl
+  python3  # tests/docs/function_lengths_check.py
   iproute2  # ip netns, veth and tc tbf: local-cluster.sh --hosts (emulated hosts)
   nodejs
 )

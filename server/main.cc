@@ -320,14 +320,34 @@ bool Announce(grpc::HealthCheckServiceInterface& health, int port) {
   return true;
 }
 
-int Serve() {
+// SIGTERM and SIGINT, blocked before any thread starts so that only the
+// waiter in StopOnSignal sees them.
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
-  // Block before any thread starts so that only the waiter sees them.
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
+// Waits for a stop signal, then says NOT_SERVING (stopping the tick that
+// could say SERVING again first) and drains the in-flight calls.
+void StopOnSignal(const sigset_t& signals, std::unique_ptr<PeriodicTask> tick,
+                  PlannerService& service, CoordinatorService& coordinator,
+                  grpc::Server& server) {
+  int signal = 0;
+  sigwait(&signals, &signal);
+  spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
+  tick.reset();
+  server.GetHealthCheckService()->SetServingStatus(false);
+  coordinator.StartDraining();
+  Drain(service, server);
+  spdlog::info("reshard-planner stopped");
+}
+
+int Serve() {
+  const sigset_t signals = BlockStopSignals();
   if (absl::Status s = ValidateServerFlags(StartupFlags()); !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return 2;
@@ -376,15 +396,7 @@ int Serve() {
         health->SetServingStatus(kCoordinatorHealth, core.Admitting());
         return true;
       });
-
-  int signal = 0;
-  sigwait(&signals, &signal);
-  spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
-  admitting.reset();  // no tick may say SERVING again
-  health->SetServingStatus(false);
-  coordinator.StartDraining();
-  Drain(service, *server);
-  spdlog::info("reshard-planner stopped");
+  StopOnSignal(signals, std::move(admitting), service, coordinator, *server);
   return 0;
 }
 

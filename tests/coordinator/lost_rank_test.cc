@@ -62,7 +62,10 @@ TEST_F(LostRankTest, ALostRankFailsTheCallAfterTheAgentWait) {
     returned = true;
   });
   Advance(absl::Seconds(9));
-  absl::SleepFor(absl::Milliseconds(300));  // three polls: still waiting
+  // The one fixed sleep: that the call is still waiting is an absence, and
+  // no state marks a poll that chose to wait on; give it three of its
+  // 100 ms polls to return wrongly.
+  absl::SleepFor(absl::Milliseconds(300));
   EXPECT_FALSE(returned);
   Advance(absl::Seconds(1));
   caller.join();  // within a poll of the wait's end, not at the deadline

@@ -1,0 +1,144 @@
+// The Coordinator's rendezvous store: one budget for every job's store, key
+// ownership, the bounds of a run's store, and the bounds on jobs and
+// concurrent runs.
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coordinator/coordinator.h"
+#include "coordinator/rendezvous_store.h"
+#include "coordinator/store_budget.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/coordinator_cases.h"
+#include "tests/coordinator/stand_in_agents.h"
+
+namespace reshard::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The stores of all jobs share one budget: past it a store refuses to
+// grow (naming the flag) while what is stored stays; bytes come back when
+// keys are overwritten smaller, erased, or their job's store goes.
+TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
+  CoordinatorLimits limits;
+  auto budget = std::make_shared<StoreBudget>(20);
+  RendezvousStore a(limits, budget);
+  auto b = std::make_unique<RendezvousStore>(limits, budget);
+  EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x'), 0).ok());   // 10 bytes
+  EXPECT_TRUE(b->Set("r2", "kb", std::string(6, 'x'), 0).ok());  // 8 bytes
+  absl::Status full = a.Set("r1", "kc", "xx", 0);                // 4 more
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.message(),
+            "value: setting \"kc\" would take the rendezvous stores of all "
+            "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
+  EXPECT_EQ(a.keys(), 1);
+  EXPECT_EQ(budget->used(), 18);
+  EXPECT_TRUE(a.Set("r1", "ka", "x", 0).ok());  // 10 -> 3 bytes
+  EXPECT_EQ(budget->used(), 11);
+  EXPECT_TRUE(a.Set("r1", "kc", "xx", 0).ok());
+  EXPECT_EQ(budget->used(), 15);
+  b.reset();  // its job dropped
+  EXPECT_EQ(budget->used(), 7);
+  a.EraseRun("r1");
+  EXPECT_EQ(budget->used(), 0);
+  EXPECT_EQ(a.bytes(), 0);
+}
+
+// A key belongs to the rank that set it first: another rank reads it but
+// can neither overwrite nor delete it; its owner can do both.
+TEST(RendezvousStoreTest, AKeyBelongsToTheRankThatSetItFirst) {
+  CoordinatorLimits limits;
+  RendezvousStore store(limits);
+  ASSERT_TRUE(store.Set("r", "p/0", "rank 0's address", 0).ok());
+  const absl::Status overwrite = store.Set("r", "p/0", "elsewhere", 3);
+  EXPECT_EQ(overwrite.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(overwrite.message(),
+            "key: \"p/0\" was set by rank 0; a rank may write only the keys "
+            "it set first");
+  EXPECT_EQ(store.ErasePrefix("r", "p/", 3), 0);
+  EXPECT_EQ((*store.Lookup({"p/0"}))[0], "rank 0's address");
+  EXPECT_TRUE(store.Set("r", "p/0", "moved", 0).ok());
+  EXPECT_EQ((*store.Lookup({"p/0"}))[0], "moved");
+  EXPECT_EQ(store.ErasePrefix("r", "p/", 0), 1);
+  EXPECT_EQ(store.keys(), 0);
+}
+
+TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
+  limits_.max_store_keys_per_job = 2;
+  limits_.max_store_bytes_per_job = 64;
+  Coordinator c(limits_, SystemClock(), TestSessions());
+  ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
+  const AgentId id = Id("j", 0, 100);
+  absl::Status outside = JobFor(c, id).StoreSet(id, "nope", "k", "v");
+  EXPECT_EQ(outside.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(outside.message(), HasSubstr("run_id: run \"nope\" is not"));
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
+  std::thread agent([&] {
+    std::optional<WorkItem> item = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(item.has_value());
+    const std::string run = item->run->run_id;
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "a", "1").ok());
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "b", "2").ok());
+    EXPECT_EQ(JobFor(c, id).StoreSet(id, run, "c", "3").code(),
+              absl::StatusCode::kResourceExhausted);
+    absl::Status big =
+        JobFor(c, id).StoreSet(id, run, "a", std::string(100, 'x'));
+    EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(big.message(), HasSubstr("maximum of 64 bytes"));
+    absl::StatusOr<std::vector<std::string>> missing = JobFor(c, id).StoreGet(
+        id, run, {"a", "zz"}, absl::Now() + absl::Milliseconds(100));
+    EXPECT_EQ(missing.status().code(), absl::StatusCode::kDeadlineExceeded);
+    EXPECT_THAT(missing.status().message(),
+                HasSubstr("1 of 2 rendezvous keys still missing at the "
+                          "deadline: zz"));
+    EXPECT_EQ(*JobFor(c, id).StoreGet(id, run, {"b", "a"}, Soon()),
+              (std::vector<std::string>{"2", "1"}));
+    EXPECT_EQ(c.GetJob("j")->store_keys, 2);
+    // A delete by prefix frees its keys (and their bytes) for the run.
+    EXPECT_EQ(*JobFor(c, id).StoreDelete(id, run, "b"), 1);
+    EXPECT_EQ(c.GetJob("j")->store_keys, 1);
+    EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "c", "3").ok());
+    EXPECT_EQ(JobFor(c, id).StoreDelete(id, "nope", "").status().code(),
+              absl::StatusCode::kFailedPrecondition);
+    executor::RankReport report;
+    report.seconds_min = report.seconds_median = {0};
+    report.tensors = {{0, true, "", {}}};
+    EXPECT_TRUE(
+        JobFor(c, id).Report(id, item->run->generation, run, report).ok());
+  });
+  absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
+  agent.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(c.GetJob("j")->store_keys, 0);
+  c.Shutdown("test over");
+}
+
+TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {
+  limits_.max_jobs = 1;
+  limits_.max_concurrent_runs = 1;
+  Coordinator c(limits_, SystemClock(), TestSessions());
+  EXPECT_TRUE(c.Admitting());
+  ASSERT_TRUE(c.Join(Joining("one", 0, 2)).ok());
+  EXPECT_FALSE(c.Admitting());  // at the job cap
+  absl::StatusOr<Joined> two = c.Join(Joining("two", 0, 2));
+  EXPECT_EQ(two.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(two.status().message(), HasSubstr("maximum of 1 jobs"));
+  std::thread waiting([&] {  // rank 1 never comes: it waits to its deadline
+    EXPECT_EQ(c.RunJob("one", SpecFor(2), absl::Now() + absl::Seconds(1), {})
+                  .status()
+                  .code(),
+              absl::StatusCode::kDeadlineExceeded);
+  });
+  EXPECT_TRUE(testing_wait::AwaitJob(
+      c, "one", [](const JobSnapshot& info) { return info.run_calls == 1; }));
+  absl::StatusOr<RunOutcome> second = c.RunJob("one", SpecFor(2), Soon(), {});
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(second.status().message(), HasSubstr("concurrent RunJob"));
+  waiting.join();
+}
+
+}  // namespace
+}  // namespace reshard::coordinator
