@@ -63,14 +63,16 @@ void PrintRows(const executor::BatchWork& work, const RunSummary& s,
                                              : "coll";
   out << absl::StrFormat("%*s  %-15s %-8s ", width, label, "op", "group")
       << (members ? absl::StrFormat("%7s ", "members") : "")
-      << absl::StrFormat("%12s %12s %12s %12s %11s %11s\n", "bytes", "min_us",
-                         "median_us", "model_us", "algbw_GB/s", "busbw_GB/s");
+      << absl::StrFormat("%12s %12s %12s %12s %12s %11s %11s\n", "bytes",
+                         "min_us", "median_us", "slowest_us", "model_us",
+                         "algbw_GB/s", "busbw_GB/s");
   for (size_t k = 0; k < s.rows.size(); ++k) {
     const SummaryRow& r = s.rows[k];
     out << absl::StrFormat("%*d  %-15s %-8s ", width, k, r.op, r.group)
         << (members ? absl::StrFormat("%7d ", r.members) : "")
-        << absl::StrFormat("%12d %12.2f %12.2f %12.2f %11.3f %11.3f\n", r.bytes,
-                           r.seconds_min * 1e6, r.seconds_median * 1e6,
+        << absl::StrFormat("%12d %12.2f %12.2f %12.2f %12.2f %11.3f %11.3f\n",
+                           r.bytes, r.seconds_min * 1e6, r.seconds_median * 1e6,
+                           r.slowest_median_seconds * 1e6,
                            r.model_seconds * 1e6, r.algbw_gbps, r.busbw_gbps);
   }
 }

@@ -1,5 +1,6 @@
 // SerializeReport and ParseReport (rank_run.h) in report_codec.h's form.
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "executor/rank_report.h"
 #include "executor/report_codec.h"
 
@@ -42,9 +43,9 @@ std::string SerializeReport(const RankReport& r) {
   for (size_t k = 0; k < r.seconds_min.size(); ++k) {
     AppendDouble(out, r.seconds_min[k]);
     AppendDouble(out, r.seconds_median[k]);
-    const std::vector<double> none;
-    const std::vector<double>& each =
-        k < r.seconds.size() ? r.seconds[k] : none;
+    const absl::Span<const double> each =
+        k < r.seconds.size() ? absl::MakeConstSpan(r.seconds[k])
+                             : absl::Span<const double>();
     absl::StrAppend(&out, each.size(), "\n");
     for (double v : each) AppendDouble(out, v);
   }

@@ -147,8 +147,8 @@ absl::StatusOr<executor::BatchWork> RanFromProto(
       "RunJob answered without saying what ran (an older server?)");
 }
 
-void RankReportToProto(const executor::RankReport& report,
-                       v1::RankReport* out) {
+void RankReportToProto(const executor::RankReport& report, v1::RankReport* out,
+                       ExecutionSeconds executions) {
   out->set_rank(report.rank);
   out->set_code(static_cast<int>(report.status.code()));
   out->set_error(std::string(report.status.message()));
@@ -160,7 +160,7 @@ void RankReportToProto(const executor::RankReport& report,
     TimingToProto(
         k < report.seconds_min.size() ? report.seconds_min[k] : 0,
         k < report.seconds_median.size() ? report.seconds_median[k] : 0, step);
-    if (k < report.seconds.size()) {
+    if (executions == ExecutionSeconds::kInclude && k < report.seconds.size()) {
       step->mutable_seconds()->Assign(report.seconds[k].begin(),
                                       report.seconds[k].end());
     }

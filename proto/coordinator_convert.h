@@ -56,10 +56,19 @@ absl::StatusOr<executor::BatchWork> RanFromProto(
     const Mesh& mesh, const v1::RunJobResponse& proto,
     const executor::BatchWork* given);
 
+// Whether a rank report's proto carries each timed execution's seconds:
+// an agent's Report does (the Coordinator's summary needs them), a
+// RunJobResponse does not (its rows hold what they say, and a response of
+// many ranks stays small).
+enum class ExecutionSeconds { kInclude, kOmit };
+
 // Every field of `report` but the tensors' `result` (test-only data, never
 // sent): the status as its google.rpc code and message, per-row min/median
-// seconds, totals, and every tensor's verdict.
-void RankReportToProto(const executor::RankReport& report, v1::RankReport* out);
+// seconds (and each execution's, as `executions` says), totals, and every
+// tensor's verdict.
+void RankReportToProto(
+    const executor::RankReport& report, v1::RankReport* out,
+    ExecutionSeconds executions = ExecutionSeconds::kInclude);
 // The inverse. A code outside google.rpc's range reads as UNKNOWN; code 0
 // is OK whatever the message; rows missing a field read 0.
 executor::RankReport RankReportFromProto(const v1::RankReport& proto);

@@ -342,10 +342,7 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   int done = -1;
   for (const executor::RankReport& report : outcome.reports) {
     v1::RankReport* rank = response->add_ranks();
-    proto::RankReportToProto(report, rank);
-    // The rows' summary holds what the executions say; a response of many
-    // ranks stays small without them.
-    for (v1::StepTiming& step : *rank->mutable_steps()) step.clear_seconds();
+    proto::RankReportToProto(report, rank, proto::ExecutionSeconds::kOmit);
     done = done < 0 ? report.executions_done
                     : std::min(done, report.executions_done);
   }

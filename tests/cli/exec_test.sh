@@ -14,6 +14,12 @@ check "exec exits 0" $rc
 contains "$out" "all_reduce"; check "table row for the merged all_reduce" $?
 contains "$out" "A_C"; check "table names the flattened group" $?
 contains "$out" "validated: yes"; check "table says validated" $?
+# What a run pays (the per-execution slowest rank's median) beside the
+# slowest rank's median, never below it.
+echo "$out" | awk '/slowest_us/ {head = 1; next}
+  head && $2 == "all_reduce" {found = 1; below = $7 + 0 < $6 + 0}
+  END {exit !found || below}'
+check "the table's slowest_us is at least its median_us" $?
 
 # exec plans in-process whatever $RESHARD_SERVER says (the help says so).
 out=$(RESHARD_SERVER=127.0.0.1:1 timeout 60 "$CTL" exec --local 2 --mesh A=2 \

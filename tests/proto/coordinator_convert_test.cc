@@ -36,6 +36,21 @@ executor::RankReport SampleReport() {
   return r;
 }
 
+// A RunJobResponse's ranks carry their rows' min and median, not each
+// execution's seconds.
+TEST(CoordinatorConvertTest, ARankReportCanOmitTheExecutionsSeconds) {
+  v1::RankReport proto;
+  proto::RankReportToProto(SampleReport(), &proto,
+                           proto::ExecutionSeconds::kOmit);
+  ASSERT_EQ(proto.steps_size(), 3);
+  for (const v1::StepTiming& step : proto.steps()) {
+    EXPECT_EQ(step.seconds_size(), 0);
+  }
+  const executor::RankReport back = proto::RankReportFromProto(proto);
+  EXPECT_EQ(back.seconds_median, SampleReport().seconds_median);
+  EXPECT_EQ(back.seconds_min, SampleReport().seconds_min);
+}
+
 TEST(CoordinatorConvertTest, RankReportRoundTrips) {
   const executor::RankReport r = SampleReport();
   v1::RankReport proto;
