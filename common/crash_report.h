@@ -8,17 +8,11 @@
 #ifndef RESHARD_COMMON_CRASH_REPORT_H_
 #define RESHARD_COMMON_CRASH_REPORT_H_
 
-#include "absl/debugging/failure_signal_handler.h"
-#include "absl/debugging/symbolize.h"
-
 namespace reshard {
 
-inline void InstallCrashReport(const char* argv0) {
-  absl::InitializeSymbolizer(argv0);
-  absl::FailureSignalHandlerOptions options;
-  options.call_previous_handler = true;
-  absl::InstallFailureSignalHandler(options);
-}
+// Installs the handler; `argv0` locates the binary's symbols. Call first in
+// main, before any thread starts.
+void InstallCrashReport(const char* argv0);
 
 }  // namespace reshard
 
