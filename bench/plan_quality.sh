@@ -8,12 +8,15 @@
 # calibrated links. Needs CAP_NET_ADMIN and a build (RESHARD_BUILD, default
 # build/). Everything goes to OUT_DIR (default /tmp/plan-quality):
 # calibrate-MESH.json, links-MESH, plan_quality.md.
-#   bench/plan_quality.sh [--inter_mbit 800] [--rounds 10] [--max_bytes B]
+#   bench/plan_quality.sh [--inter_mbit 800] [--rounds 10] [--min_ms 1000]
+#                         [--max_bytes B]
 #                         [--out DIR] [--calibrate_only | --links_from DIR]
 #                         [--only ID,ID...]
 # --links_from DIR reuses an earlier run's links-MESH files (same cluster
 # settings) instead of calibrating again. --only runs just those requests
-# of the corpus (a re-measurement; OUT/corpus.tsv holds them).
+# of the corpus (a re-measurement; OUT/corpus.tsv holds them). --min_ms:
+# a plan runs more than --rounds rounds (up to 60) until its rounds add up
+# to this many ms, so that short plans' medians hold too.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="${RESHARD_BUILD:-$ROOT/build}"
@@ -23,6 +26,7 @@ CTL="$BUILD/client/reshardctl"
 BENCH="$BUILD/bench/plan_quality_bench"
 MBIT=800
 ROUNDS=10
+MIN_MS=1000
 MAX_BYTES=$((64 << 20))
 OUT=/tmp/plan-quality
 CALIBRATE_ONLY=0
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --inter_mbit) MBIT="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
+    --min_ms) MIN_MS="$2"; shift 2 ;;
     --max_bytes) MAX_BYTES="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --calibrate_only) CALIBRATE_ONLY=1; shift ;;
@@ -77,4 +82,4 @@ if [ -n "$ONLY" ]; then
 fi
 in_cluster "$BENCH" --server "$server" --job pq --corpus "$CORPUS" \
   --links "dp_tp=$OUT/links-dp_tp" --links "hsdp_tp=$OUT/links-hsdp_tp" \
-  --rounds "$ROUNDS" --iters 1 --warmup 1 | tee "$OUT/plan_quality.md"
+  --rounds "$ROUNDS" --min_ms "$MIN_MS" --iters 1 --warmup 1 | tee "$OUT/plan_quality.md"

@@ -3,14 +3,16 @@
 // calibrates its links and runs this in its switch namespace), every
 // request of the corpus (plan_quality_corpus.h) is planned three ways:
 // `optimal` on the calibrated mesh, `torch_greedy`, and `optimal` on the
-// mesh with default links. Each distinct plan runs --rounds times,
-// alternated with the others in one process, and is validated every time.
+// mesh with default links. Each distinct plan runs --rounds times (and on,
+// up to --max_rounds, until every one has run for --min_ms in all), alternated
+// with the others in one process, and is validated every time.
 // Prints one Markdown row per request (predicted and measured ms, predicted
 // and measured saving of optimal over torch_greedy, their ratio) and the
 // summaries docs/PERFORMANCE.md quotes.
 // usage: plan_quality_bench --write_corpus FILE [--seed S] [--count N]
 //        plan_quality_bench --server HOST:PORT --job NAME --corpus FILE
-//          --links MESH=FILE... [--rounds R] [--iters K] [--warmup W]
+//          --links MESH=FILE... [--rounds R] [--min_ms MS] [--max_rounds M]
+//          [--iters K] [--warmup W]
 #include <stdio.h>
 
 #include <algorithm>
@@ -49,6 +51,10 @@ struct Flags {
   std::string corpus;
   std::map<std::string, std::string> links;  // mesh name -> links file
   int rounds = 10;
+  // Short plans run more rounds: their rounds vary more (scheduling on 2
+  // cores) and cost little.
+  int min_ms = 0;
+  int max_rounds = 60;
   int iters = 3;
   int warmup = 1;
 };
@@ -71,10 +77,10 @@ Flags ParseFlags(int argc, char** argv) {
       {"--server", &f.server},
       {"--job", &f.job},
       {"--corpus", &f.corpus}};
-  const std::map<std::string, int*> counts = {{"--count", &f.count},
-                                              {"--rounds", &f.rounds},
-                                              {"--iters", &f.iters},
-                                              {"--warmup", &f.warmup}};
+  const std::map<std::string, int*> counts = {
+      {"--count", &f.count},   {"--rounds", &f.rounds},
+      {"--min_ms", &f.min_ms}, {"--max_rounds", &f.max_rounds},
+      {"--iters", &f.iters},   {"--warmup", &f.warmup}};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string v = argv[i + 1];
@@ -196,15 +202,30 @@ double RunOnce(Client& client, const Flags& f, const RequestPlans& p, int k) {
   return run->summary.seconds_median;
 }
 
-// Every distinct plan --rounds times, alternated (the order reversed every
-// other round); the median per plan.
+// Whether another round is due: fewer than --rounds so far, or (below
+// --max_rounds) a plan whose rounds add up to less than --min_ms.
+bool AnotherRound(const Flags& f, int round,
+                  const std::vector<std::vector<double>>& seconds,
+                  const std::vector<int>& distinct) {
+  if (round < f.rounds) return true;
+  if (round >= f.max_rounds) return false;
+  for (int k : distinct) {
+    double total = 0;
+    for (double t : seconds[k]) total += t;
+    if (total * 1e3 < f.min_ms) return true;
+  }
+  return false;
+}
+
+// Every distinct plan in rounds (AnotherRound), alternated (the order
+// reversed every other round); the median per plan.
 void Measure(Client& client, const Flags& f, RequestPlans& p) {
   std::vector<int> distinct;
   for (size_t k = 0; k < p.plans.size(); ++k) {
     if (p.run_as[k] == static_cast<int>(k)) distinct.push_back(k);
   }
   std::vector<std::vector<double>> seconds(p.plans.size());
-  for (int round = 0; round < f.rounds; ++round) {
+  for (int round = 0; AnotherRound(f, round, seconds, distinct); ++round) {
     std::vector<int> order = distinct;
     if (round % 2 == 1) std::reverse(order.begin(), order.end());
     for (int k : order) seconds[k].push_back(RunOnce(client, f, p, k));
