@@ -288,13 +288,14 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
   const uint64_t slot = context_->nextSlot();
   auto block = [n](int b) { return ((b % n) + n) % n; };
   for (int s = 0; s + 1 < n; ++s) {
+    // The receive first, so that the peer's data has a place when it comes.
+    sums->recv((r + n - 1) % n, slot, 2 * bytes, bytes);
     // Step 0 forwards an input block; later steps the last partial sum.
     if (s == 0) {
       input->send((r + 1) % n, slot, block(r - 1) * bytes, bytes);
     } else {
       sums->send((r + 1) % n, slot, ((s - 1) % 2) * bytes, bytes);
     }
-    sums->recv((r + n - 1) % n, slot, 2 * bytes, bytes);
     const bool sent = s == 0 ? input->waitSend(options_.timeout)
                              : sums->waitSend(options_.timeout);
     if (!sums->waitRecv(options_.timeout) || !sent) {
