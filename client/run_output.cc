@@ -82,15 +82,18 @@ void PrintRows(const executor::BatchWork& work, const RunSummary& s,
 void PrintFooter(const executor::BatchWork& work, const RunContext& c,
                  const RunSummary& s, std::ostream& out) {
   const bool interrupted = c.interrupted_after >= 0;
+  out << absl::StrFormat(
+      "%s per run: min %.2f us, median %.2f us (%d %s%s%s)\n",
+      work.single_plan ? "plan" : "batch", s.seconds_min * 1e6,
+      s.seconds_median * 1e6, s.rows.size(),
+      work.single_plan ? "step" : "collective", s.rows.size() == 1 ? "" : "s",
+      work.single_plan || work.bucketed
+          ? absl::StrFormat(", local steps %.2f us",
+                            s.local_seconds_median * 1e6)
+          : "");
   if (work.single_plan) {
     if (!interrupted) out << "checksums: " << PlanChecksums(s, " ") << "\n";
   } else {
-    out << absl::StrFormat(
-        "batch per run: min %.2f us, median %.2f us (%d collectives%s)\n",
-        s.seconds_min * 1e6, s.seconds_median * 1e6, s.rows.size(),
-        work.bucketed ? absl::StrFormat(", local steps %.2f us",
-                                        s.local_seconds_median * 1e6)
-                      : "");
     for (const executor::TensorRow& t : s.tensors) {
       if (interrupted) break;
       out << absl::StrFormat("%-20s %-9s checksums: %s\n", t.name,
@@ -138,18 +141,22 @@ std::string WorkJson(const executor::BatchWork& work, const RunSummary& s) {
   for (size_t k = 0; k < s.rows.size(); ++k) {
     rows.push_back(RowJson(work, k, s.rows[k]));
   }
+  const std::string per_run = absl::StrCat(
+      "\"seconds_min\": ", FormatDouble(s.seconds_min),
+      ", \"seconds_median\": ", FormatDouble(s.seconds_median),
+      ", \"local_seconds_median\": ", FormatDouble(s.local_seconds_median));
   if (work.single_plan) {
-    return absl::StrCat("\"steps\": [", absl::StrJoin(rows, ", "),
-                        "], \"checksums\": [", PlanChecksums(s, ", "), "]");
+    return absl::StrCat("\"steps\": [", absl::StrJoin(rows, ", "), "], ",
+                        per_run, ", \"checksums\": [", PlanChecksums(s, ", "),
+                        "]");
   }
   for (const executor::TensorRow& t : s.tensors) {
     tensors.push_back(TensorJson(t));
   }
   return absl::StrCat("\"bucketing\": ", work.bucketed ? "true" : "false",
-                      ", \"buckets\": [", absl::StrJoin(rows, ", "),
-                      "], \"seconds_min\": ", FormatDouble(s.seconds_min),
-                      ", \"seconds_median\": ", FormatDouble(s.seconds_median),
-                      ", \"tensors\": [", absl::StrJoin(tensors, ", "), "]");
+                      ", \"buckets\": [", absl::StrJoin(rows, ", "), "], ",
+                      per_run, ", \"tensors\": [",
+                      absl::StrJoin(tensors, ", "), "]");
 }
 
 void PrintJson(const Mesh& mesh, const executor::BatchWork& work,

@@ -44,13 +44,14 @@ struct RunContext {
 // [{"index", "op", "group", "bytes", "seconds_min", "seconds_median" (the
 // slowest rank's), "slowest_median_seconds" (per execution the slowest
 // rank, their median: what a run pays), "model_seconds" (the plan's cost
-// model), "algbw_gbps", "busbw_gbps"}],
-// "checksums", "validated", "peak_bytes_measured", "peak_bytes_planned",
-// "wall_seconds"}. A batch's:
+// model), "algbw_gbps", "busbw_gbps"}], "seconds_min", "seconds_median"
+// (the whole plan per run, slowest rank), "local_seconds_median" (the
+// local steps' share), "checksums", "validated", "peak_bytes_measured",
+// "peak_bytes_planned", "wall_seconds"}. A batch's:
 // {"plan" (the batch JSON of `plan --batch --json`), "backend", "world_size",
 // "iters", "warmup", "bucketing", "buckets" (rows with "members"),
-// "seconds_min", "seconds_median" (the whole batch per run, slowest rank),
-// "tensors":
+// "seconds_min", "seconds_median", "local_seconds_median" (the whole batch
+// per run, as a plan's), "tensors":
 // [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured",
 // "peak_bytes_planned", "wall_seconds"}. An interrupted run prints the rows
 // its finished executions measured and says so in place of the verdict

@@ -28,7 +28,7 @@ contains "$out" "bias                 validated checksums: 1538 1538 1538 1538";
 contains "$out" "validated: yes"; check "verdict" $?
 
 json=$("$CTL" "${RUN[@]}" --json); check "bucketed json exit 0" $?
-echo "$json" | jq -e 'keys == ["backend","bucketing","buckets","iters","peak_bytes_measured","peak_bytes_planned","plan","seconds_median","seconds_min","tensors","validated","wall_seconds","warmup","world_size"]' >/dev/null
+echo "$json" | jq -e 'keys == ["backend","bucketing","buckets","iters","local_seconds_median","peak_bytes_measured","peak_bytes_planned","plan","seconds_median","seconds_min","tensors","validated","wall_seconds","warmup","world_size"]' >/dev/null
 check "json keys" $?
 echo "$json" | jq -e '.bucketing and .validated and (.tensors | length) == 5 and all(.tensors[]; .validated and (.checksums | length) == 4) and (.buckets | length) == .plan.collectives_after' >/dev/null
 check "json: every tensor validated on every rank, one row per bucket" $?

@@ -14,6 +14,7 @@ check "exec exits 0" $rc
 contains "$out" "all_reduce"; check "table row for the merged all_reduce" $?
 contains "$out" "A_C"; check "table names the flattened group" $?
 contains "$out" "validated: yes"; check "table says validated" $?
+contains "$out" "plan per run: min "; check "the table says what a run of the plan takes" $?
 # What a run pays (the per-execution slowest rank's median) beside the
 # slowest rank's median, never below it.
 echo "$out" | awk '/slowest_us/ {head = 1; next}
@@ -40,6 +41,9 @@ echo "$json" | jq -e '
   .steps[0].group == "A_C" and .steps[0].bytes == 1024 and
   .steps[0].seconds_min > 0 and .steps[0].seconds_median >= .steps[0].seconds_min and
   .steps[0].slowest_median_seconds >= .steps[0].seconds_median and
+  .seconds_min > 0 and .seconds_median >= .seconds_min and
+  .seconds_median >= .steps[0].seconds_median and
+  .local_seconds_median >= 0 and .local_seconds_median < .seconds_median and
   (.steps[0].busbw_gbps - .steps[0].algbw_gbps * 1.5 | fabs) < 1e-9 and
   (.checksums | length) == 8 and
   .plan.trace == "P(sum)RP(sum)-->RRR" and .peak_bytes_measured == 2048 and
