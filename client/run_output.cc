@@ -155,8 +155,8 @@ std::string WorkJson(const executor::BatchWork& work, const RunSummary& s) {
   }
   return absl::StrCat("\"bucketing\": ", work.bucketed ? "true" : "false",
                       ", \"buckets\": [", absl::StrJoin(rows, ", "), "], ",
-                      per_run, ", \"tensors\": [",
-                      absl::StrJoin(tensors, ", "), "]");
+                      per_run, ", \"tensors\": [", absl::StrJoin(tensors, ", "),
+                      "]");
 }
 
 void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
