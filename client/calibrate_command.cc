@@ -11,6 +11,7 @@
 #include "client/calibration_output.h"
 #include "client/calibration_samples_file.h"
 #include "client/plan_flags.h"
+#include "common/median.h"
 #include "planner/calibration_plans.h"
 #include "planner/link_calibration.h"
 #include "reshard/client.h"
@@ -21,13 +22,17 @@ const char kCalibrateUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job calibrate NAME\n"
     "         --mesh A=2,B=4 [--flatten A,B]... [--min_bytes B]\n"
     "         [--max_bytes B] [--iters K] [--warmup W] [--timeout_seconds T]\n"
-    "         [--links_file FILE] [--json] [--samples_from FILE]\n"
+    "         [--small_passes P] [--links_file FILE] [--json]\n"
+    "         [--samples_from FILE]\n"
     "  Measures the links of job NAME's mesh: every collective (all_gather,\n"
     "  reduce_scatter, all_reduce, all_to_all) on every dim of size > 1 and\n"
     "  every --flatten group, at sizes B, 4B, 16B, ... from --min_bytes\n"
     "  (4096) to --max_bytes (67108864), each an ordinary run of a one-step\n"
     "  plan on the job's agents (K timed runs after W warm-up runs: 5, 1;\n"
-    "  4K timed runs below 1 MiB, where times vary most and cost least;\n"
+    "  4K timed runs below 1 MiB, where times vary most and cost least,\n"
+    "  and there P separate passes over the sweep (3), each sample the\n"
+    "  median of its passes, as which scheduler ticks a run sees changes\n"
+    "  from run to run;\n"
     "  T bounds every collective: 30 s; --deadline_seconds bounds each run:\n"
     "  300 s). Fits each group's latency per round and bandwidth to the\n"
     "  α-β model (robust least squares on relative error; a flattened\n"
@@ -58,10 +63,15 @@ constexpr int kDefaultRunDeadlineSeconds = 300;
 // may wait for a core) and cost least, so they run this many times more.
 constexpr int64_t kManyItersBelowBytes = 1 << 20;
 constexpr int kSmallSizeItersFactor = 4;
+// ... and in this many separate passes over the sweep: the ticks a run
+// waits for change from run to run, not with the size (docs/PERFORMANCE.md,
+// "Calibrated again").
+constexpr int kDefaultSmallPasses = 3;
 
 struct CalibrateFlags {
   int min_bytes = kDefaultMinBytes;
   int max_bytes = kDefaultMaxBytes;
+  int small_passes = kDefaultSmallPasses;
   JobRunOptions run;
   std::string links_file;
   std::string samples_from;
@@ -74,11 +84,13 @@ absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
   flags.run.iters = kDefaultIters;
   flags.run.warmup = kDefaultWarmup;
   int timeout = kDefaultTimeoutSeconds;
-  for (absl::Status s : {ParseIntFlag(args, "min_bytes", 4, flags.min_bytes),
-                         ParseIntFlag(args, "max_bytes", 4, flags.max_bytes),
-                         ParseIntFlag(args, "iters", 1, flags.run.iters),
-                         ParseIntFlag(args, "warmup", 0, flags.run.warmup),
-                         ParseIntFlag(args, "timeout_seconds", 1, timeout)}) {
+  for (absl::Status s :
+       {ParseIntFlag(args, "min_bytes", 4, flags.min_bytes),
+        ParseIntFlag(args, "max_bytes", 4, flags.max_bytes),
+        ParseIntFlag(args, "iters", 1, flags.run.iters),
+        ParseIntFlag(args, "warmup", 0, flags.run.warmup),
+        ParseIntFlag(args, "small_passes", 1, flags.small_passes),
+        ParseIntFlag(args, "timeout_seconds", 1, timeout)}) {
     if (!s.ok()) return s;
   }
   flags.run.timeout_seconds = timeout;
@@ -144,13 +156,16 @@ absl::StatusOr<std::vector<std::pair<std::string, Plan>>> PlansAt(
   return plans;
 }
 
-// Every op and the strided gather on every group at every size.
-absl::StatusOr<std::vector<CalibrationSample>> Sweep(
+// One pass of the sweep: every op and the strided gather on every group at
+// every size (`small_only`: at the sizes below kManyItersBelowBytes).
+absl::StatusOr<std::vector<CalibrationSample>> Pass(
     Client& client, const std::string& job, const Mesh& mesh,
-    const std::vector<int64_t>& sizes, const JobRunOptions& options) {
+    const std::vector<int64_t>& sizes, const JobRunOptions& options,
+    bool small_only) {
   std::vector<CalibrationSample> samples;
   for (const Group& group : CalibrationGroups(mesh)) {
     for (size_t i = 0; i < sizes.size(); ++i) {
+      if (small_only && sizes[i] >= kManyItersBelowBytes) continue;
       auto plans = PlansAt(mesh, group, sizes[i]);
       if (!plans.ok()) return plans.status();
       for (const auto& [what, plan] : *plans) {
@@ -161,6 +176,36 @@ absl::StatusOr<std::vector<CalibrationSample>> Sweep(
         samples.push_back(*std::move(s));
       }
     }
+  }
+  return samples;
+}
+
+// The whole sweep once, then `small_passes` - 1 more passes over its sizes
+// below kManyItersBelowBytes; each of those samples is the median of its
+// passes.
+absl::StatusOr<std::vector<CalibrationSample>> Sweep(
+    Client& client, const std::string& job, const Mesh& mesh,
+    const std::vector<int64_t>& sizes, const JobRunOptions& options,
+    int small_passes) {
+  absl::StatusOr<std::vector<CalibrationSample>> samples =
+      Pass(client, job, mesh, sizes, options, false);
+  if (!samples.ok()) return samples.status();
+  std::vector<std::vector<double>> times;
+  for (const CalibrationSample& s : *samples) {
+    times.push_back({s.sample.time_us});
+  }
+  for (int pass = 1; pass < small_passes; ++pass) {
+    absl::StatusOr<std::vector<CalibrationSample>> more =
+        Pass(client, job, mesh, sizes, options, true);
+    if (!more.ok()) return more.status();
+    size_t next = 0;
+    for (size_t i = 0; i < samples->size(); ++i) {
+      if (sizes[(*samples)[i].size_index] >= kManyItersBelowBytes) continue;
+      times[i].push_back((*more)[next++].sample.time_us);
+    }
+  }
+  for (size_t i = 0; i < samples->size(); ++i) {
+    (*samples)[i].sample.time_us = Median(times[i]);
   }
   return samples;
 }
@@ -180,7 +225,7 @@ absl::StatusOr<SavedSweep> SweepOrSaved(const ServerFlags& server,
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<std::vector<CalibrationSample>> samples =
-      Sweep(**client, job, mesh, *sizes, flags.run);
+      Sweep(**client, job, mesh, *sizes, flags.run, flags.small_passes);
   if (!samples.ok()) return samples.status();
   return SavedSweep{*std::move(sizes), *std::move(samples)};
 }
@@ -204,7 +249,7 @@ absl::Status RunCalibrate(const ServerFlags& server, const std::string& job,
   absl::StatusOr<CliArgs> args = CliArgs::Parse(
       argv,
       {"mesh", "flatten", "min_bytes", "max_bytes", "iters", "warmup",
-       "timeout_seconds", "links_file", "samples_from"},
+       "timeout_seconds", "small_passes", "links_file", "samples_from"},
       {"json"});
   if (!args.ok()) return args.status();
   absl::StatusOr<CalibrateFlags> flags = ParseCalibrateFlags(*args, server);

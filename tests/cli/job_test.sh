@@ -348,6 +348,9 @@ err=$("${J[@]}" show 2>&1); rc=$?
 err=$("${J[@]}" frob 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run, cancel or calibrate, not "frob"'
 check "unknown job verb" $?
+err=$("${J[@]}" calibrate jt --mesh A=2 --small_passes 0 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" '--small_passes: "0" is not an integer >= 1'
+check "calibrate names a bad --small_passes" $?
 err=$("${J[@]}" list --json --all 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "unknown flag --all"; check "job list names a bad flag" $?
 out=$("${J[@]}" run --help); rc=$?
