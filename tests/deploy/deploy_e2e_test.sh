@@ -41,7 +41,9 @@ TLS=(--tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" --tls_key "$dir/client.
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics_port" \
   2>"$dir/planner.log" &
 pids+=($!)
-wait_for 15 test -s "$dir/metrics_port" || die "planner did not start"
+# The metrics port is written before the service's: wait for both.
+wait_for 15 test -s "$dir/metrics_port" -a -s "$dir/port" ||
+  die "planner did not start"
 server="127.0.0.1:$(cat "$dir/port")"
 
 printf 'node-a\nnode-b\n' >"$dir/nodes"
