@@ -20,43 +20,41 @@ float BitsFloat(uint32_t bits) {
   return value;
 }
 
-template <typename T>
-T Combine(ReduceOp op, T a, T b) {
-  switch (op) {
-    case ReduceOp::kMax:
-      return std::max(a, b);
-    case ReduceOp::kMin:
-      return std::min(a, b);
-    default:
-      if constexpr (std::is_integral_v<T>) {
-        // Integer sums wrap modulo 2^n (as NCCL's do); padding bytes may
-        // hold anything, and signed overflow must not be undefined.
-        using U = std::make_unsigned_t<T>;
-        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-      } else {
-        return static_cast<T>(a + b);
-      }
+// op(a, b) for one element; `kOp` is a template argument so that each
+// reduction's loop holds no branch and vectorizes (element_ops.cc is built
+// with -O3: executor/CMakeLists.txt).
+template <ReduceOp kOp, typename T>
+T Combine(T a, T b) {
+  if constexpr (kOp == ReduceOp::kMax) {
+    return std::max(a, b);
+  } else if constexpr (kOp == ReduceOp::kMin) {
+    return std::min(a, b);
+  } else if constexpr (std::is_integral_v<T>) {
+    // Integer sums wrap modulo 2^n (as NCCL's do); padding bytes may hold
+    // anything, and signed overflow must not be undefined.
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<T>(a + b);
   }
 }
 
-template <typename T>
-void ReduceTyped(ReduceOp op, void* out, const void* a, const void* b,
-                 int64_t count) {
+template <ReduceOp kOp, typename T>
+void ReduceTyped(void* out, const void* a, const void* b, int64_t count) {
   T* o = static_cast<T*>(out);
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
-  for (int64_t k = 0; k < count; ++k) o[k] = Combine(op, x[k], y[k]);
+  for (int64_t k = 0; k < count; ++k) o[k] = Combine<kOp>(x[k], y[k]);
 }
 
 // 16-bit floats: combine in float, round once per element.
-template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void ReduceHalf(ReduceOp op, void* out, const void* a, const void* b,
-                int64_t count) {
+template <ReduceOp kOp, float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
+void ReduceHalf(void* out, const void* a, const void* b, int64_t count) {
   uint16_t* o = static_cast<uint16_t*>(out);
   const uint16_t* x = static_cast<const uint16_t*>(a);
   const uint16_t* y = static_cast<const uint16_t*>(b);
   for (int64_t k = 0; k < count; ++k) {
-    o[k] = Narrow(Combine(op, Widen(x[k]), Widen(y[k])));
+    o[k] = Narrow(Combine<kOp>(Widen(x[k]), Widen(y[k])));
   }
 }
 
@@ -72,6 +70,26 @@ void DivideHalf(void* x, int64_t count, int64_t divisor) {
   uint16_t* v = static_cast<uint16_t*>(x);
   const float d = static_cast<float>(divisor);
   for (int64_t k = 0; k < count; ++k) v[k] = Narrow(Widen(v[k]) / d);
+}
+
+template <ReduceOp kOp>
+void ReduceByType(DType dtype, void* out, const void* a, const void* b,
+                  int64_t count) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return ReduceTyped<kOp, float>(out, a, b, count);
+    case DType::kFloat64:
+      return ReduceTyped<kOp, double>(out, a, b, count);
+    case DType::kInt32:
+      return ReduceTyped<kOp, int32_t>(out, a, b, count);
+    case DType::kInt64:
+      return ReduceTyped<kOp, int64_t>(out, a, b, count);
+    case DType::kBFloat16:
+      return ReduceHalf<kOp, BFloat16ToFloat, FloatToBFloat16>(out, a, b,
+                                                               count);
+    case DType::kFloat16:
+      return ReduceHalf<kOp, Float16ToFloat, FloatToFloat16>(out, a, b, count);
+  }
 }
 
 }  // namespace
@@ -116,19 +134,14 @@ uint16_t FloatToFloat16(float value) {
 
 void ReduceElements(DType dtype, ReduceOp op, void* out, const void* a,
                     const void* b, int64_t count) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return ReduceTyped<float>(op, out, a, b, count);
-    case DType::kFloat64:
-      return ReduceTyped<double>(op, out, a, b, count);
-    case DType::kInt32:
-      return ReduceTyped<int32_t>(op, out, a, b, count);
-    case DType::kInt64:
-      return ReduceTyped<int64_t>(op, out, a, b, count);
-    case DType::kBFloat16:
-      return ReduceHalf<BFloat16ToFloat, FloatToBFloat16>(op, out, a, b, count);
-    case DType::kFloat16:
-      return ReduceHalf<Float16ToFloat, FloatToFloat16>(op, out, a, b, count);
+  switch (op) {
+    case ReduceOp::kMax:
+      return ReduceByType<ReduceOp::kMax>(dtype, out, a, b, count);
+    case ReduceOp::kMin:
+      return ReduceByType<ReduceOp::kMin>(dtype, out, a, b, count);
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg:  // reduced as a sum, divided afterwards
+      return ReduceByType<ReduceOp::kSum>(dtype, out, a, b, count);
   }
 }
 

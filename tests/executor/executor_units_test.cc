@@ -8,8 +8,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
+#include <vector>
 
 #include "executor/box_copy.h"
 #include "executor/data_rule.h"
@@ -64,6 +66,43 @@ TEST(ElementOpsTest, ReductionsActOnValuesNotBits) {
   ReduceElements(DType::kInt32, ReduceOp::kMin, x, x, y, 2);
   EXPECT_EQ(x[0], -3);
   EXPECT_EQ(x[1], -9);
+}
+
+// The reductions' loops vectorize (element_ops.cc): every element of a
+// length that is no multiple of any vector width, out of place and in place
+// (out == a, as Gloo's ring reduces), matches the element's own value,
+// integer sums wrapping.
+TEST(ElementOpsTest, EveryElementOfLongBuffersInAndOutOfPlace) {
+  constexpr int64_t kCount = 1003;
+  std::vector<float> fa(kCount), fb(kCount), fout(kCount);
+  std::vector<int32_t> ia(kCount), ib(kCount), iout(kCount);
+  std::vector<uint16_t> ha(kCount), hb(kCount), hout(kCount);
+  for (int64_t k = 0; k < kCount; ++k) {
+    fa[k] = static_cast<float>(k % 17) - 8.5f;
+    fb[k] = static_cast<float>(k % 13) * 0.25f - 1;
+    ia[k] = k % 2 == 0 ? INT32_MAX - static_cast<int32_t>(k) : -3;
+    ib[k] = static_cast<int32_t>(k) + 1;
+    ha[k] = FloatToBFloat16(fa[k]);
+    hb[k] = FloatToBFloat16(fb[k]);
+  }
+  ReduceElements(DType::kFloat32, ReduceOp::kMax, fout.data(), fa.data(),
+                 fb.data(), kCount);
+  ReduceElements(DType::kInt32, ReduceOp::kSum, iout.data(), ia.data(),
+                 ib.data(), kCount);
+  ReduceElements(DType::kBFloat16, ReduceOp::kSum, hout.data(), ha.data(),
+                 hb.data(), kCount);
+  std::vector<float> in_place = fa;
+  ReduceElements(DType::kFloat32, ReduceOp::kSum, in_place.data(),
+                 in_place.data(), fb.data(), kCount);
+  for (int64_t k = 0; k < kCount; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(fout[k], fa[k] > fb[k] ? fa[k] : fb[k]);
+    // INT32_MAX - k + (k + 1) wraps to INT32_MIN.
+    EXPECT_EQ(iout[k], k % 2 == 0 ? INT32_MIN : static_cast<int32_t>(k) - 2);
+    EXPECT_EQ(BFloat16ToFloat(hout[k]),
+              BFloat16ToFloat(FloatToBFloat16(fa[k] + fb[k])));
+    EXPECT_EQ(in_place[k], fa[k] + fb[k]);
+  }
 }
 
 TEST(ElementOpsTest, DivisionIsIeeeDivision) {
