@@ -43,7 +43,12 @@ const char kCalibrateUsage[] =
     "  links mispredict its rings by more than 10%. Each group also runs a\n"
     "  strided all_gather (S(1) -> R, blocks unpacked) at each size; their\n"
     "  time beyond the contiguous gather's gives the rate a rank copies at\n"
-    "  (--copy_gbps, the median per byte over those of >= 1 MiB). The base\n"
+    "  (--copy_gbps, the median per byte over those of >= 1 MiB). A\n"
+    "  reduce_scatter's time beyond the contiguous gather's of the same\n"
+    "  bytes gives the rate a rank reduces at (--reduce_gbps, the median per\n"
+    "  reduced byte over those of >= 1 MiB; none where they take no\n"
+    "  longer), taken off reduce_scatters and all_reduces before links are\n"
+    "  fitted to them. The base\n"
     "  latency every collective pays (--base_us) is the one that, with links\n"
     "  fitted under it, predicts every sample best (all_to_alls included).\n"
     "  --links_file FILE writes those flags, one per line, for\n"
@@ -157,7 +162,9 @@ absl::StatusOr<std::vector<std::pair<std::string, Plan>>> PlansAt(
 }
 
 // One pass of the sweep: every op and the strided gather on every group at
-// every size (`small_only`: at the sizes below kManyItersBelowBytes).
+// every size (`small_only`: at the sizes below kManyItersBelowBytes), in
+// one fixed order (groups, sizes, plans), so that the samples of two
+// passes line up (Sweep merges them by position).
 absl::StatusOr<std::vector<CalibrationSample>> Pass(
     Client& client, const std::string& job, const Mesh& mesh,
     const std::vector<int64_t>& sizes, const JobRunOptions& options,
@@ -182,7 +189,8 @@ absl::StatusOr<std::vector<CalibrationSample>> Pass(
 
 // The whole sweep once, then `small_passes` - 1 more passes over its sizes
 // below kManyItersBelowBytes; each of those samples is the median of its
-// passes.
+// passes. A small pass holds the first pass's samples below that size, in
+// the same order (Pass), so the k-th of them is the k-th small sample.
 absl::StatusOr<std::vector<CalibrationSample>> Sweep(
     Client& client, const std::string& job, const Mesh& mesh,
     const std::vector<int64_t>& sizes, const JobRunOptions& options,

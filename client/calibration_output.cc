@@ -104,6 +104,10 @@ void PrintCalibrationText(const CalibrationReport& r, std::ostream& out) {
         *c.mesh.copy_gbps(), Percent(c.copy_error),
         Percent(c.copy_held_out_error), Percent(c.copy_error_unpriced));
   }
+  if (c.mesh.reduce_gbps().has_value()) {
+    out << absl::StrFormat("reduction rate: %.6g GB/s\n",
+                           *c.mesh.reduce_gbps());
+  }
   out << absl::StrFormat("base latency per collective: %.6g us\n",
                          c.mesh.base_us().value_or(kBaseLatencyUs));
   out << "links: " << absl::StrJoin(flags, " ") << "\n";
@@ -126,6 +130,8 @@ void PrintCalibrationJson(const CalibrationReport& r, std::ostream& out) {
       << ", \"links\": [" << absl::StrJoin(links, ", ") << "], \"copy_gbps\": "
       << FormatOptionalDouble(c.mesh.copy_gbps(), "null")
       << ", \"base_us\": " << FormatOptionalDouble(c.mesh.base_us(), "null")
+      << ", \"reduce_gbps\": "
+      << FormatOptionalDouble(c.mesh.reduce_gbps(), "null")
       << ", \"copy_error\": " << OptionalError(c.copy_error)
       << ", \"copy_held_out_error\": " << OptionalError(c.copy_held_out_error)
       << ", \"copy_error_unpriced\": " << OptionalError(c.copy_error_unpriced)

@@ -18,7 +18,7 @@ namespace {
 constexpr char kMeshUsage[] =
     "usage: reshardctl [global flags] mesh register --mesh A=2,B=2 "
     "[--flatten A,B]... [--link DIM[,DIM...]=GBPS:US[:A2A_US]]...\n"
-    "         [--copy_gbps X] [--base_us X]\n"
+    "         [--copy_gbps X] [--base_us X] [--reduce_gbps X]\n"
     "       reshardctl [global flags] mesh list [--json]\n"
     "       reshardctl [global flags] mesh get MESH_ID [--json]\n"
     "       reshardctl [global flags] mesh delete MESH_ID "
@@ -30,8 +30,8 @@ constexpr char kMeshUsage[] =
     "  own link; A2A_US, an all_to_all's latency, only where measured;\n"
     "  `default` where the cost model's value applies), the local\n"
     "  copy rate (--copy_gbps, GB/s), every collective's base latency\n"
-    "  (--base_us, µs) and a rank map other than the identity. `delete`\n"
-    "  sends the\n"
+    "  (--base_us, µs), the reduction rate (--reduce_gbps, GB/s) and a\n"
+    "  rank map other than the identity. `delete` sends the\n"
     "  admin token of FILE (or $RESHARD_ADMIN_TOKEN) to a planner started\n"
     "  with --admin_token_file.\n";
 
@@ -95,6 +95,10 @@ std::string MeshLine(const std::string& id, const Mesh& mesh) {
     absl::StrAppend(&line, "  base_us ",
                     FormatOptionalDouble(mesh.base_us(), ""));
   }
+  if (mesh.reduce_gbps().has_value()) {
+    absl::StrAppend(&line, "  reduce_gbps ",
+                    FormatOptionalDouble(mesh.reduce_gbps(), ""));
+  }
   if (!mesh.has_identity_rank_map()) {
     absl::StrAppend(&line, "  rank_map ", absl::StrJoin(mesh.rank_map(), ","));
   }
@@ -117,6 +121,7 @@ std::string MeshJson(const std::string& id, const Mesh& mesh) {
       absl::StrJoin(flattened, ", "), "], \"links\": ", LinksJson(mesh),
       ", \"copy_gbps\": ", FormatOptionalDouble(mesh.copy_gbps(), "null"),
       ", \"base_us\": ", FormatOptionalDouble(mesh.base_us(), "null"),
+      ", \"reduce_gbps\": ", FormatOptionalDouble(mesh.reduce_gbps(), "null"),
       ", \"rank_map\": ",
       mesh.has_identity_rank_map()
           ? std::string("null")
@@ -129,7 +134,8 @@ namespace {
 absl::Status Register(Client& client, absl::Span<const std::string> argv,
                       std::ostream& out) {
   absl::StatusOr<CliArgs> args = CliArgs::Parse(
-      argv, {"mesh", "flatten", "link", "copy_gbps", "base_us"}, {});
+      argv, std::set<std::string>(std::begin(kMeshFlags), std::end(kMeshFlags)),
+      {});
   if (!args.ok()) return args.status();
   absl::StatusOr<Mesh> mesh = MeshFromFlags(*args);
   if (!mesh.ok()) return mesh.status();

@@ -30,7 +30,8 @@ std::string MeshLine(const std::string& id, const Mesh& mesh);
 // {"mesh_id", "shape", "dim_names", "flattened": [["A","B"]], "links":
 // [{"dim" or "group", "bandwidth_gbps", "latency_us", "all_to_all_us"}]
 // (overridden dims and groups only; null for a value left to the cost
-// model), "copy_gbps", "base_us", "rank_map": null for the identity}.
+// model), "copy_gbps", "base_us", "reduce_gbps", "rank_map": null for the
+// identity}.
 std::string MeshJson(const std::string& id, const Mesh& mesh);
 
 // The usage text of `reshardctl mesh`.

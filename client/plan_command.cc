@@ -18,6 +18,7 @@ constexpr char kPlanUsage[] =
     "[--flatten A,C]...\n"
     "         [--link DIM[,DIM...]=GBPS:US[:A2A_US]]... [--copy_gbps X] "
     "[--base_us X]\n"
+    "         [--reduce_gbps X]\n"
     "         --shape 16,16 [--dtype f32]\n"
     "         --from 'P(sum),R,P(sum)' --to 'R,R,R'\n"
     "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
@@ -41,10 +42,6 @@ constexpr char kPlanUsage[] =
     "  bucketed.\n"
     "  Global flags (before or after the command): --server HOST[:PORT]\n"
     "  (port 50051 when omitted), --deadline_seconds D.\n";
-
-// The flags that describe a mesh inline, which --mesh_id replaces.
-constexpr const char* kMeshFlags[] = {"mesh", "flatten", "link", "copy_gbps",
-                                      "base_us"};
 
 absl::Status CheckRequired(const CliArgs& args) {
   const bool by_id = args.Has("mesh_id");

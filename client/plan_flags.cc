@@ -143,6 +143,8 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
   if (!s.ok()) return s;
   s = ParseNumberFlag(args, "base_us", "us", spec.base_us);
   if (!s.ok()) return s;
+  s = ParseNumberFlag(args, "reduce_gbps", "GB/s", spec.reduce_gbps);
+  if (!s.ok()) return s;
   return Mesh::Create(std::move(spec));
 }
 
@@ -169,8 +171,10 @@ std::vector<std::string> LinkFlags(const Mesh& mesh) {
   for (const std::string& link : LinkFlagValues(mesh)) {
     flags.push_back(absl::StrCat("--link ", link));
   }
-  for (const auto& [name, value] : {std::pair{"copy_gbps", mesh.copy_gbps()},
-                                    std::pair{"base_us", mesh.base_us()}}) {
+  for (const auto& [name, value] :
+       {std::pair{"copy_gbps", mesh.copy_gbps()},
+        std::pair{"base_us", mesh.base_us()},
+        std::pair{"reduce_gbps", mesh.reduce_gbps()}}) {
     if (value.has_value()) {
       flags.push_back(
           absl::StrCat("--", name, " ", FormatOptionalDouble(value, "")));
@@ -180,11 +184,18 @@ std::vector<std::string> LinkFlags(const Mesh& mesh) {
 }
 
 std::set<std::string> PlanFlags() {
-  return {"mesh",           "flatten",        "shape",
-          "dtype",          "from",           "to",
-          "planner",        "cost_model",     "link",
-          "copy_gbps",      "base_us",        "devices_per_host",
-          "flatten_policy", "max_peak_bytes", "search_budget"};
+  std::set<std::string> flags = {"shape",
+                                 "dtype",
+                                 "from",
+                                 "to",
+                                 "planner",
+                                 "cost_model",
+                                 "devices_per_host",
+                                 "flatten_policy",
+                                 "max_peak_bytes",
+                                 "search_budget"};
+  flags.insert(std::begin(kMeshFlags), std::end(kMeshFlags));
+  return flags;
 }
 
 absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {

@@ -18,13 +18,18 @@
 
 namespace reshard::client {
 
-// The names of the flags that take a value.
+// The flags that describe a mesh inline (MeshFromFlags reads them).
+inline constexpr const char* kMeshFlags[] = {
+    "mesh", "flatten", "link", "copy_gbps", "base_us", "reduce_gbps"};
+
+// The names of the flags that take a value (kMeshFlags among them).
 std::set<std::string> PlanFlags();
 
 // The mesh described by --mesh, --flatten, --link (DIM=GBPS:US[:A2A_US]
 // for a dim, A,B=... for the own link of the --flatten group A,B),
-// --copy_gbps (the local copy rate, MeshSpec::copy_gbps) and --base_us
-// (every collective's base latency, MeshSpec::base_us).
+// --copy_gbps (the local copy rate, MeshSpec::copy_gbps), --base_us
+// (every collective's base latency, MeshSpec::base_us) and --reduce_gbps
+// (the reduction rate, MeshSpec::reduce_gbps).
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 
 // The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default",
@@ -33,8 +38,8 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
 // groups' own links.
 std::vector<std::string> LinkFlagValues(const Mesh& mesh);
 // Every flag that gives the mesh its measured links, as a command line
-// takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X" and
-// "--base_us X" where the mesh has them.
+// takes them: "--link VALUE" per LinkFlagValues, then "--copy_gbps X",
+// "--base_us X" and "--reduce_gbps X" where the mesh has them.
 std::vector<std::string> LinkFlags(const Mesh& mesh);
 
 // The planner options described by --planner, --cost_model, --merge,

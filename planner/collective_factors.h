@@ -28,6 +28,25 @@ inline double BusBandwidthFactor(StepOp op, int64_t n) {
   return static_cast<double>(RingHops(op, n)) / static_cast<double>(n);
 }
 
+// The share of a collective's buffer (counted as StepCost::bytes counts it)
+// each member reduces: a ring reduce_scatter adds each of the n-1 blocks
+// it receives into its own, (n-1)/n of the input; an all_reduce does the
+// same in its reduce_scatter half. Zero for the other ops. On CPUs the
+// reduction costs time the links do not explain (Mesh::reduce_gbps).
+inline double ReducedFactor(StepOp op, int64_t n) {
+  if (op != StepOp::kReduceScatter && op != StepOp::kAllReduce) return 0;
+  return static_cast<double>(n - 1) / static_cast<double>(n);
+}
+
+// The time, in µs, `op` on `n` members spends reducing `bytes` of buffer
+// at `reduce_gbps` (Mesh::reduce_gbps): what the cost model adds to a
+// collective's links and calibration takes off before fitting them.
+inline double ReductionUs(StepOp op, int64_t n, int64_t bytes,
+                          double reduce_gbps) {
+  return ReducedFactor(op, n) * static_cast<double>(bytes) /
+         (reduce_gbps * 1e9) * 1e6;
+}
+
 // Latency rounds of `op` on `n` members under the α-β model: a ring's hops,
 // but one round for all_to_all, whose sends to every member are in flight
 // at once (measured: an 8-rank all_to_all's small sizes take a third of an

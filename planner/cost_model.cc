@@ -110,6 +110,7 @@ CostModel::CostModel(const Mesh& mesh, const TensorSpec& tensor,
     copy_us_per_byte_ =
         1e6 / (mesh.copy_gbps().value_or(kLocalBandwidthGBps) * 1e9);
     if (mesh.copy_gbps().has_value()) packing_us_per_byte_ = copy_us_per_byte_;
+    reduce_gbps_ = mesh.reduce_gbps();
   }
 }
 
@@ -268,7 +269,10 @@ double CostModel::CollectiveTime(StepOp op, absl::Span<const int> group,
   if (n == 1) return 0.0;
   if (op == StepOp::kAllToAll) return AllToAllTime(group, bytes);
   const GroupLink link = AlphaBetaLink(group);
-  return AlphaBetaCollectiveUs(op, n, bytes, base_us_, link.lat, link.bw);
+  const double time =
+      AlphaBetaCollectiveUs(op, n, bytes, base_us_, link.lat, link.bw);
+  if (!reduce_gbps_.has_value()) return time;
+  return time + ReductionUs(op, n, bytes, *reduce_gbps_);
 }
 
 StepCost CostModel::Price(const DistState& from, const Transition& t) const {

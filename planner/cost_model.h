@@ -3,8 +3,9 @@
 //  - alpha_beta (default): latency + bandwidth terms on the largest padded
 //    per-rank buffer, ring factors of nccl-tests, per-dim link overrides,
 //    the mesh's measured base latency per collective where it has one,
-//    and, on a mesh with a measured copy rate, the local copies of blocks
-//    that do not lie in place.
+//    on a mesh with a measured copy rate the local copies of blocks that
+//    do not lie in place, and on one with a measured reduction rate the
+//    reductions of reduce_scatters and all_reduces.
 //  - torch: PyTorch's redistribute cost formulas bit for bit, so that the
 //    torch_graph planner reproduces PyTorch's Dijkstra tie-breaks.
 // A CostModel is immutable and safe for concurrent use; it refers to the
@@ -95,7 +96,8 @@ class CostModel {
   // every collective step is priced by, exposed so that a bucket of several
   // tensors' steps (bucket_schedule.h) is priced as the one collective it
   // is; a step adds the packing of its blocks that do not lie in place
-  // (PackingUsPerByte). alpha_beta: 0 on groups of size 1. torch: PyTorch's
+  // (PackingUsPerByte). alpha_beta: 0 on groups of size 1; on a mesh with a
+  // reduction rate, the reduction (ReductionUs) included. torch: PyTorch's
   // formula on `bytes` read as GiB (an all_gather's are the gathered bytes).
   double CollectiveTime(StepOp op, absl::Span<const int> group,
                         int64_t bytes) const;
@@ -112,7 +114,8 @@ class CostModel {
   // Scaled down a hair so that rounding never makes it exceed a real cost
   // (A* needs admissible bounds). Zero for groups of size 1.
   // An all_to_all on any such group costs at least AllToAllTime of its
-  // buffer.
+  // buffer. A reduction (Mesh::reduce_gbps) only adds time, so the bound
+  // leaves it out and stays admissible.
   struct CollectiveBound {
     double base_us = 0;
     double hop_us = 0;
@@ -172,6 +175,8 @@ class CostModel {
   double base_us_ = kBaseLatencyUs;
   double copy_us_per_byte_ = 0;
   double packing_us_per_byte_ = 0;
+  // Under alpha_beta, the mesh's measured reduction rate (Mesh::reduce_gbps).
+  std::optional<double> reduce_gbps_;
   // Under alpha_beta, per set of dims of size > 1 (a bit mask): an
   // all_to_all's latency and µs per buffer byte.
   struct AllToAllPrice {

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "planner/collective_factors.h"
 #include "planner/cost_model.h"
 #include "planner/tensor_spec.h"
 
@@ -22,6 +23,15 @@ using Fits = std::vector<std::optional<LinkFit>>;
 
 // Which sizes a fit or check reads.
 enum class Sizes { kAll, kEven, kOdd };
+
+// What a calibration fits for the whole mesh besides its links (unset:
+// the cost model's default).
+struct MeshRates {
+  std::optional<double> copy_gbps;
+  std::optional<double> reduce_gbps;
+  std::optional<double> base_us;
+  double base() const { return base_us.value_or(kBaseLatencyUs); }
+};
 
 bool OfSizes(const GroupSample& s, Sizes sizes) {
   return sizes == Sizes::kAll || s.even() == (sizes == Sizes::kEven);
@@ -57,21 +67,37 @@ bool FitsLink(const LinkSample& s) {
   return s.op != StepOp::kAllToAll && !IsStridedGather(s);
 }
 
-// The samples of `sizes` a group's link is fitted to.
+// What is left of a measured time for the link once a reduction the mesh
+// prices is taken off: at least this share of it (a single run may take
+// less than the median rate says it reduces in).
+constexpr double kMinLinkShare = 0.1;
+
+// The samples of `sizes` a group's link is fitted to, without the time
+// their reductions take at `reduce_gbps` (where set).
 std::vector<LinkSample> FitSamples(const std::vector<GroupSample>& samples,
-                                   Sizes sizes) {
+                                   Sizes sizes,
+                                   std::optional<double> reduce_gbps) {
   std::vector<LinkSample> fitted;
   for (const GroupSample& s : samples) {
-    if (OfSizes(s, sizes) && FitsLink(s.sample)) fitted.push_back(s.sample);
+    if (!OfSizes(s, sizes) || !FitsLink(s.sample)) continue;
+    LinkSample link = s.sample;
+    if (reduce_gbps.has_value()) {
+      const double reducing =
+          ReductionUs(link.op, link.members, link.bytes, *reduce_gbps);
+      link.time_us =
+          std::max(link.time_us - reducing, kMinLinkShare * link.time_us);
+    }
+    fitted.push_back(link);
   }
   return fitted;
 }
 
-// Every group's link fitted to its rings of `sizes` with `base_us`.
-Fits FitAll(const ByGroup& by_group, Sizes sizes, double base_us) {
+// Every group's link fitted to its rings of `sizes` under `rates`.
+Fits FitAll(const ByGroup& by_group, Sizes sizes, const MeshRates& rates) {
   Fits fits;
   for (const std::vector<GroupSample>& samples : by_group) {
-    absl::StatusOr<LinkFit> fit = FitLink(FitSamples(samples, sizes), base_us);
+    absl::StatusOr<LinkFit> fit =
+        FitLink(FitSamples(samples, sizes, rates.reduce_gbps), rates.base());
     fits.push_back(fit.ok() ? std::optional<LinkFit>(*std::move(fit))
                             : std::nullopt);
   }
@@ -84,17 +110,17 @@ LinkParams LinkOf(const LinkFit& fit) {
 
 // `mesh` with each dim's link from its group's fit and, where `own[i]`,
 // the flattened groups[i]'s own link from its fit; other flattened groups
-// have none. Links of groups without a fit stay `mesh`'s. The copy rate is
-// `copy_gbps`, the base latency `base_us`.
+// have none. Links of groups without a fit stay `mesh`'s. The rates and
+// base latency are `rates`'.
 absl::StatusOr<Mesh> MeshWithFits(const Mesh& mesh,
                                   const std::vector<Group>& groups,
                                   const Fits& fits,
                                   const std::vector<bool>& own,
-                                  std::optional<double> copy_gbps,
-                                  std::optional<double> base_us) {
+                                  const MeshRates& rates) {
   MeshSpec spec = mesh.ToSpec();
-  spec.copy_gbps = copy_gbps;
-  spec.base_us = base_us;
+  spec.copy_gbps = rates.copy_gbps;
+  spec.reduce_gbps = rates.reduce_gbps;
+  spec.base_us = rates.base_us;
   spec.flattened_links.assign(mesh.flattened().size(), LinkParams{});
   for (size_t i = 0; i < groups.size(); ++i) {
     if (!fits[i].has_value()) continue;
@@ -132,15 +158,15 @@ CostModel ModelOf(const Mesh& mesh) {
   return CostModel(mesh, *unused, CostOptions{});
 }
 
-// Every group's fit on all its sizes with `base_us`; a failed fit fails
+// Every group's fit on all its sizes under `rates`; a failed fit fails
 // naming the group.
 absl::StatusOr<std::vector<GroupCalibration>> FitGroups(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
-    double base_us) {
+    const MeshRates& rates) {
   std::vector<GroupCalibration> out;
   for (size_t i = 0; i < groups.size(); ++i) {
-    absl::StatusOr<LinkFit> fit =
-        FitLink(FitSamples(by_group[i], Sizes::kAll), base_us);
+    absl::StatusOr<LinkFit> fit = FitLink(
+        FitSamples(by_group[i], Sizes::kAll, rates.reduce_gbps), rates.base());
     if (!fit.ok()) {
       return absl::Status(fit.status().code(),
                           absl::StrCat("group ", mesh.GroupName(groups[i]),
@@ -172,6 +198,15 @@ bool IsStrided(const GroupSample& s, Sizes sizes) {
   return IsStridedGather(s.sample) && OfSizes(s, sizes);
 }
 
+// µs per byte as GB/s: a median of 0 or less gives `fallback`, others are
+// clamped to the accepted range.
+std::optional<double> RateOf(double median_us_per_byte,
+                             std::optional<double> fallback) {
+  if (median_us_per_byte <= 0) return fallback;
+  return std::clamp(1e-3 / median_us_per_byte, kMinLinkBandwidthGBps,
+                    kMaxLinkBandwidthGBps);
+}
+
 // The contiguous all_gather of `samples` at `size_index`, or nullptr.
 const LinkSample* ContiguousGather(const std::vector<GroupSample>& samples,
                                    int size_index) {
@@ -185,7 +220,7 @@ const LinkSample* ContiguousGather(const std::vector<GroupSample>& samples,
 }
 
 // The copy rate, GB/s, of the strided gathers of `sizes` that unpack at
-// least kCopyFitMinBytes: the median over them of their time beyond the
+// least kLocalRateFitMinBytes: the median over them of their time beyond the
 // contiguous gather of their group and size (the same bytes over the same
 // links, timed in the same sweep, so link errors cancel) per unpacked byte,
 // as GB/s (a median of 0 or less: the mesh's fastest rate). A median, as
@@ -195,7 +230,8 @@ std::optional<double> FitCopyRate(const ByGroup& by_group, Sizes sizes) {
   std::vector<double> us_per_byte;
   for (const std::vector<GroupSample>& samples : by_group) {
     for (const GroupSample& s : samples) {
-      if (!IsStrided(s, sizes) || s.sample.packed_bytes < kCopyFitMinBytes) {
+      if (!IsStrided(s, sizes) ||
+          s.sample.packed_bytes < kLocalRateFitMinBytes) {
         continue;
       }
       const LinkSample* plain = ContiguousGather(samples, s.size_index);
@@ -205,9 +241,33 @@ std::optional<double> FitCopyRate(const ByGroup& by_group, Sizes sizes) {
     }
   }
   if (us_per_byte.empty()) return std::nullopt;
-  const double median = Median(us_per_byte);
-  const double gbps = median > 0 ? 1e-3 / median : kMaxLinkBandwidthGBps;
-  return std::clamp(gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps);
+  return RateOf(Median(us_per_byte), kMaxLinkBandwidthGBps);
+}
+
+// The reduction rate, GB/s, of the reduce_scatters of `sizes` of at least
+// kLocalRateFitMinBytes: the median over them of their time beyond the
+// contiguous gather of their group and size (the same bytes over the same
+// links and rounds) per byte each member reduces (ReducedFactor). nullopt
+// without such pairs, or where reduce_scatters take no longer (a median
+// of 0 or less: reductions cost nothing the links do not explain).
+std::optional<double> FitReduceRate(const ByGroup& by_group, Sizes sizes) {
+  std::vector<double> us_per_byte;
+  for (const std::vector<GroupSample>& samples : by_group) {
+    for (const GroupSample& s : samples) {
+      const LinkSample& rs = s.sample;
+      if (rs.op != StepOp::kReduceScatter || !OfSizes(s, sizes) ||
+          rs.bytes < kLocalRateFitMinBytes) {
+        continue;
+      }
+      const LinkSample* plain = ContiguousGather(samples, s.size_index);
+      if (plain == nullptr) continue;
+      us_per_byte.push_back(
+          (rs.time_us - plain->time_us) /
+          (ReducedFactor(rs.op, rs.members) * static_cast<double>(rs.bytes)));
+    }
+  }
+  if (us_per_byte.empty()) return std::nullopt;
+  return RateOf(Median(us_per_byte), std::nullopt);
 }
 
 // The median |relative error| of `mesh`'s predictions for the strided
@@ -290,15 +350,14 @@ struct FittedMesh {
   Latencies all_to_all_us;
 };
 
-// `mesh` with the fitted links, `copy_gbps` (fitted to the strided gathers
-// of `sizes`), `base_us` and the all_to_all latencies fitted to the
-// all_to_alls of `sizes` under them.
-absl::StatusOr<FittedMesh> MeshWithFitsAndCopy(
+// `mesh` with the fitted links, `rates` (fitted to the samples of
+// `sizes`) and the all_to_all latencies fitted to the all_to_alls of
+// `sizes` under them.
+absl::StatusOr<FittedMesh> MeshWithFitsAndRates(
     const Mesh& mesh, const std::vector<Group>& groups, const ByGroup& by_group,
     const Fits& fits, const std::vector<bool>& own, Sizes sizes,
-    std::optional<double> copy_gbps, std::optional<double> base_us) {
-  absl::StatusOr<Mesh> links =
-      MeshWithFits(mesh, groups, fits, own, copy_gbps, base_us);
+    const MeshRates& rates) {
+  absl::StatusOr<Mesh> links = MeshWithFits(mesh, groups, fits, own, rates);
   if (!links.ok()) return links.status();
   absl::StatusOr<Latencies> latencies =
       FitAllToAllLatencies(*links, groups, by_group, sizes);
@@ -327,20 +386,20 @@ std::vector<double> BaseCandidates(const ByGroup& by_group) {
 
 // The median |relative error| over every sample of `sizes` (all_to_alls
 // and strided gathers included) when links and all_to_all latencies are
-// fitted to `sizes` with `base_us` (and `copy_gbps`, which does not depend
-// on it); nullopt when a group's fit fails.
+// fitted to `sizes` under `rates` (its base latency the one tried; the
+// copy and reduction rates do not depend on it); nullopt when a group's
+// fit fails.
 std::optional<double> ErrorWithBase(const Mesh& mesh,
                                     const std::vector<Group>& groups,
                                     const ByGroup& by_group, Sizes sizes,
-                                    std::optional<double> copy_gbps,
-                                    double base_us) {
-  const Fits fits = FitAll(by_group, sizes, base_us);
+                                    const MeshRates& rates) {
+  const Fits fits = FitAll(by_group, sizes, rates);
   for (const std::optional<LinkFit>& fit : fits) {
     if (!fit.has_value()) return std::nullopt;
   }
-  absl::StatusOr<FittedMesh> fitted = MeshWithFitsAndCopy(
+  absl::StatusOr<FittedMesh> fitted = MeshWithFitsAndRates(
       mesh, groups, by_group, fits, std::vector<bool>(groups.size(), true),
-      sizes, copy_gbps, base_us);
+      sizes, rates);
   if (!fitted.ok()) return std::nullopt;
   const CostModel model = ModelOf(fitted->mesh);
   std::vector<double> errors;
@@ -354,25 +413,28 @@ std::optional<double> ErrorWithBase(const Mesh& mesh,
   return MedianAbs(errors);
 }
 
-// The base latency that, with links fitted to it, predicts the samples of
-// `sizes` best (docs/DESIGN.md §3.3): a collective's fixed cost is common
-// to every group, while links are per group. nullopt: kBaseLatencyUs.
-std::optional<double> ChooseBase(const Mesh& mesh,
-                                 const std::vector<Group>& groups,
-                                 const ByGroup& by_group, Sizes sizes) {
+// The copy and reduction rates fitted to the samples of `sizes`, and the
+// base latency that, with links fitted to it, predicts them best
+// (docs/DESIGN.md §3.3): a collective's fixed cost is common to every
+// group, while links are per group (unset: kBaseLatencyUs).
+MeshRates FitRates(const Mesh& mesh, const std::vector<Group>& groups,
+                   const ByGroup& by_group, Sizes sizes) {
+  MeshRates rates{FitCopyRate(by_group, sizes), FitReduceRate(by_group, sizes),
+                  std::nullopt};
   double best_error = 0;
   std::optional<double> best;
-  const std::optional<double> copy_gbps = FitCopyRate(by_group, sizes);
   for (double base : BaseCandidates(by_group)) {
+    MeshRates tried = rates;
+    tried.base_us = base;
     const std::optional<double> error =
-        ErrorWithBase(mesh, groups, by_group, sizes, copy_gbps, base);
+        ErrorWithBase(mesh, groups, by_group, sizes, tried);
     if (error.has_value() && (!best.has_value() || *error < best_error)) {
       best_error = *error;
       best = base;
     }
   }
-  if (best == kBaseLatencyUs) return std::nullopt;
-  return best;
+  if (best != kBaseLatencyUs) rates.base_us = best;
+  return rates;
 }
 
 // Whether the fits on even sizes hold what predicting `op` on groups[i]
@@ -397,13 +459,11 @@ absl::StatusOr<double> HeldOutErrors(const Mesh& mesh,
                                      const std::vector<Group>& groups,
                                      const ByGroup& by_group,
                                      std::vector<GroupCalibration>& out) {
-  const std::optional<double> base =
-      ChooseBase(mesh, groups, by_group, Sizes::kEven);
-  const Fits even =
-      FitAll(by_group, Sizes::kEven, base.value_or(kBaseLatencyUs));
-  absl::StatusOr<FittedMesh> even_mesh = MeshWithFitsAndCopy(
+  const MeshRates rates = FitRates(mesh, groups, by_group, Sizes::kEven);
+  const Fits even = FitAll(by_group, Sizes::kEven, rates);
+  absl::StatusOr<FittedMesh> even_mesh = MeshWithFitsAndRates(
       mesh, groups, by_group, even, std::vector<bool>(groups.size(), true),
-      Sizes::kEven, FitCopyRate(by_group, Sizes::kEven), base);
+      Sizes::kEven, rates);
   if (!even_mesh.ok()) return even_mesh.status();
   const CostModel model = ModelOf(even_mesh->mesh);
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -461,8 +521,8 @@ std::vector<bool> OwnLinks(const Mesh& dims_mesh, const ByGroup& by_group,
 }
 
 // The calibrated mesh: the dims' fitted links, flattened groups' own where
-// `own`, and `fitted`'s copy rate, base latency and every group's
-// all_to_all latency (also into `out`).
+// `own`, and `fitted`'s rates, base latency and every group's all_to_all
+// latency (also into `out`).
 absl::StatusOr<Mesh> CalibratedMesh(const Mesh& mesh, const FittedMesh& fitted,
                                     const std::vector<Group>& groups,
                                     const Fits& fits,
@@ -471,8 +531,9 @@ absl::StatusOr<Mesh> CalibratedMesh(const Mesh& mesh, const FittedMesh& fitted,
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].all_to_all_us = fitted.all_to_all_us[i];
   }
-  absl::StatusOr<Mesh> links = MeshWithFits(
-      mesh, groups, fits, own, fitted.mesh.copy_gbps(), fitted.mesh.base_us());
+  const MeshRates rates{fitted.mesh.copy_gbps(), fitted.mesh.reduce_gbps(),
+                        fitted.mesh.base_us()};
+  absl::StatusOr<Mesh> links = MeshWithFits(mesh, groups, fits, own, rates);
   if (!links.ok()) return links.status();
   return WithAllToAllLatencies(*links, groups, fitted.all_to_all_us);
 }
@@ -484,23 +545,23 @@ absl::StatusOr<Calibration> Calibrate(
   const std::vector<Group> groups = CalibrationGroups(mesh);
   absl::StatusOr<ByGroup> by_group = SplitByGroup(mesh, groups, samples);
   if (!by_group.ok()) return by_group.status();
-  const std::optional<double> base =
-      ChooseBase(mesh, groups, *by_group, Sizes::kAll);
+  const MeshRates rates = FitRates(mesh, groups, *by_group, Sizes::kAll);
   absl::StatusOr<std::vector<GroupCalibration>> out =
-      FitGroups(mesh, groups, *by_group, base.value_or(kBaseLatencyUs));
+      FitGroups(mesh, groups, *by_group, rates);
   if (!out.ok()) return out.status();
   Fits fits;
   for (const GroupCalibration& g : *out) fits.push_back(g.fit);
   const std::vector<bool> every(groups.size(), true);
-  absl::StatusOr<FittedMesh> fitted =
-      MeshWithFitsAndCopy(mesh, groups, *by_group, fits, every, Sizes::kAll,
-                          FitCopyRate(*by_group, Sizes::kAll), base);
+  absl::StatusOr<FittedMesh> fitted = MeshWithFitsAndRates(
+      mesh, groups, *by_group, fits, every, Sizes::kAll, rates);
   if (!fitted.ok()) return fitted.status();
   Predict(fitted->mesh, *by_group, *out);
   const double copy_error =
       CopyError(fitted->mesh, groups, *by_group, Sizes::kAll);
+  MeshRates unpriced_copy = rates;
+  unpriced_copy.copy_gbps = std::nullopt;
   absl::StatusOr<Mesh> default_copy =
-      MeshWithFits(mesh, groups, fits, every, std::nullopt, base);
+      MeshWithFits(mesh, groups, fits, every, unpriced_copy);
   if (!default_copy.ok()) return default_copy.status();
   const double copy_error_unpriced =
       CopyError(*default_copy, groups, *by_group, Sizes::kAll);
@@ -509,7 +570,7 @@ absl::StatusOr<Calibration> Calibrate(
   if (!copy_held_out.ok()) return copy_held_out.status();
   const std::vector<bool> none(groups.size(), false);
   absl::StatusOr<Mesh> dims_mesh =
-      MeshWithFits(mesh, groups, fits, none, std::nullopt, base);
+      MeshWithFits(mesh, groups, fits, none, unpriced_copy);
   if (!dims_mesh.ok()) return dims_mesh.status();
   const std::vector<bool> own = OwnLinks(*dims_mesh, *by_group, *out);
   absl::StatusOr<Mesh> calibrated =

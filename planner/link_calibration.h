@@ -8,7 +8,10 @@
 // all_to_alls (LinkParams::all_to_all_us), since it grows with the group's
 // size where ranks wait to be scheduled, unlike one ring hop's. The copy
 // rate comes from the strided gathers' time beyond the contiguous gathers
-// of the same group and size, per byte (a median). Every collective's base
+// of the same group and size, per byte (a median); the reduction rate
+// from the reduce_scatters' time beyond those gathers, per reduced byte
+// (a median), taken off reduce_scatters and all_reduces before links are
+// fitted to them. Every collective's base
 // latency (Mesh::base_us) is common to all groups: it is the one of a
 // geometric series that, with each group's link fitted under it, predicts
 // every sample best. The fit is judged on sizes it did not see: fits on
@@ -37,8 +40,10 @@ inline constexpr double kOwnLinkError = 0.10;
 inline constexpr double kBaseLatencyStep = 1.1892;
 
 // The copy rate is fitted to the strided gathers that unpack at least this
-// many bytes: below it, copying takes less time than runs vary by.
-inline constexpr int64_t kCopyFitMinBytes = int64_t{1} << 20;
+// many bytes, the reduction rate to the reduce_scatters of buffers at least
+// this large: below it, copying or reducing takes less time than runs vary
+// by.
+inline constexpr int64_t kLocalRateFitMinBytes = int64_t{1} << 20;
 
 // One timed collective of a calibration: on `group`, at the `size_index`th
 // size of the sweep.
@@ -92,8 +97,10 @@ struct Calibration {
   double copy_error_unpriced = -1;
   double copy_held_out_error = -1;
   // The input mesh with the calibrated links, the base latency where it is
-  // not kBaseLatencyUs (Mesh::base_us) and, given strided gathers, the
-  // fitted copy rate (Mesh::copy_gbps).
+  // not kBaseLatencyUs (Mesh::base_us), given strided gathers the fitted
+  // copy rate (Mesh::copy_gbps) and, where reduce_scatters take longer than
+  // all_gathers of the same bytes, the fitted reduction rate
+  // (Mesh::reduce_gbps).
   Mesh mesh;
 };
 

@@ -32,26 +32,35 @@ absl::Status CheckInRange(double value, double lo, double hi,
                                    ShortestRoundTrip(value)));
 }
 
-// `field` names the link ("mesh.links[2]").
+// An optional number and the range it must lie in when set.
+struct RangedField {
+  const std::optional<double>* value;
+  double lo, hi;
+  const char* unit;
+  const char* name;
+};
+
+// Checks every set field of `fields`; `prefix` and the field's name name
+// one out of range.
+absl::Status CheckRangedFields(absl::Span<const RangedField> fields,
+                               absl::string_view prefix) {
+  for (const RangedField& f : fields) {
+    if (!f.value->has_value()) continue;
+    absl::Status s = CheckInRange(**f.value, f.lo, f.hi, f.unit,
+                                  absl::StrCat(prefix, f.name));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// `prefix` names the link ("mesh.links[2]").
 absl::Status ValidateLink(const LinkParams& link, const std::string& prefix) {
-  struct Field {
-    const std::optional<double>* value;
-    double lo, hi;
-    const char* unit;
-    const char* name;
-  };
-  const Field fields[] = {
+  const RangedField fields[] = {
       {&link.bandwidth_gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps,
        "GB/s", "bandwidth_gbps"},
       {&link.latency_us, 0, kMaxLinkLatencyUs, "us", "latency_us"},
       {&link.all_to_all_us, 0, kMaxLinkLatencyUs, "us", "all_to_all_us"}};
-  for (const Field& f : fields) {
-    if (!f.value->has_value()) continue;
-    absl::Status s = CheckInRange(**f.value, f.lo, f.hi, f.unit,
-                                  absl::StrCat(prefix, ".", f.name));
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return CheckRangedFields(fields, absl::StrCat(prefix, "."));
 }
 
 // The world size of a mesh of `shape`.
@@ -169,6 +178,17 @@ absl::Status CheckLinks(const std::vector<LinkParams>& links, int ndim) {
   return absl::OkStatus();
 }
 
+// The mesh-wide measured rates and latency, where set.
+absl::Status CheckMeshRates(const MeshSpec& spec) {
+  const RangedField fields[] = {
+      {&spec.copy_gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps, "GB/s",
+       "copy_gbps"},
+      {&spec.reduce_gbps, kMinLinkBandwidthGBps, kMaxLinkBandwidthGBps, "GB/s",
+       "reduce_gbps"},
+      {&spec.base_us, 0, kMaxLinkLatencyUs, "us", "base_us"}};
+  return CheckRangedFields(fields, "mesh.");
+}
+
 }  // namespace
 
 absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
@@ -196,19 +216,10 @@ absl::StatusOr<Mesh> Mesh::Create(MeshSpec spec) {
   } else {
     mesh.links_.assign(ndim, LinkParams{});
   }
-  if (spec.copy_gbps.has_value()) {
-    absl::Status s =
-        CheckInRange(*spec.copy_gbps, kMinLinkBandwidthGBps,
-                     kMaxLinkBandwidthGBps, "GB/s", "mesh.copy_gbps");
-    if (!s.ok()) return s;
-    mesh.copy_gbps_ = spec.copy_gbps;
-  }
-  if (spec.base_us.has_value()) {
-    absl::Status s =
-        CheckInRange(*spec.base_us, 0, kMaxLinkLatencyUs, "us", "mesh.base_us");
-    if (!s.ok()) return s;
-    mesh.base_us_ = spec.base_us;
-  }
+  if (absl::Status s = CheckMeshRates(spec); !s.ok()) return s;
+  mesh.copy_gbps_ = spec.copy_gbps;
+  mesh.reduce_gbps_ = spec.reduce_gbps;
+  mesh.base_us_ = spec.base_us;
   mesh.planning_text_ = mesh.CanonicalText(false);
   return mesh;
 }
@@ -401,6 +412,7 @@ MeshSpec Mesh::ToSpec() const {
   spec.links = links_;
   spec.flattened_links = flattened_links_;
   spec.copy_gbps = copy_gbps_;
+  spec.reduce_gbps = reduce_gbps_;
   spec.base_us = base_us_;
   return spec;
 }
@@ -441,6 +453,9 @@ std::string Mesh::CanonicalText(bool with_rank_map) const {
   if (base_us_.has_value()) {
     absl::StrAppend(&text, "|base:", number(base_us_));
   }
+  if (reduce_gbps_.has_value()) {
+    absl::StrAppend(&text, "|reduce:", number(reduce_gbps_));
+  }
   return text;
 }
 
@@ -448,7 +463,8 @@ bool Mesh::operator==(const Mesh& other) const {
   return shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
          rank_map_ == other.rank_map_ && flattened_ == other.flattened_ &&
          links_ == other.links_ && flattened_links_ == other.flattened_links_ &&
-         copy_gbps_ == other.copy_gbps_ && base_us_ == other.base_us_;
+         copy_gbps_ == other.copy_gbps_ && reduce_gbps_ == other.reduce_gbps_ &&
+         base_us_ == other.base_us_;
 }
 
 }  // namespace reshard

@@ -67,6 +67,12 @@ struct MeshSpec {
   // steps (calibration measures it; unset: the cost model's default). Same
   // range as a link's bandwidth.
   std::optional<double> copy_gbps;
+  // The rate, GB/s of buffer, at which a rank reduces what it receives in
+  // a reduce_scatter or all_reduce (ReducedFactor): on CPUs, ranks sharing
+  // cores reduce slower than their links move the bytes (calibration
+  // measures it; unset: reductions cost nothing beyond the links). Same
+  // range as a link's bandwidth.
+  std::optional<double> reduce_gbps;
   // What every collective step costs beyond its links, µs: launching it and
   // waking its ranks (calibration measures it; unset: the cost model's
   // kBaseLatencyUs). Same range as a link's latency.
@@ -99,6 +105,8 @@ class Mesh {
   LinkParams FlattenedLink(absl::Span<const int> group) const;
   // MeshSpec::copy_gbps.
   const std::optional<double>& copy_gbps() const { return copy_gbps_; }
+  // MeshSpec::reduce_gbps.
+  const std::optional<double>& reduce_gbps() const { return reduce_gbps_; }
   // MeshSpec::base_us.
   const std::optional<double>& base_us() const { return base_us_; }
   bool has_identity_rank_map() const { return rank_map_.empty(); }
@@ -167,10 +175,10 @@ class Mesh {
   MeshSpec ToSpec() const;
 
   // Everything the mesh is, as text: shape, names, (rank map,) flattened
-  // groups and links (the flattened groups' own links, the copy rate and
-  // the base latency only when set, so that meshes without them keep their
-  // ids). Planning reads all but the rank map (plans are rank-independent), so
-  // cache keys omit it; mesh ids include it.
+  // groups and links (the flattened groups' own links, the copy rate, the
+  // base latency and the reduction rate only when set, so that meshes
+  // without them keep their ids). Planning reads all but the rank map (plans
+  // are rank-independent), so cache keys omit it; mesh ids include it.
   std::string CanonicalText(bool with_rank_map) const;
   // CanonicalText(false), computed once (cache keys are built per request).
   const std::string& PlanningText() const { return planning_text_; }
@@ -190,6 +198,7 @@ class Mesh {
   std::vector<LinkParams> links_;
   std::vector<LinkParams> flattened_links_;  // parallel to flattened_
   std::optional<double> copy_gbps_;
+  std::optional<double> reduce_gbps_;
   std::optional<double> base_us_;
   int64_t world_size_ = 1;
   std::string planning_text_;

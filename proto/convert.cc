@@ -190,6 +190,7 @@ MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   }
   if (proto.has_copy_gbps()) spec.copy_gbps = proto.copy_gbps();
   if (proto.has_base_us()) spec.base_us = proto.base_us();
+  if (proto.has_reduce_gbps()) spec.reduce_gbps = proto.reduce_gbps();
   return spec;
 }
 
@@ -223,6 +224,9 @@ v1::Mesh MeshToProto(const Mesh& mesh) {
   }
   if (mesh.copy_gbps().has_value()) proto.set_copy_gbps(*mesh.copy_gbps());
   if (mesh.base_us().has_value()) proto.set_base_us(*mesh.base_us());
+  if (mesh.reduce_gbps().has_value()) {
+    proto.set_reduce_gbps(*mesh.reduce_gbps());
+  }
   return proto;
 }
 

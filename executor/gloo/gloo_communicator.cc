@@ -24,6 +24,9 @@
 namespace reshard::executor {
 namespace {
 
+// Block `b` of a ring of `n` members, taken modulo n (b may be negative).
+int RingBlock(int b, int n) { return ((b % n) + n) % n; }
+
 // The run's KeyValueStore as Gloo's connectFullMesh sees it: keys under
 // the group's prefix, failures thrown as Gloo expects (a timeout says
 // "timed out", which FromGloo maps to DEADLINE_EXCEEDED), and every wait
@@ -282,13 +285,12 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
   auto input = context_->createUnboundBuffer(const_cast<char*>(in), bytes * n);
   auto sums = context_->createUnboundBuffer(scratch_.data(), 3 * bytes);
   const uint64_t slot = context_->nextSlot();
-  auto block = [n](int b) { return ((b % n) + n) % n; };
   for (int s = 0; s + 1 < n; ++s) {
     // The receive first, so that the peer's data has a place when it comes.
     sums->recv((r + n - 1) % n, slot, 2 * bytes, bytes);
     // Step 0 forwards an input block; later steps the last partial sum.
     if (s == 0) {
-      input->send((r + 1) % n, slot, block(r - 1) * bytes, bytes);
+      input->send((r + 1) % n, slot, RingBlock(r - 1, n) * bytes, bytes);
     } else {
       sums->send((r + 1) % n, slot, ((s - 1) % 2) * bytes, bytes);
     }
@@ -298,8 +300,8 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
       throw std::runtime_error("reduce_scatter ring step aborted");
     }
     char* target = s + 2 == n ? out : partial[s % 2];
-    ReduceElements(dtype, op, target, in + block(r - s - 2) * bytes, incoming,
-                   block_numel);
+    ReduceElements(dtype, op, target, in + RingBlock(r - s - 2, n) * bytes,
+                   incoming, block_numel);
   }
 }
 
@@ -315,10 +317,9 @@ void GlooCommunicator::RingAllGather(char* out, size_t bytes) {
   const int r = index();
   auto buffer = context_->createUnboundBuffer(out, bytes * n);
   const uint64_t slot = context_->nextSlot();
-  auto block = [n](int b) { return ((b % n) + n) % n; };
   for (int s = 0; s + 1 < n; ++s) {
-    buffer->recv((r + n - 1) % n, slot, block(r - s - 1) * bytes, bytes);
-    buffer->send((r + 1) % n, slot, block(r - s) * bytes, bytes);
+    buffer->recv((r + n - 1) % n, slot, RingBlock(r - s - 1, n) * bytes, bytes);
+    buffer->send((r + 1) % n, slot, RingBlock(r - s, n) * bytes, bytes);
     const bool sent = buffer->waitSend(options_.timeout);
     if (!buffer->waitRecv(options_.timeout) || !sent) {
       throw std::runtime_error("all_gather ring step aborted");

@@ -168,6 +168,28 @@ TEST(MeshCommandTest, BaseLatencyIsAFlagLikeTheCopyRate) {
   }
 }
 
+// --reduce_gbps sets the mesh's reduction rate; LinkFlags gives it back
+// after the other rates, as a links file holds them.
+TEST(MeshCommandTest, ReductionRateIsAFlagLikeTheCopyRate) {
+  const std::vector<std::string> argv = {"--mesh", "A=2",           "--base_us",
+                                         "3900",   "--reduce_gbps", "0.6"};
+  absl::StatusOr<Mesh> mesh =
+      MeshFromFlags(*CliArgs::Parse(argv, PlanFlags(), {}));
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  EXPECT_EQ(mesh->reduce_gbps(), 0.6);
+  EXPECT_EQ(LinkFlags(*mesh),
+            std::vector<std::string>({"--base_us 3900", "--reduce_gbps 0.6"}));
+  EXPECT_EQ(MeshLine("m", *mesh), "m  A=2  base_us 3900  reduce_gbps 0.6");
+  EXPECT_DOUBLE_EQ(Json::Parse(MeshJson("m", *mesh))["reduce_gbps"].number,
+                   0.6);
+  const std::vector<std::string> refused = {"--mesh", "A=2", "--reduce_gbps",
+                                            "quick"};
+  EXPECT_EQ(MeshFromFlags(*CliArgs::Parse(refused, PlanFlags(), {}))
+                .status()
+                .message(),
+            "--reduce_gbps: \"quick\" must be a number of GB/s");
+}
+
 TEST(MeshCommandTest, JsonHasEveryField) {
   const Json plain = Json::Parse(MeshJson("m", MeshWith({}, {})));
   EXPECT_EQ(plain["mesh_id"].string, "m");
@@ -177,6 +199,7 @@ TEST(MeshCommandTest, JsonHasEveryField) {
   EXPECT_TRUE(plain["links"].array.empty());
   EXPECT_EQ(plain["copy_gbps"].kind, Json::Kind::kNull);
   EXPECT_EQ(plain["base_us"].kind, Json::Kind::kNull);
+  EXPECT_EQ(plain["reduce_gbps"].kind, Json::Kind::kNull);
   EXPECT_EQ(plain["rank_map"].kind, Json::Kind::kNull);
 
   const Json linked = Json::Parse(

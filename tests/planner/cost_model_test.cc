@@ -163,6 +163,41 @@ TEST(CostModelTest, AMeasuredAllToAllLatencyIsItsGroups) {
             torch_without.LowerBound({1}).all_to_all_us);
 }
 
+// A measured reduction rate prices (n-1)/n of a reduce_scatter's and an
+// all_reduce's buffer per rank at it, and nothing else: not the other
+// collectives, not the search's bound (which stays below every price), not
+// the torch model.
+TEST(CostModelTest, AReductionRatePricesWhatRingsReduce) {
+  const Mesh reducing = *Mesh::Create({.shape = {4}, .reduce_gbps = 0.5});
+  const Mesh plain = MakeMesh({4});
+  const TensorSpec tensor = *TensorSpec::Create({64, 64}, DType::kFloat32);
+  const CostModel with(reducing, tensor, {});
+  const CostModel without(plain, tensor, {});
+  const int64_t bytes = 16384;
+  for (StepOp op : {StepOp::kAllGather, StepOp::kReduceScatter,
+                    StepOp::kAllReduce, StepOp::kAllToAll}) {
+    const bool reduces =
+        op == StepOp::kReduceScatter || op == StepOp::kAllReduce;
+    EXPECT_DOUBLE_EQ(with.CollectiveTime(op, {0}, bytes) -
+                         without.CollectiveTime(op, {0}, bytes),
+                     reduces ? 0.75 * bytes / 0.5e9 * 1e6 : 0)
+        << StepOpName(op);
+  }
+  // The bound leaves the reduction out: it only adds time.
+  EXPECT_EQ(with.LowerBound({0}).Time(bytes, 2),
+            without.LowerBound({0}).Time(bytes, 2));
+  EXPECT_DOUBLE_EQ(
+      PriceOf(reducing, {64, 64}, DType::kFloat32, "P(sum)", "S(0)", {0})
+          .time_us,
+      6.6 + 3 * 0.6 + 0.75 * 16384 / 87.7e9 * 1e6 + 0.75 * 16384 / 0.5e9 * 1e6);
+  EXPECT_EQ(PriceOf(reducing, {64, 64}, DType::kFloat32, "P(sum)", "R", {0},
+                    CostModelKind::kTorch)
+                .time_us,
+            PriceOf(plain, {64, 64}, DType::kFloat32, "P(sum)", "R", {0},
+                    CostModelKind::kTorch)
+                .time_us);
+}
+
 TEST(CostModelTest, AStridedGatherPaysForUnpackingAtTheCopyRate) {
   const Mesh mesh = *Mesh::Create({.shape = {4}, .copy_gbps = 2.0});
   const StepCost rows =

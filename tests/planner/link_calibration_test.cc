@@ -159,6 +159,31 @@ TEST(LinkCalibrationTest, RecoversTheBaseLatency) {
       Calibrate(mesh, Timings(mesh, ring))->mesh.base_us().has_value());
 }
 
+// Timings whose reduce_scatters and all_reduces also reduce at a known
+// rate give it back, and the links under it: the reduction is taken off
+// before the links are fitted. Timings without it give none.
+TEST(LinkCalibrationTest, RecoversTheReductionRate) {
+  const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
+  const LinkParams ring{0.1, 30};
+  EXPECT_FALSE(
+      Calibrate(mesh, Timings(mesh, ring))->mesh.reduce_gbps().has_value());
+  MeshSpec spec = TrueMesh(mesh, ring).ToSpec();
+  spec.reduce_gbps = 0.6;
+  absl::StatusOr<Calibration> c =
+      Calibrate(mesh, TimingsOn(*Mesh::Create(spec)));
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->mesh.reduce_gbps().has_value());
+  EXPECT_NEAR(*c->mesh.reduce_gbps(), 0.6, 0.6e-9);
+  EXPECT_FALSE(c->mesh.base_us().has_value());
+  ExpectLink(c->mesh.links()[0], kHosts);
+  ExpectLink(c->mesh.links()[1], kLocal);
+  ExpectLink(c->mesh.flattened_links()[0], ring);
+  for (const GroupCalibration& g : c->groups) {
+    EXPECT_NEAR(g.median_abs_error, 0, 1e-9);
+  }
+  for (double e : c->held_out_error) EXPECT_NEAR(e, 0, 1e-9);
+}
+
 TEST(LinkCalibrationTest, HeldOutErrorsPoolEveryGroupPerOp) {
   const Mesh mesh = MakeMesh({2, 4}, {{"A", "B"}});
   std::vector<CalibrationSample> samples = Timings(mesh, {0.1, 30});

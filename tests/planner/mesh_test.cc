@@ -187,6 +187,24 @@ TEST(MeshTest, BaseLatency) {
             "mesh.base_us: must be in [0, 1e+09] us, got -1");
 }
 
+// The reduction rate: validated, part of the mesh's identity only when
+// set, so meshes without it keep their ids.
+TEST(MeshTest, ReductionRate) {
+  MeshSpec spec{.shape = {2}, .dim_names = {"A"}, .base_us = 4000};
+  const Mesh plain = Mesh::Create(spec).value();
+  EXPECT_FALSE(plain.reduce_gbps().has_value());
+  EXPECT_EQ(plain.CanonicalText(false), "2|A||-:-;|base:4000");
+  spec.reduce_gbps = 0.75;
+  const Mesh reducing = Mesh::Create(spec).value();
+  EXPECT_EQ(reducing.CanonicalText(false), "2|A||-:-;|base:4000|reduce:0.75");
+  EXPECT_EQ(*reducing.reduce_gbps(), 0.75);
+  EXPECT_FALSE(reducing == plain);
+  EXPECT_EQ(Mesh::Create(reducing.ToSpec()).value(), reducing);
+  spec.reduce_gbps = 2e9;
+  EXPECT_EQ(Mesh::Create(spec).status().message(),
+            "mesh.reduce_gbps: must be in [1e-06, 1e+09] GB/s, got 2e+09");
+}
+
 // A link's all_to_all latency is in the canonical text only when set, so
 // meshes without one keep their ids; it is validated like a hop's.
 TEST(MeshTest, AllToAllLatency) {

@@ -99,7 +99,9 @@ inline void AddRandomAllToAllLatency(std::mt19937_64& rng, LinkParams& link) {
 // flattened groups, faster or slower than their dims' links, measured
 // all_to_all latencies for some dims and groups, and half the time a
 // measured base latency per collective (Mesh::base_us) up to a scheduler
-// tick's 4 ms, which makes plans of fewer steps pay.
+// tick's 4 ms, which makes plans of fewer steps pay, and half the time a
+// reduction rate (Mesh::reduce_gbps) as slow as CPUs shared by many ranks
+// reduce, which makes reduce_scatters and all_reduces pay.
 inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
   MeshSpec spec = c.mesh.ToSpec();
   spec.links.resize(spec.shape.size());
@@ -111,6 +113,9 @@ inline RandomCase WithRandomGroupLinks(std::mt19937_64& rng, RandomCase c) {
   }
   if (rng() % 2) {
     spec.base_us = std::uniform_real_distribution<double>(0, 4000)(rng);
+  }
+  if (rng() % 2) {
+    spec.reduce_gbps = std::uniform_real_distribution<double>(0.2, 20)(rng);
   }
   c.mesh = *Mesh::Create(spec);
   return c;

@@ -62,18 +62,25 @@ TEST(ConvertTest, FlattenedGroupLinksRoundTrip) {
   EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
 }
 
+// `mesh`, which sets one mesh-wide field, comes back from its proto with
+// its id, which differs from the id of the mesh without it.
+void ExpectRoundTripWithOwnId(const Mesh& mesh) {
+  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto::MeshToProto(mesh));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == mesh);
+  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
+  const Mesh plain = Mesh::Create({.shape = mesh.shape()}).value();
+  EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
+}
+
 TEST(ConvertTest, CopyRateRoundTrips) {
   const Mesh mesh = Mesh::Create({.shape = {4}, .copy_gbps = 3.25}).value();
   const v1::Mesh proto = proto::MeshToProto(mesh);
   ASSERT_TRUE(proto.has_copy_gbps());
   EXPECT_EQ(proto.copy_gbps(), 3.25);
-  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_TRUE(*back == mesh);
-  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
-  const Mesh plain = Mesh::Create({.shape = {4}}).value();
-  EXPECT_FALSE(proto::MeshToProto(plain).has_copy_gbps());
-  EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
+  EXPECT_FALSE(proto.has_base_us());
+  EXPECT_FALSE(proto.has_reduce_gbps());
+  ExpectRoundTripWithOwnId(mesh);
 }
 
 TEST(ConvertTest, BaseLatencyRoundTrips) {
@@ -81,13 +88,21 @@ TEST(ConvertTest, BaseLatencyRoundTrips) {
   const v1::Mesh proto = proto::MeshToProto(mesh);
   ASSERT_TRUE(proto.has_base_us());
   EXPECT_EQ(proto.base_us(), 3900);
-  absl::StatusOr<Mesh> back = proto::MeshFromProto(proto);
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_TRUE(*back == mesh);
-  EXPECT_EQ(proto::MeshId(*back), proto::MeshId(mesh));
-  const Mesh plain = Mesh::Create({.shape = {4}}).value();
-  EXPECT_FALSE(proto::MeshToProto(plain).has_base_us());
-  EXPECT_NE(proto::MeshId(plain), proto::MeshId(mesh));
+  EXPECT_FALSE(proto.has_copy_gbps());
+  ExpectRoundTripWithOwnId(mesh);
+}
+
+TEST(ConvertTest, ReductionRateRoundTrips) {
+  const Mesh mesh = Mesh::Create({.shape = {4}, .reduce_gbps = 0.6}).value();
+  const v1::Mesh proto = proto::MeshToProto(mesh);
+  ASSERT_TRUE(proto.has_reduce_gbps());
+  EXPECT_EQ(proto.reduce_gbps(), 0.6);
+  EXPECT_FALSE(proto.has_copy_gbps());
+  ExpectRoundTripWithOwnId(mesh);
+  v1::Mesh bad = proto;
+  bad.set_reduce_gbps(-1);
+  EXPECT_EQ(proto::MeshFromProto(bad).status().message(),
+            "mesh.reduce_gbps: must be in [1e-06, 1e+09] GB/s, got -1");
 }
 
 TEST(ConvertTest, AllToAllLatencyRoundTrips) {
