@@ -219,55 +219,69 @@ const LinkSample* ContiguousGather(const std::vector<GroupSample>& samples,
   return nullptr;
 }
 
-// The copy rate, GB/s, of the strided gathers of `sizes` that unpack at
-// least kLocalRateFitMinBytes: the median over them of their time beyond the
-// contiguous gather of their group and size (the same bytes over the same
-// links, timed in the same sweep, so link errors cancel) per unpacked byte,
-// as GB/s (a median of 0 or less: the mesh's fastest rate). A median, as
-// smaller copies drown in the timing noise of a busy machine either way.
-// nullopt without such pairs.
-std::optional<double> FitCopyRate(const ByGroup& by_group, Sizes sizes) {
+// What a sample does locally besides its collective: `size`, the bytes
+// that decide whether it is large enough to fit a rate to (at least
+// kLocalRateFitMinBytes), and `bytes`, those it copies or reduces. A size
+// of 0: the sample does no such work.
+struct LocalWork {
+  int64_t size = 0;
+  double bytes = 0;
+};
+
+// The median, over the samples whose `work` is large enough, of their time
+// beyond the contiguous gather of their group and size (the same bytes over
+// the same links, timed in the same sweep, so link errors cancel) per byte
+// of that work. A median, as smaller work drowns in the timing noise of a
+// busy machine either way. nullopt without such pairs.
+template <typename Work>
+std::optional<double> MedianUsPerLocalByte(const ByGroup& by_group, Work work) {
   std::vector<double> us_per_byte;
   for (const std::vector<GroupSample>& samples : by_group) {
     for (const GroupSample& s : samples) {
-      if (!IsStrided(s, sizes) ||
-          s.sample.packed_bytes < kLocalRateFitMinBytes) {
-        continue;
-      }
+      const LocalWork w = work(s);
+      if (w.size < kLocalRateFitMinBytes) continue;
       const LinkSample* plain = ContiguousGather(samples, s.size_index);
       if (plain == nullptr) continue;
-      us_per_byte.push_back((s.sample.time_us - plain->time_us) /
-                            static_cast<double>(s.sample.packed_bytes));
+      us_per_byte.push_back((s.sample.time_us - plain->time_us) / w.bytes);
     }
   }
   if (us_per_byte.empty()) return std::nullopt;
-  return RateOf(Median(us_per_byte), kMaxLinkBandwidthGBps);
+  return Median(us_per_byte);
+}
+
+// The copy rate, GB/s, of the strided gathers of `sizes` that unpack at
+// least kLocalRateFitMinBytes: their time beyond the contiguous gather per
+// unpacked byte (MedianUsPerLocalByte), as GB/s (a median of 0 or less:
+// the mesh's fastest rate). nullopt without such pairs.
+std::optional<double> FitCopyRate(const ByGroup& by_group, Sizes sizes) {
+  const std::optional<double> median =
+      MedianUsPerLocalByte(by_group, [sizes](const GroupSample& s) {
+        if (!IsStrided(s, sizes)) return LocalWork{};
+        return LocalWork{s.sample.packed_bytes,
+                         static_cast<double>(s.sample.packed_bytes)};
+      });
+  if (!median.has_value()) return std::nullopt;
+  return RateOf(*median, kMaxLinkBandwidthGBps);
 }
 
 // The reduction rate, GB/s, of the reduce_scatters of `sizes` of at least
-// kLocalRateFitMinBytes: the median over them of their time beyond the
-// contiguous gather of their group and size (the same bytes over the same
-// links and rounds) per byte each member reduces (ReducedFactor). nullopt
-// without such pairs, or where reduce_scatters take no longer (a median
-// of 0 or less: reductions cost nothing the links do not explain).
+// kLocalRateFitMinBytes: their time beyond the contiguous gather (the same
+// bytes over the same links and rounds) per byte each member reduces
+// (ReducedFactor; MedianUsPerLocalByte). nullopt without such pairs, or
+// where reduce_scatters take no longer (a median of 0 or less: reductions
+// cost nothing the links do not explain).
 std::optional<double> FitReduceRate(const ByGroup& by_group, Sizes sizes) {
-  std::vector<double> us_per_byte;
-  for (const std::vector<GroupSample>& samples : by_group) {
-    for (const GroupSample& s : samples) {
-      const LinkSample& rs = s.sample;
-      if (rs.op != StepOp::kReduceScatter || !OfSizes(s, sizes) ||
-          rs.bytes < kLocalRateFitMinBytes) {
-        continue;
-      }
-      const LinkSample* plain = ContiguousGather(samples, s.size_index);
-      if (plain == nullptr) continue;
-      us_per_byte.push_back(
-          (rs.time_us - plain->time_us) /
-          (ReducedFactor(rs.op, rs.members) * static_cast<double>(rs.bytes)));
-    }
-  }
-  if (us_per_byte.empty()) return std::nullopt;
-  return RateOf(Median(us_per_byte), std::nullopt);
+  const std::optional<double> median =
+      MedianUsPerLocalByte(by_group, [sizes](const GroupSample& s) {
+        const LinkSample& rs = s.sample;
+        if (rs.op != StepOp::kReduceScatter || !OfSizes(s, sizes)) {
+          return LocalWork{};
+        }
+        return LocalWork{rs.bytes, ReducedFactor(rs.op, rs.members) *
+                                       static_cast<double>(rs.bytes)};
+      });
+  if (!median.has_value()) return std::nullopt;
+  return RateOf(*median, std::nullopt);
 }
 
 // The median |relative error| of `mesh`'s predictions for the strided
