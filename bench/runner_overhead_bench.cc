@@ -1,6 +1,7 @@
 // What the runner adds to a collective on NCCL (issue 26's second
 // benchmark): per size, the raw all_gather on device buffers
-// (Communicator::AllGather, which returns once the collective is done)
+// (Communicator::AllGather, then the provider's Drain, which returns once
+// the collective is done)
 // against a whole run of a one-step plan doing that all_gather (S(0) -> R
 // on a 1-D mesh: RunRank in device memory, its digest exchange excluded,
 // its one host wait included), on the same communicator in the same
@@ -57,6 +58,7 @@ absl::StatusOr<double> RawSeconds(CommunicatorProvider& provider,
     const auto start = std::chrono::steady_clock::now();
     absl::Status s =
         (*comm)->AllGather(in, out->get(), block_bytes / 4, DType::kFloat32);
+    if (s.ok()) s = provider.Drain();
     if (!s.ok()) return s;
     const std::chrono::duration<double> took =
         std::chrono::steady_clock::now() - start;

@@ -119,11 +119,12 @@ absl::Status Labelled(const absl::Status& s, absl::string_view label) {
 
 BatchRunner::BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
                          BucketSchedule schedule, int64_t position,
-                         MemorySpace* space)
+                         CommunicatorProvider& provider, MemorySpace* space)
     : mesh_(mesh),
       plans_(std::move(plans)),
       schedule_(std::move(schedule)),
       position_(position),
+      provider_(&provider),
       space_(space),
       timer_(space) {}
 
@@ -159,7 +160,7 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
                      space, DigestNoun(plans.size()));
   if (!s.ok()) return s;
   std::unique_ptr<BatchRunner> runner(new BatchRunner(
-      mesh, std::move(plans), std::move(schedule), position, space));
+      mesh, std::move(plans), std::move(schedule), position, provider, space));
   runner->CompileTensors();
   s = runner->CompileBuckets(provider);
   if (s.ok()) s = runner->AllocateBuffers();
@@ -383,14 +384,11 @@ absl::Status BatchRunner::RunSingleInSpace(const CompiledBucket& c,
   absl::Status s = Move(c.before, buffers);
   if (s.ok() && c.calls_collective) {
     const CompiledStep& step = *c.single;
-    s = space_->Fence();
-    if (s.ok()) {
-      s = CallCollective(*c.comm, step.step.op,
-                         ReadableBuffer(c.io.send, buffers) + c.io.send_offset,
-                         WritableBuffer(c.io.recv, buffers), step.block,
-                         step.dtype,
-                         {step.step.reduce_op, step.step.avg_divisor});
-    }
+    s = CallCollective(*c.comm, step.step.op,
+                       ReadableBuffer(c.io.send, buffers) + c.io.send_offset,
+                       WritableBuffer(c.io.recv, buffers), step.block,
+                       step.dtype,
+                       {step.step.reduce_op, step.step.avg_divisor});
   }
   if (s.ok()) s = Move(c.after, buffers);
   return s;
@@ -422,12 +420,9 @@ absl::Status BatchRunner::RunShared(size_t b) {
   // Members of a group agree on the packed block: when it is empty nothing
   // moves on any of them.
   if (s.ok() && c.Block() > 0) {
-    if (space_ != nullptr) s = space_->Fence();
     char* result = bucket.op == StepOp::kAllReduce ? wire_[0] : wire_[1];
-    if (s.ok()) {
-      s = CallCollective(*c.comm, bucket.op, wire_[0], result, c.wire_numel,
-                         c.dtype, {bucket.reduce_op, bucket.avg_divisor});
-    }
+    s = CallCollective(*c.comm, bucket.op, wire_[0], result, c.wire_numel,
+                       c.dtype, {bucket.reduce_op, bucket.avg_divisor});
   }
   for (size_t k = 0; k < bucket.members.size() && s.ok(); ++k) {
     TensorState& state = tensors_[bucket.members[k].tensor];
@@ -508,7 +503,9 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
   const int64_t run_end = timer_.Now();
   timer_.Add(tail_start, run_end, &st.local_seconds);
   timer_.Add(run_start, run_end, &st.total_seconds);
-  // The run's one wait, then its times.
+  // The run's one wait (its collectives, then what follows the last one),
+  // then its times.
+  if (s.ok()) s = provider_->Drain();
   if (s.ok() && space_ != nullptr) s = space_->Synchronize();
   if (s.ok()) s = timer_.Resolve();
   if (!s.ok()) return s;

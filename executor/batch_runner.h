@@ -28,8 +28,10 @@
 // local steps, packing, unpacking — is compiled into the space's tables
 // at Compile (copy_program.h's CopiesOf, bucket_copies.h), the runner's
 // buffers are the space's, the caller's `in` and `out` must be too, and
-// Run enqueues everything, calling each collective after a Fence, and
-// waits once at its end (MemorySpace::Synchronize).
+// Run enqueues everything, each collective ordered after the copies before
+// it (by the backend, on the device), and waits once at its end: for its
+// collectives (CommunicatorProvider::Drain), then for the copies after the
+// last one (MemorySpace::Synchronize).
 //
 // Not thread-safe: one Run at a time per runner.
 #ifndef RESHARD_EXECUTOR_BATCH_RUNNER_H_
@@ -107,7 +109,8 @@ class BatchRunner {
 
  private:
   BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
-              BucketSchedule schedule, int64_t position, MemorySpace* space);
+              BucketSchedule schedule, int64_t position,
+              CommunicatorProvider& provider, MemorySpace* space);
   // Compile's phases: layouts and sizes, buckets and their communicators,
   // the buffers, and (with a space) every copy as the space's tables.
   void CompileTensors();
@@ -141,7 +144,8 @@ class BatchRunner {
   std::vector<Plan> plans_;
   BucketSchedule schedule_;
   int64_t position_;
-  MemorySpace* space_;  // null: host memory
+  CommunicatorProvider* provider_;  // Compile's: it owns the communicators
+  MemorySpace* space_;              // null: host memory
   RunTimer timer_;
   int64_t memory_bound_ = 0;
   int64_t step_bound_ = 0;

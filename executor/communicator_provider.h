@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "executor/communicator.h"
@@ -32,6 +33,15 @@ class CommunicatorProvider {
   // communicators; the owner then drops the provider. Gloo's calls end at
   // their timeout or when peers close: nothing to do (the default).
   virtual void Cancel(absl::string_view why) { (void)why; }
+
+  // Waits until every collective called on these communicators so far has
+  // completed, within each call's timeout, and returns the first failure
+  // (naming the call and its group). A backend whose calls complete on
+  // return (Gloo) has nothing to wait for (the default). NCCL's calls
+  // return once enqueued on the device, so a run calls Drain once, at its
+  // end, before the host reads what its collectives wrote
+  // (docs/DESIGN.md §6.1).
+  virtual absl::Status Drain() { return absl::OkStatus(); }
 };
 
 }  // namespace reshard::executor

@@ -10,9 +10,10 @@ namespace {
 
 // All-gathers one int64 per member of `world` into `digests` (this
 // member's slot already filled). With a space, through a buffer of the
-// space: a backend on device memory (NCCL) cannot read host memory.
-absl::Status GatherDigests(Communicator& world, MemorySpace* space,
-                           std::vector<int64_t>& digests) {
+// space: a backend on device memory (NCCL) cannot read host memory, and
+// its call returns before the digests arrive (Drain waits for them).
+absl::Status GatherDigests(CommunicatorProvider& provider, Communicator& world,
+                           MemorySpace* space, std::vector<int64_t>& digests) {
   const int64_t index = world.index();
   char* host = reinterpret_cast<char*>(digests.data());
   const int64_t slot = sizeof(int64_t);
@@ -26,6 +27,7 @@ absl::Status GatherDigests(Communicator& world, MemorySpace* space,
   absl::Status s =
       space->Upload(data + index * slot, host + index * slot, slot);
   if (s.ok()) s = world.AllGather(data + index * slot, data, 1, DType::kInt64);
+  if (s.ok()) s = provider.Drain();
   if (s.ok()) s = space->Download(host, data, bytes);
   return s;
 }
@@ -44,7 +46,7 @@ absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
   if (!world.ok()) return world.status();
   std::vector<int64_t> digests(ranks.size());
   digests[(*world)->index()] = static_cast<int64_t>(digest);
-  absl::Status s = GatherDigests(**world, space, digests);
+  absl::Status s = GatherDigests(provider, **world, space, digests);
   if (!s.ok()) return s;
   std::vector<int64_t> differing;
   for (size_t i = 0; i < digests.size(); ++i) {

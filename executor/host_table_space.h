@@ -23,7 +23,6 @@ class HostTableSpace : public MemorySpace {
   absl::StatusOr<const PreparedTable*> Prepare(DeviceCopyTable table) override;
   absl::Status Run(const PreparedTable& table,
                    const CopyBuffers& buffers) override;
-  absl::Status Fence() override { return absl::OkStatus(); }
   absl::Status Synchronize() override;
   absl::StatusOr<int64_t> Mark() override;
   absl::StatusOr<double> Between(int64_t from, int64_t to) override;

@@ -5,9 +5,9 @@
 // copy a run makes is compiled once into a DeviceCopyTable
 // (executor/device_copy_table.h) and enqueued in the space, the tensors
 // and wire buffers are the space's, and the host waits once per run
-// (Synchronize). HostTableSpace runs the same tables on host memory so
-// every machine tests the device path's logic; the CUDA space runs them
-// with one kernel launch each (executor/nccl/cuda_memory_space.h).
+// (the backend's Drain, then Synchronize). HostTableSpace runs the same tables
+// on host memory so every machine tests the device path's logic; the CUDA space
+// runs them with one kernel launch each (executor/nccl/cuda_memory_space.h).
 #ifndef RESHARD_EXECUTOR_MEMORY_SPACE_H_
 #define RESHARD_EXECUTOR_MEMORY_SPACE_H_
 
@@ -49,9 +49,6 @@ class MemorySpace {
   // space's pointers), after everything enqueued before.
   virtual absl::Status Run(const PreparedTable& table,
                            const CopyBuffers& buffers) = 0;
-  // Orders what is enqueued before the next collective call, whose
-  // backend may run on a stream of its own.
-  virtual absl::Status Fence() = 0;
   // Waits until everything enqueued is done: once per run.
   virtual absl::Status Synchronize() = 0;
 

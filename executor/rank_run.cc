@@ -174,6 +174,7 @@ absl::StatusOr<TensorCheck> CheckTensor(const Mesh& mesh, const Plan& plan,
     s = ReducePartials(mesh, plan, position, provider, buffers.Result(t),
                        bytes);
   }
+  if (s.ok()) s = provider.Drain();
   if (s.ok() && space != nullptr) {
     s = space->Download(host.data(), buffers.Result(t), bytes);
   }
@@ -212,6 +213,7 @@ ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
   ResultCheck out;
   out.status = ReducePartials(mesh, plan, position, provider, result.data(),
                               static_cast<int64_t>(result.size()));
+  if (out.status.ok()) out.status = provider.Drain();
   if (out.status.ok()) out.check = JudgeResult(mesh, plan, position, result);
   return out;
 }

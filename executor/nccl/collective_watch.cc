@@ -71,6 +71,10 @@ WatchAction CollectiveWatch::Cancel(absl::string_view why) {
       absl::StrCat("cancelled (", why, "); communicator aborted")));
 }
 
+void CollectiveWatch::Fail(absl::Status status) {
+  if (state_ != State::kAborted) Abort(std::move(status));
+}
+
 WatchAction CollectiveWatch::Abort(absl::Status status) {
   state_ = State::kAborted;
   status_ = std::move(status);

@@ -68,6 +68,11 @@ class CollectiveWatch {
   // kAbort either way; a communicator already aborted keeps its status.
   WatchAction Cancel(absl::string_view why);
 
+  // Aborts with `status`: the provider aborted this communicator because
+  // another one failed (docs/DESIGN.md §6.1). An abort keeps its first
+  // status.
+  void Fail(absl::Status status);
+
   // The last finished call's status: OK after kComplete, the abort's error
   // after kAbort (and from then on).
   const absl::Status& status() const { return status_; }

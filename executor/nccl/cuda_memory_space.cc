@@ -105,13 +105,6 @@ absl::Status CudaMemorySpace::Run(const PreparedTable& table,
   return absl::OkStatus();
 }
 
-absl::Status CudaMemorySpace::Fence() {
-  if (stream_ == nullptr) return absl::OkStatus();
-  const cudaError_t e = cudaStreamSynchronize(stream_);
-  if (e != cudaSuccess) return CudaError(name(), "cudaStreamSynchronize", e);
-  return absl::OkStatus();
-}
-
 absl::Status CudaMemorySpace::Synchronize() {
   ++synchronizations_;
   const cudaError_t e = cudaStreamSynchronize(StreamOf(stream_));

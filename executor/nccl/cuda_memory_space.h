@@ -2,11 +2,11 @@
 // whose buffers are cudaMalloc'd on one device and whose copy tables are
 // uploaded once at compile time and run with one kernel launch each
 // (nccl/copy_kernel.h), their zero fills as cudaMemsetAsync, on the
-// caller's stream. Ordering with the NCCL communicators' streams: on the
-// legacy default stream (the default), the communicators' streams —
-// created with default flags — wait for the copies without a host wait, so
-// Fence does nothing and a run waits on the host once (Synchronize); on a
-// caller's own stream, Fence waits for that stream before each collective.
+// caller's stream (the legacy default stream unless one is given). The NCCL
+// provider given the same stream (NcclOptions::stream) orders its
+// collectives with these copies by CUDA events, so a run waits on the host
+// only at its end (Drain, then Synchronize for the copies after the last
+// collective).
 // The header is CUDA-free (the stream is CUDA's opaque CUstream_st*, what
 // cudaStream_t is), so the product's adapters include it without CUDA.
 #ifndef RESHARD_EXECUTOR_NCCL_CUDA_MEMORY_SPACE_H_
@@ -38,7 +38,6 @@ class CudaMemorySpace : public MemorySpace {
   absl::StatusOr<const PreparedTable*> Prepare(DeviceCopyTable table) override;
   absl::Status Run(const PreparedTable& table,
                    const CopyBuffers& buffers) override;
-  absl::Status Fence() override;
   absl::Status Synchronize() override;
   // Marks are CUDA events from a pool kept across runs.
   absl::StatusOr<int64_t> Mark() override;

@@ -16,19 +16,46 @@
 #include "executor/nccl/divide_kernel.h"
 #include "executor/nccl/group_split.h"
 #include "executor/nccl/nccl_available.h"
+#include "executor/nccl/pending_collectives.h"
 
 namespace reshard::executor {
 
-// One NCCL communicator with its stream and its watchdog. `comm` is null
-// once aborted (ncclCommAbort frees it).
+// One NCCL communicator, its watchdog over what the host waits for (its
+// creation, a split from it, enqueueing a call) and the provider's stream
+// its work runs on. `comm` is null once aborted (ncclCommAbort frees it).
 struct NcclHandle {
-  NcclHandle(absl::Duration timeout, const CancelSignal* cancel)
-      : watch(timeout), cancel(cancel) {}
+  NcclHandle(absl::Duration timeout, const CancelSignal* cancel,
+             NcclStream* stream)
+      : watch(timeout), cancel(cancel), stream(stream) {}
   ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
   CollectiveWatch watch;
   const CancelSignal* cancel;  // the provider's: its run was cancelled
+  NcclStream* stream;          // the provider's
   std::string comm_name;       // NCCL's name for it (its logs); outlives config
+};
+
+// The provider's one CUDA stream: every communicator's work runs on it in
+// call order, so calls on different groups need no host wait between
+// them. It is ordered with the caller's stream by events both ways. The
+// calls enqueued and not yet seen complete are `pending`, call k's
+// completion being events[k] on communicator handles[k] (the slots are
+// reused once all have retired).
+struct NcclStream {
+  explicit NcclStream(absl::Duration timeout) : pending(timeout) {}
+  ~NcclStream() {
+    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    if (ready != nullptr) cudaEventDestroy(ready);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+  cudaStream_t stream = nullptr;
+  cudaStream_t caller = nullptr;  // the caller's stream
+  cudaEvent_t ready = nullptr;    // the caller's work before the next call
+  PendingCollectives pending;
+  std::vector<cudaEvent_t> events;
+  std::vector<NcclHandle*> handles;
+  size_t used = 0;                 // event slots in use
+  std::vector<NcclHandle*> comms;  // every communicator whose work runs here
+  int64_t host_waits = 0;
 };
 
 namespace {
@@ -70,6 +97,63 @@ WatchPoll PollComm(ncclComm_t comm) {
 void AbortHandle(NcclHandle& handle) {
   if (handle.comm != nullptr) ncclCommAbort(handle.comm);
   handle.comm = nullptr;
+}
+
+// Work queued behind a failed call can never run: every communicator on
+// the stream is aborted, and fails later calls fast with `why`.
+void AbortAll(NcclStream& work, const absl::Status& why) {
+  work.pending.Fail(why);
+  for (NcclHandle* handle : work.comms) {
+    AbortHandle(*handle);
+    handle->watch.Fail(why);
+  }
+}
+
+// The next call's work waits for what the caller enqueued before it.
+WatchPoll OrderAfterCaller(int device, NcclStream& work) {
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess) e = cudaEventRecord(work.ready, work.caller);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(work.stream, work.ready, 0);
+  if (e != cudaSuccess) {
+    return WatchPoll::Error(CudaText("ordering after the caller's stream", e));
+  }
+  return WatchPoll::InProgress();
+}
+
+// Records call k's completion on the stream and orders the caller's later
+// work after it; returns k.
+absl::StatusOr<int64_t> RecordCompletion(NcclStream& work, NcclHandle* handle) {
+  if (work.used == work.events.size()) {
+    cudaEvent_t event = nullptr;
+    const cudaError_t e =
+        cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      return absl::InternalError(CudaText("cudaEventCreateWithFlags", e));
+    }
+    work.events.push_back(event);
+    work.handles.push_back(nullptr);
+  }
+  const size_t k = work.used;
+  cudaError_t e = cudaEventRecord(work.events[k], work.stream);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(work.caller, work.events[k], 0);
+  if (e != cudaSuccess) {
+    return absl::InternalError(CudaText("recording the call's completion", e));
+  }
+  work.handles[k] = handle;
+  ++work.used;
+  return static_cast<int64_t>(k);
+}
+
+// The oldest pending call: failed when its communicator reports an
+// asynchronous error, done when its completion event has occurred.
+WatchPoll PollOldest(NcclStream& work) {
+  const int64_t k = work.pending.oldest();
+  WatchPoll p = PollComm(work.handles[k]->comm);
+  if (p.state != WatchPoll::State::kDone) return p;
+  const cudaError_t e = cudaEventQuery(work.events[k]);
+  if (e == cudaSuccess) return WatchPoll::Done();
+  if (e == cudaErrorNotReady) return WatchPoll::InProgress();
+  return WatchPoll::Error(CudaText("cudaEventQuery", e));
 }
 
 // Between polls: spin (yielding) for the first millisecond, which keeps
@@ -183,7 +267,7 @@ class NcclCommunicator : public Communicator {
                          DType dtype) override {
     return Call("all_gather", block_numel, {}, [&](ncclComm_t c) {
       return ncclAllGather(in, out, block_numel, NcclType(dtype), c,
-                           handle_->stream);
+                           handle_->stream->stream);
     });
   }
 
@@ -192,7 +276,7 @@ class NcclCommunicator : public Communicator {
     const Division d{data, block_numel, Divisor(reduction), dtype};
     return Call("all_reduce", block_numel, d, [&](ncclComm_t c) {
       return ncclAllReduce(data, data, block_numel, NcclType(dtype),
-                           NcclOp(reduction.op), c, handle_->stream);
+                           NcclOp(reduction.op), c, handle_->stream->stream);
     });
   }
 
@@ -201,7 +285,8 @@ class NcclCommunicator : public Communicator {
     const Division d{out, block_numel, Divisor(reduction), dtype};
     return Call("reduce_scatter", block_numel, d, [&](ncclComm_t c) {
       return ncclReduceScatter(in, out, block_numel, NcclType(dtype),
-                               NcclOp(reduction.op), c, handle_->stream);
+                               NcclOp(reduction.op), c,
+                               handle_->stream->stream);
     });
   }
 
@@ -220,26 +305,28 @@ class NcclCommunicator : public Communicator {
 
   ncclResult_t GroupedSendRecv(const char* in, char* out, int64_t block_numel,
                                DType dtype, ncclComm_t c);
-  WatchPoll PollCall(bool& enqueued, const Division& division);
+  absl::Status FollowEnqueue(const char* op, const Division& division);
 
-  // Begins `op` on the watch, enqueues it with `enqueue(comm)` and polls
-  // it (then its division) to the end. Empty blocks move nothing.
+  // Begins `op` on the watch, enqueues it with `enqueue(comm)` after the
+  // caller's work and polls until NCCL has enqueued it; then queues its
+  // division and its completion, which the provider's Drain waits for.
+  // Empty blocks move nothing. A failure aborts every communicator.
   template <typename Enqueue>
   absl::Status Call(const char* op, int64_t block_numel, Division division,
                     Enqueue enqueue) {
     if (block_numel == 0) return absl::OkStatus();
     absl::Status s = handle_->watch.Begin(op, name_, absl::Now());
     if (!s.ok()) return s;
-    WatchPoll first;
-    const cudaError_t e = cudaSetDevice(device_);
-    if (e != cudaSuccess) {
-      first = WatchPoll::Error(CudaText("cudaSetDevice", e));
-    } else {
+    NcclStream& work = *handle_->stream;
+    WatchPoll first = OrderAfterCaller(device_, work);
+    if (first.state != WatchPoll::State::kError) {
       first = AfterCall(op, enqueue(handle_->comm), handle_->comm);
     }
-    bool enqueued = false;
-    return Await(*handle_, std::move(first),
-                 [&] { return PollCall(enqueued, division); });
+    s = Await(*handle_, std::move(first),
+              [this] { return PollComm(handle_->comm); });
+    if (s.ok()) s = FollowEnqueue(op, division);
+    if (!s.ok()) AbortAll(work, s);
+    return s;
   }
 
   NcclHandle* handle_;  // owned by the provider
@@ -259,10 +346,11 @@ ncclResult_t NcclCommunicator::GroupedSendRecv(const char* in, char* out,
   if (r != ncclSuccess) return r;
   ncclResult_t first_error = ncclSuccess;
   for (int j = 0; j < size(); ++j) {
-    for (ncclResult_t q : {ncclSend(in + j * bytes, block_numel,
-                                    NcclType(dtype), j, c, handle_->stream),
-                           ncclRecv(out + j * bytes, block_numel,
-                                    NcclType(dtype), j, c, handle_->stream)}) {
+    for (ncclResult_t q :
+         {ncclSend(in + j * bytes, block_numel, NcclType(dtype), j, c,
+                   handle_->stream->stream),
+          ncclRecv(out + j * bytes, block_numel, NcclType(dtype), j, c,
+                   handle_->stream->stream)}) {
       if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
     }
   }
@@ -270,27 +358,28 @@ ncclResult_t NcclCommunicator::GroupedSendRecv(const char* in, char* out,
   return first_error != ncclSuccess ? first_error : r;
 }
 
-// One poll of the call in flight: first until NCCL has enqueued it (only
-// then may the division kernel follow it on the stream), then until the
-// stream has run it.
-WatchPoll NcclCommunicator::PollCall(bool& enqueued, const Division& division) {
-  WatchPoll p = PollComm(handle_->comm);
-  if (p.state != WatchPoll::State::kDone) return p;
-  if (!enqueued) {
-    enqueued = true;
-    if (division.divisor != 1) {
-      const cudaError_t e =
-          LaunchDivide(KernelType(division.dtype), division.data,
-                       division.count, division.divisor, handle_->stream);
-      if (e != cudaSuccess) {
-        return WatchPoll::Error(CudaText("avg division kernel", e));
-      }
+// After NCCL enqueued `op`: the avg division (which must follow it on the
+// stream), then the call's completion, pending until the provider drains.
+absl::Status NcclCommunicator::FollowEnqueue(const char* op,
+                                             const Division& division) {
+  NcclStream& work = *handle_->stream;
+  if (division.divisor != 1) {
+    const cudaError_t e =
+        LaunchDivide(KernelType(division.dtype), division.data, division.count,
+                     division.divisor, work.stream);
+    if (e != cudaSuccess) {
+      return absl::InternalError(absl::StrCat(
+          op, " on group ", name_, ": ", CudaText("avg division kernel", e),
+          "; communicator aborted"));
     }
   }
-  const cudaError_t e = cudaStreamQuery(handle_->stream);
-  if (e == cudaSuccess) return WatchPoll::Done();
-  if (e == cudaErrorNotReady) return WatchPoll::InProgress();
-  return WatchPoll::Error(CudaText("cudaStreamQuery", e));
+  absl::StatusOr<int64_t> k = RecordCompletion(work, handle_);
+  if (!k.ok()) {
+    return absl::InternalError(absl::StrCat(op, " on group ", name_, ": ",
+                                            k.status().message(),
+                                            "; communicator aborted"));
+  }
+  return work.pending.Add(op, name_, *k, absl::Now());
 }
 
 // Finalizes `handle`'s communicator within `timeout` and destroys it, or
@@ -314,8 +403,6 @@ bool Release(NcclHandle& handle, absl::Duration timeout, bool abort) {
     }
   }
   AbortHandle(handle);
-  if (handle.stream != nullptr) cudaStreamDestroy(handle.stream);
-  handle.stream = nullptr;
   return finished;
 }
 
@@ -339,6 +426,60 @@ NcclCommunicatorProvider::~NcclCommunicatorProvider() {
     abort = !Release(*handle, timeout, abort) || abort;
   }
   if (world_ != nullptr) Release(*world_, timeout, abort);
+  stream_.reset();
+}
+
+// The provider's stream and its ordering event, on the current device.
+absl::Status NcclCommunicatorProvider::CreateStream() {
+  if (stream_ != nullptr) return absl::OkStatus();
+  auto work = std::make_unique<NcclStream>(absl::FromChrono(options_.timeout));
+  cudaError_t e = cudaStreamCreate(&work->stream);
+  if (e == cudaSuccess) {
+    e = cudaEventCreateWithFlags(&work->ready, cudaEventDisableTiming);
+  }
+  if (e != cudaSuccess) {
+    return absl::InternalError(CudaText("creating the provider's stream", e));
+  }
+  work->caller =
+      options_.stream != nullptr ? options_.stream : cudaStreamLegacy;
+  stream_ = std::move(work);
+  return absl::OkStatus();
+}
+
+// The run's one wait: polls the oldest pending call (its communicator's
+// asynchronous error, its completion event) until none is left, each
+// within its timeout; a failure or a cancel aborts every communicator.
+absl::Status NcclCommunicatorProvider::Drain() {
+  if (stream_ == nullptr) return absl::OkStatus();
+  NcclStream& work = *stream_;
+  if (work.pending.empty()) return work.pending.status();
+  ++work.host_waits;
+  const cudaError_t e = cudaSetDevice(device_);
+  if (e != cudaSuccess) {
+    AbortAll(work, absl::InternalError(CudaText("cudaSetDevice", e)));
+    return work.pending.status();
+  }
+  const absl::Time start = absl::Now();
+  while (true) {
+    const WatchAction action =
+        cancel_.raised() ? work.pending.Cancel(cancel_.why())
+                         : work.pending.Observe(PollOldest(work), absl::Now());
+    switch (action) {
+      case WatchAction::kComplete:
+        work.used = 0;
+        return absl::OkStatus();
+      case WatchAction::kAbort:
+        AbortAll(work, work.pending.status());
+        return work.pending.status();
+      case WatchAction::kWait:
+        break;
+    }
+    Pause(start);
+  }
+}
+
+int64_t NcclCommunicatorProvider::host_waits() const {
+  return stream_ == nullptr ? 0 : stream_->host_waits;
 }
 
 namespace {
@@ -416,14 +557,12 @@ absl::Status NcclCommunicatorProvider::EnsureWorld() {
       ExchangeUniqueId(*store_, absl::StrCat(prefix_, "/nccl/world_id"), rank_,
                        options_.timeout);
   if (!id.ok()) return id.status();
+  absl::Status s = CreateStream();
+  if (!s.ok()) return s;
   auto handle = std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout),
-                                             &cancel_);
-  e = cudaStreamCreate(&handle->stream);
-  if (e != cudaSuccess)
-    return absl::InternalError(CudaText("cudaStreamCreate", e));
+                                             &cancel_, stream_.get());
   handle->comm_name = absl::StrCat(prefix_, "/world");
-  absl::Status s =
-      handle->watch.Begin("ncclCommInitRankConfig", "world", absl::Now());
+  s = handle->watch.Begin("ncclCommInitRankConfig", "world", absl::Now());
   if (!s.ok()) return s;
   ncclConfig_t config = NonBlockingConfig(handle->comm_name);
   const ncclResult_t r =
@@ -432,6 +571,7 @@ absl::Status NcclCommunicatorProvider::EnsureWorld() {
   const WatchPoll first = AfterCall("ncclCommInitRankConfig", r, handle->comm);
   NcclHandle& h = *handle;
   s = Await(h, first, [&h] { return PollComm(h.comm); });
+  stream_->comms.push_back(&h);
   world_ = std::move(handle);
   return s;
 }
@@ -456,10 +596,7 @@ absl::StatusOr<NcclHandle*> NcclCommunicatorProvider::Split(
   absl::StatusOr<GroupSplit> split = SplitForRanks(ranks, rank_);
   if (!split.ok()) return split.status();
   auto handle = std::make_unique<NcclHandle>(absl::FromChrono(options_.timeout),
-                                             &cancel_);
-  const cudaError_t e = cudaStreamCreate(&handle->stream);
-  if (e != cudaSuccess)
-    return absl::InternalError(CudaText("cudaStreamCreate", e));
+                                             &cancel_, stream_.get());
   handle->comm_name = absl::StrCat(prefix_, "/", name);
   absl::Status s = world_->watch.Begin("ncclCommSplit", name, absl::Now());
   if (!s.ok()) {
@@ -485,6 +622,7 @@ absl::StatusOr<NcclHandle*> NcclCommunicatorProvider::Split(
     return s;
   }
   NcclHandle* raw = handle.get();
+  stream_->comms.push_back(raw);
   splits_.emplace(ranks, std::move(handle));
   return raw;
 }

@@ -2,19 +2,20 @@
 // world communicator per provider (ncclCommInitRankConfig, its unique id passed
 // from rank 0 to the others through the caller's rendezvous store), one
 // communicator per group split from it (ncclCommSplit, GroupSplit's color
-// and key, so its ranks follow the group's order), one CUDA stream per
-// communicator. Every communicator is non-blocking: each call enqueues its
-// work and polls ncclCommGetAsyncError and cudaStreamQuery until done,
-// against the timeout (CollectiveWatch); a timeout or an asynchronous error
-// aborts the communicator (ncclCommAbort) and fails every later call on it
-// fast. all_to_all is grouped ncclSend/ncclRecv; bfloat16 and float16 use
-// NCCL's native types; avg (and {sum,avg} mixes) is an ncclSum followed by
-// an IEEE division kernel on the communicator's stream.
+// and key, so its ranks follow the group's order). all_to_all is grouped
+// ncclSend/ncclRecv; bfloat16 and float16 use NCCL's native types; avg (and
+// {sum,avg} mixes) is an ncclSum followed by an IEEE division kernel.
 //
-// Buffers are device pointers on this provider's device. A call returns
-// when its work is complete; its stream is created with the default flags,
-// so it waits for work the caller queued on the legacy default stream
-// (work on other streams must be synchronized by the caller first).
+// Buffers are device pointers on this provider's device. Every
+// communicator is non-blocking, and every call runs on the provider's one
+// stream, in call order: a call returns once NCCL has enqueued it (polled
+// against the timeout), ordered after the work the caller queued before it
+// on its stream and before what it queues after (CUDA events, no host
+// wait). Drain waits for every pending call, the run's one host wait,
+// watching the oldest one's progress and its communicator's asynchronous
+// error (PendingCollectives). A timeout, an asynchronous error or a cancel
+// aborts every communicator (ncclCommAbort) and fails every later call
+// fast.
 //
 // Creating a group is collective over the whole world communicator, not
 // only over the group (ncclCommSplit is): every rank must ask for its group
@@ -35,14 +36,20 @@
 #include "executor/communicator_provider.h"
 #include "executor/key_value_store.h"
 
+struct CUstream_st;
+
 namespace reshard::executor {
 
 struct NcclOptions {
   std::chrono::milliseconds timeout{30000};  // every call and store wait
   int device = -1;  // the CUDA device; -1: global rank mod the GPU count
+  // The stream the caller queues its own work on (its MemorySpace's, a
+  // cudaStream_t); null: the legacy default stream.
+  CUstream_st* stream = nullptr;
 };
 
-struct NcclHandle;  // one NCCL communicator, its stream and its watch
+struct NcclHandle;  // one NCCL communicator and its watch
+struct NcclStream;  // the provider's stream and its pending calls
 
 // Creates and caches this rank's NCCL communicators. `store` is shared by
 // every rank of the run (rank 0 publishes the world's unique id there);
@@ -67,8 +74,13 @@ class NcclCommunicatorProvider : public CommunicatorProvider {
   // communicator aborted (ncclCommAbort), instead of waiting out the
   // timeout for peers that stopped.
   void Cancel(absl::string_view why) override { cancel_.Raise(why); }
+  // Waits for every call enqueued so far (see above).
+  absl::Status Drain() override;
+  // How many times Drain waited for the device (tests: once per run).
+  int64_t host_waits() const;
 
  private:
+  absl::Status CreateStream();
   absl::Status EnsureWorld();
   absl::StatusOr<NcclHandle*> Split(const std::vector<int64_t>& ranks,
                                     absl::string_view name);
@@ -81,6 +93,7 @@ class NcclCommunicatorProvider : public CommunicatorProvider {
   NcclOptions options_;
   CancelSignal cancel_;
   int device_ = -1;
+  std::unique_ptr<NcclStream> stream_;
   std::unique_ptr<NcclHandle> world_;
   // One NCCL communicator per ordered rank tuple other than the world's
   // (0..n-1), shared by every name the tuple is asked for; one

@@ -12,6 +12,7 @@
 #include "executor/cancel_signal.h"
 #include "executor/nccl/collective_watch.h"
 #include "executor/nccl/group_split.h"
+#include "executor/nccl/pending_collectives.h"
 #include "gtest/gtest.h"
 #include "planner/mesh.h"
 
@@ -279,6 +280,126 @@ TEST_F(CollectiveWatchTest, CancelBetweenCallsAbortsToo) {
   EXPECT_EQ(watch_.status().message(),
             "cancelled (the dispatch stream ended); communicator aborted");
   EXPECT_FALSE(watch_.Begin("all_reduce", "A", t0_).ok());
+}
+
+TEST_F(CollectiveWatchTest, FailAbortsAnIdleWatchAndKeepsTheFirstCause) {
+  watch_.Fail(absl::InternalError("all_gather on group A: x; aborted"));
+  EXPECT_TRUE(watch_.aborted());
+  const absl::Status later = watch_.Begin("all_reduce", "B", t0_);
+  EXPECT_EQ(later.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(later.message(),
+            "all_reduce on group B: the communicator was aborted after an "
+            "earlier failure (all_gather on group A: x; aborted)");
+  watch_.Fail(absl::CancelledError("second"));
+  EXPECT_EQ(watch_.status().code(), absl::StatusCode::kInternal);
+}
+
+class PendingCollectivesTest : public ::testing::Test {
+ protected:
+  absl::Time At(int seconds) const { return t0_ + absl::Seconds(seconds); }
+
+  const absl::Time t0_ = absl::FromUnixSeconds(1000);
+  PendingCollectives pending_{absl::Seconds(30)};
+};
+
+// Calls retire oldest first; the run's one wait ends when the last does.
+TEST_F(PendingCollectivesTest, RetiresInOrderAndCompletesWhenEmpty) {
+  EXPECT_EQ(pending_.Observe(WatchPoll::InProgress(), t0_),
+            WatchAction::kComplete);
+  ASSERT_TRUE(pending_.Add("all_gather", "A", 7, t0_).ok());
+  ASSERT_TRUE(pending_.Add("all_reduce", "B", 8, t0_).ok());
+  ASSERT_TRUE(pending_.Add("all_to_all", "A_B", 9, t0_).ok());
+  EXPECT_EQ(pending_.size(), 3u);
+  EXPECT_EQ(pending_.oldest(), 7);
+  EXPECT_EQ(pending_.Observe(WatchPoll::InProgress(), At(1)),
+            WatchAction::kWait);
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(2)), WatchAction::kWait);
+  EXPECT_EQ(pending_.oldest(), 8);
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(3)), WatchAction::kWait);
+  EXPECT_EQ(pending_.oldest(), 9);
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(4)), WatchAction::kComplete);
+  EXPECT_TRUE(pending_.empty());
+  EXPECT_TRUE(pending_.status().ok());
+  // Later calls queue again from empty.
+  ASSERT_TRUE(pending_.Add("all_gather", "A", 1, At(5)).ok());
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(6)), WatchAction::kComplete);
+}
+
+// Each call gets the whole timeout from when the one before it finished:
+// calls of 20 s and 29 s run 49 s without a timeout.
+TEST_F(PendingCollectivesTest, EachCallsTimeoutStartsWhenTheOneBeforeEnds) {
+  for (int64_t token : {0, 1, 2}) {
+    ASSERT_TRUE(pending_.Add("all_gather", "A", token, t0_).ok());
+  }
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(20)), WatchAction::kWait);
+  EXPECT_EQ(pending_.Observe(WatchPoll::InProgress(), At(49)),
+            WatchAction::kWait);
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(49)), WatchAction::kWait);
+  EXPECT_EQ(pending_.Observe(WatchPoll::InProgress(), At(78)),
+            WatchAction::kWait);
+  EXPECT_EQ(pending_.Observe(WatchPoll::InProgress(), At(79)),
+            WatchAction::kAbort);
+  EXPECT_EQ(pending_.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(pending_.status().message(),
+            "all_gather on group A: no progress within 30 s; communicator "
+            "aborted");
+  EXPECT_TRUE(pending_.empty());
+}
+
+TEST_F(PendingCollectivesTest, AnErrorAbortsNamingTheOldestCall) {
+  ASSERT_TRUE(pending_.Add("reduce_scatter", "B_A", 0, t0_).ok());
+  ASSERT_TRUE(pending_.Add("all_gather", "A", 1, t0_).ok());
+  EXPECT_EQ(pending_.Observe(WatchPoll::Error("NCCL asynchronous error: "
+                                              "remote process exited"),
+                             At(1)),
+            WatchAction::kAbort);
+  EXPECT_TRUE(pending_.aborted());
+  EXPECT_TRUE(pending_.empty());
+  EXPECT_EQ(pending_.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(pending_.status().message(),
+            "reduce_scatter on group B_A: NCCL asynchronous error: remote "
+            "process exited; communicator aborted");
+  // Every later call fails fast with the cause; polls keep aborting.
+  const absl::Status later = pending_.Add("all_reduce", "C", 2, At(2));
+  EXPECT_EQ(later.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(later.message().find("remote process exited"), std::string::npos)
+      << later;
+  EXPECT_TRUE(pending_.empty());
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(3)), WatchAction::kAbort);
+}
+
+TEST_F(PendingCollectivesTest, CancelAbortsPendingCallsAndAnIdleQueue) {
+  ASSERT_TRUE(pending_.Add("all_to_all", "A_C", 0, t0_).ok());
+  EXPECT_EQ(pending_.Cancel("by the Coordinator"), WatchAction::kAbort);
+  EXPECT_TRUE(pending_.empty());
+  EXPECT_EQ(pending_.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(pending_.status().message(),
+            "all_to_all on group A_C: cancelled (by the Coordinator); "
+            "communicator aborted");
+  EXPECT_EQ(pending_.Cancel("again"), WatchAction::kAbort);
+  EXPECT_NE(pending_.status().message().find("by the Coordinator"),
+            std::string::npos);
+
+  PendingCollectives idle(absl::Seconds(1));
+  EXPECT_EQ(idle.Cancel("the dispatch stream ended"), WatchAction::kAbort);
+  EXPECT_EQ(idle.Add("all_gather", "A", 0, t0_).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+// A call that failed before it was pending (its enqueue timed out) fails
+// the calls queued before it and every later one with its cause.
+TEST_F(PendingCollectivesTest, FailDropsPendingCallsAndKeepsTheCause) {
+  ASSERT_TRUE(pending_.Add("all_gather", "A", 0, t0_).ok());
+  pending_.Fail(absl::DeadlineExceededError(
+      "all_reduce on group B: no progress within 30 s; communicator aborted"));
+  EXPECT_TRUE(pending_.empty());
+  EXPECT_TRUE(pending_.aborted());
+  EXPECT_EQ(pending_.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(pending_.Observe(WatchPoll::Done(), At(1)), WatchAction::kAbort);
+  const absl::Status later = pending_.Add("all_to_all", "C", 1, At(2));
+  EXPECT_EQ(later.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(later.message().find("all_reduce on group B"), std::string::npos)
+      << later;
 }
 
 TEST(CancelSignalTest, KeepsTheFirstReason) {

@@ -5,6 +5,13 @@
 // HostTableSpace that remembers its live allocations; the communicators of
 // a SpaceCheckingProvider fail any collective whose buffer is not inside
 // one, naming the op, the group and the buffer.
+//
+// It also holds the run to NCCL's completion contract: a collective call
+// may return before its data has arrived, and only the provider's Drain
+// waits for it. The space refuses to wait (Synchronize) or to read a
+// buffer back (Download) while a collective called since the last Drain
+// is undrained, which is where a run that forgot to Drain would read
+// incomplete results on a GPU.
 #ifndef RESHARD_TESTS_EXECUTOR_SPACE_CHECKING_H_
 #define RESHARD_TESTS_EXECUTOR_SPACE_CHECKING_H_
 
@@ -32,6 +39,18 @@ class RecordingSpace : public executor::HostTableSpace {
     live_.erase(buffer);
     HostTableSpace::Free(buffer);
   }
+  absl::Status Synchronize() override {
+    absl::Status s = CheckDrained("Synchronize");
+    return s.ok() ? HostTableSpace::Synchronize() : s;
+  }
+  absl::Status Download(char* to, const char* from, int64_t bytes) override {
+    absl::Status s = CheckDrained("Download");
+    return s.ok() ? HostTableSpace::Download(to, from, bytes) : s;
+  }
+  // A collective was called; the provider's Drain has waited for all.
+  void Called() { undrained_ = true; }
+  void Drained() { undrained_ = false; }
+
   // Whether [p, p + bytes) lies inside one live allocation.
   bool Holds(const void* p, int64_t bytes) const {
     const char* c = static_cast<const char*>(p);
@@ -42,13 +61,22 @@ class RecordingSpace : public executor::HostTableSpace {
   }
 
  private:
+  absl::Status CheckDrained(const char* call) const {
+    if (!undrained_) return absl::OkStatus();
+    return absl::InternalError(
+        absl::StrCat(call,
+                     " while a collective is undrained: its results "
+                     "may not have arrived"));
+  }
+
   std::map<const char*, int64_t> live_;
+  bool undrained_ = false;
 };
 
 class SpaceCheckingCommunicator : public executor::Communicator {
  public:
   SpaceCheckingCommunicator(executor::Communicator* inner,
-                            const RecordingSpace* space)
+                            RecordingSpace* space)
       : inner_(inner), space_(space) {}
 
   int index() const override { return inner_->index(); }
@@ -104,6 +132,7 @@ class SpaceCheckingCommunicator : public executor::Communicator {
   absl::Status Check(const char* op,
                      std::vector<std::pair<const void*, int>> buffers,
                      int64_t block_numel, DType dtype) const {
+    space_->Called();
     const int64_t block_bytes = block_numel * ItemSize(dtype);
     for (const auto& [p, blocks] : buffers) {
       const int64_t bytes = block_bytes * blocks;
@@ -117,13 +146,13 @@ class SpaceCheckingCommunicator : public executor::Communicator {
   }
 
   executor::Communicator* inner_;
-  const RecordingSpace* space_;
+  RecordingSpace* space_;
 };
 
 class SpaceCheckingProvider : public executor::CommunicatorProvider {
  public:
   SpaceCheckingProvider(executor::CommunicatorProvider* inner,
-                        const RecordingSpace* space)
+                        RecordingSpace* space)
       : inner_(inner), space_(space) {}
 
   absl::StatusOr<executor::Communicator*> Get(const std::vector<int64_t>& ranks,
@@ -137,9 +166,18 @@ class SpaceCheckingProvider : public executor::CommunicatorProvider {
     return wrapped.get();
   }
 
+  absl::Status Drain() override {
+    absl::Status s = inner_->Drain();
+    if (s.ok()) space_->Drained();
+    ++drains_;
+    return s;
+  }
+  int64_t drains() const { return drains_; }
+
  private:
   executor::CommunicatorProvider* inner_;
-  const RecordingSpace* space_;
+  RecordingSpace* space_;
+  int64_t drains_ = 0;
   std::map<executor::Communicator*, std::unique_ptr<SpaceCheckingCommunicator>>
       wrapped_;
 };
