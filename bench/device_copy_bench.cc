@@ -1,6 +1,8 @@
 // Local steps' data movement on a GPU (issue 26's first benchmark): each
 // case's copy program (executor/copy_program.h, as the device runner runs
-// it: a prepared table, one kernel launch) against cudaMemcpyAsync
+// it: a prepared table, one kernel launch; and again with every copy that
+// fits as a cudaMemcpy2DAsync/3DAsync, the "pitched us" column, 0 where
+// none fits, which decides PitchedPolicy's defaults) against cudaMemcpyAsync
 // device-to-device of the same bytes, the HBM limit, both timed with CUDA
 // events on the legacy default stream in the same run; medians of
 // --iters runs after 3 warm-ups, at 16 MiB and 256 MiB moved. Cases: an
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "executor/copy_program.h"
+#include "executor/device_copy_table.h"
 #include "executor/nccl/cuda_memory_space.h"
 #include "executor/nccl/nccl_available.h"
 #include "executor/step_exec.h"
@@ -123,21 +126,41 @@ absl::StatusOr<Buffers> Allocate(CudaMemorySpace& space,
   return b;
 }
 
-// One row of the table: the case's copies and the memcpy baseline.
+// Median seconds of `program` encoded under `policy`; 0 when the policy
+// sends no copy to a pitched copy but `pitched_only`.
+absl::StatusOr<double> TableSeconds(CudaMemorySpace& space,
+                                    const CopyProgram& program,
+                                    const PitchedPolicy& policy,
+                                    bool pitched_only,
+                                    const CopyBuffers& buffers, int iters) {
+  DeviceCopyTable encoded = EncodeForDevice(program, policy);
+  if (pitched_only && encoded.pitched.empty()) return 0.0;
+  absl::StatusOr<const PreparedTable*> table =
+      space.Prepare(std::move(encoded));
+  if (!table.ok()) return table.status();
+  return MedianSeconds(iters, [&] { (void)space.Run(**table, buffers); });
+}
+
+// One row of the table: the case's copies by the kernel alone, with every
+// copy that fits as a pitched copy (cudaMemcpy2DAsync/3DAsync), and the
+// memcpy baseline.
 absl::Status RunCase(CudaMemorySpace& space, const Case& c, int64_t bytes,
                      int iters) {
   CompiledStep step;
   absl::StatusOr<CopyProgram> program = ProgramOf(c, bytes, step);
   if (!program.ok()) return program.status();
-  absl::StatusOr<const PreparedTable*> table = PrepareProgram(space, *program);
-  if (!table.ok()) return table.status();
   absl::StatusOr<Buffers> b = Allocate(space, step);
   if (!b.ok()) return b.status();
   const CopyBuffers buffers{b->in.get(), b->out.get(), b->wire_in.get(),
                             b->wire_out.get()};
   const int64_t moved = Moved(*program);
-  const double step_s =
-      MedianSeconds(iters, [&] { (void)space.Run(**table, buffers); });
+  absl::StatusOr<double> step_s = TableSeconds(
+      space, *program, PitchedPolicy::Never(), false, buffers, iters);
+  absl::StatusOr<double> pitched_s = TableSeconds(
+      space, *program, PitchedPolicy::Always(), true, buffers, iters);
+  if (!step_s.ok() || !pitched_s.ok()) {
+    return step_s.ok() ? pitched_s.status() : step_s.status();
+  }
   // The baseline on buffers of its own, `moved` bytes each.
   absl::StatusOr<SpaceBuffer> from = AllocateIn(space, moved);
   absl::StatusOr<SpaceBuffer> to = AllocateIn(space, moved);
@@ -153,10 +176,11 @@ absl::Status RunCase(CudaMemorySpace& space, const Case& c, int64_t bytes,
     return absl::InternalError(std::string(c.name) + ": " +
                                cudaGetErrorString(e));
   }
-  std::printf("| %s | %lld MiB | %zu | %.1f | %.0f | %.1f | %.0f | %.2f |\n",
-              c.name, static_cast<long long>(moved >> 20),
-              program->copies.size(), step_s * 1e6, 2.0 * moved / step_s / 1e9,
-              copy_s * 1e6, 2.0 * moved / copy_s / 1e9, copy_s / step_s);
+  std::printf(
+      "| %s | %lld MiB | %zu | %.1f | %.0f | %.1f | %.1f | %.0f | %.2f |\n",
+      c.name, static_cast<long long>(moved >> 20), program->copies.size(),
+      *step_s * 1e6, 2.0 * moved / *step_s / 1e9, *pitched_s * 1e6,
+      copy_s * 1e6, 2.0 * moved / copy_s / 1e9, copy_s / *step_s);
   return absl::OkStatus();
 }
 
@@ -184,8 +208,8 @@ int Main(int argc, char** argv) {
       {"all_gather unpacking S(1)->R, 4 KiB rows", 4, "S(1)", "R", 4096, true},
   };
   std::printf(
-      "| case | moved | copies | step us | step GB/s | memcpy us | "
-      "memcpy GB/s | memcpy/step |\n|---|---|---|---|---|---|---|---|\n");
+      "| case | moved | copies | step us | step GB/s | pitched us | memcpy us "
+      "| memcpy GB/s | memcpy/step |\n|---|---|---|---|---|---|---|---|---|\n");
   int failed = 0;
   for (int64_t mib : {16, 256}) {
     for (const Case& c : cases) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,7 +36,8 @@ std::string BufferName(int32_t b) {
   }
 }
 
-// Every unit's destination range [begin, end), by buffer.
+// Every unit's and pitched row's destination range [begin, end), by
+// buffer.
 using Written = std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>;
 
 Written WrittenRanges(const DeviceCopyTable& table) {
@@ -46,17 +48,39 @@ Written WrittenRanges(const DeviceCopyTable& table) {
                    table.dims.data(), u);
     written[c.to].push_back({c.to_at, c.to_at + c.bytes});
   }
+  for (const PitchedCopy& p : table.pitched) {
+    for (int64_t z = 0; z < p.depth; ++z) {
+      for (int64_t y = 0; y < p.height; ++y) {
+        const int64_t at = p.to_offset + (z * p.to_slice_rows + y) * p.to_pitch;
+        written[p.to].push_back({at, at + p.width});
+      }
+    }
+  }
   return written;
+}
+
+// Every copy's source and destination buffer.
+std::vector<std::pair<int32_t, int32_t>> Ends(const DeviceCopyTable& table) {
+  std::vector<std::pair<int32_t, int32_t>> ends;
+  for (const DeviceCopyOp& op : table.ops) ends.push_back({op.from, op.to});
+  for (const PitchedCopy& p : table.pitched) ends.push_back({p.from, p.to});
+  return ends;
 }
 
 }  // namespace
 
-DeviceCopyTable EncodeForDevice(const CopyProgram& program) {
+DeviceCopyTable EncodeForDevice(const CopyProgram& program,
+                                const PitchedPolicy& policy) {
   DeviceCopyTable table;
   table.fills = program.fills;
   for (const StridedCopy& copy : program.copies) {
     const int64_t runs = Runs(copy);
     if (copy.run_bytes <= 0 || runs <= 0) continue;
+    if (std::optional<PitchedCopy> p = AsPitched(copy);
+        p.has_value() && WorthPitched(*p, policy)) {
+      table.pitched.push_back(*p);
+      continue;
+    }
     DeviceCopyOp op;
     op.from = static_cast<int32_t>(copy.from);
     op.to = static_cast<int32_t>(copy.to);
@@ -81,11 +105,12 @@ DeviceCopyTable EncodeForDevice(const CopyProgram& program) {
 }
 
 absl::Status CheckParallel(const DeviceCopyTable& table) {
-  for (const DeviceCopyOp& reader : table.ops) {
-    for (const DeviceCopyOp& writer : table.ops) {
-      if (reader.from == writer.to) {
+  const std::vector<std::pair<int32_t, int32_t>> ends = Ends(table);
+  for (const auto& reader : ends) {
+    for (const auto& writer : ends) {
+      if (reader.first == writer.second) {
         return absl::FailedPreconditionError(
-            absl::StrCat("a copy reads ", BufferName(reader.from),
+            absl::StrCat("a copy reads ", BufferName(reader.first),
                          ", which a copy of the same program writes"));
       }
     }
@@ -119,6 +144,7 @@ void RunTableOnHost(const DeviceCopyTable& table, const CopyBuffers& buffers) {
         ReadableBuffer(static_cast<CopyBuffer>(c.from), buffers) + c.from_at,
         static_cast<size_t>(c.bytes));
   }
+  for (const PitchedCopy& p : table.pitched) RunPitchedOnHost(p, buffers);
 }
 
 }  // namespace reshard::executor

@@ -97,6 +97,25 @@ RESHARD_HOST_DEVICE inline UnitCopy LocateUnit(const DeviceCopyOp* ops,
   return out;
 }
 
+// A strided copy that CUDA's pitched copies do in one call instead of the
+// kernel (executor/pitched_copy.h): `depth` slices of `height` rows of
+// `width` bytes, row y of slice z at (z * slice_rows + y) * pitch bytes
+// past each side's offset (cudaPitchedPtr's pitch and ysize). Depth 1 is
+// a cudaMemcpy2DAsync, more a cudaMemcpy3DAsync.
+struct PitchedCopy {
+  int32_t from = 0;  // CopyBuffer
+  int32_t to = 0;    // CopyBuffer
+  int64_t from_offset = 0;
+  int64_t to_offset = 0;
+  int64_t width = 0;
+  int64_t height = 1;
+  int64_t depth = 1;
+  int64_t from_pitch = 0;       // at least width
+  int64_t to_pitch = 0;         // at least width
+  int64_t from_slice_rows = 1;  // at least height
+  int64_t to_slice_rows = 1;    // at least height
+};
+
 }  // namespace reshard::executor
 
 #endif  // RESHARD_EXECUTOR_DEVICE_COPY_UNIT_H_

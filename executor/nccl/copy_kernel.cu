@@ -84,4 +84,26 @@ cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
   return cudaGetLastError();
 }
 
+cudaError_t EnqueuePitchedCopy(const PitchedCopy& copy,
+                               const DeviceCopyBuffers& buffers,
+                               cudaStream_t stream) {
+  const char* bases[] = {buffers.in, buffers.out, buffers.wire_in,
+                         buffers.wire_out};
+  char* from = const_cast<char*>(bases[copy.from]) + copy.from_offset;
+  char* to = const_cast<char*>(bases[copy.to]) + copy.to_offset;
+  if (copy.depth == 1) {
+    return cudaMemcpy2DAsync(to, copy.to_pitch, from, copy.from_pitch,
+                             copy.width, copy.height, cudaMemcpyDeviceToDevice,
+                             stream);
+  }
+  cudaMemcpy3DParms p = {};
+  p.srcPtr = make_cudaPitchedPtr(from, copy.from_pitch, copy.width,
+                                 copy.from_slice_rows);
+  p.dstPtr =
+      make_cudaPitchedPtr(to, copy.to_pitch, copy.width, copy.to_slice_rows);
+  p.extent = make_cudaExtent(copy.width, copy.height, copy.depth);
+  p.kind = cudaMemcpyDeviceToDevice;
+  return cudaMemcpy3DAsync(&p, stream);
+}
+
 }  // namespace reshard::executor

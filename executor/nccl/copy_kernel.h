@@ -31,6 +31,12 @@ cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
                             const DeviceCopyBuffers& buffers,
                             cudaStream_t stream);
 
+// Enqueues `copy` on `stream` as one cudaMemcpy2DAsync (depth 1) or
+// cudaMemcpy3DAsync, device to device. Returns the call's error.
+cudaError_t EnqueuePitchedCopy(const PitchedCopy& copy,
+                               const DeviceCopyBuffers& buffers,
+                               cudaStream_t stream);
+
 }  // namespace reshard::executor
 
 #endif  // RESHARD_EXECUTOR_NCCL_COPY_KERNEL_H_

@@ -102,6 +102,10 @@ absl::Status CudaMemorySpace::Run(const PreparedTable& table,
       static_cast<const int64_t*>(table.device_dims), table.table.units,
       LanesPerUnit(table.table.max_unit_bytes), device, stream);
   if (e != cudaSuccess) return CudaError(name(), "the copy kernel's launch", e);
+  for (const PitchedCopy& copy : table.table.pitched) {
+    const cudaError_t p = EnqueuePitchedCopy(copy, device, stream);
+    if (p != cudaSuccess) return CudaError(name(), "a pitched copy", p);
+  }
   return absl::OkStatus();
 }
 

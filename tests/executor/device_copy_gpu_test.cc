@@ -4,8 +4,9 @@
 // program run on the host (RESHARD_DEVICE_COPY_PROGRAMS sets how many:
 // fewer under compute-sanitizer). Every other program runs with the
 // table's own threads per unit (LanesPerUnit), the rest with each count
-// from 1 to 256 in turn: the result must not depend on it. Skips without
-// a usable GPU.
+// from 1 to 256 in turn: the result must not depend on it. Half the
+// programs send every copy that fits to cudaMemcpy2DAsync/3DAsync
+// (executor/pitched_copy.h) instead. Skips without a usable GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -72,6 +73,9 @@ std::string RunOnDevice(const DeviceCopyTable& table, int lanes,
                       static_cast<int32_t>(table.ops.size()),
                       reinterpret_cast<const int64_t*>(dims.data()),
                       table.units, lanes, device, nullptr);
+  for (const PitchedCopy& copy : table.pitched) {
+    if (e == cudaSuccess) e = EnqueuePitchedCopy(copy, device, nullptr);
+  }
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) return cudaGetErrorName(e);
   const bool downloaded = out.Download(buffers.out) &&
@@ -95,7 +99,11 @@ TEST(DeviceCopyGpuTest, TenThousandProgramsMatchTheHostByteForByte) {
         testing::ProgramBuffers host(step, rng);
         testing::ProgramBuffers device = host;
         RunOnHost(program, host.Pointers());
-        const DeviceCopyTable table = EncodeForDevice(program);
+        // Half the programs send every copy that fits to CUDA's pitched
+        // copies, half send none.
+        const DeviceCopyTable table =
+            EncodeForDevice(program, index % 4 < 2 ? PitchedPolicy::Always()
+                                                   : PitchedPolicy::Never());
         const int lanes = index % 2 == 0 ? LanesPerUnit(table.max_unit_bytes)
                                          : 1 << (index / 2 % 9);
         ++index;

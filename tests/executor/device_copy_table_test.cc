@@ -4,7 +4,10 @@
 // random steps, and every program may run its copies at once.
 #include "executor/device_copy_table.h"
 
+#include <optional>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/executor/device_copy_steps.h"
@@ -32,6 +35,121 @@ TEST(DeviceCopyTableTest, TenThousandProgramsRunByUnitsMatchTheirCopies) {
       });
   EXPECT_GE(visited, 10000);
   EXPECT_GT(units, visited);  // most programs have several units
+}
+
+// The same programs with every copy that fits sent to CUDA's pitched
+// copies: their host form (what cudaMemcpy2DAsync/3DAsync do) and the
+// kernel's units for the rest still do exactly what the program does.
+TEST(DeviceCopyTableTest, TenThousandProgramsWithPitchedCopiesMatch) {
+  std::mt19937_64 rng(2029);
+  int64_t pitched = 0, slices = 0;
+  const int visited = testing::ForEachStepProgram(
+      10000, rng,
+      [&](const CompiledStep& step, const CopyProgram& program,
+          const std::string& label) {
+        const DeviceCopyTable table =
+            EncodeForDevice(program, PitchedPolicy::Always());
+        pitched += static_cast<int64_t>(table.pitched.size());
+        for (const PitchedCopy& p : table.pitched) slices += p.depth > 1;
+        const absl::Status parallel = CheckParallel(table);
+        EXPECT_TRUE(parallel.ok()) << label << ": " << parallel;
+        testing::ProgramBuffers copies(step, rng);
+        testing::ProgramBuffers routed = copies;
+        RunOnHost(program, copies.Pointers());
+        RunTableOnHost(table, routed.Pointers());
+        EXPECT_TRUE(routed == copies) << label;
+        return !::testing::Test::HasFailure();
+      });
+  EXPECT_GE(visited, 10000);
+  EXPECT_GT(pitched, visited);  // most programs have pitched copies
+  EXPECT_GT(slices, 100);       // and many of them are 3-D
+}
+
+StridedCopy Strided(int64_t run_bytes, std::vector<int64_t> counts,
+                    std::vector<int64_t> from_strides,
+                    std::vector<int64_t> to_strides) {
+  StridedCopy copy;
+  copy.from = CopyBuffer::kIn;
+  copy.to = CopyBuffer::kWireOut;
+  copy.from_offset = 3;
+  copy.to_offset = 5;
+  copy.run_bytes = run_bytes;
+  copy.counts = std::move(counts);
+  copy.from_strides = std::move(from_strides);
+  copy.to_strides = std::move(to_strides);
+  return copy;
+}
+
+// Which loops fit a pitched copy, and how they map onto one.
+TEST(PitchedCopyTest, LoopsMapOntoRowsAndSlicesOrDoNotFit) {
+  const std::optional<PitchedCopy> flat = AsPitched(Strided(100, {}, {}, {}));
+  ASSERT_TRUE(flat.has_value());
+  EXPECT_EQ(flat->width, 100);
+  EXPECT_EQ(flat->height * flat->depth, 1);
+  EXPECT_EQ(flat->from_offset, 3);
+  EXPECT_EQ(flat->to, static_cast<int32_t>(CopyBuffer::kWireOut));
+
+  // Slices of rows; a loop of one iteration is no loop.
+  const std::optional<PitchedCopy> box =
+      AsPitched(Strided(64, {3, 1, 5}, {4000, 7, 200}, {960, 9, 64}));
+  ASSERT_TRUE(box.has_value());
+  EXPECT_EQ(box->depth, 3);
+  EXPECT_EQ(box->height, 5);
+  EXPECT_EQ(box->from_pitch, 200);
+  EXPECT_EQ(box->from_slice_rows, 20);
+  EXPECT_EQ(box->to_pitch, 64);
+  EXPECT_EQ(box->to_slice_rows, 15);
+  // Its rows land where the strided copy puts them.
+  CopyProgram program;
+  program.copies = {Strided(64, {3, 1, 5}, {4000, 7, 200}, {960, 9, 64})};
+  std::vector<char> in(3 * 4000), strided(3 * 960 + 64, 0), rows = strided;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<char>(i * 7);
+  RunOnHost(program, {in.data(), nullptr, nullptr, strided.data()});
+  RunPitchedOnHost(*box, {in.data(), nullptr, nullptr, rows.data()});
+  EXPECT_EQ(rows, strided);
+
+  // Rows that overlap or repeat, slices that are not whole rows or cut
+  // into the slice before, and three loops stay with the kernel.
+  EXPECT_FALSE(AsPitched(Strided(64, {5}, {32}, {64})).has_value());
+  EXPECT_FALSE(AsPitched(Strided(64, {5}, {0}, {64})).has_value());
+  EXPECT_FALSE(AsPitched(Strided(64, {5}, {-64}, {64})).has_value());
+  EXPECT_FALSE(
+      AsPitched(Strided(64, {3, 5}, {1100, 200}, {320, 64})).has_value());
+  EXPECT_FALSE(
+      AsPitched(Strided(64, {3, 5}, {800, 200}, {320, 64})).has_value());
+  EXPECT_FALSE(
+      AsPitched(Strided(8, {2, 3, 4}, {96, 32, 8}, {96, 32, 8})).has_value());
+  EXPECT_FALSE(AsPitched(Strided(64, {5}, {int64_t{1} << 31}, {64})));
+}
+
+// The default policy sends only long rows of large copies; the table
+// keeps them out of its units and counts them in its parallel check.
+TEST(PitchedCopyTest, TheDefaultPolicySendsLongRowsOfLargeCopies) {
+  const int64_t rows = (int64_t{16} << 20) / kDeviceChunkBytes;
+  CopyProgram program;
+  program.copies = {Strided(kDeviceChunkBytes, {rows}, {2 * kDeviceChunkBytes},
+                            {kDeviceChunkBytes}),
+                    Strided(kDeviceChunkBytes, {rows / 2}, {kDeviceChunkBytes},
+                            {kDeviceChunkBytes}),
+                    Strided(64, {rows * 64}, {64}, {64})};
+  program.copies[1].to = CopyBuffer::kOut;
+  program.copies[2].to = CopyBuffer::kWireIn;
+  const DeviceCopyTable table = EncodeForDevice(program);
+  ASSERT_EQ(table.pitched.size(), 1u);
+  EXPECT_EQ(table.pitched[0].height, rows);
+  EXPECT_EQ(table.ops.size(), 2u);
+  EXPECT_EQ(EncodeForDevice(program, PitchedPolicy::Never()).pitched.size(),
+            0u);
+  EXPECT_EQ(EncodeForDevice(program, PitchedPolicy::Always()).pitched.size(),
+            3u);
+
+  CopyProgram twice;
+  twice.copies = {Strided(64, {4}, {64}, {64}), Strided(64, {2}, {64}, {64})};
+  twice.copies[1].from_offset = 1000;
+  const absl::Status s =
+      CheckParallel(EncodeForDevice(twice, PitchedPolicy::Always()));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "bytes [5, 69) of wire_out are written twice");
 }
 
 // A run longer than a unit is split into whole chunks and a remainder;
