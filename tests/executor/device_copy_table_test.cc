@@ -15,54 +15,56 @@
 namespace reshard::executor {
 namespace {
 
-TEST(DeviceCopyTableTest, TenThousandProgramsRunByUnitsMatchTheirCopies) {
-  std::mt19937_64 rng(2027);
+// What the tables of 10,000+ programs of random steps held.
+struct Encoded {
+  int programs = 0;
   int64_t units = 0;
-  const int visited = testing::ForEachStepProgram(
+  int64_t pitched = 0;  // pitched copies
+  int64_t slices = 0;   // pitched copies of more than one slice
+};
+
+// Encodes each program under `policy` and runs its table on host memory:
+// it must do exactly what the program does, and may run all at once.
+Encoded ExpectTablesDoWhatTheirProgramsDo(uint64_t seed,
+                                          const PitchedPolicy& policy) {
+  std::mt19937_64 rng(seed);
+  Encoded seen;
+  seen.programs = testing::ForEachStepProgram(
       10000, rng,
       [&](const CompiledStep& step, const CopyProgram& program,
           const std::string& label) {
-        const DeviceCopyTable table = EncodeForDevice(program);
-        units += table.units;
+        const DeviceCopyTable table = EncodeForDevice(program, policy);
+        seen.units += table.units;
+        seen.pitched += static_cast<int64_t>(table.pitched.size());
+        for (const PitchedCopy& p : table.pitched) seen.slices += p.depth > 1;
         const absl::Status parallel = CheckParallel(table);
         EXPECT_TRUE(parallel.ok()) << label << ": " << parallel;
         testing::ProgramBuffers copies(step, rng);
-        testing::ProgramBuffers by_units = copies;
+        testing::ProgramBuffers by_table = copies;
         RunOnHost(program, copies.Pointers());
-        RunTableOnHost(table, by_units.Pointers());
-        EXPECT_TRUE(by_units == copies) << label;
+        RunTableOnHost(table, by_table.Pointers());
+        EXPECT_TRUE(by_table == copies) << label;
         return !::testing::Test::HasFailure();
       });
-  EXPECT_GE(visited, 10000);
-  EXPECT_GT(units, visited);  // most programs have several units
+  EXPECT_GE(seen.programs, 10000);
+  return seen;
 }
 
-// The same programs with every copy that fits sent to CUDA's pitched
-// copies: their host form (what cudaMemcpy2DAsync/3DAsync do) and the
-// kernel's units for the rest still do exactly what the program does.
+TEST(DeviceCopyTableTest, TenThousandProgramsRunByUnitsMatchTheirCopies) {
+  const Encoded seen =
+      ExpectTablesDoWhatTheirProgramsDo(2027, PitchedPolicy::Never());
+  EXPECT_GT(seen.units, seen.programs);  // most programs have several units
+  EXPECT_EQ(seen.pitched, 0);
+}
+
+// The same with every copy that fits sent to CUDA's pitched copies: their
+// host form (what cudaMemcpy2DAsync/3DAsync do) and the kernel's units
+// for the rest still do exactly what the program does.
 TEST(DeviceCopyTableTest, TenThousandProgramsWithPitchedCopiesMatch) {
-  std::mt19937_64 rng(2029);
-  int64_t pitched = 0, slices = 0;
-  const int visited = testing::ForEachStepProgram(
-      10000, rng,
-      [&](const CompiledStep& step, const CopyProgram& program,
-          const std::string& label) {
-        const DeviceCopyTable table =
-            EncodeForDevice(program, PitchedPolicy::Always());
-        pitched += static_cast<int64_t>(table.pitched.size());
-        for (const PitchedCopy& p : table.pitched) slices += p.depth > 1;
-        const absl::Status parallel = CheckParallel(table);
-        EXPECT_TRUE(parallel.ok()) << label << ": " << parallel;
-        testing::ProgramBuffers copies(step, rng);
-        testing::ProgramBuffers routed = copies;
-        RunOnHost(program, copies.Pointers());
-        RunTableOnHost(table, routed.Pointers());
-        EXPECT_TRUE(routed == copies) << label;
-        return !::testing::Test::HasFailure();
-      });
-  EXPECT_GE(visited, 10000);
-  EXPECT_GT(pitched, visited);  // most programs have pitched copies
-  EXPECT_GT(slices, 100);       // and many of them are 3-D
+  const Encoded seen =
+      ExpectTablesDoWhatTheirProgramsDo(2029, PitchedPolicy::Always());
+  EXPECT_GT(seen.pitched, seen.programs);  // most have pitched copies
+  EXPECT_GT(seen.slices, 100);             // and many of them are 3-D
 }
 
 StridedCopy Strided(int64_t run_bytes, std::vector<int64_t> counts,
