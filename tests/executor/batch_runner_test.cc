@@ -120,6 +120,17 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
       out = absl::StrCat("waited ", space.synchronizations(), " times, not ",
                          waits);
     }
+    // The collectives are drained once per execution, not per bucket,
+    // plus once for the digest exchange and once per tensor's validation.
+    int64_t drains = 0;
+    for (const BatchCase* c : cases) {
+      drains += 2 * ((c->mesh.world_size() > 1 ? 1 : 0) + 2 +
+                     static_cast<int64_t>(c->plans.size()));
+    }
+    if (tables && checked.drains() != drains) {
+      out = absl::StrCat("waited for collectives ", checked.drains(),
+                         " times, not ", drains);
+    }
     return out;
   };
   absl::StatusOr<std::vector<executor::ChildResult>> children =
