@@ -320,7 +320,11 @@ class NcclCommunicator : public Communicator {
     NcclStream& work = *handle_->stream;
     WatchPoll first = OrderAfterCaller(device_, work);
     if (first.state != WatchPoll::State::kError) {
-      first = AfterCall(op, enqueue(handle_->comm), handle_->comm);
+      // Enqueued already (ncclSuccess): the communicator's state at once,
+      // without a pause first.
+      const ncclResult_t r = enqueue(handle_->comm);
+      first = r == ncclSuccess ? PollComm(handle_->comm)
+                               : AfterCall(op, r, handle_->comm);
     }
     s = Await(*handle_, std::move(first),
               [this] { return PollComm(handle_->comm); });
