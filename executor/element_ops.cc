@@ -20,6 +20,25 @@ float BitsFloat(uint32_t bits) {
   return value;
 }
 
+float WidenBFloat16(uint16_t bits) {
+  return BitsFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+// Round to nearest even, a NaN kept a (quiet) NaN; a select, not a branch,
+// so that reductions over bfloat16 vectorize.
+uint16_t RoundBFloat16(float value) {
+  const uint32_t bits = FloatBits(value);
+  const uint32_t rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  const uint32_t quiet_nan = (bits >> 16) | 0x40;
+  const bool nan = (bits & 0x7fffffff) > 0x7f800000;
+  return static_cast<uint16_t>(nan ? quiet_nan : rounded);
+}
+
+// The loops below are built twice, for AVX2 and for the baseline x86-64,
+// and the loader picks one for the machine (GCC's target_clones): twice
+// the width where AVX2 exists, without requiring it.
+#define RESHARD_VECTOR_LOOP __attribute__((target_clones("avx2", "default")))
+
 // op(a, b) for one element; `kOp` is a template argument so that each
 // reduction's loop holds no branch and vectorizes (element_ops.cc is built
 // with -O3: executor/CMakeLists.txt).
@@ -40,7 +59,8 @@ T Combine(T a, T b) {
 }
 
 template <ReduceOp kOp, typename T>
-void ReduceTyped(void* out, const void* a, const void* b, int64_t count) {
+RESHARD_VECTOR_LOOP void ReduceTyped(void* out, const void* a, const void* b,
+                                     int64_t count) {
   T* o = static_cast<T*>(out);
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
@@ -49,7 +69,8 @@ void ReduceTyped(void* out, const void* a, const void* b, int64_t count) {
 
 // 16-bit floats: combine in float, round once per element.
 template <ReduceOp kOp, float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void ReduceHalf(void* out, const void* a, const void* b, int64_t count) {
+RESHARD_VECTOR_LOOP void ReduceHalf(void* out, const void* a, const void* b,
+                                    int64_t count) {
   uint16_t* o = static_cast<uint16_t*>(out);
   const uint16_t* x = static_cast<const uint16_t*>(a);
   const uint16_t* y = static_cast<const uint16_t*>(b);
@@ -59,14 +80,14 @@ void ReduceHalf(void* out, const void* a, const void* b, int64_t count) {
 }
 
 template <typename T>
-void DivideTyped(void* x, int64_t count, int64_t divisor) {
+RESHARD_VECTOR_LOOP void DivideTyped(void* x, int64_t count, int64_t divisor) {
   T* v = static_cast<T*>(x);
   const T d = static_cast<T>(divisor);
   for (int64_t k = 0; k < count; ++k) v[k] = v[k] / d;
 }
 
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void DivideHalf(void* x, int64_t count, int64_t divisor) {
+RESHARD_VECTOR_LOOP void DivideHalf(void* x, int64_t count, int64_t divisor) {
   uint16_t* v = static_cast<uint16_t*>(x);
   const float d = static_cast<float>(divisor);
   for (int64_t k = 0; k < count; ++k) v[k] = Narrow(Widen(v[k]) / d);
@@ -85,8 +106,7 @@ void ReduceByType(DType dtype, void* out, const void* a, const void* b,
     case DType::kInt64:
       return ReduceTyped<kOp, int64_t>(out, a, b, count);
     case DType::kBFloat16:
-      return ReduceHalf<kOp, BFloat16ToFloat, FloatToBFloat16>(out, a, b,
-                                                               count);
+      return ReduceHalf<kOp, WidenBFloat16, RoundBFloat16>(out, a, b, count);
     case DType::kFloat16:
       return ReduceHalf<kOp, Float16ToFloat, FloatToFloat16>(out, a, b, count);
   }
@@ -94,16 +114,9 @@ void ReduceByType(DType dtype, void* out, const void* a, const void* b,
 
 }  // namespace
 
-float BFloat16ToFloat(uint16_t bits) {
-  return BitsFloat(static_cast<uint32_t>(bits) << 16);
-}
+float BFloat16ToFloat(uint16_t bits) { return WidenBFloat16(bits); }
 
-uint16_t FloatToBFloat16(float value) {
-  const uint32_t bits = FloatBits(value);
-  if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x40);
-  const uint32_t rounding = 0x7fff + ((bits >> 16) & 1);
-  return static_cast<uint16_t>((bits + rounding) >> 16);
-}
+uint16_t FloatToBFloat16(float value) { return RoundBFloat16(value); }
 
 float Float16ToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -157,7 +170,7 @@ void DivideElements(DType dtype, void* x, int64_t count, int64_t divisor) {
     case DType::kInt64:
       return DivideTyped<int64_t>(x, count, divisor);
     case DType::kBFloat16:
-      return DivideHalf<BFloat16ToFloat, FloatToBFloat16>(x, count, divisor);
+      return DivideHalf<WidenBFloat16, RoundBFloat16>(x, count, divisor);
     case DType::kFloat16:
       return DivideHalf<Float16ToFloat, FloatToFloat16>(x, count, divisor);
   }

@@ -48,6 +48,39 @@ TEST(ElementOpsTest, HalfConversionsRoundToNearestEven) {
   }
 }
 
+// bfloat16 rounding is a select, not a branch (so its loops vectorize):
+// on bit patterns spread over every float, and on every NaN edge (a
+// payload that rounding would carry into infinity), it is round to
+// nearest even with NaN kept NaN, as a reduction over bfloat16 is too.
+TEST(ElementOpsTest, BFloat16RoundingOverSpreadBitPatterns) {
+  auto reference = [](uint32_t bits) -> uint16_t {
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    if (std::isnan(value)) return static_cast<uint16_t>((bits >> 16) | 0x40);
+    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+  };
+  std::vector<uint32_t> patterns = {0x7f800001, 0x7fffffff, 0xffffffff,
+                                    0x7f800000, 0xff800000, 0x7f7fffff,
+                                    0x00000001, 0x80000000, 0x3f808000};
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 65521) {
+    patterns.push_back(static_cast<uint32_t>(bits));
+  }
+  for (uint32_t bits : patterns) {
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    ASSERT_EQ(FloatToBFloat16(value), reference(bits)) << std::hex << bits;
+  }
+  const uint16_t nan = FloatToBFloat16(NAN);
+  uint16_t a[20], b[20], out[20];
+  for (int k = 0; k < 20; ++k) {
+    a[k] = FloatToBFloat16(static_cast<float>(k));
+    b[k] = k == 13 ? nan : FloatToBFloat16(0.5f);
+  }
+  ReduceElements(DType::kBFloat16, ReduceOp::kSum, out, a, b, 20);
+  EXPECT_TRUE(std::isnan(BFloat16ToFloat(out[13])));
+  EXPECT_EQ(BFloat16ToFloat(out[3]), 3.5f);
+}
+
 TEST(ElementOpsTest, ReductionsActOnValuesNotBits) {
   uint16_t a[3] = {FloatToBFloat16(-3), FloatToBFloat16(5),
                    FloatToBFloat16(1.5f)};
