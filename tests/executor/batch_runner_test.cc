@@ -83,11 +83,36 @@ BatchCase RandomBatch(std::mt19937_64& rng) {
   return c;
 }
 
+// How the host waits compare with what the device path promises: for
+// each of the cases' runs (two per case, two executions each), one wait
+// per execution, and one wait for collectives per execution (not per
+// bucket) plus one for the digest exchange and one per tensor's
+// validation. "" when they agree.
+std::string WrongWaits(const std::vector<const BatchCase*>& cases,
+                       const testing::RecordingSpace& space,
+                       const testing::SpaceCheckingProvider& checked) {
+  const int64_t waits = 4 * static_cast<int64_t>(cases.size());
+  if (space.synchronizations() != waits) {
+    return absl::StrCat("waited ", space.synchronizations(), " times, not ",
+                        waits);
+  }
+  int64_t drains = 0;
+  for (const BatchCase* c : cases) {
+    drains += 2 * ((c->mesh.world_size() > 1 ? 1 : 0) + 2 +
+                   static_cast<int64_t>(c->plans.size()));
+  }
+  if (checked.drains() != drains) {
+    return absl::StrCat("waited for collectives ", checked.drains(),
+                        " times, not ", drains);
+  }
+  return "";
+}
+
 // Runs every batch on `world` processes, bucketed then tensor by tensor
 // (with `tables`, every copy from the device copy tables, on host memory,
 // and every collective given the space's buffers only); returns
-// reports[batch][mode][position]. Each rank also checks that its space waited
-// once per execution.
+// reports[batch][mode][position]. Each rank also checks its waits
+// (WrongWaits).
 using Reports = std::vector<std::vector<std::vector<RankReport>>>;
 Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
                    bool tables) {
@@ -114,24 +139,8 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
                                  c->mesh, c->Work(bucketed), rank, used, run)));
       }
     }
-    // Two executions per run, two runs per batch.
-    const int64_t waits = tables ? 4 * static_cast<int64_t>(cases.size()) : 0;
-    if (space.synchronizations() != waits) {
-      out = absl::StrCat("waited ", space.synchronizations(), " times, not ",
-                         waits);
-    }
-    // The collectives are drained once per execution, not per bucket,
-    // plus once for the digest exchange and once per tensor's validation.
-    int64_t drains = 0;
-    for (const BatchCase* c : cases) {
-      drains += 2 * ((c->mesh.world_size() > 1 ? 1 : 0) + 2 +
-                     static_cast<int64_t>(c->plans.size()));
-    }
-    if (tables && checked.drains() != drains) {
-      out = absl::StrCat("waited for collectives ", checked.drains(),
-                         " times, not ", drains);
-    }
-    return out;
+    const std::string waits = tables ? WrongWaits(cases, space, checked) : "";
+    return waits.empty() ? out : waits;
   };
   absl::StatusOr<std::vector<executor::ChildResult>> children =
       executor::RunLocalRanks(world, body, std::chrono::minutes(5));
