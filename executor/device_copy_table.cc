@@ -49,12 +49,9 @@ Written WrittenRanges(const DeviceCopyTable& table) {
     written[c.to].push_back({c.to_at, c.to_at + c.bytes});
   }
   for (const PitchedCopy& p : table.pitched) {
-    for (int64_t z = 0; z < p.depth; ++z) {
-      for (int64_t y = 0; y < p.height; ++y) {
-        const int64_t at = p.to_offset + (z * p.to_slice_rows + y) * p.to_pitch;
-        written[p.to].push_back({at, at + p.width});
-      }
-    }
+    ForEachPitchedRow(p, [&](int64_t, int64_t to_at) {
+      written[p.to].push_back({to_at, to_at + p.width});
+    });
   }
   return written;
 }

@@ -76,17 +76,11 @@ bool WorthPitched(const PitchedCopy& copy, const PitchedPolicy& policy) {
 
 void RunPitchedOnHost(const PitchedCopy& copy, const CopyBuffers& buffers) {
   const char* from =
-      ReadableBuffer(static_cast<CopyBuffer>(copy.from), buffers) +
-      copy.from_offset;
-  char* to = WritableBuffer(static_cast<CopyBuffer>(copy.to), buffers) +
-             copy.to_offset;
-  for (int64_t z = 0; z < copy.depth; ++z) {
-    for (int64_t y = 0; y < copy.height; ++y) {
-      std::memcpy(to + (z * copy.to_slice_rows + y) * copy.to_pitch,
-                  from + (z * copy.from_slice_rows + y) * copy.from_pitch,
-                  static_cast<size_t>(copy.width));
-    }
-  }
+      ReadableBuffer(static_cast<CopyBuffer>(copy.from), buffers);
+  char* to = WritableBuffer(static_cast<CopyBuffer>(copy.to), buffers);
+  ForEachPitchedRow(copy, [&](int64_t from_at, int64_t to_at) {
+    std::memcpy(to + to_at, from + from_at, static_cast<size_t>(copy.width));
+  });
 }
 
 }  // namespace reshard::executor

@@ -42,6 +42,18 @@ std::optional<PitchedCopy> AsPitched(const StridedCopy& copy);
 // Whether `policy` sends `copy` (which fits) to a pitched copy.
 bool WorthPitched(const PitchedCopy& copy, const PitchedPolicy& policy);
 
+// Calls `row(from_at, to_at)` with the byte offsets of every row of
+// `copy` (`width` bytes each), slice by slice: where CUDA's copy puts it.
+template <typename Row>
+void ForEachPitchedRow(const PitchedCopy& copy, Row row) {
+  for (int64_t z = 0; z < copy.depth; ++z) {
+    for (int64_t y = 0; y < copy.height; ++y) {
+      row(copy.from_offset + (z * copy.from_slice_rows + y) * copy.from_pitch,
+          copy.to_offset + (z * copy.to_slice_rows + y) * copy.to_pitch);
+    }
+  }
+}
+
 // Every row of `copy`, on host memory, as CUDA copies it.
 void RunPitchedOnHost(const PitchedCopy& copy, const CopyBuffers& buffers);
 
