@@ -38,12 +38,12 @@ struct NcclHandle {
 // call order, so calls on different groups need no host wait between
 // them. It is ordered with the caller's stream by events both ways. The
 // calls enqueued and not yet seen complete are `pending`, call k's
-// completion being events[k] on communicator handles[k] (the slots are
-// reused once all have retired).
+// completion and communicator being slots[k] (the slots are reused once
+// all have retired).
 struct NcclStream {
   explicit NcclStream(absl::Duration timeout) : pending(timeout) {}
   ~NcclStream() {
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
+    for (const Slot& slot : slots) cudaEventDestroy(slot.done);
     if (ready != nullptr) cudaEventDestroy(ready);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
@@ -51,9 +51,12 @@ struct NcclStream {
   cudaStream_t caller = nullptr;  // the caller's stream
   cudaEvent_t ready = nullptr;    // the caller's work before the next call
   PendingCollectives pending;
-  std::vector<cudaEvent_t> events;
-  std::vector<NcclHandle*> handles;
-  size_t used = 0;                 // event slots in use
+  struct Slot {
+    cudaEvent_t done;    // recorded after the call
+    NcclHandle* handle;  // the communicator it runs on
+  };
+  std::vector<Slot> slots;
+  size_t used = 0;                 // slots in use
   std::vector<NcclHandle*> comms;  // every communicator whose work runs here
   int64_t host_waits = 0;
 };
@@ -123,23 +126,24 @@ WatchPoll OrderAfterCaller(int device, NcclStream& work) {
 // Records call k's completion on the stream and orders the caller's later
 // work after it; returns k.
 absl::StatusOr<int64_t> RecordCompletion(NcclStream& work, NcclHandle* handle) {
-  if (work.used == work.events.size()) {
+  if (work.used == work.slots.size()) {
     cudaEvent_t event = nullptr;
     const cudaError_t e =
         cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
     if (e != cudaSuccess) {
       return absl::InternalError(CudaText("cudaEventCreateWithFlags", e));
     }
-    work.events.push_back(event);
-    work.handles.push_back(nullptr);
+    work.slots.push_back({event, nullptr});
   }
   const size_t k = work.used;
-  cudaError_t e = cudaEventRecord(work.events[k], work.stream);
-  if (e == cudaSuccess) e = cudaStreamWaitEvent(work.caller, work.events[k], 0);
+  cudaError_t e = cudaEventRecord(work.slots[k].done, work.stream);
+  if (e == cudaSuccess) {
+    e = cudaStreamWaitEvent(work.caller, work.slots[k].done, 0);
+  }
   if (e != cudaSuccess) {
     return absl::InternalError(CudaText("recording the call's completion", e));
   }
-  work.handles[k] = handle;
+  work.slots[k].handle = handle;
   ++work.used;
   return static_cast<int64_t>(k);
 }
@@ -148,9 +152,9 @@ absl::StatusOr<int64_t> RecordCompletion(NcclStream& work, NcclHandle* handle) {
 // asynchronous error, done when its completion event has occurred.
 WatchPoll PollOldest(NcclStream& work) {
   const int64_t k = work.pending.oldest();
-  WatchPoll p = PollComm(work.handles[k]->comm);
+  WatchPoll p = PollComm(work.slots[k].handle->comm);
   if (p.state != WatchPoll::State::kDone) return p;
-  const cudaError_t e = cudaEventQuery(work.events[k]);
+  const cudaError_t e = cudaEventQuery(work.slots[k].done);
   if (e == cudaSuccess) return WatchPoll::Done();
   if (e == cudaErrorNotReady) return WatchPoll::InProgress();
   return WatchPoll::Error(CudaText("cudaEventQuery", e));
