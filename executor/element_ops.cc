@@ -20,20 +20,6 @@ float BitsFloat(uint32_t bits) {
   return value;
 }
 
-float WidenBFloat16(uint16_t bits) {
-  return BitsFloat(static_cast<uint32_t>(bits) << 16);
-}
-
-// Round to nearest even, a NaN kept a (quiet) NaN; a select, not a branch,
-// so that reductions over bfloat16 vectorize.
-uint16_t RoundBFloat16(float value) {
-  const uint32_t bits = FloatBits(value);
-  const uint32_t rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
-  const uint32_t quiet_nan = (bits >> 16) | 0x40;
-  const bool nan = (bits & 0x7fffffff) > 0x7f800000;
-  return static_cast<uint16_t>(nan ? quiet_nan : rounded);
-}
-
 // The loops below are built twice, for AVX2 and for the baseline x86-64,
 // and the loader picks one for the machine (GCC's target_clones): twice
 // the width where AVX2 exists, without requiring it.
@@ -106,7 +92,8 @@ void ReduceByType(DType dtype, void* out, const void* a, const void* b,
     case DType::kInt64:
       return ReduceTyped<kOp, int64_t>(out, a, b, count);
     case DType::kBFloat16:
-      return ReduceHalf<kOp, WidenBFloat16, RoundBFloat16>(out, a, b, count);
+      return ReduceHalf<kOp, BFloat16ToFloat, FloatToBFloat16>(out, a, b,
+                                                               count);
     case DType::kFloat16:
       return ReduceHalf<kOp, Float16ToFloat, FloatToFloat16>(out, a, b, count);
   }
@@ -114,9 +101,19 @@ void ReduceByType(DType dtype, void* out, const void* a, const void* b,
 
 }  // namespace
 
-float BFloat16ToFloat(uint16_t bits) { return WidenBFloat16(bits); }
+float BFloat16ToFloat(uint16_t bits) {
+  return BitsFloat(static_cast<uint32_t>(bits) << 16);
+}
 
-uint16_t FloatToBFloat16(float value) { return RoundBFloat16(value); }
+// Round to nearest even, a NaN kept a (quiet) NaN; a select, not a branch,
+// so that reductions over bfloat16 vectorize.
+uint16_t FloatToBFloat16(float value) {
+  const uint32_t bits = FloatBits(value);
+  const uint32_t rounded = (bits + 0x7fff + ((bits >> 16) & 1)) >> 16;
+  const uint32_t quiet_nan = (bits >> 16) | 0x40;
+  const bool nan = (bits & 0x7fffffff) > 0x7f800000;
+  return static_cast<uint16_t>(nan ? quiet_nan : rounded);
+}
 
 float Float16ToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -170,7 +167,7 @@ void DivideElements(DType dtype, void* x, int64_t count, int64_t divisor) {
     case DType::kInt64:
       return DivideTyped<int64_t>(x, count, divisor);
     case DType::kBFloat16:
-      return DivideHalf<WidenBFloat16, RoundBFloat16>(x, count, divisor);
+      return DivideHalf<BFloat16ToFloat, FloatToBFloat16>(x, count, divisor);
     case DType::kFloat16:
       return DivideHalf<Float16ToFloat, FloatToFloat16>(x, count, divisor);
   }
