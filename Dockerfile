@@ -6,15 +6,14 @@
 # configure, compile), the same steps CI runs before its tests. The runtime
 # stage holds the three binaries, their shared libraries and nothing else.
 #
-# NCCL agents (the GPU DaemonSet's, --backend nccl) need a build that found
-# CUDA and NCCL, and a CUDA runtime with libnccl2: pass a Debian 12 based
-# CUDA image with NCCL as RUNTIME_IMAGE:RUNTIME_TAG, and one with the CUDA
-# toolkit and NCCL in /usr/local/cuda (where CMake finds them) as
-# BUILD_IMAGE:BUILD_TAG; without them reshard-agent --backend nccl exits 2
-# saying the build has no NCCL backend. E.g.
-#   docker build --build-arg BUILD_IMAGE=my/cuda-devel --build-arg BUILD_TAG=debian12 \
-#     --build-arg RUNTIME_IMAGE=my/cuda-runtime --build-arg RUNTIME_TAG=debian12 \
-#     -t reshard-agent-cuda .
+# install-deps.sh --no-python lays out CUDA and NCCL from NVIDIA's pinned
+# PyPI wheels in /opt/reshard/cuda (no Python environment: the image needs
+# only the C++ side), so the build always has the NCCL backend. The runtime
+# stage carries the two libraries it links, libcudart.so.13 and
+# libnccl.so.2, in /usr/local/lib/reshard: the agents run Gloo on any node
+# and NCCL (--backend nccl) where the container runtime provides the GPU
+# driver (libcuda). BUILD_IMAGE/BUILD_TAG and RUNTIME_IMAGE/RUNTIME_TAG
+# select other Debian 12 based images.
 ARG BUILD_IMAGE=debian
 ARG BUILD_TAG=12
 ARG RUNTIME_IMAGE=debian
@@ -23,13 +22,15 @@ ARG RUNTIME_TAG=12-slim
 FROM ${BUILD_IMAGE}:${BUILD_TAG} AS build
 WORKDIR /src
 COPY scripts/install-deps.sh scripts/install-deps.sh
-RUN bash scripts/install-deps.sh
+RUN bash scripts/install-deps.sh --no-python
 COPY . .
-RUN make build BUILD=build JOBS="$(nproc)" \
- && mkdir -p /out \
+RUN make build BUILD=build JOBS="$(nproc)" DEPS_FLAGS=--no-python \
+ && mkdir -p /out/bin /out/lib \
  && cp build/server/reshard-planner build/agent/reshard-agent \
-       build/client/reshardctl /out/ \
- && cp scripts/reshard-agent-node.sh /out/reshard-agent-node
+       build/client/reshardctl /out/bin/ \
+ && cp scripts/reshard-agent-node.sh /out/bin/reshard-agent-node \
+ && cp -L /opt/reshard/cuda/lib/libcudart.so.13 \
+          /opt/reshard/cuda/lib/libnccl.so.2 /out/lib/
 
 FROM ${RUNTIME_IMAGE}:${RUNTIME_TAG} AS runtime
 # The shared libraries the binaries link (Debian 12 package names).
@@ -40,7 +41,9 @@ RUN apt-get update \
       libspdlog1.10 libfmt9 libgloo0 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --no-create-home reshard
-COPY --from=build /out/ /usr/local/bin/
+COPY --from=build /out/lib/ /usr/local/lib/reshard/
+RUN echo /usr/local/lib/reshard > /etc/ld.so.conf.d/reshard.conf && ldconfig
+COPY --from=build /out/bin/ /usr/local/bin/
 USER 10001:10001
 # gRPC (Planner, Coordinator, health), planner metrics, first agent metrics.
 EXPOSE 50051 9090 9400

@@ -55,6 +55,10 @@ if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee -a "$LOG"
 fi
 
+# Which NCCL and CUDA runtime the binaries load here (needs no GPU).
+versions=$("$BUNDLE/bin/nccl_test" --gtest_filter='NcclVersionsTest.*' 2>&1 | grep '^versions: ')
+log "loaded: ${versions#versions: }"
+
 # The first GPU test decides whether a GPU is usable at all.
 gpus=$("$BUNDLE/bin/nccl_test" --gtest_filter='NcclNoGpuTest.*' 2>&1 | tee -a "$LOG" /dev/stderr | grep -c 'a GPU is usable')
 if [[ "$gpus" == 0 ]]; then

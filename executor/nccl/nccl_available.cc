@@ -2,6 +2,7 @@
 #include "executor/nccl/nccl_available.h"
 
 #include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include <chrono>
 #include <string>
@@ -32,6 +33,39 @@ absl::StatusOr<GpuProbe> ProbeGpus() {
     probe.detail = "cudaGetDeviceCount: 0 devices";
   }
   return probe;
+}
+
+namespace {
+
+// NCCL_VERSION_CODE's form since 2.9: major * 10000 + minor * 100 + patch.
+std::string NcclVersionText(int code) {
+  return absl::StrCat(code / 10000, ".", code / 100 % 100, ".", code % 100);
+}
+
+// CUDART_VERSION's form: major * 1000 + minor * 10.
+std::string CudaVersionText(int code) {
+  return absl::StrCat(code / 1000, ".", code % 1000 / 10);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> NcclRuntimeVersions() {
+  int nccl = 0;
+  const ncclResult_t n = ncclGetVersion(&nccl);
+  if (n != ncclSuccess) {
+    return absl::InternalError(
+        absl::StrCat("ncclGetVersion: ", ncclGetErrorString(n)));
+  }
+  int cuda = 0;
+  const cudaError_t c = cudaRuntimeGetVersion(&cuda);
+  if (c != cudaSuccess) {
+    return absl::InternalError(
+        absl::StrCat("cudaRuntimeGetVersion: ", cudaGetErrorName(c)));
+  }
+  return absl::StrCat("NCCL ", NcclVersionText(nccl), " (built with ",
+                      NcclVersionText(NCCL_VERSION_CODE), "), CUDA runtime ",
+                      CudaVersionText(cuda), " (built with ",
+                      CudaVersionText(CUDART_VERSION), ")");
 }
 
 absl::StatusOr<GpuProbe> ProbeGpusInChild() {

@@ -25,6 +25,12 @@ struct GpuProbe {
 // when this build has no NCCL backend.
 absl::StatusOr<GpuProbe> ProbeGpus();
 
+// The NCCL and CUDA runtime versions this build compiled against and the
+// ones the process loaded, e.g. "NCCL 2.28.9 (built with 2.28.9), CUDA
+// runtime 13.0 (built with 13.0)". Needs no GPU. FAILED_PRECONDITION when
+// this build has no NCCL backend.
+absl::StatusOr<std::string> NcclRuntimeVersions();
+
 // ProbeGpus()'s count.
 absl::StatusOr<int> UsableGpuCount();
 

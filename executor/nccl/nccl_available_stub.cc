@@ -12,6 +12,10 @@ absl::StatusOr<GpuProbe> ProbeGpus() {
 
 absl::StatusOr<GpuProbe> ProbeGpusInChild() { return ProbeGpus(); }
 
+absl::StatusOr<std::string> NcclRuntimeVersions() {
+  return ProbeGpus().status();
+}
+
 absl::StatusOr<int> UsableGpuCount() {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   if (!probe.ok()) return probe.status();

@@ -34,6 +34,8 @@ status=$?
 check "gpu-check.sh --quick without a GPU exits 2 (got $status)" $?
 contains "$out" "no usable GPU"
 check "gpu-check.sh says there is no usable GPU" $?
+contains "$out" "loaded: NCCL 2." && contains "$out" "CUDA runtime 13."
+check "gpu-check.sh prints the NCCL and CUDA runtime it loaded ($out)" $?
 contains "$(cat "$dir/check.log")" "stopping before the GPU tests"
 check "the log says where it stopped" $?
 ! contains "$out" "== nccl_process_test"

@@ -219,6 +219,11 @@ for lib in $(ldd "$PLANNER" "$AGENT" "$CTL" | awk '/=> \//{print $3}' | sort -u)
   case "$pkg" in lib*san[0-9]*) continue ;; esac  # a sanitized build's runtime
   grep -qx "$pkg" <<<"$closure" || check "the runtime stage provides $lib ($pkg)" 1
 done
+# The CUDA and NCCL libraries from install-deps.sh's prefix are no Debian
+# package: the image copies each one the binaries link.
+for lib in $(ldd "$PLANNER" "$AGENT" "$CTL" | awk '/=> \/opt\/reshard\/cuda\//{print $1}' | sort -u); do
+  grep -q "/opt/reshard/cuda/lib/$lib" "$df" || check "the image carries $lib from the CUDA prefix" 1
+done
 [ "$(wc -w <<<"$packages")" -ge 10 ]
 check "the runtime stage installs the binaries' libraries ($(echo $packages))" $?
 grep -q '^USER 10001' "$df"; check "the image runs as a non-root user" $?

@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "executor/element_ops.h"
 #include "executor/memory_store.h"
@@ -78,6 +81,15 @@ class NcclTest : public ::testing::Test {
 
 // Without a usable GPU (this test's only case) the provider says so,
 // naming the group, instead of crashing in CUDA.
+// gpu-check.sh logs this line: which NCCL and CUDA runtime a run loaded.
+TEST(NcclVersionsTest, LoadedAndBuiltWith) {
+  absl::StatusOr<std::string> versions = NcclRuntimeVersions();
+  ASSERT_TRUE(versions.ok()) << versions.status();
+  std::cout << "versions: " << *versions << "\n";
+  EXPECT_TRUE(absl::StartsWith(*versions, "NCCL 2.")) << *versions;
+  EXPECT_TRUE(absl::StrContains(*versions, "), CUDA runtime ")) << *versions;
+}
+
 TEST(NcclNoGpuTest, GetFailsClearly) {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   ASSERT_TRUE(probe.ok()) << probe.status();
