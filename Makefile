@@ -43,11 +43,18 @@ bench: build
 	$(BUILD)/bench/optimal_bench --benchmark_repetitions=3 \
 	  --benchmark_report_aggregates_only=true --benchmark_min_time=0.1
 
-SOURCES := $(shell git ls-files '*.cc' '*.h')
+# C++: clang-format (Google style). Python: ruff (ruff.toml), from the
+# project's environment that install-deps.sh makes.
+SOURCES    := $(shell git ls-files '*.cc' '*.h')
+PY_SOURCES := $(shell git ls-files '*.py')
+RUFF       ?= $(or $(RESHARD_TOOLS),/opt/reshard)/venv/bin/ruff
 format:
 	clang-format -i $(SOURCES)
+	$(RUFF) format $(PY_SOURCES)
 format-check:
 	clang-format --dry-run --Werror $(SOURCES)
+	$(RUFF) format --check $(PY_SOURCES)
+	$(RUFF) check $(PY_SOURCES)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -202,7 +202,7 @@ check "the image builds with install-deps.sh and make build, as CI does" $?
 for bin in server/reshard-planner agent/reshard-agent client/reshardctl; do
   grep -q "build/$bin" "$df" && [ -x "$BUILD/$bin" ] || check "the Dockerfile installs $bin" 1
 done
-grep -q 'cp scripts/reshard-agent-node.sh /out/reshard-agent-node' "$df" &&
+grep -q 'cp scripts/reshard-agent-node.sh /out/bin/reshard-agent-node' "$df" &&
   jq -e "$c.command == [\"reshard-agent-node\"]" <<<"$ds" >/dev/null
 check "the DaemonSet's command is the node script the image installs" $?
 packages=$(sed -n '/apt-get install/,/rm -rf/p' "$df" | grep -oE '(^| )lib[a-z0-9][a-z0-9.+-]*' | sort -u)

@@ -27,14 +27,15 @@ import sys
 DEFAULT_MAX = 60
 
 _SIGNATURE_END = re.compile(
-    r"\)\s*(const|override|final|noexcept|mutable|->\s*[\w:<>,\s*&]+|\s)*$")
+    r"\)\s*(const|override|final|noexcept|mutable|->\s*[\w:<>,\s*&]+|\s)*$"
+)
 _INITIALIZER_LIST = re.compile(r"\)\s*:\s")
 _NAMESPACE = re.compile(r"\bnamespace\b[^;{}]*$")
 _CLASS = re.compile(r"\b(class|struct|union|enum)\b[^;{}()]*$")
 
 
-def _skip_raw_string(src, i):
-    match = re.match(r'R"([^(\s]*)\(', src[i:i + 20])
+def _skip_raw_string(src: str, i: int) -> int | None:
+    match = re.match(r'R"([^(\s]*)\(', src[i : i + 20])
     if not match or (i > 0 and (src[i - 1].isalnum() or src[i - 1] == "_")):
         return None
     end = ")" + match.group(1) + '"'
@@ -42,7 +43,7 @@ def _skip_raw_string(src, i):
     return len(src) if j < 0 else j + len(end)
 
 
-def blank_literals(src):
+def blank_literals(src: str) -> str:
     """The source with comments and literals removed, newlines kept."""
     out = []
     i, n = 0, len(src)
@@ -62,8 +63,9 @@ def blank_literals(src):
             out.append('""' + "\n" * src.count("\n", i, raw_end))
             i = raw_end
             continue
-        if src[i] in "\"'" and not (src[i] == "'" and i > 0 and
-                                    src[i - 1].isalnum()):  # 1'000'000
+        if src[i] in "\"'" and not (
+            src[i] == "'" and i > 0 and src[i - 1].isalnum()
+        ):  # 1'000'000
             quote, j = src[i], i + 1
             while j < n and src[j] != quote and src[j] != "\n":
                 j += 2 if src[j] == "\\" else 1
@@ -75,7 +77,7 @@ def blank_literals(src):
     return "".join(out)
 
 
-def _scope_kind(head, outer_is_declarative):
+def _scope_kind(head: str, outer_is_declarative: bool) -> str:
     if not outer_is_declarative:
         return "block"
     if _NAMESPACE.search(head) or head.startswith("extern"):
@@ -87,7 +89,7 @@ def _scope_kind(head, outer_is_declarative):
     return "block"
 
 
-def function_lengths(src):
+def function_lengths(src: str) -> list[tuple[int, int]]:
     """(first line, lines) of every function body in C++ source text."""
     text = blank_literals(src)
     stack, found = [], []
@@ -111,13 +113,14 @@ def function_lengths(src):
     return found
 
 
-def tracked_sources(root):
+def tracked_sources(root: str) -> list[str]:
     out = subprocess.check_output(
-        ["git", "-C", root, "ls-files", "*.cc", "*.h", "*.cu"], text=True)
+        ["git", "-C", root, "ls-files", "*.cc", "*.h", "*.cu"], text=True
+    )
     return out.split()
 
 
-def check(root, bound):
+def check(root: str, bound: int) -> int:
     long = []
     files = tracked_sources(root)
     for path in files:
@@ -131,19 +134,22 @@ def check(root, bound):
     return 1 if long else 0
 
 
-def _function(name, body_lines):
-    body = "".join(f"  x += {i};  // {{ not a brace\n"
-                   for i in range(body_lines - 3))
+def _function(name: str, body_lines: int) -> str:
+    body = "".join(f"  x += {i};  // {{ not a brace\n" for i in range(body_lines - 3))
     return f"int {name}(int x) const {{\n{body}  return x;\n}}\n"
 
 
-def self_test():
+def self_test() -> int:
     """The scan finds what it must and nothing else."""
-    src = ("namespace a {\nclass C {\n " + _function("Long", 61) +
-           _function("Fits", 60) + "};\n}  // namespace a\n"
-           'const char* s = R"(void F() {\n)";\n'
-           "TEST_F(T, Body) {\n  auto f = [] {\n    return 1;\n  };\n}\n"
-           "Ctor::Ctor() : x_(1) {\n  if (x_) {\n  }\n}\n")
+    src = (
+        "namespace a {\nclass C {\n "
+        + _function("Long", 61)
+        + _function("Fits", 60)
+        + "};\n}  // namespace a\n"
+        'const char* s = R"(void F() {\n)";\n'
+        "TEST_F(T, Body) {\n  auto f = [] {\n    return 1;\n  };\n}\n"
+        "Ctor::Ctor() : x_(1) {\n  if (x_) {\n  }\n}\n"
+    )
     got = [lines for _, lines in function_lengths(src)]
     want = [61, 60, 5, 4]
     if got != want:
@@ -153,7 +159,7 @@ def self_test():
     return 0
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("root", nargs="?")
     parser.add_argument("--max", type=int, default=DEFAULT_MAX)
@@ -162,8 +168,12 @@ def main(argv):
     status = self_test()
     if status != 0 or args.self_test:
         return status
-    root = args.root or subprocess.check_output(
-        ["git", "rev-parse", "--show-toplevel"], text=True).strip()
+    root = (
+        args.root
+        or subprocess.check_output(
+            ["git", "rev-parse", "--show-toplevel"], text=True
+        ).strip()
+    )
     return check(root, args.max)
 
 
