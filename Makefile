@@ -5,6 +5,8 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 # DEPS_FLAGS=--no-python: no Python environment (image builds).
 DEPS_FLAGS ?=
+# RESHARD_TOOLS (install-deps.sh's tools folder) reaches CMake too.
+TOOLS_FLAG := $(if $(RESHARD_TOOLS),-DRESHARD_TOOLS=$(RESHARD_TOOLS))
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: deps configure build run test test-asan bench format format-check clean
@@ -13,7 +15,7 @@ deps:
 	bash scripts/install-deps.sh $(DEPS_FLAGS)
 
 configure: deps
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(TOOLS_FLAG)
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -28,14 +30,17 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer; the
-# random property tests run a fifth of their cases there (sanitized code is
-# several times slower; the plain run covers all of them).
+# The C++ suite's `sanitize` label (tests/CMakeLists.txt: the unit and
+# property suites and one multi-process suite per component) under
+# AddressSanitizer + UndefinedBehaviorSanitizer; the random property tests
+# run a fifth of their cases there (sanitized code is several times slower;
+# the plain run covers all of them and every other test).
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(TOOLS_FLAG) \
 	  -DRESHARD_SANITIZE=ON -DRESHARD_BUILD_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
-	RESHARD_PROPERTY_CASES_DIVISOR=5 ctest --test-dir $(ASAN_BUILD) --output-on-failure -j$(JOBS)
+	RESHARD_PROPERTY_CASES_DIVISOR=5 ctest --test-dir $(ASAN_BUILD) \
+	  --output-on-failure -j$(JOBS) -L sanitize -LE python
 
 bench: build
 	$(BUILD)/bench/planner_bench --benchmark_repetitions=5 \

@@ -2,7 +2,7 @@
 # The emulated two-tier cluster (scripts/local-cluster.sh --hosts, over
 # scripts/emulated-network.sh) end to end: 4 Gloo agents on 2 hosts (network
 # namespaces behind a switch namespace, 100 Mbit/s between hosts) run and
-# validate a job; `job calibrate` (4 KiB to 4 MiB: below that a within-host
+# validate a job; `job calibrate` (4 KiB to 16 MiB: below that a within-host
 # link's times are scheduler ticks, not bytes) measures their links and finds the
 # inter-host dim slower than the intra-host one; `stop` leaves no process,
 # namespace, veth or qdisc behind, and neither does a start that fails
@@ -55,8 +55,8 @@ contains "$out" "validated"; check "its output says validated" $?
 # 4 timed runs: each sample is the median of the runs' slowest rank, and
 # with 2 one scheduler tick on a within-host run could flatten B's sizes.
 # Below 1 MiB two passes, each sample the median of both.
-json=$(timeout 300 "${E[@]}" calibrate emu --mesh A=2,B=2 --flatten A,B \
-  --max_bytes 4194304 --iters 4 --warmup 1 --small_passes 2 \
+json=$(timeout 360 "${E[@]}" calibrate emu --mesh A=2,B=2 --flatten A,B \
+  --max_bytes 16777216 --iters 4 --warmup 1 --small_passes 2 \
   --links_file "$tmp/links" --json 2>"$tmp/calibrate.err"); rc=$?
 check "job calibrate exits 0" $rc
 [ $rc -eq 0 ] || tail -5 "$tmp/calibrate.err"
@@ -70,10 +70,10 @@ check "between hosts (A: $a GB/s) is slower than within (B: $b GB/s)" $?
 awk -v a="$a" 'BEGIN { exit !(a > 0 && a < 0.0125 * 1.1) }'
 check "A's bandwidth is within the 100 Mbit/s limit ($a GB/s)" $?
 [ "$(jq '.groups | length' <<<"$json")" -eq 3 ]; check "three groups calibrated" $?
-[ "$(jq '[.groups[].samples | length] | add' <<<"$json")" -eq 90 ]
-check "90 samples (3 groups, 4 ops and a strided all_gather, 6 sizes)" $?
-[ "$(jq '[.groups[].samples[] | select(.packed_bytes > 0 and .op == "all_gather")] | length' <<<"$json")" -eq 18 ]
-check "18 of them strided gathers that unpack" $?
+[ "$(jq '[.groups[].samples | length] | add' <<<"$json")" -eq 105 ]
+check "105 samples (3 groups, 4 ops and a strided all_gather, 7 sizes)" $?
+[ "$(jq '[.groups[].samples[] | select(.packed_bytes > 0 and .op == "all_gather")] | length' <<<"$json")" -eq 21 ]
+check "21 of them strided gathers that unpack" $?
 copy=$(jq -r '.copy_gbps' <<<"$json")
 awk -v c="$copy" 'BEGIN { exit !(c > 0) }'
 check "a copy rate is fitted ($copy GB/s)" $?
