@@ -5,8 +5,9 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 # DEPS_FLAGS=--no-python: no Python environment (image builds).
 DEPS_FLAGS ?=
-# RESHARD_TOOLS (install-deps.sh's tools folder) reaches CMake too.
+# RESHARD_TOOLS (install-deps.sh's tools folder) reaches CMake and ruff too.
 TOOLS_FLAG := $(if $(RESHARD_TOOLS),-DRESHARD_TOOLS=$(RESHARD_TOOLS))
+RUFF       ?= $(or $(RESHARD_TOOLS),/opt/reshard)/venv/bin/ruff
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 
 .PHONY: deps configure build run test test-asan bench format format-check clean
@@ -52,7 +53,6 @@ bench: build
 # project's environment that install-deps.sh makes.
 SOURCES    := $(shell git ls-files '*.cc' '*.h')
 PY_SOURCES := $(shell git ls-files '*.py')
-RUFF       ?= $(or $(RESHARD_TOOLS),/opt/reshard)/venv/bin/ruff
 format:
 	clang-format -i $(SOURCES)
 	$(RUFF) format $(PY_SOURCES)

@@ -67,8 +67,8 @@ fi
 # CUDA and NCCL: the wheels the NCCL backend builds against. The C++ side
 # pins its own NCCL, apart from the one torch's wheel brings, so the wheels
 # go into a staging folder outside any Python environment (--no-deps
-# --target). tests/cmake/toolkit_pins compares these pins with what the
-# build found.
+# --target). ToolkitPinsTest (tests/executor/toolkit_pins_test.cc) compares
+# these pins with what the build found and loads.
 CUDA_WHEELS=(
   nvidia-cuda-nvcc==13.0.88
   nvidia-cuda-crt==13.0.88
@@ -84,16 +84,9 @@ need_disk() {
   mkdir -p "$dir"
   free=$(($(df -Pk "$dir" | awk 'NR == 2 {print $4}') / 1024 / 1024))
   if ((free < gib)); then
-    echo "install-deps: $what needs about $gib GiB free at $dir; $free GiB is" >&2
+    echo "install-deps: $what needs about $gib GiB free at $dir; only $free GiB is free" >&2
     exit 1
   fi
-}
-
-# A pip to fetch wheels with, from Debian's python3 (whose own pip, where
-# present, refuses to install outside a virtual environment).
-bootstrap_pip() {
-  /usr/bin/python3 -m venv "$1"
-  echo "$1/bin/pip"
 }
 
 # Lays the wheels out as one toolkit prefix: bin/nvcc (whose nvcc.profile
@@ -111,9 +104,10 @@ install_cuda_prefix() {
   need_disk "$(dirname "$prefix")" 2 "the CUDA prefix"
   local stage
   stage=$(mktemp -d)
-  local pip
-  pip=$(bootstrap_pip "$stage/pip")
-  "$pip" install --quiet --disable-pip-version-check --no-deps --no-cache-dir \
+  # A throwaway pip from Debian's python3, whose own pip (where present)
+  # refuses to install outside a virtual environment.
+  /usr/bin/python3 -m venv "$stage/pip"
+  "$stage/pip/bin/pip" install --quiet --disable-pip-version-check --no-deps --no-cache-dir \
     --target "$stage/wheels" "${CUDA_WHEELS[@]}"
   local cu="$stage/wheels/nvidia/cu13" nccl="$stage/wheels/nvidia/nccl"
   local new="$prefix.new"

@@ -79,8 +79,6 @@ class NcclTest : public ::testing::Test {
   int gpus_ = 0;
 };
 
-// Without a usable GPU (this test's only case) the provider says so,
-// naming the group, instead of crashing in CUDA.
 // gpu-check.sh logs this line: which NCCL and CUDA runtime a run loaded.
 TEST(NcclVersionsTest, LoadedAndBuiltWith) {
   absl::StatusOr<std::string> versions = NcclRuntimeVersions();
@@ -90,6 +88,8 @@ TEST(NcclVersionsTest, LoadedAndBuiltWith) {
   EXPECT_TRUE(absl::StrContains(*versions, "), CUDA runtime ")) << *versions;
 }
 
+// Without a usable GPU (this test's only case) the provider says so,
+// naming the group, instead of crashing in CUDA.
 TEST(NcclNoGpuTest, GetFailsClearly) {
   absl::StatusOr<GpuProbe> probe = ProbeGpus();
   ASSERT_TRUE(probe.ok()) << probe.status();

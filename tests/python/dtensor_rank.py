@@ -21,8 +21,8 @@ from torch.distributed.tensor import (
     distribute_tensor,
 )
 
-# Uneven on both dims (7 rows over 2, 10 columns over 2 is even; 7 is not),
-# every element distinct so a misplaced one cannot match.
+# Uneven on dim 0 (7 rows over 2), even on dim 1 (10 columns over 2); every
+# element distinct so a misplaced one cannot match.
 SHAPE = (7, 10)
 
 

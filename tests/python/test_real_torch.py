@@ -53,17 +53,16 @@ def collect(ranks: list[subprocess.Popen[str]]) -> list[tuple[int, str]]:
 
 def test_dtensor_shard_shard_to_replicate_replicate(tmp_path: Path) -> None:
     print(f"torch {torch.__version__}")
-    results = collect(start_ranks(tmp_path / "store"))
-    for rank, (code, out) in enumerate(results):
+    reports = []
+    for rank, (code, out) in enumerate(collect(start_ranks(tmp_path / "store"))):
         assert code == 0, f"rank {rank} exited {code}:\n{out}"
         report = json.loads(out.strip().splitlines()[-1])
+        reports.append(report)
         assert report["rank"] == rank
         assert report["torch"] == torch.__version__
         assert report["shard_ok"], f"rank {rank}: wrong shard before: {report}"
         assert report["placements"] == ["R", "R"]  # str(Replicate())
         assert report["mismatches"] == 0, f"rank {rank}: {report}"
     # Rows 7 split 4/3 over the first mesh dim, columns 10 split 5/5.
-    shapes = [
-        json.loads(out.strip().splitlines()[-1])["shard_shape"] for _, out in results
-    ]
+    shapes = [report["shard_shape"] for report in reports]
     assert shapes == [[4, 5], [4, 5], [3, 5], [3, 5]]
