@@ -1,6 +1,8 @@
 #include "agent/agent_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -172,6 +174,29 @@ absl::Status CheckMetricsFlags(const AgentFlagValues& flags) {
 
 }  // namespace
 
+// --agents_per_host, else $LOCAL_WORLD_SIZE, else 1.
+absl::Status ResolveAgentsPerHost(int64_t flag, AgentConfig& config) {
+  if (flag < 0 || flag > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--agents_per_host: ", flag,
+                     " is not in [0, 65536] (0: "
+                     "$LOCAL_WORLD_SIZE, else 1)"));
+  }
+  if (flag > 0) {
+    config.agents_per_host = flag;
+    config.agents_per_host_source = "--agents_per_host";
+    return absl::OkStatus();
+  }
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  int64_t from_env = 0;
+  if (local != nullptr && absl::SimpleAtoi(local, &from_env) && from_env >= 1 &&
+      from_env <= 65536) {
+    config.agents_per_host = from_env;
+    config.agents_per_host_source = "$LOCAL_WORLD_SIZE";
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   AgentConfig config;
   for (absl::Status s : {CheckServer(flags.server), CheckJob(flags.job),
@@ -202,6 +227,8 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   absl::StatusOr<int64_t> run_bytes = ParseRunBytes(flags.max_run_bytes);
   if (!run_bytes.ok()) return run_bytes.status();
   config.max_run_bytes = *run_bytes;
+  absl::Status sharing = ResolveAgentsPerHost(flags.agents_per_host, config);
+  if (!sharing.ok()) return sharing;
   absl::StatusOr<std::string> token =
       SecretFromFileOrEnv("job_token_file", flags.job_token_file, kJobTokenEnv);
   if (!token.ok()) return token.status();
@@ -213,6 +240,8 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   return config;
 }
 
-int64_t AutoRunBytes(int64_t capacity) { return capacity / 4 * 3; }
+int64_t AutoRunBytes(int64_t capacity, int64_t agents) {
+  return capacity / 4 * 3 / std::max<int64_t>(agents, 1);
+}
 
 }  // namespace reshard::agent

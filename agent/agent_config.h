@@ -28,6 +28,9 @@ struct AgentFlagValues {
   std::string metrics_listen;     // empty: no metrics endpoint
   std::string metrics_port_file;  // empty: none
   std::string max_run_bytes = "auto";
+  // The agents sharing this host's (for nccl: this GPU's) memory, which
+  // --max_run_bytes auto divides; 0: $LOCAL_WORLD_SIZE (torchrun's), else 1.
+  int64_t agents_per_host = 0;
   std::string job_token_file;  // empty: $RESHARD_JOB_TOKEN, else none
   std::string tls_cert;        // PEM files; none: plaintext
   std::string tls_key;
@@ -38,8 +41,8 @@ struct AgentFlagValues {
 // Gloo, the GPU's for NCCL), decided when the agent starts.
 inline constexpr int64_t kAutoRunBytes = -1;
 // The auto bound: 3/4 of `capacity`, the rest left to the process and its
-// neighbours.
-int64_t AutoRunBytes(int64_t capacity);
+// neighbours, shared by the `agents` that use the same memory.
+int64_t AutoRunBytes(int64_t capacity, int64_t agents);
 
 // A validated configuration: rank in [0, world_size), a backend (gloo, or
 // nccl: device memory on `device`), a positive finite RPC timeout, a
@@ -65,6 +68,10 @@ struct AgentConfig {
   // allocation. 0: no bound; kAutoRunBytes: resolved when the agent starts
   // (AutoRunBytes).
   int64_t max_run_bytes = kAutoRunBytes;
+  // How many agents share the memory auto divides (--agents_per_host
+  // resolved: at least 1), and where the number came from.
+  int64_t agents_per_host = 1;
+  std::string agents_per_host_source = "the default";
   // The job's token, sent with every call (agent/coordinator_channel.h);
   // empty: none (an open job).
   std::string job_token;

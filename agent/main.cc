@@ -64,7 +64,11 @@ ABSL_FLAG(std::string, max_run_bytes, "auto",
           "refuse a run whose planned peak on a rank exceeds this many bytes "
           "(KiB, MiB, GiB or TiB may follow the number; 0: no bound; auto: "
           "3/4 of the memory the runs use, the host's for gloo (its cgroup "
-          "limit where lower), the GPU's for nccl)");
+          "limit where lower), the GPU's for nccl, divided by "
+          "--agents_per_host)");
+ABSL_FLAG(int64_t, agents_per_host, 0,
+          "the agents sharing this host's memory (for nccl: this GPU's), "
+          "which --max_run_bytes auto divides; 0: $LOCAL_WORLD_SIZE, else 1");
 
 ABSL_FLAG(std::string, job_token_file, "",
           "a file holding the job's token (else $RESHARD_JOB_TOKEN): the "
@@ -96,6 +100,7 @@ AgentFlagValues FlagValues() {
   values.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   values.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
+  values.agents_per_host = absl::GetFlag(FLAGS_agents_per_host);
   values.job_token_file = absl::GetFlag(FLAGS_job_token_file);
   values.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   values.tls_key = absl::GetFlag(FLAGS_tls_key);
@@ -218,13 +223,25 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
   return status;
 }
 
+// --max_run_bytes auto, from the `capacity` bytes of `memory`, logged with
+// the number of agents assumed to share it.
+void ResolveAutoRunBytes(int64_t capacity, const std::string& memory,
+                         AgentConfig& config) {
+  config.max_run_bytes = AutoRunBytes(capacity, config.agents_per_host);
+  spdlog::info(
+      "--max_run_bytes auto: {} bytes, 3/4 of {} ({} bytes) shared by {} "
+      "agent(s) ({}; set --agents_per_host when more agents share it)",
+      config.max_run_bytes, memory, capacity, config.agents_per_host,
+      config.agents_per_host_source);
+}
+
 // With NCCL: the agent's GPU (asked for, or the rank's), and its device
 // memory, which every run uses; exit status 2 naming why when there is no
 // usable GPU.
 int RunOnBackend(AgentConfig config) {
   if (config.backend != "nccl") {
     if (config.max_run_bytes == kAutoRunBytes) {
-      config.max_run_bytes = AutoRunBytes(HostMemoryBytes());
+      ResolveAutoRunBytes(HostMemoryBytes(), "this host's memory", config);
     }
     return Run(config, nullptr);
   }
@@ -247,7 +264,8 @@ int RunOnBackend(AgentConfig config) {
                     std::string(capacity.status().message()));
       return 2;
     }
-    config.max_run_bytes = AutoRunBytes(*capacity);
+    ResolveAutoRunBytes(
+        *capacity, absl::StrCat("device ", config.device, "'s memory"), config);
   }
   return Run(config, space->get());
 }

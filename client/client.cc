@@ -1,9 +1,12 @@
 #include "reshard/client.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -35,6 +38,25 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
   args.SetMaxReceiveMessageSize(64 << 20);
   return grpc::CreateCustomChannel(ChannelTarget(target),
                                    ChannelCredentialsFor(tls), args);
+}
+
+// A paged listing whole: `page(token, &next)` fetches one page and says
+// where the next starts (empty: it was the last). A server that gives a
+// token twice would loop, so that ends the listing with an error.
+absl::Status EveryPage(
+    absl::FunctionRef<absl::Status(const std::string&, std::string*)> page) {
+  std::string token;
+  absl::flat_hash_set<std::string> seen;
+  while (true) {
+    std::string next;
+    absl::Status s = page(token, &next);
+    if (!s.ok() || next.empty()) return s;
+    if (!seen.insert(next).second) {
+      return absl::InternalError(
+          absl::StrCat("the server gave page token \"", next, "\" twice"));
+    }
+    token = std::move(next);
+  }
 }
 
 }  // namespace
@@ -187,17 +209,24 @@ absl::StatusOr<Mesh> Client::GetMesh(const std::string& mesh_id) {
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, Mesh>>> Client::ListMeshes() {
-  v1::ListMeshesResponse response;
-  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
-    return impl_->stub->ListMeshes(&ctx, v1::ListMeshesRequest(), &response);
+  std::vector<std::pair<std::string, Mesh>> out;
+  absl::Status s = EveryPage([&](const std::string& token, std::string* next) {
+    v1::ListMeshesRequest request;
+    request.set_page_token(token);
+    v1::ListMeshesResponse response;
+    absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+      return impl_->stub->ListMeshes(&ctx, request, &response);
+    });
+    if (!s.ok()) return s;
+    for (const v1::GetMeshResponse& entry : response.meshes()) {
+      absl::StatusOr<Mesh> mesh = proto::MeshFromProto(entry.mesh());
+      if (!mesh.ok()) return mesh.status();
+      out.emplace_back(entry.mesh_id(), *std::move(mesh));
+    }
+    *next = response.next_page_token();
+    return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  std::vector<std::pair<std::string, Mesh>> out;
-  for (const v1::GetMeshResponse& entry : response.meshes()) {
-    absl::StatusOr<Mesh> mesh = proto::MeshFromProto(entry.mesh());
-    if (!mesh.ok()) return mesh.status();
-    out.emplace_back(entry.mesh_id(), *std::move(mesh));
-  }
   return out;
 }
 
@@ -369,6 +398,13 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
   for (const v1::AgentInfo& a : proto.agents()) {
     job.agents.push_back({a.rank(), a.version(), a.host(), a.connected()});
   }
+  job.agents_joined = proto.agents_joined();
+  job.agents_connected = proto.agents_connected();
+  if (job.agents_joined == 0) {  // a server that predates the counts
+    job.agents_joined = static_cast<int64_t>(job.agents.size());
+    for (const JobAgentInfo& a : job.agents)
+      job.agents_connected += a.connected;
+  }
   job.current_run = proto.current_run();
   job.current_run_executions_done =
       proto.current_run_progress().executions_done();
@@ -475,18 +511,24 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
 absl::StatusOr<std::vector<JobInfo>> Client::ListJobs() {
   std::vector<JobInfo> jobs;
   for (size_t i = 0; i < impl_->coordinators.size(); ++i) {
-    v1::ListJobsResponse response;
-    absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
-      return impl_->coordinators[i]->ListJobs(&ctx, v1::ListJobsRequest(),
-                                              &response);
-    });
+    absl::Status s =
+        EveryPage([&](const std::string& token, std::string* next) {
+          v1::ListJobsRequest request;
+          request.set_page_token(token);
+          v1::ListJobsResponse response;
+          absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+            return impl_->coordinators[i]->ListJobs(&ctx, request, &response);
+          });
+          for (const v1::JobInfo& job : response.jobs()) {
+            jobs.push_back(JobInfoFromProto(job));
+          }
+          *next = response.next_page_token();
+          return s;
+        });
     if (!s.ok()) {
       if (impl_->coordinators.size() == 1) return s;
       return absl::Status(s.code(), absl::StrCat("replica ", impl_->replicas[i],
                                                  ": ", s.message()));
-    }
-    for (const v1::JobInfo& job : response.jobs()) {
-      jobs.push_back(JobInfoFromProto(job));
     }
   }
   std::sort(jobs.begin(), jobs.end(),
@@ -495,14 +537,28 @@ absl::StatusOr<std::vector<JobInfo>> Client::ListJobs() {
 }
 
 absl::StatusOr<JobInfo> Client::GetJob(const std::string& job) {
-  v1::GetJobRequest request;
-  request.set_job(job);
-  v1::GetJobResponse response;
-  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
-    return impl_->CoordinatorFor(job).GetJob(&ctx, request, &response);
+  std::optional<JobInfo> info;
+  absl::Status s = EveryPage([&](const std::string& token, std::string* next) {
+    v1::GetJobRequest request;
+    request.set_job(job);
+    request.set_page_token(token);
+    v1::GetJobResponse response;
+    absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+      return impl_->CoordinatorFor(job).GetJob(&ctx, request, &response);
+    });
+    if (!s.ok()) return s;
+    JobInfo page = JobInfoFromProto(response.job());
+    if (!info.has_value()) {
+      info = std::move(page);
+    } else {
+      info->agents.insert(info->agents.end(), page.agents.begin(),
+                          page.agents.end());
+    }
+    *next = response.next_page_token();
+    return absl::OkStatus();
   });
   if (!s.ok()) return s;
-  return JobInfoFromProto(response.job());
+  return *std::move(info);
 }
 
 absl::StatusOr<std::string> Client::CancelJob(const std::string& job,

@@ -242,11 +242,7 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
                   run->summary, flags->json, out);
 }
 
-int64_t ConnectedAgents(const JobInfo& job) {
-  int64_t n = 0;
-  for (const JobAgentInfo& a : job.agents) n += a.connected ? 1 : 0;
-  return n;
-}
+int64_t ConnectedAgents(const JobInfo& job) { return job.agents_connected; }
 
 std::string AgentJson(const JobAgentInfo& a) {
   return absl::StrCat("{\"rank\": ", a.rank,

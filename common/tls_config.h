@@ -5,6 +5,7 @@
 #ifndef RESHARD_COMMON_TLS_CONFIG_H_
 #define RESHARD_COMMON_TLS_CONFIG_H_
 
+#include <cstdint>
 #include <string>
 
 namespace reshard {
@@ -19,6 +20,8 @@ struct TlsConfig {
   // for a server that asks (mutual TLS); empty: none.
   std::string cert_pem;
   std::string key_pem;
+  // When cert_pem's certificate stops being valid (Unix seconds); 0: none.
+  int64_t cert_not_after = 0;
 };
 
 }  // namespace reshard

@@ -6,7 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/secret_file.h"
+#include "common/tls_material.h"
 
 namespace reshard {
 namespace {
@@ -51,16 +53,48 @@ absl::StatusOr<TlsConfig> ReadAll(const TlsFiles& files) {
   return tls;
 }
 
+// What the read files hold: a certificate and its own key, a CA file of
+// certificates. Sets the certificate's end of validity.
+absl::Status CheckMaterial(const TlsFiles& files, TlsConfig& tls) {
+  if (!files.cert.empty()) {
+    absl::StatusOr<int64_t> end = CertificateNotAfter(tls.cert_pem);
+    if (!end.ok()) {
+      return BadFile("tls_cert", files.cert,
+                     std::string(end.status().message()));
+    }
+    tls.cert_not_after = *end;
+    absl::Status key = CheckKeyOfCertificate(tls.cert_pem, tls.key_pem);
+    if (!key.ok())
+      return BadFile("tls_key", files.key, std::string(key.message()));
+  }
+  if (!files.ca.empty() && CountCertificates(tls.ca_pem) == 0) {
+    return BadFile("tls_ca", files.ca, "holds no certificate");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<TlsConfig> ServerTlsFromFiles(const TlsFiles& files) {
+absl::StatusOr<TlsConfig> ServerTlsFromFiles(const TlsFiles& files,
+                                             int64_t now) {
   if (!files.any()) return TlsConfig();
   if (files.cert.empty() || files.key.empty()) {
     return absl::InvalidArgumentError(
         "--tls_cert and --tls_key: a server with TLS needs both (and "
         "--tls_ca for mutual TLS)");
   }
-  return ReadAll(files);
+  absl::StatusOr<TlsConfig> tls = ReadAll(files);
+  if (!tls.ok()) return tls.status();
+  if (absl::Status s = CheckMaterial(files, *tls); !s.ok()) return s;
+  if (tls->cert_not_after <= now) {
+    return BadFile("tls_cert", files.cert,
+                   absl::StrCat("the certificate expired at ",
+                                absl::FormatTime(
+                                    "%Y-%m-%dT%H:%M:%SZ",
+                                    absl::FromUnixSeconds(tls->cert_not_after),
+                                    absl::UTCTimeZone())));
+  }
+  return tls;
 }
 
 absl::StatusOr<TlsConfig> ClientTlsFromFiles(const TlsFiles& files) {
@@ -69,7 +103,10 @@ absl::StatusOr<TlsConfig> ClientTlsFromFiles(const TlsFiles& files) {
     return absl::InvalidArgumentError(
         "--tls_cert and --tls_key: a client certificate needs both");
   }
-  return ReadAll(files);
+  absl::StatusOr<TlsConfig> tls = ReadAll(files);
+  if (!tls.ok()) return tls.status();
+  if (absl::Status s = CheckMaterial(files, *tls); !s.ok()) return s;
+  return tls;
 }
 
 }  // namespace reshard

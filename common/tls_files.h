@@ -6,6 +6,7 @@
 #ifndef RESHARD_COMMON_TLS_FILES_H_
 #define RESHARD_COMMON_TLS_FILES_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -24,13 +25,17 @@ struct TlsFiles {
 
 // A server: plaintext when no flag is given; otherwise --tls_cert and
 // --tls_key are both required, and --tls_ca (optional) turns on mutual
-// TLS: clients must present a certificate of that CA.
-absl::StatusOr<TlsConfig> ServerTlsFromFiles(const TlsFiles& files);
+// TLS: clients must present a certificate of that CA. Refused naming the
+// flag: a key that is not the certificate's, a CA file without a
+// certificate, and a certificate that expired by `now` (Unix seconds).
+absl::StatusOr<TlsConfig> ServerTlsFromFiles(const TlsFiles& files,
+                                             int64_t now);
 
 // A client: plaintext when no flag is given; TLS with any of them.
 // --tls_ca verifies the server (else the system's roots); --tls_cert and
 // --tls_key, both or neither, are the client's certificate for a server
-// that requires one.
+// that requires one (the key its certificate's; its expiry is the
+// server's to judge).
 absl::StatusOr<TlsConfig> ClientTlsFromFiles(const TlsFiles& files);
 
 }  // namespace reshard

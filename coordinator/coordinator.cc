@@ -1,8 +1,10 @@
 #include "coordinator/coordinator.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/echoed_text.h"
 #include "common/version.h"
 #include "planner/plan_structure.h"
 
@@ -13,8 +15,9 @@ namespace {
 absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
                           const char* field) {
   if (name.empty() || static_cast<int64_t>(name.size()) > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": a job name has 1 to ", max_bytes, " characters"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": a job name has 1 to ", max_bytes,
+                     " characters, not ", name.size()));
   }
   for (char c : name) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -22,9 +25,28 @@ absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
                        c == '.';
     if (!plain) {
       return absl::InvalidArgumentError(
-          absl::StrCat(field, ": \"", name,
-                       "\" may only hold letters, digits, '-', '_' "
+          absl::StrCat(field, ": ", EchoedValue(name),
+                       " may only hold letters, digits, '-', '_' "
                        "and '.'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A Join's description of its agent: printable, and short enough that
+// every rank's fits in a GetJob page.
+absl::Status CheckAgentText(const std::string& text, int64_t max_bytes,
+                            const char* field) {
+  if (static_cast<int64_t>(text.size()) > max_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": ", text.size(), " bytes, at most ", max_bytes));
+  }
+  for (char c : text) {
+    if (c < 0x20 || c > 0x7e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": ", EchoedValue(text),
+                       " holds a byte outside printable "
+                       "ASCII"));
     }
   }
   return absl::OkStatus();
@@ -33,7 +55,9 @@ absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
 absl::Status CheckJoin(const JoinInfo& info, const CoordinatorLimits& limits) {
   if (info.protocol != kCoordinatorProtocol) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "agent version ", info.version.empty() ? "unknown" : info.version,
+        "agent version ",
+        info.version.empty() ? "unknown"
+                             : EscapedText(info.version, kMaxEchoedValueBytes),
         " (protocol ", info.protocol,
         ") is incompatible with this "
         "coordinator, version ",
@@ -42,6 +66,10 @@ absl::Status CheckJoin(const JoinInfo& info, const CoordinatorLimits& limits) {
   }
   absl::Status s =
       CheckJobName(info.agent.job, limits.max_job_name_bytes, "agent.job");
+  if (s.ok()) s = CheckAgentText(info.host, limits.max_host_bytes, "host");
+  if (s.ok()) {
+    s = CheckAgentText(info.version, limits.max_version_bytes, "version");
+  }
   if (!s.ok()) return s;
   if (info.world_size < 1 || info.world_size > limits.max_world_size) {
     return absl::InvalidArgumentError(
@@ -54,6 +82,16 @@ absl::Status CheckJoin(const JoinInfo& info, const CoordinatorLimits& limits) {
                      info.world_size, ")"));
   }
   return absl::OkStatus();
+}
+
+// The one answer for a job the caller does not hold, whether it exists or
+// not: nothing in it depends on the job table.
+absl::Status NoJobForCaller(const std::string& name, const char* field,
+                            const char* hint) {
+  return absl::NotFoundError(absl::StrCat(
+      field, ": no job \"", name, "\" for this caller (", hint,
+      "; a job created with a job token is found only with that token: ",
+      HowToPresentJobToken(), ")"));
 }
 
 // What a run asks of the ranks must fit the job and the executor.
@@ -150,7 +188,7 @@ absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   absl::Status s = CheckJoin(info, limits_);
   if (!s.ok()) return s;
-  s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  s = CheckOpenJoinAllowed(caller.job_token, limits_.allow_open_jobs);
   if (!s.ok()) return s;
   DropIdleJobs();
   absl::StatusOr<std::shared_ptr<Job>> job =
@@ -161,23 +199,25 @@ absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
 
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::AdmittedJob(
     const std::string& name, const Caller& caller, Access access) const {
-  absl::Status s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  const bool agent = access == Access::kAgent;
+  const char* field = agent ? "agent.job" : "job";
+  absl::Status s = CheckJobName(name, limits_.max_job_name_bytes, field);
   if (!s.ok()) return s;
-  if (access != Access::kAgent) DropIdleJobs();
+  s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
+  if (!s.ok()) return s;
+  if (!agent) DropIdleJobs();
   std::shared_ptr<Job> job = table_->Find(name);
-  if (job == nullptr && access == Access::kAgent) {
-    return absl::NotFoundError(absl::StrCat("agent.job: no job \"", name,
-                                            "\" (join before anything else)"));
+  if (job == nullptr || !job->token().Shows(caller)) {
+    return NoJobForCaller(name, field,
+                          agent ? "join before anything else"
+                                : "a job exists once its first agent joins");
   }
-  if (job == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat("job: no job \"", name,
-                     "\" (a job exists once its first agent joins)"));
-  }
-  if (access == Access::kView && job->token().Shows(caller)) return job;
-  s = job->token().Admits(name, caller);
-  if (!s.ok()) return s;
-  return job;
+  if (access == Access::kView || job->token().Admits(caller)) return job;
+  // Only an admin sees a job it may not act on, and it sees every job.
+  return absl::PermissionDeniedError(absl::StrCat(
+      field, ": job \"", name,
+      "\": the admin token shows jobs; running, cancelling and agent calls "
+      "take the job's token"));
 }
 
 absl::StatusOr<std::shared_ptr<Job>> Coordinator::JobOf(
@@ -252,25 +292,39 @@ absl::Status Coordinator::CheckActor(const std::string& name,
   return job.status();
 }
 
-std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller) const {
+std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller,
+                                               const std::string& from,
+                                               size_t max_jobs,
+                                               const AgentPage& agents) const {
   DropIdleJobs();
+  std::vector<std::shared_ptr<Job>> shown;
+  for (std::shared_ptr<Job>& job : table_->List()) {
+    if (job->name() >= from && job->token().Shows(caller)) {
+      shown.push_back(std::move(job));
+    }
+  }
+  std::sort(shown.begin(), shown.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  if (shown.size() > max_jobs) shown.resize(max_jobs);
   std::vector<JobSnapshot> jobs;
-  for (const std::shared_ptr<Job>& job : table_->List()) {
-    if (job->token().Shows(caller)) jobs.push_back(job->Info());
+  for (const std::shared_ptr<Job>& job : shown) {
+    jobs.push_back(job->Info(agents));
   }
   return jobs;
 }
 
 std::vector<JobSnapshot> Coordinator::AllJobs() const {
-  return ListJobs(Caller{"", true});
+  return ListJobs(Caller{"", true}, "", std::numeric_limits<size_t>::max(),
+                  AgentPage{0, 0});
 }
 
 absl::StatusOr<JobSnapshot> Coordinator::GetJob(const std::string& name,
-                                                const Caller& caller) const {
+                                                const Caller& caller,
+                                                const AgentPage& agents) const {
   absl::StatusOr<std::shared_ptr<Job>> job =
       AdmittedJob(name, caller, Access::kView);
   if (!job.ok()) return job.status();
-  return (*job)->Info();
+  return (*job)->Info(agents);
 }
 
 absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name,

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,10 +52,13 @@ class Coordinator {
               SessionSource sessions = RandomSessions());
 
   // Every call that names a job takes its `caller`'s credentials
-  // (coordinator/job_token.h): without a job token on a server that does
-  // not allow open jobs, UNAUTHENTICATED before any lookup; on a job with
-  // a token, UNAUTHENTICATED without it and PERMISSION_DENIED with
-  // another, before anything else about the job is looked at.
+  // (coordinator/job_token.h) and checks the name (INVALID_ARGUMENT, the
+  // value escaped and cut): without a job token on a server that does not
+  // allow open jobs, UNAUTHENTICATED before any lookup. A job the caller
+  // does not hold answers as a missing one does, with one code and one
+  // message (NOT_FOUND), so that no caller learns which jobs exist; only
+  // Join, which creates a missing job, refuses a held name with
+  // UNAUTHENTICATED or PERMISSION_DENIED.
 
   // Refuses another protocol (FAILED_PRECONDITION naming both versions),
   // bad fields (INVALID_ARGUMENT naming them), a token not the job's and
@@ -97,13 +101,20 @@ class Coordinator {
   // `caller` for its credentials; OK when there is no job `job` (RunJob
   // then answers NOT_FOUND).
   absl::Status CheckActor(const std::string& job, const Caller& caller) const;
-  // The state of every job the caller may see (JobToken::Shows), by name;
-  // one job's (NOT_FOUND when unknown).
-  std::vector<JobSnapshot> ListJobs(const Caller& caller) const;
-  // Every job, for the server's own readings (metrics); no caller's view.
+  // The state of the jobs the caller may see (JobToken::Shows), by name:
+  // from the first named `from` or after on, at most `max_jobs`, each
+  // with the agents of `agents`. One job's (NOT_FOUND when unknown), with
+  // the agents of `agents`.
+  std::vector<JobSnapshot> ListJobs(
+      const Caller& caller, const std::string& from = "",
+      size_t max_jobs = std::numeric_limits<size_t>::max(),
+      const AgentPage& agents = {}) const;
+  // Every job without its agents' list (their counts only), for the
+  // server's own readings (metrics); no caller's view.
   std::vector<JobSnapshot> AllJobs() const;
   absl::StatusOr<JobSnapshot> GetJob(const std::string& job,
-                                     const Caller& caller = {}) const;
+                                     const Caller& caller = {},
+                                     const AgentPage& agents = {}) const;
   // The cancelled run's id ("" when none was running).
   // Job::Cancel: `stop` returns the run's partial results to its caller.
   absl::StatusOr<std::string> CancelJob(const std::string& job,
@@ -123,7 +134,8 @@ class Coordinator {
   // agent.job), or by name to act on it (RunJob, CancelJob) or to look.
   enum class Access { kAgent, kAct, kView };
   // Job `job` when `caller` may reach it so; NOT_FOUND naming the field
-  // (agent.job or job) when there is none.
+  // (agent.job or job) when there is none or the caller does not hold it,
+  // PERMISSION_DENIED for an admin acting on a job with a token.
   absl::StatusOr<std::shared_ptr<Job>> AdmittedJob(const std::string& job,
                                                    const Caller& caller,
                                                    Access access) const;

@@ -20,7 +20,6 @@ Job::Job(std::string name, int64_t world_size, Backend backend, JobToken token,
       backend_(backend),
       token_(std::move(token)),
       limits_(limits),
-      slots_(world_size),
       store_(limits, std::move(store_budget)),
       clock_(std::move(clock)),
       active_at_(clock_()) {}
@@ -82,8 +81,9 @@ absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {
 void Job::Disconnect(const AgentId& id,
                      const std::shared_ptr<Mailbox>& mailbox) {
   absl::MutexLock lock(&mu_);
-  if (id.rank < 0 || id.rank >= world_size_) return;
-  Slot& slot = slots_[id.rank];
+  auto it = slots_.find(id.rank);
+  if (it == slots_.end()) return;
+  Slot& slot = it->second;
   if (slot.mailbox != mailbox) return;  // already replaced
   slot.mailbox = nullptr;
   slot.info.connected = false;
@@ -113,11 +113,12 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
         absl::StrCat("agent.rank: ", id.rank, " is outside job \"", name_,
                      "\"'s ranks [0, ", world_size_, ")"));
   }
-  const Slot& slot = slots_[id.rank];
-  if (!slot.present) {
+  const Slot* found = FindSlotLocked(id.rank);
+  if (found == nullptr || !found->present) {
     return absl::FailedPreconditionError(absl::StrCat(
         "rank ", id.rank, " has not joined job \"", name_, "\"; join first"));
   }
+  const Slot& slot = *found;
   // Neither number is shown: the caller may not be the rank's agent.
   if (slot.incarnation != id.incarnation) {
     return absl::FailedPreconditionError(
@@ -126,6 +127,11 @@ absl::Status Job::CheckAgentLocked(const AgentId& id) const {
                      "\"; a restarted agent joins again"));
   }
   return CheckSessionLocked(slot, id);
+}
+
+const Job::Slot* Job::FindSlotLocked(int64_t rank) const {
+  auto it = slots_.find(rank);
+  return it == slots_.end() ? nullptr : &it->second;
 }
 
 absl::Status Job::CheckSessionLocked(const Slot& slot,
@@ -137,8 +143,10 @@ absl::Status Job::CheckSessionLocked(const Slot& slot,
 }
 
 bool Job::ReadyLocked() const {
-  if (shut_down_) return false;
-  for (const Slot& slot : slots_) {
+  if (shut_down_ || static_cast<int64_t>(slots_.size()) < world_size_) {
+    return false;
+  }
+  for (const auto& [rank, slot] : slots_) {
     if (!slot.present || slot.mailbox == nullptr) return false;
   }
   return true;
@@ -189,11 +197,17 @@ absl::StatusOr<std::vector<std::string>> Job::StoreGet(
                    absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
 }
 
-JobSnapshot Job::Info() const {
+JobSnapshot Job::Info(const AgentPage& page) const {
   absl::MutexLock lock(&mu_);
-  JobSnapshot info{
-      name_,       world_size_,  backend_,      generation_,   "", {}, "",
-      runs_total_, runs_failed_, store_.keys(), store_.bytes()};
+  JobSnapshot info;
+  info.name = name_;
+  info.world_size = world_size_;
+  info.backend = backend_;
+  info.generation = generation_;
+  info.runs_total = runs_total_;
+  info.runs_failed = runs_failed_;
+  info.store_keys = store_.keys();
+  info.store_bytes = store_.bytes();
   info.state = run_ != nullptr ? "running"
                : ReadyLocked() ? "ready"
                                : "joining";
@@ -207,8 +221,16 @@ JobSnapshot Job::Info() const {
   }
   info.run_calls = waiters_;
   info.recent_runs.assign(recent_.begin(), recent_.end());
-  for (const Slot& slot : slots_) {
-    if (slot.present) info.agents.push_back(slot.info);
+  for (const auto& [rank, slot] : slots_) {
+    if (!slot.present) continue;
+    ++info.agents_joined;
+    if (slot.info.connected) ++info.agents_connected;
+    if (rank < page.first_rank || info.next_rank >= 0) continue;
+    if (static_cast<int64_t>(info.agents.size()) < page.max_agents) {
+      info.agents.push_back(slot.info);
+    } else {
+      info.next_rank = rank;
+    }
   }
   return info;
 }
@@ -216,7 +238,7 @@ JobSnapshot Job::Info() const {
 void Job::Shutdown(const std::string& reason) {
   absl::MutexLock lock(&mu_);
   shut_down_ = true;
-  for (Slot& slot : slots_) {
+  for (auto& [rank, slot] : slots_) {
     if (slot.mailbox != nullptr) slot.mailbox->Close(reason);
   }
 }
@@ -224,7 +246,7 @@ void Job::Shutdown(const std::string& reason) {
 std::optional<absl::Time> Job::IdleSince() const {
   absl::MutexLock lock(&mu_);
   if (waiters_ > 0 || run_ != nullptr) return std::nullopt;
-  for (const Slot& slot : slots_) {
+  for (const auto& [rank, slot] : slots_) {
     if (slot.mailbox != nullptr) return std::nullopt;
   }
   return active_at_;
@@ -233,7 +255,7 @@ std::optional<absl::Time> Job::IdleSince() const {
 bool Job::Abandoned() const {
   absl::MutexLock lock(&mu_);
   if (waiters_ > 0 || run_ != nullptr) return false;
-  for (const Slot& slot : slots_) {
+  for (const auto& [rank, slot] : slots_) {
     if (slot.present) return false;
   }
   return true;

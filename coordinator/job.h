@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,13 +36,25 @@
 namespace reshard::coordinator {
 
 // The Coordinator's view of a job at one moment (GetJob, ListJobs).
+// Which agents a JobSnapshot lists: from `first_rank` on, at most
+// `max_agents` of them (a GetJob page).
+struct AgentPage {
+  int64_t first_rank = 0;
+  int64_t max_agents = std::numeric_limits<int64_t>::max();
+};
+
 struct JobSnapshot {
   std::string name;
   int64_t world_size = 0;
   Backend backend = Backend::kGloo;
   int64_t generation = 0;
-  std::string state;  // joining, ready, running
-  std::vector<AgentInfo> agents;
+  std::string state;              // joining, ready, running
+  std::vector<AgentInfo> agents;  // the page's, by rank
+  // The first joined rank past the page; -1 when the page lists the last.
+  int64_t next_rank = -1;
+  // Every joined agent, and those of them whose dispatch stream is open.
+  int64_t agents_joined = 0;
+  int64_t agents_connected = 0;
   std::string current_run;
   int64_t runs_total = 0;
   int64_t runs_failed = 0;
@@ -145,8 +159,9 @@ class Job {
   // CANCELLED at once.
   std::string Cancel(bool stop = false);
 
-  // The job's state: agents, generation, current and recent runs, store.
-  JobSnapshot Info() const;
+  // The job's state: agents (those of `page`), generation, current and
+  // recent runs, store.
+  JobSnapshot Info(const AgentPage& page = {}) const;
   // Closes every dispatch stream (the server is going away).
   void Shutdown(const std::string& reason);
   // No agent left and no RunJob waiting: the table may forget the job.
@@ -173,6 +188,9 @@ class Job {
   // FAILED_PRECONDITION before it joined or for another incarnation,
   // PERMISSION_DENIED for another session.
   absl::Status CheckAgentLocked(const AgentId& id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The rank's slot; null when it never joined.
+  const Slot* FindSlotLocked(int64_t rank) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckSessionLocked(const Slot& slot, const AgentId& id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -215,7 +233,9 @@ class Job {
   const CoordinatorLimits& limits_;
 
   mutable absl::Mutex mu_;
-  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+  // The ranks that ever joined, by rank: a job's memory grows with the
+  // agents in it, not with the world size it declares.
+  std::map<int64_t, Slot> slots_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   RendezvousStore store_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<ActiveRun> run_ ABSL_GUARDED_BY(mu_);

@@ -102,8 +102,7 @@ absl::Status Job::LostRanksLocked(absl::Duration agent_wait) const {
   const absl::Time now = clock_();
   bool expired = false;
   std::vector<std::string> lost;
-  for (size_t r = 0; r < slots_.size(); ++r) {
-    const Slot& slot = slots_[r];
+  for (const auto& [r, slot] : slots_) {
     if (!slot.lost_at.has_value()) continue;
     expired = expired || now - *slot.lost_at >= agent_wait;
     lost.push_back(
@@ -139,8 +138,9 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
   if (end == WaitEnd::kGaveUp) return LostRanksLocked(agent_wait);
   if (end == WaitEnd::kDone) return absl::OkStatus();
   std::vector<std::string> absent;
-  for (size_t r = 0; r < slots_.size(); ++r) {
-    if (!slots_[r].present || slots_[r].mailbox == nullptr) {
+  for (int64_t r = 0; r < world_size_ && absent.size() <= 16; ++r) {
+    const Slot* slot = FindSlotLocked(r);
+    if (slot == nullptr || !slot->present || slot->mailbox == nullptr) {
       absent.push_back(absl::StrCat(r));
     }
   }
@@ -180,7 +180,7 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   work->spec = std::move(spec);
   run_->spec = work->spec;
   run_->dispatched = run_->last_report = clock_();
-  for (Slot& slot : slots_) {
+  for (auto& [rank, slot] : slots_) {
     slot.mailbox->Push(WorkItem{WorkItem::Kind::kRun, work, "", ""});
   }
 }
@@ -256,9 +256,9 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   }
   ++runs_failed_;
   comm_prefix_.clear();  // whoever failed tore its communicators down
-  for (size_t r = 0; r < slots_.size(); ++r) {
-    if (slots_[r].mailbox != nullptr && !run->reports[r].has_value()) {
-      slots_[r].mailbox->Push(
+  for (auto& [r, slot] : slots_) {
+    if (slot.mailbox != nullptr && !run->reports[r].has_value()) {
+      slot.mailbox->Push(
           WorkItem{WorkItem::Kind::kCancel, nullptr, run->id, ""});
     }
   }
@@ -354,9 +354,9 @@ std::string Job::Cancel(bool stop) {
     return run_->id;
   }
   run_->stopping = true;
-  for (size_t r = 0; r < slots_.size(); ++r) {
-    if (slots_[r].mailbox != nullptr && !run_->reports[r].has_value()) {
-      slots_[r].mailbox->Push(
+  for (auto& [r, slot] : slots_) {
+    if (slot.mailbox != nullptr && !run_->reports[r].has_value()) {
+      slot.mailbox->Push(
           WorkItem{WorkItem::Kind::kCancel, nullptr, run_->id, ""});
     }
   }

@@ -5,25 +5,24 @@
 #include "common/same_secret.h"
 
 namespace reshard::coordinator {
-namespace {
-
-// Where a caller puts its token, for refusals.
-std::string HowToPresent() {
+std::string HowToPresentJobToken() {
   return absl::StrCat("gRPC metadata ", kJobTokenHeader,
                       "; agents and reshardctl: --job_token_file FILE or $",
                       kJobTokenEnv);
 }
 
-}  // namespace
-
-absl::Status CheckOpenJobsAllowed(const Caller& caller, bool allow_open_jobs) {
-  if (allow_open_jobs || !caller.job_token.empty() || caller.admin) {
-    return absl::OkStatus();
-  }
+absl::Status CheckOpenJoinAllowed(const std::string& presented,
+                                  bool allow_open_jobs) {
+  if (allow_open_jobs || !presented.empty()) return absl::OkStatus();
   return absl::UnauthenticatedError(
       absl::StrCat("this server serves only jobs with a job token "
                    "(--allow_open_jobs=false): present one (",
-                   HowToPresent(), ")"));
+                   HowToPresentJobToken(), ")"));
+}
+
+absl::Status CheckOpenJobsAllowed(const Caller& caller, bool allow_open_jobs) {
+  if (caller.admin) return absl::OkStatus();
+  return CheckOpenJoinAllowed(caller.job_token, allow_open_jobs);
 }
 
 bool JobToken::Matches(const std::string& presented) const {
@@ -38,27 +37,25 @@ absl::Status JobToken::AdmitsJoin(const std::string& job,
         "\" was created without a job token and this agent presents one: "
         "start every agent of a job with the same token"));
   }
-  return Admits(job, Caller{presented, false});
-}
-
-absl::Status JobToken::Admits(const std::string& job,
-                              const Caller& caller) const {
   if (open()) return absl::OkStatus();
-  if (caller.job_token.empty()) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "job \"", job, "\" needs its job token (", HowToPresent(), ")"));
+  if (presented.empty()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("job \"", job, "\" needs its job token (",
+                     HowToPresentJobToken(), ")"));
   }
-  if (!Matches(caller.job_token)) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("job \"", job,
-                     "\": the job token presented is not "
-                     "the job's"));
+  if (!Matches(presented)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "job \"", job, "\": the job token presented is not the job's"));
   }
   return absl::OkStatus();
 }
 
+bool JobToken::Admits(const Caller& caller) const {
+  return open() || Matches(caller.job_token);
+}
+
 bool JobToken::Shows(const Caller& caller) const {
-  return caller.admin || open() || Matches(caller.job_token);
+  return caller.admin || Admits(caller);
 }
 
 }  // namespace reshard::coordinator

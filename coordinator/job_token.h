@@ -21,10 +21,18 @@ struct Caller {
   bool admin = false;     // it proved the planner's admin token
 };
 
+// UNAUTHENTICATED when a Join presents no job token on a server that does
+// not allow open jobs: a Join may create a job, and a closed server creates
+// none without a token, not even for the admin.
+absl::Status CheckOpenJoinAllowed(const std::string& presented,
+                                  bool allow_open_jobs);
 // UNAUTHENTICATED for a caller that presents no job token (and is no
 // admin) on a server that does not allow open jobs; checked before any
 // job is looked up, so the refusal says nothing about which jobs exist.
 absl::Status CheckOpenJobsAllowed(const Caller& caller, bool allow_open_jobs);
+
+// Where a caller puts its job token, for refusals.
+std::string HowToPresentJobToken();
 
 class JobToken {
  public:
@@ -39,9 +47,10 @@ class JobToken {
   absl::Status AdmitsJoin(const std::string& job,
                           const std::string& presented) const;
   // Every other call that acts for or on the job: an open job admits every
-  // caller; a job with a token, only a caller that presents it
-  // (UNAUTHENTICATED without one, PERMISSION_DENIED with another).
-  absl::Status Admits(const std::string& job, const Caller& caller) const;
+  // caller; a job with a token, only a caller that presents it. Callers it
+  // does not admit are told the job is not there (coordinator/coordinator.h:
+  // no existence oracle).
+  bool Admits(const Caller& caller) const;
   // Views (GetJob, ListJobs): what Admits admits, and admins.
   bool Shows(const Caller& caller) const;
   // Whether the job was created with `token` ("": open), for the quotas

@@ -24,6 +24,10 @@ struct CoordinatorLimits {
   int64_t max_jobs_per_credential = 256;
   int64_t max_runs_per_credential = 16;
   int64_t max_job_name_bytes = 128;
+  // What a Join says about its agent, kept per rank and shown by GetJob:
+  // printable ASCII of at most these many bytes.
+  int64_t max_host_bytes = 255;
+  int64_t max_version_bytes = 64;
   // A job with no connected agent, no run and no RunJob waiting for this
   // long is dropped (its killed agents never said goodbye).
   int64_t job_idle_seconds = 300;

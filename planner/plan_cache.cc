@@ -38,6 +38,7 @@ std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   AppendRaw(key, o.search_budget);
   AppendRaw(key, o.max_peak_bytes.has_value());
   AppendRaw(key, o.max_peak_bytes.value_or(0));
+  AppendRaw(key, request.cache_scope);
   return key;
 }
 

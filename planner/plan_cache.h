@@ -2,8 +2,9 @@
 // fingerprint to its plan, so that the same request returns the same plan
 // (bit for bit) without searching again. Plans are rank-independent, so the
 // fingerprint covers the mesh content that planning reads (shape, names,
-// flattened groups, links — not the rank map), the tensor, src, dst and
-// every planner option.
+// flattened groups, links — not the rank map), the tensor, src, dst,
+// every planner option and the request's cache scope (a server's callers
+// each get their own, so a hit never tells one what another planned).
 #ifndef RESHARD_PLANNER_PLAN_CACHE_H_
 #define RESHARD_PLANNER_PLAN_CACHE_H_
 

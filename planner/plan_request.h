@@ -45,6 +45,9 @@ struct PlanRequest {
   DistState src;
   DistState dst;
   PlanOptions options;
+  // Whose plan cache entries the request may hit and makes
+  // (planner/plan_cache.h); 0: the shared scope. Planning ignores it.
+  uint64_t cache_scope = 0;
 };
 
 // Builds a request from the text forms users type. INVALID_ARGUMENT names

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/echoed_text.h"
 #include "common/fnv1a.h"
 #include "planner/field_error.h"
 #include "planner/plan_format.h"
@@ -139,7 +140,7 @@ absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
 grpc::Status StatusToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+                      BoundedMessage(status.message()));
 }
 
 absl::Status StatusFromGrpc(const grpc::Status& status) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/echoed_text.h"
 #include "planner/field_error.h"
 #include "planner/plan_memory.h"
 #include "proto/batch_convert.h"
@@ -151,7 +152,9 @@ void RankReportToProto(const executor::RankReport& report, v1::RankReport* out,
                        ExecutionSeconds executions) {
   out->set_rank(report.rank);
   out->set_code(static_cast<int>(report.status.code()));
-  out->set_error(std::string(report.status.message()));
+  // Cut as every error is (common/echoed_text.h): a report stays within
+  // the Coordinator's bounds on its fields.
+  out->set_error(BoundedMessage(report.status.message()));
   const size_t rows =
       std::max(report.seconds_min.size(), report.seconds_median.size());
   out->clear_steps();
@@ -176,7 +179,7 @@ void RankReportToProto(const executor::RankReport& report, v1::RankReport* out,
     v1::TensorCheck* check = out->add_tensors();
     check->set_checksum(t.checksum);
     check->set_validated(t.validated);
-    check->set_validation_error(t.validation_error);
+    check->set_validation_error(BoundedMessage(t.validation_error));
   }
 }
 

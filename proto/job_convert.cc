@@ -81,6 +81,8 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
   out->set_store_keys(info.store_keys);
   out->set_store_bytes(info.store_bytes);
   out->set_run_calls(info.run_calls);
+  out->set_agents_joined(info.agents_joined);
+  out->set_agents_connected(info.agents_connected);
   if (!info.current_run.empty()) {
     v1::RunProgress* progress = out->mutable_current_run_progress();
     progress->set_executions_done(info.current_run_progress.executions_done);

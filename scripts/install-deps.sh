@@ -33,7 +33,7 @@ PACKAGES=(
   libspdlog-dev libfmt-dev
   libgloo-dev
   prometheus-cpp-dev libcivetweb-dev civetweb prometheus
-  curl jq openssl
+  curl jq openssl libssl-dev  # libssl-dev: TLS files checked at start-up
   python3 python3-venv python3-dev  # the project environment (below)
   iproute2  # ip netns, veth and tc tbf: local-cluster.sh --hosts (emulated hosts)
   nodejs

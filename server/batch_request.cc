@@ -10,7 +10,8 @@ namespace reshard::server {
 absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
                                      const v1::PlanBatchRequest& request,
                                      const ServiceOptions& limits,
-                                     PlanCache& cache, const StopCheck& stop) {
+                                     PlanCache& cache, const StopCheck& stop,
+                                     uint64_t cache_scope) {
   if (request.items_size() > limits.max_batch_items) {
     return absl::InvalidArgumentError(
         absl::StrCat("items: ", request.items_size(), " items, at most ",
@@ -20,7 +21,8 @@ absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
   items.reserve(request.items_size());
   for (const v1::PlanBatchRequest::Item& item : request.items()) {
     items.push_back(LimitedPlanRequest(mesh, item.tensor(), item.src(),
-                                       item.dst(), request.options(), limits));
+                                       item.dst(), request.options(), limits,
+                                       cache_scope));
   }
   return PlanBatch(mesh, items, proto::BatchOptionsFromProto(request), cache,
                    stop);

@@ -21,7 +21,8 @@ namespace reshard::server {
 absl::StatusOr<BatchPlan> ServeBatch(const Mesh& mesh,
                                      const v1::PlanBatchRequest& request,
                                      const ServiceOptions& limits,
-                                     PlanCache& cache, const StopCheck& stop);
+                                     PlanCache& cache, const StopCheck& stop,
+                                     uint64_t cache_scope);
 
 }  // namespace reshard::server
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/credential_headers.h"
+#include "common/fnv1a.h"
 #include "common/same_secret.h"
 #include "common/secret_file.h"
 
@@ -38,6 +39,10 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
     caller.admin = true;
   }
   return caller;
+}
+
+uint64_t CacheScopeOf(const coordinator::Caller& caller) {
+  return Fnv1a64(absl::StrCat("credential:", caller.job_token)) | 1;
 }
 
 }  // namespace reshard::server

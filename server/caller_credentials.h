@@ -5,6 +5,7 @@
 #ifndef RESHARD_SERVER_CALLER_CREDENTIALS_H_
 #define RESHARD_SERVER_CALLER_CREDENTIALS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,10 @@ std::optional<absl::string_view> MetadataValue(
 // PERMISSION_DENIED for an admin token that is not the planner's.
 absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
                                              const std::string& admin_token);
+
+// The plan cache scope of a caller (PlanRequest::cache_scope): one per job
+// token, callers without one sharing theirs; never 0, the shared scope.
+uint64_t CacheScopeOf(const coordinator::Caller& caller);
 
 }  // namespace reshard::server
 

@@ -23,9 +23,9 @@ std::vector<double> RunDurationBuckets() {
 double CountAgents(const coordinator::Coordinator& core, bool connected) {
   double count = 0;
   for (const coordinator::JobSnapshot& job : core.AllJobs()) {
-    for (const coordinator::AgentInfo& agent : job.agents) {
-      if (agent.connected == connected) ++count;
-    }
+    count += static_cast<double>(connected ? job.agents_connected
+                                           : job.agents_joined -
+                                                 job.agents_connected);
   }
   return count;
 }

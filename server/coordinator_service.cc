@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/echoed_text.h"
 #include "common/incarnation_text.h"
 #include "common/version.h"
 #include "proto/convert.h"
@@ -15,6 +16,8 @@
 #include "proto/job_convert.h"
 #include "server/caller_credentials.h"
 #include "server/dispatch_stream.h"
+#include "server/message_bounds.h"
+#include "server/pages.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
@@ -32,7 +35,7 @@ grpc::Status Answer(grpc::ServerContextBase* ctx, const char* rpc,
   if (!status.ok()) {
     spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
                  absl::StatusCodeToString(status.code()),
-                 std::string(status.message()));
+                 EscapedText(status.message(), kMaxErrorMessageBytes));
   }
   return proto::StatusToGrpc(status);
 }
@@ -76,10 +79,23 @@ auto InAgentJob(const coordinator::Coordinator& core,
 
 }  // namespace
 
-grpc::Status CoordinatorService::Timed(const char* method,
+grpc::Status CoordinatorService::Timed(grpc::ServerContextBase* ctx,
+                                       const char* method,
+                                       const google::protobuf::Message& request,
+                                       google::protobuf::Message* response,
                                        absl::FunctionRef<grpc::Status()> call) {
   const auto start = std::chrono::steady_clock::now();
-  grpc::Status status = call();
+  const absl::Status bounds =
+      CheckRequestBounds(request, options_.max_batch_items);
+  grpc::Status status = bounds.ok() ? call() : Answer(ctx, method, bounds);
+  if (status.ok()) {
+    const absl::Status size =
+        CheckResponseSize(*response, options_.max_message_bytes);
+    if (!size.ok()) {
+      response->Clear();
+      status = Answer(ctx, method, size);
+    }
+  }
   if (metrics_ != nullptr) {
     metrics_->RecordCall(
         method, static_cast<absl::StatusCode>(status.error_code()),
@@ -102,7 +118,7 @@ void CoordinatorService::StartDraining() {
 grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
                                       const v1::JoinRequest* request,
                                       v1::JoinResponse* response) {
-  return Timed("Join", [&]() -> grpc::Status {
+  return Timed(ctx, "Join", *request, response, [&]() -> grpc::Status {
     if (draining_) return Answer(ctx, "Join", Draining());
     absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
     if (!caller.ok()) return Answer(ctx, "Join", caller.status());
@@ -126,8 +142,10 @@ grpc::ServerWriteReactor<v1::Work>* CoordinatorService::Dispatch(
     grpc::CallbackServerContext* ctx, const v1::DispatchRequest* request) {
   const auto start = std::chrono::steady_clock::now();
   const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
+  const absl::Status bounds =
+      CheckRequestBounds(*request, options_.max_batch_items);
   absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
-      OpenMailbox(*ctx, id);
+      bounds.ok() ? OpenMailbox(*ctx, id) : bounds;
   if (!mailbox.ok()) {
     const grpc::Status refused = Answer(ctx, "Dispatch", mailbox.status());
     RecordDispatch(refused, start);
@@ -161,8 +179,8 @@ void CoordinatorService::RecordDispatch(
 
 grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
                                         const v1::ReportRequest* request,
-                                        v1::ReportResponse*) {
-  return Timed("Report", [&]() -> grpc::Status {
+                                        v1::ReportResponse* response) {
+  return Timed(ctx, "Report", *request, response, [&]() -> grpc::Status {
     return Answer(
         ctx, "Report",
         InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
@@ -176,8 +194,8 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
 
 grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
                                           const v1::ProgressRequest* request,
-                                          v1::ProgressResponse*) {
-  return Timed("Progress", [&]() -> grpc::Status {
+                                          v1::ProgressResponse* response) {
+  return Timed(ctx, "Progress", *request, response, [&]() -> grpc::Status {
     return Answer(
         ctx, "Progress",
         InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
@@ -190,8 +208,8 @@ grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
 
 grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
-                                       v1::LeaveResponse*) {
-  return Timed("Leave", [&]() -> grpc::Status {
+                                       v1::LeaveResponse* response) {
+  return Timed(ctx, "Leave", *request, response, [&]() -> grpc::Status {
     absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
     if (!caller.ok()) return Answer(ctx, "Leave", caller.status());
     return Answer(
@@ -202,8 +220,8 @@ grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
 
 grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
                                           const v1::StoreSetRequest* request,
-                                          v1::StoreSetResponse*) {
-  return Timed("StoreSet", [&]() -> grpc::Status {
+                                          v1::StoreSetResponse* response) {
+  return Timed(ctx, "StoreSet", *request, response, [&]() -> grpc::Status {
     return Answer(
         ctx, "StoreSet",
         InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
@@ -217,7 +235,7 @@ grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
                                           const v1::StoreGetRequest* request,
                                           v1::StoreGetResponse* response) {
-  return Timed("StoreGet", [&]() -> grpc::Status {
+  return Timed(ctx, "StoreGet", *request, response, [&]() -> grpc::Status {
     const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
     absl::StatusOr<std::vector<std::string>> values = InAgentJob(
         core_, *ctx, options_.admin_token, request->agent(),
@@ -235,7 +253,7 @@ grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::StoreDelete(
     grpc::ServerContext* ctx, const v1::StoreDeleteRequest* request,
     v1::StoreDeleteResponse* response) {
-  return Timed("StoreDelete", [&]() -> grpc::Status {
+  return Timed(ctx, "StoreDelete", *request, response, [&]() -> grpc::Status {
     absl::StatusOr<int64_t> deleted = InAgentJob(
         core_, *ctx, options_.admin_token, request->agent(),
         [&](coordinator::Job& job, const coordinator::AgentId& id) {
@@ -317,8 +335,11 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
   const v1::PlanRequest& r = request.request();
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh = RequestMesh(registry_, r);
   if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<PlanRequest> plan_request = LimitedPlanRequest(
-      **mesh, r.tensor(), r.src(), r.dst(), r.options(), options_);
+  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+  if (!caller.ok()) return caller.status();
+  absl::StatusOr<PlanRequest> plan_request =
+      LimitedPlanRequest(**mesh, r.tensor(), r.src(), r.dst(), r.options(),
+                         options_, CacheScopeOf(*caller));
   if (!plan_request.ok()) return plan_request.status();
   absl::StatusOr<Plan> plan = MakePlanCached(
       **mesh, *plan_request, cache_,
@@ -373,7 +394,7 @@ absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
 grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
                                         const v1::RunJobRequest* request,
                                         v1::RunJobResponse* response) {
-  return Timed("RunJob", [&]() -> grpc::Status {
+  return Timed(ctx, "RunJob", *request, response, [&]() -> grpc::Status {
     const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<coordinator::RunOutcome> outcome =
         Run(ctx, *request, response);
@@ -397,36 +418,33 @@ grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
 }
 
 grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
-                                          const v1::ListJobsRequest*,
+                                          const v1::ListJobsRequest* request,
                                           v1::ListJobsResponse* response) {
-  return Timed("ListJobs", [&]() -> grpc::Status {
+  return Timed(ctx, "ListJobs", *request, response, [&]() -> grpc::Status {
     absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
     if (!caller.ok()) return Answer(ctx, "ListJobs", caller.status());
-    for (const coordinator::JobSnapshot& job : core_.ListJobs(*caller)) {
-      proto::JobSnapshotToProto(job, response->add_jobs());
-    }
-    return grpc::Status::OK;
+    return Answer(ctx, "ListJobs",
+                  FillJobsPage(core_, *caller, *request,
+                               options_.max_message_bytes, response));
   });
 }
 
 grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* request,
                                         v1::GetJobResponse* response) {
-  return Timed("GetJob", [&]() -> grpc::Status {
+  return Timed(ctx, "GetJob", *request, response, [&]() -> grpc::Status {
     absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
     if (!caller.ok()) return Answer(ctx, "GetJob", caller.status());
-    absl::StatusOr<coordinator::JobSnapshot> job =
-        core_.GetJob(request->job(), *caller);
-    if (!job.ok()) return Answer(ctx, "GetJob", job.status());
-    proto::JobSnapshotToProto(*job, response->mutable_job());
-    return grpc::Status::OK;
+    return Answer(ctx, "GetJob",
+                  FillJobPage(core_, *caller, *request,
+                              options_.max_message_bytes, response));
   });
 }
 
 grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
-  return Timed("CancelJob", [&]() -> grpc::Status {
+  return Timed(ctx, "CancelJob", *request, response, [&]() -> grpc::Status {
     absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
     if (!caller.ok()) return Answer(ctx, "CancelJob", caller.status());
     absl::StatusOr<std::string> run =

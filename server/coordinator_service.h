@@ -99,8 +99,12 @@ class CoordinatorService final
   // Records a dispatch stream's end (its code and how long it lived).
   void RecordDispatch(const grpc::Status& status,
                       std::chrono::steady_clock::time_point start);
-  // Runs one call, recording its code and duration.
-  grpc::Status Timed(const char* method,
+  // Runs one call, recording its code and duration: INVALID_ARGUMENT when
+  // `request` is past a field's bound, else `call`, refusing a `response`
+  // over --max_message_bytes (server/message_bounds.h).
+  grpc::Status Timed(grpc::ServerContextBase* ctx, const char* method,
+                     const google::protobuf::Message& request,
+                     google::protobuf::Message* response,
                      absl::FunctionRef<grpc::Status()> call);
 
   coordinator::Coordinator& core_;

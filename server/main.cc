@@ -15,6 +15,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
@@ -103,6 +104,8 @@ constexpr int kKeepaliveMs = 120000;
 constexpr char kCoordinatorHealth[] = "reshard.v1.Coordinator";
 constexpr absl::Duration kAdmittingPeriod = absl::Seconds(1);
 constexpr int kKeepaliveTimeoutMs = 20000;
+// A server certificate this close to its expiry is warned about at start.
+constexpr absl::Duration kCertificateWarning = absl::Hours(14 * 24);
 
 ServerFlags StartupFlags() {
   return {absl::GetFlag(FLAGS_port_file),
@@ -130,6 +133,7 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   }
   options.max_batch_items =
       static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
       !file.empty()) {
     absl::StatusOr<std::string> token =
@@ -265,12 +269,23 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
 // why) when a file is missing or unreadable. Warns when the server is
 // reachable beyond loopback in plaintext.
 std::optional<TlsConfig> TlsFromFlags() {
+  const absl::Time now = absl::Now();
   absl::StatusOr<TlsConfig> tls = ServerTlsFromFiles(
       {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-       absl::GetFlag(FLAGS_tls_ca)});
+       absl::GetFlag(FLAGS_tls_ca)},
+      absl::ToUnixSeconds(now));
   if (!tls.ok()) {
     spdlog::error("{}", std::string(tls.status().message()));
     return std::nullopt;
+  }
+  const absl::Time expiry = absl::FromUnixSeconds(tls->cert_not_after);
+  if (tls->enabled && expiry - now < kCertificateWarning) {
+    spdlog::warn(
+        "--tls_cert={}: the certificate expires at {}, in {:.1f} days: "
+        "renew it (reshard_tls_certificate_expiry_seconds)",
+        absl::GetFlag(FLAGS_tls_cert),
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expiry, absl::UTCTimeZone()),
+        absl::ToDoubleHours(expiry - now) / 24);
   }
   const std::string listen = absl::GetFlag(FLAGS_listen);
   if (!tls->enabled && !ListensOnLoopbackOnly(listen)) {
@@ -286,6 +301,15 @@ std::optional<TlsConfig> TlsFromFlags() {
                                         "--tls_ca");
   }
   return *std::move(tls);
+}
+
+// When the server's certificate expires, for alerts on its renewal.
+void AddCertificateReading(metrics::ScrapeReadings& readings,
+                           const TlsConfig& tls) {
+  const auto expiry = static_cast<double>(tls.cert_not_after);
+  readings.AddGauge("reshard_tls_certificate_expiry_seconds",
+                    "When --tls_cert's certificate expires (Unix seconds)", {},
+                    [expiry] { return expiry; });
 }
 
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
@@ -371,16 +395,17 @@ int Serve() {
   CoordinatorMetrics coordinator_metrics(*families);
   CoordinatorService coordinator(core, registry, cache, *options,
                                  metrics_on ? &coordinator_metrics : nullptr);
+  const std::optional<TlsConfig> tls = TlsFromFlags();
+  if (!tls.has_value()) return 2;
   // The endpoint serving the metrics is declared after everything its
   // readings read, so it stops first.
   std::unique_ptr<metrics::MetricsEndpoint> metrics;
   if (metrics_on) {
     metrics = StartMetrics(families, service, registry, cache);
-    if (metrics != nullptr) AddCoordinatorReadings(metrics->readings(), core);
     if (metrics == nullptr) return 1;
+    AddCoordinatorReadings(metrics->readings(), core);
+    if (tls->enabled) AddCertificateReading(metrics->readings(), *tls);
   }
-  const std::optional<TlsConfig> tls = TlsFromFlags();
-  if (!tls.has_value()) return 2;
   int port = 0;
   std::unique_ptr<grpc::Server> server =
       StartServer(service, coordinator, *tls, port);

@@ -11,8 +11,12 @@ absl::StatusOr<MeshRegistry::Registered> MeshRegistry::Register(
     Mesh mesh, const std::string& owner) {
   const std::string id = proto::MeshId(mesh);
   absl::MutexLock lock(&mu_);
-  if (meshes_.count(id)) return Registered{id, false};
-  if (meshes_.size() >= max_meshes_) {
+  auto existing = meshes_.find(id);
+  if (existing != meshes_.end() &&
+      existing->second.registrants.count(owner) > 0) {
+    return Registered{id, false};
+  }
+  if (existing == meshes_.end() && meshes_.size() >= max_meshes_) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "mesh: the registry is full (", max_meshes_,
         " meshes); delete meshes with DeleteMesh or plan with an inline mesh"));
@@ -27,8 +31,12 @@ absl::StatusOr<MeshRegistry::Registered> MeshRegistry::Register(
         "or plan with an inline mesh"));
   }
   ++owned;
-  meshes_.emplace(id,
-                  Entry{std::make_shared<const Mesh>(std::move(mesh)), owner});
+  if (existing != meshes_.end()) {
+    existing->second.registrants.insert(owner);
+    return Registered{id, false};
+  }
+  meshes_.emplace(
+      id, Entry{std::make_shared<const Mesh>(std::move(mesh)), owner, {owner}});
   return Registered{id, true};
 }
 
@@ -46,18 +54,26 @@ MeshRegistry::Deleted MeshRegistry::Delete(const std::string& id,
   if (owner != nullptr && !SameSecret(*owner, it->second.owner)) {
     return Deleted::kNotOwner;
   }
-  auto owned = owned_.find(it->second.owner);
-  if (owned != owned_.end() && --owned->second == 0) owned_.erase(owned);
+  for (const std::string& registrant : it->second.registrants) {
+    auto owned = owned_.find(registrant);
+    if (owned != owned_.end() && --owned->second == 0) owned_.erase(owned);
+  }
   meshes_.erase(it);
   return Deleted::kYes;
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>>
-MeshRegistry::List() const {
+MeshRegistry::List(const std::string* viewer, const std::string& from,
+                   size_t max_meshes) const {
   absl::MutexLock lock(&mu_);
-  std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>> all;
-  for (const auto& [id, entry] : meshes_) all.emplace_back(id, entry.mesh);
-  return all;
+  std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>> listed;
+  for (auto it = meshes_.lower_bound(from);
+       it != meshes_.end() && listed.size() < max_meshes; ++it) {
+    if (viewer == nullptr || it->second.registrants.count(*viewer) > 0) {
+      listed.emplace_back(it->first, it->second.mesh);
+    }
+  }
+  return listed;
 }
 
 size_t MeshRegistry::size() const {

@@ -1,14 +1,18 @@
 // A MeshRegistry holds the meshes a planner serves, keyed by their content
-// hash (MeshId), up to a fixed number in all and per owner (the credential
-// that created a mesh: the caller's job token, "" for none), so that one
-// client cannot fill it for everyone. Registering is idempotent (a mesh
-// keeps its first owner); a full registry refuses new meshes without
-// touching stored ones. Thread-safe.
+// hash (MeshId), up to a fixed number in all and per credential (the
+// caller's job token, "" for none), so that one client cannot fill it for
+// everyone. The registry is shared and its listing scoped: a mesh is served
+// to whoever names its id (the id is its content's hash), but listed only
+// to the credentials that registered it, and to an admin. Registering is
+// idempotent (a mesh keeps its first registrant as its owner, who alone
+// deletes it; a later registrant counts it against its own share); a full
+// registry refuses new meshes without touching stored ones. Thread-safe.
 #ifndef RESHARD_SERVER_MESH_REGISTRY_H_
 #define RESHARD_SERVER_MESH_REGISTRY_H_
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +34,7 @@ class MeshRegistry {
     bool created = false;
   };
   // RESOURCE_EXHAUSTED when `mesh` is new and the registry is full, or
-  // `owner` already created its maximum.
+  // `owner` has not registered it yet and already registered its maximum.
   absl::StatusOr<Registered> Register(Mesh mesh, const std::string& owner = "");
   // Null when `id` is unknown.
   std::shared_ptr<const Mesh> Get(const std::string& id) const;
@@ -38,8 +42,11 @@ class MeshRegistry {
   // Deletes mesh `id` when `owner` created it (null: whoever did, an
   // admin's delete).
   Deleted Delete(const std::string& id, const std::string* owner = nullptr);
-  // Every mesh, ordered by id.
-  std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>> List() const;
+  // The meshes `viewer` registered (null: every mesh, an admin's view),
+  // ordered by id, from id `from` on, at most `max_meshes`.
+  std::vector<std::pair<std::string, std::shared_ptr<const Mesh>>> List(
+      const std::string* viewer = nullptr, const std::string& from = "",
+      size_t max_meshes = static_cast<size_t>(-1)) const;
   size_t size() const;
   size_t capacity() const { return max_meshes_; }
 
@@ -47,13 +54,15 @@ class MeshRegistry {
   struct Entry {
     std::shared_ptr<const Mesh> mesh;
     std::string owner;
+    std::set<std::string> registrants;  // the owner and later ones
   };
 
   const size_t max_meshes_;
   const size_t max_per_owner_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> meshes_ ABSL_GUARDED_BY(mu_);
-  // How many meshes each owner created (owners with none are dropped).
+  // How many meshes each credential registered (those with none are
+  // dropped).
   std::map<std::string, size_t> owned_ ABSL_GUARDED_BY(mu_);
 };
 

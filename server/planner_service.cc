@@ -5,11 +5,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/echoed_text.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "server/admin_token.h"
 #include "server/batch_request.h"
 #include "server/caller_credentials.h"
+#include "server/message_bounds.h"
+#include "server/pages.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
@@ -21,7 +24,7 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
   if (!status.ok()) {
     spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
                  absl::StatusCodeToString(status.code()),
-                 std::string(status.message()));
+                 EscapedText(status.message(), kMaxErrorMessageBytes));
   }
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(proto::StatusToGrpc(status));
@@ -100,10 +103,18 @@ bool PlannerService::WaitIdle(
 
 grpc::ServerUnaryReactor* PlannerService::RunCall(
     grpc::CallbackServerContext* ctx, Rpc rpc,
+    const google::protobuf::Message& request,
+    google::protobuf::Message* response,
     absl::FunctionRef<absl::Status()> body) {
   CallScope scope(*this);
   absl::Status status = scope.Admit();
+  if (status.ok())
+    status = CheckRequestBounds(request, options_.max_batch_items);
   if (status.ok()) status = body();
+  if (status.ok()) {
+    status = CheckResponseSize(*response, options_.max_message_bytes);
+    if (!status.ok()) response->Clear();
+  }
   const auto index = static_cast<size_t>(rpc);
   if (RpcMethodMetrics* metrics = rpc_metrics_[index]) {
     metrics->Record(status.code(), scope.Seconds());
@@ -114,8 +125,9 @@ grpc::ServerUnaryReactor* PlannerService::RunCall(
 template <typename Request>
 grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
     grpc::CallbackServerContext* ctx, Rpc rpc, const Request& request,
+    google::protobuf::Message* response,
     absl::FunctionRef<absl::Status(const Mesh&)> body) {
-  return RunCall(ctx, rpc, [&]() -> absl::Status {
+  return RunCall(ctx, rpc, request, response, [&]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
         RequestMesh(registry_, request);
     if (!mesh.ok()) return mesh.status();
@@ -126,9 +138,9 @@ grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
 absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
     const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
     const v1::DistState& dst, const v1::PlanOptions& plan_options,
-    const StopCheck& stop) {
-  absl::StatusOr<PlanRequest> request =
-      LimitedPlanRequest(mesh, tensor, src, dst, plan_options, options_);
+    const StopCheck& stop, uint64_t cache_scope) {
+  absl::StatusOr<PlanRequest> request = LimitedPlanRequest(
+      mesh, tensor, src, dst, plan_options, options_, cache_scope);
   if (metrics_ == nullptr) {
     if (!request.ok()) return request.status();
     return MakePlanCached(mesh, *request, cache_, stop);
@@ -155,24 +167,25 @@ absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
 grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
     grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
     v1::RegisterMeshResponse* response) {
-  return RunCall(ctx, Rpc::kRegisterMesh, [&]() -> absl::Status {
-    absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
-    if (!mesh.ok()) return mesh.status();
-    absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-    if (!caller.ok()) return caller.status();
-    absl::StatusOr<MeshRegistry::Registered> registered =
-        registry_.Register(*std::move(mesh), caller->job_token);
-    if (!registered.ok()) return registered.status();
-    response->set_mesh_id(registered->id);
-    response->set_created(registered->created);
-    return absl::OkStatus();
-  });
+  return RunCall(
+      ctx, Rpc::kRegisterMesh, *request, response, [&]() -> absl::Status {
+        absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
+        if (!mesh.ok()) return mesh.status();
+        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+        if (!caller.ok()) return caller.status();
+        absl::StatusOr<MeshRegistry::Registered> registered =
+            registry_.Register(*std::move(mesh), caller->job_token);
+        if (!registered.ok()) return registered.status();
+        response->set_mesh_id(registered->id);
+        response->set_created(registered->created);
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PlannerService::GetMesh(
     grpc::CallbackServerContext* ctx, const v1::GetMeshRequest* request,
     v1::GetMeshResponse* response) {
-  return RunCall(ctx, Rpc::kGetMesh, [&]() -> absl::Status {
+  return RunCall(ctx, Rpc::kGetMesh, *request, response, [&]() -> absl::Status {
     std::shared_ptr<const Mesh> mesh = registry_.Get(request->mesh_id());
     if (mesh == nullptr) return UnknownMesh(request->mesh_id());
     response->set_mesh_id(request->mesh_id());
@@ -182,101 +195,111 @@ grpc::ServerUnaryReactor* PlannerService::GetMesh(
 }
 
 grpc::ServerUnaryReactor* PlannerService::ListMeshes(
-    grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest*,
+    grpc::CallbackServerContext* ctx, const v1::ListMeshesRequest* request,
     v1::ListMeshesResponse* response) {
-  return RunCall(ctx, Rpc::kListMeshes, [&]() -> absl::Status {
-    for (const auto& [id, mesh] : registry_.List()) {
-      v1::GetMeshResponse* entry = response->add_meshes();
-      entry->set_mesh_id(id);
-      *entry->mutable_mesh() = proto::MeshToProto(*mesh);
-    }
-    return absl::OkStatus();
-  });
+  return RunCall(
+      ctx, Rpc::kListMeshes, *request, response, [&]() -> absl::Status {
+        absl::StatusOr<coordinator::Caller> caller =
+            CallerOf(*ctx, options_.admin_token);
+        if (!caller.ok()) return caller.status();
+        return FillMeshesPage(registry_,
+                              caller->admin ? nullptr : &caller->job_token,
+                              *request, options_.max_message_bytes, response);
+      });
 }
 
 grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
     grpc::CallbackServerContext* ctx, const v1::DeleteMeshRequest* request,
-    v1::DeleteMeshResponse*) {
-  return RunCall(ctx, Rpc::kDeleteMesh, [&]() -> absl::Status {
-    // With an admin token configured only the admin deletes; without one,
-    // only the credential that registered the mesh.
-    absl::Status admin =
-        CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
-    if (!admin.ok()) return admin;
-    absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-    if (!caller.ok()) return caller.status();
-    const std::string* owner =
-        options_.admin_token.empty() ? &caller->job_token : nullptr;
-    switch (registry_.Delete(request->mesh_id(), owner)) {
-      case MeshRegistry::Deleted::kYes:
-        return absl::OkStatus();
-      case MeshRegistry::Deleted::kUnknown:
-        return UnknownMesh(request->mesh_id());
-      case MeshRegistry::Deleted::kNotOwner:
-        break;
-    }
-    return absl::PermissionDeniedError(absl::StrCat(
-        "mesh_id: mesh ", request->mesh_id(),
-        " was registered with another job token; only that credential (or "
-        "the admin, with --admin_token_file) deletes it"));
-  });
+    v1::DeleteMeshResponse* response) {
+  return RunCall(
+      ctx, Rpc::kDeleteMesh, *request, response, [&]() -> absl::Status {
+        // With an admin token configured only the admin deletes; without one,
+        // only the credential that registered the mesh.
+        absl::Status admin =
+            CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
+        if (!admin.ok()) return admin;
+        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+        if (!caller.ok()) return caller.status();
+        const std::string* owner =
+            options_.admin_token.empty() ? &caller->job_token : nullptr;
+        switch (registry_.Delete(request->mesh_id(), owner)) {
+          case MeshRegistry::Deleted::kYes:
+            return absl::OkStatus();
+          case MeshRegistry::Deleted::kUnknown:
+            return UnknownMesh(request->mesh_id());
+          case MeshRegistry::Deleted::kNotOwner:
+            break;
+        }
+        return absl::PermissionDeniedError(absl::StrCat(
+            "mesh_id: mesh ", request->mesh_id(),
+            " was registered with another job token; only that credential (or "
+            "the admin, with --admin_token_file) deletes it"));
+      });
 }
 
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
                                                const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
-  return RunMeshCall(ctx, Rpc::kPlan, *request, [&](const Mesh& mesh) {
-    absl::StatusOr<reshard::Plan> plan =
-        PlanOne(mesh, request->tensor(), request->src(), request->dst(),
-                request->options(), CallStop(ctx));
-    if (!plan.ok()) return plan.status();
-    proto::PlanToProto(mesh, *plan, response->mutable_plan());
-    response->mutable_plan()->set_mesh_id(proto::MeshId(mesh));
-    return absl::OkStatus();
-  });
+  return RunMeshCall(
+      ctx, Rpc::kPlan, *request, response, [&](const Mesh& mesh) {
+        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+        if (!caller.ok()) return caller.status();
+        absl::StatusOr<reshard::Plan> plan =
+            PlanOne(mesh, request->tensor(), request->src(), request->dst(),
+                    request->options(), CallStop(ctx), CacheScopeOf(*caller));
+        if (!plan.ok()) return plan.status();
+        proto::PlanToProto(mesh, *plan, response->mutable_plan());
+        response->mutable_plan()->set_mesh_id(proto::MeshId(mesh));
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
-  return RunMeshCall(ctx, Rpc::kPlanBatch, *request, [&](const Mesh& mesh) {
-    const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<BatchPlan> batch =
-        ServeBatch(mesh, *request, options_, cache_, CallStop(ctx));
-    if (!batch.ok()) return batch.status();
-    RecordBatch(
-        metrics_, request->options(), *batch,
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-    proto::BatchPlanToProto(mesh, *batch, proto::MeshId(mesh), response);
-    return absl::OkStatus();
-  });
+  return RunMeshCall(
+      ctx, Rpc::kPlanBatch, *request, response, [&](const Mesh& mesh) {
+        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
+        if (!caller.ok()) return caller.status();
+        const auto start = std::chrono::steady_clock::now();
+        absl::StatusOr<BatchPlan> batch =
+            ServeBatch(mesh, *request, options_, cache_, CallStop(ctx),
+                       CacheScopeOf(*caller));
+        if (!batch.ok()) return batch.status();
+        RecordBatch(metrics_, request->options(), *batch,
+                    std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+        proto::BatchPlanToProto(mesh, *batch, proto::MeshId(mesh), response);
+        return absl::OkStatus();
+      });
 }
 
 grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
     grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
     v1::ResolveGroupsResponse* response) {
-  return RunMeshCall(ctx, Rpc::kResolveGroups, *request, [&](const Mesh& m) {
-    const int64_t position = m.PositionOfRank(request->rank());
-    if (position < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "rank: ", request->rank(), " is not a rank of the mesh"));
-    }
-    for (int d = 0; d < m.ndim(); ++d) {
-      response->add_coordinates(m.Coordinate(position, d));
-    }
-    std::vector<Group> groups;
-    for (int d = 0; d < m.ndim(); ++d) groups.push_back({d});
-    for (const Group& g : m.flattened()) groups.push_back(g);
-    for (const Group& g : groups) {
-      v1::ResolvedGroup* out = response->add_groups();
-      out->set_name(m.GroupName(g));
-      for (int d : g) out->add_mesh_dims(d);
-      for (int64_t r : m.GroupRanks(position, g)) out->add_ranks(r);
-      out->set_index(m.IndexInGroup(position, g));
-    }
-    return absl::OkStatus();
-  });
+  return RunMeshCall(
+      ctx, Rpc::kResolveGroups, *request, response, [&](const Mesh& m) {
+        const int64_t position = m.PositionOfRank(request->rank());
+        if (position < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "rank: ", request->rank(), " is not a rank of the mesh"));
+        }
+        for (int d = 0; d < m.ndim(); ++d) {
+          response->add_coordinates(m.Coordinate(position, d));
+        }
+        std::vector<Group> groups;
+        for (int d = 0; d < m.ndim(); ++d) groups.push_back({d});
+        for (const Group& g : m.flattened()) groups.push_back(g);
+        for (const Group& g : groups) {
+          v1::ResolvedGroup* out = response->add_groups();
+          out->set_name(m.GroupName(g));
+          for (int d : g) out->add_mesh_dims(d);
+          for (int64_t r : m.GroupRanks(position, g)) out->add_ranks(r);
+          out->set_index(m.IndexInGroup(position, g));
+        }
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace reshard::server

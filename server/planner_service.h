@@ -81,24 +81,27 @@ class PlannerService final : public v1::Planner::CallbackService {
   class CallScope;
 
   // Runs one call: counts it as running, refuses it with UNAVAILABLE while
-  // draining, else runs `body`; finishes the call with the resulting status
+  // draining and INVALID_ARGUMENT when `request` is past a field's bound,
+  // else runs `body`, refusing a `response` over --max_message_bytes
+  // (server/message_bounds.h); finishes the call with the resulting status
   // (logged when not OK).
   grpc::ServerUnaryReactor* RunCall(grpc::CallbackServerContext* ctx, Rpc rpc,
+                                    const google::protobuf::Message& request,
+                                    google::protobuf::Message* response,
                                     absl::FunctionRef<absl::Status()> body);
   // The same for calls on a mesh the request names or carries: NOT_FOUND /
   // INVALID_ARGUMENT when there is none, else `body` runs on it.
   template <typename Request>
   grpc::ServerUnaryReactor* RunMeshCall(
       grpc::CallbackServerContext* ctx, Rpc rpc, const Request& request,
+      google::protobuf::Message* response,
       absl::FunctionRef<absl::Status(const Mesh&)> body);
   // Plans one request (a Plan call or a PlanBatch item) within this
   // server's limits, through the cache, and records it.
-  absl::StatusOr<reshard::Plan> PlanOne(const Mesh& mesh,
-                                        const v1::Tensor& tensor,
-                                        const v1::DistState& src,
-                                        const v1::DistState& dst,
-                                        const v1::PlanOptions& options,
-                                        const StopCheck& stop);
+  absl::StatusOr<reshard::Plan> PlanOne(
+      const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
+      const v1::DistState& dst, const v1::PlanOptions& options,
+      const StopCheck& stop, uint64_t cache_scope);
 
   MeshRegistry& registry_;
   PlanCache& cache_;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/echoed_text.h"
 #include "planner/planner.h"
 #include "planner/search_support.h"
 #include "proto/convert.h"
@@ -24,6 +25,8 @@ struct ServiceOptions {
   int64_t default_search_budget = kDefaultSearchBudget;
   int64_t max_search_budget = kMaxSearchBudget;  // more: INVALID_ARGUMENT
   int max_batch_items = 4096;
+  // No reply is larger (--max_message_bytes; server/message_bounds.h).
+  int64_t max_message_bytes = 16 << 20;
   // DeleteMesh needs this token (server/admin_token.h); empty: open.
   std::string admin_token;
 };
@@ -39,9 +42,9 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
     case Request::kMeshId: {
       std::shared_ptr<const Mesh> mesh = registry.Get(request.mesh_id());
       if (mesh == nullptr) {
-        return absl::NotFoundError(
-            absl::StrCat("mesh_id: unknown mesh \"", request.mesh_id(),
-                         "\"; register it or send the mesh inline"));
+        return absl::NotFoundError(absl::StrCat(
+            "mesh_id: unknown mesh ", EchoedValue(request.mesh_id()),
+            "; register it or send the mesh inline"));
       }
       return mesh;
     }
@@ -59,12 +62,12 @@ absl::StatusOr<std::shared_ptr<const Mesh>> RequestMesh(
 // The request's core form, within this server's limits: clients may raise
 // the search budget, but not past what the operator allows (a search's
 // time and memory grow with it).
-absl::StatusOr<PlanRequest> LimitedPlanRequest(const Mesh& mesh,
-                                               const v1::Tensor& tensor,
-                                               const v1::DistState& src,
-                                               const v1::DistState& dst,
-                                               const v1::PlanOptions& options,
-                                               const ServiceOptions& limits);
+// Its cache entries are the `cache_scope`'s (server/caller_credentials.h:
+// one per credential), so no caller learns what another planned.
+absl::StatusOr<PlanRequest> LimitedPlanRequest(
+    const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
+    const v1::DistState& dst, const v1::PlanOptions& options,
+    const ServiceOptions& limits, uint64_t cache_scope);
 
 // Stops a search at `deadline` (DEADLINE_EXCEEDED) or once `cancelled`
 // says the caller went away (CANCELLED).

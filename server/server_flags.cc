@@ -42,7 +42,7 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
                    "meshes one job token (or none) may have registered"),
         CheckRange("max_batch_items", flags.max_batch_items, 1, kIntMax,
                    "items in one PlanBatch"),
-        CheckRange("max_message_bytes", flags.max_message_bytes, 1, kIntMax,
+        CheckRange("max_message_bytes", flags.max_message_bytes, 65536, kIntMax,
                    "bytes in one request or response"),
         CheckRange("drain_seconds", flags.drain_seconds, 0, kMaxDrainSeconds,
                    "seconds SIGTERM waits for running calls; 0 cancels "

@@ -116,8 +116,12 @@ struct JobInfo {
   std::string backend;  // gloo or nccl
   int64_t generation = 0;
   std::string state;  // joining, ready, running
+  // By rank. ListJobs may hold only the first of a job too large for one
+  // reply; GetJob holds them all.
   std::vector<JobAgentInfo> agents;
-  std::string current_run;  // "" when idle
+  int64_t agents_joined = 0;     // every joined agent
+  int64_t agents_connected = 0;  // of those, the connected ones
+  std::string current_run;       // "" when idle
   // The current run's executions every rank finished (warmup included) of
   // its total, and the seconds since its dispatch; zeros when idle.
   int current_run_executions_done = 0;

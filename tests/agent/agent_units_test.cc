@@ -96,7 +96,34 @@ TEST(AgentFlagsTest, MaxRunBytesTakesAutoZeroOrAByteCount) {
     ASSERT_TRUE(config.ok()) << text << ": " << config.status();
     EXPECT_EQ(config->max_run_bytes, bytes) << text;
   }
-  EXPECT_EQ(AutoRunBytes(int64_t{24} << 30), int64_t{18} << 30);
+  EXPECT_EQ(AutoRunBytes(int64_t{24} << 30, 1), int64_t{18} << 30);
+  // Four agents on one host share its memory.
+  EXPECT_EQ(AutoRunBytes(int64_t{24} << 30, 4), int64_t{18} << 28);
+}
+
+// --agents_per_host, else torchrun's $LOCAL_WORLD_SIZE, else 1; out of
+// range is refused naming the flag.
+TEST(AgentConfigTest, AgentsPerHostComeFromTheFlagOrTheEnvironment) {
+  AgentFlagValues flags = GoodFlags();
+  unsetenv("LOCAL_WORLD_SIZE");
+  absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->agents_per_host, 1);
+  EXPECT_EQ(config->agents_per_host_source, "the default");
+  setenv("LOCAL_WORLD_SIZE", "4", 1);
+  config = ParseAgentFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->agents_per_host, 4);
+  EXPECT_EQ(config->agents_per_host_source, "$LOCAL_WORLD_SIZE");
+  flags.agents_per_host = 2;
+  config = ParseAgentFlags(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->agents_per_host, 2);
+  unsetenv("LOCAL_WORLD_SIZE");
+  flags.agents_per_host = -1;
+  EXPECT_EQ(ParseAgentFlags(flags).status().message(),
+            "--agents_per_host: -1 is not in [0, 65536] (0: "
+            "$LOCAL_WORLD_SIZE, else 1)");
 }
 
 // The auto bound's capacity: a cgroup limit below the physical memory wins;

@@ -126,20 +126,24 @@ contains "$table" "validated: yes"; check "table says validated" $?
 contains "$table" "busbw_GB/s"; check "table has exec's columns" $?
 
 # The token: without it the job is not listed and every call on it is
-# refused (exit 6), another one too, in a file or in the environment.
+# answered as for a missing job (exit 3, NOT_FOUND), another one too, in a
+# file or in the environment.
 out=$(env -u RESHARD_JOB_TOKEN "${J[@]}" list --json); rc=$?
 [ $rc -eq 0 ] && jq -e '.jobs == []' <<<"$out" >/dev/null
 check "job list without the token shows no job ($out)" $?
 err=$(env -u RESHARD_JOB_TOKEN "${J[@]}" show jt 2>&1); rc=$?
-[ $rc -eq 6 ] && contains "$err" 'UNAUTHENTICATED: job "jt" needs its job token'
-check "job show without the token: exit 6, UNAUTHENTICATED ($rc: $err)" $?
+[ $rc -eq 3 ] && contains "$err" 'NOT_FOUND: job: no job "jt" for this caller'
+check "job show without the token: exit 3, NOT_FOUND ($rc: $err)" $?
+missing=$(env -u RESHARD_JOB_TOKEN "${J[@]}" show jt-missing 2>&1)
+[ "${missing//jt-missing/jt}" = "$err" ]
+check "a missing job answers the same bytes ($missing)" $?
 echo "not-the-token" >"$tmp/wrong-token"
 err=$("${J[@]}" cancel jt --job_token_file "$tmp/wrong-token" 2>&1); rc=$?
-[ $rc -eq 6 ] && contains "$err" 'PERMISSION_DENIED: job "jt": the job token presented is not the job'"'"'s'
-check "job cancel with another token file: exit 6, PERMISSION_DENIED ($rc: $err)" $?
+[ $rc -eq 3 ] && contains "$err" 'NOT_FOUND: job: no job "jt" for this caller'
+check "job cancel with another token file: exit 3, NOT_FOUND ($rc: $err)" $?
 err=$(RESHARD_JOB_TOKEN=other "${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' 2>&1); rc=$?
-[ $rc -eq 6 ] && contains "$err" "PERMISSION_DENIED"
-check "job run with another token: exit 6 ($rc: $err)" $?
+[ $rc -eq 3 ] && contains "$err" "NOT_FOUND"
+check "job run with another token: exit 3 ($rc: $err)" $?
 err=$("${J[@]}" show jt --job_token_file "$tmp/missing" 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "--job_token_file=$tmp/missing: cannot read it"
 check "an unreadable --job_token_file exits 2 naming it ($rc: $err)" $?

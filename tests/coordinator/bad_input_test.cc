@@ -106,7 +106,7 @@ class BadInputTest : public testing::FencingFixture {
          "its maximum of 4096 bytes"},
         {"StoreSet: key too long",
          [=, this] { return StoreSet(a0, run, std::string(2000, 'k'), "v"); },
-         grpc::INVALID_ARGUMENT, "key: must have 1 to 1024 bytes (has 2000)"},
+         grpc::INVALID_ARGUMENT, "key: 2000 bytes, at most 1024"},
         {"StoreGet: unknown job",
          [=, this] { return StoreGet(Agent("nope", 0, 1), run); },
          grpc::NOT_FOUND, "agent.job: no job \"nope\""},
@@ -148,7 +148,8 @@ class BadInputTest : public testing::FencingFixture {
          "batch.work.batch.plans: a batch needs at least one item"},
         {"RunJob: a batch past --max_batch_items",
          [=, &runs] { return run(runs.huge_batch); }, grpc::INVALID_ARGUMENT,
-         "batch.work.batch.plans: 4097 items, at most 4096 per batch"},
+         "batch.work.batch.plans: 4097 entries, at most 4096 "
+         "(--max_batch_items)"},
         {"RunJob: a batch whose rows leave a step out",
          [=, &runs] { return run(runs.uncovered); }, grpc::INVALID_ARGUMENT,
          "batch.work.batch.tensors[0]: 0 of its 1 communicating steps are "

@@ -92,8 +92,9 @@ TEST_F(CoordinatorTest, AnAgentOfNoJobIsNotFoundNamingTheField) {
        {c_.JobOf(Id("ghost", 0, 1)).status(),
         c_.Connect(Id("ghost", 0, 1)).status(), c_.Leave(Id("ghost", 0, 1))}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-    EXPECT_THAT(s.message(), HasSubstr("agent.job: no job \"ghost\" (join "
-                                       "before anything else)"));
+    EXPECT_THAT(s.message(), HasSubstr("agent.job: no job \"ghost\" for "
+                                       "this caller (join before anything "
+                                       "else;"));
   }
 }
 

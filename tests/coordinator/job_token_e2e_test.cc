@@ -3,9 +3,10 @@
 // real reshard-agent processes that created job "guarded" with
 // --job_token_file, and callers on the wire. An outsider without the token
 // or with another one is refused on every call that names the job (Join,
-// Dispatch, the store, Report, Leave, RunJob, GetJob, CancelJob) and does
-// not see it in ListJobs; the holder runs it; an admin sees it and cannot
-// cancel it. After the attacks the job's next run validates.
+// Dispatch, the store, Report, Leave, RunJob, GetJob, CancelJob: NOT_FOUND
+// but for Join, as for a missing job) and does not see it in ListJobs; the
+// holder runs it; an admin sees it and cannot cancel it. After the attacks the
+// job's next run validates.
 #include <unistd.h>
 
 #include <chrono>
@@ -171,9 +172,14 @@ class JobTokenE2eTest : public testing::FencingFixture {
     };
   }
   // Every call `who` makes on the job is refused with `code`, saying
-  // `says`, and never shows a token or the job's agents.
-  void ExpectOutsiderRefused(const Credentials& who, grpc::StatusCode code,
-                             const std::string& says) {
+  // `says` (Join with `join_code`, saying `join_says`), and never shows a
+  // token or the job's agents.
+  struct Refusal {
+    grpc::StatusCode code;
+    std::string says;
+  };
+  void ExpectOutsiderRefused(const Credentials& who, const Refusal& join,
+                             const Refusal& others) {
     std::vector<std::pair<const char*, std::function<grpc::Status()>>> calls =
         AgentCalls(who);
     v1::RunJobResponse run;
@@ -182,6 +188,7 @@ class JobTokenE2eTest : public testing::FencingFixture {
     calls.emplace_back("CancelJob", [&] { return CancelJob(who); });
     for (const auto& [rpc, call] : calls) {
       const grpc::Status s = call();
+      const auto& [code, says] = std::string(rpc) == "Join" ? join : others;
       EXPECT_EQ(s.error_code(), code) << rpc << ": " << s.error_message();
       EXPECT_NE(s.error_message().find(says), std::string::npos)
           << rpc << ": " << s.error_message();
@@ -205,15 +212,20 @@ TEST_F(JobTokenE2eTest, OnlyTheTokensHoldersActOnTheJob) {
   ASSERT_TRUE(GetJob(holder, &info).ok());
   const int64_t generation = info.generation();
 
-  ExpectOutsiderRefused({}, grpc::UNAUTHENTICATED,
-                        "this server serves only jobs with a job token");
-  ExpectOutsiderRefused({"not-the-token", ""}, grpc::PERMISSION_DENIED,
-                        "job \"guarded\": the job token presented is not the "
-                        "job's");
+  const Refusal closed{grpc::UNAUTHENTICATED,
+                       "this server serves only jobs with a job token"};
+  ExpectOutsiderRefused({}, closed, closed);
+  // With another token the job is not there, but for Join, which would
+  // create it.
+  ExpectOutsiderRefused(
+      {"not-the-token", ""},
+      {grpc::PERMISSION_DENIED,
+       "job \"guarded\": the job token presented is not the job's"},
+      {grpc::NOT_FOUND, "no job \"guarded\" for this caller"});
   // An admin sees the job but cannot act on it.
   EXPECT_EQ(ListJobs(admin), std::vector<std::string>{"guarded"});
   EXPECT_TRUE(GetJob(admin).ok());
-  EXPECT_EQ(CancelJob(admin).error_code(), grpc::UNAUTHENTICATED);
+  EXPECT_EQ(CancelJob(admin).error_code(), grpc::PERMISSION_DENIED);
 
   // The attacks left the job as it was (no join, no leave), and the
   // holder runs it.

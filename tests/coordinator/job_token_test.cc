@@ -63,29 +63,41 @@ class JobTokenTest : public ::testing::Test {
   Coordinator c_{limits_, SystemClock(), TestSessions()};
 };
 
-TEST_F(JobTokenTest, ATokenedJobRefusesEveryCallWithoutItsToken) {
+// Every call but Join answers an outsider exactly as it answers a caller
+// of a job that does not exist: the same code and the same bytes, so no
+// made-up token tells which jobs exist.
+TEST_F(JobTokenTest, ATokenedJobAnswersOutsidersAsAMissingJob) {
+  Coordinator empty{limits_, SystemClock(), TestSessions()};
   const AgentId rank0 = Id("secret", 0, 100);
-  for (const Caller& caller : {Anonymous(), Outsider()}) {
-    const bool none = caller.job_token.empty();
-    const absl::StatusCode code = none ? absl::StatusCode::kUnauthenticated
-                                       : absl::StatusCode::kPermissionDenied;
-    const std::string says =
-        none ? "job \"secret\" needs its job token (gRPC metadata "
-               "x-reshard-job-token"
-             : "job \"secret\": the job token presented is not the job's";
-    const std::vector<absl::Status> refused = {
-        c_.Join(Joining("secret", 1, 2), caller).status(),
-        c_.Connect(rank0, caller).status(),
-        c_.JobOf(rank0, caller).status(),
-        c_.Leave(rank0, caller),
-        c_.RunJob("secret", SpecFor(2), Soon(), {}, caller).status(),
-        c_.CheckActor("secret", caller),
-        c_.GetJob("secret", caller).status(),
-        c_.CancelJob("secret", false, caller).status(),
+  auto calls = [&](Coordinator& c, const Caller& caller) {
+    return std::vector<absl::Status>{
+        c.Connect(rank0, caller).status(),
+        c.JobOf(rank0, caller).status(),
+        c.Leave(rank0, caller),
+        c.RunJob("secret", SpecFor(2), Soon(), {}, caller).status(),
+        c.GetJob("secret", caller).status(),
+        c.CancelJob("secret", false, caller).status(),
     };
-    for (const absl::Status& s : refused) ExpectRefused(s, code, says);
+  };
+  for (const Caller& caller : {Anonymous(), Outsider()}) {
+    const std::vector<absl::Status> held = calls(c_, caller);
+    const std::vector<absl::Status> missing = calls(empty, caller);
+    ASSERT_EQ(held.size(), missing.size());
+    for (size_t i = 0; i < held.size(); ++i) {
+      EXPECT_EQ(held[i], missing[i]) << "call " << i;
+      ExpectRefused(held[i], absl::StatusCode::kNotFound,
+                    "no job \"secret\" for this caller");
+    }
     EXPECT_TRUE(c_.ListJobs(caller).empty());
   }
+  // Join names what is wrong: it would create a missing job.
+  ExpectRefused(c_.Join(Joining("secret", 1, 2), Anonymous()).status(),
+                absl::StatusCode::kUnauthenticated,
+                "job \"secret\" needs its job token (gRPC metadata "
+                "x-reshard-job-token");
+  ExpectRefused(c_.Join(Joining("secret", 1, 2), Outsider()).status(),
+                absl::StatusCode::kPermissionDenied,
+                "job \"secret\": the job token presented is not the job's");
   // The server's own readings (the metrics' job and agent counts) see it.
   EXPECT_EQ(c_.AllJobs().size(), 1u);
   // Nothing the outsiders did touched the job: rank 0 is still its only
@@ -95,6 +107,7 @@ TEST_F(JobTokenTest, ATokenedJobRefusesEveryCallWithoutItsToken) {
   EXPECT_EQ(info->generation, 1);
   ASSERT_EQ(c_.ListJobs(Holder()).size(), 1u);
   EXPECT_TRUE(c_.Connect(rank0, Holder()).ok());
+  empty.Shutdown("test over");
 }
 
 // A refused joiner learns nothing of the job: not its world size or
@@ -117,10 +130,13 @@ TEST_F(JobTokenTest, HoldersJoinAndAdminsOnlyLook) {
   ASSERT_TRUE(seen.ok()) << seen.status();
   EXPECT_EQ(seen->agents.size(), 2u);
   EXPECT_EQ(c_.ListJobs(Admin()).size(), 1u);
+  const std::string says =
+      "job: job \"secret\": the admin token shows jobs; running, cancelling "
+      "and agent calls take the job's token";
   ExpectRefused(c_.CancelJob("secret", false, Admin()).status(),
-                absl::StatusCode::kUnauthenticated, "needs its job token");
+                absl::StatusCode::kPermissionDenied, says);
   ExpectRefused(c_.RunJob("secret", SpecFor(2), Soon(), {}, Admin()).status(),
-                absl::StatusCode::kUnauthenticated, "needs its job token");
+                absl::StatusCode::kPermissionDenied, says);
   absl::StatusOr<std::string> cancelled =
       c_.CancelJob("secret", false, Holder());
   ASSERT_TRUE(cancelled.ok()) << cancelled.status();
@@ -154,8 +170,11 @@ TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
   const std::string says =
       "this server serves only jobs with a job token "
       "(--allow_open_jobs=false)";
-  ExpectRefused(c.Join(Joining("open", 0, 1), Anonymous()).status(),
-                absl::StatusCode::kUnauthenticated, says);
+  // Nobody creates a job without a token there, the admin included.
+  for (const Caller& caller : {Anonymous(), Admin()}) {
+    ExpectRefused(c.Join(Joining("open", 0, 1), caller).status(),
+                  absl::StatusCode::kUnauthenticated, says);
+  }
   EXPECT_EQ(c.GetJob("open", Admin()).status().code(),
             absl::StatusCode::kNotFound);  // it was never created
   ASSERT_TRUE(c.Join(Joining("tokened", 0, 1), Holder()).ok());

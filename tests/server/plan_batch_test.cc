@@ -86,7 +86,8 @@ TEST(PlanBatchServiceTest, BadItemsAreAnsweredAndTheRestBucketed) {
   *batch.add_items() = batch.items(0);
   s = Call(server.address(), batch, &out);
   EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message(), "items: 5 items, at most 4 per batch");
+  EXPECT_EQ(s.error_message(),
+            "items: 5 entries, at most 4 (--max_batch_items)");
 }
 
 std::vector<PlanRequest> SmallTensors(const Mesh& mesh, int count) {

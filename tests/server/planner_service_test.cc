@@ -255,7 +255,7 @@ std::vector<InvalidRequest> MeshCases() {
            r.mutable_mesh()->add_dim_names("x" + std::to_string(i));
          }
        },
-       grpc::INVALID_ARGUMENT, "mesh.shape: has 9 dims"},
+       grpc::INVALID_ARGUMENT, "mesh.shape: 9 entries, at most 8"},
       {"LinkBandwidthThatMakesEveryStepInfinite",
        [](auto& r) {
          r.mutable_mesh()->add_links()->set_bandwidth_gbps(5e-324);
@@ -417,8 +417,9 @@ TEST(PlannerServiceTest, InvalidBatchesNameTheField) {
   }
   grpc::Status s = PlanBatch(raw, batch);
   EXPECT_EQ(s.error_code(), grpc::INVALID_ARGUMENT);
-  EXPECT_NE(s.error_message().find("items: 3 items, at most 2"),
-            std::string::npos);
+  EXPECT_NE(
+      s.error_message().find("items: 3 entries, at most 2 (--max_batch_items)"),
+      std::string::npos);
   batch.mutable_items()->RemoveLast();
   batch.mutable_items(1)->mutable_src()->set_text("S(7),R");
   batch.set_all_or_nothing(true);  // per-item errors: plan_batch_test.cc

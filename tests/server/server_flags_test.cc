@@ -94,7 +94,7 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
       {"--max_connection_idle_seconds=0",
        "--max_connection_idle_seconds=0: must be in [1, 86400]"},
       {"--max_batch_items=0", "--max_batch_items=0: must be in [1, "},
-      {"--max_message_bytes=-1", "--max_message_bytes=-1: must be in [1, "},
+      {"--max_message_bytes=-1", "--max_message_bytes=-1: must be in [65536, "},
       {"--port_file=/nonexistent-dir/port",
        "--port_file=/nonexistent-dir/port: cannot write "
        "/nonexistent-dir/port.tmp: No such file or directory"},

@@ -5,7 +5,11 @@
 # in plaintext, one without a certificate, one of another CA, one whose
 # certificate expired, and one that does not trust the server's CA. Two
 # reshard-agent processes join over TLS (with a job token) and `reshardctl
-# job run` over TLS validates. Half-given TLS flags exit 2 naming them.
+# job run` over TLS validates. Half-given TLS flags, a key of another
+# certificate, a CA file without certificates and an expired server
+# certificate exit 2 naming the flag, before "serving TLS"; a certificate
+# that expires within 14 days starts with a warning and its expiry in
+# reshard_tls_certificate_expiry_seconds.
 # usage: tls_test.sh BUILD_DIR
 set -u
 BUILD="$1"
@@ -24,12 +28,21 @@ check "openssl made the CAs and certificates" $?
 
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --drain_seconds 0 \
   --tls_cert "$dir/server.pem" --tls_key "$dir/server.key" --tls_ca "$dir/ca.pem" \
+  --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics-port" \
   2>"$dir/planner.log" &
 pids+=($!)
 wait_for 10 test -s "$dir/port" || die "the TLS planner did not start"
 S="127.0.0.1:$(cat "$dir/port")"
 grep -q "serving TLS; clients need a certificate of --tls_ca" "$dir/planner.log"
 check "the planner says it serves mutual TLS" $?
+# The certificates here live 2 days: under the 14 days' warning.
+grep -q -- "--tls_cert=$dir/server.pem: the certificate expires at .*, in 1\.[0-9] days: renew it" \
+  "$dir/planner.log"
+check "a certificate expiring within 14 days is warned about" $?
+end=$(date -d "$(openssl x509 -in "$dir/server.pem" -noout -enddate | cut -d= -f2)" +%s)
+metrics=$(curl -sf "http://127.0.0.1:$(cat "$dir/metrics-port")/metrics")
+grep -Eq "^reshard_tls_certificate_expiry_seconds $end(\.0+)?$" <<<"$metrics"
+check "reshard_tls_certificate_expiry_seconds is the certificate's end ($end)" $?
 TLS=(--tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" --tls_key "$dir/client.key")
 
 out=$("$CTL" --server "$S" "${TLS[@]}" health 2>&1); rc=$?
@@ -67,6 +80,33 @@ run=$(timeout 60 "$CTL" --server "$S" "${TLS[@]}" --job_token_file "$dir/token" 
   job run tls --mesh A=2 --shape 8 --from R --to 'S(0)' --json 2>"$dir/run.log"); rc=$?
 [ $rc -eq 0 ] && jq -e '.validated' <<<"$run" >/dev/null
 check "job run over TLS validates ($rc: $(cat "$dir/run.log"))" $?
+
+# TLS material checked before "serving": exit 2 naming the flag, and no
+# "serving TLS" line. refused_start NAME SAYS FLAGS...
+refused_start() {
+  local name=$1 says=$2 err rc
+  shift 2
+  err=$(timeout 20 "$PLANNER" --listen 127.0.0.1:0 --drain_seconds 0 "$@" 2>&1); rc=$?
+  [ $rc -eq 2 ] && contains "$err" "$says" && ! contains "$err" "serving TLS"
+  check "reshard-planner with $name exits 2 naming the flag ($rc: $err)" $?
+}
+make_cert "$dir" other ca
+printf -- '-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n' >"$dir/garbage.pem"
+refused_start "another certificate's key" \
+  "--tls_key=$dir/other.key: is not the private key of --tls_cert's certificate" \
+  --tls_cert "$dir/server.pem" --tls_key "$dir/other.key"
+refused_start "a garbage --tls_ca" "--tls_ca=$dir/garbage.pem: holds no certificate" \
+  --tls_cert "$dir/server.pem" --tls_key "$dir/server.key" --tls_ca "$dir/garbage.pem"
+refused_start "an unreadable --tls_ca" "--tls_ca=$dir/none.pem: cannot read it" \
+  --tls_cert "$dir/server.pem" --tls_key "$dir/server.key" --tls_ca "$dir/none.pem"
+refused_start "a --tls_cert that holds no certificate" "--tls_cert=$dir/garbage.pem: holds no certificate" \
+  --tls_cert "$dir/garbage.pem" --tls_key "$dir/server.key"
+refused_start "an expired certificate" "--tls_cert=$dir/expired.pem: the certificate expired at " \
+  --tls_cert "$dir/expired.pem" --tls_key "$dir/expired.key"
+err=$("$CTL" --server "$S" --tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" \
+  --tls_key "$dir/other.key" health 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--tls_key=$dir/other.key: is not the private key"
+check "reshardctl with another certificate's key exits 2 naming it ($rc: $err)" $?
 
 # Half-given flags stop every binary at start-up, naming them.
 err=$("$PLANNER" --listen 127.0.0.1:0 --tls_cert "$dir/server.pem" 2>&1); rc=$?
