@@ -220,8 +220,12 @@ start_planner() {
 }
 
 start_agents() {
-  local n="$1" server="$2" job="$3" gpus=0 r host address
+  local n="$1" server="$2" job="$3" gpus=0 r host address sharing
   [ "$BACKEND" = nccl ] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  # Every agent here shares this machine's memory (emulated hosts too), and
+  # with nccl a GPU's: --max_run_bytes auto divides it among them.
+  sharing=$n
+  [ "$gpus" -gt 0 ] && sharing=$(((n + gpus - 1) / gpus))
   for ((r = 0; r < n; ++r)); do
     host=0
     address=127.0.0.1
@@ -232,7 +236,7 @@ start_agents() {
     # shellcheck disable=SC2046,SC2086  # words split on purpose
     $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
       --server "$server" --job "$job" --rank "$r" --world_size "$n" \
-      --backend "$BACKEND" --listen_address "$address" \
+      --backend "$BACKEND" --listen_address "$address" --agents_per_host "$sharing" \
       </dev/null >"$DIR/agent-$r.log" 2>&1 &
     echo "$! reshard-agent" >> "$DIR/pids"
   done

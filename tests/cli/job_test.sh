@@ -292,8 +292,14 @@ check "batch table: header, tensor rows, verdict" $?
 cancel_in_flight batch "${BATCH[@]}" --iters 100000
 validates_at_once "after the cancel the next batch validates at once" "${BATCH[@]}" --json
 
+# Each agent's --max_run_bytes auto is its share of the host's memory: the
+# cluster's four agents say so at start.
+shared=$(grep -l -- "--max_run_bytes auto: .* shared by 4 agent(s) (--agents_per_host" \
+  "$RESHARD_CLUSTER_DIR"/agent-*.log | wc -l)
+[ "$shared" -eq 4 ]; check "every agent logs its share of the host's memory ($shared of 4)" $?
+
 # A run too large for the agents' memory (a 32 GiB tensor; --max_run_bytes
-# auto is 3/4 of the host's memory) is refused by every agent before it
+# auto is 3/4 of the host's memory over 4 agents) is refused by every agent before it
 # allocates: FAILED_PRECONDITION naming the bound. The agents survive and
 # the next run validates at once.
 err=$(timeout 60 "${J[@]}" run jt --mesh A=4 --shape 17179869184 --dtype bf16 \
