@@ -31,6 +31,9 @@ grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+// The most bytes a rank takes in a reply (a varint below 2^35).
+constexpr int64_t kMaxRankBytes = 5;
+
 // Stops searches at the call's deadline or when the client goes away.
 StopCheck CallStop(grpc::CallbackServerContext* ctx) {
   return StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); });
@@ -291,6 +294,16 @@ grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
         std::vector<Group> groups;
         for (int d = 0; d < m.ndim(); ++d) groups.push_back({d});
         for (const Group& g : m.flattened()) groups.push_back(g);
+        // Refused before the ranks are listed: a group of a huge mesh
+        // would take more memory than any reply may carry.
+        int64_t ranks = 0;
+        for (const Group& g : groups) ranks += m.GroupSize(g);
+        if (ranks * kMaxRankBytes > options_.max_message_bytes) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat("the reply would list ", ranks,
+                           " ranks, over this server's --max_message_bytes ",
+                           options_.max_message_bytes));
+        }
         for (const Group& g : groups) {
           v1::ResolvedGroup* out = response->add_groups();
           out->set_name(m.GroupName(g));

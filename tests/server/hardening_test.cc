@@ -302,6 +302,30 @@ TEST_F(HardeningTest, AClosedServerRefusesTokenlessJobsFromTheAdminToo) {
   rmdir(dir);
 }
 
+// ResolveGroups on a mesh of 2^31 - 1 ranks with a flattened group of all
+// of them: refused before the ranks are listed (16 GB), the planner alive.
+TEST_F(HardeningTest, ResolveGroupsOfAHugeMeshIsRefusedBeforeItsListed) {
+  Start({});
+  v1::ResolveGroupsRequest request;
+  request.mutable_mesh()->add_shape(65536);
+  request.mutable_mesh()->add_shape(32767);
+  v1::FlattenedGroup* all = request.mutable_mesh()->add_flattened();
+  all->add_dims("d0");
+  all->add_dims("d1");
+  request.set_rank(0);
+  v1::ResolveGroupsResponse response;
+  const grpc::Status s =
+      planner_->ResolveGroups(Context().get(), request, &response);
+  EXPECT_EQ(s.error_code(), grpc::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_EQ(s.error_message(),
+            "the reply would list 2147516415 ranks, over this server's "
+            "--max_message_bytes 16777216");
+  v1::ListMeshesResponse listed;
+  EXPECT_TRUE(
+      planner_->ListMeshes(Context().get(), v1::ListMeshesRequest(), &listed)
+          .ok());
+}
+
 v1::PlanRequest SmallPlan() {
   v1::PlanRequest request;
   request.mutable_mesh()->add_shape(4);
