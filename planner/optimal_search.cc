@@ -65,8 +65,14 @@ struct SearchScratch {
   void Trim() {
     constexpr size_t kKeepStates = size_t{1} << 15;
     if (records.size() > kKeepStates || queue.capacity() > 4 * kKeepStates) {
-      queue = {};
+      // Swapped out, not assigned `{}`: that keeps the capacity.
+      std::vector<QueueEntry>().swap(queue);
       records.Release();
+    }
+    // The heuristic's memo grows with the states too (sparse past
+    // RemainingBound's dense dims).
+    if (memo.sparse.size() > kKeepStates || memo.touched.size() > kKeepStates) {
+      memo = RemainingBound::Memo();
     }
   }
 };
@@ -123,6 +129,7 @@ class Search {
 
   // After Run() returned RESOURCE_EXHAUSTED: no plan costs less than this.
   double lower_bound() const { return lower_bound_; }
+  int64_t peak_bytes() const { return result_.peak_bytes; }
 
   absl::StatusOr<SearchResult> Run() {
     Seed();
@@ -143,12 +150,29 @@ class Search {
             absl::StrCat("optimal: search budget of ", options_.budget,
                          " expanded states exceeded"));
       }
+      if (result_.states_expanded % kStopPollInterval == 0 && OverMemory()) {
+        lower_bound_ = top.f;
+        return absl::ResourceExhaustedError(
+            absl::StrCat("optimal: search memory bound of ", options_.max_bytes,
+                         " bytes reached (--max_search_bytes)"));
+      }
       Expand(here);
     }
     return NoPlan();
   }
 
  private:
+  // Whether the tables' contents reached half the memory bound (their
+  // doubling allocations then stay within it); records the peak.
+  bool OverMemory() {
+    const auto allocated = static_cast<int64_t>(
+        records_.AllocatedBytes() + queue_.capacity() * sizeof(QueueEntry));
+    result_.peak_bytes = std::max(result_.peak_bytes, allocated);
+    const auto used = static_cast<int64_t>(records_.UsedBytes() +
+                                           queue_.size() * sizeof(QueueEntry));
+    return 2 * used > options_.max_bytes;
+  }
+
   DistState Canonical(const DistState& s) const {
     return has_unit_dims_ ? s.Canonical(mesh_) : s;
   }
@@ -197,6 +221,7 @@ class Search {
     if (!steps.ok()) return steps.status();
     result_.steps = *std::move(steps);
     result_.cost = here.cost;
+    OverMemory();  // records the final peak
     return std::move(result_);
   }
 
@@ -282,12 +307,14 @@ class Search {
 
 absl::StatusOr<SearchResult> OptimalSearch(
     const Mesh& mesh, const CostModel& model, const DistState& src,
-    const DistState& dst, const SearchOptions& options, double* lower_bound) {
+    const DistState& dst, const SearchOptions& options, double* lower_bound,
+    int64_t* peak_bytes) {
   thread_local SearchScratch scratch;
   scratch.Reset();
   Search search(mesh, model, src, dst, options, scratch);
   absl::StatusOr<SearchResult> result = search.Run();
   if (lower_bound != nullptr) *lower_bound = search.lower_bound();
+  if (peak_bytes != nullptr) *peak_bytes = search.peak_bytes();
   scratch.Trim();
   return result;
 }

@@ -31,8 +31,9 @@ namespace reshard {
 
 struct SearchOptions {
   FlattenPolicy flatten_policy = FlattenPolicy::kExisting;
-  int64_t budget = kDefaultSearchBudget;  // expanded states
-  std::optional<int64_t> max_peak_bytes;  // per rank, per step
+  int64_t budget = kDefaultSearchBudget;       // expanded states
+  int64_t max_bytes = kDefaultMaxSearchBytes;  // the tables' (search_support.h)
+  std::optional<int64_t> max_peak_bytes;       // per rank, per step
   // Only paths cheaper than this are of interest (NOT_FOUND otherwise).
   std::optional<double> cost_bound;
   bool use_heuristic = true;  // false: plain Dijkstra (for tests)
@@ -43,10 +44,12 @@ struct SearchResult {
   std::vector<Step> steps;  // unpriced
   double cost = 0;          // under the search's model
   int64_t states_expanded = 0;
+  int64_t peak_bytes = 0;  // what the tables allocated at most
 };
 
 // Finds the least-cost plan from `src` to a state equivalent to `dst`.
-// RESOURCE_EXHAUSTED past the budget, with `*lower_bound` (when given) set
+// RESOURCE_EXHAUSTED past the budget or the memory bound (the message says
+// which), with `*lower_bound` (when given) set
 // to what the search proved: no plan costs less (the smallest estimate
 // still queued; the estimates are admissible, so the optimum lies at or
 // above it). FAILED_PRECONDITION when no plan fits `max_peak_bytes`;
@@ -54,12 +57,10 @@ struct SearchResult {
 // when it stops the search. Nothing else: every valid request has a plan
 // (ViaReplicateSteps builds one) and every edge a finite cost (mesh.h's
 // link ranges), so the search cannot run dry unpruned.
-absl::StatusOr<SearchResult> OptimalSearch(const Mesh& mesh,
-                                           const CostModel& model,
-                                           const DistState& src,
-                                           const DistState& dst,
-                                           const SearchOptions& options,
-                                           double* lower_bound = nullptr);
+absl::StatusOr<SearchResult> OptimalSearch(
+    const Mesh& mesh, const CostModel& model, const DistState& src,
+    const DistState& dst, const SearchOptions& options,
+    double* lower_bound = nullptr, int64_t* peak_bytes = nullptr);
 
 }  // namespace reshard
 

@@ -67,6 +67,8 @@ struct Plan {
   int64_t peak_bytes = 0;
   double planning_us = 0;
   int64_t states_expanded = 0;
+  // The most bytes the optimal search's tables allocated (0: no search).
+  int64_t search_bytes = 0;
   bool cache_hit = false;
 
   // Steps that move data between ranks (collectives on groups of size > 1).

@@ -38,6 +38,7 @@ std::string PlanFingerprint(const Mesh& mesh, const PlanRequest& request) {
   AppendRaw(key, o.search_budget);
   AppendRaw(key, o.max_peak_bytes.has_value());
   AppendRaw(key, o.max_peak_bytes.value_or(0));
+  AppendRaw(key, o.max_search_bytes);
   AppendRaw(key, request.cache_scope);
   return key;
 }
@@ -72,6 +73,11 @@ void PlanCache::Insert(const std::string& key, const Plan& plan) {
     index_.erase(lru_.back().first);
     lru_.pop_back();
   }
+}
+
+bool PlanCache::Contains(const std::string& key) const {
+  absl::MutexLock lock(&mu_);
+  return index_.contains(key);
 }
 
 size_t PlanCache::size() const {

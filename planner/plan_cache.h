@@ -32,6 +32,8 @@ class PlanCache {
 
   // The cached plan (marked cache_hit) and refreshes its recency.
   std::optional<Plan> Lookup(const std::string& key);
+  // Whether `key` is cached, counting no hit or miss.
+  bool Contains(const std::string& key) const;
   // Inserts or replaces; evicts the least recently used entry when full.
   void Insert(const std::string& key, const Plan& plan);
 

@@ -31,6 +31,8 @@ struct PlanOptions {
   int64_t search_budget = kDefaultSearchBudget;
   // Per rank and step, for every planner.
   std::optional<int64_t> max_peak_bytes;
+  // The optimal search's memory (planner/search_support.h).
+  int64_t max_search_bytes = kDefaultMaxSearchBytes;
 };
 
 // The most a tensor's bytes times the mesh's world size may be. A step's

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "planner/merge_pass.h"
@@ -49,8 +50,10 @@ absl::StatusOr<bool> SearchAnyFirst(const Mesh& mesh, const CostModel& model,
   }
   SearchOptions any_options = search;
   any_options.flatten_policy = FlattenPolicy::kAny;
-  absl::StatusOr<SearchResult> result =
-      OptimalSearch(mesh, model, request.src, request.dst, any_options);
+  int64_t peak_bytes = 0;
+  absl::StatusOr<SearchResult> result = OptimalSearch(
+      mesh, model, request.src, request.dst, any_options, nullptr, &peak_bytes);
+  plan.search_bytes = std::max(plan.search_bytes, peak_bytes);
   if (!result.ok()) {
     if (result.status().code() == absl::StatusCode::kResourceExhausted) {
       return false;
@@ -66,20 +69,21 @@ absl::StatusOr<bool> SearchAnyFirst(const Mesh& mesh, const CostModel& model,
   return false;
 }
 
-// The search_budget_exceeded warning: the fallback (`used`, costing
-// `cost`) against what the search proved (`lower_bound`), so that the
-// caller can judge whether a larger budget is worth it.
-Warning BudgetExceeded(int64_t budget, const std::string& used, double cost,
-                       double lower_bound) {
+// The search_budget_exceeded warning: which bound stopped the search
+// (`bound`: its budget of expanded states, or its memory), the fallback
+// (`used`, costing `cost`) against what the search proved
+// (`lower_bound`), so that the caller can judge whether a larger budget
+// is worth it.
+Warning BudgetExceeded(const std::string& bound, const std::string& used,
+                       double cost, double lower_bound) {
   const double headroom = std::max(0.0, cost - lower_bound);
   return {WarningCode::kSearchBudgetExceeded,
           {},
           absl::StrFormat(
-              "the optimal search expanded more than %d states; fell back to "
-              "%s, which costs %.4g us, while no plan costs less than %.4g us "
-              "(the search's lower bound): a larger search budget can save at "
-              "most %s",
-              budget, used, cost, lower_bound, SavingText(headroom, cost)),
+              "the optimal search %s; fell back to %s, which costs %.4g us, "
+              "while no plan costs less than %.4g us (the search's lower "
+              "bound): a larger search budget can save at most %s",
+              bound, used, cost, lower_bound, SavingText(headroom, cost)),
           headroom};
 }
 
@@ -90,7 +94,7 @@ Warning BudgetExceeded(int64_t budget, const std::string& used, double cost,
 // MakePlan's check of the result.
 absl::Status FallBack(const Mesh& mesh, const CostModel& model,
                       const PlanRequest& request, double lower_bound,
-                      Plan& plan) {
+                      bool memory_bound, Plan& plan) {
   PlanRequest fallback = request;
   fallback.options.planner = PlannerKind::kTorchGreedy;
   fallback.options.merge = true;
@@ -112,9 +116,15 @@ absl::Status FallBack(const Mesh& mesh, const CostModel& model,
   }
   const int64_t budget = request.options.search_budget;
   plan.states_expanded += budget;
+  const std::string bound =
+      memory_bound
+          ? absl::StrFormat(
+                "reached its memory bound of %d bytes (--max_search_bytes)",
+                request.options.max_search_bytes)
+          : absl::StrFormat("expanded more than %d states", budget);
   AddWarning(
       plan.warnings,
-      BudgetExceeded(budget, used, TotalTime(model, plan.steps), lower_bound));
+      BudgetExceeded(bound, used, TotalTime(model, plan.steps), lower_bound));
   return absl::OkStatus();
 }
 
@@ -125,6 +135,7 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   SearchOptions search;
   search.flatten_policy = options.flatten_policy;
   search.budget = options.search_budget;
+  search.max_bytes = options.max_search_bytes;
   search.max_peak_bytes = options.max_peak_bytes;
   search.stop = stop;
   std::optional<SearchResult> any;
@@ -133,8 +144,10 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   if (!done.ok()) return done.status();
   if (*done) return absl::OkStatus();
   double lower_bound = 0;
+  int64_t peak_bytes = 0;
   absl::StatusOr<SearchResult> result = OptimalSearch(
-      mesh, model, request.src, request.dst, search, &lower_bound);
+      mesh, model, request.src, request.dst, search, &lower_bound, &peak_bytes);
+  plan.search_bytes = std::max(plan.search_bytes, peak_bytes);
   if (result.ok()) {
     plan.steps = std::move(result->steps);
     plan.states_expanded += result->states_expanded;
@@ -147,7 +160,9 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
   if (result.status().code() != absl::StatusCode::kResourceExhausted) {
     return result.status();
   }
-  return FallBack(mesh, model, request, lower_bound, plan);
+  const bool memory_bound =
+      absl::StrContains(result.status().message(), "memory bound");
+  return FallBack(mesh, model, request, lower_bound, memory_bound, plan);
 }
 
 // The steps of PyTorch's planners: torch_greedy, or torch_graph's Dijkstra

@@ -20,6 +20,11 @@ namespace reshard {
 // request ask for by default (its --max_search_budget).
 inline constexpr int64_t kDefaultSearchBudget = 200000;
 inline constexpr int64_t kMaxSearchBudget = 2000000;
+// The most bytes the optimal search's tables may hold (a server's
+// --max_search_bytes). Past it the search stops as it does past its
+// budget; it stops once the tables' contents reach half of it, so that
+// their allocations, which grow by doubling, stay within it.
+inline constexpr int64_t kDefaultMaxSearchBytes = int64_t{1} << 30;
 
 // Polled during long searches; a non-OK status stops the search with it
 // (servers map deadlines and cancellations here).

@@ -29,12 +29,21 @@ class StateTable {
 
   // Frees the allocation (after an unusually large search).
   void Release() {
-    slots_ = {};
-    values_ = {};
+    // Swapped out, not assigned `{}`: that keeps the capacity.
+    std::vector<Slot>().swap(slots_);
+    std::vector<Value>().swap(values_);
     bits_ = 0;
   }
 
   size_t size() const { return values_.size(); }
+  // What the table holds now, and what it has allocated.
+  size_t UsedBytes() const {
+    return values_.size() * sizeof(Value) + 2 * values_.size() * sizeof(Slot);
+  }
+  size_t AllocatedBytes() const {
+    return values_.capacity() * sizeof(Value) +
+           slots_.capacity() * sizeof(Slot);
+  }
 
   // Records are numbered in insertion order from 0; `at` reads one back.
   // References are valid until the next insertion.

@@ -341,8 +341,8 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
       LimitedPlanRequest(**mesh, r.tensor(), r.src(), r.dst(), r.options(),
                          options_, CacheScopeOf(*caller));
   if (!plan_request.ok()) return plan_request.status();
-  absl::StatusOr<Plan> plan = MakePlanCached(
-      **mesh, *plan_request, cache_,
+  absl::StatusOr<Plan> plan = PlanThroughPool(
+      **mesh, *plan_request, cache_, pool_,
       StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); }));
   if (!plan.ok()) return plan.status();
   return std::pair{**mesh, *std::move(plan)};

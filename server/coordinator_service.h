@@ -28,14 +28,16 @@ class CoordinatorService final
           v1::Coordinator::Service> {
  public:
   // `metrics` may be null (no metrics endpoint).
+  // RunJob's heavy plans run on `pool` (null: on the call's thread).
   CoordinatorService(coordinator::Coordinator& core, MeshRegistry& registry,
                      PlanCache& cache, ServiceOptions options,
-                     CoordinatorMetrics* metrics)
+                     CoordinatorMetrics* metrics, PlanningPool* pool = nullptr)
       : core_(core),
         registry_(registry),
         cache_(cache),
         options_(options),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        pool_(pool) {}
 
   // Refuses new calls and closes every dispatch stream (agents see
   // UNAVAILABLE); runs in flight fail naming the ranks that left.
@@ -112,6 +114,7 @@ class CoordinatorService final
   PlanCache& cache_;
   const ServiceOptions options_;
   CoordinatorMetrics* const metrics_;
+  PlanningPool* const pool_;
   std::atomic<bool> draining_{false};
 };
 

@@ -6,11 +6,13 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -48,6 +50,17 @@ ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
 ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
           "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
+ABSL_FLAG(int64_t, max_search_bytes, reshard::kDefaultMaxSearchBytes,
+          "most bytes one optimal search's tables may hold; past it the "
+          "search falls back as past its budget");
+ABSL_FLAG(int32_t, planning_workers, 0,
+          "threads that run heavy searches (never gRPC's); 0: half the "
+          "cores, at least 1");
+ABSL_FLAG(int32_t, planning_queue, 64,
+          "heavy searches that may wait for a worker; more are refused");
+ABSL_FLAG(int32_t, planning_queue_per_credential, 8,
+          "heavy searches one credential may have waiting; its searches run "
+          "one at a time");
 ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
@@ -134,6 +147,12 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   options.max_batch_items =
       static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_search_bytes = absl::GetFlag(FLAGS_max_search_bytes);
+  if (options.max_search_bytes < (int64_t{1} << 20)) {
+    spdlog::error("--max_search_bytes={} must be at least 1 MiB",
+                  options.max_search_bytes);
+    return std::nullopt;
+  }
   if (const std::string file = absl::GetFlag(FLAGS_admin_token_file);
       !file.empty()) {
     absl::StatusOr<std::string> token =
@@ -156,6 +175,33 @@ bool AllowOpenJobs() {
   const bool allow = absl::GetFlag(FLAGS_allow_open_jobs).value_or(loopback);
   spdlog::info("jobs without a job token are {}", allow ? "served" : "refused");
   return allow;
+}
+
+// The planning pool's bounds; nullopt (after logging which flag is wrong)
+// when one is out of range.
+std::optional<PlanningLimits> PlanningLimitsFromFlags() {
+  PlanningLimits limits;
+  limits.workers = absl::GetFlag(FLAGS_planning_workers);
+  if (limits.workers == 0) {
+    limits.workers =
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+  }
+  limits.queue = absl::GetFlag(FLAGS_planning_queue);
+  limits.queue_per_credential =
+      absl::GetFlag(FLAGS_planning_queue_per_credential);
+  for (auto [flag, value, least] :
+       {std::tuple{"planning_workers", limits.workers, 1},
+        std::tuple{"planning_queue", limits.queue, 0},
+        std::tuple{"planning_queue_per_credential", limits.queue_per_credential,
+                   1}}) {
+    if (value < least || value > 4096) {
+      spdlog::error("--{}={} must be in [{}, 4096]", flag, value, least);
+      return std::nullopt;
+    }
+  }
+  spdlog::info("planning: {} workers, {} searches may wait ({} per credential)",
+               limits.workers, limits.queue, limits.queue_per_credential);
+  return limits;
 }
 
 // The Coordinator's bounds from the flags; nullopt (after logging which
@@ -243,7 +289,7 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
 std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
     std::shared_ptr<prometheus::Registry> families,
     const PlannerService& service, const MeshRegistry& registry,
-    const PlanCache& cache) {
+    const PlanCache& cache, const PlanningPool& pool) {
   const std::string address = absl::GetFlag(FLAGS_metrics_listen);
   absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> metrics =
       metrics::MetricsEndpoint::Start(address, std::move(families));
@@ -252,7 +298,7 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
                   std::string(metrics.status().message()));
     return nullptr;
   }
-  AddPlannerReadings((*metrics)->readings(), service, registry, cache);
+  AddPlannerReadings((*metrics)->readings(), service, registry, cache, &pool);
   if (absl::Status s = metrics::WritePortFile(
           "metrics_port_file", absl::GetFlag(FLAGS_metrics_port_file),
           (*metrics)->port());
@@ -386,22 +432,26 @@ int Serve() {
   const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
   auto families = std::make_shared<prometheus::Registry>();
   PlannerMetrics planner_metrics(*families);
+  const std::optional<PlanningLimits> planning = PlanningLimitsFromFlags();
+  if (!planning.has_value()) return 2;
+  PlanningPool pool(*planning);
   PlannerService service(registry, cache, *options,
-                         metrics_on ? &planner_metrics : nullptr);
+                         metrics_on ? &planner_metrics : nullptr, &pool);
   const std::optional<coordinator::CoordinatorLimits> limits =
       CoordinatorLimitsFromFlags();
   if (!limits.has_value()) return 2;
   coordinator::Coordinator core(*limits);
   CoordinatorMetrics coordinator_metrics(*families);
   CoordinatorService coordinator(core, registry, cache, *options,
-                                 metrics_on ? &coordinator_metrics : nullptr);
+                                 metrics_on ? &coordinator_metrics : nullptr,
+                                 &pool);
   const std::optional<TlsConfig> tls = TlsFromFlags();
   if (!tls.has_value()) return 2;
   // The endpoint serving the metrics is declared after everything its
   // readings read, so it stops first.
   std::unique_ptr<metrics::MetricsEndpoint> metrics;
   if (metrics_on) {
-    metrics = StartMetrics(families, service, registry, cache);
+    metrics = StartMetrics(families, service, registry, cache, pool);
     if (metrics == nullptr) return 1;
     AddCoordinatorReadings(metrics->readings(), core);
     if (tls->enabled) AddCertificateReading(metrics->readings(), *tls);
@@ -422,6 +472,8 @@ int Serve() {
         return true;
       });
   StopOnSignal(signals, std::move(admitting), service, coordinator, *server);
+  // Its last tasks touch the services: done before they go.
+  pool.Join();
   return 0;
 }
 

@@ -11,6 +11,27 @@ std::vector<double> StatesExpandedBuckets() {
           3000, 10000, 30000, 100000, 300000, 1000000, 3000000};
 }
 
+namespace {
+
+// 1 MiB to 16 GiB by factors of 4.
+std::vector<double> SearchBytesBuckets() {
+  std::vector<double> bounds;
+  for (double b = 1 << 20; b <= 17179869184.0; b *= 4) bounds.push_back(b);
+  return bounds;
+}
+
+prometheus::Family<prometheus::Counter>& RefusedFamily(
+    prometheus::Registry& registry) {
+  return prometheus::BuildCounter()
+      .Name("reshard_planning_refused_total")
+      .Help(
+          "Heavy searches the planning pool refused, by reason "
+          "(--planning_queue, --planning_queue_per_credential)")
+      .Register(registry);
+}
+
+}  // namespace
+
 PlannerMetrics::PerPlanner::PerPlanner(
     prometheus::Family<prometheus::Counter>& requests,
     prometheus::Family<prometheus::Histogram>& durations, PlannerKind planner)
@@ -26,7 +47,16 @@ PlannerMetrics::PlannerMetrics(prometheus::Registry& registry)
               .Help("States a planner expanded per plan it computed (cache "
                     "misses)")
               .Register(registry)
-              .Add({}, StatesExpandedBuckets())) {
+              .Add({}, StatesExpandedBuckets())),
+      search_bytes_(prometheus::BuildHistogram()
+                        .Name("reshard_search_memory_peak_bytes")
+                        .Help("Bytes the optimal search's tables allocated "
+                              "at most, per search (cache misses)")
+                        .Register(registry)
+                        .Add({}, SearchBytesBuckets())) {
+  auto& refused = RefusedFamily(registry);
+  refused_queue_ = &refused.Add({{"reason", "queue_full"}});
+  refused_credential_ = &refused.Add({{"reason", "credential_queue_full"}});
   auto& requests = prometheus::BuildCounter()
                        .Name("reshard_plan_requests_total")
                        .Help(
@@ -65,6 +95,9 @@ void PlannerMetrics::RecordPlanned(PlannerKind planner,
   if (!plan->cache_hit) {
     per_planner.duration.Observe(seconds);
     states_expanded_.Observe(static_cast<double>(plan->states_expanded));
+    if (plan->search_bytes > 0) {
+      search_bytes_.Observe(static_cast<double>(plan->search_bytes));
+    }
   }
   for (const Warning& warning : plan->warnings) {
     warnings_[static_cast<int>(warning.code)]->Increment();
@@ -94,8 +127,19 @@ void AddCacheReadings(metrics::ScrapeReadings& readings,
 
 void AddPlannerReadings(metrics::ScrapeReadings& readings,
                         const PlannerService& service,
-                        const MeshRegistry& registry, const PlanCache& cache) {
+                        const MeshRegistry& registry, const PlanCache& cache,
+                        const PlanningPool* pool) {
   AddCacheReadings(readings, cache);
+  if (pool != nullptr) {
+    readings.AddGauge(
+        "reshard_planning_queue_depth",
+        "Heavy searches waiting for a planning worker (--planning_queue)", {},
+        [pool] { return static_cast<double>(pool->queued()); });
+    readings.AddGauge(
+        "reshard_planning_searches_running",
+        "Heavy searches on a planning worker now (--planning_workers)", {},
+        [pool] { return static_cast<double>(pool->running()); });
+  }
   readings.AddGauge("reshard_meshes", "Meshes registered", {}, [&registry] {
     return static_cast<double>(registry.size());
   });

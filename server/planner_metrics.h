@@ -22,6 +22,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "server/mesh_registry.h"
+#include "server/planning_pool.h"
 #include "server/rpc_metrics.h"
 
 namespace reshard::server {
@@ -54,6 +55,13 @@ class PlannerMetrics {
   // it).
   void RecordPlanned(PlannerKind planner, const absl::StatusOr<Plan>& plan,
                      double seconds);
+  // A search the planning pool refused (its queue full):
+  // reshard_planning_refused_total{reason}.
+  void RecordPlanningRefused(PlanningPool::Refusal reason) {
+    (reason == PlanningPool::Refusal::kQueueFull ? refused_queue_
+                                                 : refused_credential_)
+        ->Increment();
+  }
 
  private:
   struct PerPlanner {
@@ -68,17 +76,23 @@ class PlannerMetrics {
   RpcMetrics rpc_;
   std::array<std::unique_ptr<PerPlanner>, kPlannerKindCount> plans_;
   prometheus::Histogram& states_expanded_;
+  prometheus::Histogram& search_bytes_;
+  prometheus::Counter* refused_queue_;
+  prometheus::Counter* refused_credential_;
   std::array<prometheus::Counter*, kWarningCodeCount> warnings_;
 };
 
 // Adds the figures read at each scrape: reshard_plan_cache_entries,
 // reshard_plan_cache_capacity, reshard_plan_cache_hits_total,
 // reshard_plan_cache_misses_total, reshard_meshes, reshard_meshes_capacity,
-// reshard_rpc_requests_in_flight and reshard_draining. The readers keep
-// references: the endpoint must stop before these objects go away.
+// reshard_rpc_requests_in_flight, reshard_draining and, with a `pool`,
+// reshard_planning_queue_depth and reshard_planning_searches_running. The
+// readers keep references: the endpoint must stop before these objects go
+// away.
 void AddPlannerReadings(metrics::ScrapeReadings& readings,
                         const PlannerService& service,
-                        const MeshRegistry& registry, const PlanCache& cache);
+                        const MeshRegistry& registry, const PlanCache& cache,
+                        const PlanningPool* pool = nullptr);
 
 }  // namespace reshard::server
 

@@ -19,16 +19,28 @@ namespace reshard::server {
 namespace {
 
 // Finishes the call, logging one line when it failed.
-grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* ctx,
-                                 const char* rpc, const absl::Status& status) {
+void Finish(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
+            const char* rpc, const absl::Status& status) {
   if (!status.ok()) {
     spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
                  absl::StatusCodeToString(status.code()),
                  EscapedText(status.message(), kMaxErrorMessageBytes));
   }
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reactor->Finish(proto::StatusToGrpc(status));
-  return reactor;
+}
+
+// A batch needs the planning pool unless every item's search is light
+// (server/request_plan.h); its cache hits are not looked for up front.
+bool BatchNeedsPool(const Mesh& mesh, const v1::PlanBatchRequest& request) {
+  absl::StatusOr<PlannerKind> planner =
+      proto::PlannerFromProto(request.options().planner());
+  if (!planner.ok()) return false;  // refused without planning
+  for (const v1::PlanBatchRequest::Item& item : request.items()) {
+    if (!IsLightSearch(mesh, *planner, item.tensor().shape_size())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // The most bytes a rank takes in a reply (a varint below 2^35).
@@ -57,8 +69,13 @@ void RecordBatch(PlannerMetrics* metrics, const v1::PlanOptions& options,
 }  // namespace
 
 PlannerService::PlannerService(MeshRegistry& registry, PlanCache& cache,
-                               ServiceOptions options, PlannerMetrics* metrics)
-    : registry_(registry), cache_(cache), options_(options), metrics_(metrics) {
+                               ServiceOptions options, PlannerMetrics* metrics,
+                               PlanningPool* pool)
+    : registry_(registry),
+      cache_(cache),
+      options_(options),
+      metrics_(metrics),
+      pool_(pool) {
   if (metrics_ == nullptr) return;
   for (size_t i = 0; i < kRpcNames.size(); ++i) {
     rpc_metrics_[i] = &metrics_->rpc().Method(kRpcNames[i]);
@@ -104,16 +121,17 @@ bool PlannerService::WaitIdle(
   }
 }
 
-grpc::ServerUnaryReactor* PlannerService::RunCall(
-    grpc::CallbackServerContext* ctx, Rpc rpc,
-    const google::protobuf::Message& request,
-    google::protobuf::Message* response,
-    absl::FunctionRef<absl::Status()> body) {
-  CallScope scope(*this);
+absl::Status PlannerService::Admit(
+    const CallScope& scope, const google::protobuf::Message& request) const {
   absl::Status status = scope.Admit();
-  if (status.ok())
-    status = CheckRequestBounds(request, options_.max_batch_items);
-  if (status.ok()) status = body();
+  if (!status.ok()) return status;
+  return CheckRequestBounds(request, options_.max_batch_items);
+}
+
+void PlannerService::Complete(grpc::CallbackServerContext* ctx,
+                              grpc::ServerUnaryReactor* reactor, Rpc rpc,
+                              const CallScope& scope, absl::Status status,
+                              google::protobuf::Message* response) {
   if (status.ok()) {
     status = CheckResponseSize(*response, options_.max_message_bytes);
     if (!status.ok()) response->Clear();
@@ -122,7 +140,51 @@ grpc::ServerUnaryReactor* PlannerService::RunCall(
   if (RpcMethodMetrics* metrics = rpc_metrics_[index]) {
     metrics->Record(status.code(), scope.Seconds());
   }
-  return Finish(ctx, kRpcNames[index], status);
+  Finish(ctx, reactor, kRpcNames[index], status);
+}
+
+grpc::ServerUnaryReactor* PlannerService::RunCall(
+    grpc::CallbackServerContext* ctx, Rpc rpc,
+    const google::protobuf::Message& request,
+    google::protobuf::Message* response,
+    absl::FunctionRef<absl::Status()> body) {
+  CallScope scope(*this);
+  absl::Status status = Admit(scope, request);
+  if (status.ok()) status = body();
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  Complete(ctx, reactor, rpc, scope, status, response);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PlannerService::RunPlanning(
+    grpc::CallbackServerContext* ctx, Rpc rpc,
+    const google::protobuf::Message& request,
+    google::protobuf::Message* response,
+    absl::FunctionRef<absl::StatusOr<PlanningCall>()> prepare) {
+  auto scope = std::make_shared<CallScope>(*this);
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  absl::Status admitted = Admit(*scope, request);
+  absl::StatusOr<PlanningCall> call =
+      admitted.ok() ? prepare() : absl::StatusOr<PlanningCall>(admitted);
+  if (!call.ok()) {
+    Complete(ctx, reactor, rpc, *scope, call.status(), response);
+    return reactor;
+  }
+  auto finish = [this, ctx, reactor, rpc, scope, response,
+                 plan = std::move(call->plan)] {
+    Complete(ctx, reactor, rpc, *scope, plan(), response);
+  };
+  if (!call->heavy || pool_ == nullptr) {
+    finish();
+    return reactor;
+  }
+  PlanningPool::Refusal refusal{};
+  absl::Status queued = pool_->Submit(call->credential, finish, &refusal);
+  if (!queued.ok()) {
+    if (metrics_ != nullptr) metrics_->RecordPlanningRefused(refusal);
+    Complete(ctx, reactor, rpc, *scope, queued, response);
+  }
+  return reactor;
 }
 
 template <typename Request>
@@ -138,32 +200,33 @@ grpc::ServerUnaryReactor* PlannerService::RunMeshCall(
   });
 }
 
-absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
-    const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
-    const v1::DistState& dst, const v1::PlanOptions& plan_options,
-    const StopCheck& stop, uint64_t cache_scope) {
-  absl::StatusOr<PlanRequest> request = LimitedPlanRequest(
-      mesh, tensor, src, dst, plan_options, options_, cache_scope);
-  if (metrics_ == nullptr) {
-    if (!request.ok()) return request.status();
-    return MakePlanCached(mesh, *request, cache_, stop);
-  }
-  if (!request.ok()) {
+absl::StatusOr<PlanRequest> PlannerService::ParsePlan(
+    const Mesh& mesh, const v1::PlanRequest& proto, uint64_t cache_scope) {
+  absl::StatusOr<PlanRequest> request =
+      LimitedPlanRequest(mesh, proto.tensor(), proto.src(), proto.dst(),
+                         proto.options(), options_, cache_scope);
+  if (!request.ok() && metrics_ != nullptr) {
     // Labelled by the planner asked for; an unknown planner has no series.
     absl::StatusOr<PlannerKind> planner =
-        proto::PlannerFromProto(plan_options.planner());
+        proto::PlannerFromProto(proto.options().planner());
     if (planner.ok()) {
       metrics_->RecordRefused(*planner, request.status().code());
     }
-    return request.status();
   }
+  return request;
+}
+
+absl::StatusOr<reshard::Plan> PlannerService::PlanOne(
+    const Mesh& mesh, const PlanRequest& request, const StopCheck& stop) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<reshard::Plan> plan =
-      MakePlanCached(mesh, *request, cache_, stop);
-  metrics_->RecordPlanned(
-      request->options.planner, plan,
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count());
+      MakePlanCached(mesh, request, cache_, stop);
+  if (metrics_ != nullptr) {
+    metrics_->RecordPlanned(
+        request.options.planner, plan,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
   return plan;
 }
 
@@ -243,38 +306,58 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
 grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
                                                const v1::PlanRequest* request,
                                                v1::PlanResponse* response) {
-  return RunMeshCall(
-      ctx, Rpc::kPlan, *request, response, [&](const Mesh& mesh) {
+  return RunPlanning(
+      ctx, Rpc::kPlan, *request, response,
+      [&]() -> absl::StatusOr<PlanningCall> {
+        absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
+            RequestMesh(registry_, *request);
+        if (!mesh.ok()) return mesh.status();
         absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
         if (!caller.ok()) return caller.status();
-        absl::StatusOr<reshard::Plan> plan =
-            PlanOne(mesh, request->tensor(), request->src(), request->dst(),
-                    request->options(), CallStop(ctx), CacheScopeOf(*caller));
-        if (!plan.ok()) return plan.status();
-        proto::PlanToProto(mesh, *plan, response->mutable_plan());
-        response->mutable_plan()->set_mesh_id(proto::MeshId(mesh));
-        return absl::OkStatus();
+        const uint64_t scope = CacheScopeOf(*caller);
+        absl::StatusOr<PlanRequest> parsed = ParsePlan(**mesh, *request, scope);
+        if (!parsed.ok()) return parsed.status();
+        const bool heavy = NeedsPlanningPool(**mesh, *parsed, cache_);
+        return PlanningCall{
+            heavy, scope,
+            [this, ctx, response, mesh = *mesh, parsed = *std::move(parsed)] {
+              absl::StatusOr<reshard::Plan> plan =
+                  PlanOne(*mesh, parsed, CallStop(ctx));
+              if (!plan.ok()) return plan.status();
+              proto::PlanToProto(*mesh, *plan, response->mutable_plan());
+              response->mutable_plan()->set_mesh_id(proto::MeshId(*mesh));
+              return absl::OkStatus();
+            }};
       });
 }
 
 grpc::ServerUnaryReactor* PlannerService::PlanBatch(
     grpc::CallbackServerContext* ctx, const v1::PlanBatchRequest* request,
     v1::PlanBatchResponse* response) {
-  return RunMeshCall(
-      ctx, Rpc::kPlanBatch, *request, response, [&](const Mesh& mesh) {
+  return RunPlanning(
+      ctx, Rpc::kPlanBatch, *request, response,
+      [&]() -> absl::StatusOr<PlanningCall> {
+        absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
+            RequestMesh(registry_, *request);
+        if (!mesh.ok()) return mesh.status();
         absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
         if (!caller.ok()) return caller.status();
-        const auto start = std::chrono::steady_clock::now();
-        absl::StatusOr<BatchPlan> batch =
-            ServeBatch(mesh, *request, options_, cache_, CallStop(ctx),
-                       CacheScopeOf(*caller));
-        if (!batch.ok()) return batch.status();
-        RecordBatch(metrics_, request->options(), *batch,
-                    std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-        proto::BatchPlanToProto(mesh, *batch, proto::MeshId(mesh), response);
-        return absl::OkStatus();
+        const uint64_t scope = CacheScopeOf(*caller);
+        return PlanningCall{
+            BatchNeedsPool(**mesh, *request), scope,
+            [this, ctx, request, response, mesh = *mesh, scope] {
+              const auto start = std::chrono::steady_clock::now();
+              absl::StatusOr<BatchPlan> batch = ServeBatch(
+                  *mesh, *request, options_, cache_, CallStop(ctx), scope);
+              if (!batch.ok()) return batch.status();
+              RecordBatch(metrics_, request->options(), *batch,
+                          std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+              proto::BatchPlanToProto(*mesh, *batch, proto::MeshId(*mesh),
+                                      response);
+              return absl::OkStatus();
+            }};
       });
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -18,6 +19,7 @@
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
 #include "server/planner_metrics.h"
+#include "server/planning_pool.h"
 #include "server/request_plan.h"
 
 namespace reshard::server {
@@ -37,8 +39,11 @@ class PlannerService final : public v1::Planner::CallbackService {
 
   // `metrics`, when not null, records every call and plan (it must outlive
   // the service); null records nothing and costs nothing.
+  // Heavy searches run on `pool` (null: on gRPC's thread, for tools and
+  // tests that need no bound).
   PlannerService(MeshRegistry& registry, PlanCache& cache,
-                 ServiceOptions options, PlannerMetrics* metrics = nullptr);
+                 ServiceOptions options, PlannerMetrics* metrics = nullptr,
+                 PlanningPool* pool = nullptr);
 
   grpc::ServerUnaryReactor* RegisterMesh(
       grpc::CallbackServerContext* ctx, const v1::RegisterMeshRequest* request,
@@ -80,6 +85,24 @@ class PlannerService final : public v1::Planner::CallbackService {
   // Counts a call as running for its scope; false when draining.
   class CallScope;
 
+  // A Plan's or PlanBatch's planning, ready to run: whether it needs the
+  // planning pool, whose it is there, and the work (it fills the reply).
+  struct PlanningCall {
+    bool heavy = false;
+    uint64_t credential = 0;
+    std::function<absl::Status()> plan;
+  };
+
+  // UNAVAILABLE while draining, INVALID_ARGUMENT past a field's bound.
+  absl::Status Admit(const CallScope& scope,
+                     const google::protobuf::Message& request) const;
+  // Finishes a call with `status`, refusing a `response` over
+  // --max_message_bytes, recording and logging it.
+  void Complete(grpc::CallbackServerContext* ctx,
+                grpc::ServerUnaryReactor* reactor, Rpc rpc,
+                const CallScope& scope, absl::Status status,
+                google::protobuf::Message* response);
+
   // Runs one call: counts it as running, refuses it with UNAVAILABLE while
   // draining and INVALID_ARGUMENT when `request` is past a field's bound,
   // else runs `body`, refusing a `response` over --max_message_bytes
@@ -89,6 +112,14 @@ class PlannerService final : public v1::Planner::CallbackService {
                                     const google::protobuf::Message& request,
                                     google::protobuf::Message* response,
                                     absl::FunctionRef<absl::Status()> body);
+  // Plan and PlanBatch: admitted as RunCall admits, `prepare` says what to
+  // plan; a heavy planning runs on the pool (its refusal when the queue is
+  // full) and finishes the call from there; a light one runs here.
+  grpc::ServerUnaryReactor* RunPlanning(
+      grpc::CallbackServerContext* ctx, Rpc rpc,
+      const google::protobuf::Message& request,
+      google::protobuf::Message* response,
+      absl::FunctionRef<absl::StatusOr<PlanningCall>()> prepare);
   // The same for calls on a mesh the request names or carries: NOT_FOUND /
   // INVALID_ARGUMENT when there is none, else `body` runs on it.
   template <typename Request>
@@ -96,17 +127,20 @@ class PlannerService final : public v1::Planner::CallbackService {
       grpc::CallbackServerContext* ctx, Rpc rpc, const Request& request,
       google::protobuf::Message* response,
       absl::FunctionRef<absl::Status(const Mesh&)> body);
-  // Plans one request (a Plan call or a PlanBatch item) within this
-  // server's limits, through the cache, and records it.
-  absl::StatusOr<reshard::Plan> PlanOne(
-      const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
-      const v1::DistState& dst, const v1::PlanOptions& options,
-      const StopCheck& stop, uint64_t cache_scope);
+  // A Plan call's request within this server's limits, its refusal
+  // recorded; then planned through the cache, and recorded.
+  absl::StatusOr<PlanRequest> ParsePlan(const Mesh& mesh,
+                                        const v1::PlanRequest& proto,
+                                        uint64_t cache_scope);
+  absl::StatusOr<reshard::Plan> PlanOne(const Mesh& mesh,
+                                        const PlanRequest& request,
+                                        const StopCheck& stop);
 
   MeshRegistry& registry_;
   PlanCache& cache_;
   const ServiceOptions options_;
   PlannerMetrics* const metrics_;
+  PlanningPool* const pool_;
   // Each method's series (all null when metrics are off).
   std::array<RpcMethodMetrics*, kRpcNames.size()> rpc_metrics_{};
   std::atomic<bool> draining_{false};

@@ -13,11 +13,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
+#include "planner/plan_cache.h"
 #include "planner/planner.h"
 #include "planner/search_support.h"
 #include "proto/convert.h"
 #include "reshard/v1/planner.pb.h"
 #include "server/mesh_registry.h"
+#include "server/planning_pool.h"
 
 namespace reshard::server {
 
@@ -29,6 +31,8 @@ struct ServiceOptions {
   int64_t max_message_bytes = 16 << 20;
   // DeleteMesh needs this token (server/admin_token.h); empty: open.
   std::string admin_token;
+  // The optimal search's memory (--max_search_bytes).
+  int64_t max_search_bytes = kDefaultMaxSearchBytes;
 };
 
 absl::Status UnknownMesh(const std::string& id);
@@ -68,6 +72,24 @@ absl::StatusOr<PlanRequest> LimitedPlanRequest(
     const Mesh& mesh, const v1::Tensor& tensor, const v1::DistState& src,
     const v1::DistState& dst, const v1::PlanOptions& options,
     const ServiceOptions& limits, uint64_t cache_scope);
+
+// Whether planning `request` needs the planning pool (server/
+// planning_pool.h): not for a cached plan, nor for a search small by
+// construction (torch_greedy, or at most kLightSearchStates placements:
+// (tensor rank + 2) to the power of the mesh's dims, the R, P and S(k)
+// choices of each dim, shard orders aside).
+inline constexpr int64_t kLightSearchStates = 4096;
+bool IsLightSearch(const Mesh& mesh, PlannerKind planner, int tensor_rank);
+bool NeedsPlanningPool(const Mesh& mesh, const PlanRequest& request,
+                       const PlanCache& cache);
+
+// MakePlanCached, on `pool` (under the request's cache scope as its
+// credential) when the request needs it, waiting for its worker; the
+// pool's refusal when its queue is full. Null `pool`: here.
+absl::StatusOr<Plan> PlanThroughPool(const Mesh& mesh,
+                                     const PlanRequest& request,
+                                     PlanCache& cache, PlanningPool* pool,
+                                     const StopCheck& stop);
 
 // Stops a search at `deadline` (DEADLINE_EXCEEDED) or once `cancelled`
 // says the caller went away (CANCELLED).

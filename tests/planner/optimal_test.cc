@@ -305,6 +305,29 @@ TEST(OptimalTest, BudgetWarningStatesFallbackCostAndLowerBound) {
       << w.message;
 }
 
+// Past --max_search_bytes the search falls back as past its budget, the
+// warning naming the memory bound, and its tables stayed within it.
+TEST(OptimalTest, ASearchPastItsMemoryBoundFallsBackNamingIt) {
+  const Mesh mesh = MakeMesh({2, 2, 2, 2, 2, 2, 2, 2});
+  PlanOptions options;
+  options.search_budget = kMaxSearchBudget;
+  options.max_search_bytes = int64_t{4} << 20;
+  absl::StatusOr<Plan> plan =
+      Optimal(mesh, {2, 2, 2, 2, 2, 2, 2, 2},
+              "S(0),S(1),S(2),S(3),S(4),S(5),S(6),S(7)",
+              "S(7),S(6),S(5),S(4),S(3),S(2),S(1),S(0)", options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_FALSE(plan->warnings.empty());
+  const Warning& w = plan->warnings.back();
+  EXPECT_EQ(w.code, WarningCode::kSearchBudgetExceeded);
+  EXPECT_NE(w.message.find("the optimal search reached its memory bound of "
+                           "4194304 bytes (--max_search_bytes); fell back to"),
+            std::string::npos)
+      << w.message;
+  EXPECT_GT(plan->search_bytes, 0);
+  EXPECT_LE(plan->search_bytes, options.max_search_bytes);
+}
+
 // The lower bound an exhausted search reports never exceeds the optimum,
 // on random cases and budgets.
 TEST(OptimalTest, ExhaustedSearchLowerBoundIsAdmissible) {
