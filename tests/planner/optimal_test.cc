@@ -312,10 +312,9 @@ TEST(OptimalTest, ASearchPastItsMemoryBoundFallsBackNamingIt) {
   PlanOptions options;
   options.search_budget = kMaxSearchBudget;
   options.max_search_bytes = int64_t{4} << 20;
-  absl::StatusOr<Plan> plan =
-      Optimal(mesh, {2, 2, 2, 2, 2, 2, 2, 2},
-              "S(0),S(1),S(2),S(3),S(4),S(5),S(6),S(7)",
-              "S(7),S(6),S(5),S(4),S(3),S(2),S(1),S(0)", options);
+  absl::StatusOr<Plan> plan = Optimal(
+      mesh, {2, 2, 2, 2, 2, 2, 2, 2}, "S(0),S(1),S(2),S(3),S(4),S(5),S(6),S(7)",
+      "S(7),S(6),S(5),S(4),S(3),S(2),S(1),S(0)", options);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_FALSE(plan->warnings.empty());
   const Warning& w = plan->warnings.back();

@@ -23,12 +23,14 @@
 #include "gtest/gtest.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
+#include "tests/server/plan_requests.h"
 #include "tests/server/server_process.h"
 
 namespace reshard {
 namespace {
 
 using testing::ServerProcess;
+using testing::SmallPlan;
 
 constexpr int kMinMessageBytes = 65536;  // --max_message_bytes' least
 
@@ -324,15 +326,6 @@ TEST_F(HardeningTest, ResolveGroupsOfAHugeMeshIsRefusedBeforeItsListed) {
   EXPECT_TRUE(
       planner_->ListMeshes(Context().get(), v1::ListMeshesRequest(), &listed)
           .ok());
-}
-
-v1::PlanRequest SmallPlan() {
-  v1::PlanRequest request;
-  request.mutable_mesh()->add_shape(4);
-  request.mutable_tensor()->add_shape(8);
-  request.mutable_src()->set_text("S(0)");
-  request.mutable_dst()->set_text("R");
-  return request;
 }
 
 // A cache hit tells a caller only about its own earlier plans, and

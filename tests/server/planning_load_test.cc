@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
+#include "tests/server/plan_requests.h"
 #include "tests/server/server_process.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -36,7 +37,9 @@
 namespace reshard {
 namespace {
 
+using testing::HeavyPlan;
 using testing::ServerProcess;
+using testing::SmallPlan;
 
 constexpr int64_t kSearchBytes = int64_t{512} << 20;
 // What the planner holds beside its searches (gRPC, tables, allocator).
@@ -76,30 +79,25 @@ std::unique_ptr<grpc::ClientContext> Context(const std::string& token,
   return context;
 }
 
-// Mesh [2]*8, tensor [16]*8, S(0),...,S(7) -> S(7),...,S(0): a search of
-// ~10^8 placements (issue 51's 3.7 GB request at the largest budget).
-v1::PlanRequest HeavyPlan(int64_t budget) {
-  v1::PlanRequest request;
-  std::string src, dst;
-  for (int d = 0; d < 8; ++d) {
-    request.mutable_mesh()->add_shape(2);
-    request.mutable_tensor()->add_shape(16);
-    absl::StrAppend(&src, d ? "," : "", "S(", d, ")");
-    absl::StrAppend(&dst, d ? "," : "", "S(", 7 - d, ")");
+// Waits (bounded) until the planner grows by 32 MB: its searches run.
+void AwaitSearches(pid_t pid, int64_t before) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ResidentBytes(pid) < before + (32 << 20) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  request.mutable_src()->set_text(src);
-  request.mutable_dst()->set_text(dst);
-  request.mutable_options()->set_search_budget(budget);
-  return request;
 }
 
-v1::PlanRequest SmallPlan() {
-  v1::PlanRequest request;
-  request.mutable_mesh()->add_shape(4);
-  request.mutable_tensor()->add_shape(8);
-  request.mutable_src()->set_text("S(0)");
-  request.mutable_dst()->set_text("R");
-  return request;
+// `times` health checks, each answered within 1 s.
+void ExpectHealthy(grpc::health::v1::Health::Stub& health, int times) {
+  for (int i = 0; i < times; ++i) {
+    grpc::health::v1::HealthCheckResponse answer;
+    const grpc::Status s =
+        health.Check(Context("", std::chrono::seconds(1)).get(),
+                     grpc::health::v1::HealthCheckRequest(), &answer);
+    EXPECT_TRUE(s.ok()) << "health " << i << ": " << s.error_message();
+  }
 }
 
 TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
@@ -125,13 +123,7 @@ TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
       heavy_order[i] = finished++;
     });
   }
-  // The searches are running once the planner grows.
-  const auto started = std::chrono::steady_clock::now();
-  while (ResidentBytes(server.pid()) < before + (32 << 20) &&
-         std::chrono::steady_clock::now() - started <
-             std::chrono::seconds(30)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  AwaitSearches(server.pid(), before);
   // Two run and four wait: a seventh heavy search is refused.
   v1::PlanResponse refused;
   const grpc::Status seventh =
@@ -146,13 +138,7 @@ TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
       Context("small", std::chrono::seconds(10)).get(), SmallPlan(), &small);
   const int small_order = finished++;
   EXPECT_TRUE(small_status.ok()) << small_status.error_message();
-  for (int i = 0; i < 10; ++i) {
-    grpc::health::v1::HealthCheckResponse answer;
-    const grpc::Status s =
-        health->Check(Context("", std::chrono::seconds(1)).get(),
-                      grpc::health::v1::HealthCheckRequest(), &answer);
-    EXPECT_TRUE(s.ok()) << "health " << i << ": " << s.error_message();
-  }
+  ExpectHealthy(*health, 10);
   for (std::thread& t : heavy) t.join();
   const int64_t peak = ResidentBytes(server.pid(), "VmHWM:");
   for (int i = 0; i < 6; ++i) {
@@ -192,19 +178,8 @@ TEST(PlanningLoadTest, ARunJobsHeavyPlanLeavesHealthAlone) {
     ran = coordinator->RunJob(Context("", std::chrono::seconds(120)).get(),
                               request, &response);
   });
-  const auto started = std::chrono::steady_clock::now();
-  while (ResidentBytes(server.pid()) < before + (32 << 20) &&
-         std::chrono::steady_clock::now() - started <
-             std::chrono::seconds(30)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (int i = 0; i < 5; ++i) {
-    grpc::health::v1::HealthCheckResponse answer;
-    const grpc::Status s =
-        health->Check(Context("", std::chrono::seconds(1)).get(),
-                      grpc::health::v1::HealthCheckRequest(), &answer);
-    EXPECT_TRUE(s.ok()) << "health " << i << ": " << s.error_message();
-  }
+  AwaitSearches(server.pid(), before);
+  ExpectHealthy(*health, 5);
   run.join();
   EXPECT_EQ(ran.error_code(), grpc::NOT_FOUND) << ran.error_message();
 }
