@@ -186,9 +186,9 @@ absl::Status PlanTorch(const Mesh& mesh, const PlanRequest& request,
   const CostModel torch_model(
       mesh, plan.tensor,
       {CostModelKind::kTorch, request.options.devices_per_host});
-  absl::StatusOr<GraphResult> result =
-      TorchGraphSteps(mesh, torch_model, request.src, request.dst,
-                      request.options.search_budget, stop);
+  absl::StatusOr<GraphResult> result = TorchGraphSteps(
+      mesh, torch_model, request.src, request.dst,
+      request.options.search_budget, stop, request.options.max_search_bytes);
   if (!result.ok()) return result.status();
   plan.steps = std::move(result->steps);
   plan.states_expanded = result->states_expanded;

@@ -133,7 +133,8 @@ struct QueueEntry {
 
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t budget, const StopCheck& stop) {
+    const DistState& dst, int64_t budget, const StopCheck& stop,
+    int64_t max_bytes) {
   const int tensor_rank = torch_model.tensor().rank();
   Neighbours neighbours(mesh, torch_model, tensor_rank, PartialOpsIn(src, dst));
   std::vector<Node> nodes{{src, -1, -1}};
@@ -169,6 +170,19 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
           absl::StrCat("options.search_budget: torch_graph expanded ", budget,
                        " states without reaching ", dst.ToString(),
                        "; raise the search budget or use the optimal planner"));
+    }
+    // What the tables hold, checked as often as the stop: half the bound,
+    // since they grow by doubling.
+    const auto used = static_cast<int64_t>(
+        nodes.size() * sizeof(Node) + queue.size() * sizeof(QueueEntry) +
+        visited.size() * (sizeof(DistState) + 1));
+    if (result.states_expanded % kStopPollInterval == 0 &&
+        2 * used > max_bytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("torch_graph: its search reached the memory bound of ",
+                       max_bytes, " bytes (--max_search_bytes) after ",
+                       result.states_expanded, " states without reaching ",
+                       dst.ToString(), "; use the optimal planner"));
     }
     const DistState current = nodes[top.node].state;
     neighbours.Expand(current, edges);

@@ -26,14 +26,17 @@ struct GraphResult {
 };
 
 // Searches with `torch_model` (which must be of kind kTorch), expanding at
-// most `budget` states. FAILED_PRECONDITION when PyTorch's graph has no
-// path; RESOURCE_EXHAUSTED naming options.search_budget when the budget
-// runs out first (there is no fallback: a baseline that answered with
-// another planner's plan would no longer be PyTorch's plan).
+// most `budget` states, its tables within `max_bytes` (stopped once they
+// hold half of it, as the optimal search is: search_support.h).
+// FAILED_PRECONDITION when PyTorch's graph has no path; RESOURCE_EXHAUSTED
+// naming options.search_budget, or --max_search_bytes, when the budget or
+// the memory runs out first (there is no fallback: a baseline that
+// answered with another planner's plan would no longer be PyTorch's plan).
 // `stop` (may be empty) is polled and its non-OK status returned.
 absl::StatusOr<GraphResult> TorchGraphSteps(
     const Mesh& mesh, const CostModel& torch_model, const DistState& src,
-    const DistState& dst, int64_t budget, const StopCheck& stop = {});
+    const DistState& dst, int64_t budget, const StopCheck& stop = {},
+    int64_t max_bytes = kDefaultMaxSearchBytes);
 
 }  // namespace reshard
 

@@ -339,6 +339,25 @@ TEST(TorchGraphTest, StopsAtTheSearchBudget) {
       << plan.status();
 }
 
+// torch_graph's tables stay within --max_search_bytes too: past half of
+// it, RESOURCE_EXHAUSTED naming the flag (issue 51: the optimal search
+// falls back there, PyTorch's planner has no fallback).
+TEST(TorchGraphTest, StopsAtTheMemoryBound) {
+  const Mesh big = MakeMesh({2, 2, 2, 2, 2, 2, 2, 2});
+  PlanOptions options{PlannerKind::kTorchGraph};
+  options.search_budget = kMaxSearchBudget;
+  options.max_search_bytes = int64_t{1} << 20;
+  absl::StatusOr<Plan> plan = testing::PlanChecked(
+      big, {1024, 512, 256, 64}, "S(0),P(sum),R,S(3),P(sum),S(1),R,S(2)",
+      "S(1),R,S(2),R,S(0),R,P(sum),R", options);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(plan.status().message().find(
+                "torch_graph: its search reached the memory bound of 1048576 "
+                "bytes (--max_search_bytes) after "),
+            std::string::npos)
+      << plan.status();
+}
+
 TEST(PlanFormatTest, JsonMatchesTheDesignExample) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   absl::StatusOr<Plan> plan =
