@@ -129,6 +129,23 @@ struct QueueEntry {
   }
 };
 
+// What the search's tables hold, checked as often as the stop: past half
+// of `max_bytes` (they grow by doubling), RESOURCE_EXHAUSTED naming it.
+absl::Status CheckMemory(int64_t expanded, size_t nodes, size_t queued,
+                         size_t visited, int64_t max_bytes,
+                         const DistState& dst) {
+  if (expanded % kStopPollInterval != 0) return absl::OkStatus();
+  const auto used =
+      static_cast<int64_t>(nodes * sizeof(Node) + queued * sizeof(QueueEntry) +
+                           visited * (sizeof(DistState) + 1));
+  if (2 * used <= max_bytes) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("torch_graph: its search reached the memory bound of ",
+                   max_bytes, " bytes (--max_search_bytes) after ", expanded,
+                   " states without reaching ", dst.ToString(),
+                   "; use the optimal planner"));
+}
+
 }  // namespace
 
 absl::StatusOr<GraphResult> TorchGraphSteps(
@@ -171,18 +188,11 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
                        " states without reaching ", dst.ToString(),
                        "; raise the search budget or use the optimal planner"));
     }
-    // What the tables hold, checked as often as the stop: half the bound,
-    // since they grow by doubling.
-    const auto used = static_cast<int64_t>(
-        nodes.size() * sizeof(Node) + queue.size() * sizeof(QueueEntry) +
-        visited.size() * (sizeof(DistState) + 1));
-    if (result.states_expanded % kStopPollInterval == 0 &&
-        2 * used > max_bytes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("torch_graph: its search reached the memory bound of ",
-                       max_bytes, " bytes (--max_search_bytes) after ",
-                       result.states_expanded, " states without reaching ",
-                       dst.ToString(), "; use the optimal planner"));
+    if (absl::Status s =
+            CheckMemory(result.states_expanded, nodes.size(), queue.size(),
+                        visited.size(), max_bytes, dst);
+        !s.ok()) {
+      return s;
     }
     const DistState current = nodes[top.node].state;
     neighbours.Expand(current, edges);
