@@ -65,7 +65,7 @@ struct MissingGroup {
   double merged_time_us = 0;
 };
 
-// The extent PyTorch 2.11 checks a merged reduce_scatter of `run` against
+// The extent PyTorch checks a merged reduce_scatter of `run` against
 // on rank 0: the destination tensor dim split by the mesh dims that shard
 // it before the run (greedy: in the source placements, on mesh dims before
 // the run's first; the graph planner: in the state before the run).
@@ -97,7 +97,7 @@ class Merger {
       : mesh_(mesh), model_(model), source_(source), shapes_(shapes) {}
 
   // Returns the merged step, or nullopt (with a warning when warranted).
-  // PyTorch 2.11's checks in its order: ascending dims, a registered group,
+  // PyTorch's checks in its order: ascending dims, a registered group,
   // then evenness.
   std::optional<Step> TryMerge(const std::vector<Step>& run,
                                std::vector<Warning>& warnings) {
@@ -139,7 +139,7 @@ class Merger {
   }
 
   // One missing_flattened_group warning per group that no registered group
-  // serves, as PyTorch 2.11 warns, with what registering it saves (every
+  // serves, as PyTorch warns, with what registering it saves (every
   // run noted for it merging at once), or that it saves nothing.
   void AddMissingGroupWarnings(std::vector<Warning>& warnings) const {
     for (const MissingGroup& m : missing_) {
@@ -150,7 +150,7 @@ class Merger {
               ? absl::StrCat("saving ", SavingText(saving, m.run_time_us))
               : absl::StrFormat(
                     "which would not save time under this cost model (%.4g "
-                    "us merged vs %.4g us; PyTorch 2.11 advises it anyway)",
+                    "us merged vs %.4g us; PyTorch advises it anyway)",
                     m.merged_time_us, m.run_time_us);
       const std::string runs =
           m.runs == 1
@@ -191,11 +191,11 @@ class Merger {
     return true;
   }
 
-  // Why the run must not merge for its extents, or nullopt. PyTorch 2.11
+  // Why the run must not merge for its extents, or nullopt. PyTorch
   // checks reduce_scatter on rank 0 only (TorchCheckedExtent) and never
   // all_gather; a merged collective over two or more dims of size > 1 on
   // extents some rank cannot split evenly places data unlike the steps it
-  // replaces (PyTorch 2.11 gives wrong data there), so that stays refused.
+  // replaces (PyTorch gives wrong data there), so that stays refused.
   std::optional<std::string> Uneven(const std::vector<Step>& run,
                                     const Step& merged) const {
     const int64_t n = mesh_.GroupSize(merged.group);
@@ -208,7 +208,7 @@ class Merger {
                            model_.tensor().shape()[*merged.dst_tensor_dim]) %
                 Divisor(n) !=
             0) {
-      return absl::StrCat(product, " on rank 0, as PyTorch 2.11 checks it");
+      return absl::StrCat(product, " on rank 0, as PyTorch checks it");
     }
     if (merged.op == StepOp::kAllReduce ||
         mesh_.WithoutUnitDims(merged.group).size() < 2 ||
@@ -217,7 +217,7 @@ class Merger {
     }
     return absl::StrCat(
         product,
-        " on every rank; PyTorch 2.11 merges it and places data wrongly "
+        " on every rank; PyTorch merges it and places data wrongly "
         "(docs/PLAN_JSON.md, uneven_merge_refused)");
   }
 

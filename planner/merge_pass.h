@@ -1,4 +1,4 @@
-// PyTorch 2.11.0's flattened-mesh merge post-pass (_optimize_transform_infos):
+// The pinned PyTorch's flattened-mesh merge pass (_optimize_transform_infos):
 // runs of consecutive same-kind single-dim collectives become one step on a
 // registered flattened group, with PyTorch's checks in PyTorch's order and
 // warnings, plus the uneven guard PyTorch lacks where it gives wrong data
@@ -19,7 +19,7 @@ struct MergeResult {
   std::vector<Warning> warnings;
 };
 
-// Where PyTorch 2.11 reads the extent it checks a merged reduce_scatter
+// Where PyTorch reads the extent it checks a merged reduce_scatter
 // against: its greedy planner from the source placements, its graph planner
 // from the state before the run.
 enum class ShapeSource { kGreedySource, kCurrentState };

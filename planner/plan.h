@@ -29,8 +29,11 @@ absl::string_view PlannerName(PlannerKind kind);
 std::optional<PlannerKind> ParsePlanner(absl::string_view name);
 
 // The PyTorch release whose planners torch_greedy and torch_graph
-// reproduce (with its merge pass); plan JSON names it for their plans.
-inline constexpr absl::string_view kTorchVersion = "2.11.0";
+// reproduce (with its merge pass): the project environment's pin
+// (requirements.txt), held to it live by the differential test
+// (docs/PLAN_JSON.md, "Following the pin"). Plan JSON names it for their
+// plans.
+inline constexpr absl::string_view kTorchVersion = "2.15.0";
 
 // The closed set of warning codes (docs/DESIGN.md §3.4). WarningCodeName gives
 // the one text form, used by JSON, the wire and metrics labels.

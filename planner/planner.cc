@@ -167,7 +167,7 @@ absl::Status PlanOptimal(const Mesh& mesh, const CostModel& model,
 
 // The steps of PyTorch's planners: torch_greedy, or torch_graph's Dijkstra
 // (always with PyTorch's own cost model; the requested model only prices
-// the result) within the request's search budget. Like PyTorch 2.11,
+// the result) within the request's search budget. Like PyTorch,
 // torch_greedy hands non-default shard orders to the graph planner, and
 // the plan names the planner that made it.
 absl::Status PlanTorch(const Mesh& mesh, const PlanRequest& request,

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "planner/torch_refusal.h"
 
 namespace reshard {
 namespace {
@@ -18,14 +19,14 @@ struct Edge {
 class Neighbours {
  public:
   Neighbours(const Mesh& mesh, const CostModel& model, int tensor_rank,
-             std::vector<ReduceOp> partial_ops)
+             std::vector<ReduceOp> partial_ops, const DistState& dst)
       : mesh_(mesh),
         model_(model),
         tensor_rank_(tensor_rank),
-        partial_ops_(std::move(partial_ops)) {}
+        partial_ops_(std::move(partial_ops)),
+        dst_(dst) {}
 
-  // PyTorch 2.11's get_next_state order. It has no Shard -> Partial edge:
-  // S -> P(op) goes through R.
+  // PyTorch's get_next_state order, then its destination-directed edges.
   void Expand(const DistState& s, std::vector<Edge>& out) const {
     out.clear();
     const std::vector<int> last_dims = LastShardDims(s);
@@ -50,6 +51,7 @@ class Neighbours {
       Add(s, t, m, out);
     }
     SplitAndPartitionEdges(s, out);  // (4) to (6)
+    ShardToPartialSumEdges(s, last_dims, out);  // (7)
   }
 
  private:
@@ -96,6 +98,23 @@ class Neighbours {
     }
   }
 
+  // (7) S(a) -> P(sum) on a mesh dim last in a's shard order, only where
+  // the destination holds P(sum) there: a local zero-fill that PyTorch
+  // prices at 0 (no communication) and offers only towards that target, so
+  // no path passes through it to another layout. Unlike (6) it is offered
+  // even where it mixes P(sum) with P(max) or P(min).
+  void ShardToPartialSumEdges(const DistState& s,
+                              const std::vector<int>& last_dims,
+                              std::vector<Edge>& out) const {
+    const Placement sum = Placement::Partial(ReduceOp::kSum);
+    for (int m : last_dims) {
+      if (dst_.placement(m) != sum) continue;
+      DistState t = s;
+      t.SetPartial(m, ReduceOp::kSum);
+      out.push_back({std::move(t), m, 0.0});
+    }
+  }
+
   void Add(const DistState& from, const DistState& to, int m,
            std::vector<Edge>& out) const {
     Transition t;
@@ -112,6 +131,7 @@ class Neighbours {
   const CostModel& model_;
   int tensor_rank_;
   std::vector<ReduceOp> partial_ops_;
+  const DistState& dst_;
 };
 
 struct Node {
@@ -153,7 +173,8 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     const DistState& dst, int64_t budget, const StopCheck& stop,
     int64_t max_bytes) {
   const int tensor_rank = torch_model.tensor().rank();
-  Neighbours neighbours(mesh, torch_model, tensor_rank, PartialOpsIn(src, dst));
+  Neighbours neighbours(mesh, torch_model, tensor_rank, PartialOpsIn(src, dst),
+                        dst);
   std::vector<Node> nodes{{src, -1, -1}};
   std::priority_queue<QueueEntry, std::vector<QueueEntry>,
                       std::greater<QueueEntry>>
@@ -169,8 +190,12 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     if (nodes[top.node].state == dst) {
       absl::StatusOr<std::vector<Step>> steps = ReadBackPath(
           top.node, [&](int64_t n) { return nodes[n].parent; },
-          [&](int64_t n) {
+          [&](int64_t n) -> absl::StatusOr<Step> {
             const Node& node = nodes[n];
+            // PyTorch's graph, unlike Reshard's states, mixes Partial ops.
+            if (!node.state.HasAllowedPartialMix()) {
+              return MixedPartialRefusal("torch_graph", node.state);
+            }
             return MakeStep(mesh, nodes[node.parent].state, node.state,
                             {node.mesh_dim});
           });

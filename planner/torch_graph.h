@@ -1,9 +1,10 @@
-// torch_graph: PyTorch 2.11.0's Dijkstra redistribute planner reproduced
-// exactly (docs/DESIGN.md §3.1): the same edges and neighbour order, the same
-// torch cost model (bit for bit), FIFO tie-breaks by push counter, and
-// termination when the destination is popped. PyTorch reads its devices per
-// host from the device count (1 on CPU), which PlanOptions::devices_per_host
-// stands for.
+// torch_graph: the pinned PyTorch release's (kTorchVersion) Dijkstra
+// redistribute planner reproduced exactly (docs/DESIGN.md §3.1): the same
+// edges and neighbour order (its destination-directed S -> P(sum) edges
+// included), the same torch cost model (bit for bit), FIFO tie-breaks by
+// push counter, and termination when the destination is popped. PyTorch
+// reads its devices per host from the device count (1 on CPU), which
+// PlanOptions::devices_per_host stands for.
 #ifndef RESHARD_PLANNER_TORCH_GRAPH_H_
 #define RESHARD_PLANNER_TORCH_GRAPH_H_
 

@@ -4,6 +4,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "planner/plan.h"
+#include "planner/torch_refusal.h"
 
 namespace reshard {
 namespace {
@@ -19,8 +21,8 @@ DistState WithPlacement(DistState state, int mesh_dim, const Placement& p) {
   return state;
 }
 
-// FAILED_PRECONDITION for a transform PyTorch 2.11's greedy planner emits
-// and its executor refuses, quoting the executor's error.
+// FAILED_PRECONDITION for a transform PyTorch's greedy planner emits and its
+// executor refuses, quoting the executor's error.
 absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
   const std::string refusal =
       from.is_partial()
@@ -32,7 +34,8 @@ absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
   return absl::FailedPreconditionError(absl::StrCat(
       "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
       target.ToString(), " on mesh dim ", m,
-      ": PyTorch 2.11's greedy planner plans it, but its executor refuses (\"",
+      ": PyTorch ", kTorchVersion,
+      "'s greedy planner plans it, but its executor refuses (\"",
       refusal, "\"); use the optimal planner"));
 }
 
@@ -40,10 +43,17 @@ absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
 absl::Status Emit(const Mesh& mesh, DistState& current, int m,
                   const Placement& target, std::vector<Step>& steps) {
   const Placement from = current.placement(m);
-  if (target.is_partial() && (from.is_partial() || from.is_shard())) {
+  // Its executor zero-fills S -> P(sum) locally; it has no other way into
+  // a Partial but from R.
+  const bool shard_to_sum =
+      from.is_shard() && target == Placement::Partial(ReduceOp::kSum);
+  if (target.is_partial() && !from.is_replicate() && !shard_to_sum) {
     return Unrunnable(from, target, m);
   }
   const DistState next = WithPlacement(current, m, target);
+  if (!next.HasAllowedPartialMix()) {
+    return MixedPartialRefusal("torch_greedy", next);
+  }
   absl::StatusOr<Step> step = MakeStep(mesh, current, next, {m});
   if (!step.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -1,6 +1,6 @@
-// torch_greedy: PyTorch 2.11.0's greedy redistribute planner, step for step
-// (docs/DESIGN.md §3.1). It is the baseline every other planner must not lose
-// to.
+// torch_greedy: the greedy redistribute planner of the pinned PyTorch
+// release (kTorchVersion), step for step (docs/DESIGN.md §3.1). It is the
+// baseline every other planner must not lose to.
 #ifndef RESHARD_PLANNER_TORCH_GREEDY_H_
 #define RESHARD_PLANNER_TORCH_GREEDY_H_
 
@@ -16,8 +16,8 @@ namespace reshard {
 // The single-dim steps PyTorch's greedy planner emits from `src` to `dst`
 // (unpriced). INVALID_ARGUMENT for non-default shard orders (PyTorch uses
 // its graph planner then, and so does MakePlan); FAILED_PRECONDITION where
-// PyTorch 2.11 plans a transform its executor refuses (S -> P(op),
-// P(sum) -> P(avg)), or cannot plan at all.
+// PyTorch plans a transform its executor refuses (S -> P(op) for an op
+// other than sum, P(sum) -> P(avg)), or cannot plan at all.
 absl::StatusOr<std::vector<Step>> TorchGreedySteps(const Mesh& mesh,
                                                    const DistState& src,
                                                    const DistState& dst);
