@@ -5,7 +5,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "planner/torch_refusal.h"
 
 namespace reshard {
 namespace {
@@ -50,7 +49,7 @@ class Neighbours {
       t.SetReplicate(m);
       Add(s, t, m, out);
     }
-    SplitAndPartitionEdges(s, out);  // (4) to (6)
+    SplitAndPartitionEdges(s, out);             // (4) to (6)
     ShardToPartialSumEdges(s, last_dims, out);  // (7)
   }
 
@@ -101,8 +100,8 @@ class Neighbours {
   // (7) S(a) -> P(sum) on a mesh dim last in a's shard order, only where
   // the destination holds P(sum) there: a local zero-fill that PyTorch
   // prices at 0 (no communication) and offers only towards that target, so
-  // no path passes through it to another layout. Unlike (6) it is offered
-  // even where it mixes P(sum) with P(max) or P(min).
+  // no path passes through it to another layout. Like (6) it skips
+  // forbidden mixes (docs/DESIGN.md §3.1), which PyTorch offers.
   void ShardToPartialSumEdges(const DistState& s,
                               const std::vector<int>& last_dims,
                               std::vector<Edge>& out) const {
@@ -111,7 +110,7 @@ class Neighbours {
       if (dst_.placement(m) != sum) continue;
       DistState t = s;
       t.SetPartial(m, ReduceOp::kSum);
-      out.push_back({std::move(t), m, 0.0});
+      if (t.HasAllowedPartialMix()) out.push_back({std::move(t), m, 0.0});
     }
   }
 
@@ -190,12 +189,8 @@ absl::StatusOr<GraphResult> TorchGraphSteps(
     if (nodes[top.node].state == dst) {
       absl::StatusOr<std::vector<Step>> steps = ReadBackPath(
           top.node, [&](int64_t n) { return nodes[n].parent; },
-          [&](int64_t n) -> absl::StatusOr<Step> {
+          [&](int64_t n) {
             const Node& node = nodes[n];
-            // PyTorch's graph, unlike Reshard's states, mixes Partial ops.
-            if (!node.state.HasAllowedPartialMix()) {
-              return MixedPartialRefusal("torch_graph", node.state);
-            }
             return MakeStep(mesh, nodes[node.parent].state, node.state,
                             {node.mesh_dim});
           });

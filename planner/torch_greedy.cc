@@ -5,7 +5,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "planner/plan.h"
-#include "planner/torch_refusal.h"
 
 namespace reshard {
 namespace {
@@ -33,10 +32,21 @@ absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
                          target.ToRepr(), " not supported yet");
   return absl::FailedPreconditionError(absl::StrCat(
       "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
-      target.ToString(), " on mesh dim ", m,
-      ": PyTorch ", kTorchVersion,
-      "'s greedy planner plans it, but its executor refuses (\"",
-      refusal, "\"); use the optimal planner"));
+      target.ToString(), " on mesh dim ", m, ": PyTorch ", kTorchVersion,
+      "'s greedy planner plans it, but its executor refuses (\"", refusal,
+      "\"); use the optimal planner"));
+}
+
+// FAILED_PRECONDITION: PyTorch's plan passes through `state`, which mixes
+// P(max) or P(min) with another Partial op. Such a state's value depends on
+// the order its reductions run in, which it does not record, so Reshard
+// holds none (HasAllowedPartialMix).
+absl::Status MixedPartialRefusal(const DistState& state) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "torch_greedy: PyTorch's plan passes through ", state.ToString(),
+      ", which mixes Partial ops other than sum/avg: its value would depend "
+      "on the order the reductions run in, so Reshard holds no such state; "
+      "use the optimal planner"));
 }
 
 // Emits current[m] -> target, or explains why PyTorch cannot.
@@ -52,7 +62,7 @@ absl::Status Emit(const Mesh& mesh, DistState& current, int m,
   }
   const DistState next = WithPlacement(current, m, target);
   if (!next.HasAllowedPartialMix()) {
-    return MixedPartialRefusal("torch_greedy", next);
+    return MixedPartialRefusal(next);
   }
   absl::StatusOr<Step> step = MakeStep(mesh, current, next, {m});
   if (!step.ok()) {

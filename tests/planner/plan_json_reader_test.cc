@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
@@ -62,6 +63,34 @@ TEST(PlanJsonReaderTest, NullsAndMissingOptionalFieldsAreAccepted) {
   EXPECT_EQ(f->plan.steps[0].reduce_op, ReduceOp::kAvg);
   EXPECT_EQ(f->plan.steps[1].op, StepOp::kAllGather);
   EXPECT_EQ(f->plan.tensor.dtype(), DType::kBFloat16);
+}
+
+// A torch plan made when the modes followed PyTorch 2.11 (or any other
+// release) reads as well as one naming the pin: the version describes the
+// plan, it does not change how it is read.
+TEST(PlanJsonReaderTest, TorchPlansNamingAnyReleaseAreRead) {
+  const Mesh mesh = testing::MakeMesh({2, 2});
+  PlanOptions options;
+  options.planner = PlannerKind::kTorchGreedy;
+  absl::StatusOr<Plan> plan =
+      testing::PlanChecked(mesh, {6, 4}, "S(0),P(sum)", "R,R", options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::string json = PlanJson(mesh, *plan);
+  const std::string pin =
+      absl::StrCat("\"torch_version\":\"", kTorchVersion, "\"");
+  const size_t at = json.find(pin);
+  ASSERT_NE(at, std::string::npos) << json;
+  for (const char* version : {"2.11.0", "2.9.1", "3.0.0a0"}) {
+    std::string old = json;
+    old.replace(at, pin.size(),
+                absl::StrCat("\"torch_version\":\"", version, "\""));
+    absl::StatusOr<PlanFile> back = ReadPlanJson(old);
+    ASSERT_TRUE(back.ok()) << version << ": " << back.status();
+    ASSERT_EQ(back->plan.steps.size(), plan->steps.size());
+    for (size_t k = 0; k < plan->steps.size(); ++k) {
+      EXPECT_TRUE(back->plan.steps[k].SameAction(plan->steps[k])) << k;
+    }
+  }
 }
 
 void ExpectError(const std::string& text, const std::string& message) {

@@ -33,7 +33,8 @@ const std::set<int64_t> kUnrunnableGreedy = {
     173, 174, 176, 181, 185, 210, 211, 214, 232, 247, 256, 268, 276,
     299, 305, 306, 343, 346, 357, 364, 369, 370, 374, 380, 384, 396};
 const std::set<int64_t> kUnevenGreedyMerge = {41, 118, 193, 229, 314, 330, 356};
-const std::set<int64_t> kUnevenGraphMerge = {18, 41, 118, 155, 181, 193, 215, 223, 229, 269, 291, 314, 330, 356, 380};
+const std::set<int64_t> kUnevenGraphMerge = {
+    18, 41, 118, 155, 181, 193, 215, 223, 229, 269, 291, 314, 330, 356, 380};
 
 std::vector<Json> Load(const std::string& name) {
   return testing::LoadJsonLines(std::string(RESHARD_TEST_DATA) + "/" + name);
@@ -72,9 +73,9 @@ void CheckMode(const Json& c, const std::map<int64_t, Json>& pin,
   const Comparison got =
       testing::CompareMode(pin_differs ? listed->second : c, planner, merge);
   EXPECT_NE(got.deviation, Deviation::kUnexplained)
-      << got.detail << "\n got  " << absl::StrJoin(got.got.steps, " | ")
-      << " " << got.got.error << "\n want "
-      << absl::StrJoin(got.want.steps, " | ") << " " << got.want.error;
+      << got.detail << "\n got  " << absl::StrJoin(got.got.steps, " | ") << " "
+      << got.got.error << "\n want " << absl::StrJoin(got.want.steps, " | ")
+      << " " << got.want.error;
   if (pin_differs) tally.pin.insert(id);
   if (got.deviation != Deviation::kNone) {
     tally.deviations[got.deviation].insert(id);

@@ -152,6 +152,32 @@ TEST(TorchGraphTest, ChunksThenZeroFillsTowardsPartialSum) {
   EXPECT_EQ(Ops(mesh, *plan), "chunk(A) all_gather(B) shard_to_partial(A)");
 }
 
+// PyTorch's greedy planner steps into P(avg),P(max), whose value depends on
+// the order its reductions run in; Reshard holds no such state.
+TEST(TorchGreedyTest, RefusesStatesThatMixMaxWithAnotherPartial) {
+  const Mesh mesh = MakeMesh({2, 2});
+  absl::StatusOr<Plan> plan = Plan1(mesh, {4}, "R,P(max)", "P(avg),R");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(plan.status().message().find(
+                "torch_greedy: PyTorch's plan passes through P(avg),P(max), "
+                "which mixes Partial ops other than sum/avg"),
+            std::string::npos)
+      << plan.status();
+}
+
+// PyTorch's graph takes S -> P(sum) beside P(max) (edge 7 does not skip
+// forbidden mixes there); Reshard's skips it, as docs/DESIGN.md §3.1 says,
+// and plans the best path without it.
+TEST(TorchGraphTest, ZeroFillSkipsForbiddenMixes) {
+  const Mesh mesh = MakeMesh({2, 2, 2});
+  absl::StatusOr<Plan> plan =
+      Plan1(mesh, {4, 4}, "R,S(0),P(max)", "R,P(sum),P(sum)",
+            PlannerKind::kTorchGraph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(Ops(mesh, *plan),
+            "reduce_scatter(C) shard_to_partial(C) shard_to_partial(B)");
+}
+
 TEST(MergePassTest, MergesRunsOntoRegisteredGroups) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   absl::StatusOr<Plan> plan =

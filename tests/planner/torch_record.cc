@@ -13,17 +13,6 @@
 namespace reshard::testing {
 namespace {
 
-absl::StatusOr<Mesh> RecordMesh(const Json& r) {
-  const Json& m = r["case"]["mesh"];
-  MeshSpec spec;
-  spec.shape = m["shape"].Ints();
-  spec.dim_names = m["dim_names"].Strings();
-  for (const Json& g : r["flattened_done"].array) {
-    spec.flattened.push_back(g.Strings());
-  }
-  return Mesh::Create(spec);
-}
-
 // "(Shard(dim=0), Replicate())" -> "Shard(dim=0)->Replicate()".
 std::string Transform(const std::string& pair) {
   absl::string_view s = pair;
@@ -265,21 +254,36 @@ Answer RecordedAnswer(const Json& r, PlannerKind planner, bool merge) {
   return a;
 }
 
-Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
-  Comparison c;
-  c.want = RecordedAnswer(r, planner, merge);
-  absl::StatusOr<Mesh> mesh = RecordMesh(r);
-  if (!mesh.ok()) return Refused(r, planner, mesh.status(), std::move(c));
+absl::StatusOr<RecordedRequest> RequestOf(const Json& r,
+                                          const PlanOptions& options) {
+  const Json& m = r["case"]["mesh"];
+  MeshSpec spec;
+  spec.shape = m["shape"].Ints();
+  spec.dim_names = m["dim_names"].Strings();
+  for (const Json& g : r["flattened_done"].array) {
+    spec.flattened.push_back(g.Strings());
+  }
+  absl::StatusOr<Mesh> mesh = Mesh::Create(spec);
+  if (!mesh.ok()) return mesh.status();
   const Json& t = r["case"]["tensor"];
-  PlanOptions options{planner, CostModelKind::kTorch, merge, 1};
   absl::StatusOr<PlanRequest> request = ParsePlanRequest(
       *mesh, t["shape"].Ints(), t["dtype"].string, r["case"]["src"].string,
       r["case"]["dst"].string, options);
-  if (!request.ok()) return Refused(r, planner, request.status(), c);
-  absl::StatusOr<Plan> plan = MakePlan(*mesh, *request);
+  if (!request.ok()) return request.status();
+  return RecordedRequest{*std::move(mesh), *std::move(request)};
+}
+
+Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
+  Comparison c;
+  c.want = RecordedAnswer(r, planner, merge);
+  absl::StatusOr<RecordedRequest> asked =
+      RequestOf(r, {planner, CostModelKind::kTorch, merge, 1});
+  if (!asked.ok()) return Refused(r, planner, asked.status(), std::move(c));
+  const Mesh& mesh = asked->mesh;
+  absl::StatusOr<Plan> plan = MakePlan(mesh, asked->request);
   if (!plan.ok()) return Refused(r, planner, plan.status(), std::move(c));
-  c.got = ReshardAnswer(*plan, *mesh);
-  c.detail = PlanDefect(*mesh, *request, *plan, planner);
+  c.got = ReshardAnswer(*plan, mesh);
+  c.detail = PlanDefect(mesh, asked->request, *plan, planner);
   if (!c.detail.empty() || !c.want.error.empty()) {
     if (c.detail.empty()) c.detail = "PyTorch refused: " + c.want.error;
     c.deviation = Deviation::kUnexplained;
@@ -288,9 +292,16 @@ Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
   if (c.got.steps == c.want.steps && c.got.warnings == c.want.warnings) {
     return c;
   }
+  const Json& mode = r[ModeKey(planner)];
+  if (plan->planner == PlannerKind::kTorchGraph &&
+      PassesMixedPartials(r, mode)) {
+    c.deviation = Deviation::kMixedPartials;
+    return c;
+  }
   // The only other deviation: an uneven merged all_gather refused.
-  const bool refused_uneven = merge && c.got.warnings.count("uneven_merge_refused");
-  c.deviation = refused_uneven && MergesGatherOverTwoDims(r[ModeKey(planner)], *mesh)
+  const bool refused_uneven =
+      merge && c.got.warnings.count("uneven_merge_refused");
+  c.deviation = refused_uneven && MergesGatherOverTwoDims(mode, mesh)
                     ? Deviation::kUnevenMergedGather
                     : Deviation::kUnexplained;
   return c;

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "planner/plan.h"
+#include "planner/plan_request.h"
 #include "tests/json_lite.h"
 
 namespace reshard::testing {
@@ -29,7 +31,8 @@ enum class Deviation {
   kUnevenMergedGather,
   // PyTorch's plan passes through a state mixing P(max) or P(min) with
   // another Partial op, whose value depends on the order its reductions
-  // run in: Reshard holds no such state, and the mode refuses.
+  // run in: Reshard holds no such state. torch_greedy refuses;
+  // torch_graph skips the edge into it and returns its best other path.
   kMixedPartials,
   // Any other difference: a defect of the modes (or of the record).
   kUnexplained,
@@ -52,6 +55,14 @@ struct Comparison {
   // Context for a kUnexplained case.
   std::string detail;
 };
+
+// Record `r`'s mesh (with the groups PyTorch could flatten) and request.
+struct RecordedRequest {
+  Mesh mesh;
+  PlanRequest request;
+};
+absl::StatusOr<RecordedRequest> RequestOf(const Json& r,
+                                          const PlanOptions& options);
 
 // Plans record `r`'s request with `planner` (torch_greedy or torch_graph),
 // with or without the merge pass, and compares with the record's answer.
