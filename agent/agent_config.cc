@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/byte_size.h"
 #include "common/credential_headers.h"
 #include "common/job_replica.h"
 #include "common/secret_file.h"
@@ -108,27 +109,16 @@ absl::StatusOr<double> ParseReconnect(const std::string& text) {
   return seconds;
 }
 
-// "auto", or a byte count with an optional binary unit (KiB, MiB, GiB,
-// TiB): "0" turns the bound off.
+// "auto", or a byte count (common/byte_size.h): "0" turns the bound off.
 absl::StatusOr<int64_t> ParseRunBytes(const std::string& text) {
   if (text == "auto") return kAutoRunBytes;
-  static constexpr std::pair<absl::string_view, int> kUnits[] = {
-      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
-  absl::string_view number = text;
-  int shift = 0;
-  for (const auto& [unit, bits] : kUnits) {
-    if (absl::ConsumeSuffix(&number, unit)) shift = bits;
-  }
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(number, &value) || value < 0 ||
-      value > (std::numeric_limits<int64_t>::max() >> shift)) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
     return InvalidField(
         "--max_run_bytes",
-        absl::StrCat("\"", text,
-                     "\" is not auto or a byte count >= 0 (with an optional "
-                     "KiB, MiB, GiB or TiB)"));
+        absl::StrCat("\"", text, "\" is not auto or ", kByteSizeForm));
   }
-  return value << shift;
+  return *bytes;
 }
 
 // --world_size, then --rank within it.

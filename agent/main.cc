@@ -280,7 +280,8 @@ int main(int argc, char** argv) {
       "[--timeout_seconds T] "
       "[--reconnect_seconds S] "
       "[--metrics_listen ADDR [--metrics_port_file FILE]] "
-      "[--max_run_bytes B] [--agents_per_host K]");
+      "[--max_run_bytes B] [--agents_per_host K] [--job_token_file FILE] "
+      "[--tls_ca FILE [--tls_cert FILE --tls_key FILE]]");
   reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
   reshard::InstallCrashReport(argv[0]);
   absl::ParseCommandLine(argc, argv);

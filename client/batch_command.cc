@@ -29,12 +29,8 @@ absl::Status RefuseTensorFlags(const CliArgs& args) {
 
 absl::StatusOr<BatchOptions> BatchOptionsFromFlags(const CliArgs& args) {
   BatchOptions options;
-  if (auto value = args.Get("bucket_bytes")) {
-    if (!absl::SimpleAtoi(*value, &options.bucket_bytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--bucket_bytes: \"", *value, "\" is not an integer"));
-    }
-  }
+  absl::Status s = ParseByteFlag(args, "bucket_bytes", 0, options.bucket_bytes);
+  if (!s.ok()) return s;
   return options;
 }
 

@@ -27,7 +27,8 @@ const char kCalibrateUsage[] =
     "  Measures the links of job NAME's mesh: every collective (all_gather,\n"
     "  reduce_scatter, all_reduce, all_to_all) on every dim of size > 1 and\n"
     "  every --flatten group, at sizes B, 4B, 16B, ... from --min_bytes\n"
-    "  (4096) to --max_bytes (67108864), each an ordinary run of a one-step\n"
+    "  (4096) to --max_bytes (64MiB; byte counts take KiB, MiB, GiB or TiB),\n"
+    "  each an ordinary run of a one-step\n"
     "  plan on the job's agents (K timed runs after W warm-up runs: 5, 1;\n"
     "  4K timed runs below 1 MiB, where times vary most and cost least,\n"
     "  and there P separate passes over the sweep (3), each sample the\n"
@@ -74,8 +75,8 @@ constexpr int kSmallSizeItersFactor = 4;
 constexpr int kDefaultSmallPasses = 3;
 
 struct CalibrateFlags {
-  int min_bytes = kDefaultMinBytes;
-  int max_bytes = kDefaultMaxBytes;
+  int64_t min_bytes = kDefaultMinBytes;
+  int64_t max_bytes = kDefaultMaxBytes;
   int small_passes = kDefaultSmallPasses;
   JobRunOptions run;
   std::string links_file;
@@ -90,8 +91,8 @@ absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
   flags.run.warmup = kDefaultWarmup;
   int timeout = kDefaultTimeoutSeconds;
   for (absl::Status s :
-       {ParseIntFlag(args, "min_bytes", 4, flags.min_bytes),
-        ParseIntFlag(args, "max_bytes", 4, flags.max_bytes),
+       {ParseByteFlag(args, "min_bytes", 4, flags.min_bytes),
+        ParseByteFlag(args, "max_bytes", 4, flags.max_bytes),
         ParseIntFlag(args, "iters", 1, flags.run.iters),
         ParseIntFlag(args, "warmup", 0, flags.run.warmup),
         ParseIntFlag(args, "small_passes", 1, flags.small_passes),

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/byte_size.h"
 
 namespace reshard::client {
 namespace {
@@ -107,6 +108,23 @@ absl::Status ParseIntFlag(const CliArgs& args, const char* flag, int min,
     return absl::InvalidArgumentError(absl::StrCat(
         "--", flag, ": \"", *value, "\" is not an integer >= ", min));
   }
+  return absl::OkStatus();
+}
+
+absl::Status ParseByteFlag(const CliArgs& args, const char* flag, int64_t min,
+                           int64_t& out) {
+  const std::optional<std::string> value = args.Get(flag);
+  if (!value.has_value()) return absl::OkStatus();
+  absl::StatusOr<int64_t> bytes = ParseByteSize(*value);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, ": ", bytes.status().message()));
+  }
+  if (*bytes < min) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, ": \"", *value, "\" is below ", min, " bytes"));
+  }
+  out = *bytes;
   return absl::OkStatus();
 }
 

@@ -43,6 +43,12 @@ class CliArgs {
 absl::Status ParseIntFlag(const CliArgs& args, const char* flag, int min,
                           int& out);
 
+// Reads byte-count flag `flag` (common/byte_size.h: "65536", "1MiB") into
+// `out` when given; INVALID_ARGUMENT `--flag: "x" is not a byte count ...`,
+// or `... is below min` for a count under `min`.
+absl::Status ParseByteFlag(const CliArgs& args, const char* flag, int64_t min,
+                           int64_t& out);
+
 // Parses "16,16" into sizes; INVALID_ARGUMENT names `flag`.
 absl::StatusOr<std::vector<int64_t>> ParseIntList(const std::string& text,
                                                   const std::string& flag);

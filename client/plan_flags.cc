@@ -228,12 +228,10 @@ absl::StatusOr<PlanOptions> OptionsFromFlags(const CliArgs& args) {
       }
     }
   }
-  if (auto value = args.Get("max_peak_bytes")) {
+  if (args.Has("max_peak_bytes")) {
     int64_t bytes = 0;
-    if (!absl::SimpleAtoi(*value, &bytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--max_peak_bytes: \"", *value, "\" is not an integer"));
-    }
+    absl::Status s = ParseByteFlag(args, "max_peak_bytes", 0, bytes);
+    if (!s.ok()) return s;
     options.max_peak_bytes = bytes;
   }
   if (auto policy = args.Get("flatten_policy")) {

@@ -30,6 +30,7 @@
 #include "client/job_command.h"
 #include "client/mesh_command.h"
 #include "client/plan_command.h"
+#include "common/version.h"
 #include "reshard/client.h"
 
 namespace reshard::client {
@@ -45,6 +46,7 @@ constexpr char kUsage[] =
     "processes\n"
     "  mesh     register|list|get|delete meshes in the service's registry\n"
     "  health   whether the service is serving\n"
+    "  --version  print reshardctl's version\n"
     "global flags (before or after the command):\n"
     "  --server HOST[:PORT][,HOST[:PORT]...]  the service (else "
     "$RESHARD_SERVER,\n"
@@ -139,6 +141,10 @@ int Main(const std::vector<std::string>& args) {
     return ReportFailure(flags.status(), json, std::cout, std::cerr);
   }
   const std::vector<std::string>& words = flags->rest;
+  if (!words.empty() && words[0] == "--version") {
+    std::cout << "reshardctl " << kReshardVersion << "\n";
+    return kExitOk;
+  }
   if (words.empty() || words[0] == "help" || IsHelp(words[0])) {
     (words.empty() ? std::cerr : std::cout) << kUsage;
     return words.empty() ? kExitBadInput : kExitOk;

@@ -19,7 +19,8 @@ namespace reshard {
 
 // --help and --helpshort list the flags defined in the source file whose
 // path ends with `main_source` (e.g. "server/main.cc"), with their
-// defaults; --version prints "`program` <project version>".
+// defaults, under that relative path; --version prints "`program` <project
+// version>".
 inline void SetFlagsUsage(absl::string_view program,
                           absl::string_view main_source) {
   absl::FlagsUsageConfig config;
@@ -28,6 +29,11 @@ inline void SetFlagsUsage(absl::string_view program,
         return absl::EndsWith(file, source);
       };
   config.contains_helpshort_flags = config.contains_help_flags;
+  // "Flags from server/main.cc", not from wherever the tree was built.
+  config.normalize_filename =
+      [source = std::string(main_source)](absl::string_view file) {
+        return absl::EndsWith(file, source) ? source : std::string(file);
+      };
   config.version_string = [line = absl::StrCat(program, " ", kReshardVersion,
                                                "\n")] { return line; };
   absl::SetFlagsUsageConfig(config);

@@ -121,6 +121,21 @@ for cmd in "plan|plan [--offline] --mesh" "plan --batch x|--bucket_bytes N" \
   [ $rc -eq 0 ] && contains "$out" "usage: reshardctl" && contains "$out" "$want"
   check "$words --help: exit 0, its usage" $?
 done
+# One byte-count form for every byte flag (common/byte_size.h).
+out=$("$CTL" plan --offline --mesh A=2 --shape 8 --from R --to 'S(0)' \
+  --max_peak_bytes 1MiB --json); rc=$?
+[ $rc -eq 0 ] && contains "$out" '"steps"'; check "--max_peak_bytes 1MiB is a byte count" $?
+expect "--max_peak_bytes 1MB" 2 \
+  '--max_peak_bytes: "1MB" is not a byte count >= 0 (with an optional KiB, MiB, GiB or TiB)' \
+  "$CTL" plan --offline --mesh A=2 --shape 8 --from R --to 'S(0)' --max_peak_bytes 1MB
+expect "calibrate --max_bytes 1MB" 2 \
+  '--max_bytes: "1MB" is not a byte count >= 0 (with an optional KiB, MiB, GiB or TiB)' \
+  "$CTL" --server "$S" job calibrate nojob --mesh A=2 --max_bytes 1MB
+expect "calibrate --min_bytes 2" 2 '--min_bytes: "2" is below 4 bytes' \
+  "$CTL" --server "$S" job calibrate nojob --mesh A=2 --min_bytes 2
+out=$("$CTL" --version); rc=$?
+[ $rc -eq 0 ] && [[ "$out" =~ ^reshardctl\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+check "--version: exit 0, reshardctl and its version ($out)" $?
 out=$("$CTL" plan --offline --mesh A=2 --shape 8 --from R --to R --help); rc=$?
 [ $rc -eq 0 ] && contains "$out" "--mesh_id MESH_ID"; check "--help after other flags" $?
 out=$("$CTL" health --server "$S"); check "health --server after the command" $?

@@ -20,7 +20,9 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -366,6 +368,46 @@ void ExpectRpcSeriesMoved(Scrape& after) {
   EXPECT_EQ(after("reshard_rpc_duration_seconds_bucket",
                   {{"method", "Plan"}, {"le", "+Inf"}}),
             8);
+}
+
+// The backticked names between README.md's `<!-- methods: KIND -->` and
+// the next `<!-- end -->`.
+std::set<std::string> ReadmeMethods(const std::string& kind) {
+  std::ifstream in(std::string(RESHARD_SOURCE_DIR) + "/README.md");
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  const std::string open = "<!-- methods: " + kind + " -->";
+  const size_t begin = text.find(open);
+  const size_t end = text.find("<!-- end -->", begin);
+  std::set<std::string> names;
+  if (begin == std::string::npos || end == std::string::npos) return names;
+  for (size_t at = text.find('`', begin); at < end;
+       at = text.find('`', text.find('`', at + 1) + 1)) {
+    names.insert(text.substr(at + 1, text.find('`', at + 1) - at - 1));
+  }
+  return names;
+}
+
+// The metrics reference names exactly the methods the binary counts: every
+// RPC of both services has its series from the start.
+TEST(PlannerMetricsTest, ReadmeListsEveryMethodTheBinaryCounts) {
+  MetricsServer server;
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  const Scrape scrape = server.ScrapeNow();
+  std::set<std::string> served;
+  const std::string prefix = "reshard_rpc_requests_total{";
+  for (const auto& [series, value] : scrape.samples) {
+    if (series.rfind(prefix, 0) != 0) continue;
+    const size_t at = series.find("method=\"");
+    if (at == std::string::npos) continue;
+    served.insert(series.substr(at + 8, series.find('"', at + 8) - at - 8));
+  }
+  std::set<std::string> documented = ReadmeMethods("planner");
+  const std::set<std::string> coordinator = ReadmeMethods("coordinator");
+  EXPECT_GE(documented.size(), 7u);
+  EXPECT_GE(coordinator.size(), 12u);
+  documented.insert(coordinator.begin(), coordinator.end());
+  EXPECT_EQ(documented, served);
 }
 
 TEST(PlannerMetricsTest, EverySeriesMovesWithItsEvent) {

@@ -50,6 +50,10 @@ TEST(ServerFlagsTest, HelpListsTheProgramsFlagsWithDefaults) {
   ProgramRun planner = RunProgram({RESHARD_PLANNER_BIN, "--help"});
   EXPECT_EQ(planner.output.find("No flags matched"), std::string::npos)
       << planner.output;
+  // The source's path in the tree, not where the tree was built.
+  EXPECT_NE(planner.output.find("\n  Flags from server/main.cc:\n"),
+            std::string::npos)
+      << planner.output;
   for (const char* line :
        {"--listen (address to serve on; port 0 picks a free port);\n"
         "      default: \"127.0.0.1:50051\";",
@@ -64,6 +68,29 @@ TEST(ServerFlagsTest, HelpListsTheProgramsFlagsWithDefaults) {
       loadgen.output.find("--concurrency (outstanding calls); default: 8;"),
       std::string::npos)
       << loadgen.output;
+}
+
+// The agent's one-line usage names every flag its --help lists, so that
+// none is found only by reading the list (its TLS and token flags were
+// missing).
+TEST(ServerFlagsTest, AgentUsageNamesEveryFlag) {
+  ProgramRun agent = RunProgram({RESHARD_AGENT_BIN, "--help"});
+  const std::string& help = agent.output;
+  const size_t usage_end = help.find('\n');
+  ASSERT_NE(usage_end, std::string::npos) << help;
+  const std::string usage = help.substr(0, usage_end);
+  const size_t list = help.find("Flags from agent/main.cc:");
+  ASSERT_NE(list, std::string::npos) << help;
+  int flags = 0;
+  for (size_t at = help.find("\n    --", list); at != std::string::npos;
+       at = help.find("\n    --", at + 1)) {
+    const size_t name_end = help.find_first_of(" (", at + 5);
+    const std::string name = help.substr(at + 5, name_end - at - 5);
+    EXPECT_NE(usage.find(absl::StrCat(name, " ")), std::string::npos)
+        << name << " is not in the usage: " << usage;
+    ++flags;
+  }
+  EXPECT_GE(flags, 15) << help;
 }
 
 TEST(ServerFlagsTest, VersionPrintsTheProjectVersion) {

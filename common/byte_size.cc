@@ -1,0 +1,40 @@
+#include "common/byte_size.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace reshard {
+
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  static constexpr std::pair<absl::string_view, int> kUnits[] = {
+      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+  absl::string_view number = text;
+  int shift = 0;
+  for (const auto& [unit, bits] : kUnits) {
+    if (absl::ConsumeSuffix(&number, unit)) {
+      shift = bits;
+      break;
+    }
+  }
+  // Digits only: SimpleAtoi alone would take a sign and spaces.
+  const bool digits =
+      !number.empty() && std::all_of(number.begin(), number.end(), [](char c) {
+        return absl::ascii_isdigit(c);
+      });
+  int64_t value = 0;
+  if (!digits || !absl::SimpleAtoi(number, &value) ||
+      value > (std::numeric_limits<int64_t>::max() >> shift)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not ", kByteSizeForm));
+  }
+  return value << shift;
+}
+
+}  // namespace reshard
