@@ -49,10 +49,6 @@ std::map<int64_t, Json> PinRecords() {
   return by_id;
 }
 
-bool SameAnswer(const testing::Answer& a, const testing::Answer& b) {
-  return a.steps == b.steps && a.warnings == b.warnings && a.error == b.error;
-}
-
 // How the modes fared over all cases, for the summary line.
 struct Tally {
   int equal_2_11 = 0;
@@ -68,8 +64,8 @@ void CheckMode(const Json& c, const std::map<int64_t, Json>& pin,
   const auto listed = pin.find(id);
   const bool pin_differs =
       listed != pin.end() &&
-      !SameAnswer(testing::RecordedAnswer(listed->second, planner, merge),
-                  testing::RecordedAnswer(c, planner, merge));
+      testing::RecordedAnswer(listed->second, planner, merge) !=
+          testing::RecordedAnswer(c, planner, merge);
   const Comparison got =
       testing::CompareMode(pin_differs ? listed->second : c, planner, merge);
   EXPECT_NE(got.deviation, Deviation::kUnexplained)

@@ -289,7 +289,7 @@ Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
     c.deviation = Deviation::kUnexplained;
     return c;
   }
-  if (c.got.steps == c.want.steps && c.got.warnings == c.want.warnings) {
+  if (c.got == c.want) {
     return c;
   }
   const Json& mode = r[ModeKey(planner)];

@@ -46,6 +46,8 @@ struct Answer {
   std::vector<std::string> steps;
   std::set<std::string> warnings;
   std::string error;  // a refusal instead of a plan
+
+  bool operator==(const Answer&) const = default;
 };
 
 struct Comparison {

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -374,17 +375,16 @@ void ExpectRpcSeriesMoved(Scrape& after) {
 // the next `<!-- end -->`.
 std::set<std::string> ReadmeMethods(const std::string& kind) {
   std::ifstream in(std::string(RESHARD_SOURCE_DIR) + "/README.md");
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
+  const std::string text(std::istreambuf_iterator<char>(in), {});
   const std::string open = "<!-- methods: " + kind + " -->";
   const size_t begin = text.find(open);
   const size_t end = text.find("<!-- end -->", begin);
   std::set<std::string> names;
   if (begin == std::string::npos || end == std::string::npos) return names;
-  for (size_t at = text.find('`', begin); at < end;
-       at = text.find('`', text.find('`', at + 1) + 1)) {
-    names.insert(text.substr(at + 1, text.find('`', at + 1) - at - 1));
-  }
+  // Between backquotes: every other piece, from the second.
+  const std::vector<std::string> pieces =
+      absl::StrSplit(text.substr(begin, end - begin), '`');
+  for (size_t i = 1; i < pieces.size(); i += 2) names.insert(pieces[i]);
   return names;
 }
 
