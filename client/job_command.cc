@@ -20,6 +20,7 @@
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/job_interrupt.h"
+#include "client/job_token_command.h"
 #include "client/job_wait.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
@@ -42,6 +43,7 @@ constexpr char kJobUsage[] =
     "       reshardctl [--server ...] job cancel NAME\n"
     "       reshardctl [--server ...] job calibrate NAME --mesh ... "
     "[--flatten ...]...\n"
+    "       reshardctl --admin_token_file FILE job token NAME\n"
     "  Jobs are the reshard-agent processes that joined the Coordinator\n"
     "  under one name. Job calls go to the job's replica of the --server\n"
     "  list (a hash of the name), the one its agents use. `job VERB --help`\n"
@@ -382,6 +384,7 @@ const char* UsageOf(const std::string& verb) {
   if (verb == "run") return kRunUsage;
   if (verb == "cancel") return kCancelUsage;
   if (verb == "calibrate") return kCalibrateUsage;
+  if (verb == "token") return kJobTokenUsage;
   return nullptr;
 }
 
@@ -405,7 +408,7 @@ absl::Status RunJobCommand(const ServerFlags& server,
   const char* usage = UsageOf(verb);
   if (usage == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("job: expected list, show, run, cancel or calibrate",
+        absl::StrCat("job: expected list, show, run, cancel, calibrate or token",
                      verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
   }
   const auto rest = absl::MakeConstSpan(argv).subspan(1);
@@ -421,6 +424,9 @@ absl::Status RunJobCommand(const ServerFlags& server,
   if (verb == "run") return RunRun(server, rest[0], rest.subspan(1), out);
   if (verb == "calibrate") {
     return RunCalibrate(server, rest[0], rest.subspan(1), out);
+  }
+  if (verb == "token") {
+    return RunJobTokenCommand(server, rest[0], rest.subspan(1), out);
   }
   return RunShowOrCancel(server, verb, rest[0], rest.subspan(1), out);
 }

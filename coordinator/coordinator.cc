@@ -5,33 +5,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
+#include "common/job_name.h"
 #include "common/version.h"
 #include "planner/plan_structure.h"
 
 namespace reshard::coordinator {
 namespace {
-
-// Job names become store prefixes and log fields: keep them plain.
-absl::Status CheckJobName(const std::string& name, int64_t max_bytes,
-                          const char* field) {
-  if (name.empty() || static_cast<int64_t>(name.size()) > max_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": a job name has 1 to ", max_bytes,
-                     " characters, not ", name.size()));
-  }
-  for (char c : name) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-                       c == '.';
-    if (!plain) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": ", EchoedValue(name),
-                       " may only hold letters, digits, '-', '_' "
-                       "and '.'"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 // A Join's description of its agent: printable, and short enough that
 // every rank's fits in a GetJob page.
@@ -173,7 +152,9 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
     : limits_(limits),
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
-      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)) {}
+      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
+      token_rules_(limits_.token_rules != nullptr ? limits_.token_rules
+                                                  : &strict_rules_) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table,
@@ -181,7 +162,9 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
     : limits_(limits),
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
-      table_(std::move(table)) {}
+      table_(std::move(table)),
+      token_rules_(limits_.token_rules != nullptr ? limits_.token_rules
+                                                  : &strict_rules_) {}
 
 absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
                                          const Caller& caller) {
@@ -190,9 +173,14 @@ absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
   if (!s.ok()) return s;
   s = CheckOpenJoinAllowed(caller.job_token, limits_.allow_open_jobs);
   if (!s.ok()) return s;
+  // Before any lookup: a token not issued for this name is refused the
+  // same whether the job exists or not.
+  absl::StatusOr<TokenShare> share =
+      token_rules_->ShareForJoin(info.agent.job, caller.job_token);
+  if (!share.ok()) return share.status();
   DropIdleJobs();
   absl::StatusOr<std::shared_ptr<Job>> job =
-      table_->FindOrCreate(info, caller.job_token);
+      table_->FindOrCreate(info, caller.job_token, share->share);
   if (!job.ok()) return job.status();
   return (*job)->Join(info, sessions_);
 }
@@ -265,13 +253,14 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   absl::StatusOr<std::shared_ptr<Job>> job =
       AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
-  std::optional<CredentialSlots::Slot> mine = runs_by_credential_.TryAcquire(
-      caller.job_token, limits_.max_runs_per_credential);
+  const std::string& share = (*job)->token().share();
+  std::optional<CredentialSlots::Slot> mine =
+      runs_by_credential_.TryAcquire(share, limits_.max_runs_per_credential);
   if (!mine.has_value()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("this job token already has its maximum of ",
-                     limits_.max_runs_per_credential,
-                     " concurrent RunJob calls (--max_runs_per_credential)"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        DescribeShare(share), " already holds its maximum of ",
+        limits_.max_runs_per_credential,
+        " concurrent RunJob calls (--max_runs_per_credential)"));
   }
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;

@@ -5,7 +5,8 @@
 namespace reshard::coordinator {
 
 absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
-    const JoinInfo& info, const std::string& job_token) {
+    const JoinInfo& info, const std::string& job_token,
+    const std::string& share) {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(info.agent.job);
   if (it == jobs_.end()) {
@@ -14,15 +15,16 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
           absl::StrCat("agent.job: this server already holds its maximum of ",
                        limits_.max_jobs, " jobs"));
     }
-    if (JobsCreatedWithLocked(job_token) >= limits_.max_jobs_per_credential) {
+    if (JobsOfShareLocked(share) >= limits_.max_jobs_per_credential) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("agent.job: this job token already has its maximum of ",
+          absl::StrCat("agent.job: ", DescribeShare(share),
+                       " already holds its maximum of ",
                        limits_.max_jobs_per_credential,
                        " jobs (--max_jobs_per_credential)"));
     }
-    auto job = std::make_shared<Job>(info.agent.job, info.world_size,
-                                     info.backend, JobToken(job_token), limits_,
-                                     clock_, store_budget_);
+    auto job = std::make_shared<Job>(
+        info.agent.job, info.world_size, info.backend,
+        JobToken(job_token, share), limits_, clock_, ShareBudgetLocked(share));
     jobs_.emplace(info.agent.job, job);
     return job;
   }
@@ -38,13 +40,28 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
   return it->second;
 }
 
-int64_t InMemoryJobTable::JobsCreatedWithLocked(
-    const std::string& token) const {
+int64_t InMemoryJobTable::JobsOfShareLocked(const std::string& share) const {
   int64_t count = 0;
   for (const auto& [name, job] : jobs_) {
-    count += job->token().CreatedWith(token) ? 1 : 0;
+    count += job->token().share() == share ? 1 : 0;
   }
   return count;
+}
+
+std::shared_ptr<StoreBudget> InMemoryJobTable::ShareBudgetLocked(
+    const std::string& share) {
+  auto it = share_budgets_.find(share);
+  if (it != share_budgets_.end()) {
+    if (std::shared_ptr<StoreBudget> budget = it->second.lock()) return budget;
+  }
+  std::erase_if(share_budgets_,
+                [](const auto& entry) { return entry.second.expired(); });
+  auto budget = std::make_shared<StoreBudget>(
+      limits_.max_store_bytes_per_credential,
+      absl::StrCat("the rendezvous stores of ", DescribeShare(share)),
+      "--max_store_bytes_per_credential", store_budget_);
+  share_budgets_[share] = budget;
+  return budget;
 }
 
 std::shared_ptr<Job> InMemoryJobTable::Find(const std::string& name) const {

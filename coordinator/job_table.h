@@ -31,7 +31,8 @@ class JobTable {
   // then FAILED_PRECONDITION when it has another world size or backend.
   // RESOURCE_EXHAUSTED when a new job would pass the job cap.
   virtual absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
-      const JoinInfo& info, const std::string& job_token) = 0;
+      const JoinInfo& info, const std::string& job_token,
+      const std::string& share) = 0;
   // Null when there is no such job.
   virtual std::shared_ptr<Job> Find(const std::string& name) const = 0;
   virtual std::vector<std::shared_ptr<Job>> List() const = 0;
@@ -46,19 +47,24 @@ class InMemoryJobTable final : public JobTable {
   InMemoryJobTable(const CoordinatorLimits& limits, Clock clock)
       : limits_(limits),
         clock_(std::move(clock)),
-        store_budget_(
-            std::make_shared<StoreBudget>(limits.max_store_bytes_total)) {}
+        store_budget_(std::make_shared<StoreBudget>(
+            limits.max_store_bytes_total, "the rendezvous stores of all jobs",
+            "--max_store_bytes_total")) {}
 
   absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
-      const JoinInfo& info, const std::string& job_token) override;
+      const JoinInfo& info, const std::string& job_token,
+      const std::string& share) override;
   std::shared_ptr<Job> Find(const std::string& name) const override;
   std::vector<std::shared_ptr<Job>> List() const override;
   void ForgetIfAbandoned(const std::string& name) override;
   void DropIdle(absl::Time before) override;
 
  private:
-  // How many jobs were created with `token`.
-  int64_t JobsCreatedWithLocked(const std::string& token) const
+  // How many jobs count in `share`.
+  int64_t JobsOfShareLocked(const std::string& share) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The store budget of `share`'s jobs, made when its first job is.
+  std::shared_ptr<StoreBudget> ShareBudgetLocked(const std::string& share)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const CoordinatorLimits& limits_;
@@ -67,6 +73,9 @@ class InMemoryJobTable final : public JobTable {
   const std::shared_ptr<StoreBudget> store_budget_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  // Held by the jobs of each share; an entry outlives them harmlessly.
+  std::map<std::string, std::weak_ptr<StoreBudget>> share_budgets_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace reshard::coordinator

@@ -36,8 +36,10 @@ std::string HowToPresentJobToken();
 
 class JobToken {
  public:
-  // `token` empty: the job is open.
-  explicit JobToken(std::string token) : token_(std::move(token)) {}
+  // `token` empty: the job is open. `share`: the credential it counts in
+  // (coordinator/token_rules.h).
+  JobToken(std::string token, std::string share)
+      : token_(std::move(token)), share_(std::move(share)) {}
 
   bool open() const { return token_.empty(); }
 
@@ -53,14 +55,14 @@ class JobToken {
   bool Admits(const Caller& caller) const;
   // Views (GetJob, ListJobs): what Admits admits, and admins.
   bool Shows(const Caller& caller) const;
-  // Whether the job was created with `token` ("": open), for the quotas
-  // per credential.
-  bool CreatedWith(const std::string& token) const { return Matches(token); }
+  // The credential whose quotas the job counts in.
+  const std::string& share() const { return share_; }
 
  private:
   bool Matches(const std::string& presented) const;
 
   const std::string token_;
+  const std::string share_;
 };
 
 }  // namespace reshard::coordinator

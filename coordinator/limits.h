@@ -7,6 +7,9 @@
 
 #include <cstdint>
 
+#include "common/job_name.h"
+#include "coordinator/token_rules.h"
+
 namespace reshard::coordinator {
 
 struct CoordinatorLimits {
@@ -18,12 +21,13 @@ struct CoordinatorLimits {
   int64_t max_store_bytes_total = int64_t{1} << 30;
   int64_t max_key_bytes = 1024;
   int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
-  // The same bounds per credential (the job token a caller presents; ""
-  // for callers with none), so that one client cannot take every job or
-  // RunJob slot from the rest.
+  // The same bounds per credential (the share of the job token a caller
+  // presents, coordinator/token_rules.h), so that one client cannot take
+  // every job, RunJob slot or store byte from the rest.
   int64_t max_jobs_per_credential = 256;
   int64_t max_runs_per_credential = 16;
-  int64_t max_job_name_bytes = 128;
+  int64_t max_store_bytes_per_credential = int64_t{256} << 20;
+  int64_t max_job_name_bytes = kMaxJobNameBytes;
   // What a Join says about its agent, kept per rank and shown by GetJob:
   // printable ASCII of at most these many bytes.
   int64_t max_host_bytes = 255;
@@ -40,6 +44,10 @@ struct CoordinatorLimits {
   // one, and calls on them (coordinator/job_token.h). reshard-planner
   // turns it off by default when it listens beyond loopback.
   bool allow_open_jobs = true;
+  // Which job tokens are accepted and the share each counts in; not
+  // owned, it outlives the Coordinator (null: no issuing key and no legacy
+  // tokens, so every token is refused).
+  const TokenRules* token_rules = nullptr;
 };
 
 }  // namespace reshard::coordinator

@@ -43,12 +43,12 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
                      "past its maximum of ",
                      limits_.max_store_bytes_per_job, " bytes"));
   }
-  if (!Resize(new_size - old_size)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "value: setting \"", key,
-        "\" would take the rendezvous stores of all jobs past their "
-        "maximum of ",
-        budget_->max_bytes(), " bytes (--max_store_bytes_total)"));
+  if (const StoreBudget* short_one = Resize(new_size - old_size)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("value: setting \"", key, "\" would take ",
+                     short_one->what(), " past their maximum of ",
+                     short_one->max_bytes(), " bytes (", short_one->flag(),
+                     ")"));
   }
   entries_[key] = Entry{run_id, std::move(value), writer};
   return absl::OkStatus();
@@ -56,13 +56,17 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
 
 RendezvousStore::~RendezvousStore() { Resize(-bytes_); }
 
-bool RendezvousStore::Resize(int64_t delta) {
+const StoreBudget* RendezvousStore::Resize(int64_t delta) {
   if (budget_ != nullptr) {
-    if (delta > 0 && !budget_->TryTake(delta)) return false;
+    if (delta > 0) {
+      if (const StoreBudget* short_one = budget_->TryTake(delta)) {
+        return short_one;
+      }
+    }
     if (delta < 0) budget_->Give(-delta);
   }
   bytes_ += delta;
-  return true;
+  return nullptr;
 }
 
 std::optional<std::vector<std::string>> RendezvousStore::Lookup(

@@ -24,8 +24,8 @@ namespace reshard::coordinator {
 
 class RendezvousStore {
  public:
-  // `budget`: the bytes shared with the other jobs' stores (null: only
-  // the per-job caps).
+  // `budget`: the bytes shared with the other jobs' stores, its
+  // credential's and all (null: only the per-job caps).
   explicit RendezvousStore(const CoordinatorLimits& limits,
                            std::shared_ptr<StoreBudget> budget = nullptr)
       : limits_(limits), budget_(std::move(budget)) {}
@@ -35,8 +35,8 @@ class RendezvousStore {
 
   // Rank `writer` sets `key` for `run_id` (overwriting its own key keeps
   // the byte count exact). PERMISSION_DENIED for a key another rank set,
-  // RESOURCE_EXHAUSTED past the job's key or byte cap or the budget all
-  // jobs share (--max_store_bytes_total), INVALID_ARGUMENT for an empty or
+  // RESOURCE_EXHAUSTED past the job's key or byte cap or a budget it
+  // shares (--max_store_bytes_per_credential, --max_store_bytes_total), INVALID_ARGUMENT for an empty or
   // oversized key.
   absl::Status Set(const std::string& run_id, const std::string& key,
                    std::string value, int64_t writer);
@@ -70,8 +70,8 @@ class RendezvousStore {
   }
 
   // Grows or shrinks bytes_ by `delta`, taking from or giving to the
-  // budget; false (nothing changed) when the budget has too little.
-  bool Resize(int64_t delta);
+  // budget: null, or (nothing changed) the budget that has too little.
+  const StoreBudget* Resize(int64_t delta);
 
   const CoordinatorLimits& limits_;
   const std::shared_ptr<StoreBudget> budget_;

@@ -41,6 +41,18 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
   return caller;
 }
 
+absl::StatusOr<std::string> MeshCredentialOf(
+    const grpc::ServerContextBase& ctx, const ServiceOptions& options) {
+  absl::StatusOr<coordinator::Caller> caller = CallerOf(ctx, "");
+  if (!caller.ok()) return caller.status();
+  const std::string field = absl::StrCat("metadata ", kJobTokenHeader);
+  absl::StatusOr<coordinator::TokenShare> share =
+      coordinator::RulesOrStrict(options.token_rules)
+          ->ShareOf(caller->job_token, field.c_str());
+  if (!share.ok()) return share.status();
+  return share->share;
+}
+
 uint64_t CacheScopeOf(const coordinator::Caller& caller) {
   return Fnv1a64(absl::StrCat("credential:", caller.job_token)) | 1;
 }

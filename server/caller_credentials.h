@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "coordinator/job_token.h"
+#include "server/request_plan.h"
 #include "grpcpp/server_context.h"
 
 namespace reshard::server {
@@ -27,6 +28,12 @@ std::optional<absl::string_view> MetadataValue(
 // PERMISSION_DENIED for an admin token that is not the planner's.
 absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
                                              const std::string& admin_token);
+
+// The credential whose meshes a call registers, lists or deletes: the
+// share of its job token under `options.token_rules` ("" without one;
+// PERMISSION_DENIED naming the header for a token they do not accept).
+absl::StatusOr<std::string> MeshCredentialOf(
+    const grpc::ServerContextBase& ctx, const ServiceOptions& options);
 
 // The plan cache scope of a caller (PlanRequest::cache_scope): one per job
 // token, callers without one sharing theirs; never 0, the shared scope.

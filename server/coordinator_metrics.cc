@@ -93,4 +93,15 @@ void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
   }
 }
 
+void AddTokenRuleReadings(metrics::ScrapeReadings& readings,
+                          const coordinator::TokenRules& rules) {
+  readings.AddCounter(
+      "reshard_legacy_job_tokens_total",
+      "Calls let in with a self-chosen, not issued, job token "
+      "(--legacy_job_tokens)",
+      {}, [&rules] {
+        return static_cast<double>(rules.legacy_tokens_accepted());
+      });
+}
+
 }  // namespace reshard::server

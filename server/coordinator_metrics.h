@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/token_rules.h"
 #include "metrics/metrics_endpoint.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
@@ -58,6 +59,10 @@ class CoordinatorMetrics {
 // (the endpoint must stop before `core` goes away).
 void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
                             const coordinator::Coordinator& core);
+// reshard_legacy_job_tokens_total: calls let in with a self-chosen job
+// token (--legacy_job_tokens), so operators see who still needs issuing.
+void AddTokenRuleReadings(metrics::ScrapeReadings& readings,
+                          const coordinator::TokenRules& rules);
 
 }  // namespace reshard::server
 

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
+#include "common/issued_job_token.h"
 #include "common/periodic_task.h"
 #include "common/secret_file.h"
 #include "common/tls_files.h"
@@ -77,6 +78,9 @@ ABSL_FLAG(int64_t, max_runs_per_credential, 16,
           "for callers with none)");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
+ABSL_FLAG(int64_t, max_store_bytes_per_credential, int64_t{256} << 20,
+          "rendezvous store bytes (keys + values) of one credential's jobs "
+          "together");
 ABSL_FLAG(int64_t, max_store_bytes_total, int64_t{1} << 30,
           "rendezvous store bytes (keys + values) of all jobs together");
 ABSL_FLAG(int64_t, job_idle_seconds, 300,
@@ -103,8 +107,13 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(std::string, tls_ca, "",
           "PEM CA: require client certificates of this CA (mutual TLS)");
 ABSL_FLAG(std::string, admin_token_file, "",
-          "a file holding the admin token that DeleteMesh then needs (gRPC "
-          "metadata x-reshard-admin-token); empty: DeleteMesh is open");
+          "a file holding the admin token: DeleteMesh then needs it (gRPC "
+          "metadata x-reshard-admin-token) and job tokens are issued under "
+          "a key derived from it (reshardctl job token NAME); empty: "
+          "DeleteMesh is open and no job token verifies");
+ABSL_FLAG(bool, legacy_job_tokens, false,
+          "also accept job tokens that were not issued (self-chosen), all "
+          "counting in one share; for one release, warned about at start");
 
 namespace reshard::server {
 namespace {
@@ -130,6 +139,27 @@ ServerFlags StartupFlags() {
           absl::GetFlag(FLAGS_drain_seconds),
           absl::GetFlag(FLAGS_max_connection_idle_seconds),
           absl::GetFlag(FLAGS_max_meshes_per_credential)};
+}
+
+// Which job tokens are accepted: those issued under `admin_token`'s key
+// and, with --legacy_job_tokens, self-chosen ones. Logged.
+std::shared_ptr<const coordinator::TokenRules> TokenRulesFromFlags(
+    const std::string& admin_token) {
+  std::optional<JobTokenKey> key;
+  if (!admin_token.empty()) {
+    key = JobTokenKey::FromAdminToken(admin_token);
+    spdlog::info("job tokens issued under key {} are accepted",
+                 key->key_id());
+  }
+  const bool legacy = absl::GetFlag(FLAGS_legacy_job_tokens);
+  if (legacy) {
+    spdlog::warn(
+        "--legacy_job_tokens: self-chosen job tokens are accepted, all in one "
+        "share, and whoever joins a name first holds it; issue tokens "
+        "instead (reshardctl job token NAME) before this flag goes away");
+  }
+  return std::make_shared<const coordinator::TokenRules>(std::move(key),
+                                                         legacy);
 }
 
 // The service limits and the admin token from the flags; nullopt (after
@@ -164,6 +194,7 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
     options.admin_token = *std::move(token);
     spdlog::info("DeleteMesh needs the admin token of --admin_token_file");
   }
+  options.token_rules = TokenRulesFromFlags(options.admin_token);
   return options;
 }
 
@@ -214,6 +245,8 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
   limits.max_runs_per_credential = absl::GetFlag(FLAGS_max_runs_per_credential);
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
   limits.max_store_bytes_total = absl::GetFlag(FLAGS_max_store_bytes_total);
+  limits.max_store_bytes_per_credential =
+      absl::GetFlag(FLAGS_max_store_bytes_per_credential);
   limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
   limits.job_idle_seconds = absl::GetFlag(FLAGS_job_idle_seconds);
   limits.agent_wait_seconds = absl::GetFlag(FLAGS_agent_wait_seconds);
@@ -230,6 +263,8 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
         std::pair{"max_runs_per_credential", limits.max_runs_per_credential},
         std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job},
         std::pair{"max_store_bytes_total", limits.max_store_bytes_total},
+        std::pair{"max_store_bytes_per_credential",
+                  limits.max_store_bytes_per_credential},
         std::pair{"max_store_keys_per_job", limits.max_store_keys_per_job},
         std::pair{"job_idle_seconds", limits.job_idle_seconds}}) {
     if (value < 1) {
@@ -440,7 +475,9 @@ int Serve() {
   const std::optional<coordinator::CoordinatorLimits> limits =
       CoordinatorLimitsFromFlags();
   if (!limits.has_value()) return 2;
-  coordinator::Coordinator core(*limits);
+  coordinator::CoordinatorLimits core_limits = *limits;
+  core_limits.token_rules = options->token_rules.get();
+  coordinator::Coordinator core(core_limits);
   CoordinatorMetrics coordinator_metrics(*families);
   CoordinatorService coordinator(core, registry, cache, *options,
                                  metrics_on ? &coordinator_metrics : nullptr,
@@ -454,6 +491,7 @@ int Serve() {
     metrics = StartMetrics(families, service, registry, cache, pool);
     if (metrics == nullptr) return 1;
     AddCoordinatorReadings(metrics->readings(), core);
+    AddTokenRuleReadings(metrics->readings(), *options->token_rules);
     if (tls->enabled) AddCertificateReading(metrics->readings(), *tls);
   }
   int port = 0;

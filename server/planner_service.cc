@@ -237,10 +237,10 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
       ctx, Rpc::kRegisterMesh, *request, response, [&]() -> absl::Status {
         absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
         if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-        if (!caller.ok()) return caller.status();
+        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        if (!owner.ok()) return owner.status();
         absl::StatusOr<MeshRegistry::Registered> registered =
-            registry_.Register(*std::move(mesh), caller->job_token);
+            registry_.Register(*std::move(mesh), *owner);
         if (!registered.ok()) return registered.status();
         response->set_mesh_id(registered->id);
         response->set_created(registered->created);
@@ -268,9 +268,14 @@ grpc::ServerUnaryReactor* PlannerService::ListMeshes(
         absl::StatusOr<coordinator::Caller> caller =
             CallerOf(*ctx, options_.admin_token);
         if (!caller.ok()) return caller.status();
-        return FillMeshesPage(registry_,
-                              caller->admin ? nullptr : &caller->job_token,
-                              *request, options_.max_message_bytes, response);
+        if (caller->admin) {
+          return FillMeshesPage(registry_, nullptr, *request,
+                                options_.max_message_bytes, response);
+        }
+        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        if (!owner.ok()) return owner.status();
+        return FillMeshesPage(registry_, &*owner, *request,
+                              options_.max_message_bytes, response);
       });
 }
 
@@ -284,11 +289,11 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
         absl::Status admin =
             CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
         if (!admin.ok()) return admin;
-        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-        if (!caller.ok()) return caller.status();
-        const std::string* owner =
-            options_.admin_token.empty() ? &caller->job_token : nullptr;
-        switch (registry_.Delete(request->mesh_id(), owner)) {
+        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        if (!owner.ok()) return owner.status();
+        switch (registry_.Delete(request->mesh_id(), options_.admin_token.empty()
+                                                         ? &*owner
+                                                         : nullptr)) {
           case MeshRegistry::Deleted::kYes:
             return absl::OkStatus();
           case MeshRegistry::Deleted::kUnknown:
@@ -298,7 +303,7 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
         }
         return absl::PermissionDeniedError(absl::StrCat(
             "mesh_id: mesh ", request->mesh_id(),
-            " was registered with another job token; only that credential (or "
+            " was registered by another credential; only that credential (or "
             "the admin, with --admin_token_file) deletes it"));
       });
 }

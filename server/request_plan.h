@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "coordinator/token_rules.h"
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
 #include "planner/plan_cache.h"
@@ -31,6 +32,9 @@ struct ServiceOptions {
   int64_t max_message_bytes = 16 << 20;
   // DeleteMesh needs this token (server/admin_token.h); empty: open.
   std::string admin_token;
+  // Which job tokens are accepted and the share each counts in, the
+  // meshes' owners (null: none is accepted).
+  std::shared_ptr<const coordinator::TokenRules> token_rules;
   // The optimal search's memory (--max_search_bytes).
   int64_t max_search_bytes = kDefaultMaxSearchBytes;
 };

@@ -24,7 +24,8 @@ using ::testing::HasSubstr;
 // keys are overwritten smaller, erased, or their job's store goes.
 TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
   CoordinatorLimits limits;
-  auto budget = std::make_shared<StoreBudget>(20);
+  auto budget = std::make_shared<StoreBudget>(
+      20, "the rendezvous stores of all jobs", "--max_store_bytes_total");
   RendezvousStore a(limits, budget);
   auto b = std::make_unique<RendezvousStore>(limits, budget);
   EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x'), 0).ok());   // 10 bytes
@@ -45,6 +46,36 @@ TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
   a.EraseRun("r1");
   EXPECT_EQ(budget->used(), 0);
   EXPECT_EQ(a.bytes(), 0);
+}
+
+// A share's budget takes from the budget of all jobs too: the first to run
+// short refuses, and nothing is taken from either.
+TEST(StoreBudgetTest, AShareTakesFromItsBudgetAndFromAllJobs) {
+  CoordinatorLimits limits;
+  auto all = std::make_shared<StoreBudget>(
+      20, "the rendezvous stores of all jobs", "--max_store_bytes_total");
+  auto share = std::make_shared<StoreBudget>(
+      12, "the rendezvous stores of this job token's jobs",
+      "--max_store_bytes_per_credential", all);
+  RendezvousStore mine(limits, share);
+  RendezvousStore other(limits, all);
+  EXPECT_TRUE(mine.Set("r", "k1", std::string(8, 'x'), 0).ok());  // 10
+  absl::Status over_share = mine.Set("r", "k2", "xx", 0);          // 4 more
+  EXPECT_EQ(over_share.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(over_share.message(),
+            "value: setting \"k2\" would take the rendezvous stores of this "
+            "job token's jobs past their maximum of 12 bytes "
+            "(--max_store_bytes_per_credential)");
+  EXPECT_TRUE(other.Set("r", "k3", std::string(6, 'x'), 0).ok());  // 8
+  EXPECT_EQ(all->used(), 18);
+  EXPECT_TRUE(mine.Set("r", "k4", "", 0).ok());  // 2 more: both have room
+  EXPECT_EQ(all->used(), 20);
+  absl::Status full = other.Set("r", "k5", "", 0);
+  EXPECT_EQ(full.message(),
+            "value: setting \"k5\" would take the rendezvous stores of all "
+            "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
+  EXPECT_EQ(share->used(), 12);
+  EXPECT_EQ(all->used(), 20);
 }
 
 // A key belongs to the rank that set it first: another rank reads it but

@@ -1,12 +1,13 @@
-// Issue 28's job credentials end to end: a reshard-planner that refuses
-// token-less jobs (--allow_open_jobs=false) and has an admin token, two
-// real reshard-agent processes that created job "guarded" with
-// --job_token_file, and callers on the wire. An outsider without the token
+// Issue 28's and 52's job credentials end to end: a reshard-planner that
+// refuses token-less jobs (--allow_open_jobs=false) and has an admin
+// token, two real reshard-agent processes that created job "guarded" with
+// the token issued for it (--job_token_file), and callers on the wire. An outsider without the token
 // or with another one is refused on every call that names the job (Join,
 // Dispatch, the store, Report, Leave, RunJob, GetJob, CancelJob: NOT_FOUND
 // but for Join, as for a missing job) and does not see it in ListJobs; the
 // holder runs it; an admin sees it and cannot cancel it. After the attacks the
-// job's next run validates.
+// job's next run validates. A squatter cannot take a name, before the real
+// agents start or after a planner restart.
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
+#include "common/issued_job_token.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
@@ -60,10 +62,9 @@ class JobTokenE2eTest : public testing::FencingFixture {
     char dir[] = "/tmp/reshard-tokens-XXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);
     dir_ = dir;
-    WriteFile(token_file_ = dir_ + "/job-token", "guarded-token-7f3a\n");
+    WriteFile(token_file_ = dir_ + "/job-token", Issued("guarded") + "\n");
     WriteFile(admin_file_ = dir_ + "/admin-token", "admin-token-91c2\n");
-    StartServer(
-        {"--allow_open_jobs=false", "--admin_token_file=" + admin_file_});
+    StartServer(Flags());
   }
   void TearDown() override {
     std::remove(token_file_.c_str());
@@ -72,6 +73,23 @@ class JobTokenE2eTest : public testing::FencingFixture {
   }
   static void WriteFile(const std::string& path, const std::string& text) {
     std::ofstream(path) << text;
+  }
+  std::vector<std::string> Flags() const {
+    return {"--allow_open_jobs=false", "--admin_token_file=" + admin_file_};
+  }
+  // The token the admin issues for `job` (reshardctl job token JOB).
+  static std::string Issued(const std::string& job) {
+    return JobTokenKey::FromAdminToken("admin-token-91c2").Issue(job);
+  }
+  // A Join of rank 0 of `job` (world size 2) presenting `token`.
+  grpc::Status JoinAs(const std::string& job, const std::string& token) {
+    v1::JoinRequest request;
+    *request.mutable_agent() = Agent(job, 0, 4242);
+    request.set_world_size(2);
+    request.set_version(kReshardVersion);
+    request.set_protocol(kCoordinatorProtocol);
+    v1::JoinResponse response;
+    return stub_->Join(Context({token, ""}).get(), request, &response);
   }
 
   grpc::Status GetJob(const Credentials& who, v1::JobInfo* info = nullptr) {
@@ -101,13 +119,19 @@ class JobTokenE2eTest : public testing::FencingFixture {
     v1::CancelJobResponse response;
     return stub_->CancelJob(Context(who).get(), request, &response);
   }
-  // Polls GetJob every 20 ms, for up to 30 s, until both ranks are
-  // connected (the fixture's AwaitJob presents no token).
-  bool AwaitBothConnected(const Credentials& holder) {
+  // Polls GetJob of `job` with `token` every 20 ms, for up to 30 s, until
+  // `ranks` are connected.
+  bool AwaitConnected(const std::string& token, const std::string& job,
+                      int ranks) {
     const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-    v1::JobInfo info;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (GetJob(holder, &info).ok() && Connected(info) == 2) return true;
+      v1::GetJobRequest request;
+      request.set_job(job);
+      v1::GetJobResponse response;
+      if (stub_->GetJob(Context({token, ""}).get(), request, &response).ok() &&
+          Connected(response.job()) == ranks) {
+        return true;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return false;
@@ -192,7 +216,10 @@ class JobTokenE2eTest : public testing::FencingFixture {
       EXPECT_EQ(s.error_code(), code) << rpc << ": " << s.error_message();
       EXPECT_NE(s.error_message().find(says), std::string::npos)
           << rpc << ": " << s.error_message();
-      EXPECT_EQ(s.error_message().find("guarded-token"), std::string::npos);
+      EXPECT_EQ(s.error_message().find(Issued("guarded")), std::string::npos);
+      if (!who.job_token.empty()) {
+        EXPECT_EQ(s.error_message().find(who.job_token), std::string::npos);
+      }
       EXPECT_EQ(s.error_message().find("127.0.0.1"), std::string::npos);
     }
     EXPECT_TRUE(ListJobs(who).empty());
@@ -205,10 +232,10 @@ TEST_F(JobTokenE2eTest, OnlyTheTokensHoldersActOnTheJob) {
   AgentProcesses agents(server_->address(), "guarded", 2);
   agents.set_extra_flags({"--job_token_file=" + token_file_});
   agents.StartAll();
-  const Credentials holder{"guarded-token-7f3a", ""};
+  const Credentials holder{Issued("guarded"), ""};
   const Credentials admin{"", "admin-token-91c2"};
   v1::JobInfo info;
-  ASSERT_TRUE(AwaitBothConnected(holder)) << agents.Logs();
+  ASSERT_TRUE(AwaitConnected(holder.job_token, "guarded", 2)) << agents.Logs();
   ASSERT_TRUE(GetJob(holder, &info).ok());
   const int64_t generation = info.generation();
 
@@ -216,11 +243,17 @@ TEST_F(JobTokenE2eTest, OnlyTheTokensHoldersActOnTheJob) {
                        "this server serves only jobs with a job token"};
   ExpectOutsiderRefused({}, closed, closed);
   // With another token the job is not there, but for Join, which would
-  // create it.
+  // create it and is told the token is not the name's.
   ExpectOutsiderRefused(
       {"not-the-token", ""},
       {grpc::PERMISSION_DENIED,
-       "job \"guarded\": the job token presented is not the job's"},
+       "agent.job: the job token was not issued by this planner"},
+      {grpc::NOT_FOUND, "no job \"guarded\" for this caller"});
+  ExpectOutsiderRefused(
+      {Issued("other"), ""},
+      {grpc::PERMISSION_DENIED,
+       "agent.job: the job token was issued for job \"other\", not "
+       "\"guarded\""},
       {grpc::NOT_FOUND, "no job \"guarded\" for this caller"});
   // An admin sees the job but cannot act on it.
   EXPECT_EQ(ListJobs(admin), std::vector<std::string>{"guarded"});
@@ -238,6 +271,28 @@ TEST_F(JobTokenE2eTest, OnlyTheTokensHoldersActOnTheJob) {
   ASSERT_TRUE(ran.ok()) << ran.error_message() << agents.Logs();
   EXPECT_TRUE(run.validated()) << run.validation_error();
   EXPECT_EQ(agents.Running(), 2);
+}
+
+// A squatter who joins "victim" first, with a made-up token or one issued
+// for another job, is refused, and the real agents then create the job;
+// after a planner restart (every job forgotten) the same race is lost
+// again by the squatter.
+TEST_F(JobTokenE2eTest, ASquatterCannotTakeANameBeforeOrAfterARestart) {
+  WriteFile(token_file_, Issued("victim") + "\n");
+  for (int life = 0; life < 2; ++life) {
+    if (life == 1) StartServer(Flags());  // the old planner is stopped
+    for (const std::string& squatter : {std::string("victim-token"),
+                                        Issued("squatter")}) {
+      const grpc::Status s = JoinAs("victim", squatter);
+      EXPECT_EQ(s.error_code(), grpc::PERMISSION_DENIED) << s.error_message();
+    }
+    AgentProcesses agents(server_->address(), "victim", 2);
+    agents.set_extra_flags({"--job_token_file=" + token_file_});
+    agents.StartAll();
+    ASSERT_TRUE(AwaitConnected(Issued("victim"), "victim", 2))
+        << "life " << life << agents.Logs() << server_->log();
+    EXPECT_EQ(agents.Running(), 2);
+  }
 }
 
 // A real agent without a token is refused by a server that serves only

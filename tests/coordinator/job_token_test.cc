@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/issued_job_token.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/token_rules.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_cases.h"
@@ -23,10 +25,28 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kToken[] = "job-token-1234";
+// The planner's issuing key and its tokens (common/issued_job_token.h).
+const JobTokenKey& Key() {
+  static const JobTokenKey key = JobTokenKey::FromAdminToken("admin-secret");
+  return key;
+}
+Caller IssuedFor(const std::string& job) { return Caller{Key().Issue(job)}; }
+// The rules of a planner with an admin token: issued tokens only.
+const TokenRules& Issuing() {
+  static const TokenRules rules(Key(), /*legacy=*/false);
+  return rules;
+}
+CoordinatorLimits IssuingLimits() {
+  CoordinatorLimits limits;
+  limits.token_rules = &Issuing();
+  return limits;
+}
 
-Caller Holder() { return Caller{kToken, false}; }
-Caller Outsider() { return Caller{"another-token", false}; }
+// The holder of job "secret"; an outsider holds a token issued for another
+// job; a minted token is one nobody issued.
+Caller Holder() { return IssuedFor("secret"); }
+Caller Outsider() { return IssuedFor("elsewhere"); }
+Caller Minted() { return Caller{"job-token-1234", false}; }
 Caller Anonymous() { return Caller{}; }
 Caller Admin() { return Caller{"", true}; }
 
@@ -48,7 +68,9 @@ void ExpectRefused(const absl::Status& s, absl::StatusCode code,
                    const std::string& says) {
   EXPECT_EQ(s.code(), code) << s;
   EXPECT_THAT(s.message(), HasSubstr(says));
-  EXPECT_THAT(s.message(), Not(HasSubstr(kToken)));
+  for (const Caller& caller : {Holder(), Outsider(), Minted()}) {
+    EXPECT_THAT(s.message(), Not(HasSubstr(caller.job_token)));
+  }
 }
 
 class JobTokenTest : public ::testing::Test {
@@ -59,7 +81,7 @@ class JobTokenTest : public ::testing::Test {
   }
   void TearDown() override { c_.Shutdown("test over"); }
 
-  CoordinatorLimits limits_;
+  CoordinatorLimits limits_ = IssuingLimits();
   Coordinator c_{limits_, SystemClock(), TestSessions()};
 };
 
@@ -79,7 +101,7 @@ TEST_F(JobTokenTest, ATokenedJobAnswersOutsidersAsAMissingJob) {
         c.CancelJob("secret", false, caller).status(),
     };
   };
-  for (const Caller& caller : {Anonymous(), Outsider()}) {
+  for (const Caller& caller : {Anonymous(), Outsider(), Minted()}) {
     const std::vector<absl::Status> held = calls(c_, caller);
     const std::vector<absl::Status> missing = calls(empty, caller);
     ASSERT_EQ(held.size(), missing.size());
@@ -97,7 +119,13 @@ TEST_F(JobTokenTest, ATokenedJobAnswersOutsidersAsAMissingJob) {
                 "x-reshard-job-token");
   ExpectRefused(c_.Join(Joining("secret", 1, 2), Outsider()).status(),
                 absl::StatusCode::kPermissionDenied,
-                "job \"secret\": the job token presented is not the job's");
+                "agent.job: the job token was issued for job \"elsewhere\", "
+                "not \"secret\"");
+  ExpectRefused(c_.Join(Joining("secret", 1, 2), Minted()).status(),
+                absl::StatusCode::kPermissionDenied,
+                "agent.job: the job token was not issued by this planner "
+                "(the admin issues job tokens with: reshardctl job token "
+                "NAME --admin_token_file FILE)");
   // The server's own readings (the metrics' job and agent counts) see it.
   EXPECT_EQ(c_.AllJobs().size(), 1u);
   // Nothing the outsiders did touched the job: rank 0 is still its only
@@ -116,7 +144,7 @@ TEST_F(JobTokenTest, TheTokenIsCheckedBeforeTheJobsShape) {
   const absl::Status wrong_shape =
       c_.Join(Joining("secret", 1, 4), Outsider()).status();
   ExpectRefused(wrong_shape, absl::StatusCode::kPermissionDenied,
-                "the job token presented is not the job's");
+                "the job token was issued for job \"elsewhere\"");
   EXPECT_THAT(wrong_shape.message(), Not(HasSubstr("world size")));
   const absl::Status holder =
       c_.Join(Joining("secret", 1, 4), Holder()).status();
@@ -148,7 +176,7 @@ TEST_F(JobTokenTest, HoldersJoinAndAdminsOnlyLook) {
 // joined by one without the token.
 TEST_F(JobTokenTest, OpenJobsAreOpenAndTokensDoNotMix) {
   ASSERT_TRUE(c_.Join(Joining("open", 0, 2), Anonymous()).ok());
-  ExpectRefused(c_.Join(Joining("open", 1, 2), Holder()).status(),
+  ExpectRefused(c_.Join(Joining("open", 1, 2), IssuedFor("open")).status(),
                 absl::StatusCode::kPermissionDenied,
                 "job \"open\" was created without a job token and this agent "
                 "presents one");
@@ -164,7 +192,7 @@ TEST_F(JobTokenTest, OpenJobsAreOpenAndTokensDoNotMix) {
 }
 
 TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
-  CoordinatorLimits limits;
+  CoordinatorLimits limits = IssuingLimits();
   limits.allow_open_jobs = false;
   Coordinator c(limits, SystemClock(), TestSessions());
   const std::string says =
@@ -177,7 +205,7 @@ TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
   }
   EXPECT_EQ(c.GetJob("open", Admin()).status().code(),
             absl::StatusCode::kNotFound);  // it was never created
-  ASSERT_TRUE(c.Join(Joining("tokened", 0, 1), Holder()).ok());
+  ASSERT_TRUE(c.Join(Joining("tokened", 0, 1), IssuedFor("tokened")).ok());
   // Before any lookup: the same answer for a job that exists and one that
   // does not.
   for (const std::string job : {"tokened", "nobody"}) {
@@ -191,27 +219,86 @@ TEST(JobTokenPolicyTest, AServerWithoutOpenJobsRefusesTokenlessCallers) {
   c.Shutdown("test over");
 }
 
-// One job token fills only its own share of jobs and RunJob slots:
-// another token, and callers with none, are still served.
-TEST(CredentialQuotaTest, OneTokensJobsAndRunsAreCappedOthersServed) {
+// Nobody takes a name whose token they were not given: not with a minted
+// token, nor with one issued for another job, and not after a restart
+// either (a new Coordinator with the same admin token), when the race to
+// join first would reopen if first-come held names.
+TEST(JobTokenPolicyTest, ASquatterCannotTakeANameBeforeOrAfterARestart) {
+  for (int life = 0; life < 2; ++life) {
+    Coordinator c(IssuingLimits(), SystemClock(), TestSessions());
+    for (const Caller& squatter : {Minted(), Outsider()}) {
+      EXPECT_EQ(c.Join(Joining("victim", 0, 2), squatter).status().code(),
+                absl::StatusCode::kPermissionDenied);
+    }
+    EXPECT_TRUE(c.AllJobs().empty()) << "life " << life;
+    ASSERT_TRUE(c.Join(Joining("victim", 0, 2), IssuedFor("victim")).ok());
+    ASSERT_TRUE(c.Join(Joining("victim", 1, 2), IssuedFor("victim")).ok());
+    c.Shutdown("restart");
+  }
+}
+
+// Without an admin token a planner issues nothing, so a token verifies
+// nowhere: every Join with one is refused, saying how to serve tokens.
+TEST(JobTokenPolicyTest, APlannerWithoutAnIssuingKeyAcceptsNoToken) {
+  Coordinator c(CoordinatorLimits{}, SystemClock(), TestSessions());
+  ExpectRefused(c.Join(Joining("j", 0, 1), IssuedFor("j")).status(),
+                absl::StatusCode::kPermissionDenied,
+                "agent.job: this planner issues no job tokens (it has no "
+                "--admin_token_file) and accepts no self-chosen ones "
+                "(--legacy_job_tokens)");
+  EXPECT_TRUE(c.Join(Joining("open", 0, 1), Anonymous()).ok());
+  c.Shutdown("test over");
+}
+
+// Under --legacy_job_tokens a self-chosen token works as before and is
+// counted, but a token of the issued form must still verify.
+TEST(JobTokenPolicyTest, LegacyTokensAreAcceptedAndCounted) {
+  const TokenRules legacy(Key(), /*legacy=*/true);
   CoordinatorLimits limits;
+  limits.token_rules = &legacy;
+  Coordinator c(limits, SystemClock(), TestSessions());
+  ASSERT_TRUE(c.Join(Joining("old", 0, 2), Minted()).ok());
+  ASSERT_TRUE(c.Join(Joining("old", 1, 2), Minted()).ok());
+  EXPECT_EQ(legacy.legacy_tokens_accepted(), 2);
+  ASSERT_TRUE(c.Join(Joining("new", 0, 1), IssuedFor("new")).ok());
+  EXPECT_EQ(legacy.legacy_tokens_accepted(), 2);
+  std::string forged = IssuedFor("new2").job_token;
+  forged[20] = forged[20] == 'a' ? 'b' : 'a';  // a digit of the MAC
+  ExpectRefused(c.Join(Joining("new2", 0, 1), Caller{forged}).status(),
+                absl::StatusCode::kPermissionDenied,
+                "the job token does not verify");
+  c.Shutdown("test over");
+}
+
+// Self-chosen tokens all count in one share, so minting tokens buys no
+// quota: once the legacy share holds its jobs, runs and store bytes, the
+// next minted token is refused while an issued credential and callers
+// without a token are still served.
+TEST(CredentialQuotaTest, MintedTokensShareOneQuotaIssuedOnesAreServed) {
+  const TokenRules legacy(Key(), /*legacy=*/true);
+  CoordinatorLimits limits;
+  limits.token_rules = &legacy;
+  limits.max_jobs = 6;
   limits.max_jobs_per_credential = 2;
   limits.max_runs_per_credential = 1;
   Coordinator c(limits, SystemClock(), TestSessions());
   const Caller a{"token-a", false};
+  const Caller b{"token-b", false};
   ASSERT_TRUE(c.Join(Joining("a0", 0, 2), a).ok());
-  ASSERT_TRUE(c.Join(Joining("a1", 0, 2), a).ok());
-  const absl::Status third = c.Join(Joining("a2", 0, 2), a).status();
+  ASSERT_TRUE(c.Join(Joining("b0", 0, 2), b).ok());
+  const absl::Status third =
+      c.Join(Joining("c0", 0, 2), Caller{"token-c"}).status();
   EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(third.message(),
-            "agent.job: this job token already has its maximum of 2 jobs "
+            "agent.job: the share of self-chosen job tokens "
+            "(--legacy_job_tokens) already holds its maximum of 2 jobs "
             "(--max_jobs_per_credential)");
-  const Caller b{"token-b", false};
-  ASSERT_TRUE(c.Join(Joining("b0", 0, 2), b).ok());
+  const Caller issued = IssuedFor("i0");
+  ASSERT_TRUE(c.Join(Joining("i0", 0, 2), issued).ok());
   ASSERT_TRUE(c.Join(Joining("open", 0, 2), Anonymous()).ok());
 
-  // Rank 1 never joins: a0's RunJob holds token A's one slot until its
-  // deadline.
+  // Rank 1 never joins: a0's RunJob holds the legacy share's one slot
+  // until its deadline.
   std::thread waiting([&] {
     EXPECT_EQ(c.RunJob("a0", SpecFor(2), absl::Now() + absl::Seconds(2), {}, a)
                   .status()
@@ -220,13 +307,15 @@ TEST(CredentialQuotaTest, OneTokensJobsAndRunsAreCappedOthersServed) {
   });
   ASSERT_TRUE(AwaitRunCalls(c, "a0", a));
   const absl::Status second =
-      c.RunJob("a1", SpecFor(2), Soon(), {}, a).status();
+      c.RunJob("b0", SpecFor(2), Soon(), {}, b).status();
   EXPECT_EQ(second.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(second.message(),
-            "this job token already has its maximum of 1 concurrent RunJob "
-            "calls (--max_runs_per_credential)");
-  // Token B's call is not refused: it waits for b0 until its deadline.
-  EXPECT_EQ(c.RunJob("b0", SpecFor(2), Soon(), {}, b).status().code(),
+            "the share of self-chosen job tokens (--legacy_job_tokens) "
+            "already holds its maximum of 1 concurrent RunJob calls "
+            "(--max_runs_per_credential)");
+  // The issued credential's call is not refused: it waits for i0 until
+  // its deadline.
+  EXPECT_EQ(c.RunJob("i0", SpecFor(2), Soon(), {}, issued).status().code(),
             absl::StatusCode::kDeadlineExceeded);
   waiting.join();
   c.Shutdown("test over");

@@ -1,10 +1,17 @@
-// Issue 28 item 5: 64 jobs, each with its own job token and a run held in
+// Issue 28 item 5: 64 jobs, each with the token issued for it and a run held in
 // flight by a stand-in agent that never reports, fill their rendezvous
 // stores with 1 MiB values until refused. The global cap
 // (--max_store_bytes_total) holds: the stores together keep at most it,
 // refusals name the flag, and the planner's resident set grows by about
 // the cap, not by the 1 GiB offered. Cancelling the runs frees every key.
+// Issue 52: jobs of self-chosen tokens (--legacy_job_tokens) share one
+// credential's bytes (--max_store_bytes_per_credential), so minting tokens
+// cannot take an issued job's bytes.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +20,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
+#include "common/issued_job_token.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -34,9 +42,16 @@ constexpr int64_t kRssSlack = 512 * kMiB;
 constexpr int64_t kRssSlack = 128 * kMiB;
 #endif
 
-std::unique_ptr<grpc::ClientContext> WithToken(int job) {
+constexpr char kAdminToken[] = "store-cap-admin-token";
+
+std::string JobName(int job) { return absl::StrCat("store", job); }
+std::string IssuedToken(int job) {
+  return JobTokenKey::FromAdminToken(kAdminToken).Issue(JobName(job));
+}
+
+std::unique_ptr<grpc::ClientContext> WithToken(const std::string& token) {
   auto context = testing::Bounded(std::chrono::seconds(60));
-  context->AddMetadata(kJobTokenHeader, absl::StrCat("token-", job));
+  context->AddMetadata(kJobTokenHeader, token);
   return context;
 }
 
@@ -44,6 +59,7 @@ std::unique_ptr<grpc::ClientContext> WithToken(int job) {
 // sent, and the RunJob call waiting for a report that never comes.
 struct HeldRun {
   v1::AgentId id;
+  std::string token;
   std::unique_ptr<grpc::ClientContext> stream_context;
   std::unique_ptr<grpc::ClientReader<v1::Work>> stream;
   std::string run_id;
@@ -54,30 +70,48 @@ struct HeldRun {
 class StoreCapTest : public testing::FaultFixture {
  protected:
   void SetUp() override {
-    StartServer({absl::StrCat("--max_store_bytes_per_job=", kPerJob),
-                 absl::StrCat("--max_store_bytes_total=", kTotal)});
+    char path[] = "/tmp/reshard-admin-XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    admin_file_ = path;
+    std::ofstream(admin_file_) << kAdminToken << "\n";
+    Start({});
+  }
+  void TearDown() override { std::remove(admin_file_.c_str()); }
+
+  void Start(std::vector<std::string> more) {
+    std::vector<std::string> flags = {
+        "--admin_token_file=" + admin_file_,
+        absl::StrCat("--max_store_bytes_per_job=", kPerJob),
+        absl::StrCat("--max_store_bytes_total=", kTotal)};
+    flags.insert(flags.end(), more.begin(), more.end());
+    StartServer(flags);
   }
 
-  // Joins job j's rank 0, opens its stream and starts a RunJob on it.
-  void Hold(int j, HeldRun& held) {
-    held.id = testing::Agent(absl::StrCat("store", j), 0, 7);
+  // Joins job j's rank 0 with `token`, opens its stream and starts a
+  // RunJob on it.
+  void Hold(int j, const std::string& token, HeldRun& held) {
+    held.token = token;
+    held.id = testing::Agent(JobName(j), 0, 7);
     v1::JoinRequest join;
     *join.mutable_agent() = held.id;
     join.set_world_size(1);
     join.set_version(kReshardVersion);
     join.set_protocol(kCoordinatorProtocol);
     v1::JoinResponse joined;
-    ASSERT_TRUE(stub_->Join(WithToken(j).get(), join, &joined).ok());
+    const grpc::Status s = stub_->Join(WithToken(token).get(), join, &joined);
+    ASSERT_TRUE(s.ok()) << s.error_message();
     held.id.set_session(joined.session());
     v1::DispatchRequest dispatch;
     *dispatch.mutable_agent() = held.id;
-    held.stream_context = WithToken(j);
+    held.stream_context = WithToken(token);
     held.stream = stub_->Dispatch(held.stream_context.get(), dispatch);
-    held.caller = std::thread([this, j, &held] {
+    held.caller = std::thread([this, &held] {
       v1::RunJobResponse response;
       held.run_status = stub_->RunJob(
-          WithToken(j).get(), testing::AllGatherRun(held.id.job(), 1, 8, 1, 30),
-          &response);
+          WithToken(held.token).get(),
+          testing::AllGatherRun(held.id.job(), 1, 8, 1, 30), &response);
     });
     v1::Work work;
     ASSERT_TRUE(held.stream->Read(&work));
@@ -85,10 +119,10 @@ class StoreCapTest : public testing::FaultFixture {
     held.run_id = work.run().run_id();
   }
 
-  // Offers job j's store its full share in 1 MiB values (16 MiB), going
+  // Offers the job's store its full share in 1 MiB values (16 MiB), going
   // on past refusals; the bytes accepted, and the last refusal in
   // `refusal`.
-  int64_t Fill(int j, const HeldRun& held, grpc::Status& refusal) {
+  int64_t Fill(const HeldRun& held, grpc::Status& refusal) {
     int64_t accepted = 0;
     for (int k = 0; k < kPerJob / kMiB; ++k) {
       v1::StoreSetRequest set;
@@ -98,7 +132,7 @@ class StoreCapTest : public testing::FaultFixture {
       set.set_value(std::string(kMiB, 'x'));
       v1::StoreSetResponse response;
       const grpc::Status status =
-          stub_->StoreSet(WithToken(j).get(), set, &response);
+          stub_->StoreSet(WithToken(held.token).get(), set, &response);
       if (status.ok()) {
         accepted += kMiB + static_cast<int64_t>(set.key().size());
       } else {
@@ -107,20 +141,39 @@ class StoreCapTest : public testing::FaultFixture {
     }
     return accepted;
   }
+
+  // Cancels every held run and waits for its RunJob to end CANCELLED.
+  void Release(std::vector<HeldRun>& held) {
+    for (HeldRun& h : held) {
+      v1::CancelJobRequest cancel;
+      cancel.set_job(h.id.job());
+      v1::CancelJobResponse response;
+      EXPECT_TRUE(
+          stub_->CancelJob(WithToken(h.token).get(), cancel, &response).ok());
+    }
+    for (HeldRun& h : held) {
+      h.caller.join();
+      EXPECT_EQ(h.run_status.error_code(), grpc::CANCELLED);
+      h.stream_context->TryCancel();
+      h.stream->Finish();
+    }
+  }
+
+  std::string admin_file_;
 };
 
 TEST_F(StoreCapTest, SixtyFourFullStoresStayWithinTheGlobalCap) {
   const int64_t rss_before = testing::ResidentBytes(server_->pid());
   std::vector<HeldRun> held(kJobs);
   for (int j = 0; j < kJobs; ++j) {
-    Hold(j, held[j]);
+    Hold(j, IssuedToken(j), held[j]);
     ASSERT_FALSE(HasFatalFailure()) << "job " << j;
   }
   int64_t stored = 0;
   int refused_by_total = 0;
   for (int j = 0; j < kJobs; ++j) {
     grpc::Status refusal;
-    stored += Fill(j, held[j], refusal);
+    stored += Fill(held[j], refusal);
     EXPECT_EQ(refusal.error_code(), grpc::RESOURCE_EXHAUSTED)
         << refusal.error_message();
     refused_by_total += refusal.error_message().find(
@@ -137,23 +190,51 @@ TEST_F(StoreCapTest, SixtyFourFullStoresStayWithinTheGlobalCap) {
   EXPECT_GE(refused_by_total, kJobs - kTotal / kPerJob - 1);
   EXPECT_LE(rss - rss_before, kTotal + kRssSlack);
 
+  Release(held);
   for (int j = 0; j < kJobs; ++j) {
-    v1::CancelJobRequest cancel;
-    cancel.set_job(held[j].id.job());
-    v1::CancelJobResponse response;
-    EXPECT_TRUE(stub_->CancelJob(WithToken(j).get(), cancel, &response).ok());
-  }
-  for (int j = 0; j < kJobs; ++j) {
-    held[j].caller.join();
-    EXPECT_EQ(held[j].run_status.error_code(), grpc::CANCELLED);
-    held[j].stream_context->TryCancel();
-    held[j].stream->Finish();
     v1::GetJobRequest get;
     get.set_job(held[j].id.job());
     v1::GetJobResponse info;
-    ASSERT_TRUE(stub_->GetJob(WithToken(j).get(), get, &info).ok());
+    ASSERT_TRUE(stub_->GetJob(WithToken(held[j].token).get(), get, &info).ok());
     EXPECT_EQ(info.job().store_bytes(), 0) << "job " << j;
   }
+}
+
+// Four jobs of self-chosen tokens fill the one share they count in; a job
+// of an issued token still stores everything its own cap allows.
+TEST_F(StoreCapTest, MintedTokensCannotTakeAnIssuedJobsBytes) {
+  Start({"--legacy_job_tokens",
+         absl::StrCat("--max_store_bytes_per_credential=", kPerJob)});
+  constexpr int kMinted = 4;
+  std::vector<HeldRun> held(kMinted + 1);
+  for (int j = 0; j < kMinted; ++j) {
+    Hold(j, absl::StrCat("minted-", j), held[j]);
+    ASSERT_FALSE(HasFatalFailure()) << "job " << j;
+  }
+  Hold(kMinted, IssuedToken(kMinted), held[kMinted]);
+  ASSERT_FALSE(HasFatalFailure());
+  int64_t minted = 0;
+  for (int j = 0; j < kMinted; ++j) {
+    grpc::Status refusal;
+    minted += Fill(held[j], refusal);
+    EXPECT_EQ(refusal.error_code(), grpc::RESOURCE_EXHAUSTED);
+    if (j > 0) {
+      EXPECT_NE(refusal.error_message().find(
+                    "the rendezvous stores of the share of self-chosen job "
+                    "tokens (--legacy_job_tokens) past their maximum of "),
+                std::string::npos)
+          << refusal.error_message();
+    }
+  }
+  EXPECT_LE(minted, kPerJob);
+  grpc::Status refusal;
+  const int64_t issued = Fill(held[kMinted], refusal);
+  // All but the last value: the job's own cap, nothing shared, refuses it.
+  EXPECT_GE(issued, kPerJob - 2 * kMiB);
+  EXPECT_NE(refusal.error_message().find("the job's rendezvous store"),
+            std::string::npos)
+      << refusal.error_message();
+  Release(held);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
+#include "common/issued_job_token.h"
 #include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -222,7 +223,7 @@ TEST_F(HardeningTest, NamesCannotForgeLogLinesOrGrowLogsAndErrors) {
 // To a caller that does not hold it, a job that exists answers every call
 // byte for byte as it did before it existed.
 TEST_F(HardeningTest, MissingAndForbiddenJobsAnswerTheSameBytes) {
-  Start({"--allow_open_jobs=false"});
+  Start({"--allow_open_jobs=false", "--legacy_job_tokens"});
   const Who outsider{"made-up-token", ""};
   auto answers = [&] {
     std::vector<std::string> out;
@@ -292,7 +293,9 @@ TEST_F(HardeningTest, AClosedServerRefusesTokenlessJobsFromTheAdminToo) {
                                    "token (--allow_open_jobs=false)"),
             std::string::npos)
       << s.error_message();
-  ASSERT_TRUE(Join("tokened", 0, 1, "h", {"tok-1", ""}).ok());
+  const std::string issued =
+      JobTokenKey::FromAdminToken("admin-secret-4411").Issue("tokened");
+  ASSERT_TRUE(Join("tokened", 0, 1, "h", {issued, ""}).ok());
   v1::ListJobsResponse listed;
   ASSERT_TRUE(
       coordinator_
@@ -336,7 +339,8 @@ TEST_F(HardeningTest, CacheHitsAndMeshListsAreTheCallersOwn) {
   const std::string admin_file = std::string(dir) + "/admin";
   std::ofstream(admin_file) << "admin-secret-4412\n";
   Start({"--admin_token_file=" + admin_file});
-  const Who a{"token-a", ""}, b{"token-b", ""};
+  const JobTokenKey key = JobTokenKey::FromAdminToken("admin-secret-4412");
+  const Who a{key.Issue("a"), ""}, b{key.Issue("b"), ""};
   auto hit = [&](const Who& who) {
     v1::PlanResponse response;
     grpc::Status s = planner_->Plan(Context(who).get(), SmallPlan(), &response);
@@ -373,6 +377,49 @@ TEST_F(HardeningTest, CacheHitsAndMeshListsAreTheCallersOwn) {
             (std::set<std::string>{mine, theirs}));
   reg(b, 4);  // B registers the same mesh: it is B's to list too
   EXPECT_EQ(list(b), (std::set<std::string>{mine, theirs}));
+  std::remove(admin_file.c_str());
+  rmdir(dir);
+}
+
+// Meshes count in the share of the token that registered them: tokens
+// nobody issued are refused, self-chosen ones (--legacy_job_tokens) all
+// share one quota, so minting them takes no mesh from an issued token or
+// from callers without one.
+TEST_F(HardeningTest, MintedTokensShareOneMeshQuota) {
+  char dir[] = "/tmp/reshard-hardening-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string admin_file = std::string(dir) + "/admin";
+  std::ofstream(admin_file) << "admin-secret-4413\n";
+  auto reg = [&](const Who& who, int64_t size) {
+    v1::RegisterMeshRequest request;
+    request.mutable_mesh()->add_shape(size);
+    v1::RegisterMeshResponse response;
+    return planner_->RegisterMesh(Context(who).get(), request, &response);
+  };
+  Start({"--admin_token_file=" + admin_file});
+  grpc::Status s = reg({"minted-0", ""}, 2);
+  EXPECT_EQ(s.error_code(), grpc::PERMISSION_DENIED);
+  EXPECT_EQ(s.error_message(),
+            "metadata x-reshard-job-token: the job token was not issued by "
+            "this planner (the admin issues job tokens with: reshardctl job "
+            "token NAME --admin_token_file FILE)");
+
+  Start({"--admin_token_file=" + admin_file, "--legacy_job_tokens",
+         "--max_meshes=8", "--max_meshes_per_credential=2"});
+  int refused = 0;
+  for (int t = 0; t < 4; ++t) {
+    s = reg({absl::StrCat("minted-", t), ""}, 2 + t);
+    refused += s.error_code() == grpc::RESOURCE_EXHAUSTED &&
+               s.error_message().find("(--max_meshes_per_credential)") !=
+                   std::string::npos;
+  }
+  EXPECT_EQ(refused, 2);  // two meshes for all four tokens together
+  const Who issued{
+      JobTokenKey::FromAdminToken("admin-secret-4413").Issue("job"), ""};
+  EXPECT_TRUE(reg(issued, 10).ok());
+  EXPECT_TRUE(reg(issued, 11).ok());
+  EXPECT_TRUE(reg({}, 12).ok());
+  EXPECT_TRUE(reg({}, 13).ok());
   std::remove(admin_file.c_str());
   rmdir(dir);
 }
