@@ -25,6 +25,7 @@
 #include "coordinator/mailbox.h"
 #include "coordinator/membership.h"
 #include "coordinator/session_secret.h"
+#include "coordinator/token_rules.h"
 #include "coordinator/work.h"
 #include "executor/run_summary.h"
 
@@ -128,6 +129,8 @@ class Coordinator {
   // RunJob, would be RESOURCE_EXHAUSTED). The health service reports it
   // as reshard.v1.Coordinator.
   bool Admitting() const;
+  // Which job tokens it accepts (CoordinatorLimits::token_rules).
+  const TokenRules& token_rules() const { return *token_rules_; }
 
  private:
   // How a call reaches a job: as one of its agents (the job named by

@@ -123,7 +123,7 @@ nccl_job() {
   export RESHARD_BIN="$BUNDLE/bin" RESHARD_CLUSTER_DIR="$dir"
   server=$(bash "$BUNDLE/local-cluster.sh" start 4 --backend nccl --job g) ||
     { cat "$dir"/*.log 2>/dev/null | tail -n 20; return 1; }
-  local job=("$CTL" --server "$server" job run g)
+  local job=("$CTL" --server "$server" --job_token_file "$dir/job-token" job run g)
   local plan=(--mesh A=2,B=2 --flatten A,B --from 'P(sum),S(0)' --to 'S(1),R'
               --iters 3 --warmup 1)
   "${job[@]}" "${plan[@]}" --shape 9,5 --dtype bf16 || rc=1

@@ -23,7 +23,11 @@
 # `start` removes everything it created.
 #
 # `start` prints the --server address to use (the only line on stdout) once
-# the job is ready. The state directory ($RESHARD_CLUSTER_DIR, else
+# the job is ready. The planner gets an admin token of its own (random, in
+# STATE_DIR/admin-token) and the job the token issued for it (reshardctl job
+# token; STATE_DIR/job-token), which every call on the job presents:
+# `exec` passes it to its command as $RESHARD_JOB_TOKEN; elsewhere use
+# `reshardctl --job_token_file STATE_DIR/job-token`. The state directory ($RESHARD_CLUSTER_DIR, else
 # /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
 # signals exactly the PIDs recorded there (SIGTERM, then SIGKILL after a
 # bounded wait) and removes the state. Binaries come from $RESHARD_BUILD
@@ -117,7 +121,8 @@ stop_cluster() {
     fi
   done
   net_remove || say "could not delete every namespace listed in $DIR/netns"
-  rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job"
+  rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR/admin-token" \
+    "$DIR/job-token"
   if [ "${1:-}" = keep_logs ]; then
     say "stopped; logs kept in $DIR"
     return 0
@@ -172,15 +177,27 @@ agent_env() {
   fi
 }
 
-# Runs a command where the planner is reachable: the switch namespace of an
-# emulated cluster, else here.
+# Runs a command where the planner is reachable (the switch namespace of an
+# emulated cluster, else here) with the job's token in $RESHARD_JOB_TOKEN.
 in_cluster() {
   net_load
+  local token=""
+  [ -r "$DIR/job-token" ] && token=$(cat "$DIR/job-token")
   if [ -n "$NET_ID" ]; then
-    ip netns exec "$(net_ns_switch)" "$@"
+    RESHARD_JOB_TOKEN="$token" ip netns exec "$(net_ns_switch)" "$@"
   else
-    "$@"
+    RESHARD_JOB_TOKEN="$token" "$@"
   fi
+}
+
+# The planner's admin token (random) and the token it issues for job $1,
+# both readable by this user only.
+make_tokens() {
+  local job="$1"
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$DIR/admin-token") ||
+    fail_start "cannot write $DIR/admin-token"
+  (umask 077 && "$CTL" --admin_token_file "$DIR/admin-token" job token "$job" \
+     > "$DIR/job-token") || fail_start "reshardctl job token $job failed"
 }
 
 # Host h's namespace prefix for a command ("" without --hosts).
@@ -202,7 +219,7 @@ make_network() {
 
 # The planner; prints its address once it reports its port. In an emulated
 # cluster it listens in the switch namespace, which only the cluster's own
-# namespaces reach, so open jobs stay allowed there.
+# namespaces reach, so open jobs stay allowed there (the job has a token).
 start_planner() {
   local listen=127.0.0.1 ns="" pid
   if [ "$HOSTS" -gt 0 ]; then
@@ -211,7 +228,7 @@ start_planner() {
   fi
   # shellcheck disable=SC2086  # an optional command prefix, split on purpose
   $ns "$PLANNER" --listen "$listen:0" --port_file "$DIR/port" \
-    --drain_seconds 5 --allow_open_jobs=true \
+    --drain_seconds 5 --allow_open_jobs=true --admin_token_file "$DIR/admin-token" \
     </dev/null >"$DIR/planner.log" 2>&1 &
   pid=$!
   echo "$pid reshard-planner" >> "$DIR/pids"
@@ -237,7 +254,7 @@ start_agents() {
     $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
       --server "$server" --job "$job" --rank "$r" --world_size "$n" \
       --backend "$BACKEND" --listen_address "$address" --agents_per_host "$sharing" \
-      </dev/null >"$DIR/agent-$r.log" 2>&1 &
+      --job_token_file "$DIR/job-token" </dev/null >"$DIR/agent-$r.log" 2>&1 &
     echo "$! reshard-agent" >> "$DIR/pids"
   done
 }
@@ -255,6 +272,7 @@ start_cluster() {
   net_remove || die "namespaces of an earlier cluster in $DIR remain"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR"/*.log
   touch "$DIR/pids"
+  make_tokens "$job"
   trap '' HUP  # the processes outlive this script and its terminal
   trap 'fail_start "interrupted"' INT TERM
   make_network "$n"
@@ -267,7 +285,7 @@ start_cluster() {
   trap - INT TERM
   local where="planner on $server"
   [ "$HOSTS" -gt 0 ] && where="$where, $HOSTS hosts of $((n / HOSTS)) ranks, ${INTER_MBIT} Mbit/s between hosts"
-  say "job $job ready: $n $BACKEND agents, $where (state in $DIR)"
+  say "job $job ready: $n $BACKEND agents, $where (state in $DIR; its job token: --job_token_file $DIR/job-token)"
   echo "$server"
 }
 

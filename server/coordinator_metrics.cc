@@ -91,16 +91,12 @@ void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
         {{"state", connected ? "connected" : "disconnected"}},
         [&core, connected] { return CountAgents(core, connected); });
   }
-}
-
-void AddTokenRuleReadings(metrics::ScrapeReadings& readings,
-                          const coordinator::TokenRules& rules) {
   readings.AddCounter(
       "reshard_legacy_job_tokens_total",
       "Calls let in with a self-chosen, not issued, job token "
       "(--legacy_job_tokens)",
-      {}, [&rules] {
-        return static_cast<double>(rules.legacy_tokens_accepted());
+      {}, [&core] {
+        return static_cast<double>(core.token_rules().legacy_tokens_accepted());
       });
 }
 

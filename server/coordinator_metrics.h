@@ -15,7 +15,6 @@
 
 #include "absl/status/status.h"
 #include "coordinator/coordinator.h"
-#include "coordinator/token_rules.h"
 #include "metrics/metrics_endpoint.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
@@ -55,14 +54,12 @@ class CoordinatorMetrics {
   prometheus::Histogram& run_duration_;
 };
 
-// reshard_jobs and reshard_agents{state}, read from `core` at each scrape
-// (the endpoint must stop before `core` goes away).
+// reshard_jobs, reshard_agents{state} and reshard_legacy_job_tokens_total
+// (calls let in with a self-chosen job token, so operators see who still
+// needs issuing), read from `core` at each scrape (the endpoint must stop
+// before `core` goes away).
 void AddCoordinatorReadings(metrics::ScrapeReadings& readings,
                             const coordinator::Coordinator& core);
-// reshard_legacy_job_tokens_total: calls let in with a self-chosen job
-// token (--legacy_job_tokens), so operators see who still needs issuing.
-void AddTokenRuleReadings(metrics::ScrapeReadings& readings,
-                          const coordinator::TokenRules& rules);
 
 }  // namespace reshard::server
 

@@ -235,10 +235,12 @@ std::optional<PlanningLimits> PlanningLimitsFromFlags() {
   return limits;
 }
 
-// The Coordinator's bounds from the flags; nullopt (after logging which
-// flag is wrong) when one is not positive.
-std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags() {
+// The Coordinator's bounds from the flags, with `token_rules`; nullopt
+// (after logging which flag is wrong) when one is not positive.
+std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags(
+    const coordinator::TokenRules* token_rules) {
   coordinator::CoordinatorLimits limits;
+  limits.token_rules = token_rules;
   limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
   limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
   limits.max_jobs_per_credential = absl::GetFlag(FLAGS_max_jobs_per_credential);
@@ -473,11 +475,9 @@ int Serve() {
   PlannerService service(registry, cache, *options,
                          metrics_on ? &planner_metrics : nullptr, &pool);
   const std::optional<coordinator::CoordinatorLimits> limits =
-      CoordinatorLimitsFromFlags();
+      CoordinatorLimitsFromFlags(options->token_rules.get());
   if (!limits.has_value()) return 2;
-  coordinator::CoordinatorLimits core_limits = *limits;
-  core_limits.token_rules = options->token_rules.get();
-  coordinator::Coordinator core(core_limits);
+  coordinator::Coordinator core(*limits);
   CoordinatorMetrics coordinator_metrics(*families);
   CoordinatorService coordinator(core, registry, cache, *options,
                                  metrics_on ? &coordinator_metrics : nullptr,
@@ -491,7 +491,6 @@ int Serve() {
     metrics = StartMetrics(families, service, registry, cache, pool);
     if (metrics == nullptr) return 1;
     AddCoordinatorReadings(metrics->readings(), core);
-    AddTokenRuleReadings(metrics->readings(), *options->token_rules);
     if (tls->enabled) AddCertificateReading(metrics->readings(), *tls);
   }
   int port = 0;

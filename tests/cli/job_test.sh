@@ -16,9 +16,6 @@ CLUSTER="$3"
 
 tmp=$(mktemp -d)
 export RESHARD_CLUSTER_DIR="$tmp/cluster"
-# Every agent inherits the token and creates job jt with it; every
-# reshardctl call below presents it (issue 28's job credentials).
-export RESHARD_JOB_TOKEN="jt-token-$$"
 cleanup() {
   [ -n "${run_pid:-}" ] && kill "$run_pid" 2>/dev/null
   [ -f "$RESHARD_CLUSTER_DIR/pids" ] && "$CLUSTER" stop >/dev/null 2>&1
@@ -48,6 +45,24 @@ check "local-cluster start 4 exits 0" $rc
 pids=$(awk '{print $1}' "$RESHARD_CLUSTER_DIR/pids")
 [ "$(wc -w <<<"$pids")" -eq 5 ]; check "five PIDs recorded (planner + 4 agents)" $?
 J=("$CTL" --server "$server" job)
+# The cluster's agents created job jt with the token issued for it (issue
+# 52); every reshardctl call below presents it.
+RESHARD_JOB_TOKEN=$(cat "$RESHARD_CLUSTER_DIR/job-token")
+export RESHARD_JOB_TOKEN
+[[ "$RESHARD_JOB_TOKEN" =~ ^rjt1\.[0-9a-f]{8}\.[0-9a-f]{64}\.jt$ ]]
+check "the cluster's job token is issued for jt ($RESHARD_JOB_TOKEN)" $?
+issued=$("$CTL" --admin_token_file "$RESHARD_CLUSTER_DIR/admin-token" job token jt)
+[ "$issued" = "$RESHARD_JOB_TOKEN" ]; check "job token prints the same token" $?
+err=$(env -u RESHARD_ADMIN_TOKEN "$CTL" job token jt 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "job token: needs the planner's admin token (--admin_token_file FILE or \$RESHARD_ADMIN_TOKEN)"
+check "job token without the admin token exits 2 ($rc: $err)" $?
+err=$("$CTL" --admin_token_file "$RESHARD_CLUSTER_DIR/admin-token" job token 'a/b' 2>&1); rc=$?
+[ $rc -eq 2 ] && contains "$err" "job token: NAME: \"a/b\" may only hold letters"
+check "job token of a bad name exits 2 naming it ($rc: $err)" $?
+# Another job's token, issued by the same admin, takes no other name.
+other=$("$CTL" --admin_token_file "$RESHARD_CLUSTER_DIR/admin-token" job token jt2)
+out=$(env RESHARD_JOB_TOKEN="$other" "${J[@]}" list --json)
+jq -e '.jobs == []' <<<"$out" >/dev/null; check "jt2's token does not see jt ($out)" $?
 
 # Starts `job run jt ARGS...` in the background, waits (bounded) until the
 # job runs it, cancels it and checks that it failed CANCELLED. WHAT names

@@ -17,7 +17,8 @@ dir=$(mktemp -d)
 pids=()
 trap stop_started EXIT
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --drain_seconds 0 \
-  2>"$dir/planner.log" &
+  --legacy_job_tokens --metrics_listen 127.0.0.1:0 \
+  --metrics_port_file "$dir/metrics-port" 2>"$dir/planner.log" &
 pid=$!
 pids+=($pid)
 wait_for 10 test -s "$dir/port" || die "planner did not start"
@@ -59,11 +60,18 @@ out=$("$CTL" mesh get "$id1" --json --server "$S")
 jq -e '.links[0].bandwidth_gbps == 100 and .links[0].latency_us == 1.5' <<<"$out" >/dev/null
 check "mesh get --json" $?
 # Without an admin token a mesh is deleted only by the credential that
-# registered it (its job token; here one given in the environment).
+# registered it (the share of its job token; here a self-chosen one,
+# --legacy_job_tokens, given in the environment).
 owned=$(RESHARD_JOB_TOKEN=owner-token "$CTL" --server "$S" mesh register --mesh A=3)
 check "register with a job token" $?
+# --legacy_job_tokens warns at start and counts the self-chosen tokens.
+grep -q "warning.*--legacy_job_tokens: self-chosen job tokens are accepted" "$dir/planner.log"
+check "--legacy_job_tokens warns at start" $?
+metrics=$(curl -sf "http://127.0.0.1:$(cat "$dir/metrics-port")/metrics")
+grep -Eq '^reshard_legacy_job_tokens_total [1-9]' <<<"$metrics"
+check "reshard_legacy_job_tokens_total counts it ($(grep legacy <<<"$metrics"))" $?
 expect "mesh delete by another credential" 6 \
-  "PERMISSION_DENIED: mesh_id: mesh $owned was registered with another job token" \
+  "PERMISSION_DENIED: mesh_id: mesh $owned was registered by another credential" \
   "$CTL" --server "$S" mesh delete "$owned"
 out=$(RESHARD_JOB_TOKEN=owner-token "$CTL" --server "$S" mesh delete "$owned")
 [ "$out" = "deleted $owned" ]; check "its registrant deletes it ($out)" $?

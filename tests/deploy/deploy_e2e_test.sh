@@ -30,16 +30,19 @@ check "promtool check rules deploy/prometheus/rules/*.yml" $?
 out=$("$PROMTOOL" test rules "$SRC/tests/deploy/alerts_test.yml" 2>&1)
 check "promtool unit tests of the alerts (tests/deploy/alerts_test.yml): $(tail -1 <<<"$out")" $?
 
-# As deployed (deploy/kubernetes/): the planner serves mutual TLS, and the
-# agents and reshardctl present a certificate of its CA and the job token.
+# As deployed (deploy/kubernetes/): the planner serves mutual TLS with an
+# admin token, and the agents and reshardctl present a certificate of its CA
+# and the job token the admin issued (reshardctl job token).
 make_ca "$dir" ca && make_cert "$dir" planner ca && make_cert "$dir" client ca
 check "openssl made the certificates" $?
-echo "e2e-job-token" >"$dir/token"
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/admin"
+"$CTL" --admin_token_file "$dir/admin" job token e2e >"$dir/token"
+check "reshardctl job token issues the job's token" $?
 TLS=(--tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" --tls_key "$dir/client.key")
 "$BUILD/server/reshard-planner" --listen 127.0.0.1:0 --port_file "$dir/port" \
   --tls_cert "$dir/planner.pem" --tls_key "$dir/planner.key" --tls_ca "$dir/ca.pem" \
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics_port" \
-  2>"$dir/planner.log" &
+  --admin_token_file "$dir/admin" 2>"$dir/planner.log" &
 pids+=($!)
 # The metrics port is written before the service's: wait for both.
 wait_for 15 test -s "$dir/metrics_port" -a -s "$dir/port" ||

@@ -101,7 +101,10 @@ mkdir -p "$dir/tls"
 make_ca "$dir/tls" ca && make_cert "$dir/tls" tls ca &&
   mv "$dir/tls/ca.pem" "$dir/tls/ca.crt" && mv "$dir/tls/tls.pem" "$dir/tls/tls.crt"
 check "openssl made a stand-in for the Secret reshard-planner-tls" $?
-sed "s|$tls_dir/|$dir/tls/|" "$dir/planner.flags" >"$dir/planner-local.flags"
+# And a stand-in for the Secret reshard-planner-admin (its key token).
+admin_dir=$(dirname "$(grep -- '^--admin_token_file=' "$dir/planner.flags" | cut -d= -f2)")
+mkdir -p "$dir/admin" && echo "manifest-admin-token" >"$dir/admin/token"
+sed "s|$tls_dir/|$dir/tls/|; s|$admin_dir/|$dir/admin/|" "$dir/planner.flags" >"$dir/planner-local.flags"
 "$PLANNER" --flagfile="$dir/planner-local.flags" --listen=127.0.0.1:0 --port_file="$dir/port" \
   --metrics_listen=127.0.0.1:0 2>"$dir/planner.log" &
 pids+=($!)
@@ -128,6 +131,12 @@ jq -e --arg server "127.0.0.1:$(flag_port listen)" --arg d "$tls_dir" "$c.readin
   (.spec.template.spec.volumes[] | select(.name == \"tls\") | .secret.secretName) == \"reshard-planner-tls\"" \
   <<<"$deploy" >/dev/null
 check "planner probes run reshardctl health over TLS on the serving port, with the mounted Secret ($tls_dir)" $?
+jq -e --arg d "$admin_dir" "($c.volumeMounts[] | select(.name == \"admin-token\") | .mountPath) == \$d and
+  (.spec.template.spec.volumes[] | select(.name == \"admin-token\") | .secret.secretName) == \"reshard-planner-admin\"" \
+  <<<"$deploy" >/dev/null
+check "the planner's admin token comes from the Secret reshard-planner-admin, mounted where --admin_token_file reads ($admin_dir)" $?
+grep -q "job tokens issued under key [0-9a-f]\{8\} are accepted" "$dir/planner.log"
+check "the planner started from the flag file issues job tokens" $?
 jq -e ".spec.template.metadata.annotations[\"prometheus.io/port\"] == \"$(flag_port metrics_listen)\"" <<<"$deploy" >/dev/null
 check "the scrape annotation names the metrics port" $?
 mount=$(jq -r "$c.volumeMounts[0].mountPath" <<<"$deploy")

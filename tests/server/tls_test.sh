@@ -26,10 +26,11 @@ make_ca "$dir" ca && make_ca "$dir" other-ca && make_cert "$dir" server ca &&
   make_cert "$dir" expired ca -1
 check "openssl made the CAs and certificates" $?
 
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/admin"
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --drain_seconds 0 \
   --tls_cert "$dir/server.pem" --tls_key "$dir/server.key" --tls_ca "$dir/ca.pem" \
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics-port" \
-  2>"$dir/planner.log" &
+  --admin_token_file "$dir/admin" 2>"$dir/planner.log" &
 pids+=($!)
 wait_for 10 test -s "$dir/port" || die "the TLS planner did not start"
 S="127.0.0.1:$(cat "$dir/port")"
@@ -63,8 +64,10 @@ refused "an expired client certificate" --tls_ca "$dir/ca.pem" \
 refused "a client that does not trust the server's CA" --tls_ca "$dir/other-ca.pem" \
   --tls_cert "$dir/client.pem" --tls_key "$dir/client.key"
 
-# Agents over TLS, with a job token; a job run over TLS validates.
-echo "tls-job-token" >"$dir/token"
+# Agents over TLS, with the job token the admin issued; a job run over TLS
+# validates.
+"$CTL" --admin_token_file "$dir/admin" job token tls >"$dir/token"
+check "reshardctl job token issues one" $?
 for r in 0 1; do
   "$AGENT" --server "$S" --job tls --rank $r --world_size 2 --timeout_seconds 10 \
     --tls_ca "$dir/ca.pem" --tls_cert "$dir/client.pem" --tls_key "$dir/client.key" \
