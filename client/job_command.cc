@@ -407,9 +407,9 @@ absl::Status RunJobCommand(const ServerFlags& server,
   const std::string verb = argv.empty() ? "" : argv[0];
   const char* usage = UsageOf(verb);
   if (usage == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job: expected list, show, run, cancel, calibrate or token",
-                     verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job: expected list, show, run, cancel, calibrate or token",
+        verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
   }
   const auto rest = absl::MakeConstSpan(argv).subspan(1);
   if (!rest.empty() && IsHelp(rest[0])) {

@@ -57,14 +57,12 @@ JobTokenKey JobTokenKey::FromAdminToken(absl::string_view admin_token) {
 }
 
 std::string JobTokenKey::Issue(absl::string_view name) const {
-  const std::string mac =
-      HmacSha256(key_, absl::StrCat(kMacPurpose, name));
+  const std::string mac = HmacSha256(key_, absl::StrCat(kMacPurpose, name));
   return absl::StrCat(kPrefix, key_id_, ".", absl::BytesToHexString(mac), ".",
                       name);
 }
 
-absl::StatusOr<std::string> JobTokenKey::Verify(
-    absl::string_view token) const {
+absl::StatusOr<std::string> JobTokenKey::Verify(absl::string_view token) const {
   if (!IsIssuedForm(token)) {
     return absl::InvalidArgumentError(
         "the job token was not issued by a planner (issued tokens start "

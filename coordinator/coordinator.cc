@@ -257,10 +257,10 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
   std::optional<CredentialSlots::Slot> mine =
       runs_by_credential_.TryAcquire(share, limits_.max_runs_per_credential);
   if (!mine.has_value()) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        DescribeShare(share), " already holds its maximum of ",
-        limits_.max_runs_per_credential,
-        " concurrent RunJob calls (--max_runs_per_credential)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat(DescribeShare(share), " already holds its maximum of ",
+                     limits_.max_runs_per_credential,
+                     " concurrent RunJob calls (--max_runs_per_credential)"));
   }
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;

@@ -16,15 +16,14 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
                        limits_.max_jobs, " jobs"));
     }
     if (JobsOfShareLocked(share) >= limits_.max_jobs_per_credential) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("agent.job: ", DescribeShare(share),
-                       " already holds its maximum of ",
-                       limits_.max_jobs_per_credential,
-                       " jobs (--max_jobs_per_credential)"));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "agent.job: ", DescribeShare(share), " already holds its maximum of ",
+          limits_.max_jobs_per_credential,
+          " jobs (--max_jobs_per_credential)"));
     }
-    auto job = std::make_shared<Job>(
-        info.agent.job, info.world_size, info.backend,
-        JobToken(job_token, share), limits_, clock_, ShareBudgetLocked(share));
+    auto job = std::make_shared<Job>(info.agent.job, info.world_size,
+                                     info.backend, JobToken(job_token, share),
+                                     limits_, clock_, ShareBudgetLocked(share));
     jobs_.emplace(info.agent.job, job);
     return job;
   }

@@ -44,11 +44,10 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
                      limits_.max_store_bytes_per_job, " bytes"));
   }
   if (const StoreBudget* short_one = Resize(new_size - old_size)) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("value: setting \"", key, "\" would take ",
-                     short_one->what(), " past their maximum of ",
-                     short_one->max_bytes(), " bytes (", short_one->flag(),
-                     ")"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "value: setting \"", key, "\" would take ", short_one->what(),
+        " past their maximum of ", short_one->max_bytes(), " bytes (",
+        short_one->flag(), ")"));
   }
   entries_[key] = Entry{run_id, std::move(value), writer};
   return absl::OkStatus();

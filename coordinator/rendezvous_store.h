@@ -36,8 +36,8 @@ class RendezvousStore {
   // Rank `writer` sets `key` for `run_id` (overwriting its own key keeps
   // the byte count exact). PERMISSION_DENIED for a key another rank set,
   // RESOURCE_EXHAUSTED past the job's key or byte cap or a budget it
-  // shares (--max_store_bytes_per_credential, --max_store_bytes_total), INVALID_ARGUMENT for an empty or
-  // oversized key.
+  // shares (--max_store_bytes_per_credential, --max_store_bytes_total),
+  // INVALID_ARGUMENT for an empty or oversized key.
   absl::Status Set(const std::string& run_id, const std::string& key,
                    std::string value, int64_t writer);
   // Every key's value, in order, or nullopt while one is missing.

@@ -41,8 +41,8 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
   return caller;
 }
 
-absl::StatusOr<std::string> MeshCredentialOf(
-    const grpc::ServerContextBase& ctx, const ServiceOptions& options) {
+absl::StatusOr<std::string> MeshCredentialOf(const grpc::ServerContextBase& ctx,
+                                             const ServiceOptions& options) {
   absl::StatusOr<coordinator::Caller> caller = CallerOf(ctx, "");
   if (!caller.ok()) return caller.status();
   const std::string field = absl::StrCat("metadata ", kJobTokenHeader);

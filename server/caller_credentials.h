@@ -12,8 +12,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "coordinator/job_token.h"
-#include "server/request_plan.h"
 #include "grpcpp/server_context.h"
+#include "server/request_plan.h"
 
 namespace reshard::server {
 
@@ -32,8 +32,8 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
 // The credential whose meshes a call registers, lists or deletes: the
 // share of its job token under `options.token_rules` ("" without one;
 // PERMISSION_DENIED naming the header for a token they do not accept).
-absl::StatusOr<std::string> MeshCredentialOf(
-    const grpc::ServerContextBase& ctx, const ServiceOptions& options);
+absl::StatusOr<std::string> MeshCredentialOf(const grpc::ServerContextBase& ctx,
+                                             const ServiceOptions& options);
 
 // The plan cache scope of a caller (PlanRequest::cache_scope): one per job
 // token, callers without one sharing theirs; never 0, the shared scope.

@@ -22,6 +22,7 @@
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/issued_job_token.h"
+#include "common/open_file_limit.h"
 #include "common/periodic_task.h"
 #include "common/secret_file.h"
 #include "common/tls_files.h"
@@ -148,8 +149,7 @@ std::shared_ptr<const coordinator::TokenRules> TokenRulesFromFlags(
   std::optional<JobTokenKey> key;
   if (!admin_token.empty()) {
     key = JobTokenKey::FromAdminToken(admin_token);
-    spdlog::info("job tokens issued under key {} are accepted",
-                 key->key_id());
+    spdlog::info("job tokens issued under key {} are accepted", key->key_id());
   }
   const bool legacy = absl::GetFlag(FLAGS_legacy_job_tokens);
   if (legacy) {
@@ -453,6 +453,18 @@ void StopOnSignal(const sigset_t& signals, std::unique_ptr<PeriodicTask> tick,
   spdlog::info("reshard-planner stopped");
 }
 
+// Raises the soft open-file limit to the hard one (common/open_file_limit.h)
+// and says so; a failure is logged and the server goes on.
+void RaiseAndLogOpenFileLimit() {
+  absl::StatusOr<OpenFileLimit> limit = RaiseOpenFileLimit();
+  if (!limit.ok()) {
+    spdlog::warn("open files: {}", std::string(limit.status().message()));
+    return;
+  }
+  spdlog::info("open files: soft limit {} (was {}), hard limit {}", limit->soft,
+               limit->soft_before, limit->hard);
+}
+
 int Serve() {
   const sigset_t signals = BlockStopSignals();
   if (absl::Status s = ValidateServerFlags(StartupFlags()); !s.ok()) {
@@ -525,5 +537,6 @@ int main(int argc, char** argv) {
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-planner %v");
+  reshard::server::RaiseAndLogOpenFileLimit();
   return reshard::server::Serve();
 }

@@ -291,9 +291,9 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
         if (!admin.ok()) return admin;
         absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
         if (!owner.ok()) return owner.status();
-        switch (registry_.Delete(request->mesh_id(), options_.admin_token.empty()
-                                                         ? &*owner
-                                                         : nullptr)) {
+        switch (registry_.Delete(
+            request->mesh_id(),
+            options_.admin_token.empty() ? &*owner : nullptr)) {
           case MeshRegistry::Deleted::kYes:
             return absl::OkStatus();
           case MeshRegistry::Deleted::kUnknown:

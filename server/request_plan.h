@@ -11,9 +11,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "coordinator/token_rules.h"
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
+#include "coordinator/token_rules.h"
 #include "planner/plan_cache.h"
 #include "planner/planner.h"
 #include "planner/search_support.h"

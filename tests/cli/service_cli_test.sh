@@ -68,8 +68,9 @@ check "register with a job token" $?
 grep -q "warning.*--legacy_job_tokens: self-chosen job tokens are accepted" "$dir/planner.log"
 check "--legacy_job_tokens warns at start" $?
 metrics=$(curl -sf "http://127.0.0.1:$(cat "$dir/metrics-port")/metrics")
-grep -Eq '^reshard_legacy_job_tokens_total [1-9]' <<<"$metrics"
-check "reshard_legacy_job_tokens_total counts it ($(grep legacy <<<"$metrics"))" $?
+legacy=$(grep '^reshard_legacy_job_tokens_total' <<<"$metrics")
+grep -Eq '^reshard_legacy_job_tokens_total [1-9]' <<<"$legacy"
+check "reshard_legacy_job_tokens_total counts it ($legacy)" $?
 expect "mesh delete by another credential" 6 \
   "PERMISSION_DENIED: mesh_id: mesh $owned was registered by another credential" \
   "$CTL" --server "$S" mesh delete "$owned"

@@ -52,8 +52,7 @@ void ExpectRefused(const absl::StatusOr<std::string>& job,
 TEST(IssuedJobTokenTest, RefusesWhatItDidNotIssue) {
   const JobTokenKey key = JobTokenKey::FromAdminToken("admin-secret");
   const std::string good = kKnownToken;
-  ExpectRefused(key.Verify("my-own-token"),
-                absl::StatusCode::kInvalidArgument,
+  ExpectRefused(key.Verify("my-own-token"), absl::StatusCode::kInvalidArgument,
                 "the job token was not issued by a planner", "my-own-token");
   // Another job's name under the same MAC: the MAC covers the name.
   std::string renamed = good.substr(0, good.size() - 2) + "v3";

@@ -60,7 +60,7 @@ TEST(StoreBudgetTest, AShareTakesFromItsBudgetAndFromAllJobs) {
   RendezvousStore mine(limits, share);
   RendezvousStore other(limits, all);
   EXPECT_TRUE(mine.Set("r", "k1", std::string(8, 'x'), 0).ok());  // 10
-  absl::Status over_share = mine.Set("r", "k2", "xx", 0);          // 4 more
+  absl::Status over_share = mine.Set("r", "k2", "xx", 0);         // 4 more
   EXPECT_EQ(over_share.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(over_share.message(),
             "value: setting \"k2\" would take the rendezvous stores of this "

@@ -1,13 +1,13 @@
 // Issue 28's and 52's job credentials end to end: a reshard-planner that
 // refuses token-less jobs (--allow_open_jobs=false) and has an admin
 // token, two real reshard-agent processes that created job "guarded" with
-// the token issued for it (--job_token_file), and callers on the wire. An outsider without the token
-// or with another one is refused on every call that names the job (Join,
-// Dispatch, the store, Report, Leave, RunJob, GetJob, CancelJob: NOT_FOUND
-// but for Join, as for a missing job) and does not see it in ListJobs; the
-// holder runs it; an admin sees it and cannot cancel it. After the attacks the
-// job's next run validates. A squatter cannot take a name, before the real
-// agents start or after a planner restart.
+// the token issued for it (--job_token_file), and callers on the wire. An
+// outsider without the token or with another one is refused on every call that
+// names the job (Join, Dispatch, the store, Report, Leave, RunJob, GetJob,
+// CancelJob: NOT_FOUND but for Join, as for a missing job) and does not see it
+// in ListJobs; the holder runs it; an admin sees it and cannot cancel it. After
+// the attacks the job's next run validates. A squatter cannot take a name,
+// before the real agents start or after a planner restart.
 #include <unistd.h>
 
 #include <chrono>
@@ -281,8 +281,8 @@ TEST_F(JobTokenE2eTest, ASquatterCannotTakeANameBeforeOrAfterARestart) {
   WriteFile(token_file_, Issued("victim") + "\n");
   for (int life = 0; life < 2; ++life) {
     if (life == 1) StartServer(Flags());  // the old planner is stopped
-    for (const std::string& squatter : {std::string("victim-token"),
-                                        Issued("squatter")}) {
+    for (const std::string& squatter :
+         {std::string("victim-token"), Issued("squatter")}) {
       const grpc::Status s = JoinAs("victim", squatter);
       EXPECT_EQ(s.error_code(), grpc::PERMISSION_DENIED) << s.error_message();
     }
