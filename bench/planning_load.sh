@@ -28,8 +28,11 @@ cleanup() {
 trap cleanup EXIT
 rss() { awk -v k="$2:" '$1 == k {print $2 * 1024}' "/proc/$1/status"; }
 
+# Each loop is a credential of its own: a job token issued for it.
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/admin"
 "$PLANNER" --listen 127.0.0.1:0 --port_file "$dir/port" --cache_entries 0 \
-  --planning_workers 2 --max_search_bytes 536870912 2>"$dir/planner.log" &
+  --planning_workers 2 --max_search_bytes 536870912 --admin_token_file "$dir/admin" \
+  2>"$dir/planner.log" &
 planner=$!
 pids+=($planner)
 for _ in $(seq 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
@@ -41,7 +44,8 @@ heavy=(plan --mesh A=2,B=2,C=2,D=2,E=2,F=2,G=2,H=2 --shape 16,16,16,16,16,16,16,
   --from 'S(0),S(1),S(2),S(3),S(4),S(5),S(6),S(7)'
   --to 'S(7),S(6),S(5),S(4),S(3),S(2),S(1),S(0)' --search_budget 2000000)
 for i in 1 2 3 4; do
-  (while [ ! -e "$dir/stop" ]; do RESHARD_JOB_TOKEN="heavy-$i" "$CTL" --server "$S" \
+  token=$("$CTL" --admin_token_file "$dir/admin" job token "heavy-$i")
+  (while [ ! -e "$dir/stop" ]; do RESHARD_JOB_TOKEN="$token" "$CTL" --server "$S" \
     --deadline_seconds 120 "${heavy[@]}" >/dev/null 2>&1; done) &
   loops+=($!)
 done

@@ -29,9 +29,8 @@ absl::StatusOr<OpenFileLimit> RaiseOpenFileLimit() {
   }
   OpenFileLimit result;
   result.soft_before = static_cast<int64_t>(limit.rlim_cur);
-  const rlim_t target = limit.rlim_max == RLIM_INFINITY
-                            ? KernelMaxOpenFiles()
-                            : limit.rlim_max;
+  const rlim_t target =
+      limit.rlim_max == RLIM_INFINITY ? KernelMaxOpenFiles() : limit.rlim_max;
   if (limit.rlim_cur < target) {
     limit.rlim_cur = target;
     if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {

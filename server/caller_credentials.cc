@@ -41,8 +41,8 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
   return caller;
 }
 
-absl::StatusOr<std::string> MeshCredentialOf(const grpc::ServerContextBase& ctx,
-                                             const ServiceOptions& options) {
+absl::StatusOr<std::string> CredentialOf(const grpc::ServerContextBase& ctx,
+                                         const ServiceOptions& options) {
   absl::StatusOr<coordinator::Caller> caller = CallerOf(ctx, "");
   if (!caller.ok()) return caller.status();
   const std::string field = absl::StrCat("metadata ", kJobTokenHeader);
@@ -53,8 +53,8 @@ absl::StatusOr<std::string> MeshCredentialOf(const grpc::ServerContextBase& ctx,
   return share->share;
 }
 
-uint64_t CacheScopeOf(const coordinator::Caller& caller) {
-  return Fnv1a64(absl::StrCat("credential:", caller.job_token)) | 1;
+uint64_t CacheScopeOf(const std::string& credential) {
+  return Fnv1a64(absl::StrCat("credential:", credential)) | 1;
 }
 
 }  // namespace reshard::server

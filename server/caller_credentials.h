@@ -29,15 +29,17 @@ std::optional<absl::string_view> MetadataValue(
 absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
                                              const std::string& admin_token);
 
-// The credential whose meshes a call registers, lists or deletes: the
-// share of its job token under `options.token_rules` ("" without one;
-// PERMISSION_DENIED naming the header for a token they do not accept).
-absl::StatusOr<std::string> MeshCredentialOf(const grpc::ServerContextBase& ctx,
-                                             const ServiceOptions& options);
+// The credential a call counts in: the share of its job token under
+// `options.token_rules` (coordinator/token_rules.h; "" without a token),
+// which owns the meshes it registers and keys its planning queue and plan
+// cache scope. PERMISSION_DENIED naming the header for a token the rules
+// do not accept.
+absl::StatusOr<std::string> CredentialOf(const grpc::ServerContextBase& ctx,
+                                         const ServiceOptions& options);
 
-// The plan cache scope of a caller (PlanRequest::cache_scope): one per job
-// token, callers without one sharing theirs; never 0, the shared scope.
-uint64_t CacheScopeOf(const coordinator::Caller& caller);
+// The plan cache scope of a credential (PlanRequest::cache_scope), also
+// its planning queue's key; never 0, the shared scope.
+uint64_t CacheScopeOf(const std::string& credential);
 
 }  // namespace reshard::server
 

@@ -335,11 +335,11 @@ absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
   const v1::PlanRequest& r = request.request();
   absl::StatusOr<std::shared_ptr<const Mesh>> mesh = RequestMesh(registry_, r);
   if (!mesh.ok()) return mesh.status();
-  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-  if (!caller.ok()) return caller.status();
+  absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
+  if (!credential.ok()) return credential.status();
   absl::StatusOr<PlanRequest> plan_request =
       LimitedPlanRequest(**mesh, r.tensor(), r.src(), r.dst(), r.options(),
-                         options_, CacheScopeOf(*caller));
+                         options_, CacheScopeOf(*credential));
   if (!plan_request.ok()) return plan_request.status();
   absl::StatusOr<Plan> plan = PlanThroughPool(
       **mesh, *plan_request, cache_, pool_,

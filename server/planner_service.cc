@@ -237,7 +237,7 @@ grpc::ServerUnaryReactor* PlannerService::RegisterMesh(
       ctx, Rpc::kRegisterMesh, *request, response, [&]() -> absl::Status {
         absl::StatusOr<Mesh> mesh = proto::MeshFromProto(request->mesh());
         if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        absl::StatusOr<std::string> owner = CredentialOf(*ctx, options_);
         if (!owner.ok()) return owner.status();
         absl::StatusOr<MeshRegistry::Registered> registered =
             registry_.Register(*std::move(mesh), *owner);
@@ -272,7 +272,7 @@ grpc::ServerUnaryReactor* PlannerService::ListMeshes(
           return FillMeshesPage(registry_, nullptr, *request,
                                 options_.max_message_bytes, response);
         }
-        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        absl::StatusOr<std::string> owner = CredentialOf(*ctx, options_);
         if (!owner.ok()) return owner.status();
         return FillMeshesPage(registry_, &*owner, *request,
                               options_.max_message_bytes, response);
@@ -289,7 +289,7 @@ grpc::ServerUnaryReactor* PlannerService::DeleteMesh(
         absl::Status admin =
             CheckAdminToken(*ctx, options_.admin_token, "DeleteMesh");
         if (!admin.ok()) return admin;
-        absl::StatusOr<std::string> owner = MeshCredentialOf(*ctx, options_);
+        absl::StatusOr<std::string> owner = CredentialOf(*ctx, options_);
         if (!owner.ok()) return owner.status();
         switch (registry_.Delete(
             request->mesh_id(),
@@ -317,9 +317,9 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
         absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
             RequestMesh(registry_, *request);
         if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-        if (!caller.ok()) return caller.status();
-        const uint64_t scope = CacheScopeOf(*caller);
+        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
+        if (!credential.ok()) return credential.status();
+        const uint64_t scope = CacheScopeOf(*credential);
         absl::StatusOr<PlanRequest> parsed = ParsePlan(**mesh, *request, scope);
         if (!parsed.ok()) return parsed.status();
         const bool heavy = NeedsPlanningPool(**mesh, *parsed, cache_);
@@ -345,9 +345,9 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
         absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
             RequestMesh(registry_, *request);
         if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<coordinator::Caller> caller = CallerOf(*ctx, "");
-        if (!caller.ok()) return caller.status();
-        const uint64_t scope = CacheScopeOf(*caller);
+        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
+        if (!credential.ok()) return credential.status();
+        const uint64_t scope = CacheScopeOf(*credential);
         return PlanningCall{
             BatchNeedsPool(**mesh, *request), scope,
             [this, ctx, request, response, mesh = *mesh, scope] {

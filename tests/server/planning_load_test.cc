@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
+#include "common/issued_job_token.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -71,6 +73,21 @@ int64_t SettledResidentBytes(pid_t pid, int64_t bound) {
   return rss;
 }
 
+// The planner's admin token, and the job tokens issued under it: each load
+// stream is a credential of its own.
+constexpr char kAdminToken[] = "planning-load-admin";
+std::string Issued(const std::string& job) {
+  return JobTokenKey::FromAdminToken(kAdminToken).Issue(job);
+}
+std::string AdminTokenFile() {
+  char path[] = "/tmp/reshard-admin-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  close(fd);
+  std::ofstream(path) << kAdminToken << "\n";
+  return path;
+}
+
 std::unique_ptr<grpc::ClientContext> Context(const std::string& token,
                                              std::chrono::seconds within) {
   auto context = std::make_unique<grpc::ClientContext>();
@@ -101,8 +118,12 @@ void ExpectHealthy(grpc::health::v1::Health::Stub& health, int times) {
 }
 
 TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
+  const std::string admin_file = AdminTokenFile();
+  ASSERT_FALSE(admin_file.empty());
   ServerProcess server({"--planning_workers=2", "--planning_queue=4",
-                        absl::StrCat("--max_search_bytes=", kSearchBytes)});
+                        absl::StrCat("--max_search_bytes=", kSearchBytes),
+                        "--admin_token_file=" + admin_file});
+  std::remove(admin_file.c_str());  // read at start
   ASSERT_GT(server.port(), 0) << server.log();
   auto channel =
       grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
@@ -118,7 +139,8 @@ TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
     heavy.emplace_back([&, i] {
       v1::PlanResponse response;
       heavy_status[i] = planner->Plan(
-          Context(absl::StrCat("heavy-", i), std::chrono::seconds(120)).get(),
+          Context(Issued(absl::StrCat("heavy-", i)), std::chrono::seconds(120))
+              .get(),
           HeavyPlan(i < 2 ? 2000000 : 200000), &response);
       heavy_order[i] = finished++;
     });
@@ -127,15 +149,16 @@ TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
   // Two run and four wait: a seventh heavy search is refused.
   v1::PlanResponse refused;
   const grpc::Status seventh =
-      planner->Plan(Context("heavy-7", std::chrono::seconds(10)).get(),
+      planner->Plan(Context(Issued("heavy-7"), std::chrono::seconds(10)).get(),
                     HeavyPlan(200000), &refused);
   EXPECT_EQ(seventh.error_code(), grpc::RESOURCE_EXHAUSTED);
   EXPECT_NE(seventh.error_message().find("(--planning_queue)"),
             std::string::npos)
       << seventh.error_message();
   v1::PlanResponse small;
-  const grpc::Status small_status = planner->Plan(
-      Context("small", std::chrono::seconds(10)).get(), SmallPlan(), &small);
+  const grpc::Status small_status =
+      planner->Plan(Context(Issued("small"), std::chrono::seconds(10)).get(),
+                    SmallPlan(), &small);
   const int small_order = finished++;
   EXPECT_TRUE(small_status.ok()) << small_status.error_message();
   ExpectHealthy(*health, 10);
