@@ -117,12 +117,16 @@ void ExpectHealthy(grpc::health::v1::Health::Stub& health, int times) {
   }
 }
 
+// Two workers, four waiting searches at most, and job tokens issued.
+std::vector<std::string> LoadFlags(const std::string& admin_file) {
+  return {"--planning_workers=2", "--planning_queue=4",
+          absl::StrCat("--max_search_bytes=", kSearchBytes),
+          "--admin_token_file=" + admin_file};
+}
+
 TEST(PlanningLoadTest, HeavySearchesLeaveHealthAndSmallPlansAlone) {
   const std::string admin_file = AdminTokenFile();
-  ASSERT_FALSE(admin_file.empty());
-  ServerProcess server({"--planning_workers=2", "--planning_queue=4",
-                        absl::StrCat("--max_search_bytes=", kSearchBytes),
-                        "--admin_token_file=" + admin_file});
+  ServerProcess server(LoadFlags(admin_file));
   std::remove(admin_file.c_str());  // read at start
   ASSERT_GT(server.port(), 0) << server.log();
   auto channel =
