@@ -1,7 +1,5 @@
 #include "client/job_token_command.h"
 
-#include <set>
-
 #include "absl/strings/str_cat.h"
 #include "common/credential_headers.h"
 #include "common/issued_job_token.h"

@@ -153,8 +153,7 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
       table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
-      token_rules_(limits_.token_rules != nullptr ? limits_.token_rules
-                                                  : &strict_rules_) {}
+      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table,
@@ -163,8 +162,7 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
       table_(std::move(table)),
-      token_rules_(limits_.token_rules != nullptr ? limits_.token_rules
-                                                  : &strict_rules_) {}
+      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
 
 absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
                                          const Caller& caller) {

@@ -151,8 +151,7 @@ class Coordinator {
   const Clock clock_;
   const SessionSource sessions_;
   std::unique_ptr<JobTable> table_;
-  const TokenRules strict_rules_{std::nullopt, false};
-  const TokenRules* const token_rules_;  // limits_'s, else strict_rules_
+  const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
   std::atomic<int64_t> active_runs_{0};
   CredentialSlots runs_by_credential_;
   std::atomic<bool> shut_down_{false};

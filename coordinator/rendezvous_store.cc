@@ -56,14 +56,12 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
 RendezvousStore::~RendezvousStore() { Resize(-bytes_); }
 
 const StoreBudget* RendezvousStore::Resize(int64_t delta) {
-  if (budget_ != nullptr) {
-    if (delta > 0) {
-      if (const StoreBudget* short_one = budget_->TryTake(delta)) {
-        return short_one;
-      }
+  if (budget_ != nullptr && delta > 0) {
+    if (const StoreBudget* short_one = budget_->TryTake(delta)) {
+      return short_one;
     }
-    if (delta < 0) budget_->Give(-delta);
   }
+  if (budget_ != nullptr && delta < 0) budget_->Give(-delta);
   bytes_ += delta;
   return nullptr;
 }

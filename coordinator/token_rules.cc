@@ -14,10 +14,9 @@ std::string HowToGetOne() {
 
 }  // namespace
 
-std::shared_ptr<const TokenRules> RulesOrStrict(
-    std::shared_ptr<const TokenRules> rules) {
-  if (rules != nullptr) return rules;
-  return std::make_shared<const TokenRules>(std::nullopt, false);
+const TokenRules& RulesOrStrict(const TokenRules* rules) {
+  static const TokenRules* const strict = new TokenRules(std::nullopt, false);
+  return rules != nullptr ? *rules : *strict;
 }
 
 std::string IssuedShare(const std::string& job) {

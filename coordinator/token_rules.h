@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "common/issued_job_token.h"
@@ -61,10 +61,9 @@ class TokenRules {
   mutable std::atomic<int64_t> legacy_accepted_{0};
 };
 
-// `rules`, or when null the strict rules: no token verifies and none is
-// accepted as legacy.
-std::shared_ptr<const TokenRules> RulesOrStrict(
-    std::shared_ptr<const TokenRules> rules);
+// `*rules`, or when null the strict rules (one instance for the process):
+// no token verifies and none is accepted as legacy.
+const TokenRules& RulesOrStrict(const TokenRules* rules);
 
 // The share name of legacy tokens, and of issued ones for `job`.
 inline constexpr char kLegacyShare[] = "legacy";

@@ -47,8 +47,8 @@ absl::StatusOr<std::string> CredentialOf(const grpc::ServerContextBase& ctx,
   if (!caller.ok()) return caller.status();
   const std::string field = absl::StrCat("metadata ", kJobTokenHeader);
   absl::StatusOr<coordinator::TokenShare> share =
-      coordinator::RulesOrStrict(options.token_rules)
-          ->ShareOf(caller->job_token, field.c_str());
+      coordinator::RulesOrStrict(options.token_rules.get())
+          .ShareOf(caller->job_token, field.c_str());
   if (!share.ok()) return share.status();
   return share->share;
 }
