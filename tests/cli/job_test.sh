@@ -45,8 +45,8 @@ check "local-cluster start 4 exits 0" $rc
 pids=$(awk '{print $1}' "$RESHARD_CLUSTER_DIR/pids")
 [ "$(wc -w <<<"$pids")" -eq 5 ]; check "five PIDs recorded (planner + 4 agents)" $?
 J=("$CTL" --server "$server" job)
-# The cluster's agents created job jt with the token issued for it (issue
-# 52); every reshardctl call below presents it.
+# The cluster's agents created job jt with the token issued for it; every
+# reshardctl call below presents it.
 RESHARD_JOB_TOKEN=$(cat "$RESHARD_CLUSTER_DIR/job-token")
 export RESHARD_JOB_TOKEN
 [[ "$RESHARD_JOB_TOKEN" =~ ^rjt1\.[0-9a-f]{8}\.[0-9a-f]{64}\.jt$ ]]

@@ -1,4 +1,4 @@
-// Issue 28's and 52's job credentials end to end: a reshard-planner that
+// Job credentials end to end: a reshard-planner that
 // refuses token-less jobs (--allow_open_jobs=false) and has an admin
 // token, two real reshard-agent processes that created job "guarded" with
 // the token issued for it (--job_token_file), and callers on the wire. An

@@ -4,7 +4,7 @@
 // (--max_store_bytes_total) holds: the stores together keep at most it,
 // refusals name the flag, and the planner's resident set grows by about
 // the cap, not by the 1 GiB offered. Cancelling the runs frees every key.
-// Issue 52: jobs of self-chosen tokens (--legacy_job_tokens) share one
+// Jobs of self-chosen tokens (--legacy_job_tokens) share one
 // credential's bytes (--max_store_bytes_per_credential), so minting tokens
 // cannot take an issued job's bytes.
 #include <unistd.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 52 item 3: an fd flood does not stop the planner accepting. Started
+# An fd flood does not stop the planner accepting. Started
 # with a soft open-file limit of 1024 (hard 4096), the planner raises its
 # soft limit to the hard one; 1100 idle connections that send only the
 # HTTP/2 preface then hold more than 1024 of its files, and once they close
