@@ -1,9 +1,13 @@
 #include "agent/coordinator_store.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "agent/backoff.h"
 #include "grpcpp/client_context.h"
 
 namespace reshard::agent {
@@ -76,11 +80,26 @@ absl::StatusOr<std::vector<std::string>> CoordinatorStore::Get(
   if (keys.empty()) return std::vector<std::string>();
   auto request = Stamped<v1::StoreGetRequest>();
   for (const std::string& key : keys) request.add_keys(key);
-  request.set_wait_seconds(std::chrono::duration<double>(timeout).count());
   v1::StoreGetResponse response;
-  grpc::ClientContext context;
-  SetDeadline(context, timeout + kWaitMargin);
-  const grpc::Status status = stub_->StoreGet(&context, request, &response);
+  // A server holding its most waiting calls refuses at once: try again
+  // until the wait's own deadline, as the rendezvous would have waited.
+  const absl::Time deadline = absl::Now() + absl::FromChrono(timeout);
+  Backoff backoff(reinterpret_cast<uintptr_t>(&response));
+  grpc::Status status;
+  while (true) {
+    grpc::ClientContext context;
+    const absl::Duration left =
+        std::max(deadline - absl::Now(), absl::ZeroDuration());
+    request.set_wait_seconds(absl::ToDoubleSeconds(left));
+    SetDeadline(context, absl::ToChronoMilliseconds(left) + kWaitMargin);
+    status = stub_->StoreGet(&context, request, &response);
+    const absl::Duration pause = backoff.Next();
+    if (status.error_code() != grpc::RESOURCE_EXHAUSTED ||
+        absl::Now() + pause >= deadline) {
+      break;
+    }
+    absl::SleepFor(pause);
+  }
   const std::string what =
       absl::StrCat("waiting ", timeout.count(), "ms for keys ", Keys(keys),
                    " (run ", request.run_id(), ")");

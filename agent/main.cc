@@ -28,6 +28,7 @@
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
+#include "common/tls_flags.h"
 #include "executor/nccl/nccl_rank.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
@@ -75,14 +76,6 @@ ABSL_FLAG(std::string, job_token_file, "",
           "first agent creates the job with it, every other agent and every "
           "caller of the job must present it; none: an open job");
 
-ABSL_FLAG(std::string, tls_ca, "",
-          "PEM CA that the Coordinator's certificate must chain to: talk "
-          "to it over TLS");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM certificate (with --tls_key) for a Coordinator that requires "
-          "client certificates");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
-
 namespace reshard::agent {
 namespace {
 
@@ -102,9 +95,10 @@ AgentFlagValues FlagValues() {
   values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
   values.agents_per_host = absl::GetFlag(FLAGS_agents_per_host);
   values.job_token_file = absl::GetFlag(FLAGS_job_token_file);
-  values.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  values.tls_key = absl::GetFlag(FLAGS_tls_key);
-  values.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  const TlsFiles tls = TlsFilesFromFlags();
+  values.tls_cert = tls.cert;
+  values.tls_key = tls.key;
+  values.tls_ca = tls.ca;
   return values;
 }
 

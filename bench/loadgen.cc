@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "common/flags_usage.h"
 #include "common/tls_files.h"
+#include "common/tls_flags.h"
 #include "google/protobuf/text_format.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -32,11 +33,6 @@
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "planner address");
 ABSL_FLAG(std::string, rpc, "plan", "plan or health");
-ABSL_FLAG(std::string, tls_ca, "",
-          "PEM CA the planner's certificate must chain to: call over TLS");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM client certificate (with --tls_key) for mutual TLS");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(int, concurrency, 8, "outstanding calls");
 ABSL_FLAG(double, seconds, 5, "duration of the run");
 ABSL_FLAG(std::string, request, "", "PlanRequest in text format (plan only)");
@@ -170,9 +166,7 @@ int Main() {
   }
   const int concurrency = std::max(1, absl::GetFlag(FLAGS_concurrency));
   const double seconds = absl::GetFlag(FLAGS_seconds);
-  absl::StatusOr<TlsConfig> tls = ClientTlsFromFiles(
-      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-       absl::GetFlag(FLAGS_tls_ca)});
+  absl::StatusOr<TlsConfig> tls = ClientTlsFromFiles(TlsFilesFromFlags());
   if (!tls.ok()) {
     std::cerr << "reshard-loadgen: " << tls.status().message() << "\n";
     return 2;

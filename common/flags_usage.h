@@ -17,22 +17,37 @@
 
 namespace reshard {
 
-// --help and --helpshort list the flags defined in the source file whose
-// path ends with `main_source` (e.g. "server/main.cc"), with their
-// defaults, under that relative path; --version prints "`program` <project
-// version>".
+// The source files of flags several programs share (common/tls_flags.h).
+inline constexpr absl::string_view kSharedFlagSources[] = {
+    "common/tls_flags.cc"};
+
+// The relative path of a program's flag source, `main_source` (e.g.
+// "server/main.cc") or a shared one, that `file` ends with; "" for none.
+inline std::string FlagSourceOf(absl::string_view file,
+                                absl::string_view main_source) {
+  if (absl::EndsWith(file, main_source)) return std::string(main_source);
+  for (absl::string_view shared : kSharedFlagSources) {
+    if (absl::EndsWith(file, shared)) return std::string(shared);
+  }
+  return "";
+}
+
+// --help and --helpshort list the flags defined in `main_source` and in the
+// shared flag sources, with their defaults, under their relative paths;
+// --version prints "`program` <project version>".
 inline void SetFlagsUsage(absl::string_view program,
                           absl::string_view main_source) {
   absl::FlagsUsageConfig config;
   config.contains_help_flags =
       [source = std::string(main_source)](absl::string_view file) {
-        return absl::EndsWith(file, source);
+        return !FlagSourceOf(file, source).empty();
       };
   config.contains_helpshort_flags = config.contains_help_flags;
   // "Flags from server/main.cc", not from wherever the tree was built.
   config.normalize_filename =
       [source = std::string(main_source)](absl::string_view file) {
-        return absl::EndsWith(file, source) ? source : std::string(file);
+        std::string relative = FlagSourceOf(file, source);
+        return relative.empty() ? std::string(file) : relative;
       };
   config.version_string = [line = absl::StrCat(program, " ", kReshardVersion,
                                                "\n")] { return line; };

@@ -238,15 +238,48 @@ absl::Status Coordinator::Leave(const AgentId& id, const Caller& caller) {
   return s;
 }
 
+absl::StatusOr<Coordinator::StoreWait> Coordinator::AwaitStore(
+    const AgentId& id, const std::string& run_id, std::vector<std::string> keys,
+    StoreAnswer answer, const Caller& caller) {
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
+  if (!job.ok()) return job.status();
+  const std::string& share = (*job)->token().share();
+  CredentialSlots::Full full{};
+  std::optional<CredentialSlots::Slot> slot =
+      store_waiters_.TryAcquire(share, limits_.max_store_waiters_per_credential,
+                                limits_.max_store_waiters, &full);
+  if (!slot.has_value()) {
+    return absl::ResourceExhaustedError(
+        full == CredentialSlots::Full::kTotal
+            ? absl::StrCat("this server already holds its maximum of ",
+                           limits_.max_store_waiters,
+                           " waiting StoreGet calls (--max_store_waiters)")
+            : absl::StrCat(DescribeShare(share),
+                           " already holds its maximum of ",
+                           limits_.max_store_waiters_per_credential,
+                           " waiting StoreGet calls "
+                           "(--max_store_waiters_per_credential)"));
+  }
+  absl::StatusOr<int64_t> wait = (*job)->AwaitStore(
+      id, run_id, std::move(keys),
+      [slot = *std::move(slot), answer = std::move(answer)](
+          absl::StatusOr<std::vector<std::string>> values) mutable {
+        std::move(answer)(std::move(values));
+      });
+  if (!wait.ok()) return wait.status();
+  return StoreWait(*job, *wait);
+}
+
 absl::StatusOr<RunOutcome> Coordinator::RunJob(
     const std::string& name, std::shared_ptr<const RunSpec> spec,
     absl::Time deadline, const CallerGone& caller_gone, const Caller& caller) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
   RunSlot slot(active_runs_);
   if (active_runs_ > limits_.max_concurrent_runs) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("this server already runs its maximum of ",
-                     limits_.max_concurrent_runs, " concurrent RunJob calls"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "this server already runs its maximum of ", limits_.max_concurrent_runs,
+        " concurrent RunJob calls (--max_concurrent_runs)"));
   }
   absl::StatusOr<std::shared_ptr<Job>> job =
       AdmittedJob(name, caller, Access::kAct);

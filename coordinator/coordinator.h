@@ -88,6 +88,32 @@ class Coordinator {
   absl::StatusOr<std::shared_ptr<Job>> JobOf(const AgentId& id,
                                              const Caller& caller = {}) const;
 
+  // A waiting StoreGet of the agent's run (Job::AwaitStore), counted
+  // against --max_store_waiters_per_credential for its job's share and
+  // --max_store_waiters in all: past either it is refused at once with
+  // RESOURCE_EXHAUSTED naming the flag. Whoever holds the wait ends it at
+  // its deadline (Expire) or when its caller goes (Drop).
+  class StoreWait {
+   public:
+    StoreWait(std::weak_ptr<Job> job, int64_t id)
+        : job_(std::move(job)), id_(id) {}
+    void Expire() const {
+      if (std::shared_ptr<Job> job = job_.lock()) job->ExpireStoreWait(id_);
+    }
+    void Drop() const {
+      if (std::shared_ptr<Job> job = job_.lock()) job->DropStoreWait(id_);
+    }
+
+   private:
+    std::weak_ptr<Job> job_;
+    int64_t id_;
+  };
+  absl::StatusOr<StoreWait> AwaitStore(const AgentId& id,
+                                       const std::string& run_id,
+                                       std::vector<std::string> keys,
+                                       StoreAnswer answer,
+                                       const Caller& caller = {});
+
   // Runs `spec` on job `job` (NOT_FOUND when no agent has created it):
   // checks the spec against the job, waits for the job until `deadline`,
   // runs and aggregates. A run that failed on a rank is an error naming
@@ -154,6 +180,7 @@ class Coordinator {
   const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
   std::atomic<int64_t> active_runs_{0};
   CredentialSlots runs_by_credential_;
+  CredentialSlots store_waiters_;
   std::atomic<bool> shut_down_{false};
 };
 

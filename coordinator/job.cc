@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "common/same_secret.h"
 #include "coordinator/active_run.h"
 
@@ -24,7 +25,17 @@ Job::Job(std::string name, int64_t world_size, Backend backend, JobToken token,
       clock_(std::move(clock)),
       active_at_(clock_()) {}
 
-Job::~Job() = default;
+// Nothing may wait on a job no one can reach any more.
+Job::~Job() {
+  {
+    absl::MutexLock lock(&mu_);
+    EndStoreWaitsLocked([this](const std::string&) {
+      return absl::UnavailableError(
+          absl::StrCat("job \"", name_, "\" was forgotten"));
+    });
+  }
+  DeliverDue();
+}
 
 absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
                                  const SessionSource& sessions) {
@@ -154,11 +165,16 @@ bool Job::ReadyLocked() const {
 
 absl::Status Job::StoreSet(const AgentId& id, const std::string& run_id,
                            const std::string& key, std::string value) {
-  absl::MutexLock lock(&mu_);
-  absl::Status s = CheckAgentLocked(id);
-  if (s.ok()) s = CheckRunLocked(run_id);
-  if (!s.ok()) return s;
-  return store_.Set(run_id, key, std::move(value), id.rank);
+  absl::Status s;
+  {
+    absl::MutexLock lock(&mu_);
+    s = CheckAgentLocked(id);
+    if (s.ok()) s = CheckRunLocked(run_id);
+    if (s.ok()) s = store_.Set(run_id, key, std::move(value), id.rank);
+    if (s.ok()) store_waits_.KeySet(key, store_, due_);
+  }
+  DeliverDue();
+  return s;
 }
 
 absl::StatusOr<int64_t> Job::StoreDelete(const AgentId& id,
@@ -171,30 +187,93 @@ absl::StatusOr<int64_t> Job::StoreDelete(const AgentId& id,
   return store_.ErasePrefix(run_id, prefix, id.rank);
 }
 
+absl::StatusOr<int64_t> Job::AwaitStore(const AgentId& id,
+                                        const std::string& run_id,
+                                        std::vector<std::string> keys,
+                                        StoreAnswer answer) {
+  absl::StatusOr<int64_t> wait;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::Status s = CheckAgentLocked(id);
+    if (s.ok()) s = CheckRunLocked(run_id);
+    if (s.ok() && shut_down_) {
+      s = absl::UnavailableError("the server is shutting down");
+    }
+    if (!s.ok()) return s;
+    wait = store_waits_.Add(run_id, std::move(keys), std::move(answer), store_,
+                            due_);
+  }
+  DeliverDue();
+  return wait;
+}
+
+void Job::ExpireStoreWait(int64_t wait) {
+  {
+    absl::MutexLock lock(&mu_);
+    std::optional<StoreWaiters::Waiter> waiter = store_waits_.Take(wait);
+    if (!waiter.has_value()) return;
+    std::vector<std::string> missing = store_.Missing(waiter->keys);
+    const size_t count = missing.size();
+    if (missing.size() > 4) missing.resize(4);
+    due_.push_back(DueAnswer{
+        std::move(waiter->answer),
+        absl::DeadlineExceededError(absl::StrCat(
+            count, " of ", waiter->keys.size(),
+            " rendezvous keys still missing at the deadline: ",
+            absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""))});
+  }
+  DeliverDue();
+}
+
+void Job::DropStoreWait(int64_t wait) {
+  {
+    absl::MutexLock lock(&mu_);
+    std::optional<StoreWaiters::Waiter> waiter = store_waits_.Take(wait);
+    if (!waiter.has_value()) return;
+    due_.push_back(DueAnswer{std::move(waiter->answer),
+                             absl::CancelledError("the caller went away")});
+  }
+  DeliverDue();
+}
+
 absl::StatusOr<std::vector<std::string>> Job::StoreGet(
     const AgentId& id, const std::string& run_id,
     const std::vector<std::string>& keys, absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
-  absl::Status s = CheckAgentLocked(id);
-  if (s.ok()) s = CheckRunLocked(run_id);
-  if (!s.ok()) return s;
-  auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return store_.Lookup(keys).has_value() || !CheckRunLocked(run_id).ok();
+  struct Result {
+    absl::Notification done;
+    absl::StatusOr<std::vector<std::string>> values;
   };
-  mu_.AwaitWithDeadline(absl::Condition(&settled), deadline);
-  if (std::optional<std::vector<std::string>> values = store_.Lookup(keys)) {
-    return *std::move(values);
+  auto result = std::make_shared<Result>();
+  absl::StatusOr<int64_t> wait =
+      AwaitStore(id, run_id, keys,
+                 [result](absl::StatusOr<std::vector<std::string>> values) {
+                   result->values = std::move(values);
+                   result->done.Notify();
+                 });
+  if (!wait.ok()) return wait.status();
+  if (!result->done.WaitForNotificationWithDeadline(deadline)) {
+    ExpireStoreWait(*wait);
+    result->done.WaitForNotification();  // answered by now, or just being
   }
-  s = CheckRunLocked(run_id);
-  if (!s.ok()) return s;
-  std::vector<std::string> missing = store_.Missing(keys);
-  const size_t count = missing.size();
-  if (missing.size() > 4) missing.resize(4);
-  return absl::DeadlineExceededError(
-      absl::StrCat(count, " of ", keys.size(),
-                   " rendezvous keys still missing at the "
-                   "deadline: ",
-                   absl::StrJoin(missing, ", "), count > 4 ? ", ..." : ""));
+  return std::move(result->values);
+}
+
+void Job::EndStoreWaitsLocked(
+    const std::function<absl::Status(const std::string&)>& why) {
+  for (StoreWaiters::Waiter& waiter : store_waits_.TakeAll()) {
+    due_.push_back(DueAnswer{std::move(waiter.answer), why(waiter.run_id)});
+  }
+}
+
+void Job::DeliverDue() {
+  std::vector<DueAnswer> due;
+  {
+    absl::MutexLock lock(&mu_);
+    due.swap(due_);
+  }
+  for (DueAnswer& answer : due) {
+    std::move(answer.answer)(std::move(answer.result));
+  }
 }
 
 JobSnapshot Job::Info(const AgentPage& page) const {
@@ -236,11 +315,17 @@ JobSnapshot Job::Info(const AgentPage& page) const {
 }
 
 void Job::Shutdown(const std::string& reason) {
-  absl::MutexLock lock(&mu_);
-  shut_down_ = true;
-  for (auto& [rank, slot] : slots_) {
-    if (slot.mailbox != nullptr) slot.mailbox->Close(reason);
+  {
+    absl::MutexLock lock(&mu_);
+    shut_down_ = true;
+    for (auto& [rank, slot] : slots_) {
+      if (slot.mailbox != nullptr) slot.mailbox->Close(reason);
+    }
+    EndStoreWaitsLocked([&reason](const std::string&) {
+      return absl::UnavailableError(reason);
+    });
   }
+  DeliverDue();
 }
 
 std::optional<absl::Time> Job::IdleSince() const {

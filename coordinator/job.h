@@ -30,6 +30,7 @@
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/run_record.h"
 #include "coordinator/session_secret.h"
+#include "coordinator/store_waiters.h"
 #include "coordinator/work.h"
 #include "executor/rank_report.h"
 
@@ -122,11 +123,26 @@ class Job {
   // when that run is not the job's current one, INVALID_ARGUMENT for a
   // rank outside the job, FAILED_PRECONDITION for a rank that has not
   // joined or an older incarnation. StoreSet is bounded by the job's key
-  // and byte caps (RESOURCE_EXHAUSTED); StoreGet waits until every key is
-  // set, the run ends, or `deadline` (DEADLINE_EXCEEDED naming the missing
-  // keys).
+  // and byte caps (RESOURCE_EXHAUSTED).
   absl::Status StoreSet(const AgentId& id, const std::string& run_id,
                         const std::string& key, std::string value);
+  // StoreGet without holding a thread: `answer` is told every key's value
+  // once all are set, the run's refusal when it ends, UNAVAILABLE when the
+  // job shuts down, or what ExpireStoreWait and DropStoreWait say; exactly
+  // once, never under the job's lock (it may be called before this
+  // returns). A refused call returns the refusal and never calls `answer`.
+  // The wait's id.
+  absl::StatusOr<int64_t> AwaitStore(const AgentId& id,
+                                     const std::string& run_id,
+                                     std::vector<std::string> keys,
+                                     StoreAnswer answer);
+  // Wait `wait` reached its deadline: DEADLINE_EXCEEDED naming the keys
+  // still missing. Nothing once it was answered.
+  void ExpireStoreWait(int64_t wait);
+  // Wait `wait`'s caller went away: CANCELLED.
+  void DropStoreWait(int64_t wait);
+  // AwaitStore, blocking until an answer or `deadline` (for in-process
+  // callers, which have a thread to spare).
   absl::StatusOr<std::vector<std::string>> StoreGet(
       const AgentId& id, const std::string& run_id,
       const std::vector<std::string>& keys, absl::Time deadline);
@@ -224,6 +240,18 @@ class Job {
   absl::StatusOr<RunResult> FinishRunLocked(WaitEnd end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   RunResult FinishStoppedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Run's body, under the job's lock.
+  absl::StatusOr<RunResult> RunLocked(std::shared_ptr<const RunSpec> spec,
+                                      absl::Time deadline,
+                                      absl::Duration agent_wait,
+                                      const CallerGone& caller_gone)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Answers every store wait with `why(its run)`.
+  void EndStoreWaitsLocked(
+      const std::function<absl::Status(const std::string&)>& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Delivers the answers due_ holds; called with the lock released.
+  void DeliverDue() ABSL_LOCKS_EXCLUDED(mu_);
   bool AllReportedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
@@ -238,6 +266,8 @@ class Job {
   std::map<int64_t, Slot> slots_ ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   RendezvousStore store_ ABSL_GUARDED_BY(mu_);
+  StoreWaiters store_waits_ ABSL_GUARDED_BY(mu_);
+  std::vector<DueAnswer> due_ ABSL_GUARDED_BY(mu_);  // for DeliverDue
   std::unique_ptr<ActiveRun> run_ ABSL_GUARDED_BY(mu_);
   int64_t waiters_ ABSL_GUARDED_BY(mu_) = 0;  // RunJob calls in Run()
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -233,6 +233,8 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   }
   std::unique_ptr<ActiveRun> run = std::move(run_);
   store_.EraseRun(run->id);
+  EndStoreWaitsLocked(
+      [this](const std::string& run_id) { return CheckRunLocked(run_id); });
   ++runs_total_;
   absl::Status failure =
       end == WaitEnd::kCallerGone
@@ -271,6 +273,8 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
 RunResult Job::FinishStoppedLocked() {
   std::unique_ptr<ActiveRun> run = std::move(run_);
   store_.EraseRun(run->id);
+  EndStoreWaitsLocked(
+      [this](const std::string& run_id) { return CheckRunLocked(run_id); });
   ++runs_total_;
   int done = -1;
   for (const auto& report : run->reports) {
@@ -294,7 +298,19 @@ absl::StatusOr<RunResult> Job::Run(std::shared_ptr<const RunSpec> spec,
                                    absl::Time deadline,
                                    absl::Duration agent_wait,
                                    const CallerGone& caller_gone) {
-  absl::MutexLock lock(&mu_);
+  absl::StatusOr<RunResult> result;
+  {
+    absl::MutexLock lock(&mu_);
+    result = RunLocked(std::move(spec), deadline, agent_wait, caller_gone);
+  }
+  DeliverDue();
+  return result;
+}
+
+absl::StatusOr<RunResult> Job::RunLocked(std::shared_ptr<const RunSpec> spec,
+                                         absl::Time deadline,
+                                         absl::Duration agent_wait,
+                                         const CallerGone& caller_gone) {
   ++waiters_;
   absl::Status admitted = AwaitFreeLocked(deadline, agent_wait, caller_gone);
   --waiters_;

@@ -1,5 +1,5 @@
-// Every bound the Coordinator enforces, in one place (issue 13: jobs, agents
-// per job, rendezvous keys and bytes per job, concurrent runs). Past a bound
+// Every bound the Coordinator enforces, in one place: jobs, agents per job,
+// rendezvous keys and bytes, concurrent runs and waits. Past a bound
 // a request is refused with RESOURCE_EXHAUSTED naming it; nothing already
 // stored is dropped to make room.
 #ifndef RESHARD_COORDINATOR_LIMITS_H_
@@ -21,12 +21,16 @@ struct CoordinatorLimits {
   int64_t max_store_bytes_total = int64_t{1} << 30;
   int64_t max_key_bytes = 1024;
   int64_t max_concurrent_runs = 64;  // RunJob calls waiting or running
+  // StoreGet calls waiting for keys. A wait holds no thread, only its
+  // call's memory; a job's ranks may all wait at once.
+  int64_t max_store_waiters = 16384;
   // The same bounds per credential (the share of the job token a caller
   // presents, coordinator/token_rules.h), so that one client cannot take
   // every job, RunJob slot or store byte from the rest.
   int64_t max_jobs_per_credential = 256;
   int64_t max_runs_per_credential = 16;
   int64_t max_store_bytes_per_credential = int64_t{256} << 20;
+  int64_t max_store_waiters_per_credential = 4096;
   int64_t max_job_name_bytes = kMaxJobNameBytes;
   // What a Join says about its agent, kept per rank and shown by GetJob:
   // printable ASCII of at most these many bytes.

@@ -43,6 +43,7 @@ class RendezvousStore {
   // Every key's value, in order, or nullopt while one is missing.
   std::optional<std::vector<std::string>> Lookup(
       const std::vector<std::string>& keys) const;
+  bool Has(const std::string& key) const { return entries_.contains(key); }
   // The keys not yet set (for a timeout's message).
   std::vector<std::string> Missing(const std::vector<std::string>& keys) const;
   // Deletes every key set during `run_id`.

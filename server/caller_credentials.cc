@@ -6,8 +6,8 @@
 #include "absl/strings/string_view.h"
 #include "common/credential_headers.h"
 #include "common/fnv1a.h"
-#include "common/same_secret.h"
 #include "common/secret_file.h"
+#include "server/admin_token.h"
 
 namespace reshard::server {
 std::optional<absl::string_view> MetadataValue(
@@ -28,16 +28,9 @@ absl::StatusOr<coordinator::Caller> CallerOf(const grpc::ServerContextBase& ctx,
     if (!s.ok()) return s;
     caller.job_token = std::string(*token);
   }
-  std::optional<absl::string_view> admin =
-      MetadataValue(ctx, kAdminTokenHeader);
-  if (admin.has_value() && !admin_token.empty()) {
-    if (!SameSecret(*admin, admin_token)) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("metadata ", kAdminTokenHeader,
-                       ": the admin token does not match the planner's"));
-    }
-    caller.admin = true;
-  }
+  absl::StatusOr<bool> admin = ProvesAdmin(ctx, admin_token);
+  if (!admin.ok()) return admin.status();
+  caller.admin = *admin;
   return caller;
 }
 

@@ -71,8 +71,7 @@ CoordinatorMetrics::CoordinatorMetrics(prometheus::Registry& registry)
 
 void CoordinatorMetrics::RecordCall(const std::string& method,
                                     absl::StatusCode code, double seconds) {
-  auto it = methods_.find(method);
-  if (it != methods_.end()) it->second->Record(code, seconds);
+  if (RpcMethodMetrics* series = Method(method)) series->Record(code, seconds);
 }
 
 void CoordinatorMetrics::RecordRun(JobRunResult result, double seconds) {

@@ -41,6 +41,11 @@ class CoordinatorMetrics {
  public:
   explicit CoordinatorMetrics(prometheus::Registry& registry);
 
+  // Method `method`'s series (null for a name not the service's).
+  RpcMethodMetrics* Method(const std::string& method) const {
+    auto it = methods_.find(method);
+    return it == methods_.end() ? nullptr : it->second;
+  }
   // One finished Coordinator call. `method` is one of the service's.
   void RecordCall(const std::string& method, absl::StatusCode code,
                   double seconds);

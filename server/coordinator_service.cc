@@ -18,6 +18,8 @@
 #include "server/dispatch_stream.h"
 #include "server/message_bounds.h"
 #include "server/pages.h"
+#include "server/service_call.h"
+#include "server/store_get_call.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
@@ -30,31 +32,15 @@ constexpr absl::Duration kRunJobDefaultDeadline = absl::Minutes(10);
 constexpr int kDefaultIters = 10;
 constexpr double kDefaultTimeoutSeconds = 30;
 
-grpc::Status Answer(grpc::ServerContextBase* ctx, const char* rpc,
-                    const absl::Status& status) {
-  if (!status.ok()) {
-    spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
-                 absl::StatusCodeToString(status.code()),
-                 EscapedText(status.message(), kMaxErrorMessageBytes));
-  }
-  return proto::StatusToGrpc(status);
-}
-
-absl::Time CallDeadline(grpc::ServerContext* ctx, absl::Duration fallback) {
-  const absl::Time deadline = absl::FromChrono(ctx->deadline());
-  return std::min(deadline, absl::Now() + fallback);
+absl::Time CallDeadline(std::chrono::system_clock::time_point call_deadline,
+                        absl::Duration fallback) {
+  return std::min(absl::FromChrono(call_deadline), absl::Now() + fallback);
 }
 
 // A given plan's refusal, its field named from the request's root
 // ("plan.plan.tensor.shape: ...").
 absl::Status Within(absl::string_view prefix, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
-}
-
-absl::Status Draining() {
-  return absl::UnavailableError(
-      "the server is shutting down; agents and callers move to another "
-      "replica");
 }
 
 }  // namespace
@@ -79,30 +65,21 @@ auto InAgentJob(const coordinator::Coordinator& core,
 
 }  // namespace
 
-grpc::Status CoordinatorService::Timed(grpc::ServerContextBase* ctx,
+grpc::Status CoordinatorService::Serve(grpc::ServerContextBase* ctx,
                                        const char* method,
                                        const google::protobuf::Message& request,
                                        google::protobuf::Message* response,
-                                       absl::FunctionRef<grpc::Status()> call) {
-  const auto start = std::chrono::steady_clock::now();
-  const absl::Status bounds =
-      CheckRequestBounds(request, options_.max_batch_items);
-  grpc::Status status = bounds.ok() ? call() : Answer(ctx, method, bounds);
-  if (status.ok()) {
-    const absl::Status size =
-        CheckResponseSize(*response, options_.max_message_bytes);
-    if (!size.ok()) {
-      response->Clear();
-      status = Answer(ctx, method, size);
-    }
-  }
-  if (metrics_ != nullptr) {
-    metrics_->RecordCall(
-        method, static_cast<absl::StatusCode>(status.error_code()),
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  return status;
+                                       ServiceCall::Drain drain,
+                                       absl::FunctionRef<absl::Status()> body) {
+  ServiceCall call(gate_, *ctx, method, MethodMetrics(method), request,
+                   options_, drain);
+  absl::Status status = call.refusal();
+  if (status.ok()) status = body();
+  return call.End(status, response);
+}
+
+RpcMethodMetrics* CoordinatorService::MethodMetrics(const char* method) const {
+  return metrics_ == nullptr ? nullptr : metrics_->Method(method);
 }
 
 absl::StatusOr<coordinator::Caller> CoordinatorService::CredentialsOf(
@@ -111,45 +88,44 @@ absl::StatusOr<coordinator::Caller> CoordinatorService::CredentialsOf(
 }
 
 void CoordinatorService::StartDraining() {
-  draining_ = true;
+  gate_.StartDraining();
   core_.Shutdown("the server is shutting down");
 }
 
 grpc::Status CoordinatorService::Join(grpc::ServerContext* ctx,
                                       const v1::JoinRequest* request,
                                       v1::JoinResponse* response) {
-  return Timed(ctx, "Join", *request, response, [&]() -> grpc::Status {
-    if (draining_) return Answer(ctx, "Join", Draining());
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "Join", caller.status());
-    absl::StatusOr<coordinator::Joined> joined =
-        core_.Join(proto::JoinInfoFromProto(*request), *caller);
-    if (!joined.ok()) return Answer(ctx, "Join", joined.status());
-    response->set_generation(joined->generation);
-    response->set_coordinator_version(kReshardVersion);
-    response->set_session(joined->session);  // never logged
-    spdlog::info(
-        "job={} rank={} incarnation={} version={} joined; "
-        "generation {}",
-        request->agent().job(), request->agent().rank(),
-        IncarnationText(request->agent().incarnation()), request->version(),
-        joined->generation);
-    return grpc::Status::OK;
-  });
+  return Serve(ctx, "Join", *request, response, ServiceCall::Drain::kRefuse,
+               [&]() -> absl::Status {
+                 absl::StatusOr<coordinator::Caller> caller =
+                     CredentialsOf(*ctx);
+                 if (!caller.ok()) return caller.status();
+                 absl::StatusOr<coordinator::Joined> joined =
+                     core_.Join(proto::JoinInfoFromProto(*request), *caller);
+                 if (!joined.ok()) return joined.status();
+                 response->set_generation(joined->generation);
+                 response->set_coordinator_version(kReshardVersion);
+                 response->set_session(joined->session);  // never logged
+                 spdlog::info(
+                     "job={} rank={} incarnation={} version={} joined; "
+                     "generation {}",
+                     request->agent().job(), request->agent().rank(),
+                     IncarnationText(request->agent().incarnation()),
+                     request->version(), joined->generation);
+                 return absl::OkStatus();
+               });
 }
 
 grpc::ServerWriteReactor<v1::Work>* CoordinatorService::Dispatch(
     grpc::CallbackServerContext* ctx, const v1::DispatchRequest* request) {
   const auto start = std::chrono::steady_clock::now();
   const coordinator::AgentId id = proto::AgentIdFromProto(request->agent());
-  const absl::Status bounds =
-      CheckRequestBounds(*request, options_.max_batch_items);
+  ServiceCall call(gate_, *ctx, "Dispatch", MethodMetrics("Dispatch"), *request,
+                   options_);
   absl::StatusOr<std::shared_ptr<coordinator::Mailbox>> mailbox =
-      bounds.ok() ? OpenMailbox(*ctx, id) : bounds;
+      call.refusal().ok() ? OpenMailbox(*ctx, id) : call.refusal();
   if (!mailbox.ok()) {
-    const grpc::Status refused = Answer(ctx, "Dispatch", mailbox.status());
-    RecordDispatch(refused, start);
-    return new RefusedStream(refused);
+    return new RefusedStream(call.End(mailbox.status(), nullptr));
   }
   return new DispatchStream(
       *mailbox, [this, id, mailbox = *mailbox, start](const grpc::Status& s) {
@@ -162,7 +138,6 @@ grpc::ServerWriteReactor<v1::Work>* CoordinatorService::Dispatch(
 absl::StatusOr<std::shared_ptr<coordinator::Mailbox>>
 CoordinatorService::OpenMailbox(const grpc::ServerContextBase& ctx,
                                 const coordinator::AgentId& id) {
-  if (draining_) return Draining();
   absl::StatusOr<coordinator::Caller> caller = CredentialsOf(ctx);
   if (!caller.ok()) return caller.status();
   return core_.Connect(id, *caller);
@@ -180,89 +155,112 @@ void CoordinatorService::RecordDispatch(
 grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
                                         const v1::ReportRequest* request,
                                         v1::ReportResponse* response) {
-  return Timed(ctx, "Report", *request, response, [&]() -> grpc::Status {
-    return Answer(
-        ctx, "Report",
-        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
-                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
-                     return job.Report(
-                         id, request->generation(), request->run_id(),
-                         proto::RankReportFromProto(request->report()));
-                   }));
-  });
+  return Serve(
+      ctx, "Report", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        return InAgentJob(
+            core_, *ctx, options_.admin_token, request->agent(),
+            [&](coordinator::Job& job, const coordinator::AgentId& id) {
+              return job.Report(id, request->generation(), request->run_id(),
+                                proto::RankReportFromProto(request->report()));
+            });
+      });
 }
 
 grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
                                           const v1::ProgressRequest* request,
                                           v1::ProgressResponse* response) {
-  return Timed(ctx, "Progress", *request, response, [&]() -> grpc::Status {
-    return Answer(
-        ctx, "Progress",
-        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
-                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
-                     return job.Progress(id, request->run_id(),
-                                         request->executions_done());
-                   }));
-  });
+  return Serve(
+      ctx, "Progress", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        return InAgentJob(
+            core_, *ctx, options_.admin_token, request->agent(),
+            [&](coordinator::Job& job, const coordinator::AgentId& id) {
+              return job.Progress(id, request->run_id(),
+                                  request->executions_done());
+            });
+      });
 }
 
 grpc::Status CoordinatorService::Leave(grpc::ServerContext* ctx,
                                        const v1::LeaveRequest* request,
                                        v1::LeaveResponse* response) {
-  return Timed(ctx, "Leave", *request, response, [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "Leave", caller.status());
-    return Answer(
-        ctx, "Leave",
-        core_.Leave(proto::AgentIdFromProto(request->agent()), *caller));
-  });
+  return Serve(
+      ctx, "Leave", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+        if (!caller.ok()) return caller.status();
+        return core_.Leave(proto::AgentIdFromProto(request->agent()), *caller);
+      });
 }
 
 grpc::Status CoordinatorService::StoreSet(grpc::ServerContext* ctx,
                                           const v1::StoreSetRequest* request,
                                           v1::StoreSetResponse* response) {
-  return Timed(ctx, "StoreSet", *request, response, [&]() -> grpc::Status {
-    return Answer(
-        ctx, "StoreSet",
-        InAgentJob(core_, *ctx, options_.admin_token, request->agent(),
-                   [&](coordinator::Job& job, const coordinator::AgentId& id) {
-                     return job.StoreSet(id, request->run_id(), request->key(),
-                                         request->value());
-                   }));
-  });
+  return Serve(
+      ctx, "StoreSet", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        return InAgentJob(
+            core_, *ctx, options_.admin_token, request->agent(),
+            [&](coordinator::Job& job, const coordinator::AgentId& id) {
+              return job.StoreSet(id, request->run_id(), request->key(),
+                                  request->value());
+            });
+      });
 }
 
-grpc::Status CoordinatorService::StoreGet(grpc::ServerContext* ctx,
-                                          const v1::StoreGetRequest* request,
-                                          v1::StoreGetResponse* response) {
-  return Timed(ctx, "StoreGet", *request, response, [&]() -> grpc::Status {
-    const double wait = std::clamp(request->wait_seconds(), 0.0, 3600.0);
-    absl::StatusOr<std::vector<std::string>> values = InAgentJob(
-        core_, *ctx, options_.admin_token, request->agent(),
-        [&](coordinator::Job& job, const coordinator::AgentId& id) {
-          return job.StoreGet(id, request->run_id(),
-                              {request->keys().begin(), request->keys().end()},
-                              CallDeadline(ctx, absl::Seconds(wait)));
-        });
-    if (!values.ok()) return Answer(ctx, "StoreGet", values.status());
-    for (std::string& value : *values) response->add_values(std::move(value));
-    return grpc::Status::OK;
-  });
+grpc::ServerUnaryReactor* CoordinatorService::StoreGet(
+    grpc::CallbackServerContext* ctx, const v1::StoreGetRequest* request,
+    v1::StoreGetResponse* response) {
+  auto* reactor = new StoreGetCall();
+  auto call = std::make_shared<ServiceCall>(
+      gate_, *ctx, "StoreGet", MethodMetrics("StoreGet"), *request, options_);
+  auto finish = [reactor, call, response](const absl::Status& status) {
+    reactor->Finish(call->End(status, response));
+  };
+  absl::Status refused = call->refusal();
+  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+  if (refused.ok() && !caller.ok()) refused = caller.status();
+  absl::StatusOr<coordinator::Coordinator::StoreWait> wait =
+      refused.ok()
+          ? core_.AwaitStore(
+                proto::AgentIdFromProto(request->agent()), request->run_id(),
+                {request->keys().begin(), request->keys().end()},
+                [finish,
+                 response](absl::StatusOr<std::vector<std::string>> values) {
+                  if (values.ok()) {
+                    for (std::string& value : *values) {
+                      response->add_values(std::move(value));
+                    }
+                  }
+                  finish(values.status());
+                },
+                *caller)
+          : refused;
+  if (!wait.ok()) {
+    finish(wait.status());
+    return reactor;
+  }
+  const double seconds = std::clamp(request->wait_seconds(), 0.0, 3600.0);
+  reactor->Watch(*wait, CallDeadline(ctx->deadline(), absl::Seconds(seconds)));
+  return reactor;
 }
 
 grpc::Status CoordinatorService::StoreDelete(
     grpc::ServerContext* ctx, const v1::StoreDeleteRequest* request,
     v1::StoreDeleteResponse* response) {
-  return Timed(ctx, "StoreDelete", *request, response, [&]() -> grpc::Status {
-    absl::StatusOr<int64_t> deleted = InAgentJob(
-        core_, *ctx, options_.admin_token, request->agent(),
-        [&](coordinator::Job& job, const coordinator::AgentId& id) {
-          return job.StoreDelete(id, request->run_id(), request->prefix());
-        });
-    if (!deleted.ok()) return Answer(ctx, "StoreDelete", deleted.status());
-    response->set_deleted(*deleted);
-    return grpc::Status::OK;
-  });
+  return Serve(
+      ctx, "StoreDelete", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        absl::StatusOr<int64_t> deleted = InAgentJob(
+            core_, *ctx, options_.admin_token, request->agent(),
+            [&](coordinator::Job& job, const coordinator::AgentId& id) {
+              return job.StoreDelete(id, request->run_id(), request->prefix());
+            });
+        if (!deleted.ok()) return deleted.status();
+        response->set_deleted(*deleted);
+        return absl::OkStatus();
+      });
 }
 
 namespace {
@@ -378,7 +376,6 @@ void FillRunResponse(const coordinator::RunSpec& spec,
 absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
     grpc::ServerContext* ctx, const v1::RunJobRequest& request,
     v1::RunJobResponse* response) {
-  if (draining_) return Draining();
   absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
   if (!caller.ok()) return caller.status();
   absl::Status admitted = core_.CheckActor(request.job(), *caller);
@@ -387,7 +384,8 @@ absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
       SpecOf(ctx, request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<coordinator::RunOutcome> outcome = core_.RunJob(
-      request.job(), *spec, CallDeadline(ctx, kRunJobDefaultDeadline),
+      request.job(), *spec,
+      CallDeadline(ctx->deadline(), kRunJobDefaultDeadline),
       [ctx] { return ctx->IsCancelled(); }, *caller);
   if (outcome.ok()) FillRunResponse(**spec, *outcome, response);
   return outcome;
@@ -396,65 +394,71 @@ absl::StatusOr<coordinator::RunOutcome> CoordinatorService::Run(
 grpc::Status CoordinatorService::RunJob(grpc::ServerContext* ctx,
                                         const v1::RunJobRequest* request,
                                         v1::RunJobResponse* response) {
-  return Timed(ctx, "RunJob", *request, response, [&]() -> grpc::Status {
-    const auto start = std::chrono::steady_clock::now();
-    absl::StatusOr<coordinator::RunOutcome> outcome =
-        Run(ctx, *request, response);
-    const bool validated = outcome.ok() && outcome->summary.validated;
-    if (metrics_ != nullptr) {
-      // A run its caller stopped counts as cancelled.
-      const absl::Status counted = outcome.ok() && outcome->interrupted
-                                       ? absl::CancelledError("stopped")
-                                       : outcome.status();
-      metrics_->RecordRun(JobRunResultOf(counted, validated),
-                          std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count());
-    }
-    if (!outcome.ok()) return Answer(ctx, "RunJob", outcome.status());
-    spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
-                 request->job(), outcome->run_id, outcome->reports.size(),
-                 validated, outcome->summary.wall_seconds);
-    return grpc::Status::OK;
-  });
+  return Serve(
+      ctx, "RunJob", *request, response, ServiceCall::Drain::kRefuse,
+      [&]() -> absl::Status {
+        const auto start = std::chrono::steady_clock::now();
+        absl::StatusOr<coordinator::RunOutcome> outcome =
+            Run(ctx, *request, response);
+        const bool validated = outcome.ok() && outcome->summary.validated;
+        if (metrics_ != nullptr) {
+          // A run its caller stopped counts as cancelled.
+          const absl::Status counted = outcome.ok() && outcome->interrupted
+                                           ? absl::CancelledError("stopped")
+                                           : outcome.status();
+          metrics_->RecordRun(JobRunResultOf(counted, validated),
+                              std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count());
+        }
+        if (!outcome.ok()) return outcome.status();
+        spdlog::info("job={} run={} ranks={} validated={} wall={:.3f}s",
+                     request->job(), outcome->run_id, outcome->reports.size(),
+                     validated, outcome->summary.wall_seconds);
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status CoordinatorService::ListJobs(grpc::ServerContext* ctx,
                                           const v1::ListJobsRequest* request,
                                           v1::ListJobsResponse* response) {
-  return Timed(ctx, "ListJobs", *request, response, [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "ListJobs", caller.status());
-    return Answer(ctx, "ListJobs",
-                  FillJobsPage(core_, *caller, *request,
-                               options_.max_message_bytes, response));
-  });
+  return Serve(ctx, "ListJobs", *request, response, ServiceCall::Drain::kServe,
+               [&]() -> absl::Status {
+                 absl::StatusOr<coordinator::Caller> caller =
+                     CredentialsOf(*ctx);
+                 if (!caller.ok()) return caller.status();
+                 return FillJobsPage(core_, *caller, *request,
+                                     options_.max_message_bytes, response);
+               });
 }
 
 grpc::Status CoordinatorService::GetJob(grpc::ServerContext* ctx,
                                         const v1::GetJobRequest* request,
                                         v1::GetJobResponse* response) {
-  return Timed(ctx, "GetJob", *request, response, [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "GetJob", caller.status());
-    return Answer(ctx, "GetJob",
-                  FillJobPage(core_, *caller, *request,
-                              options_.max_message_bytes, response));
-  });
+  return Serve(ctx, "GetJob", *request, response, ServiceCall::Drain::kServe,
+               [&]() -> absl::Status {
+                 absl::StatusOr<coordinator::Caller> caller =
+                     CredentialsOf(*ctx);
+                 if (!caller.ok()) return caller.status();
+                 return FillJobPage(core_, *caller, *request,
+                                    options_.max_message_bytes, response);
+               });
 }
 
 grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                                            const v1::CancelJobRequest* request,
                                            v1::CancelJobResponse* response) {
-  return Timed(ctx, "CancelJob", *request, response, [&]() -> grpc::Status {
-    absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
-    if (!caller.ok()) return Answer(ctx, "CancelJob", caller.status());
-    absl::StatusOr<std::string> run =
-        core_.CancelJob(request->job(), request->stop(), *caller);
-    if (!run.ok()) return Answer(ctx, "CancelJob", run.status());
-    response->set_run_id(*run);
-    return grpc::Status::OK;
-  });
+  return Serve(ctx, "CancelJob", *request, response, ServiceCall::Drain::kServe,
+               [&]() -> absl::Status {
+                 absl::StatusOr<coordinator::Caller> caller =
+                     CredentialsOf(*ctx);
+                 if (!caller.ok()) return caller.status();
+                 absl::StatusOr<std::string> run =
+                     core_.CancelJob(request->job(), request->stop(), *caller);
+                 if (!run.ok()) return run.status();
+                 response->set_run_id(*run);
+                 return absl::OkStatus();
+               });
 }
 
 }  // namespace reshard::server

@@ -1,9 +1,11 @@
 // CoordinatorService implements reshard.v1.Coordinator: a thin adapter from
-// the wire to the Coordinator's core (coordinator/coordinator.h). Its
-// unary calls use gRPC's synchronous API because they block by design
-// (StoreGet and RunJob wait up to their deadlines), each on its own thread
-// and each bounded; Dispatch, which lives as long as its agent, is on the
-// callback API and holds no thread while idle. RunJob plans with
+// the wire to the Coordinator's core (coordinator/coordinator.h). The calls
+// that wait for others are on the callback API and hold no thread while
+// they wait: Dispatch, which lives as long as its agent, and StoreGet,
+// which waits for its keys (capped by --max_store_waiters and
+// --max_store_waiters_per_credential). The other unary calls use gRPC's
+// synchronous API: RunJob holds its thread while it runs, bounded by
+// --max_concurrent_runs, and the rest return at once. RunJob plans with
 // the Planner's registry and cache when it is given a plan request.
 #ifndef RESHARD_SERVER_COORDINATOR_SERVICE_H_
 #define RESHARD_SERVER_COORDINATOR_SERVICE_H_
@@ -20,12 +22,14 @@
 #include "server/coordinator_metrics.h"
 #include "server/mesh_registry.h"
 #include "server/request_plan.h"
+#include "server/service_call.h"
 
 namespace reshard::server {
 
 class CoordinatorService final
     : public v1::Coordinator::WithCallbackMethod_Dispatch<
-          v1::Coordinator::Service> {
+          v1::Coordinator::WithCallbackMethod_StoreGet<
+              v1::Coordinator::Service>> {
  public:
   // `metrics` may be null (no metrics endpoint).
   // RunJob's heavy plans run on `pool` (null: on the call's thread).
@@ -61,9 +65,11 @@ class CoordinatorService final
   grpc::Status StoreSet(grpc::ServerContext* ctx,
                         const v1::StoreSetRequest* request,
                         v1::StoreSetResponse* response) override;
-  grpc::Status StoreGet(grpc::ServerContext* ctx,
-                        const v1::StoreGetRequest* request,
-                        v1::StoreGetResponse* response) override;
+  // On the callback API: a waiting StoreGet holds no thread
+  // (server/store_get_call.h).
+  grpc::ServerUnaryReactor* StoreGet(grpc::CallbackServerContext* ctx,
+                                     const v1::StoreGetRequest* request,
+                                     v1::StoreGetResponse* response) override;
   grpc::Status StoreDelete(grpc::ServerContext* ctx,
                            const v1::StoreDeleteRequest* request,
                            v1::StoreDeleteResponse* response) override;
@@ -101,13 +107,15 @@ class CoordinatorService final
   // Records a dispatch stream's end (its code and how long it lived).
   void RecordDispatch(const grpc::Status& status,
                       std::chrono::steady_clock::time_point start);
-  // Runs one call, recording its code and duration: INVALID_ARGUMENT when
-  // `request` is past a field's bound, else `call`, refusing a `response`
-  // over --max_message_bytes (server/message_bounds.h).
-  grpc::Status Timed(grpc::ServerContextBase* ctx, const char* method,
+  // Runs one call through a ServiceCall (server/service_call.h): `body`
+  // unless the call is refused first; its end recorded and logged.
+  grpc::Status Serve(grpc::ServerContextBase* ctx, const char* method,
                      const google::protobuf::Message& request,
                      google::protobuf::Message* response,
-                     absl::FunctionRef<grpc::Status()> call);
+                     ServiceCall::Drain drain,
+                     absl::FunctionRef<absl::Status()> body);
+  // The method's series; null without metrics.
+  RpcMethodMetrics* MethodMetrics(const char* method) const;
 
   coordinator::Coordinator& core_;
   MeshRegistry& registry_;
@@ -115,7 +123,7 @@ class CoordinatorService final
   const ServiceOptions options_;
   CoordinatorMetrics* const metrics_;
   PlanningPool* const pool_;
-  std::atomic<bool> draining_{false};
+  CallGate gate_;
 };
 
 }  // namespace reshard::server

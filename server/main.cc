@@ -26,6 +26,7 @@
 #include "common/periodic_task.h"
 #include "common/secret_file.h"
 #include "common/tls_files.h"
+#include "common/tls_flags.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -77,6 +78,15 @@ ABSL_FLAG(int64_t, max_jobs_per_credential, 256,
 ABSL_FLAG(int64_t, max_runs_per_credential, 16,
           "most RunJob calls waiting or running at once per job token (or "
           "for callers with none)");
+ABSL_FLAG(int64_t, max_store_waiters,
+          reshard::coordinator::CoordinatorLimits{}.max_store_waiters,
+          "most StoreGet calls waiting for keys at once (each holds memory, "
+          "not a thread)");
+ABSL_FLAG(
+    int64_t, max_store_waiters_per_credential,
+    reshard::coordinator::CoordinatorLimits{}.max_store_waiters_per_credential,
+    "most StoreGet calls waiting at once per job token (or for callers "
+    "with none); at least the largest job's world size");
 ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
           "rendezvous store bytes (keys + values) per job");
 ABSL_FLAG(int64_t, max_store_bytes_per_credential, int64_t{256} << 20,
@@ -102,11 +112,6 @@ ABSL_FLAG(std::optional<bool>, allow_open_jobs, std::nullopt,
           "=true|false: serve jobs created without a job token (agents' "
           "--job_token_file); when not given: true if --listen is a "
           "loopback address, false otherwise");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM certificate chain: serve gRPC over TLS (with --tls_key)");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
-ABSL_FLAG(std::string, tls_ca, "",
-          "PEM CA: require client certificates of this CA (mutual TLS)");
 ABSL_FLAG(std::string, admin_token_file, "",
           "a file holding the admin token: DeleteMesh then needs it (gRPC "
           "metadata x-reshard-admin-token) and job tokens are issued under "
@@ -245,6 +250,9 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags(
   limits.max_concurrent_runs = absl::GetFlag(FLAGS_max_concurrent_runs);
   limits.max_jobs_per_credential = absl::GetFlag(FLAGS_max_jobs_per_credential);
   limits.max_runs_per_credential = absl::GetFlag(FLAGS_max_runs_per_credential);
+  limits.max_store_waiters = absl::GetFlag(FLAGS_max_store_waiters);
+  limits.max_store_waiters_per_credential =
+      absl::GetFlag(FLAGS_max_store_waiters_per_credential);
   limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
   limits.max_store_bytes_total = absl::GetFlag(FLAGS_max_store_bytes_total);
   limits.max_store_bytes_per_credential =
@@ -263,6 +271,9 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags(
         std::pair{"max_concurrent_runs", limits.max_concurrent_runs},
         std::pair{"max_jobs_per_credential", limits.max_jobs_per_credential},
         std::pair{"max_runs_per_credential", limits.max_runs_per_credential},
+        std::pair{"max_store_waiters", limits.max_store_waiters},
+        std::pair{"max_store_waiters_per_credential",
+                  limits.max_store_waiters_per_credential},
         std::pair{"max_store_bytes_per_job", limits.max_store_bytes_per_job},
         std::pair{"max_store_bytes_total", limits.max_store_bytes_total},
         std::pair{"max_store_bytes_per_credential",
@@ -353,10 +364,9 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
 // reachable beyond loopback in plaintext.
 std::optional<TlsConfig> TlsFromFlags() {
   const absl::Time now = absl::Now();
-  absl::StatusOr<TlsConfig> tls = ServerTlsFromFiles(
-      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-       absl::GetFlag(FLAGS_tls_ca)},
-      absl::ToUnixSeconds(now));
+  const TlsFiles files = TlsFilesFromFlags();
+  absl::StatusOr<TlsConfig> tls =
+      ServerTlsFromFiles(files, absl::ToUnixSeconds(now));
   if (!tls.ok()) {
     spdlog::error("{}", std::string(tls.status().message()));
     return std::nullopt;
@@ -366,7 +376,7 @@ std::optional<TlsConfig> TlsFromFlags() {
     spdlog::warn(
         "--tls_cert={}: the certificate expires at {}, in {:.1f} days: "
         "renew it (reshard_tls_certificate_expiry_seconds)",
-        absl::GetFlag(FLAGS_tls_cert),
+        files.cert,
         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", expiry, absl::UTCTimeZone()),
         absl::ToDoubleHours(expiry - now) / 24);
   }

@@ -1,11 +1,9 @@
 #include "server/planner_service.h"
 
 #include <chrono>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/echoed_text.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "server/admin_token.h"
@@ -13,21 +11,11 @@
 #include "server/caller_credentials.h"
 #include "server/message_bounds.h"
 #include "server/pages.h"
+#include "server/service_call.h"
 #include "spdlog/spdlog.h"
 
 namespace reshard::server {
 namespace {
-
-// Finishes the call, logging one line when it failed.
-void Finish(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
-            const char* rpc, const absl::Status& status) {
-  if (!status.ok()) {
-    spdlog::warn("rpc={} peer={} code={} message=\"{}\"", rpc, ctx->peer(),
-                 absl::StatusCodeToString(status.code()),
-                 EscapedText(status.message(), kMaxErrorMessageBytes));
-  }
-  reactor->Finish(proto::StatusToGrpc(status));
-}
 
 // A batch needs the planning pool unless every item's search is light
 // (server/request_plan.h); its cache hits are not looked for up front.
@@ -82,65 +70,12 @@ PlannerService::PlannerService(MeshRegistry& registry, PlanCache& cache,
   }
 }
 
-class PlannerService::CallScope {
- public:
-  explicit CallScope(PlannerService& service)
-      : service_(service), start_(std::chrono::steady_clock::now()) {
-    ++service_.in_flight_;
-    service_.last_call_ns_ = start_.time_since_epoch().count();
-  }
-  ~CallScope() { --service_.in_flight_; }
-  double Seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start_)
-        .count();
-  }
-  // UNAVAILABLE once the server drains.
-  absl::Status Admit() const {
-    return service_.draining_ ? absl::UnavailableError(
-                                    "the server is shutting down; retry "
-                                    "another replica")
-                              : absl::OkStatus();
-  }
-
- private:
-  PlannerService& service_;
-  const std::chrono::steady_clock::time_point start_;
-};
-
-bool PlannerService::WaitIdle(
-    std::chrono::steady_clock::time_point deadline) const {
-  constexpr auto kQuiet = std::chrono::milliseconds(250);
-  while (true) {
-    const auto now = std::chrono::steady_clock::now();
-    const auto last = std::chrono::steady_clock::time_point(
-        std::chrono::steady_clock::duration(last_call_ns_.load()));
-    if (in_flight_ == 0 && now - last >= kQuiet) return true;
-    if (now >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
-absl::Status PlannerService::Admit(
-    const CallScope& scope, const google::protobuf::Message& request) const {
-  absl::Status status = scope.Admit();
-  if (!status.ok()) return status;
-  return CheckRequestBounds(request, options_.max_batch_items);
-}
-
-void PlannerService::Complete(grpc::CallbackServerContext* ctx,
-                              grpc::ServerUnaryReactor* reactor, Rpc rpc,
-                              const CallScope& scope, absl::Status status,
-                              google::protobuf::Message* response) {
-  if (status.ok()) {
-    status = CheckResponseSize(*response, options_.max_message_bytes);
-    if (!status.ok()) response->Clear();
-  }
+std::shared_ptr<ServiceCall> PlannerService::Begin(
+    grpc::CallbackServerContext* ctx, Rpc rpc,
+    const google::protobuf::Message& request) {
   const auto index = static_cast<size_t>(rpc);
-  if (RpcMethodMetrics* metrics = rpc_metrics_[index]) {
-    metrics->Record(status.code(), scope.Seconds());
-  }
-  Finish(ctx, reactor, kRpcNames[index], status);
+  return std::make_shared<ServiceCall>(gate_, *ctx, kRpcNames[index],
+                                       rpc_metrics_[index], request, options_);
 }
 
 grpc::ServerUnaryReactor* PlannerService::RunCall(
@@ -148,11 +83,11 @@ grpc::ServerUnaryReactor* PlannerService::RunCall(
     const google::protobuf::Message& request,
     google::protobuf::Message* response,
     absl::FunctionRef<absl::Status()> body) {
-  CallScope scope(*this);
-  absl::Status status = Admit(scope, request);
+  std::shared_ptr<ServiceCall> call = Begin(ctx, rpc, request);
+  absl::Status status = call->refusal();
   if (status.ok()) status = body();
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  Complete(ctx, reactor, rpc, scope, status, response);
+  reactor->Finish(call->End(status, response));
   return reactor;
 }
 
@@ -161,28 +96,27 @@ grpc::ServerUnaryReactor* PlannerService::RunPlanning(
     const google::protobuf::Message& request,
     google::protobuf::Message* response,
     absl::FunctionRef<absl::StatusOr<PlanningCall>()> prepare) {
-  auto scope = std::make_shared<CallScope>(*this);
+  std::shared_ptr<ServiceCall> call = Begin(ctx, rpc, request);
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  absl::Status admitted = Admit(*scope, request);
-  absl::StatusOr<PlanningCall> call =
-      admitted.ok() ? prepare() : absl::StatusOr<PlanningCall>(admitted);
-  if (!call.ok()) {
-    Complete(ctx, reactor, rpc, *scope, call.status(), response);
+  absl::StatusOr<PlanningCall> planning =
+      call->refusal().ok() ? prepare()
+                           : absl::StatusOr<PlanningCall>(call->refusal());
+  if (!planning.ok()) {
+    reactor->Finish(call->End(planning.status(), response));
     return reactor;
   }
-  auto finish = [this, ctx, reactor, rpc, scope, response,
-                 plan = std::move(call->plan)] {
-    Complete(ctx, reactor, rpc, *scope, plan(), response);
+  auto finish = [reactor, call, response, plan = std::move(planning->plan)] {
+    reactor->Finish(call->End(plan(), response));
   };
-  if (!call->heavy || pool_ == nullptr) {
+  if (!planning->heavy || pool_ == nullptr) {
     finish();
     return reactor;
   }
   PlanningPool::Refusal refusal{};
-  absl::Status queued = pool_->Submit(call->credential, finish, &refusal);
+  absl::Status queued = pool_->Submit(planning->credential, finish, &refusal);
   if (!queued.ok()) {
     if (metrics_ != nullptr) metrics_->RecordPlanningRefused(refusal);
-    Complete(ctx, reactor, rpc, *scope, queued, response);
+    reactor->Finish(call->End(queued, response));
   }
   return reactor;
 }

@@ -21,6 +21,7 @@
 #include "server/planner_metrics.h"
 #include "server/planning_pool.h"
 #include "server/request_plan.h"
+#include "server/service_call.h"
 
 namespace reshard::server {
 
@@ -31,11 +32,13 @@ class PlannerService final : public v1::Planner::CallbackService {
   // calls already running have finished and no call has arrived for a
   // quiet period (so calls queued inside gRPC get their answer too), or
   // false at `deadline`.
-  void StartDraining() { draining_ = true; }
-  bool WaitIdle(std::chrono::steady_clock::time_point deadline) const;
-  bool draining() const { return draining_; }
+  void StartDraining() { gate_.StartDraining(); }
+  bool WaitIdle(std::chrono::steady_clock::time_point deadline) const {
+    return gate_.WaitIdle(deadline);
+  }
+  bool draining() const { return gate_.draining(); }
   // Calls in their handlers now (refused ones included).
-  int in_flight() const { return in_flight_; }
+  int in_flight() const { return gate_.in_flight(); }
 
   // `metrics`, when not null, records every call and plan (it must outlive
   // the service); null records nothing and costs nothing.
@@ -82,9 +85,6 @@ class PlannerService final : public v1::Planner::CallbackService {
       "RegisterMesh", "GetMesh",   "ListMeshes",   "DeleteMesh",
       "Plan",         "PlanBatch", "ResolveGroups"};
 
-  // Counts a call as running for its scope; false when draining.
-  class CallScope;
-
   // A Plan's or PlanBatch's planning, ready to run: whether it needs the
   // planning pool, whose it is there, and the work (it fills the reply).
   struct PlanningCall {
@@ -93,16 +93,10 @@ class PlannerService final : public v1::Planner::CallbackService {
     std::function<absl::Status()> plan;
   };
 
-  // UNAVAILABLE while draining, INVALID_ARGUMENT past a field's bound.
-  absl::Status Admit(const CallScope& scope,
-                     const google::protobuf::Message& request) const;
-  // Finishes a call with `status`, refusing a `response` over
-  // --max_message_bytes, recording and logging it.
-  void Complete(grpc::CallbackServerContext* ctx,
-                grpc::ServerUnaryReactor* reactor, Rpc rpc,
-                const CallScope& scope, absl::Status status,
-                google::protobuf::Message* response);
-
+  // Begins a call (server/service_call.h), shared by the work that
+  // finishes it on the planning pool.
+  std::shared_ptr<ServiceCall> Begin(grpc::CallbackServerContext* ctx, Rpc rpc,
+                                     const google::protobuf::Message& request);
   // Runs one call: counts it as running, refuses it with UNAVAILABLE while
   // draining and INVALID_ARGUMENT when `request` is past a field's bound,
   // else runs `body`, refusing a `response` over --max_message_bytes
@@ -143,9 +137,7 @@ class PlannerService final : public v1::Planner::CallbackService {
   PlanningPool* const pool_;
   // Each method's series (all null when metrics are off).
   std::array<RpcMethodMetrics*, kRpcNames.size()> rpc_metrics_{};
-  std::atomic<bool> draining_{false};
-  std::atomic<int> in_flight_{0};
-  std::atomic<int64_t> last_call_ns_{0};  // steady clock
+  CallGate gate_;
 };
 
 }  // namespace reshard::server

@@ -201,7 +201,7 @@ expect "mesh delete without the admin token" 6 \
   "UNAUTHENTICATED: DeleteMesh needs the planner's admin token" \
   "$CTL" --server "$S2" mesh delete "$id"
 expect "mesh delete with another admin token" 6 \
-  "PERMISSION_DENIED: DeleteMesh: the admin token does not match" \
+  "PERMISSION_DENIED: DeleteMesh: metadata x-reshard-admin-token: the admin token does not match" \
   env RESHARD_ADMIN_TOKEN=wrong "$CTL" --server "$S2" mesh delete "$id"
 "$CTL" --server "$S2" mesh get "$id" >/dev/null; check "the mesh is still there" $?
 out=$("$CTL" --server "$S2" mesh delete "$id" --admin_token_file "$dir/admin")

@@ -1,11 +1,12 @@
 // The Coordinator's rendezvous store: one budget for every job's store, key
 // ownership, the bounds of a run's store, and the bounds on jobs and
-// concurrent runs.
+// concurrent runs; StoreGets that wait without a thread, and their caps.
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/store_budget.h"
@@ -18,6 +19,29 @@ namespace reshard::coordinator {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The answers waiting StoreGets were given, in order, by a label.
+class Answers {
+ public:
+  StoreAnswer For(std::string label) {
+    return [this, label](absl::StatusOr<std::vector<std::string>> values) {
+      absl::MutexLock lock(&mu_);
+      got_.emplace_back(label, std::move(values));
+    };
+  }
+  std::vector<std::pair<std::string, absl::StatusOr<std::vector<std::string>>>>
+  Take() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(got_, {});
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<std::string, absl::StatusOr<std::vector<std::string>>>>
+      got_ ABSL_GUARDED_BY(mu_);
+};
+
+using Values = std::vector<std::string>;
 
 // The stores of all jobs share one budget: past it a store refuses to
 // grow (naming the flag) while what is stored stays; bytes come back when
@@ -145,6 +169,133 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(c.GetJob("j")->store_keys, 0);
   c.Shutdown("test over");
+}
+
+// Under a cap of 3 waits: answers come as their last key does, a fourth
+// wait is refused, a dropped wait is answered once.
+void AnswersComeAsKeysDo(Coordinator& c, const AgentId& id,
+                         const std::string& run, Answers& answers) {
+  Job& job = JobFor(c, id);
+  ASSERT_TRUE(c.AwaitStore(id, run, {"x", "y"}, answers.For("xy")).ok());
+  ASSERT_TRUE(c.AwaitStore(id, run, {"y"}, answers.For("y")).ok());
+  absl::StatusOr<Coordinator::StoreWait> z =
+      c.AwaitStore(id, run, {"z"}, answers.For("z"));
+  ASSERT_TRUE(z.ok());
+  absl::StatusOr<Coordinator::StoreWait> fourth =
+      c.AwaitStore(id, run, {"x"}, answers.For("refused"));
+  EXPECT_EQ(fourth.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(fourth.status().message(),
+              HasSubstr("already holds its maximum of 3 waiting StoreGet "
+                        "calls (--max_store_waiters_per_credential)"));
+  EXPECT_TRUE(job.StoreSet(id, run, "y", "2").ok());
+  EXPECT_EQ(answers.Take().size(), 1u);  // "y"; "xy" still lacks x
+  z->Drop();
+  z->Expire();  // already answered: nothing more
+  auto dropped = answers.Take();
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].second.status().code(), absl::StatusCode::kCancelled);
+  // y deleted again: "xy" waits for it once x comes.
+  EXPECT_EQ(*job.StoreDelete(id, run, "y"), 1);
+  EXPECT_TRUE(job.StoreSet(id, run, "x", "1").ok());
+  EXPECT_TRUE(answers.Take().empty());
+  EXPECT_TRUE(job.StoreSet(id, run, "y", "3").ok());
+  auto both = answers.Take();
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_EQ(both[0].first, "xy");
+  EXPECT_EQ(*both[0].second, (Values{"1", "3"}));
+}
+
+void AnExpiredWaitNamesTheMissingKey(Coordinator& c, const AgentId& id,
+                                     const std::string& run, Answers& answers) {
+  // Keys already set answer at once.
+  ASSERT_TRUE(c.AwaitStore(id, run, {"y", "x"}, answers.For("now")).ok());
+  EXPECT_EQ(*answers.Take().at(0).second, (Values{"3", "1"}));
+  absl::StatusOr<Coordinator::StoreWait> late =
+      c.AwaitStore(id, run, {"never"}, answers.For("late"));
+  ASSERT_TRUE(late.ok());
+  late->Expire();
+  auto expired = answers.Take();
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].second.status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(expired[0].second.status().message(),
+              HasSubstr("1 of 1 rendezvous keys still missing at the "
+                        "deadline: never"));
+}
+
+// Waits are answered once each: when their last key is set (in whatever
+// order the keys come, a deleted one waited for again), when dropped or
+// expired, and when the run ends; past either cap one is refused at once,
+// naming the flag, and a slot comes back once a wait is answered.
+TEST_F(CoordinatorTest, StoreWaitsAreAnsweredOnceAndCapped) {
+  limits_.max_store_waiters_per_credential = 3;
+  limits_.max_store_waiters = 4;
+  Coordinator c(limits_, SystemClock(), TestSessions());
+  ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
+  const AgentId id = Id("j", 0, 100);
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
+  Answers answers;
+  std::optional<Coordinator::StoreWait> at_run_end;
+  std::thread agent([&] {
+    std::optional<WorkItem> item = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(item.has_value());
+    const std::string run = item->run->run_id;
+    AnswersComeAsKeysDo(c, id, run, answers);
+    AnExpiredWaitNamesTheMissingKey(c, id, run, answers);
+    at_run_end = *c.AwaitStore(id, run, {"never"}, answers.For("run end"));
+    executor::RankReport report;
+    report.seconds_min = report.seconds_median = {0};
+    report.tensors = {{0, true, "", {}}};
+    EXPECT_TRUE(
+        JobFor(c, id).Report(id, item->run->generation, run, report).ok());
+  });
+  absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
+  agent.join();
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto ended = answers.Take();
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, "run end");
+  EXPECT_EQ(ended[0].second.status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(ended[0].second.status().message(), HasSubstr("(no run is)"));
+  at_run_end->Drop();  // answered: nothing more
+  EXPECT_TRUE(answers.Take().empty());
+  c.Shutdown("test over");
+}
+
+// Past --max_store_waiters in all, a wait of any share is refused naming
+// it; a shutdown answers every wait still held.
+TEST_F(CoordinatorTest, StoreWaitsAreCappedInAllAndEndAtShutdown) {
+  limits_.max_store_waiters = 2;
+  Coordinator c(limits_, SystemClock(), TestSessions());
+  ASSERT_TRUE(c.Join(Joining("j", 0, 1)).ok());
+  const AgentId id = Id("j", 0, 100);
+  absl::StatusOr<std::shared_ptr<Mailbox>> mailbox = c.Connect(id);
+  Answers answers;
+  std::thread agent([&] {
+    std::optional<WorkItem> item = (*mailbox)->Pop(Soon());
+    ASSERT_TRUE(item.has_value());
+    const std::string run = item->run->run_id;
+    ASSERT_TRUE(c.AwaitStore(id, run, {"a"}, answers.For("a")).ok());
+    ASSERT_TRUE(c.AwaitStore(id, run, {"b"}, answers.For("b")).ok());
+    absl::Status third =
+        c.AwaitStore(id, run, {"c"}, answers.For("c")).status();
+    EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_THAT(third.message(),
+                HasSubstr("this server already holds its maximum of 2 waiting "
+                          "StoreGet calls (--max_store_waiters)"));
+    c.Shutdown("test over");
+    JobFor(c, id).Cancel();
+  });
+  absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
+  agent.join();
+  EXPECT_FALSE(out.ok());
+  auto ended = answers.Take();
+  ASSERT_EQ(ended.size(), 2u);
+  for (const auto& [label, values] : ended) {
+    EXPECT_EQ(values.status().code(), absl::StatusCode::kUnavailable) << label;
+    EXPECT_EQ(values.status().message(), "test over") << label;
+  }
 }
 
 TEST_F(CoordinatorTest, JobsAndConcurrentRunsAreBounded) {

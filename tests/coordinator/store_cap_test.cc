@@ -1,4 +1,4 @@
-// Issue 28 item 5: 64 jobs, each with the token issued for it and a run held in
+// 64 jobs, each with the token issued for it and a run held in
 // flight by a stand-in agent that never reports, fill their rendezvous
 // stores with 1 MiB values until refused. The global cap
 // (--max_store_bytes_total) holds: the stores together keep at most it,
@@ -7,29 +7,27 @@
 // Jobs of self-chosen tokens (--legacy_job_tokens) share one
 // credential's bytes (--max_store_bytes_per_credential), so minting tokens
 // cannot take an issued job's bytes.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/credential_headers.h"
-#include "common/issued_job_token.h"
-#include "common/version.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/agent_processes.h"
-#include "tests/coordinator/fault_fixture.h"
+#include "tests/coordinator/held_runs.h"
 
 namespace reshard {
 namespace {
+
+using testing::HeldRun;
+using testing::IssuedToken;
+using testing::WithToken;
 
 constexpr int kJobs = 64;
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -42,81 +40,19 @@ constexpr int64_t kRssSlack = 512 * kMiB;
 constexpr int64_t kRssSlack = 128 * kMiB;
 #endif
 
-constexpr char kAdminToken[] = "store-cap-admin-token";
-
-std::string JobName(int job) { return absl::StrCat("store", job); }
-std::string IssuedToken(int job) {
-  return JobTokenKey::FromAdminToken(kAdminToken).Issue(JobName(job));
-}
-
-std::unique_ptr<grpc::ClientContext> WithToken(const std::string& token) {
-  auto context = testing::Bounded(std::chrono::seconds(60));
-  context->AddMetadata(kJobTokenHeader, token);
-  return context;
-}
-
-// One job's stand-in: joined, its dispatch stream open, the run it was
-// sent, and the RunJob call waiting for a report that never comes.
-struct HeldRun {
-  v1::AgentId id;
-  std::string token;
-  std::unique_ptr<grpc::ClientContext> stream_context;
-  std::unique_ptr<grpc::ClientReader<v1::Work>> stream;
-  std::string run_id;
-  std::thread caller;
-  grpc::Status run_status;
-};
-
-class StoreCapTest : public testing::FaultFixture {
+class StoreCapTest : public testing::HeldRunsFixture {
  protected:
   void SetUp() override {
-    char path[] = "/tmp/reshard-admin-XXXXXX";
-    const int fd = mkstemp(path);
-    ASSERT_GE(fd, 0);
-    close(fd);
-    admin_file_ = path;
-    std::ofstream(admin_file_) << kAdminToken << "\n";
+    HeldRunsFixture::SetUp();
     Start({});
   }
-  void TearDown() override { std::remove(admin_file_.c_str()); }
 
   void Start(std::vector<std::string> more) {
     std::vector<std::string> flags = {
-        "--admin_token_file=" + admin_file_,
         absl::StrCat("--max_store_bytes_per_job=", kPerJob),
         absl::StrCat("--max_store_bytes_total=", kTotal)};
     flags.insert(flags.end(), more.begin(), more.end());
-    StartServer(flags);
-  }
-
-  // Joins job j's rank 0 with `token`, opens its stream and starts a
-  // RunJob on it.
-  void Hold(int j, const std::string& token, HeldRun& held) {
-    held.token = token;
-    held.id = testing::Agent(JobName(j), 0, 7);
-    v1::JoinRequest join;
-    *join.mutable_agent() = held.id;
-    join.set_world_size(1);
-    join.set_version(kReshardVersion);
-    join.set_protocol(kCoordinatorProtocol);
-    v1::JoinResponse joined;
-    const grpc::Status s = stub_->Join(WithToken(token).get(), join, &joined);
-    ASSERT_TRUE(s.ok()) << s.error_message();
-    held.id.set_session(joined.session());
-    v1::DispatchRequest dispatch;
-    *dispatch.mutable_agent() = held.id;
-    held.stream_context = WithToken(token);
-    held.stream = stub_->Dispatch(held.stream_context.get(), dispatch);
-    held.caller = std::thread([this, &held] {
-      v1::RunJobResponse response;
-      held.run_status = stub_->RunJob(
-          WithToken(held.token).get(),
-          testing::AllGatherRun(held.id.job(), 1, 8, 1, 30), &response);
-    });
-    v1::Work work;
-    ASSERT_TRUE(held.stream->Read(&work));
-    ASSERT_TRUE(work.has_run());
-    held.run_id = work.run().run_id();
+    StartIssuing(flags);
   }
 
   // Offers the job's store its full share in 1 MiB values (16 MiB), going
@@ -141,25 +77,6 @@ class StoreCapTest : public testing::FaultFixture {
     }
     return accepted;
   }
-
-  // Cancels every held run and waits for its RunJob to end CANCELLED.
-  void Release(std::vector<HeldRun>& held) {
-    for (HeldRun& h : held) {
-      v1::CancelJobRequest cancel;
-      cancel.set_job(h.id.job());
-      v1::CancelJobResponse response;
-      EXPECT_TRUE(
-          stub_->CancelJob(WithToken(h.token).get(), cancel, &response).ok());
-    }
-    for (HeldRun& h : held) {
-      h.caller.join();
-      EXPECT_EQ(h.run_status.error_code(), grpc::CANCELLED);
-      h.stream_context->TryCancel();
-      h.stream->Finish();
-    }
-  }
-
-  std::string admin_file_;
 };
 
 TEST_F(StoreCapTest, SixtyFourFullStoresStayWithinTheGlobalCap) {

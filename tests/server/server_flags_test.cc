@@ -244,7 +244,8 @@ TEST(ServerFlagsTest, AnAdminTokenGuardsDeleteMesh) {
   const absl::Status wrong = connect("s3cret-tokeN")->DeleteMesh(*id);
   EXPECT_EQ(wrong.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(wrong.message(),
-            "DeleteMesh: the admin token does not match the planner's");
+            "DeleteMesh: metadata x-reshard-admin-token: the admin token does "
+            "not match the planner's");
   EXPECT_TRUE(anyone->GetMesh(*id).ok());  // still there
   EXPECT_TRUE(connect("s3cret-token")->DeleteMesh(*id).ok());
   EXPECT_EQ(anyone->GetMesh(*id).status().code(), absl::StatusCode::kNotFound);
