@@ -133,17 +133,42 @@ RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   return outcome;
 }
 
-// Counts a RunJob for its scope against the concurrency cap.
-class RunSlot {
- public:
-  explicit RunSlot(std::atomic<int64_t>& active) : active_(active) {
-    ++active_;
-  }
-  ~RunSlot() { --active_; }
-
- private:
-  std::atomic<int64_t>& active_;
+// What a refused slot says, `what` being the calls counted ("concurrent
+// RunJob calls"): the cap it met, with its flag.
+struct SlotCaps {
+  const char* what;
+  int64_t per_credential;
+  const char* per_credential_flag;
+  int64_t total;
+  const char* total_flag;
 };
+
+absl::Status SlotRefusal(const CredentialSlots::Refusal& refusal,
+                         const std::string& share, const SlotCaps& caps) {
+  using Why = CredentialSlots::Refusal::Why;
+  switch (refusal.why) {
+    case Why::kCredential:
+      return absl::ResourceExhaustedError(
+          absl::StrCat(DescribeShare(share), " already holds its maximum of ",
+                       caps.per_credential, " ", caps.what, " (",
+                       caps.per_credential_flag, ")"));
+    case Why::kFairShare:
+      return absl::ResourceExhaustedError(absl::StrCat(
+          DescribeShare(share), " holds ", refusal.held, " of the ", caps.total,
+          " ", caps.what,
+          " this server allows, its fair share while another credential "
+          "waits (",
+          caps.total_flag, " divided among the ",
+          "credentials using it); try again once it holds fewer"));
+    case Why::kTotal:
+      break;
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrCat("this server already holds its maximum of ", caps.total, " ",
+                   caps.what, " (", caps.total_flag,
+                   "); the slots given back go to the credentials "
+                   "below their fair share first, so try again"));
+}
 
 }  // namespace
 
@@ -153,7 +178,9 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
       table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
+      token_rules_(&RulesOrStrict(limits_.token_rules)),
+      runs_(limits_.max_concurrent_runs, clock_),
+      store_waiters_(limits_.max_store_waiters, clock_) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table,
@@ -162,7 +189,9 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
       table_(std::move(table)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
+      token_rules_(&RulesOrStrict(limits_.token_rules)),
+      runs_(limits_.max_concurrent_runs, clock_),
+      store_waiters_(limits_.max_store_waiters, clock_) {}
 
 absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
                                          const Caller& caller) {
@@ -245,21 +274,15 @@ absl::StatusOr<Coordinator::StoreWait> Coordinator::AwaitStore(
   absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   const std::string& share = (*job)->token().share();
-  CredentialSlots::Full full{};
-  std::optional<CredentialSlots::Slot> slot =
-      store_waiters_.TryAcquire(share, limits_.max_store_waiters_per_credential,
-                                limits_.max_store_waiters, &full);
+  CredentialSlots::Refusal refusal;
+  std::optional<CredentialSlots::Slot> slot = store_waiters_.TryAcquire(
+      share, limits_.max_store_waiters_per_credential, &refusal);
   if (!slot.has_value()) {
-    return absl::ResourceExhaustedError(
-        full == CredentialSlots::Full::kTotal
-            ? absl::StrCat("this server already holds its maximum of ",
-                           limits_.max_store_waiters,
-                           " waiting StoreGet calls (--max_store_waiters)")
-            : absl::StrCat(DescribeShare(share),
-                           " already holds its maximum of ",
-                           limits_.max_store_waiters_per_credential,
-                           " waiting StoreGet calls "
-                           "(--max_store_waiters_per_credential)"));
+    return SlotRefusal(
+        refusal, share,
+        {"waiting StoreGet calls", limits_.max_store_waiters_per_credential,
+         "--max_store_waiters_per_credential", limits_.max_store_waiters,
+         "--max_store_waiters"});
   }
   absl::StatusOr<int64_t> wait = (*job)->AwaitStore(
       id, run_id, std::move(keys),
@@ -275,23 +298,19 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
     const std::string& name, std::shared_ptr<const RunSpec> spec,
     absl::Time deadline, const CallerGone& caller_gone, const Caller& caller) {
   if (shut_down_) return absl::UnavailableError("the server is shutting down");
-  RunSlot slot(active_runs_);
-  if (active_runs_ > limits_.max_concurrent_runs) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "this server already runs its maximum of ", limits_.max_concurrent_runs,
-        " concurrent RunJob calls (--max_concurrent_runs)"));
-  }
   absl::StatusOr<std::shared_ptr<Job>> job =
       AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
   const std::string& share = (*job)->token().share();
-  std::optional<CredentialSlots::Slot> mine =
-      runs_by_credential_.TryAcquire(share, limits_.max_runs_per_credential);
-  if (!mine.has_value()) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(DescribeShare(share), " already holds its maximum of ",
-                     limits_.max_runs_per_credential,
-                     " concurrent RunJob calls (--max_runs_per_credential)"));
+  CredentialSlots::Refusal refusal;
+  std::optional<CredentialSlots::Slot> slot =
+      runs_.TryAcquire(share, limits_.max_runs_per_credential, &refusal);
+  if (!slot.has_value()) {
+    return SlotRefusal(
+        refusal, share,
+        {"concurrent RunJob calls", limits_.max_runs_per_credential,
+         "--max_runs_per_credential", limits_.max_concurrent_runs,
+         "--max_concurrent_runs"});
   }
   absl::Status s = CheckSpec(*spec, **job);
   if (!s.ok()) return s;
@@ -357,7 +376,7 @@ absl::StatusOr<std::string> Coordinator::CancelJob(const std::string& name,
 }
 
 bool Coordinator::Admitting() const {
-  return !shut_down_ && active_runs_ < limits_.max_concurrent_runs &&
+  return !shut_down_ && runs_.total() < limits_.max_concurrent_runs &&
          static_cast<int64_t>(table_->List().size()) < limits_.max_jobs;
 }
 

@@ -178,8 +178,9 @@ class Coordinator {
   const SessionSource sessions_;
   std::unique_ptr<JobTable> table_;
   const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
-  std::atomic<int64_t> active_runs_{0};
-  CredentialSlots runs_by_credential_;
+  // RunJob calls waiting or running, and StoreGets waiting, shared fairly
+  // (coordinator/credential_slots.h).
+  CredentialSlots runs_;
   CredentialSlots store_waiters_;
   std::atomic<bool> shut_down_{false};
 };

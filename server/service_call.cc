@@ -52,6 +52,8 @@ grpc::Status ServiceCall::End(absl::Status status,
     status = CheckResponseSize(*response, options_.max_message_bytes);
     if (!status.ok()) response->Clear();
   }
+  if (!ended_) --gate_.in_flight_;
+  ended_ = true;
   if (metrics_ != nullptr) {
     metrics_->Record(
         status.code(),

@@ -53,15 +53,18 @@ class ServiceCall {
               const char* method, RpcMethodMetrics* metrics,
               const google::protobuf::Message& request,
               const ServiceOptions& options, Drain drain = Drain::kRefuse);
-  ~ServiceCall() { --gate_.in_flight_; }
+  ~ServiceCall() {
+    if (!ended_) --gate_.in_flight_;
+  }
   ServiceCall(const ServiceCall&) = delete;
   ServiceCall& operator=(const ServiceCall&) = delete;
 
   // Why the call is refused before its work runs (OK: it runs).
   const absl::Status& refusal() const { return refusal_; }
   // Ends the call with `status`, or with the refusal of a `response` over
-  // --max_message_bytes (the response cleared): recorded, logged when not
-  // OK, and returned as what to send. `response` may be null for a
+  // --max_message_bytes (the response cleared): no longer in flight, then
+  // recorded (so a scrape that sees it counted sees it ended), logged when
+  // not OK, and returned as what to send. `response` may be null for a
   // refusal (a stream refused before it starts).
   grpc::Status End(absl::Status status, google::protobuf::Message* response);
 
@@ -73,6 +76,7 @@ class ServiceCall {
   const ServiceOptions& options_;
   const std::chrono::steady_clock::time_point start_;
   absl::Status refusal_;
+  bool ended_ = false;  // End ran: no longer in flight
 };
 
 }  // namespace reshard::server

@@ -43,6 +43,17 @@ class Answers {
 
 using Values = std::vector<std::string>;
 
+// Rank `id` reports its run of `item` validated, as a one-tensor run's.
+void ReportValidated(const Coordinator& c, const AgentId& id,
+                     const WorkItem& item) {
+  executor::RankReport report;
+  report.seconds_min = report.seconds_median = {0};
+  report.tensors = {{0, true, "", {}}};
+  EXPECT_TRUE(JobFor(c, id)
+                  .Report(id, item.run->generation, item.run->run_id, report)
+                  .ok());
+}
+
 // The stores of all jobs share one budget: past it a store refuses to
 // grow (naming the flag) while what is stored stays; bytes come back when
 // keys are overwritten smaller, erased, or their job's store goes.
@@ -158,11 +169,7 @@ TEST_F(CoordinatorTest, TheStoreRefusesWorkOutsideItsRunAndPastItsBounds) {
     EXPECT_TRUE(JobFor(c, id).StoreSet(id, run, "c", "3").ok());
     EXPECT_EQ(JobFor(c, id).StoreDelete(id, "nope", "").status().code(),
               absl::StatusCode::kFailedPrecondition);
-    executor::RankReport report;
-    report.seconds_min = report.seconds_median = {0};
-    report.tensors = {{0, true, "", {}}};
-    EXPECT_TRUE(
-        JobFor(c, id).Report(id, item->run->generation, run, report).ok());
+    ReportValidated(c, id, *item);
   });
   absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
   agent.join();
@@ -243,11 +250,7 @@ TEST_F(CoordinatorTest, StoreWaitsAreAnsweredOnceAndCapped) {
     AnswersComeAsKeysDo(c, id, run, answers);
     AnExpiredWaitNamesTheMissingKey(c, id, run, answers);
     at_run_end = *c.AwaitStore(id, run, {"never"}, answers.For("run end"));
-    executor::RankReport report;
-    report.seconds_min = report.seconds_median = {0};
-    report.tensors = {{0, true, "", {}}};
-    EXPECT_TRUE(
-        JobFor(c, id).Report(id, item->run->generation, run, report).ok());
+    ReportValidated(c, id, *item);
   });
   absl::StatusOr<RunOutcome> out = c.RunJob("j", SpecFor(1), Soon(), {});
   agent.join();
