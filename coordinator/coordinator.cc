@@ -177,10 +177,10 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
     : limits_(limits),
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
-      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)),
       runs_(limits_.max_concurrent_runs, clock_),
-      store_waiters_(limits_.max_store_waiters, clock_) {}
+      store_waiters_(limits_.max_store_waiters, clock_),
+      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
+      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table,
@@ -188,10 +188,10 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
     : limits_(limits),
       clock_(std::move(clock)),
       sessions_(std::move(sessions)),
-      table_(std::move(table)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)),
       runs_(limits_.max_concurrent_runs, clock_),
-      store_waiters_(limits_.max_store_waiters, clock_) {}
+      store_waiters_(limits_.max_store_waiters, clock_),
+      table_(std::move(table)),
+      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
 
 absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
                                          const Caller& caller) {

@@ -176,12 +176,13 @@ class Coordinator {
   const CoordinatorLimits limits_;
   const Clock clock_;
   const SessionSource sessions_;
-  std::unique_ptr<JobTable> table_;
-  const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
   // RunJob calls waiting or running, and StoreGets waiting, shared fairly
-  // (coordinator/credential_slots.h).
+  // (coordinator/credential_slots.h). Before the table: a job answers the
+  // waits it still holds when it goes, and they give their slots back.
   CredentialSlots runs_;
   CredentialSlots store_waiters_;
+  std::unique_ptr<JobTable> table_;
+  const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
   std::atomic<bool> shut_down_{false};
 };
 
