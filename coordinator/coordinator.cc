@@ -133,41 +133,10 @@ RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   return outcome;
 }
 
-// What a refused slot says, `what` being the calls counted ("concurrent
-// RunJob calls"): the cap it met, with its flag.
-struct SlotCaps {
-  const char* what;
-  int64_t per_credential;
-  const char* per_credential_flag;
-  int64_t total;
-  const char* total_flag;
-};
-
-absl::Status SlotRefusal(const CredentialSlots::Refusal& refusal,
-                         const std::string& share, const SlotCaps& caps) {
-  using Why = CredentialSlots::Refusal::Why;
-  switch (refusal.why) {
-    case Why::kCredential:
-      return absl::ResourceExhaustedError(
-          absl::StrCat(DescribeShare(share), " already holds its maximum of ",
-                       caps.per_credential, " ", caps.what, " (",
-                       caps.per_credential_flag, ")"));
-    case Why::kFairShare:
-      return absl::ResourceExhaustedError(absl::StrCat(
-          DescribeShare(share), " holds ", refusal.held, " of the ", caps.total,
-          " ", caps.what,
-          " this server allows, its fair share while another credential "
-          "waits (",
-          caps.total_flag, " divided among the ",
-          "credentials using it); try again once it holds fewer"));
-    case Why::kTotal:
-      break;
-  }
+absl::Status SlotRefusal(const FairShares::Refusal& refusal,
+                         const std::string& share, const FairShareCaps& caps) {
   return absl::ResourceExhaustedError(
-      absl::StrCat("this server already holds its maximum of ", caps.total, " ",
-                   caps.what, " (", caps.total_flag,
-                   "); the slots given back go to the credentials "
-                   "below their fair share first, so try again"));
+      FairShareRefusalText(refusal, DescribeShare(share), caps));
 }
 
 }  // namespace
@@ -274,9 +243,9 @@ absl::StatusOr<Coordinator::StoreWait> Coordinator::AwaitStore(
   absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   const std::string& share = (*job)->token().share();
-  CredentialSlots::Refusal refusal;
-  std::optional<CredentialSlots::Slot> slot = store_waiters_.TryAcquire(
-      share, limits_.max_store_waiters_per_credential, &refusal);
+  FairShares::Refusal refusal;
+  std::optional<FairShares::Hold> slot = store_waiters_.TryHold(
+      share, 1, limits_.max_store_waiters_per_credential, &refusal);
   if (!slot.has_value()) {
     return SlotRefusal(
         refusal, share,
@@ -286,8 +255,9 @@ absl::StatusOr<Coordinator::StoreWait> Coordinator::AwaitStore(
   }
   absl::StatusOr<int64_t> wait = (*job)->AwaitStore(
       id, run_id, std::move(keys),
-      [slot = *std::move(slot), answer = std::move(answer)](
+      [slot = std::move(slot), answer = std::move(answer)](
           absl::StatusOr<std::vector<std::string>> values) mutable {
+        slot.reset();  // given back before the caller learns the answer
         std::move(answer)(std::move(values));
       });
   if (!wait.ok()) return wait.status();
@@ -302,9 +272,9 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
       AdmittedJob(name, caller, Access::kAct);
   if (!job.ok()) return job.status();
   const std::string& share = (*job)->token().share();
-  CredentialSlots::Refusal refusal;
-  std::optional<CredentialSlots::Slot> slot =
-      runs_.TryAcquire(share, limits_.max_runs_per_credential, &refusal);
+  FairShares::Refusal refusal;
+  std::optional<FairShares::Hold> slot =
+      runs_.TryHold(share, 1, limits_.max_runs_per_credential, &refusal);
   if (!slot.has_value()) {
     return SlotRefusal(
         refusal, share,

@@ -16,8 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/fair_shares.h"
 #include "coordinator/clock.h"
-#include "coordinator/credential_slots.h"
 #include "coordinator/job.h"
 #include "coordinator/job_table.h"
 #include "coordinator/job_token.h"
@@ -177,10 +177,10 @@ class Coordinator {
   const Clock clock_;
   const SessionSource sessions_;
   // RunJob calls waiting or running, and StoreGets waiting, shared fairly
-  // (coordinator/credential_slots.h). Before the table: a job answers the
+  // (common/fair_shares.h). Before the table: a job answers the
   // waits it still holds when it goes, and they give their slots back.
-  CredentialSlots runs_;
-  CredentialSlots store_waiters_;
+  FairShares runs_;
+  FairShares store_waiters_;
   std::unique_ptr<JobTable> table_;
   const TokenRules* const token_rules_;  // RulesOrStrict(limits_'s)
   std::atomic<bool> shut_down_{false};

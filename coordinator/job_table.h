@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/fair_shares.h"
 #include "coordinator/clock.h"
 #include "coordinator/job.h"
 #include "coordinator/limits.h"
@@ -47,9 +48,9 @@ class InMemoryJobTable final : public JobTable {
   InMemoryJobTable(const CoordinatorLimits& limits, Clock clock)
       : limits_(limits),
         clock_(std::move(clock)),
-        store_budget_(std::make_shared<StoreBudget>(
-            limits.max_store_bytes_total, "the rendezvous stores of all jobs",
-            "--max_store_bytes_total")) {}
+        store_bytes_(
+            std::make_shared<FairShares>(limits.max_store_bytes_total, clock_)),
+        job_shares_(limits.max_jobs, clock_) {}
 
   absl::StatusOr<std::shared_ptr<Job>> FindOrCreate(
       const JoinInfo& info, const std::string& job_token,
@@ -60,22 +61,26 @@ class InMemoryJobTable final : public JobTable {
   void DropIdle(absl::Time before) override;
 
  private:
-  // How many jobs count in `share`.
-  int64_t JobsOfShareLocked(const std::string& share) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The store budget of `share`'s jobs, made when its first job is.
-  std::shared_ptr<StoreBudget> ShareBudgetLocked(const std::string& share)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A job and the place it holds among its share's jobs.
+  struct Entry {
+    std::shared_ptr<Job> job;
+    FairShares::Hold hold;
+  };
+
+  // A new job `info` names, if its share may hold one more.
+  absl::StatusOr<std::shared_ptr<Job>> CreateLocked(
+      const JoinInfo& info, const std::string& job_token,
+      const std::string& share) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const CoordinatorLimits& limits_;
   const Clock clock_;  // each job's
-  // Shared by every job's rendezvous store.
-  const std::shared_ptr<StoreBudget> store_budget_;
+  // Every job's rendezvous store bytes, shared fairly among shares.
+  const std::shared_ptr<FairShares> store_bytes_;
+  // The jobs held, shared fairly among shares (before jobs_, whose
+  // entries give their places back).
+  FairShares job_shares_;
   mutable absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
-  // Held by the jobs of each share; an entry outlives them harmlessly.
-  std::map<std::string, std::weak_ptr<StoreBudget>> share_budgets_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace reshard::coordinator

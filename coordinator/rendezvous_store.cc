@@ -43,11 +43,9 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
                      "past its maximum of ",
                      limits_.max_store_bytes_per_job, " bytes"));
   }
-  if (const StoreBudget* short_one = Resize(new_size - old_size)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "value: setting \"", key, "\" would take ", short_one->what(),
-        " past their maximum of ", short_one->max_bytes(), " bytes (",
-        short_one->flag(), ")"));
+  if (std::optional<std::string> refused = Resize(new_size - old_size)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("value: setting \"", key, "\": ", *refused));
   }
   entries_[key] = Entry{run_id, std::move(value), writer};
   return absl::OkStatus();
@@ -55,15 +53,15 @@ absl::Status RendezvousStore::Set(const std::string& run_id,
 
 RendezvousStore::~RendezvousStore() { Resize(-bytes_); }
 
-const StoreBudget* RendezvousStore::Resize(int64_t delta) {
+std::optional<std::string> RendezvousStore::Resize(int64_t delta) {
   if (budget_ != nullptr && delta > 0) {
-    if (const StoreBudget* short_one = budget_->TryTake(delta)) {
-      return short_one;
+    if (std::optional<std::string> refused = budget_->TryTake(delta)) {
+      return refused;
     }
   }
   if (budget_ != nullptr && delta < 0) budget_->Give(-delta);
   bytes_ += delta;
-  return nullptr;
+  return std::nullopt;
 }
 
 std::optional<std::vector<std::string>> RendezvousStore::Lookup(

@@ -71,8 +71,8 @@ class RendezvousStore {
   }
 
   // Grows or shrinks bytes_ by `delta`, taking from or giving to the
-  // budget: null, or (nothing changed) the budget that has too little.
-  const StoreBudget* Resize(int64_t delta);
+  // budget: nullopt, or (nothing changed) what bound the budget met.
+  std::optional<std::string> Resize(int64_t delta);
 
   const CoordinatorLimits& limits_;
   const std::shared_ptr<StoreBudget> budget_;

@@ -1,61 +1,55 @@
-// Bytes that rendezvous stores hold together (issue 28: 64 jobs with full
-// stores must not take the server's memory). Each store takes from its
-// share's budget, which takes from the budget of all jobs, before it grows,
-// and gives back what it frees, its keys erased or its job dropped: one
-// credential's jobs cannot take every job's bytes (docs/DESIGN.md §5,
-// Quotas). Thread-safe: stores of different jobs, under different
-// mutexes, share them.
+// Bytes that rendezvous stores hold together, so that 64 jobs with full
+// stores cannot take the server's memory. The bytes of every job's store
+// are shared fairly among credentials (common/fair_shares.h): a store takes
+// from its job's share before it grows, under the share's cap and the
+// total, and gives back what it frees, its keys erased or its job dropped
+// (docs/DESIGN.md §5, Quotas). Thread-safe: stores of different jobs,
+// under different mutexes, share the same FairShares.
 #ifndef RESHARD_COORDINATOR_STORE_BUDGET_H_
 #define RESHARD_COORDINATOR_STORE_BUDGET_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+
+#include "common/fair_shares.h"
 
 namespace reshard::coordinator {
 
 class StoreBudget {
  public:
-  // `what` names whose bytes these are and `flag` what bounds them, for
-  // refusals. `parent`: the budget this one also takes from (null: none).
-  StoreBudget(int64_t max_bytes, std::string what, std::string flag,
-              std::shared_ptr<StoreBudget> parent = nullptr)
-      : max_bytes_(max_bytes),
-        what_(std::move(what)),
-        flag_(std::move(flag)),
-        parent_(std::move(parent)) {}
+  // `all_jobs`: the bytes of every store (--max_store_bytes_total);
+  // `share` the key this job's bytes count under, `who` how refusals name
+  // it, `max_per_share` its cap (--max_store_bytes_per_credential).
+  StoreBudget(std::shared_ptr<FairShares> all_jobs, std::string share,
+              std::string who, int64_t max_per_share)
+      : all_jobs_(std::move(all_jobs)),
+        share_(std::move(share)),
+        who_(std::move(who)),
+        max_per_share_(max_per_share) {}
 
-  // Takes `bytes` (>= 0) when this budget and every parent stay within
-  // their maximum: null then; else, with nothing taken, the budget that
-  // had too little.
-  const StoreBudget* TryTake(int64_t bytes) {
-    int64_t used = used_.load();
-    do {
-      if (used + bytes > max_bytes_) return this;
-    } while (!used_.compare_exchange_weak(used, used + bytes));
-    if (parent_ == nullptr) return nullptr;
-    const StoreBudget* short_one = parent_->TryTake(bytes);
-    if (short_one != nullptr) used_.fetch_sub(bytes);
-    return short_one;
+  // Takes `bytes` (>= 0): nullopt; else, with nothing taken, what bound it
+  // met, its flag named.
+  std::optional<std::string> TryTake(int64_t bytes) {
+    FairShares::Refusal refusal;
+    if (all_jobs_->Take(share_, bytes, max_per_share_, &refusal)) {
+      return std::nullopt;
+    }
+    return FairShareRefusalText(
+        refusal, who_,
+        {"bytes of rendezvous store values", max_per_share_,
+         "--max_store_bytes_per_credential", all_jobs_->max_total(),
+         "--max_store_bytes_total"});
   }
-  void Give(int64_t bytes) {
-    used_.fetch_sub(bytes);
-    if (parent_ != nullptr) parent_->Give(bytes);
-  }
-
-  int64_t used() const { return used_.load(); }
-  int64_t max_bytes() const { return max_bytes_; }
-  const std::string& what() const { return what_; }
-  const std::string& flag() const { return flag_; }
+  void Give(int64_t bytes) { all_jobs_->Give(share_, bytes); }
 
  private:
-  const int64_t max_bytes_;
-  const std::string what_;
-  const std::string flag_;
-  const std::shared_ptr<StoreBudget> parent_;
-  std::atomic<int64_t> used_{0};
+  const std::shared_ptr<FairShares> all_jobs_;
+  const std::string share_;
+  const std::string who_;
+  const int64_t max_per_share_;
 };
 
 }  // namespace reshard::coordinator

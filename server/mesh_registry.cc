@@ -16,11 +16,6 @@ absl::StatusOr<MeshRegistry::Registered> MeshRegistry::Register(
       existing->second.registrants.count(owner) > 0) {
     return Registered{id, false};
   }
-  if (existing == meshes_.end() && meshes_.size() >= max_meshes_) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "mesh: the registry is full (", max_meshes_,
-        " meshes); delete meshes with DeleteMesh or plan with an inline mesh"));
-  }
   size_t& owned = owned_[owner];
   if (owned >= max_per_owner_) {
     if (owned == 0) owned_.erase(owner);
@@ -30,14 +25,43 @@ absl::StatusOr<MeshRegistry::Registered> MeshRegistry::Register(
         " meshes (--max_meshes_per_credential); delete some with DeleteMesh "
         "or plan with an inline mesh"));
   }
-  ++owned;
   if (existing != meshes_.end()) {
+    ++owned;
     existing->second.registrants.insert(owner);
     return Registered{id, false};
   }
-  meshes_.emplace(
-      id, Entry{std::make_shared<const Mesh>(std::move(mesh)), owner, {owner}});
+  absl::StatusOr<FairShares::Hold> place = RoomFor(owner);
+  if (!place.ok()) {
+    if (owned == 0) owned_.erase(owner);
+    return place.status();
+  }
+  ++owned;
+  meshes_.emplace(id, Entry{std::make_shared<const Mesh>(std::move(mesh)),
+                            owner,
+                            {owner},
+                            *std::move(place)});
   return Registered{id, true};
+}
+
+absl::StatusOr<FairShares::Hold> MeshRegistry::RoomFor(
+    const std::string& owner) {
+  FairShares::Refusal refusal;
+  std::optional<FairShares::Hold> place =
+      room_.TryHold(owner, 1, room_.max_total(), &refusal);
+  if (place.has_value()) return *std::move(place);
+  if (refusal.why == FairShares::Refusal::Why::kFairShare) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "mesh: ",
+        FairShareRefusalText(refusal, "this credential",
+                             {"meshes", room_.max_total(), "--max_meshes",
+                              room_.max_total(), "--max_meshes"}),
+        "; delete some with DeleteMesh or plan with an inline mesh"));
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "mesh: the registry is full (", max_meshes_,
+      " meshes, --max_meshes); delete meshes with DeleteMesh or plan with an "
+      "inline mesh, and what is deleted goes to the credentials below their "
+      "fair share first"));
 }
 
 std::shared_ptr<const Mesh> MeshRegistry::Get(const std::string& id) const {

@@ -19,22 +19,29 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "common/fair_shares.h"
 #include "planner/mesh.h"
 
 namespace reshard::server {
 
 class MeshRegistry {
  public:
-  explicit MeshRegistry(size_t max_meshes,
-                        size_t max_per_owner = static_cast<size_t>(-1))
-      : max_meshes_(max_meshes), max_per_owner_(max_per_owner) {}
+  // `clock` times FairShares' waiting window.
+  explicit MeshRegistry(
+      size_t max_meshes, size_t max_per_owner = static_cast<size_t>(-1),
+      FairShares::Clock clock = [] { return absl::Now(); })
+      : max_meshes_(max_meshes),
+        max_per_owner_(max_per_owner),
+        room_(static_cast<int64_t>(max_meshes), std::move(clock)) {}
 
   struct Registered {
     std::string id;
     bool created = false;
   };
-  // RESOURCE_EXHAUSTED when `mesh` is new and the registry is full, or
-  // `owner` has not registered it yet and already registered its maximum.
+  // RESOURCE_EXHAUSTED when `mesh` is new and the registry is full or
+  // `owner` holds its fair share of it while another waits, or `owner` has
+  // not registered it yet and already registered its maximum.
   absl::StatusOr<Registered> Register(Mesh mesh, const std::string& owner = "");
   // Null when `id` is unknown.
   std::shared_ptr<const Mesh> Get(const std::string& id) const;
@@ -55,10 +62,17 @@ class MeshRegistry {
     std::shared_ptr<const Mesh> mesh;
     std::string owner;
     std::set<std::string> registrants;  // the owner and later ones
+    FairShares::Hold place;             // the owner's, in room_
   };
+
+  // Room for a new mesh `owner` creates, or why there is none.
+  absl::StatusOr<FairShares::Hold> RoomFor(const std::string& owner);
 
   const size_t max_meshes_;
   const size_t max_per_owner_;
+  // The registry's room, a place per mesh held by its owner (before
+  // meshes_, whose entries give their places back).
+  FairShares room_;
   mutable absl::Mutex mu_;
   std::map<std::string, Entry> meshes_ ABSL_GUARDED_BY(mu_);
   // How many meshes each credential registered (those with none are

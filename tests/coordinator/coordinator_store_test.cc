@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/fair_shares.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/store_budget.h"
@@ -59,8 +60,8 @@ void ReportValidated(const Coordinator& c, const AgentId& id,
 // keys are overwritten smaller, erased, or their job's store goes.
 TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
   CoordinatorLimits limits;
-  auto budget = std::make_shared<StoreBudget>(
-      20, "the rendezvous stores of all jobs", "--max_store_bytes_total");
+  auto all = std::make_shared<FairShares>(20);
+  auto budget = std::make_shared<StoreBudget>(all, "s", "the share of s", 40);
   RendezvousStore a(limits, budget);
   auto b = std::make_unique<RendezvousStore>(limits, budget);
   EXPECT_TRUE(a.Set("r1", "ka", std::string(8, 'x'), 0).ok());   // 10 bytes
@@ -68,49 +69,77 @@ TEST(StoreBudgetTest, StoresOfAllJobsShareOneBudget) {
   absl::Status full = a.Set("r1", "kc", "xx", 0);                // 4 more
   EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(full.message(),
-            "value: setting \"kc\" would take the rendezvous stores of all "
-            "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
+            "value: setting \"kc\": this server already holds its maximum of "
+            "20 bytes of rendezvous store values (--max_store_bytes_total); "
+            "what is given back goes to the credentials below their fair "
+            "share first, so try again");
   EXPECT_EQ(a.keys(), 1);
-  EXPECT_EQ(budget->used(), 18);
+  EXPECT_EQ(all->total(), 18);
   EXPECT_TRUE(a.Set("r1", "ka", "x", 0).ok());  // 10 -> 3 bytes
-  EXPECT_EQ(budget->used(), 11);
+  EXPECT_EQ(all->total(), 11);
   EXPECT_TRUE(a.Set("r1", "kc", "xx", 0).ok());
-  EXPECT_EQ(budget->used(), 15);
+  EXPECT_EQ(all->total(), 15);
   b.reset();  // its job dropped
-  EXPECT_EQ(budget->used(), 7);
+  EXPECT_EQ(all->total(), 7);
   a.EraseRun("r1");
-  EXPECT_EQ(budget->used(), 0);
+  EXPECT_EQ(all->total(), 0);
   EXPECT_EQ(a.bytes(), 0);
 }
 
-// A share's budget takes from the budget of all jobs too: the first to run
-// short refuses, and nothing is taken from either.
-TEST(StoreBudgetTest, AShareTakesFromItsBudgetAndFromAllJobs) {
+// A share's cap and the total both bound its stores: the first met
+// refuses, and nothing is taken.
+TEST(StoreBudgetTest, AShareIsBoundedByItsCapAndByAllJobs) {
   CoordinatorLimits limits;
-  auto all = std::make_shared<StoreBudget>(
-      20, "the rendezvous stores of all jobs", "--max_store_bytes_total");
-  auto share = std::make_shared<StoreBudget>(
-      12, "the rendezvous stores of this job token's jobs",
-      "--max_store_bytes_per_credential", all);
-  RendezvousStore mine(limits, share);
-  RendezvousStore other(limits, all);
+  auto all = std::make_shared<FairShares>(20);
+  RendezvousStore mine(limits, std::make_shared<StoreBudget>(
+                                   all, "mine", "the share of mine", 12));
+  RendezvousStore other(limits, std::make_shared<StoreBudget>(
+                                    all, "other", "the share of other", 20));
   EXPECT_TRUE(mine.Set("r", "k1", std::string(8, 'x'), 0).ok());  // 10
   absl::Status over_share = mine.Set("r", "k2", "xx", 0);         // 4 more
   EXPECT_EQ(over_share.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(over_share.message(),
-            "value: setting \"k2\" would take the rendezvous stores of this "
-            "job token's jobs past their maximum of 12 bytes "
+            "value: setting \"k2\": the share of mine already holds its "
+            "maximum of 12 bytes of rendezvous store values "
             "(--max_store_bytes_per_credential)");
   EXPECT_TRUE(other.Set("r", "k3", std::string(6, 'x'), 0).ok());  // 8
-  EXPECT_EQ(all->used(), 18);
   EXPECT_TRUE(mine.Set("r", "k4", "", 0).ok());  // 2 more: both have room
-  EXPECT_EQ(all->used(), 20);
+  EXPECT_EQ(all->total(), 20);
   absl::Status full = other.Set("r", "k5", "", 0);
-  EXPECT_EQ(full.message(),
-            "value: setting \"k5\" would take the rendezvous stores of all "
-            "jobs past their maximum of 20 bytes (--max_store_bytes_total)");
-  EXPECT_EQ(share->used(), 12);
-  EXPECT_EQ(all->used(), 20);
+  EXPECT_THAT(full.message(),
+              HasSubstr("already holds its maximum of 20 bytes of rendezvous "
+                        "store values (--max_store_bytes_total)"));
+  EXPECT_EQ(mine.bytes(), 12);
+  EXPECT_EQ(all->total(), 20);
+}
+
+// Store bytes are shared fairly: while one share waits for bytes, another
+// at its fair share cannot grow, so the bytes it frees go to the one
+// waiting.
+TEST(StoreBudgetTest, BytesFreedGoToTheShareThatWaits) {
+  CoordinatorLimits limits;
+  absl::Time now = absl::FromUnixSeconds(1000);
+  auto all = std::make_shared<FairShares>(40, [&now] { return now; });
+  RendezvousStore hog(limits, std::make_shared<StoreBudget>(
+                                  all, "hog", "the share of hog", 40));
+  RendezvousStore honest(limits, std::make_shared<StoreBudget>(
+                                     all, "honest", "the share of honest", 40));
+  ASSERT_TRUE(hog.Set("r", "h1", std::string(18, 'x'), 0).ok());  // 20
+  ASSERT_TRUE(hog.Set("r", "h2", std::string(18, 'x'), 0).ok());  // 40
+  EXPECT_EQ(honest.Set("r", "k1", std::string(8, 'x'), 0).code(),
+            absl::StatusCode::kResourceExhausted);  // honest waits
+  EXPECT_EQ(hog.ErasePrefix("r", "h2", 0), 1);      // hog frees 20
+  const absl::Status regrow = hog.Set("r", "h3", "", 0);
+  EXPECT_EQ(regrow.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(regrow.message(),
+            "value: setting \"h3\": the share of hog holds 20 of the 40 bytes "
+            "of rendezvous store values this server allows, its fair share "
+            "while another credential waits (--max_store_bytes_total divided "
+            "among the credentials using it); try again once it holds fewer");
+  EXPECT_TRUE(honest.Set("r", "k1", std::string(8, 'x'), 0).ok());
+  EXPECT_EQ(hog.bytes(), 20) << "what hog held stays";
+  now += FairShares::kWaitingWindow + absl::Seconds(1);
+  EXPECT_TRUE(hog.Set("r", "h3", "", 0).ok()) << "honest stopped waiting";
 }
 
 // A key belongs to the rank that set it first: another rank reads it but

@@ -1,92 +1,81 @@
-// The fair-share rule of coordinator/credential_slots.h, on a clock moved
-// by hand: one credential alone may use every slot its cap allows; once
-// another waits, the first takes no slot at or past its fair share, so the
-// slots it gives back go to the one waiting; a wait ends with its window.
-#include <optional>
+// Jobs are shared fairly among shares (common/fair_shares.h): one share
+// alone may hold every job its cap allows; once another waits for room,
+// the first creates no job past its fair share, so the room a dropped job
+// leaves goes to the one waiting.
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/time/time.h"
-#include "coordinator/credential_slots.h"
+#include "common/fair_shares.h"
+#include "coordinator/job_table.h"
 #include "gtest/gtest.h"
 
 namespace reshard::coordinator {
 namespace {
 
-using Why = CredentialSlots::Refusal::Why;
-
-class FairShareTest : public ::testing::Test {
+class JobSharesTest : public ::testing::Test {
  protected:
-  std::optional<CredentialSlots::Slot> Take(const std::string& credential) {
-    return slots_.TryAcquire(credential, /*max=*/4, &refusal_);
+  static CoordinatorLimits FourJobs() {
+    CoordinatorLimits limits;
+    limits.max_jobs = 4;
+    limits.max_jobs_per_credential = 4;
+    return limits;
+  }
+
+  absl::Status Create(const std::string& job, const std::string& share) {
+    JoinInfo info;
+    info.agent.job = job;
+    info.world_size = 1;
+    return table_.FindOrCreate(info, "", share).status();
   }
 
   absl::Time now_ = absl::FromUnixSeconds(1000);
-  CredentialSlots slots_{4, [this] { return now_; }};
-  CredentialSlots::Refusal refusal_;
+  CoordinatorLimits limits_ = FourJobs();
+  InMemoryJobTable table_{limits_, [this] { return now_; }};
 };
 
-TEST_F(FairShareTest, ASlotGivenBackGoesToTheCredentialThatWaits) {
-  std::vector<CredentialSlots::Slot> a;
-  for (int i = 0; i < 4; ++i) {
-    std::optional<CredentialSlots::Slot> slot = Take("a");
-    ASSERT_TRUE(slot.has_value()) << "alone, a may use every slot";
-    a.push_back(*std::move(slot));
+TEST_F(JobSharesTest, ARoomADroppedJobLeavesGoesToTheShareThatWaits) {
+  for (const char* job : {"a0", "a1", "a2", "a3"}) {
+    ASSERT_TRUE(Create(job, "a").ok()) << "alone, a may hold every job";
   }
-  EXPECT_FALSE(Take("b").has_value());
-  EXPECT_EQ(refusal_.why, Why::kTotal);  // b now waits
-  a.pop_back();                          // a gives one back: 3 of 4 held
-  EXPECT_FALSE(Take("a").has_value());
-  EXPECT_EQ(refusal_.why, Why::kFairShare);
-  EXPECT_EQ(refusal_.held, 3);
-  EXPECT_EQ(refusal_.fair_share, 2);
-  std::optional<CredentialSlots::Slot> b1 = Take("b");
-  ASSERT_TRUE(b1.has_value()) << "the slot a gave back is b's";
-  // b holds 1 of its fair 2 and still waits: a's next slot is b's too.
-  a.pop_back();
-  EXPECT_FALSE(Take("a").has_value());
-  EXPECT_EQ(refusal_.why, Why::kFairShare);
-  std::optional<CredentialSlots::Slot> b2 = Take("b");
-  ASSERT_TRUE(b2.has_value());
-  EXPECT_EQ(slots_.total(), 4);
-  // b has its fair share and waits no more; a slot b gives back is
-  // anyone's again.
-  b2.reset();
-  std::optional<CredentialSlots::Slot> a3 = Take("a");
-  EXPECT_TRUE(a3.has_value());
+  const absl::Status full = Create("b0", "b");
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.message(),
+            "agent.job: this server already holds its maximum of 4 jobs "
+            "(--max_jobs); what is given back goes to the credentials below "
+            "their fair share first, so try again");
+  table_.ForgetIfAbandoned("a3");  // 3 of 4 held by a; b waits
+  table_.ForgetIfAbandoned("a2");
+  const absl::Status grow = Create("a4", "a");
+  EXPECT_EQ(grow.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(grow.message(),
+            "agent.job: the share of this job token holds 2 of the 4 jobs "
+            "this server allows, its fair share while another credential "
+            "waits (--max_jobs divided among the credentials using it); try "
+            "again once it holds fewer");
+  EXPECT_TRUE(Create("b0", "b").ok());
+  EXPECT_TRUE(Create("b1", "b").ok());
+  EXPECT_EQ(table_.List().size(), 4u);
+  EXPECT_NE(table_.Find("a0"), nullptr) << "nothing held is taken away";
 }
 
-TEST_F(FairShareTest, AWaitEndsWithItsWindowAndTheCapStillHolds) {
-  std::vector<CredentialSlots::Slot> a;
-  for (int i = 0; i < 4; ++i) a.push_back(*Take("a"));
-  EXPECT_FALSE(Take("b").has_value());
-  a.pop_back();
-  EXPECT_FALSE(Take("a").has_value());  // b waits
-  now_ += CredentialSlots::kWaitingWindow + absl::Seconds(1);
-  std::optional<CredentialSlots::Slot> again = Take("a");
-  EXPECT_TRUE(again.has_value()) << "b stopped trying: a may grow again";
-  EXPECT_FALSE(slots_.TryAcquire("a", /*max=*/4, &refusal_).has_value());
-  EXPECT_EQ(refusal_.why, Why::kCredential);  // its own cap of 4
-  EXPECT_EQ(refusal_.held, 4);
-}
-
-TEST_F(FairShareTest, ThreeCredentialsShareByThirds) {
-  CredentialSlots slots(6, [this] { return now_; });
-  CredentialSlots::Refusal refusal;
-  std::vector<CredentialSlots::Slot> a;
-  for (int i = 0; i < 6; ++i) a.push_back(*slots.TryAcquire("a", 6));
-  EXPECT_FALSE(slots.TryAcquire("b", 6).has_value());
-  EXPECT_FALSE(slots.TryAcquire("c", 6).has_value());
-  for (int i = 0; i < 4; ++i) a.pop_back();  // a keeps 2, its third
-  EXPECT_FALSE(slots.TryAcquire("a", 6, &refusal).has_value());
-  EXPECT_EQ(refusal.fair_share, 2);
-  std::vector<CredentialSlots::Slot> bc;
-  for (const char* who : {"b", "c", "b", "c"}) {
-    std::optional<CredentialSlots::Slot> slot = slots.TryAcquire(who, 6);
-    ASSERT_TRUE(slot.has_value()) << who;
-    bc.push_back(*std::move(slot));
-  }
-  EXPECT_EQ(slots.total(), 6);
+TEST_F(JobSharesTest, TheCapPerShareStillHoldsAndAWaitEndsWithItsWindow) {
+  limits_.max_jobs_per_credential = 3;
+  for (const char* job : {"a0", "a1", "a2"}) ASSERT_TRUE(Create(job, "a").ok());
+  const absl::Status capped = Create("a3", "a");
+  EXPECT_EQ(capped.message(),
+            "agent.job: the share of this job token already holds its maximum "
+            "of 3 jobs (--max_jobs_per_credential)");
+  ASSERT_TRUE(Create("b0", "b").ok());
+  EXPECT_FALSE(Create("c0", "c").ok());  // full: c waits
+  table_.ForgetIfAbandoned("a2");
+  // a, b and c share 4 jobs: 2 each at most while c waits.
+  EXPECT_FALSE(Create("a3", "a").ok());
+  ASSERT_TRUE(Create("c0", "c").ok());
+  table_.ForgetIfAbandoned("b0");
+  EXPECT_FALSE(Create("a3", "a").ok()) << "c, with 1 of its 2, still waits";
+  now_ += FairShares::kWaitingWindow + absl::Seconds(1);
+  EXPECT_TRUE(Create("a3", "a").ok()) << "c stopped trying";
 }
 
 }  // namespace

@@ -55,16 +55,16 @@ class StoreCapTest : public testing::HeldRunsFixture {
     StartIssuing(flags);
   }
 
-  // Offers the job's store its full share in 1 MiB values (16 MiB), going
-  // on past refusals; the bytes accepted, and the last refusal in
-  // `refusal`.
-  int64_t Fill(const HeldRun& held, grpc::Status& refusal) {
+  // Sets `count` 1 MiB values under keys `prefix`0, `prefix`1, ...: the
+  // bytes accepted (keys too), the last refusal in `refusal`.
+  int64_t Offer(const HeldRun& held, const std::string& prefix, int count,
+                grpc::Status& refusal) {
     int64_t accepted = 0;
-    for (int k = 0; k < kPerJob / kMiB; ++k) {
+    for (int k = 0; k < count; ++k) {
       v1::StoreSetRequest set;
       *set.mutable_agent() = held.id;
       set.set_run_id(held.run_id);
-      set.set_key(absl::StrCat("k", k));
+      set.set_key(absl::StrCat(prefix, k));
       set.set_value(std::string(kMiB, 'x'));
       v1::StoreSetResponse response;
       const grpc::Status status =
@@ -76,6 +76,19 @@ class StoreCapTest : public testing::HeldRunsFixture {
       }
     }
     return accepted;
+  }
+
+  // How many of `count` 1 MiB values were accepted.
+  int SetValues(const HeldRun& held, const std::string& prefix, int count,
+                grpc::Status& refusal) {
+    return static_cast<int>(Offer(held, prefix, count, refusal) / kMiB);
+  }
+
+  // Offers the job's store its full share in 1 MiB values (16 MiB), going
+  // on past refusals; the bytes accepted, and the last refusal in
+  // `refusal`.
+  int64_t Fill(const HeldRun& held, grpc::Status& refusal) {
+    return Offer(held, "k", kPerJob / kMiB, refusal);
   }
 };
 
@@ -137,8 +150,8 @@ TEST_F(StoreCapTest, MintedTokensCannotTakeAnIssuedJobsBytes) {
     EXPECT_EQ(refusal.error_code(), grpc::RESOURCE_EXHAUSTED);
     if (j > 0) {
       EXPECT_NE(refusal.error_message().find(
-                    "the rendezvous stores of the share of self-chosen job "
-                    "tokens (--legacy_job_tokens) past their maximum of "),
+                    "the share of self-chosen job tokens "
+                    "(--legacy_job_tokens) already holds its maximum of "),
                 std::string::npos)
           << refusal.error_message();
     }
@@ -151,6 +164,44 @@ TEST_F(StoreCapTest, MintedTokensCannotTakeAnIssuedJobsBytes) {
   EXPECT_NE(refusal.error_message().find("the job's rendezvous store"),
             std::string::npos)
       << refusal.error_message();
+  Release(held);
+}
+
+// Two issued credentials share the 32 MiB fairly: once the second waits
+// for bytes, the first, at its fair half, cannot grow, and the bytes it
+// frees go to the second.
+TEST_F(StoreCapTest, BytesOneCredentialFreesGoToTheOneWaiting) {
+  Start({absl::StrCat("--max_store_bytes_per_job=", kTotal)});
+  std::vector<HeldRun> held(2);
+  Hold(0, IssuedToken(0), held[0]);
+  Hold(1, IssuedToken(1), held[1]);
+  ASSERT_FALSE(HasFatalFailure());
+  grpc::Status refusal;
+  EXPECT_EQ(SetValues(held[0], "free/", 8, refusal), 8);
+  EXPECT_EQ(SetValues(held[0], "keep/", 16, refusal), 16);
+  EXPECT_EQ(SetValues(held[1], "b/", 8, refusal), 7);  // 32 MiB are held
+  EXPECT_NE(refusal.error_message().find("(--max_store_bytes_total)"),
+            std::string::npos)
+      << refusal.error_message();
+
+  v1::StoreDeleteRequest erase;
+  *erase.mutable_agent() = held[0].id;
+  erase.set_run_id(held[0].run_id);
+  erase.set_prefix("free/");
+  v1::StoreDeleteResponse erased;
+  ASSERT_TRUE(
+      stub_->StoreDelete(WithToken(held[0].token).get(), erase, &erased).ok());
+  EXPECT_EQ(erased.deleted(), 8);
+  EXPECT_EQ(SetValues(held[0], "more/", 1, refusal), 0);
+  EXPECT_EQ(refusal.error_code(), grpc::RESOURCE_EXHAUSTED);
+  EXPECT_NE(refusal.error_message().find(
+                "its fair share while another credential waits "
+                "(--max_store_bytes_total divided among the credentials "
+                "using it)"),
+            std::string::npos)
+      << refusal.error_message();
+  EXPECT_EQ(SetValues(held[1], "b2/", 8, refusal), 8)
+      << "the 8 MiB freed are the waiting credential's";
   Release(held);
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "proto/convert.h"
 
@@ -84,6 +85,46 @@ TEST(MeshRegistryTest, EachOwnerHasItsShareAndDeletesOnlyItsMeshes) {
   EXPECT_EQ(registry.Delete(registry.Register(MeshOf(4), "")->id),
             MeshRegistry::Deleted::kYes);  // an admin's delete
   EXPECT_TRUE(registry.Register(MeshOf(7), "token-b").ok());
+}
+
+// The registry's room is shared fairly (common/fair_shares.h): once a
+// credential waits for room, one at its fair share creates no mesh, so a
+// deleted mesh's room goes to the one waiting; registering a known mesh
+// takes no room.
+TEST(MeshRegistryTest, RoomADeleteLeavesGoesToTheCredentialThatWaits) {
+  absl::Time now = absl::FromUnixSeconds(1000);
+  MeshRegistry registry(4, 4, [&now] { return now; });
+  std::vector<std::string> a;
+  for (int64_t size : {2, 3, 4, 5}) {
+    a.push_back(registry.Register(MeshOf(size), "token-a")->id);
+  }
+  absl::StatusOr<MeshRegistry::Registered> full =
+      registry.Register(MeshOf(6), "token-b");
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.status().message(),
+            "mesh: the registry is full (4 meshes, --max_meshes); delete "
+            "meshes with DeleteMesh or plan with an inline mesh, and what is "
+            "deleted goes to the credentials below their fair share first");
+  const std::string owner = "token-a";
+  ASSERT_EQ(registry.Delete(a[3], &owner), MeshRegistry::Deleted::kYes);
+  ASSERT_EQ(registry.Delete(a[2], &owner), MeshRegistry::Deleted::kYes);
+  absl::StatusOr<MeshRegistry::Registered> grow =
+      registry.Register(MeshOf(7), "token-a");
+  EXPECT_EQ(grow.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(grow.status().message(),
+            "mesh: this credential holds 2 of the 4 meshes this server "
+            "allows, its fair share while another credential waits "
+            "(--max_meshes divided among the credentials using it); try again "
+            "once it holds fewer; delete some with DeleteMesh or plan with an "
+            "inline mesh");
+  EXPECT_FALSE(registry.Register(MeshOf(3), "token-b")->created)
+      << "a known mesh takes no room";
+  EXPECT_TRUE(registry.Register(MeshOf(6), "token-b").ok());
+  EXPECT_TRUE(registry.Register(MeshOf(7), "token-b").ok());
+  EXPECT_EQ(registry.size(), 4u);
+  ASSERT_EQ(registry.Delete(a[1], &owner), MeshRegistry::Deleted::kYes);
+  EXPECT_TRUE(registry.Register(MeshOf(8), "token-a").ok())
+      << "b holds its fair share and waits no more";
 }
 
 TEST(MeshRegistryTest, ListIsOrderedById) {
