@@ -5,6 +5,7 @@
 // exits 0.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +33,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/metrics_endpoint.h"
 #include "planner/search_support.h"
+#include "server/connection_gate.h"
 #include "server/coordinator_service.h"
 #include "server/planner_metrics.h"
 #include "server/planner_service.h"
@@ -70,6 +72,12 @@ ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls; 0: cancel them");
 ABSL_FLAG(int64_t, max_connection_idle_seconds, 300,
           "close a client connection with no call in flight for this long");
+ABSL_FLAG(int64_t, max_connections, 0,
+          "most client connections open at once; past it a new one is "
+          "closed at once; 0: the open-file limit less a reserve");
+ABSL_FLAG(int64_t, max_connections_per_peer, 1024,
+          "most client connections open at once from one address; 0: no "
+          "cap");
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
@@ -134,6 +142,9 @@ constexpr absl::Duration kAdmittingPeriod = absl::Seconds(1);
 constexpr int kKeepaliveTimeoutMs = 20000;
 // A server certificate this close to its expiry is warned about at start.
 constexpr absl::Duration kCertificateWarning = absl::Hours(14 * 24);
+// Files --max_connections=0 leaves to everything but connections (the
+// store, logs, gRPC's own pipes, the metrics endpoint's sockets).
+constexpr int64_t kFilesBesideConnections = 256;
 
 ServerFlags StartupFlags() {
   return {absl::GetFlag(FLAGS_port_file),
@@ -301,11 +312,54 @@ void AddConnectionBounds(grpc::ServerBuilder& builder) {
                              kKeepaliveTimeoutMs);
 }
 
-// Builds and starts the server on --listen with health checking and
-// reflection; null (after logging why) when it cannot listen.
+// The caps on connections from the flags; --max_connections=0 is the
+// soft open-file limit less the files the rest of the server needs.
+ConnectionLimits ConnectionLimitsFromFlags() {
+  ConnectionLimits limits;
+  limits.max_total = absl::GetFlag(FLAGS_max_connections);
+  limits.max_per_peer = absl::GetFlag(FLAGS_max_connections_per_peer);
+  if (rlimit files{}; limits.max_total == 0 &&
+                      getrlimit(RLIMIT_NOFILE, &files) == 0 &&
+                      files.rlim_cur != RLIM_INFINITY) {
+    limits.max_total = std::max<int64_t>(
+        1, static_cast<int64_t>(files.rlim_cur) - kFilesBesideConnections);
+  }
+  spdlog::info("connections: at most {} open, {} per peer address",
+               limits.max_total, limits.max_per_peer);
+  return limits;
+}
+
+// The planner's own accept loop on --listen (server/connection_gate.h);
+// null for a unix: address, which gRPC listens on itself; nullopt (after
+// logging why) when a flag is wrong or the address cannot be bound.
+std::optional<std::unique_ptr<ConnectionGate>> GateFromFlags() {
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  if (listen.rfind("unix:", 0) == 0) return nullptr;
+  for (auto [flag, value] :
+       {std::pair{"max_connections", absl::GetFlag(FLAGS_max_connections)},
+        std::pair{"max_connections_per_peer",
+                  absl::GetFlag(FLAGS_max_connections_per_peer)}}) {
+    if (value < 0) {
+      spdlog::error("--{}={} must be at least 0", flag, value);
+      return std::nullopt;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<ConnectionGate>> gate =
+      ConnectionGate::Bind(listen, ConnectionLimitsFromFlags());
+  if (!gate.ok()) {
+    spdlog::error("{}", std::string(gate.status().message()));
+    return std::nullopt;
+  }
+  return *std::move(gate);
+}
+
+// Builds and starts the server with health checking and reflection, its
+// connections handed over by `gate` (else gRPC listens on --listen's unix
+// address); null (after logging why) when it cannot serve.
 std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
                                           CoordinatorService& coordinator,
-                                          const TlsConfig& tls, int& port) {
+                                          const TlsConfig& tls,
+                                          ConnectionGate* gate, int& port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -313,8 +367,15 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   // would start and share it, clients seeing two registries at random.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   AddConnectionBounds(builder);
-  builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
-                           ServerCredentialsFor(tls), &port);
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor;
+  if (gate != nullptr) {
+    acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        ServerCredentialsFor(tls));
+  } else {
+    builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
+                             ServerCredentialsFor(tls), &port);
+  }
   const int max_bytes =
       static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
   builder.SetMaxReceiveMessageSize(max_bytes);
@@ -322,22 +383,57 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
   builder.RegisterService(&service);
   builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server != nullptr && gate != nullptr) {
+    gate->Start(std::move(acceptor));
+    port = gate->port();
+  }
   if (server == nullptr || port == 0) {
-    const std::string listen = absl::GetFlag(FLAGS_listen);
-    const std::string why = BindFailure(listen);
-    spdlog::error("--listen={}: cannot listen: {}", listen,
-                  why.empty() ? "not an address of this host" : why);
+    spdlog::error("--listen={}: cannot listen", absl::GetFlag(FLAGS_listen));
     return nullptr;
   }
   return server;
 }
 
-// Serves `families` and the planner's scrape-time readings on
-// --metrics_listen; null (after logging why) when it cannot listen.
+// What the accept loop did, at scrape time.
+void AddConnectionReadings(metrics::ScrapeReadings& readings,
+                           const ConnectionGate::Counts& counts) {
+  readings.AddGauge("reshard_connections_open",
+                    "Client connections open (as of the last sweep, 1 s)", {},
+                    [&counts] { return counts.open.load(); });
+  readings.AddCounter("reshard_connections_accepted_total",
+                      "Client connections handed to the server", {},
+                      [&counts] { return counts.accepted.load(); });
+  const std::string help =
+      "Client connections closed at once: past --max_connections (total), "
+      "--max_connections_per_peer (peer), or out of open files";
+  for (const auto& [reason, count] :
+       {std::pair{"total", &counts.refused_total},
+        std::pair{"peer", &counts.refused_per_peer},
+        std::pair{"out_of_files", &counts.shed_out_of_files}}) {
+    readings.AddCounter("reshard_connections_refused_total", help,
+                        {{"reason", reason}},
+                        [count] { return count->load(); });
+  }
+}
+
+// When the server's certificate expires, for alerts on its renewal.
+void AddCertificateReading(metrics::ScrapeReadings& readings,
+                           const TlsConfig& tls) {
+  const auto expiry = static_cast<double>(tls.cert_not_after);
+  readings.AddGauge("reshard_tls_certificate_expiry_seconds",
+                    "When --tls_cert's certificate expires (Unix seconds)", {},
+                    [expiry] { return expiry; });
+}
+
+// Serves `families` and the scrape-time readings of the planner, the
+// Coordinator, the certificate and the accept loop on --metrics_listen;
+// null (after logging why) when it cannot listen.
 std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
     std::shared_ptr<prometheus::Registry> families,
     const PlannerService& service, const MeshRegistry& registry,
-    const PlanCache& cache, const PlanningPool& pool) {
+    const PlanCache& cache, const PlanningPool& pool,
+    const coordinator::Coordinator& core, const TlsConfig& tls,
+    const ConnectionGate* gate) {
   const std::string address = absl::GetFlag(FLAGS_metrics_listen);
   absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> metrics =
       metrics::MetricsEndpoint::Start(address, std::move(families));
@@ -346,7 +442,11 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
                   std::string(metrics.status().message()));
     return nullptr;
   }
-  AddPlannerReadings((*metrics)->readings(), service, registry, cache, &pool);
+  metrics::ScrapeReadings& readings = (*metrics)->readings();
+  AddPlannerReadings(readings, service, registry, cache, &pool);
+  AddCoordinatorReadings(readings, core);
+  if (tls.enabled) AddCertificateReading(readings, tls);
+  if (gate != nullptr) AddConnectionReadings(readings, gate->counts());
   if (absl::Status s = metrics::WritePortFile(
           "metrics_port_file", absl::GetFlag(FLAGS_metrics_port_file),
           (*metrics)->port());
@@ -396,25 +496,18 @@ std::optional<TlsConfig> TlsFromFlags() {
   return *std::move(tls);
 }
 
-// When the server's certificate expires, for alerts on its renewal.
-void AddCertificateReading(metrics::ScrapeReadings& readings,
-                           const TlsConfig& tls) {
-  const auto expiry = static_cast<double>(tls.cert_not_after);
-  readings.AddGauge("reshard_tls_certificate_expiry_seconds",
-                    "When --tls_cert's certificate expires (Unix seconds)", {},
-                    [expiry] { return expiry; });
-}
-
 // Refuses new calls, lets running ones finish (up to --drain_seconds), then
 // closes everything (gRPC's own Shutdown would also wait for idle client
 // connections).
-void Drain(PlannerService& service, grpc::Server& server) {
+void Drain(PlannerService& service, grpc::Server& server,
+           ConnectionGate* gate) {
   service.StartDraining();
   const auto drain = std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds));
   if (!service.WaitIdle(std::chrono::steady_clock::now() + drain)) {
     spdlog::warn("calls still running after {}s; cancelling them",
                  drain.count());
   }
+  if (gate != nullptr) gate->Stop();
   server.Shutdown(std::chrono::system_clock::now() +
                   std::chrono::milliseconds(100));
   server.Wait();
@@ -452,14 +545,14 @@ sigset_t BlockStopSignals() {
 // could say SERVING again first) and drains the in-flight calls.
 void StopOnSignal(const sigset_t& signals, std::unique_ptr<PeriodicTask> tick,
                   PlannerService& service, CoordinatorService& coordinator,
-                  grpc::Server& server) {
+                  grpc::Server& server, ConnectionGate* gate) {
   int signal = 0;
   sigwait(&signals, &signal);
   spdlog::info("signal {}: NOT_SERVING, draining in-flight calls", signal);
   tick.reset();
   server.GetHealthCheckService()->SetServingStatus(false);
   coordinator.StartDraining();
-  Drain(service, server);
+  Drain(service, server, gate);
   spdlog::info("reshard-planner stopped");
 }
 
@@ -487,7 +580,6 @@ int Serve() {
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
   const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
   if (!options.has_value()) return 2;
-  // Metrics: the families the service records into (with --metrics_listen).
   const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
   auto families = std::make_shared<prometheus::Registry>();
   PlannerMetrics planner_metrics(*families);
@@ -506,31 +598,32 @@ int Serve() {
                                  &pool);
   const std::optional<TlsConfig> tls = TlsFromFlags();
   if (!tls.has_value()) return 2;
+  std::optional<std::unique_ptr<ConnectionGate>> gate = GateFromFlags();
+  if (!gate.has_value()) return 1;
   // The endpoint serving the metrics is declared after everything its
   // readings read, so it stops first.
   std::unique_ptr<metrics::MetricsEndpoint> metrics;
   if (metrics_on) {
-    metrics = StartMetrics(families, service, registry, cache, pool);
+    metrics = StartMetrics(families, service, registry, cache, pool, core, *tls,
+                           gate->get());
     if (metrics == nullptr) return 1;
-    AddCoordinatorReadings(metrics->readings(), core);
-    if (tls->enabled) AddCertificateReading(metrics->readings(), *tls);
   }
   int port = 0;
   std::unique_ptr<grpc::Server> server =
-      StartServer(service, coordinator, *tls, port);
+      StartServer(service, coordinator, *tls, gate->get(), port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   if (!Announce(*health, port)) {
     server->Shutdown();
     return 2;
   }
-
   auto admitting =
       std::make_unique<PeriodicTask>(kAdmittingPeriod, true, [health, &core] {
         health->SetServingStatus(kCoordinatorHealth, core.Admitting());
         return true;
       });
-  StopOnSignal(signals, std::move(admitting), service, coordinator, *server);
+  StopOnSignal(signals, std::move(admitting), service, coordinator, *server,
+               gate->get());
   // Its last tasks touch the services: done before they go.
   pool.Join();
   return 0;

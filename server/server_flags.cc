@@ -1,14 +1,7 @@
 #include "server/server_flags.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -55,37 +48,6 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
-}
-
-std::string BindFailure(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos || address.rfind("unix:", 0) == 0) return "";
-  std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  const std::string port = address.substr(colon + 1);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints,
-                  &found) != 0) {
-    return "";
-  }
-  std::string failure;
-  for (addrinfo* a = found; a != nullptr && failure.empty(); a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;  // as gRPC binds: TIME_WAIT sockets do not count
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0)
-      failure = std::strerror(errno);
-    close(fd);
-  }
-  freeaddrinfo(found);
-  return failure;
 }
 
 bool ListensOnLoopbackOnly(const std::string& address) {

@@ -43,11 +43,6 @@ absl::Status ValidateServerFlags(const ServerFlags& flags);
 // this host: a 127.0.0.0/8 address, [::1] or localhost.
 bool ListensOnLoopbackOnly(const std::string& address);
 
-// Why `address` (--listen's form, HOST:PORT) cannot be bound, in the
-// system's words ("Address already in use"), found by binding it once as
-// gRPC would; empty when binding works or the address is not HOST:PORT.
-std::string BindFailure(const std::string& address);
-
 }  // namespace reshard::server
 
 #endif  // RESHARD_SERVER_SERVER_FLAGS_H_

@@ -124,12 +124,12 @@ check "agents counted 12 ok executions (3 runs x 4 ranks)" $?
 # Every rule Prometheus loaded has been evaluated without error.
 rules_ok() {
   curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/rules" >"$dir/rules.json" &&
-    jq -e '[.data.groups[].rules[]] | length == 24 and
+    jq -e '[.data.groups[].rules[]] | length == 25 and
            all(.health == "ok" and .lastEvaluation != "0001-01-01T00:00:00Z")' \
       "$dir/rules.json" >/dev/null
 }
 wait_for 30 rules_ok
-check "all 24 recording and alerting rules evaluate without error" $?
+check "all 25 recording and alerting rules evaluate without error" $?
 jq -r '.data.groups[].rules[] | select(.health != "ok") | "\(.name): \(.lastError)"' "$dir/rules.json"
 
 # Every rule and dashboard expression through the query API.
