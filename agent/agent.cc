@@ -12,6 +12,7 @@
 #include "agent/progress_reporter.h"
 #include "agent/run_work.h"
 #include "common/incarnation_text.h"
+#include "common/tls_hint.h"
 #include "common/version.h"
 #include "executor/gloo/gloo_communicator.h"
 #include "executor/nccl/nccl_rank.h"
@@ -145,7 +146,7 @@ absl::StatusOr<int64_t> Agent::Join(
        status.error_code() == grpc::ALREADY_EXISTS &&
        std::chrono::system_clock::now() + backoff < deadline;
        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
-    std::this_thread::sleep_for(backoff);
+    if (SleepUnlessStopped(absl::FromChrono(backoff))) break;
     status = JoinOnce(request, deadline, response);
   }
   // A first Join whose answer was lost (its retry presents no session):
@@ -162,7 +163,9 @@ absl::StatusOr<int64_t> Agent::Join(
         absl::StrCat("no answer from the Coordinator at ", config_.server,
                      " by the ", "deadline (", status.error_message(), ")"));
   }
-  if (!status.ok()) return proto::StatusFromGrpc(status);
+  if (!status.ok()) {
+    return WithTlsHint(proto::StatusFromGrpc(status), config_.tls);
+  }
   if (response.session() != id_.session()) {  // a first join, or a new server
     id_.set_session(response.session());
     store_ = std::make_shared<CoordinatorStore>(stub_, id_, RpcTimeout());
@@ -186,7 +189,7 @@ grpc::Status Agent::JoinOnce(const v1::JoinRequest& request,
     grpc::ClientContext context;
     context.set_deadline(
         std::min(deadline, std::chrono::system_clock::now() + kFirstAnswer));
-    const grpc::Status status = stub_->Join(&context, request, &response);
+    const grpc::Status status = JoinCall(context, request, response);
     if (status.error_code() != grpc::UNAVAILABLE &&
         status.error_code() != grpc::DEADLINE_EXCEEDED) {
       return status;
@@ -195,12 +198,32 @@ grpc::Status Agent::JoinOnce(const v1::JoinRequest& request,
     spdlog::warn(
         "the Coordinator at {} does not answer yet ({}); waiting for it for "
         "up to {} s",
-        config_.server, status.error_message(), config_.timeout_seconds);
+        config_.server,
+        std::string(
+            WithTlsHint(proto::StatusFromGrpc(status), config_.tls).message()),
+        config_.timeout_seconds);
   }
   grpc::ClientContext context;
   context.set_deadline(deadline);
   context.set_wait_for_ready(true);
-  return stub_->Join(&context, request, &response);
+  return JoinCall(context, request, response);
+}
+
+grpc::Status Agent::JoinCall(grpc::ClientContext& context,
+                             const v1::JoinRequest& request,
+                             v1::JoinResponse& response) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return grpc::Status(grpc::CANCELLED, "the agent stopped");
+    joining_ = &context;
+  }
+  grpc::Status status = stub_->Join(&context, request, &response);
+  absl::MutexLock lock(&mu_);
+  joining_ = nullptr;
+  if (stopping_ && !status.ok()) {
+    return grpc::Status(grpc::CANCELLED, "the agent stopped");
+  }
+  return status;
 }
 
 absl::StatusOr<int64_t> Agent::Rejoin(absl::Duration within) {
@@ -280,6 +303,7 @@ absl::Status Agent::Serve() {
 void Agent::Stop() {
   absl::MutexLock lock(&mu_);
   stopping_ = true;
+  if (joining_ != nullptr) joining_->TryCancel();
   // Mid-run the run finishes and reports first; HandleInbox then returns.
   if (dispatch_ != nullptr && !running_) dispatch_->TryCancel();
 }

@@ -95,6 +95,11 @@ class Agent {
   grpc::Status JoinOnce(const v1::JoinRequest& request,
                         std::chrono::system_clock::time_point deadline,
                         v1::JoinResponse& response);
+  // One Join attempt on `context`, which Stop() cancels; CANCELLED without
+  // a call once Stop() came.
+  grpc::Status JoinCall(grpc::ClientContext& context,
+                        const v1::JoinRequest& request,
+                        v1::JoinResponse& response);
   // Sleeps `wait` unless Stop() comes first; true when it did.
   bool SleepUnlessStopped(absl::Duration wait);
   absl::Status SendReport(const v1::RunWork& run,
@@ -122,6 +127,9 @@ class Agent {
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   // The dispatch call while it is open (Stop() cancels it between runs).
   grpc::ClientContext* dispatch_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // A Join call in flight (Stop() cancels it: a Join may wait for the
+  // Coordinator up to --timeout_seconds).
+  grpc::ClientContext* joining_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace reshard::agent

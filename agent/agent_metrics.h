@@ -26,8 +26,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
-#include "agent/error_kind.h"
 #include "agent/run_work.h"
+#include "common/error_kind.h"
 #include "executor/rank_report.h"
 #include "metrics/label_cap.h"
 #include "planner/mesh.h"

@@ -115,6 +115,10 @@ void SetUpLogging(const AgentConfig& config) {
 // (Agent::Rejoin) for up to --reconnect_seconds.
 int JoinAndServe(Agent& agent, const AgentConfig& config) {
   absl::StatusOr<int64_t> generation = agent.Join();
+  if (!generation.ok() && agent.stopping()) {
+    spdlog::info("stopped before joining");
+    return 0;
+  }
   if (!generation.ok()) {
     spdlog::error("cannot join job {} at {} as rank {}: {}", config.job,
                   config.server, config.rank, generation.status().ToString());

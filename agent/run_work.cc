@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/error_kind.h"
+#include "common/error_kind.h"
 #include "planner/field_error.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"

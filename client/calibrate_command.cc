@@ -3,8 +3,10 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -23,7 +25,7 @@ const char kCalibrateUsage[] =
     "         --mesh A=2,B=4 [--flatten A,B]... [--min_bytes B]\n"
     "         [--max_bytes B] [--iters K] [--warmup W] [--timeout_seconds T]\n"
     "         [--small_passes P] [--links_file FILE] [--json]\n"
-    "         [--samples_from FILE]\n"
+    "         [--samples_from FILE] [--max_error E]\n"
     "  Measures the links of job NAME's mesh: every collective (all_gather,\n"
     "  reduce_scatter, all_reduce, all_to_all) on every dim of size > 1 and\n"
     "  every --flatten group, at sizes B, 4B, 16B, ... from --min_bytes\n"
@@ -55,7 +57,11 @@ const char kCalibrateUsage[] =
     "  --links_file FILE writes those flags, one per line, for\n"
     "  `mesh register` and `plan`. Progress\n"
     "  goes to stderr. --samples_from FILE fits the samples of an earlier\n"
-    "  --json output on this mesh instead of running a sweep (no server).\n";
+    "  --json output on this mesh instead of running a sweep (no server).\n"
+    "  Flags are printed to 4 significant digits; a group whose held-out\n"
+    "  error on an op is above 25% is warned about (poor_fit), and with\n"
+    "  --max_error E (a fraction: 0.25) one above E fails the command\n"
+    "  (exit 5) after the output.\n";
 
 namespace {
 
@@ -82,7 +88,34 @@ struct CalibrateFlags {
   std::string links_file;
   std::string samples_from;
   bool json = false;
+  // --max_error: fail when a held-out error is above it (a fraction).
+  std::optional<double> max_error;
 };
+
+// --max_error's fraction into `out` when given.
+absl::Status ParseMaxError(const CliArgs& args, std::optional<double>& out) {
+  const std::optional<std::string> text = args.Get("max_error");
+  if (!text.has_value()) return absl::OkStatus();
+  double fraction = 0;
+  if (!absl::SimpleAtod(*text, &fraction) || !(fraction > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_error: \"", *text,
+        "\" is not a fraction above 0 (0.25 allows 25% held-out error)"));
+  }
+  out = fraction;
+  return absl::OkStatus();
+}
+
+// FAILED_PRECONDITION naming the groups whose held-out error is above
+// --max_error, or OK.
+absl::Status CheckMaxError(const Calibration& calibration,
+                           std::optional<double> max_error) {
+  if (!max_error.has_value()) return absl::OkStatus();
+  const std::vector<std::string> poor = PoorFits(calibration, *max_error);
+  if (poor.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--max_error=", *max_error, ": ", absl::StrJoin(poor, "; ")));
+}
 
 absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
                                                    const ServerFlags& server) {
@@ -96,7 +129,8 @@ absl::StatusOr<CalibrateFlags> ParseCalibrateFlags(const CliArgs& args,
         ParseIntFlag(args, "iters", 1, flags.run.iters),
         ParseIntFlag(args, "warmup", 0, flags.run.warmup),
         ParseIntFlag(args, "small_passes", 1, flags.small_passes),
-        ParseIntFlag(args, "timeout_seconds", 1, timeout)}) {
+        ParseIntFlag(args, "timeout_seconds", 1, timeout),
+        ParseMaxError(args, flags.max_error)}) {
     if (!s.ok()) return s;
   }
   flags.run.timeout_seconds = timeout;
@@ -241,7 +275,9 @@ absl::StatusOr<SavedSweep> SweepOrSaved(const ServerFlags& server,
 
 absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
   std::ofstream file(path);
-  for (const std::string& flag : LinkFlags(mesh)) file << flag << "\n";
+  for (const std::string& flag : LinkFlags(ForPasting(mesh))) {
+    file << flag << "\n";
+  }
   file.close();
   if (!file) {
     return absl::InvalidArgumentError(
@@ -255,11 +291,12 @@ absl::Status WriteLinksFile(const std::string& path, const Mesh& mesh) {
 absl::Status RunCalibrate(const ServerFlags& server, const std::string& job,
                           absl::Span<const std::string> argv,
                           std::ostream& out) {
-  absl::StatusOr<CliArgs> args = CliArgs::Parse(
-      argv,
-      {"mesh", "flatten", "min_bytes", "max_bytes", "iters", "warmup",
-       "timeout_seconds", "small_passes", "links_file", "samples_from"},
-      {"json"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv,
+                     {"mesh", "flatten", "min_bytes", "max_bytes", "iters",
+                      "warmup", "timeout_seconds", "small_passes", "links_file",
+                      "samples_from", "max_error"},
+                     {"json"});
   if (!args.ok()) return args.status();
   absl::StatusOr<CalibrateFlags> flags = ParseCalibrateFlags(*args, server);
   if (!flags.ok()) return flags.status();
@@ -280,7 +317,7 @@ absl::Status RunCalibrate(const ServerFlags& server, const std::string& job,
   } else {
     PrintCalibrationText(report, out);
   }
-  return absl::OkStatus();
+  return CheckMaxError(*calibration, flags->max_error);
 }
 
 }  // namespace reshard::client

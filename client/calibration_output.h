@@ -20,6 +20,19 @@ struct CalibrationReport {
   const Calibration* calibration = nullptr;
 };
 
+// A group whose held-out error on some op is above this fits poorly: its
+// links would mislead the planner, and the output says so.
+inline constexpr double kPoorFitError = 0.25;
+
+// What the output prints to paste as --link, --copy_gbps, ... flags: the
+// calibrated mesh with every measured value to 4 significant digits (the
+// fits are not more precise than that).
+Mesh ForPasting(const Mesh& mesh);
+
+// One line per group with a held-out error above `bound` (a fraction),
+// naming the group, each such op and its error; empty when none.
+std::vector<std::string> PoorFits(const Calibration& calibration, double bound);
+
 void PrintCalibrationText(const CalibrationReport& report, std::ostream& out);
 void PrintCalibrationJson(const CalibrationReport& report, std::ostream& out);
 

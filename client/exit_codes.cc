@@ -1,6 +1,13 @@
 #include "client/exit_codes.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/json_text.h"
+#include "common/reworded_status.h"
+#include "common/run_failure.h"
 #include "planner/batch_format.h"
 
 namespace reshard::client {
@@ -54,17 +61,29 @@ absl::Status ExplainDeadline(const absl::Status& status,
           : "the call did not finish within the default deadline (10 s per "
             "attempt); --deadline_seconds D allows more";
   if (!bare) absl::StrAppend(&message, " (", status.message(), ")");
-  return absl::DeadlineExceededError(message);
+  return Reworded(status, message);
 }
 
 std::string ErrorJson(const absl::Status& status) {
-  return absl::StrCat("{\"error\": ", StatusJson(status), "}");
+  const std::vector<RankFailure> ranks = RankFailuresOf(status);
+  if (ranks.empty())
+    return absl::StrCat("{\"error\": ", StatusJson(status), "}");
+  std::vector<std::string> items;
+  for (const RankFailure& f : ranks) items.push_back(RankFailureJson(f));
+  return absl::StrCat("{\"error\": {\"code\": ",
+                      JsonString(absl::StatusCodeToString(status.code())),
+                      ", \"message\": ", JsonString(status.message()),
+                      ", \"ranks\": [", absl::StrJoin(items, ", "), "]}}");
 }
 
 int ReportFailure(const absl::Status& status, bool json, std::ostream& out,
                   std::ostream& err) {
   err << "reshardctl: " << absl::StatusCodeToString(status.code()) << ": "
       << status.message() << "\n";
+  for (const RankFailure& f : RankFailuresOf(status)) {
+    err << "  rank " << f.rank << (f.host.empty() ? "" : " on " + f.host)
+        << ": " << f.kind << ": " << f.message << "\n";
+  }
   if (json) out << ErrorJson(status) << "\n";
   return ExitCode(status);
 }

@@ -298,6 +298,21 @@ std::string JobJson(const JobInfo& job) {
       absl::StrJoin(runs, ", "), "]}");
 }
 
+// Which jobs a listing shows the caller: the ones it may see, so that an
+// empty table is not mistaken for an empty planner.
+std::string ListScope(const ServerFlags& server) {
+  if (!server.admin_token.empty()) {
+    return "listed: every job (the admin token)\n";
+  }
+  if (!server.job_token.empty()) {
+    return "listed: jobs without a job token and the job of the token "
+           "presented\n";
+  }
+  return "listed: only jobs without a job token; one with a token is listed "
+         "to callers presenting it (--job_token_file or $RESHARD_JOB_TOKEN) "
+         "or the admin token\n";
+}
+
 absl::Status RunList(const ServerFlags& server,
                      absl::Span<const std::string> argv, std::ostream& out) {
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, {}, {"json"});
@@ -322,6 +337,7 @@ absl::Status RunList(const ServerFlags& server,
         absl::StrCat(ConnectedAgents(j), "/", j.world_size), j.runs_total,
         j.runs_failed, j.store_keys, j.store_bytes);
   }
+  out << ListScope(server);
   return absl::OkStatus();
 }
 

@@ -30,6 +30,7 @@
 #include "client/job_command.h"
 #include "client/mesh_command.h"
 #include "client/plan_command.h"
+#include "common/tls_hint.h"
 #include "common/version.h"
 #include "reshard/client.h"
 
@@ -163,7 +164,9 @@ int Main(const std::vector<std::string>& args) {
   if (status.ok()) return kExitOk;
   if (UsageOf(words) == nullptr) std::cerr << kUsage;
   return ReportFailure(
-      ExplainDeadline(status, flags->server.deadline, absl::Now() - start),
+      WithTlsHint(
+          ExplainDeadline(status, flags->server.deadline, absl::Now() - start),
+          flags->server.tls),
       flags->json && out.str().empty(), std::cout, std::cerr);
 }
 

@@ -37,6 +37,7 @@ void PrintHeader(const executor::BatchWork& work, const RunContext& c,
     const Plan& plan = work.plans.front();
     out << absl::StrFormat("plan: %s  (%s, model %.2f us)\n", PlanTrace(plan),
                            PlannerName(plan.planner), plan.total_time_us);
+    out << WarningLines(plan);
     out << absl::StrFormat("backend %s, %s, %d iters after %d warm-up\n",
                            c.backend, c.launched_on, c.iters, c.warmup);
     return;
@@ -47,6 +48,11 @@ void PrintHeader(const executor::BatchWork& work, const RunContext& c,
       "(model %.2f us -> %.2f us)\n",
       c.planned->plans.size(), s.collectives_before, s.collectives_after,
       s.time_us_before, s.time_us_after);
+  for (size_t t = 0; t < work.plans.size(); ++t) {
+    out << WarningLines(work.plans[t], t < work.names.size()
+                                           ? absl::StrCat(work.names[t], ": ")
+                                           : std::string());
+  }
   out << absl::StrFormat("backend %s, %s, %s, %d iters after %d warm-up\n",
                          c.backend, c.launched_on,
                          work.bucketed ? "bucketed" : "tensor by tensor",

@@ -205,6 +205,9 @@ class Job {
   // PERMISSION_DENIED for another session.
   absl::Status CheckAgentLocked(const AgentId& id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Each rank's agent host, by rank ("" for a rank that never joined).
+  std::vector<std::string> HostsLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The rank's slot; null when it never joined.
   const Slot* FindSlotLocked(int64_t rank) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/error_kind.h"
+#include "common/run_failure.h"
 #include "coordinator/active_run.h"
 #include "coordinator/job.h"
 #include "executor/batch_work.h"
@@ -17,6 +19,8 @@ namespace {
 
 // How often a wait looks at whether its caller went away.
 constexpr absl::Duration kCallerPoll = absl::Milliseconds(100);
+// A caller gone this close to the call's deadline went at its deadline.
+constexpr absl::Duration kDeadlineSlack = absl::Milliseconds(500);
 // After a first failure, how long the run waits for the other ranks to
 // settle, so that a rank that died (its stream dropped) is named ahead of
 // the peers that only saw it go.
@@ -29,21 +33,27 @@ std::string NewRunId() {
   return absl::StrFormat("%08x-%d", prefix, ++counter);
 }
 
-// Why a run that ended did not succeed; OK when every rank ran it.
-absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
-  std::vector<std::string> lost, silent, failed;
+// Why a run that ended did not succeed, each rank that failed named
+// (common/run_failure.h) with its host (`hosts`, by rank); OK when every
+// rank ran it.
+absl::Status RunFailure(const ActiveRun& run, bool deadline_hit,
+                        const std::vector<std::string>& hosts) {
+  std::vector<RankFailure> lost, silent, failed;
   absl::StatusCode failed_code = absl::StatusCode::kOk;
   for (size_t r = 0; r < run.reports.size(); ++r) {
+    const auto rank = static_cast<int64_t>(r);
     if (!run.lost[r].empty()) {
-      lost.push_back(absl::StrCat("rank ", r, ": ", run.lost[r]));
+      lost.push_back({rank, hosts[r], "lost", run.lost[r]});
     } else if (!run.reports[r].has_value()) {
       if (deadline_hit) {
         silent.push_back(
-            absl::StrCat("rank ", r, ": no report by the deadline"));
+            {rank, hosts[r], "no_report", "no report by the deadline"});
       }
     } else if (const absl::Status& s = run.reports[r]->status; !s.ok()) {
       if (failed_code == absl::StatusCode::kOk) failed_code = s.code();
-      failed.push_back(absl::StrCat("rank ", r, ": ", s.message()));
+      failed.push_back({rank, hosts[r],
+                        std::string(ErrorKindName(ErrorKindOf(s))),
+                        std::string(s.message())});
     }
   }
   const absl::StatusCode code = !lost.empty() ? absl::StatusCode::kUnavailable
@@ -51,12 +61,17 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit) {
                                     ? absl::StatusCode::kDeadlineExceeded
                                     : failed_code;
   if (code == absl::StatusCode::kOk) return absl::OkStatus();
-  std::vector<std::string> parts = lost;
-  parts.insert(parts.end(), silent.begin(), silent.end());
-  parts.insert(parts.end(), failed.begin(), failed.end());
-  return absl::Status(
-      code,
-      absl::StrCat("run ", run.id, " failed: ", absl::StrJoin(parts, "; ")));
+  std::vector<RankFailure> ranks = lost;
+  ranks.insert(ranks.end(), silent.begin(), silent.end());
+  ranks.insert(ranks.end(), failed.begin(), failed.end());
+  std::vector<std::string> parts;
+  for (const RankFailure& f : ranks) {
+    parts.push_back(absl::StrCat("rank ", f.rank, ": ", f.message));
+  }
+  return WithRankFailures(
+      absl::Status(code, absl::StrCat("run ", run.id,
+                                      " failed: ", absl::StrJoin(parts, "; "))),
+      ranks);
 }
 
 }  // namespace
@@ -88,7 +103,12 @@ Job::WaitEnd Job::AwaitLocked(const absl::Condition& done, absl::Time deadline,
       return WaitEnd::kDone;
     }
     if (absl::Now() >= deadline) return WaitEnd::kDeadline;
-    if (caller_gone && caller_gone()) return WaitEnd::kCallerGone;
+    if (caller_gone && caller_gone()) {
+      // A caller's own deadline ends its call a moment before ours (its
+      // clock started first): that is the deadline, not a cancel.
+      return deadline - absl::Now() <= kDeadlineSlack ? WaitEnd::kDeadline
+                                                      : WaitEnd::kCallerGone;
+    }
     if (give_up && give_up()) return WaitEnd::kGaveUp;
   }
 }
@@ -102,22 +122,27 @@ absl::Status Job::LostRanksLocked(absl::Duration agent_wait) const {
   const absl::Time now = clock_();
   bool expired = false;
   std::vector<std::string> lost;
+  std::vector<RankFailure> ranks;
   for (const auto& [r, slot] : slots_) {
     if (!slot.lost_at.has_value()) continue;
     expired = expired || now - *slot.lost_at >= agent_wait;
-    lost.push_back(
-        absl::StrFormat("rank %d (%s %.1f s ago, at %s)", r, slot.lost_how,
+    const std::string how =
+        absl::StrFormat("%s %.1f s ago, at %s", slot.lost_how,
                         absl::ToDoubleSeconds(now - *slot.lost_at),
                         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *slot.lost_at,
-                                         absl::UTCTimeZone())));
+                                         absl::UTCTimeZone()));
+    lost.push_back(absl::StrFormat("rank %d (%s)", r, how));
+    ranks.push_back({r, slot.info.host, "lost", how});
   }
   if (!expired) return absl::OkStatus();
   if (lost.size() > 16) lost.resize(16);
-  return absl::UnavailableError(absl::StrFormat(
-      "job \"%s\" lost %s and waited %g s for them to come back "
-      "(--agent_wait_seconds): %s",
-      name_, lost.size() == 1 ? "a rank" : "ranks",
-      absl::ToDoubleSeconds(agent_wait), absl::StrJoin(lost, "; ")));
+  if (ranks.size() > 16) ranks.resize(16);
+  return WithRankFailures(
+      absl::UnavailableError(absl::StrFormat(
+          "job \"%s\" lost %s for longer than --agent_wait_seconds (%g s): %s",
+          name_, lost.size() == 1 ? "a rank" : "ranks",
+          absl::ToDoubleSeconds(agent_wait), absl::StrJoin(lost, "; "))),
+      ranks);
 }
 
 absl::Status Job::AwaitFreeLocked(absl::Time deadline,
@@ -138,10 +163,15 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
   if (end == WaitEnd::kGaveUp) return LostRanksLocked(agent_wait);
   if (end == WaitEnd::kDone) return absl::OkStatus();
   std::vector<std::string> absent;
+  std::vector<RankFailure> ranks;
   for (int64_t r = 0; r < world_size_ && absent.size() <= 16; ++r) {
     const Slot* slot = FindSlotLocked(r);
     if (slot == nullptr || !slot->present || slot->mailbox == nullptr) {
       absent.push_back(absl::StrCat(r));
+      ranks.push_back(
+          {r, slot == nullptr ? "" : slot->info.host,
+           slot == nullptr ? "not_joined" : "not_connected",
+           slot == nullptr ? "never joined" : "joined, not connected"});
     }
   }
   if (absent.empty()) {
@@ -150,9 +180,14 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
                      " at the deadline"));
   }
   if (absent.size() > 16) absent.resize(16);
-  return absl::DeadlineExceededError(absl::StrCat(
-      "job \"", name_, "\" was not ready by the deadline: ranks ",
-      absl::StrJoin(absent, ", "), " have not joined or are not connected"));
+  if (ranks.size() > 16) ranks.resize(16);
+  return WithRankFailures(
+      absl::DeadlineExceededError(absl::StrCat(
+          "job \"", name_, "\" was not ready by the deadline: ranks ",
+          absl::StrJoin(absent, ", "),
+          " have not joined or are not connected (world size ", world_size_,
+          ", as its agents' --world_size says)")),
+      ranks);
 }
 
 void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
@@ -227,6 +262,14 @@ void Job::RecordRunLocked(const ActiveRun& run, const absl::Status& failure) {
   if (recent_.size() > kRecentRuns) recent_.pop_front();
 }
 
+std::vector<std::string> Job::HostsLocked() const {
+  std::vector<std::string> hosts(world_size_);
+  for (const auto& [r, slot] : slots_) {
+    if (r >= 0 && r < world_size_) hosts[r] = slot.info.host;
+  }
+  return hosts;
+}
+
 absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   if (end == WaitEnd::kDone && run_->stopping && AllReportedLocked()) {
     return FinishStoppedLocked();
@@ -240,11 +283,12 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
       end == WaitEnd::kCallerGone
           ? absl::CancelledError(
                 absl::StrCat("run ", run->id, ": the caller cancelled RunJob"))
-      : run->cancelled ? absl::CancelledError(absl::StrCat(
-                             "run ", run->id, " was cancelled (CancelJob)"))
-                       : RunFailure(*run, end == WaitEnd::kDeadline);
+      : run->cancelled
+          ? absl::CancelledError(
+                absl::StrCat("run ", run->id, " was cancelled (CancelJob)"))
+          : RunFailure(*run, end == WaitEnd::kDeadline, HostsLocked());
   if (failure.ok() && !run->Complete()) {  // the deadline, before a report
-    failure = RunFailure(*run, true);
+    failure = RunFailure(*run, true, HostsLocked());
   }
   RecordRunLocked(*run, failure);
   active_at_ = clock_();

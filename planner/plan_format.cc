@@ -77,13 +77,14 @@ std::string PlanTrace(const Plan& plan) {
   return out;
 }
 
-// Who made the plan, for the table's total line: the optimal planner's
-// budget fallback says which plan it fell back to.
+// Who made the plan, for the table's total line. After the optimal
+// planner's budget ran out the plan is its fallback, which the warning
+// names (torch_greedy+merge, or gathering to R).
 std::string PlannerLabel(const Plan& plan) {
   for (const Warning& w : plan.warnings) {
     if (w.code == WarningCode::kSearchBudgetExceeded) {
       return absl::StrCat(PlannerName(plan.planner),
-                          " planner, fell back to torch_greedy+merge");
+                          " planner's fallback: see search_budget_exceeded");
     }
   }
   return absl::StrCat(PlannerName(plan.planner), " planner");
@@ -109,9 +110,15 @@ std::string PlanTable(const Mesh& mesh, const Plan& plan) {
                       plan.total_bytes, plan.total_time_us,
                       CostModelName(plan.cost_model), PlannerLabel(plan),
                       plan.peak_bytes));
+  absl::StrAppend(&out, WarningLines(plan));
+  return out;
+}
+
+std::string WarningLines(const Plan& plan, absl::string_view label) {
+  std::string out;
   for (const Warning& w : plan.warnings) {
-    absl::StrAppend(&out, "warning [", WarningCodeName(w.code),
-                    "]: ", w.message, "\n");
+    absl::StrAppend(&out, "warning [", WarningCodeName(w.code), "]: ", label,
+                    w.message, "\n");
   }
   return out;
 }

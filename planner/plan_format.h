@@ -21,6 +21,9 @@ std::string PlanTrace(const Plan& plan);
 // as wide as its widest cell; then totals and warnings.
 std::string PlanTable(const Mesh& mesh, const Plan& plan);
 
+// One "warning [CODE]: `label`MESSAGE" line per warning of `plan`.
+std::string WarningLines(const Plan& plan, absl::string_view label = "");
+
 // The plan JSON object, on one line. `reduce_op` is null on steps that do
 // not reduce (UsesReduceOp false: all_gather, all_to_all, chunk).
 std::string PlanJson(const Mesh& mesh, const Plan& plan);

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "planner/merge_pass.h"
 #include "planner/missing_groups.h"
 #include "planner/plan_costs.h"
@@ -111,8 +112,9 @@ absl::Status FallBack(const Mesh& mesh, const CostModel& model,
         ViaReplicateSteps(mesh, request.src, request.dst);
     if (!via_r.ok()) return via_r.status();
     plan.steps = *std::move(via_r);
-    used = absl::StrCat("gathering to R and splitting again (torch_greedy: ",
-                        greedy.status().message(), ")");
+    used = absl::StrCat(
+        "gathering to R and splitting again (torch_greedy: ",
+        absl::StripPrefix(greedy.status().message(), "torch_greedy: "), ")");
   }
   const int64_t budget = request.options.search_budget;
   plan.states_expanded += budget;

@@ -6,9 +6,11 @@
 #include "absl/strings/str_join.h"
 #include "common/echoed_text.h"
 #include "common/fnv1a.h"
+#include "common/run_failure.h"
 #include "planner/field_error.h"
 #include "planner/plan_format.h"
 #include "planner/state_text.h"
+#include "reshard/v1/coordinator.pb.h"
 
 namespace reshard::proto {
 namespace {
@@ -139,14 +141,38 @@ absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
 
 grpc::Status StatusToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
+  const std::vector<RankFailure> ranks = RankFailuresOf(status);
+  std::string details;
+  if (!ranks.empty()) {
+    v1::RunFailure failure;
+    for (const RankFailure& f : ranks) {
+      v1::RankFailure* rank = failure.add_ranks();
+      rank->set_rank(f.rank);
+      rank->set_host(BoundedMessage(f.host));
+      rank->set_kind(f.kind);
+      rank->set_message(BoundedMessage(f.message));
+    }
+    details = failure.SerializeAsString();
+  }
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      BoundedMessage(status.message()));
+                      BoundedMessage(status.message()), details);
 }
 
 absl::Status StatusFromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  const absl::Status converted(
+      static_cast<absl::StatusCode>(status.error_code()),
+      status.error_message());
+  v1::RunFailure failure;
+  if (status.error_details().empty() ||
+      !failure.ParseFromString(status.error_details())) {
+    return converted;
+  }
+  std::vector<RankFailure> ranks;
+  for (const v1::RankFailure& rank : failure.ranks()) {
+    ranks.push_back({rank.rank(), rank.host(), rank.kind(), rank.message()});
+  }
+  return WithRankFailures(converted, ranks);
 }
 
 namespace {

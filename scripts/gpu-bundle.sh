@@ -52,6 +52,7 @@ done
 strip --strip-unneeded "$OUT"/lib/*.so* 2>/dev/null || true
 cp "$(dirname "$0")/gpu-check.sh" "$(dirname "$0")/gpu-exec-judge.sh" \
   "$(dirname "$0")/local-cluster.sh" "$(dirname "$0")/emulated-network.sh" \
+  "$(dirname "$0")/tls-certs.sh" \
   "$OUT/"
 bytes=$(du -sb "$OUT" | cut -f1)
 if ((bytes > MAX_BYTES)); then

@@ -9,6 +9,8 @@
 #   scripts/local-cluster.sh start N [--job NAME] [--dir STATE_DIR]
 #                                    [--backend gloo|nccl]
 #                                    [--hosts H [--inter_mbit X]]
+#                                    [--job_token_file F] [--tls] [--metrics]
+#   scripts/local-cluster.sh restart RANK [--dir STATE_DIR]
 #   scripts/local-cluster.sh stop [--dir STATE_DIR]
 #   scripts/local-cluster.sh status [--dir STATE_DIR]
 #   scripts/local-cluster.sh exec [--dir STATE_DIR] -- COMMAND [ARGS...]
@@ -27,7 +29,16 @@
 # STATE_DIR/admin-token) and the job the token issued for it (reshardctl job
 # token; STATE_DIR/job-token), which every call on the job presents:
 # `exec` passes it to its command as $RESHARD_JOB_TOKEN; elsewhere use
-# `reshardctl --job_token_file STATE_DIR/job-token`. The state directory ($RESHARD_CLUSTER_DIR, else
+# `reshardctl --job_token_file STATE_DIR/job-token`; --job_token_file F
+# also writes the token to F. --tls makes a CA and certificates
+# (STATE_DIR/tls, scripts/tls-certs.sh, 30 days) and serves mutual TLS:
+# the planner asks for client certificates of that CA, the agents present
+# one, and `exec` passes reshardctl's TLS flags as $RESHARD_TLS_FLAGS
+# (`reshardctl $RESHARD_TLS_FLAGS ...`; not with --hosts). --metrics
+# serves Prometheus metrics on port 0, the ports in STATE_DIR/
+# planner.metrics-port and agent-R.metrics-port. `restart RANK` stops
+# rank RANK's agent (SIGTERM) and starts it again with the same flags,
+# then waits for the job to be ready. The state directory ($RESHARD_CLUSTER_DIR, else
 # /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
 # signals exactly the PIDs recorded there (SIGTERM, then SIGKILL after a
 # bounded wait) and removes the state. Binaries come from $RESHARD_BUILD
@@ -55,6 +66,8 @@ usage() {
 }
 # shellcheck source=emulated-network.sh
 . "$(dirname "$0")/emulated-network.sh"
+# shellcheck source=tls-certs.sh
+. "$(dirname "$0")/tls-certs.sh"
 
 die() { echo "local-cluster: $*" >&2; exit 1; }
 say() { echo "local-cluster: $*" >&2; }
@@ -74,8 +87,8 @@ ours() {
 
 # `pids` lines are "PID NAME"; prints the PIDs of NAME still ours.
 live_pids() {
-  local pid name
-  while read -r pid name; do
+  local pid name rank
+  while read -r pid name rank; do
     if ours "$pid" "$name" && { [ -z "${1:-}" ] || [ "$name" = "$1" ]; }; then
       echo "$pid"
     fi
@@ -122,7 +135,8 @@ stop_cluster() {
   done
   net_remove || say "could not delete every namespace listed in $DIR/netns"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR/admin-token" \
-    "$DIR/job-token"
+    "$DIR/job-token" "$DIR/config" "$DIR"/*.metrics-port
+  rm -rf "$DIR/tls"
   if [ "${1:-}" = keep_logs ]; then
     say "stopped; logs kept in $DIR"
     return 0
@@ -132,11 +146,14 @@ stop_cluster() {
   say "stopped"
 }
 
+# A start that failed stops what it started; a restart that failed leaves
+# the cluster as it is.
 fail_start() {
   say "$1"
   for log in "$DIR"/*.log; do
     [ -s "$log" ] && { echo "--- $log" >&2; tail -n 5 "$log" >&2; }
   done
+  [ "${RESTARTING:-0}" = 1 ] && exit 1
   stop_cluster keep_logs
   exit 1
 }
@@ -150,11 +167,18 @@ wait_port() {
   done
 }
 
+# reshardctl's TLS flags for this cluster ("" without --tls).
+tls_flags() {
+  [ -d "$DIR/tls" ] || return 0
+  echo "--tls_ca $DIR/tls/ca.pem --tls_cert $DIR/tls/client.pem --tls_key $DIR/tls/client.key"
+}
+
 # Ready: the job exists, says ready and every agent's stream is open.
 wait_ready() {
   local server="$1" job="$2" n="$3" out deadline=$((SECONDS + START_SECONDS))
   while :; do
-    out=$(in_cluster "$CTL" --server "$server" job show "$job" --json 2>/dev/null)
+    # shellcheck disable=SC2046  # the flags, split on purpose
+    out=$(in_cluster "$CTL" --server "$server" $(tls_flags) job show "$job" --json 2>/dev/null)
     if contains_all "$out" '"state": "ready"' && \
        [ "$(grep -o '"connected": true' <<<"$out" | wc -l)" -eq "$n" ]; then
       return 0
@@ -184,9 +208,10 @@ in_cluster() {
   local token=""
   [ -r "$DIR/job-token" ] && token=$(cat "$DIR/job-token")
   if [ -n "$NET_ID" ]; then
-    RESHARD_JOB_TOKEN="$token" ip netns exec "$(net_ns_switch)" "$@"
+    RESHARD_JOB_TOKEN="$token" RESHARD_TLS_FLAGS="$(tls_flags)" \
+      ip netns exec "$(net_ns_switch)" "$@"
   else
-    RESHARD_JOB_TOKEN="$token" "$@"
+    RESHARD_JOB_TOKEN="$token" RESHARD_TLS_FLAGS="$(tls_flags)" "$@"
   fi
 }
 
@@ -198,6 +223,20 @@ make_tokens() {
     fail_start "cannot write $DIR/admin-token"
   (umask 077 && "$CTL" --admin_token_file "$DIR/admin-token" job token "$job" \
      > "$DIR/job-token") || fail_start "reshardctl job token $job failed"
+  if [ -n "$TOKEN_FILE" ]; then
+    (umask 077 && cp "$DIR/job-token" "$TOKEN_FILE") ||
+      fail_start "--job_token_file: cannot write $TOKEN_FILE"
+  fi
+}
+
+# With --tls: a CA, the planner's certificate and the one every client
+# (agents, reshardctl) presents, for 30 days.
+make_tls() {
+  [ "$TLS" = 1 ] || return 0
+  mkdir -p "$DIR/tls" && make_ca "$DIR/tls" ca 30 &&
+    make_cert "$DIR/tls" server ca 30 && make_cert "$DIR/tls" client ca 30 ||
+    fail_start "openssl could not make the certificates ($DIR/tls/openssl.log)"
+  chmod 600 "$DIR"/tls/*.key
 }
 
 # Host h's namespace prefix for a command ("" without --hosts).
@@ -227,36 +266,92 @@ start_planner() {
     ns="ip netns exec $(net_ns_switch)"
   fi
   # shellcheck disable=SC2086  # an optional command prefix, split on purpose
+  local extra=()
+  [ "$TLS" = 1 ] && extra+=(--tls_cert "$DIR/tls/server.pem" --tls_key "$DIR/tls/server.key"
+    --tls_ca "$DIR/tls/ca.pem")
+  [ "$METRICS" = 1 ] && extra+=(--metrics_listen "$listen:0"
+    --metrics_port_file "$DIR/planner.metrics-port")
+  # shellcheck disable=SC2086
   $ns "$PLANNER" --listen "$listen:0" --port_file "$DIR/port" \
     --drain_seconds 5 --allow_open_jobs=true --admin_token_file "$DIR/admin-token" \
-    </dev/null >"$DIR/planner.log" 2>&1 &
+    "${extra[@]}" </dev/null >"$DIR/planner.log" 2>&1 &
   pid=$!
   echo "$pid reshard-planner" >> "$DIR/pids"
   wait_port "$pid"
   echo "$listen:$(cat "$DIR/port")"
 }
 
-start_agents() {
-  local n="$1" server="$2" job="$3" gpus=0 r host address sharing
-  [ "$BACKEND" = nccl ] && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+# Agent r of N on `server` ($BACKEND, sharing=how many share its memory,
+# gpus=the GPU count), its PID appended to the state.
+start_agent() {
+  local r="$1" n="$2" server="$3" job="$4" gpus="$5" sharing="$6" host=0
+  local address=127.0.0.1 extra=()
+  if [ "$HOSTS" -gt 0 ]; then
+    host=$((r / (n / HOSTS)))
+    address=$(net_host_ip "$host")
+  fi
+  [ "$TLS" = 1 ] && extra+=(--tls_ca "$DIR/tls/ca.pem" --tls_cert "$DIR/tls/client.pem"
+    --tls_key "$DIR/tls/client.key")
+  [ "$METRICS" = 1 ] && extra+=(--metrics_listen "$address:0"
+    --metrics_port_file "$DIR/agent-$r.metrics-port")
+  rm -f "$DIR/agent-$r.metrics-port"
+  # shellcheck disable=SC2046,SC2086  # words split on purpose
+  $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
+    --server "$server" --job "$job" --rank "$r" --world_size "$n" \
+    --backend "$BACKEND" --listen_address "$address" --agents_per_host "$sharing" \
+    --job_token_file "$DIR/job-token" "${extra[@]}" </dev/null >>"$DIR/agent-$r.log" 2>&1 &
+  echo "$! reshard-agent $r" >> "$DIR/pids"
+}
+
+# The GPU count (0 for gloo) and how many agents share a memory, for N.
+gpu_count() {
+  [ "$BACKEND" = nccl ] && { nvidia-smi -L 2>/dev/null | grep -c '^GPU '; return; }
+  echo 0
+}
+sharing_of() {
+  local n="$1" gpus="$2"
   # Every agent here shares this machine's memory (emulated hosts too), and
   # with nccl a GPU's: --max_run_bytes auto divides it among them.
-  sharing=$n
-  [ "$gpus" -gt 0 ] && sharing=$(((n + gpus - 1) / gpus))
+  if [ "$gpus" -gt 0 ]; then echo $(((n + gpus - 1) / gpus)); else echo "$n"; fi
+}
+
+start_agents() {
+  local n="$1" server="$2" job="$3" gpus sharing r
+  gpus=$(gpu_count)
+  sharing=$(sharing_of "$n" "$gpus")
   for ((r = 0; r < n; ++r)); do
-    host=0
-    address=127.0.0.1
-    if [ "$HOSTS" -gt 0 ]; then
-      host=$((r / (n / HOSTS)))
-      address=$(net_host_ip "$host")
-    fi
-    # shellcheck disable=SC2046,SC2086  # words split on purpose
-    $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
-      --server "$server" --job "$job" --rank "$r" --world_size "$n" \
-      --backend "$BACKEND" --listen_address "$address" --agents_per_host "$sharing" \
-      --job_token_file "$DIR/job-token" </dev/null >"$DIR/agent-$r.log" 2>&1 &
-    echo "$! reshard-agent" >> "$DIR/pids"
+    start_agent "$r" "$n" "$server" "$job" "$gpus" "$sharing"
   done
+}
+
+# The cluster's options, for `restart`.
+save_config() {
+  printf 'N=%s\nJOB=%s\nBACKEND=%s\nHOSTS=%s\nTLS=%s\nMETRICS=%s\n' \
+    "$1" "$2" "$BACKEND" "$HOSTS" "$TLS" "$METRICS" > "$DIR/config"
+}
+
+# Stops rank $1's agent and starts it again with the same flags.
+restart_agent() {
+  local rank="$1" pid name r left server gpus
+  [ -f "$DIR/config" ] || die "no cluster state in $DIR"
+  # shellcheck disable=SC1091  # written by save_config
+  . "$DIR/config"
+  [[ "$rank" =~ ^[0-9]+$ ]] && [ "$rank" -lt "$N" ] ||
+    { echo "local-cluster: restart RANK: \"$rank\" is not a rank of 0..$((N - 1))" >&2; exit 2; }
+  net_load
+  RESTARTING=1
+  server=$(cat "$DIR/server")
+  while read -r pid name r; do
+    [ "$name" = reshard-agent ] && [ "$r" = "$rank" ] && ours "$pid" "$name" || continue
+    kill -TERM "$pid" 2>/dev/null
+    left=$(wait_gone "$pid" "$STOP_SECONDS")
+    [ -z "${left// /}" ] || kill -KILL "$pid" 2>/dev/null
+  done < "$DIR/pids"
+  grep -v " reshard-agent $rank\$" "$DIR/pids" > "$DIR/pids.new" && mv "$DIR/pids.new" "$DIR/pids"
+  gpus=$(gpu_count)
+  start_agent "$rank" "$N" "$server" "$JOB" "$gpus" "$(sharing_of "$N" "$gpus")"
+  wait_ready "$server" "$JOB" "$N"
+  say "rank $rank restarted (PID $(tail -1 "$DIR/pids" | awk '{print $1}')); job $JOB ready"
 }
 
 start_cluster() {
@@ -272,7 +367,11 @@ start_cluster() {
   net_remove || die "namespaces of an earlier cluster in $DIR remain"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR"/*.log
   touch "$DIR/pids"
+  [ "$TLS" = 1 ] && [ "$HOSTS" -gt 0 ] &&
+    { echo "local-cluster: --tls needs the loopback cluster (no --hosts)" >&2; exit 2; }
   make_tokens "$job"
+  make_tls
+  save_config "$n" "$job"
   trap '' HUP  # the processes outlive this script and its terminal
   trap 'fail_start "interrupted"' INT TERM
   make_network "$n"
@@ -285,7 +384,9 @@ start_cluster() {
   trap - INT TERM
   local where="planner on $server"
   [ "$HOSTS" -gt 0 ] && where="$where, $HOSTS hosts of $((n / HOSTS)) ranks, ${INTER_MBIT} Mbit/s between hosts"
-  say "job $job ready: $n $BACKEND agents, $where (state in $DIR; its job token: --job_token_file $DIR/job-token)"
+  say "job $job ready: $n $BACKEND agents, $where (state in $DIR; its job token: --job_token_file ${TOKEN_FILE:-$DIR/job-token})"
+  [ "$TLS" = 1 ] && say "mutual TLS: reshardctl $(tls_flags)"
+  [ "$METRICS" = 1 ] && say "metrics: http://$(cut -d: -f1 <<<"$server"):$(cat "$DIR/planner.metrics-port")/metrics (planner); the agents' ports in $DIR/agent-R.metrics-port"
   echo "$server"
 }
 
@@ -294,16 +395,22 @@ status_cluster() {
   local pid name server
   server=$(cat "$DIR/server" 2>/dev/null)
   echo "server: ${server:-unknown}   job: $(cat "$DIR/job" 2>/dev/null)   state: $DIR"
-  while read -r pid name; do
-    if ours "$pid" "$name"; then echo "$pid $name running"; else echo "$pid $name gone"; fi
+  while read -r pid name rank; do
+    if ours "$pid" "$name"; then echo "$pid $name${rank:+ $rank} running"; else echo "$pid $name${rank:+ $rank} gone"; fi
   done < "$DIR/pids"
-  [ -n "$server" ] && in_cluster "$CTL" --server "$server" job list
+  # shellcheck disable=SC2046  # the flags, split on purpose
+  [ -n "$server" ] && in_cluster "$CTL" --server "$server" $(tls_flags) job list
 }
 
 [ $# -ge 1 ] || usage
 cmd="$1"; shift
 N=""
 [ "$cmd" = start ] && { [ $# -ge 1 ] || usage; N="$1"; shift; }
+RANK=""
+[ "$cmd" = restart ] && { [ $# -ge 1 ] || usage; RANK="$1"; shift; }
+TOKEN_FILE=""
+TLS=0
+METRICS=0
 JOB=local
 BACKEND=gloo
 HOSTS=0
@@ -322,12 +429,18 @@ while [ $# -gt 0 ]; do
       [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "local-cluster: $1 needs a non-negative integer" >&2; exit 2; }
       if [ "$1" = --hosts ]; then HOSTS="$2"; else INTER_MBIT="$2"; fi
       shift 2 ;;
+    --job_token_file)
+      [ $# -ge 2 ] || { echo "local-cluster: --job_token_file needs a value" >&2; exit 2; }
+      TOKEN_FILE="$2"; shift 2 ;;
+    --tls) TLS=1; shift ;;
+    --metrics) METRICS=1; shift ;;
     --) shift; break ;;
     *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
   esac
 done
 case "$cmd" in
   start) start_cluster "$N" "$JOB" ;;
+  restart) restart_agent "$RANK" ;;
   stop) stop_cluster ;;
   status) status_cluster ;;
   exec) [ $# -ge 1 ] || usage; in_cluster "$@" ;;

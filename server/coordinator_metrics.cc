@@ -44,6 +44,8 @@ JobRunResult JobRunResultOf(const absl::Status& status, bool validated) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
       return JobRunResult::kRefused;
     default:
       return JobRunResult::kFailed;

@@ -30,7 +30,7 @@ enum class JobRunResult {
   kFailed,        // a rank failed or was lost
   kCancelled,     // CancelJob or the caller went away
   kTimedOut,      // the deadline passed (waiting for the job or its ranks)
-  kRefused,       // never dispatched: bad request, unknown job, a limit
+  kRefused,  // never dispatched: bad request, unknown job, its token, a limit
 };
 inline constexpr int kJobRunResultCount = 6;
 

@@ -35,6 +35,7 @@
 #include "planner/search_support.h"
 #include "server/connection_gate.h"
 #include "server/coordinator_service.h"
+#include "server/grpc_log.h"
 #include "server/planner_metrics.h"
 #include "server/planner_service.h"
 #include "server/server_flags.h"
@@ -416,13 +417,21 @@ void AddConnectionReadings(metrics::ScrapeReadings& readings,
   }
 }
 
-// When the server's certificate expires, for alerts on its renewal.
-void AddCertificateReading(metrics::ScrapeReadings& readings,
-                           const TlsConfig& tls) {
+// When the server's certificate expires, for alerts on its renewal, and
+// the client handshakes that failed, by likely cause (server/grpc_log.h).
+void AddTlsReadings(metrics::ScrapeReadings& readings, const TlsConfig& tls) {
   const auto expiry = static_cast<double>(tls.cert_not_after);
   readings.AddGauge("reshard_tls_certificate_expiry_seconds",
                     "When --tls_cert's certificate expires (Unix seconds)", {},
                     [expiry] { return expiry; });
+  for (int f = 0; f < kHandshakeFailureCount; ++f) {
+    readings.AddCounter(
+        "reshard_tls_handshake_failures_total",
+        "Client TLS handshakes that failed, by likely cause (gRPC's log)",
+        {{"reason",
+          std::string(HandshakeFailureName(static_cast<HandshakeFailure>(f)))}},
+        [f] { return HandshakeFailures()[f].load(); });
+  }
 }
 
 // Serves `families` and the scrape-time readings of the planner, the
@@ -445,7 +454,7 @@ std::unique_ptr<metrics::MetricsEndpoint> StartMetrics(
   metrics::ScrapeReadings& readings = (*metrics)->readings();
   AddPlannerReadings(readings, service, registry, cache, &pool);
   AddCoordinatorReadings(readings, core);
-  if (tls.enabled) AddCertificateReading(readings, tls);
+  if (tls.enabled) AddTlsReadings(readings, tls);
   if (gate != nullptr) AddConnectionReadings(readings, gate->counts());
   if (absl::Status s = metrics::WritePortFile(
           "metrics_port_file", absl::GetFlag(FLAGS_metrics_port_file),
@@ -640,6 +649,7 @@ int main(int argc, char** argv) {
   // Structured one-line logs on stderr.
   spdlog::set_default_logger(spdlog::stderr_color_mt("reshard-planner"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ reshard-planner %v");
+  reshard::server::RouteGrpcLog();
   reshard::server::RaiseAndLogOpenFileLimit();
   return reshard::server::Serve();
 }

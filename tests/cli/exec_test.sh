@@ -15,6 +15,12 @@ contains "$out" "all_reduce"; check "table row for the merged all_reduce" $?
 contains "$out" "A_C"; check "table names the flattened group" $?
 contains "$out" "validated: yes"; check "table says validated" $?
 contains "$out" "plan per run: min "; check "the table says what a run of the plan takes" $?
+# Without the flattened group the plan warns, and exec says so as plan does.
+out=$(timeout 120 "$CTL" exec --local 8 --mesh A=2,B=2,C=2 --shape 16,16 \
+  --from 'P(sum),R,P(sum)' --to 'R,R,R' --iters 1 --warmup 0 --timeout_seconds 20); rc=$?
+[ $rc -eq 0 ] && contains "$out" 'warning [missing_flattened_group]: ' &&
+  contains "$out" 'mesh["A", "C"]._flatten()'
+check "exec prints the plan's warnings ($rc)" $?
 # What a run pays (the per-execution slowest rank's median) beside the
 # slowest rank's median, never below it.
 echo "$out" | awk '/slowest_us/ {head = 1; next}

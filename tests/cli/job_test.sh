@@ -23,13 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Alive and not a zombie (stopped processes may wait for their reaper).
-alive() {
-  [ -r "/proc/$1/stat" ] || return 1
-  case "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" in
-    Z | X | "") return 1 ;;
-  esac
-}
 # The "checksums": [...] of a run's JSON, as text (2^61-range numbers lose
 # digits as jq doubles).
 checksums() { grep -o '"checksums": \[[0-9, ]*\]' <<<"$1"; }
@@ -146,6 +139,9 @@ contains "$table" "busbw_GB/s"; check "table has exec's columns" $?
 out=$(env -u RESHARD_JOB_TOKEN "${J[@]}" list --json); rc=$?
 [ $rc -eq 0 ] && jq -e '.jobs == []' <<<"$out" >/dev/null
 check "job list without the token shows no job ($out)" $?
+out=$(env -u RESHARD_JOB_TOKEN "${J[@]}" list); rc=$?
+[ $rc -eq 0 ] && contains "$out" "listed: only jobs without a job token; one with a token is listed to callers presenting it"
+check "job list without the token says what it lists ($out)" $?
 err=$(env -u RESHARD_JOB_TOKEN "${J[@]}" show jt 2>&1); rc=$?
 [ $rc -eq 3 ] && contains "$err" 'NOT_FOUND: job: no job "jt" for this caller'
 check "job show without the token: exit 3, NOT_FOUND ($rc: $err)" $?
@@ -168,6 +164,8 @@ out=$("${J[@]}" list); rc=$?
 check "job list exits 0" $rc
 contains "$out" "jt" && contains "$out" "4/4" && contains "$out" "ready"
 check "job list: jt, 4/4 agents, ready" $?
+contains "$out" "listed: jobs without a job token and the job of the token presented"
+check "job list with the token says so" $?
 "${J[@]}" list --json | jq -e '.jobs | length == 1 and .[0].name == "jt" and
   .[0].world_size == 4 and .[0].backend == "gloo" and .[0].state == "ready" and
   .[0].runs_total == 3 and .[0].runs_failed == 0 and .[0].store_keys == 0 and
@@ -425,9 +423,21 @@ err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_se
 took=$((SECONDS - start))
 [ $rc -eq 4 ] && contains "$err" "waiting for rank 3 (not connected)"
 check "job run with a lost rank says which rank it waits for (exit $rc: $err)" $?
-contains "$err" 'UNAVAILABLE: job "jt" lost a rank and waited 2 s for them to come back (--agent_wait_seconds): rank 3 (its agent'"'"'s dispatch stream closed'
+contains "$err" 'UNAVAILABLE: job "jt" lost a rank for longer than --agent_wait_seconds (2 s): rank 3 (its agent'"'"'s dispatch stream closed'
 check "it fails naming the lost rank and how it went" $?
 [ "$took" -le 6 ]; check "within the agent wait and a poll ($took s)" $?
+# The same failure as JSON: one entry per failed rank, with its host and
+# kind, in the shape of the README's example.
+json=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 2 --json 2>/dev/null); rc=$?
+[ $rc -eq 4 ] && jq -e '.error.code == "UNAVAILABLE" and (.error.ranks | length) == 1 and
+  .error.ranks[0].rank == 3 and .error.ranks[0].kind == "lost" and
+  .error.ranks[0].host != "" and
+  (.error.ranks[0].message | startswith("its agent'"'"'s dispatch stream closed"))' <<<"$json" >/dev/null
+check "job run --json names the lost rank, its host and kind ($rc: $json)" $?
+readme=$(sed -n '/<!-- failed-run-json -->/,/<!-- \/failed-run-json -->/p' "$(dirname "$0")/../../README.md" | sed -n '/^{/p')
+keys() { jq -c '[paths(scalars) | map(tostring) | join(".")] | sort'; }
+[ -n "$readme" ] && [ "$(keys <<<"$readme")" = "$(keys <<<"$json")" ]
+check "the README's failed-run example has the keys of the real one ($readme)" $?
 err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 0 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" '--agent_wait_seconds: "0" is not a number of seconds in (0, 86400]'
 check "--agent_wait_seconds 0 is refused naming the flag" $?

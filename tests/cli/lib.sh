@@ -25,6 +25,14 @@ stop_started() {
 }
 die() { echo "FAIL: $1"; fail=1; exit 1; }
 
+# Alive and not a zombie (stopped processes may wait for their reaper).
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  case "$(sed 's/^.*) \(.\).*$/\1/' "/proc/$1/stat" 2>/dev/null)" in
+    Z | X | "") return 1 ;;
+  esac
+}
+
 # wait_for SECONDS COMMAND...: runs COMMAND every 0.2 s until it succeeds;
 # status 1 after SECONDS.
 wait_for() {
@@ -61,21 +69,6 @@ query() {
   curl -sf --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"
 }
 
-# Test certificates, made by openssl at test time (P-256 keys, 2 days).
-# make_ca DIR NAME: a self-signed CA, DIR/NAME.pem and DIR/NAME.key.
-make_ca() {
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-    -keyout "$1/$2.key" -out "$1/$2.pem" -subj "/CN=$2" 2>>"$1/openssl.log"
-}
-# make_cert DIR NAME CA [DAYS]: DIR/NAME.pem and DIR/NAME.key signed by
-# DIR/CA.pem, valid for 127.0.0.1 and localhost for DAYS (2; -1: expired
-# yesterday), usable by a server and a client.
-make_cert() {
-  local dir=$1 name=$2 ca=$3 days=${4:-2}
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$name" \
-    -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>>"$dir/openssl.log" &&
-    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$dir/$name.ext" &&
-    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" \
-      -CAcreateserial -days "$days" -extfile "$dir/$name.ext" \
-      -out "$dir/$name.pem" 2>>"$dir/openssl.log"
-}
+# Test certificates, made by openssl at test time (make_ca, make_cert).
+# shellcheck source=../../scripts/tls-certs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/tls-certs.sh"

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/run_failure.h"
 #include "coordinator/coordinator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,7 +64,14 @@ TEST_F(CoordinatorTest, ANotReadyJobFailsAtTheDeadlineNamingTheAbsentRanks) {
       c_.RunJob("j", SpecFor(3), absl::Now() + absl::Milliseconds(200), {});
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(out.status().message(),
-              HasSubstr("was not ready by the deadline: ranks 0, 1, 2"));
+              HasSubstr("was not ready by the deadline: ranks 0, 1, 2 have "
+                        "not joined or are not connected (world size 3, as "
+                        "its agents' --world_size says)"));
+  const std::vector<RankFailure> ranks = RankFailuresOf(out.status());
+  ASSERT_EQ(ranks.size(), 3u);
+  EXPECT_EQ(ranks[0], (RankFailure{0, "127.0.0.1", "not_connected",
+                                   "joined, not connected"}));
+  EXPECT_EQ(ranks[1], (RankFailure{1, "", "not_joined", "never joined"}));
 }
 
 TEST_F(CoordinatorTest, ALostRankIsNamedAheadOfPeersThatSawAnError) {
@@ -81,6 +89,14 @@ TEST_F(CoordinatorTest, ALostRankIsNamedAheadOfPeersThatSawAnError) {
   EXPECT_THAT(message, HasSubstr("rank 2: peer 1 closed"));
   EXPECT_LT(message.find("rank 1"), message.find("rank 2"));
   EXPECT_EQ(c_.GetJob("j")->runs_failed, 1);
+  // The same ranks, one entry each, for a scheduler to read.
+  const std::vector<RankFailure> ranks = RankFailuresOf(out.status());
+  ASSERT_EQ(ranks.size(), 2u) << out.status();
+  EXPECT_EQ(ranks[0].rank, 1);
+  EXPECT_EQ(ranks[0].host, "127.0.0.1");
+  EXPECT_EQ(ranks[0].kind, "lost");
+  EXPECT_THAT(ranks[0].message, HasSubstr("its agent's dispatch stream"));
+  EXPECT_EQ(ranks[1], (RankFailure{2, "127.0.0.1", "peer", "peer 1 closed"}));
 }
 
 TEST_F(CoordinatorTest, AFailedRankFailsTheRunWithItsCode) {
@@ -96,6 +112,8 @@ TEST_F(CoordinatorTest, AFailedRankFailsTheRunWithItsCode) {
   EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_THAT(out.status().message(),
               HasSubstr("rank 0: steps[0] (all_gather on A)"));
+  ASSERT_EQ(RankFailuresOf(out.status()).size(), 1u);
+  EXPECT_EQ(RankFailuresOf(out.status())[0].kind, "timeout");
 }
 
 TEST_F(CoordinatorTest, CancelJobEndsTheRunInFlight) {

@@ -179,8 +179,8 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
             std::string::npos);
   // The table's total line says so too.
   EXPECT_NE(PlanTable(mesh, *plan)
-                .find("(alpha_beta model, optimal planner, fell back to "
-                      "torch_greedy+merge)"),
+                .find("(alpha_beta model, optimal planner's fallback: see "
+                      "search_budget_exceeded)"),
             std::string::npos)
       << PlanTable(mesh, *plan);
   EXPECT_EQ(plan->CommunicatingSteps(mesh), 3);
@@ -195,6 +195,9 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
   EXPECT_NE(via_r->warnings.back().message.find(
                 "fell back to gathering to R and splitting again "
                 "(torch_greedy: "),
+            std::string::npos)
+      << via_r->warnings.back().message;
+  EXPECT_EQ(via_r->warnings.back().message.find("torch_greedy: torch_greedy"),
             std::string::npos)
       << via_r->warnings.back().message;
   EXPECT_EQ(Ops(mesh, *via_r),

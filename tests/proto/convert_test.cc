@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "common/run_failure.h"
 #include "gtest/gtest.h"
 #include "planner/plan_format.h"
 #include "planner/planner.h"
 #include "planner/state_text.h"
+#include "reshard/v1/coordinator.pb.h"
 
 namespace reshard {
 namespace {
@@ -276,6 +278,33 @@ TEST(ConvertTest, StatusRoundTrips) {
     EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(s.code()));
     EXPECT_EQ(proto::StatusFromGrpc(g), s);
   }
+}
+
+// A failed run's ranks travel as a reshard.v1.RunFailure in the status's
+// details and come back as the same payload; the summary stays the message.
+TEST(ConvertTest, RankFailuresTravelInTheStatusDetails) {
+  const std::vector<RankFailure> ranks = {
+      {3, "10.0.0.4", "lost", "its agent's dispatch stream closed"},
+      {1, "", "timeout", "all_gather(A) timed out"}};
+  const absl::Status failed =
+      WithRankFailures(absl::UnavailableError("run r failed: ..."), ranks);
+  const grpc::Status g = proto::StatusToGrpc(failed);
+  EXPECT_EQ(g.error_message(), "run r failed: ...");
+  v1::RunFailure details;
+  ASSERT_TRUE(details.ParseFromString(g.error_details()));
+  ASSERT_EQ(details.ranks_size(), 2);
+  EXPECT_EQ(details.ranks(0).rank(), 3);
+  EXPECT_EQ(details.ranks(0).host(), "10.0.0.4");
+  EXPECT_EQ(details.ranks(0).kind(), "lost");
+  const absl::Status back = proto::StatusFromGrpc(g);
+  EXPECT_EQ(back.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(back.message(), "run r failed: ...");
+  EXPECT_EQ(RankFailuresOf(back), ranks);
+  // Details that are not a RunFailure leave the status as it is.
+  const absl::Status odd = proto::StatusFromGrpc(
+      grpc::Status(grpc::StatusCode::UNAVAILABLE, "x", "\xff\xff"));
+  EXPECT_TRUE(RankFailuresOf(odd).empty());
+  EXPECT_EQ(odd, absl::UnavailableError("x"));
 }
 
 }  // namespace

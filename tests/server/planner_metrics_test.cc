@@ -604,6 +604,59 @@ TEST(PlannerMetricsTest, CoordinatorSeriesMoveWithJobsAgentsAndRuns) {
   EXPECT_EQ(left("reshard_agents", {{"state", "connected"}}), 0);
 }
 
+// A run refused for its credentials (here: no job token on a server that
+// serves only jobs with one) is a refusal, not a failed run.
+TEST(PlannerMetricsTest, RunsRefusedForTheirCredentialsCountAsRefused) {
+  MetricsServer server({"--allow_open_jobs=false"});
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(
+      server.process().address(), grpc::InsecureChannelCredentials()));
+  const grpc::Status run = RunTiny(*stub, "anyone", 2);
+  EXPECT_EQ(run.error_code(), grpc::UNAUTHENTICATED) << run.error_message();
+  Scrape after = server.ScrapeNow();
+  EXPECT_EQ(after("reshard_job_runs_total", {{"result", "refused"}}), 1);
+  EXPECT_EQ(after("reshard_job_runs_total", {{"result", "failed"}}), 0);
+  EXPECT_EQ(server.process().Stop(), 0);
+}
+
+// A connection past --max_connections_per_peer is closed at once (the
+// caller's UNAVAILABLE) and counted by reason; the one open still serves.
+TEST(PlannerMetricsTest, ConnectionsPastThePeerCapAreCountedAsRefused) {
+  MetricsServer server({"--max_connections_per_peer=1"});
+  ASSERT_NE(server.metrics_port(), 0) << server.process().log();
+  // Each channel its own connection (gRPC shares them between channels).
+  grpc::ChannelArguments own;
+  own.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  const auto list = [&](const std::shared_ptr<grpc::Channel>& channel) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    v1::ListMeshesResponse response;
+    return v1::Planner::NewStub(channel)->ListMeshes(
+        &context, v1::ListMeshesRequest(), &response);
+  };
+  auto first = grpc::CreateCustomChannel(
+      server.process().address(), grpc::InsecureChannelCredentials(), own);
+  ASSERT_TRUE(list(first).ok());
+  auto second = grpc::CreateCustomChannel(
+      server.process().address(), grpc::InsecureChannelCredentials(), own);
+  const grpc::Status refused = list(second);
+  EXPECT_EQ(refused.error_code(), grpc::UNAVAILABLE) << refused.error_message();
+  EXPECT_TRUE(list(first).ok());
+  Scrape after = server.ScrapeNow();
+  EXPECT_GE(after("reshard_connections_refused_total", {{"reason", "peer"}}), 1)
+      << after.page;
+  EXPECT_EQ(after("reshard_connections_refused_total", {{"reason", "total"}}),
+            0);
+  EXPECT_EQ(after("reshard_connections_open"), 1);
+  EXPECT_GE(after("reshard_connections_accepted_total"), 1);
+  EXPECT_NE(server.process().log().find(
+                "--max_connections_per_peer=1: a new one is closed"),
+            std::string::npos)
+      << server.process().log();
+  EXPECT_EQ(server.process().Stop(), 0);
+}
+
 TEST(PlannerMetricsTest, OffWithoutTheFlag) {
   char dir_template[] = "/tmp/reshard-metrics-XXXXXX";
   const std::string dir = mkdtemp(dir_template);

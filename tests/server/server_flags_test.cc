@@ -11,8 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/version.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -155,6 +157,12 @@ TEST(ServerFlagsTest, RefusesAPortInUse) {
                              ": cannot listen: Address already in use")),
             std::string::npos)
       << second.output;
+  // That line is the only error: no gRPC message ahead of it.
+  int errors = 0;
+  for (absl::string_view line : absl::StrSplit(second.output, '\n')) {
+    errors += absl::StrContains(line, "error") ? 1 : 0;
+  }
+  EXPECT_EQ(errors, 1) << second.output;
   ClientOptions options;
   options.target = first.address();
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(options);

@@ -1,10 +1,10 @@
-#include "agent/error_kind.h"
+#include "common/error_kind.h"
 
 #include <utility>
 
 #include "absl/strings/cord.h"
 
-namespace reshard::agent {
+namespace reshard {
 namespace {
 
 constexpr char kKindPayload[] = "type.reshard.dev/agent.ErrorKind";
@@ -58,4 +58,4 @@ ErrorKind ErrorKindOf(const absl::Status& status) {
   }
 }
 
-}  // namespace reshard::agent
+}  // namespace reshard

@@ -1,18 +1,19 @@
-// Why a run failed on this rank, as the `kind` label of the agent's
-// reshard_executor_errors_total (docs/DESIGN.md §7): a closed set an operator
-// can alert on. Most kinds follow from the status code the executor returns
-// (Gloo timeouts are DEADLINE_EXCEEDED, a lost or failing peer UNAVAILABLE);
-// a digest mismatch is a FAILED_PRECONDITION like other refusals of a run,
-// so the agent marks it with a payload where it detects it.
-#ifndef RESHARD_AGENT_ERROR_KIND_H_
-#define RESHARD_AGENT_ERROR_KIND_H_
+// Why a run failed on a rank, as the `kind` label of the agent's
+// reshard_executor_errors_total (docs/DESIGN.md §7) and of each rank a
+// failed RunJob names (common/run_failure.h): a closed set an operator
+// and a scheduler can act on. Most kinds follow from the status code the
+// executor returns (Gloo timeouts are DEADLINE_EXCEEDED, a lost or failing peer
+// UNAVAILABLE); a digest mismatch is a FAILED_PRECONDITION like other refusals
+// of a run, so the agent marks it with a payload where it detects it.
+#ifndef RESHARD_COMMON_ERROR_KIND_H_
+#define RESHARD_COMMON_ERROR_KIND_H_
 
 #include <array>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace reshard::agent {
+namespace reshard {
 
 enum class ErrorKind {
   kTimeout,         // a collective or the rendezvous ran past its timeout
@@ -38,6 +39,6 @@ absl::Status MarkDigestMismatch(absl::Status status);
 // The kind of a run's failure `status` (not OK).
 ErrorKind ErrorKindOf(const absl::Status& status);
 
-}  // namespace reshard::agent
+}  // namespace reshard
 
-#endif  // RESHARD_AGENT_ERROR_KIND_H_
+#endif  // RESHARD_COMMON_ERROR_KIND_H_
