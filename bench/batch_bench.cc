@@ -1,5 +1,5 @@
-// Batch benchmarks (issue 14, docs/DESIGN.md §8), printed as the markdown
-// tables of docs/PERFORMANCE.md:
+// Batch benchmarks (docs/DESIGN.md §8), printed as the markdown tables of
+// docs/PERFORMANCE.md:
 //  (e) executing batches on real Gloo ranks (one process per rank, loopback
 //      TCP), bucketed against tensor by tensor in the same processes, runs
 //      of the two alternating; every tensor validated by the data rule after

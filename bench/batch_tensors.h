@@ -1,6 +1,6 @@
-// The batches the benchmarks move (issue 14): parameter-like small tensors
-// and a transformer layer's weights. One home, so that batch_bench (local
-// Gloo ranks) and job_bench (a job's agents) measure the same tensors.
+// The batches the benchmarks move: parameter-like small tensors and a
+// transformer layer's weights. One home, so that batch_bench (local Gloo ranks)
+// and job_bench (a job's agents) measure the same tensors.
 #ifndef RESHARD_BENCH_BATCH_TENSORS_H_
 #define RESHARD_BENCH_BATCH_TENSORS_H_
 

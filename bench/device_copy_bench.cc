@@ -1,15 +1,14 @@
-// Local steps' data movement on a GPU (issue 26's first benchmark): each
-// case's copy program (executor/copy_program.h, as the device runner runs
-// it: a prepared table, one kernel launch; and again with every copy that
-// fits as a cudaMemcpy2DAsync/3DAsync, the "pitched us" column, 0 where
-// none fits, which decides PitchedPolicy's defaults) against cudaMemcpyAsync
-// device-to-device of the same bytes, the HBM limit, both timed with CUDA
-// events on the legacy default stream in the same run; medians of
-// --iters runs after 3 warm-ups, at 16 MiB and 256 MiB moved. Cases: an
-// outer-dim chunk (one contiguous run), inner-dim chunks with rows of 64 B
-// and of 4 KiB, the all_to_all packing of S(0)->S(1), and the unpacking of
-// an all_gather on an inner dim (rows of 4 KiB). Without a usable GPU it
-// says why and exits 2.
+// Local steps' data movement on a GPU: each case's copy program
+// (executor/copy_program.h, as the device runner runs it: a prepared table, one
+// kernel launch; and again with every copy that fits as a
+// cudaMemcpy2DAsync/3DAsync, the "pitched us" column, 0 where none fits, which
+// decides PitchedPolicy's defaults) against cudaMemcpyAsync device-to-device of
+// the same bytes, the HBM limit, both timed with CUDA events on the legacy
+// default stream in the same run; medians of --iters runs after 3 warm-ups, at
+// 16 MiB and 256 MiB moved. Cases: an outer-dim chunk (one contiguous run),
+// inner-dim chunks with rows of 64 B and of 4 KiB, the all_to_all packing of
+// S(0)->S(1), and the unpacking of an all_gather on an inner dim (rows of
+// 4 KiB). Without a usable GPU it says why and exits 2.
 //
 //   device_copy_bench [--iters N]
 #include <cuda_runtime_api.h>

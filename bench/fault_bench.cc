@@ -1,6 +1,6 @@
 // fault_bench: how fast a job gets a clear answer after a fault, and how
-// fast it is whole again (issue 15). Starts a real reshard-planner and 4
-// reshard-agent processes on loopback, a per-collective timeout of 2 s.
+// fast it is whole again. Starts a real reshard-planner and 4 reshard-agent
+// processes on loopback, a per-collective timeout of 2 s.
 //  (a) --kills times: a long run (S(0)->R of 64 Ki floats, 100,000 iters) is
 //      started, one agent (ranks in turn) is SIGKILLed once the run is in
 //      flight; the time from the kill to RunJob's failure, p50 and max,
@@ -12,8 +12,8 @@
 //  (d) --kills times: an idle job's agent (ranks in turn) is SIGKILLed
 //      between runs and a RunJob (agent_wait_seconds 2) is called at once:
 //      the time from the kill to its UNAVAILABLE naming the rank, p50 and
-//      max, against agent_wait_seconds + 2 s (issue 29); then the agent is
-//      started again and a validated run proves the job whole.
+//      max, against agent_wait_seconds + 2 s; then the agent is started again
+//      and a validated run proves the job whole.
 // Every process it starts is stopped by PID. Usage:
 //   fault_bench [--kills N] [--runs N]
 #include <signal.h>

@@ -1,4 +1,4 @@
-// job_bench: what running a plan through the Coordinator costs (issue 13).
+// job_bench: what running a plan through the Coordinator costs.
 // Starts a real reshard-planner and 8 reshard-agent processes on loopback.
 //  (a) Dispatch overhead of RunJob for a tiny plan: the caller's wall time
 //      minus the plan's executed time (the sum of its steps' medians; one

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Issue 51's figures: health and a small Plan while heavy searches keep
-# the planning pool busy. One reshard-planner (plan cache off, so every
-# heavy request searches; 2 workers; --max_search_bytes 512 MiB) gets four
-# loops of heavy Plans (mesh [2]*8, tensor [16]*8, S(0..7) -> S(7..0), the
-# largest budget), each under its own job token; meanwhile reshard-loadgen
-# measures health and then the small default Plan at concurrency 1. Prints
-# one JSON line: health and small-Plan p99 (targets 100 ms and 200 ms),
-# the planner's RSS before, at its peak (VmHWM) and after the load.
+# Health and a small Plan while heavy searches keep the planning pool busy. One
+# reshard-planner (plan cache off, so every heavy request searches; 2 workers;
+# --max_search_bytes 512 MiB) gets four loops of heavy Plans (mesh [2]*8, tensor
+# [16]*8, S(0..7) -> S(7..0), the largest budget), each under its own job token;
+# meanwhile reshard-loadgen measures health and then the small default Plan at
+# concurrency 1. Prints one JSON line: health and small-Plan p99 (targets 100 ms
+# and 200 ms), the planner's RSS before, at its peak (VmHWM) and after the load.
 #
 #   bench/planning_load.sh [BUILD_DIR] [SECONDS]
 set -u

@@ -1,14 +1,12 @@
-// What the runner adds to a collective on NCCL (issue 26's second
-// benchmark): per size, the raw all_gather on device buffers
-// (Communicator::AllGather, then the provider's Drain, which returns once
-// the collective is done)
-// against a whole run of a one-step plan doing that all_gather (S(0) -> R
-// on a 1-D mesh: RunRank in device memory, its digest exchange excluded,
-// its one host wait included), on the same communicator in the same
-// process; medians of --iters after 5 warm-ups each. Ranks are processes
-// (--ranks, default 2); where they outnumber the GPUs each is its own NCCL
-// host over loopback sockets (executor/nccl/shared_gpu.h) and only the
-// microseconds added at small sizes mean anything. Rank 0 prints the
+// What the runner adds to a collective on NCCL: per size, the raw all_gather on
+// device buffers (Communicator::AllGather, then the provider's Drain, which
+// returns once the collective is done) against a whole run of a one-step plan
+// doing that all_gather (S(0) -> R on a 1-D mesh: RunRank in device memory, its
+// digest exchange excluded, its one host wait included), on the same
+// communicator in the same process; medians of --iters after 5 warm-ups each.
+// Ranks are processes (--ranks, default 2); where they outnumber the GPUs each
+// is its own NCCL host over loopback sockets (executor/nccl/shared_gpu.h) and
+// only the microseconds added at small sizes mean anything. Rank 0 prints the
 // table. Without a usable GPU it says why and exits 2.
 //
 //   runner_overhead_bench [--iters N] [--ranks R]

@@ -1,6 +1,7 @@
 #include "common/byte_size.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -12,9 +13,14 @@
 
 namespace reshard {
 
+namespace {
+
+constexpr std::pair<absl::string_view, int> kUnits[] = {
+    {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+
+}  // namespace
+
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
-  static constexpr std::pair<absl::string_view, int> kUnits[] = {
-      {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
   absl::string_view number = text;
   int shift = 0;
   for (const auto& [unit, bits] : kUnits) {
@@ -35,6 +41,16 @@ absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
         absl::StrCat("\"", text, "\" is not ", kByteSizeForm));
   }
   return value << shift;
+}
+
+std::string FormatByteSize(int64_t bytes) {
+  for (auto it = std::rbegin(kUnits); it != std::rend(kUnits); ++it) {
+    const int64_t unit = int64_t{1} << it->second;
+    if (bytes > 0 && bytes % unit == 0) {
+      return absl::StrCat(bytes / unit, it->first);
+    }
+  }
+  return absl::StrCat(bytes);
 }
 
 }  // namespace reshard

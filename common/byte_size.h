@@ -4,6 +4,7 @@
 #define RESHARD_COMMON_BYTE_SIZE_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -18,6 +19,10 @@ inline constexpr absl::string_view kByteSizeForm =
 // for anything else, negative or past int64 included. Callers prefix the
 // flag's name.
 absl::StatusOr<int64_t> ParseByteSize(absl::string_view text);
+
+// `bytes` as ParseByteSize reads it back, in the largest unit that holds
+// it whole: "16MiB", "1GiB", "1000".
+std::string FormatByteSize(int64_t bytes);
 
 }  // namespace reshard
 

@@ -26,26 +26,35 @@ bool MentionsAny(absl::string_view text,
 std::string TlsHint(const absl::Status& status, const TlsConfig& tls) {
   if (status.code() != absl::StatusCode::kUnavailable) return "";
   const absl::string_view message = status.message();
-  // The server closed the connection during its handshake: one side
-  // speaks TLS and the other not, or a client certificate is missing or
-  // not of the server's CA.
+  // The server closed the connection at once: during its handshake (one
+  // side speaks TLS and the other not, or a client certificate is missing
+  // or not of the server's CA), or past its connection caps.
   const bool closed =
       MentionsAny(message, {"Socket closed", "Connection reset", "Broken pipe",
                             "connection closed", "End of TCP stream"});
   const bool handshake =
       MentionsAny(message, {"handshake", "SSL", "certificate", "TLS"});
+  constexpr absl::string_view kOrCapped =
+      "; or it holds its most connections from this address "
+      "(--max_connections_per_peer)";
   if (!tls.enabled) {
     if (!closed && !handshake) return "";
-    return "the server may require TLS: pass --tls_ca (and --tls_cert/"
-           "--tls_key if it asks for a client certificate)";
+    return absl::StrCat(
+        "the server may require TLS: pass --tls_ca (and --tls_cert/--tls_key "
+        "if it asks for a client certificate)",
+        closed ? kOrCapped : "");
   }
   if (tls.cert_pem.empty() && closed) {
-    return "the server may require a client certificate: pass --tls_cert "
-           "and --tls_key";
+    return absl::StrCat(
+        "the server may require a client certificate: pass --tls_cert and "
+        "--tls_key",
+        kOrCapped);
   }
   if (closed) {
-    return "the server may not accept this client certificate: it must be of "
-           "the server's --tls_ca and unexpired";
+    return absl::StrCat(
+        "the server may not accept this client certificate: it must be of "
+        "the server's --tls_ca and unexpired",
+        kOrCapped);
   }
   if (handshake) {
     return "the server may not serve TLS, or its certificate is not of "

@@ -1,13 +1,12 @@
 // The data movement of one compiled step on one rank, as descriptors a GPU
-// runs without the host (issue 26): strided copies between byte ranges of
-// four buffers (the step's input and output, the packed wire buffers) and
-// zero fills, in two phases around the step's collective. A box of a
-// row-major tensor becomes one strided copy: its trailing dims that the
-// box covers fully merge into one contiguous run, the other dims are loops
-// with a byte stride on each side (a copy with at most two loops is what
-// cudaMemcpy2DAsync/3DAsync take; more need a kernel). Pure: computed and
-// run on host memory here, where tests hold it to ExecuteStep's host path
-// byte for byte.
+// runs without the host: strided copies between byte ranges of four buffers
+// (the step's input and output, the packed wire buffers) and zero fills, in two
+// phases around the step's collective. A box of a row-major tensor becomes one
+// strided copy: its trailing dims that the box covers fully merge into one
+// contiguous run, the other dims are loops with a byte stride on each side (a
+// copy with at most two loops is what cudaMemcpy2DAsync/3DAsync take; more need
+// a kernel). Pure: computed and run on host memory here, where tests hold it to
+// ExecuteStep's host path byte for byte.
 #ifndef RESHARD_EXECUTOR_COPY_PROGRAM_H_
 #define RESHARD_EXECUTOR_COPY_PROGRAM_H_
 

@@ -1,9 +1,9 @@
 // One agent's dispatch stream on gRPC's callback API (docs/DESIGN.md §5,
 // Dispatch): it holds no thread while the agent waits for work, so
-// thousands of connected ranks cost memory, not threads (issue 28). The
-// agent's mailbox wakes it on every Push and on Close; it writes one item
-// at a time and finishes UNAVAILABLE with the mailbox's reason once the
-// mailbox is closed and empty, or when the agent goes away.
+// thousands of connected ranks cost memory, not threads. The agent's mailbox
+// wakes it on every Push and on Close; it writes one item at a time and
+// finishes UNAVAILABLE with the mailbox's reason once the mailbox is closed and
+// empty, or when the agent goes away.
 #ifndef RESHARD_SERVER_DISPATCH_STREAM_H_
 #define RESHARD_SERVER_DISPATCH_STREAM_H_
 

@@ -20,6 +20,7 @@
 #include "absl/flags/usage.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/byte_size.h"
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/issued_job_token.h"
@@ -56,7 +57,8 @@ ABSL_FLAG(int64_t, search_budget, reshard::kDefaultSearchBudget,
 ABSL_FLAG(int64_t, max_search_budget, reshard::kMaxSearchBudget,
           "largest search budget a request may ask for");
 ABSL_FLAG(int64_t, max_batch_items, 4096, "most items in one PlanBatch");
-ABSL_FLAG(int64_t, max_search_bytes, reshard::kDefaultMaxSearchBytes,
+ABSL_FLAG(std::string, max_search_bytes,
+          reshard::FormatByteSize(reshard::kDefaultMaxSearchBytes),
           "most bytes one optimal search's tables may hold; past it the "
           "search falls back as past its budget");
 ABSL_FLAG(int32_t, planning_workers, 0,
@@ -67,7 +69,7 @@ ABSL_FLAG(int32_t, planning_queue, 64,
 ABSL_FLAG(int32_t, planning_queue_per_credential, 8,
           "heavy searches one credential may have waiting; its searches run "
           "one at a time");
-ABSL_FLAG(int64_t, max_message_bytes, 16 << 20,
+ABSL_FLAG(std::string, max_message_bytes, "16MiB",
           "largest request or response message");
 ABSL_FLAG(int64_t, drain_seconds, 10,
           "how long SIGTERM waits for in-flight calls; 0: cancel them");
@@ -96,12 +98,12 @@ ABSL_FLAG(
     reshard::coordinator::CoordinatorLimits{}.max_store_waiters_per_credential,
     "most StoreGet calls waiting at once per job token (or for callers "
     "with none); at least the largest job's world size");
-ABSL_FLAG(int64_t, max_store_bytes_per_job, int64_t{64} << 20,
+ABSL_FLAG(std::string, max_store_bytes_per_job, "64MiB",
           "rendezvous store bytes (keys + values) per job");
-ABSL_FLAG(int64_t, max_store_bytes_per_credential, int64_t{256} << 20,
+ABSL_FLAG(std::string, max_store_bytes_per_credential, "256MiB",
           "rendezvous store bytes (keys + values) of one credential's jobs "
           "together");
-ABSL_FLAG(int64_t, max_store_bytes_total, int64_t{1} << 30,
+ABSL_FLAG(std::string, max_store_bytes_total, "1GiB",
           "rendezvous store bytes (keys + values) of all jobs together");
 ABSL_FLAG(int64_t, job_idle_seconds, 300,
           "drop a job once no agent has been connected to it (and no run "
@@ -147,16 +149,46 @@ constexpr absl::Duration kCertificateWarning = absl::Hours(14 * 24);
 // store, logs, gRPC's own pipes, the metrics endpoint's sockets).
 constexpr int64_t kFilesBesideConnections = 256;
 
-ServerFlags StartupFlags() {
-  return {absl::GetFlag(FLAGS_port_file),
-          absl::GetFlag(FLAGS_metrics_port_file),
-          absl::GetFlag(FLAGS_cache_entries),
-          absl::GetFlag(FLAGS_max_meshes),
-          absl::GetFlag(FLAGS_max_batch_items),
-          absl::GetFlag(FLAGS_max_message_bytes),
-          absl::GetFlag(FLAGS_drain_seconds),
-          absl::GetFlag(FLAGS_max_connection_idle_seconds),
-          absl::GetFlag(FLAGS_max_meshes_per_credential)};
+// The start-up flags, byte counts parsed (common/byte_size.h), checked;
+// nullopt (after logging which flag is wrong) when one is.
+std::optional<ServerFlags> StartupFlags() {
+  ServerFlags flags;
+  flags.port_file = absl::GetFlag(FLAGS_port_file);
+  flags.metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  flags.cache_entries = absl::GetFlag(FLAGS_cache_entries);
+  flags.max_meshes = absl::GetFlag(FLAGS_max_meshes);
+  flags.max_batch_items = absl::GetFlag(FLAGS_max_batch_items);
+  flags.drain_seconds = absl::GetFlag(FLAGS_drain_seconds);
+  flags.max_connection_idle_seconds =
+      absl::GetFlag(FLAGS_max_connection_idle_seconds);
+  flags.max_meshes_per_credential =
+      absl::GetFlag(FLAGS_max_meshes_per_credential);
+  for (auto [name, text, out] :
+       {std::tuple{"max_message_bytes", absl::GetFlag(FLAGS_max_message_bytes),
+                   &flags.max_message_bytes},
+        std::tuple{"max_search_bytes", absl::GetFlag(FLAGS_max_search_bytes),
+                   &flags.max_search_bytes},
+        std::tuple{"max_store_bytes_per_job",
+                   absl::GetFlag(FLAGS_max_store_bytes_per_job),
+                   &flags.max_store_bytes_per_job},
+        std::tuple{"max_store_bytes_per_credential",
+                   absl::GetFlag(FLAGS_max_store_bytes_per_credential),
+                   &flags.max_store_bytes_per_credential},
+        std::tuple{"max_store_bytes_total",
+                   absl::GetFlag(FLAGS_max_store_bytes_total),
+                   &flags.max_store_bytes_total}}) {
+    absl::StatusOr<int64_t> bytes = ParseByteFlag(name, text);
+    if (!bytes.ok()) {
+      spdlog::error("{}", std::string(bytes.status().message()));
+      return std::nullopt;
+    }
+    *out = *bytes;
+  }
+  if (absl::Status s = ValidateServerFlags(flags); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return std::nullopt;
+  }
+  return flags;
 }
 
 // Which job tokens are accepted: those issued under `admin_token`'s key
@@ -181,7 +213,8 @@ std::shared_ptr<const coordinator::TokenRules> TokenRulesFromFlags(
 
 // The service limits and the admin token from the flags; nullopt (after
 // logging why) when they contradict each other or the token cannot be read.
-std::optional<ServiceOptions> ServiceOptionsFromFlags() {
+std::optional<ServiceOptions> ServiceOptionsFromFlags(
+    const ServerFlags& startup) {
   ServiceOptions options;
   options.default_search_budget = absl::GetFlag(FLAGS_search_budget);
   options.max_search_budget = absl::GetFlag(FLAGS_max_search_budget);
@@ -193,8 +226,8 @@ std::optional<ServiceOptions> ServiceOptionsFromFlags() {
   }
   options.max_batch_items =
       static_cast<int>(absl::GetFlag(FLAGS_max_batch_items));
-  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  options.max_search_bytes = absl::GetFlag(FLAGS_max_search_bytes);
+  options.max_message_bytes = startup.max_message_bytes;
+  options.max_search_bytes = startup.max_search_bytes;
   if (options.max_search_bytes < (int64_t{1} << 20)) {
     spdlog::error("--max_search_bytes={} must be at least 1 MiB",
                   options.max_search_bytes);
@@ -255,7 +288,7 @@ std::optional<PlanningLimits> PlanningLimitsFromFlags() {
 // The Coordinator's bounds from the flags, with `token_rules`; nullopt
 // (after logging which flag is wrong) when one is not positive.
 std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags(
-    const coordinator::TokenRules* token_rules) {
+    const coordinator::TokenRules* token_rules, const ServerFlags& startup) {
   coordinator::CoordinatorLimits limits;
   limits.token_rules = token_rules;
   limits.max_jobs = absl::GetFlag(FLAGS_max_jobs);
@@ -265,10 +298,10 @@ std::optional<coordinator::CoordinatorLimits> CoordinatorLimitsFromFlags(
   limits.max_store_waiters = absl::GetFlag(FLAGS_max_store_waiters);
   limits.max_store_waiters_per_credential =
       absl::GetFlag(FLAGS_max_store_waiters_per_credential);
-  limits.max_store_bytes_per_job = absl::GetFlag(FLAGS_max_store_bytes_per_job);
-  limits.max_store_bytes_total = absl::GetFlag(FLAGS_max_store_bytes_total);
+  limits.max_store_bytes_per_job = startup.max_store_bytes_per_job;
+  limits.max_store_bytes_total = startup.max_store_bytes_total;
   limits.max_store_bytes_per_credential =
-      absl::GetFlag(FLAGS_max_store_bytes_per_credential);
+      startup.max_store_bytes_per_credential;
   limits.max_store_keys_per_job = absl::GetFlag(FLAGS_max_store_keys_per_job);
   limits.job_idle_seconds = absl::GetFlag(FLAGS_job_idle_seconds);
   limits.agent_wait_seconds = absl::GetFlag(FLAGS_agent_wait_seconds);
@@ -360,7 +393,8 @@ std::optional<std::unique_ptr<ConnectionGate>> GateFromFlags() {
 std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
                                           CoordinatorService& coordinator,
                                           const TlsConfig& tls,
-                                          ConnectionGate* gate, int& port) {
+                                          ConnectionGate* gate,
+                                          int max_message_bytes, int& port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -377,10 +411,8 @@ std::unique_ptr<grpc::Server> StartServer(PlannerService& service,
     builder.AddListeningPort(absl::GetFlag(FLAGS_listen),
                              ServerCredentialsFor(tls), &port);
   }
-  const int max_bytes =
-      static_cast<int>(absl::GetFlag(FLAGS_max_message_bytes));
-  builder.SetMaxReceiveMessageSize(max_bytes);
-  builder.SetMaxSendMessageSize(max_bytes);
+  builder.SetMaxReceiveMessageSize(max_message_bytes);
+  builder.SetMaxSendMessageSize(max_message_bytes);
   builder.RegisterService(&service);
   builder.RegisterService(&coordinator);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -579,15 +611,14 @@ void RaiseAndLogOpenFileLimit() {
 
 int Serve() {
   const sigset_t signals = BlockStopSignals();
-  if (absl::Status s = ValidateServerFlags(StartupFlags()); !s.ok()) {
-    spdlog::error("{}", std::string(s.message()));
-    return 2;
-  }
+  const std::optional<ServerFlags> startup = StartupFlags();
+  if (!startup.has_value()) return 2;
   MeshRegistry registry(
       static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes)),
       static_cast<size_t>(absl::GetFlag(FLAGS_max_meshes_per_credential)));
   PlanCache cache(static_cast<size_t>(absl::GetFlag(FLAGS_cache_entries)));
-  const std::optional<ServiceOptions> options = ServiceOptionsFromFlags();
+  const std::optional<ServiceOptions> options =
+      ServiceOptionsFromFlags(*startup);
   if (!options.has_value()) return 2;
   const bool metrics_on = !absl::GetFlag(FLAGS_metrics_listen).empty();
   auto families = std::make_shared<prometheus::Registry>();
@@ -598,7 +629,7 @@ int Serve() {
   PlannerService service(registry, cache, *options,
                          metrics_on ? &planner_metrics : nullptr, &pool);
   const std::optional<coordinator::CoordinatorLimits> limits =
-      CoordinatorLimitsFromFlags(options->token_rules.get());
+      CoordinatorLimitsFromFlags(options->token_rules.get(), *startup);
   if (!limits.has_value()) return 2;
   coordinator::Coordinator core(*limits);
   CoordinatorMetrics coordinator_metrics(*families);
@@ -619,7 +650,8 @@ int Serve() {
   }
   int port = 0;
   std::unique_ptr<grpc::Server> server =
-      StartServer(service, coordinator, *tls, gate->get(), port);
+      StartServer(service, coordinator, *tls, gate->get(),
+                  static_cast<int>(startup->max_message_bytes), port);
   if (server == nullptr) return 1;
   grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
   if (!Announce(*health, port)) {

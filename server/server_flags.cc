@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "common/byte_size.h"
 
 namespace reshard::server {
 namespace {
@@ -48,6 +49,14 @@ absl::Status ValidateServerFlags(const ServerFlags& flags) {
     if (!status.ok()) return status;
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ParseByteFlag(absl::string_view name,
+                                      absl::string_view text) {
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (bytes.ok()) return bytes;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, "=", text, ": ", bytes.status().message()));
 }
 
 bool ListensOnLoopbackOnly(const std::string& address) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# reshardctl exec --local N --batch FILE (docs/DESIGN.md §8, issue 14): a batch runs
+# reshardctl exec --local N --batch FILE (docs/DESIGN.md §8): a batch runs
 # bucketed and with --no-bucketing on real Gloo ranks, every tensor
 # validates in both, each tensor's checksums equal those of `exec` running
 # its plan alone, the JSON is exec's object with "buckets" and "tensors";

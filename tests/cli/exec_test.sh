@@ -106,9 +106,9 @@ if [ -n "$PLANNER" ]; then
   check "remote plan validated" $?
 fi
 
-# Ctrl-C (issue 29 item 2): the terminal signals the whole process group;
-# every rank stops before its next execution, exec prints what the finished
-# executions measured, says interrupted and exits 130.
+# Ctrl-C: the terminal signals the whole process group; every rank stops
+# before its next execution, exec prints what the finished executions
+# measured, says interrupted and exits 130.
 tmpi=$(mktemp -d)
 setsid "$CTL" exec --local 4 --mesh A=2,B=2 --shape 256,256 --from 'S(0),S(1)' --to R,R \
   --iters 100000 --timeout_seconds 20 --json >"$tmpi/out" 2>"$tmpi/err" &

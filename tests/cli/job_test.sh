@@ -191,7 +191,7 @@ out=$("${J[@]}" cancel jt); rc=$?
 check "job cancel exits 0" $rc
 contains "$out" "job jt: no run was running"; check "cancel with no run says so" $?
 
-# Deadlines and cancel (issue 15): a run far longer than its deadline fails
+# Deadlines and cancel: a run far longer than its deadline fails
 # DEADLINE_EXCEEDED and the agents stop it; `job cancel` stops a run in
 # flight on every rank. Either way the next run validates at once: within
 # 10 s (slack for a sanitized build), half the long run's collective
@@ -225,9 +225,9 @@ out=$("${J[@]}" show jt)
 contains "$out" "recent runs (last 7):" && contains "$out" "CANCELLED"
 check "job show prints the recent runs" $?
 
-# Ctrl-C on `job run` (issue 29 item 2): the run stops on every agent, the
-# call prints what the finished executions measured, says interrupted and
-# exits 130; the job records the run as stopped by its caller.
+# Ctrl-C on `job run`: the run stops on every agent, the call prints what
+# the finished executions measured, says interrupted and exits 130; the job
+# records the run as stopped by its caller.
 executing() { cat "$RESHARD_CLUSTER_DIR"/agent-*.log | grep -c ': executing'; }
 before=$(executing)
 timeout 60 "${J[@]}" run jt "${LONG[@]}" --json >"$tmp/int.out" 2>"$tmp/int.err" &
@@ -263,9 +263,9 @@ check "it says it stops the run, and after how many executions" $?
 check "job show records the run as stopped by its caller" $?
 validates_at_once "after the interrupt the next run validates at once" "${SHORT[@]}"
 
-# Batches (issue 14): `job run --batch` runs a batch whole on the agents,
-# bucketed and tensor by tensor, and prints what `exec --batch` prints for
-# it, every tensor's checksums included.
+# Batches: `job run --batch` runs a batch whole on the agents, bucketed and
+# tensor by tensor, and prints what `exec --batch` prints for it, every
+# tensor's checksums included.
 cat >"$tmp/batch.jsonl" <<'LINES'
 {"name": "wq", "shape": [64, 32], "dtype": "bf16", "from": "S(0),R", "to": "R,S(1)"}
 {"name": "bias", "shape": [33], "dtype": "f32", "from": "S(0),R", "to": "R,R"}

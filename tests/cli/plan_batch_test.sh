@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# reshardctl plan --batch FILE (docs/DESIGN.md §8, issue 14): the table, the one
-# JSON object with exactly the issue's keys, per-item errors (exit 2 after
+# reshardctl plan --batch FILE (docs/DESIGN.md §8): the table, the one JSON
+# object with exactly the batch format's keys, per-item errors (exit 2 after
 # printing) and --all_or_nothing, bucket_bytes, file errors naming the line,
 # flags that belong to the file refused; with a planner, the same JSON over
 # gRPC as offline (apart from per-call fields).

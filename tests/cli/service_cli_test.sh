@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# reshardctl against a real reshard-planner (issue 10, items 9-13): plan
-# --mesh_id, mesh list/get with link overrides and --json, the global
-# --deadline_seconds and --server (after the command too, port 50051 when
-# omitted), every command's --help, the exit statuses (2 bad input, 3
-# NOT_FOUND, 4 UNAVAILABLE/DEADLINE_EXCEEDED, 5 FAILED_PRECONDITION) with
-# the message on stderr and, with --json, the error object on stdout; plan
-# JSON's null reduce_op and PyTorch's enum repr of Partial; mesh delete on a
-# planner with an admin token.
+# reshardctl against a real reshard-planner: plan --mesh_id, mesh list/get
+# with link overrides and --json, the global --deadline_seconds and --server
+# (after the command too, port 50051 when omitted), every command's --help, the
+# exit statuses (2 bad input, 3 NOT_FOUND, 4 UNAVAILABLE/DEADLINE_EXCEEDED, 5
+# FAILED_PRECONDITION) with the message on stderr and, with --json, the error
+# object on stdout; plan JSON's null reduce_op and PyTorch's enum repr of
+# Partial; mesh delete on a planner with an admin token.
 set -u
 CTL="$1"
 PLANNER="$2"

@@ -33,5 +33,17 @@ TEST(ByteSizeTest, RefusesAnythingElseQuotingIt) {
   }
 }
 
+TEST(ByteSizeTest, FormatsInTheLargestWholeUnitAndReadsBack) {
+  EXPECT_EQ(FormatByteSize(16 << 20), "16MiB");
+  EXPECT_EQ(FormatByteSize(int64_t{1} << 30), "1GiB");
+  EXPECT_EQ(FormatByteSize(1536), "1536");
+  EXPECT_EQ(FormatByteSize(3 << 10), "3KiB");
+  EXPECT_EQ(FormatByteSize(0), "0");
+  for (int64_t bytes : {int64_t{0}, int64_t{1000}, int64_t{65536},
+                        int64_t{5} << 40, int64_t{123456789}}) {
+    EXPECT_EQ(ParseByteSize(FormatByteSize(bytes)).value(), bytes) << bytes;
+  }
+}
+
 }  // namespace
 }  // namespace reshard

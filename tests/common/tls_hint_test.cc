@@ -15,7 +15,9 @@ TEST(TlsHintTest, APlaintextClientIsToldTheServerMayRequireTls) {
   EXPECT_EQ(WithTlsHint(kClosed, TlsConfig{}).message(),
             std::string(kClosed.message()) +
                 " (the server may require TLS: pass --tls_ca (and "
-                "--tls_cert/--tls_key if it asks for a client certificate))");
+                "--tls_cert/--tls_key if it asks for a client certificate); "
+                "or it holds its most connections from this address "
+                "(--max_connections_per_peer))");
 }
 
 TEST(TlsHintTest, ATlsClientWithoutACertificateIsToldToPresentOne) {
@@ -23,11 +25,13 @@ TEST(TlsHintTest, ATlsClientWithoutACertificateIsToldToPresentOne) {
   tls.enabled = true;
   EXPECT_EQ(TlsHint(kClosed, tls),
             "the server may require a client certificate: pass --tls_cert "
-            "and --tls_key");
+            "and --tls_key; or it holds its most connections from this "
+            "address (--max_connections_per_peer)");
   tls.cert_pem = "PEM";
   EXPECT_EQ(TlsHint(kClosed, tls),
             "the server may not accept this client certificate: it must be "
-            "of the server's --tls_ca and unexpired");
+            "of the server's --tls_ca and unexpired; or it holds its most "
+            "connections from this address (--max_connections_per_peer)");
   const absl::Status handshake = absl::UnavailableError(
       "failed to connect to all addresses; last error: UNKNOWN: "
       "ipv4:127.0.0.1:5000: Ssl handshake failed: SSL_ERROR_SSL: "

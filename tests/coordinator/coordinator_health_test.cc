@@ -1,8 +1,8 @@
-// The Coordinator's own health name (issue 28 item 5): reshard.v1.Coordinator
-// is SERVING while the Coordinator takes new work and NOT_SERVING while it
-// would refuse it (here: at --max_jobs=1), and SERVING again once room is
-// made; the server's overall health stays SERVING throughout, since the
-// Planner and the jobs it holds are still served.
+// The Coordinator's own health name: reshard.v1.Coordinator is SERVING while
+// the Coordinator takes new work and NOT_SERVING while it would refuse it
+// (here: at --max_jobs=1), and SERVING again once room is made; the server's
+// overall health stays SERVING throughout, since the Planner and the jobs it
+// holds are still served.
 #include <chrono>
 #include <string>
 #include <thread>

@@ -1,12 +1,11 @@
-// Issue 15's acceptance on real processes over loopback: a reshard-planner
-// and real reshard-agent processes under faults. A rank SIGKILLed in the
-// middle of a long run fails the run within twice the per-collective
-// timeout, named ahead of the peers that only saw it go, while the planner
-// keeps answering Plan; once it is back (a new incarnation, a new
-// generation) the next run validates with the same surviving processes.
-// A cancel or a RunJob deadline stops the run on every agent at once; a
-// planner restarted under running agents sees them rejoin, and the run in
-// flight at the restart is stopped on every agent. Fencing with stand-in
+// A reshard-planner and real reshard-agent processes over loopback under
+// faults. A rank SIGKILLed in the middle of a long run fails the run within
+// twice the per-collective timeout, named ahead of the peers that only saw it
+// go, while the planner keeps answering Plan; once it is back (a new
+// incarnation, a new generation) the next run validates with the same surviving
+// processes. A cancel or a RunJob deadline stops the run on every agent at
+// once; a planner restarted under running agents sees them rejoin, and the run
+// in flight at the restart is stopped on every agent. Fencing with stand-in
 // agents: fencing_test.cc; bad input to every RPC: bad_input_test.cc.
 // Every process started here is stopped by its PID and reaped; every wait
 // is bounded, and waits on what the job or the agents' logs show.

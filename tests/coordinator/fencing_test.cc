@@ -1,5 +1,5 @@
-// Issue 15's fencing, driven through the gRPC service with stand-in agents
-// (fault_fixture.h): a live rank's duplicate, every message of an old
+// The Coordinator's fencing, driven through the gRPC service with stand-in
+// agents (fault_fixture.h): a live rank's duplicate, every message of an old
 // incarnation, a client that knows a rank's incarnation but not its
 // session, a report of an old generation and messages for a run that
 // is not the job's are refused, and touch nothing. A stand-in that refuses

@@ -1,10 +1,10 @@
-// Issue 28 item 5: idle dispatch streams cost memory, not threads. 10,000
-// stand-in agents of three jobs join a real reshard-planner and open their
-// dispatch streams (asynchronously, from one thread here, over 16
-// connections); once the server has answered every stream's initial
-// metadata, the planner's thread count stays bounded and its health check
-// answers within 10 ms at the 99th percentile. Then every stream is
-// cancelled and the jobs show their ranks gone.
+// Idle dispatch streams cost memory, not threads. 10,000 stand-in agents of
+// three jobs join a real reshard-planner and open their dispatch streams
+// (asynchronously, from one thread here, over 16 connections); once the server
+// has answered every stream's initial metadata, the planner's thread count
+// stays bounded and its health check answers within 10 ms at the 99th
+// percentile. Then every stream is cancelled and the jobs show their ranks
+// gone.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

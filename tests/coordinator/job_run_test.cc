@@ -1,13 +1,13 @@
-// Issue 13's acceptance on real processes over loopback: a reshard-planner
-// serving reshard.v1.Coordinator and real reshard-agent processes, driven
-// through the Coordinator's gRPC stub. Random plans (uneven shapes, rank
-// maps, flattened groups in any order, every op and dtype, every planner;
-// planned by the server or given) run on jobs of 8, 4 and 6 agents; every
-// run must validate with docs/DESIGN.md §6.2's checksums, and no rendezvous key
-// may outlive its run. A RunJob waits for agents still joining; an agent of
-// another protocol is refused naming both versions; agents leave on SIGTERM
-// (exit 0) and exit non-zero when the Coordinator goes away. Every process
-// started here is stopped by its PID and reaped, and every wait is bounded.
+// Jobs on real processes over loopback: a reshard-planner serving
+// reshard.v1.Coordinator and real reshard-agent processes, driven through the
+// Coordinator's gRPC stub. Random plans (uneven shapes, rank maps, flattened
+// groups in any order, every op and dtype, every planner; planned by the server
+// or given) run on jobs of 8, 4 and 6 agents; every run must validate with
+// docs/DESIGN.md §6.2's checksums, and no rendezvous key may outlive its run. A
+// RunJob waits for agents still joining; an agent of another protocol is
+// refused naming both versions; agents leave on SIGTERM (exit 0) and exit
+// non-zero when the Coordinator goes away. Every process started here is
+// stopped by its PID and reaped, and every wait is bounded.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -427,8 +427,8 @@ TEST_F(JobRunTest, SigtermFinishesTheCurrentRunFirst) {
   if (HasFailure()) ADD_FAILURE() << logs;
 }
 
-// Protocol 2 (issue 24) changed RunWork (a oneof of plan and batch) and
-// RankReport (one shape for both): an agent of protocol 1 would misread
+// Protocol 2's RunWork (a oneof of plan and batch) and RankReport (one shape
+// for both) differ from protocol 1's: an agent of protocol 1 would misread
 // both, so it is refused at Join, before any work reaches it.
 TEST_F(JobRunTest, AnAgentOfProtocolOneIsRefusedAtJoin) {
   ASSERT_EQ(kCoordinatorProtocol, 2);

@@ -60,8 +60,8 @@ done | jq -s -c '[.[][].groups[]]' >"$dir/groups.json"
   [ "$(jq 'length' "$dir/groups.json")" -ge 3 ]
 check "the PrometheusRule's groups are deploy/prometheus/rules' groups" $?
 
-# The dashboard (issue 29 item 8): template variables for the data source,
-# namespace, job and instance; every panel reads the chosen data source and
+# The dashboard: template variables for the data source, namespace, job and
+# instance; every panel reads the chosen data source and
 # every expression filters by namespace (raw series by job and instance too).
 DASH="$SRC/deploy/grafana/reshard-dashboard.json"
 jq -e '[.templating.list[].name] == ["datasource", "namespace", "job", "instance"] and

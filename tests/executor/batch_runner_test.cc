@@ -266,8 +266,8 @@ TEST(BatchRunnerTest, RandomBatchesValidateBucketedAndTensorByTensor) {
   RunAndCheck(1414, testing::ScaledCases(120), false);
 }
 
-// The device path's logic (issue 26): every copy from the tables a GPU
-// runs, one wait per execution.
+// The device path's logic: every copy from the tables a GPU runs, one wait
+// per execution.
 TEST(BatchRunnerTest, RandomBatchesThroughDeviceCopyTablesValidate) {
   RunAndCheck(1415, testing::ScaledCases(40), true);
 }

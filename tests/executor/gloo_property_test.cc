@@ -182,8 +182,8 @@ TEST(GlooPropertyTest, EveryPlanOnRealRanksMatchesTheSimulator) {
   RunAndCheck(611, testing::ScaledCases(1000), false);
 }
 
-// The device path's logic (issue 26) on every machine: the same judge, with
-// every copy run from the tables a GPU runs.
+// The device path's logic on every machine: the same judge, with every copy run
+// from the tables a GPU runs.
 TEST(GlooPropertyTest, EveryPlanThroughDeviceCopyTablesMatchesTheSimulator) {
   RunAndCheck(612, testing::ScaledCases(300), true);
 }

@@ -1,5 +1,5 @@
-// The batch JSON of `reshardctl plan --batch --json` (issue 14's keys,
-// exactly) and its table.
+// The batch JSON of `reshardctl plan --batch --json` (its exact set of
+// keys) and its table.
 #include "planner/batch_format.h"
 
 #include "gtest/gtest.h"

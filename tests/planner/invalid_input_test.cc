@@ -265,9 +265,8 @@ std::vector<InvalidCase> PlanCases() {
        },
        "options.devices_per_host",
        {"must be >= 1", "got 0"}},
-      // A padded all_gather on 2^31 - 1 ranks would count 2^93 bytes: the
-      // plan came back with negative bytes and time (issue 10's search
-      // for non-finite costs).
+      // A padded all_gather on 2^31 - 1 ranks would count 2^93 bytes,
+      // overflowing into a plan with negative bytes and time.
       {"TensorBytesTimesRanksTooLarge",
        [] {
          const Mesh mesh = Mesh::Create({.shape = {2147483647}}).value();
@@ -384,8 +383,8 @@ TEST(ValidInputTest, BoundaryValuesAreAccepted) {
 
 // The ends of the accepted link ranges plan with finite costs on the
 // largest tensors, with every planner and cost model: nothing a client can
-// send makes a cost inf or NaN, or the optimal search run dry (issue 10:
-// bandwidth 5e-324 gave `time_us: inf` or INTERNAL "optimal: no path").
+// send makes a cost inf or NaN, or the optimal search run dry (a bandwidth
+// of 5e-324 would give `time_us: inf` or INTERNAL "optimal: no path").
 TEST(ValidInputTest, ExtremeLinksPlanWithFiniteCosts) {
   MeshSpec spec = {.shape = {2, 3, 2}, .dim_names = {"A", "B", "C"}};
   spec.flattened = {{"A", "C"}};

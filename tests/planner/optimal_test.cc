@@ -205,9 +205,9 @@ TEST(OptimalTest, BudgetFallsBackWithAWarning) {
 }
 
 // Two unregistered groups that each make the plan cheaper: each warning
-// states what registering that group alone saves (issue 10: both said
-// what the two save together), checked against planning on a mesh that
-// registers it; a non-ascending group gets advice a user can follow today.
+// states what registering that group alone saves (not what the two save
+// together), checked against planning on a mesh that registers it; a
+// non-ascending group gets advice a user can follow today.
 TEST(OptimalTest, EachMissingGroupStatesItsOwnSaving) {
   const Mesh mesh = MakeMesh({2, 2, 3, 2});
   const std::string src = "P(sum),P(sum),S(0)[1],S(0)[0]";
@@ -277,8 +277,8 @@ TEST(OptimalTest, FallbackAboveTheCapIsRefused) {
 }
 
 // The search_budget_exceeded warning sets the fallback's cost against the
-// search's lower bound (issue 10: an 8-D fallback cost 6.39 s against an
-// optimum of 0.169 s, and the warning did not say so).
+// search's lower bound (an 8-D fallback can cost 6.39 s against an optimum
+// of 0.169 s, and the warning says so).
 TEST(OptimalTest, BudgetWarningStatesFallbackCostAndLowerBound) {
   const Mesh mesh = MakeMesh({2, 2, 2}, {{"A", "C"}});
   PlanOptions options;

@@ -1,7 +1,7 @@
 // A plan's and a batch's peak_bytes (planner/plan_memory.h): what a rank's
 // runner holds at most, packing buffers included. The executed property
 // tests (gloo_property_test, batch_runner_test) check it against what ranks
-// measure; these pin the cases of issue 29 item 5 and the cap's refusals.
+// measure; these pin the edge cases and the cap's refusals.
 #include "planner/plan_memory.h"
 
 #include <random>

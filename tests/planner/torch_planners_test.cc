@@ -249,8 +249,7 @@ TEST(MergePassTest, RefusesUnevenAllGatherUnlikePyTorch) {
 // Registering a group merges every run onto it, and a merge can cost more
 // than the steps it replaces: on (A inter-host, B intra-host) the merged
 // all_reduce runs all 30 hops at A's latency and bandwidth. PyTorch
-// warns anyway; the warning never claims a saving (issue 10 found one
-// saying -609 us).
+// warns anyway; the warning never claims a saving (such as -609 us).
 TEST(MergePassTest, NeverClaimsASavingFromALoss) {
   const Mesh mesh = MakeMesh({2, 8});
   for (std::vector<int64_t> shape :
@@ -304,8 +303,8 @@ TEST(MergePassTest, MissingGroupSavingIsThatOfItsOwnRemedy) {
       << w.message;
 }
 
-// A cap holds for every planner (issue 10: torch plans above it came back
-// OK): FAILED_PRECONDITION naming the plan's peak, its step and the cap.
+// A cap holds for every planner, PyTorch's too: FAILED_PRECONDITION naming
+// the plan's peak, its step and the cap.
 TEST(PeakCapTest, TorchPlansAboveTheCapAreRefused) {
   const Mesh mesh = MakeMesh({4, 2}, {{"A", "B"}});
   for (PlannerKind planner :
@@ -340,8 +339,8 @@ TEST(PeakCapTest, TorchPlansAboveTheCapAreRefused) {
   }
 }
 
-// torch_graph stops at the request's budget (issue 10: it ran to a fixed
-// 2,000,000 states, ~20 s and 1.85 GB on an 8-D mesh, whatever the budget).
+// torch_graph stops at the request's budget (a fixed 2,000,000 states
+// would take ~20 s and 1.85 GB on an 8-D mesh, whatever the budget).
 TEST(TorchGraphTest, StopsAtTheSearchBudget) {
   const Mesh small = MakeMesh({2, 2});
   PlanOptions options{PlannerKind::kTorchGraph};
@@ -378,8 +377,8 @@ TEST(TorchGraphTest, StopsAtTheSearchBudget) {
 }
 
 // torch_graph's tables stay within --max_search_bytes too: past half of
-// it, RESOURCE_EXHAUSTED naming the flag (issue 51: the optimal search
-// falls back there, PyTorch's planner has no fallback).
+// it, RESOURCE_EXHAUSTED naming the flag (the optimal search falls back
+// there, PyTorch's planner has no fallback).
 TEST(TorchGraphTest, StopsAtTheMemoryBound) {
   const Mesh big = MakeMesh({2, 2, 2, 2, 2, 2, 2, 2});
   PlanOptions options{PlannerKind::kTorchGraph};

@@ -11,9 +11,13 @@
 #    is served within 5 s.
 # 3. Past --max_connections_per_peer=100, connections from 127.0.0.1 are
 #    closed at once while one from 127.0.0.2 is still served.
-# usage: fd_flood_test.sh BUILD_DIR
+# usage: fd_flood_test.sh BUILD_DIR [SANITIZED]
+# With SANITIZED=1 (an ASan/UBSan build) step 2 is skipped: the sanitizer
+# runtime opens a pipe for each of its vptr checks, which a process out of
+# files cannot, and reports a false error (the plain build runs step 2).
 set -u
 BUILD="$1"
+SANITIZED="${2:-0}"
 . "$(dirname "$0")/../cli/lib.sh"
 PLANNER="$BUILD/server/reshard-planner"
 CTL="$BUILD/client/reshardctl"
@@ -67,13 +71,17 @@ held=$(timeout 60 "$PYTHON" "$FLOOD" hold "$port" 1100 "$pid" 1024)
 check "1100 idle connections hold more than 1024 of its files ($held)" $?
 served_within_5s "after 1100"
 
-start hard 1024 1024 --max_connections=100000 --max_connections_per_peer=0
-read -r served closed silent < <(timeout 60 "$PYTHON" "$FLOOD" sort "$port" 1500)
-[ "${served:-0}" -gt 900 ] && [ "${closed:-0}" -ge 400 ] && [ "${silent:-1}" -eq 0 ]
-check "at 1024 files, of 1500 connections ${served:-?} are served and ${closed:-?} closed (${silent:-?} silent)" $?
-grep -q "connections: out of open files" "$dir/hard.log"
-check "the planner says it ran out of open files" $?
-served_within_5s "after 1500 past the hard limit"
+if [ "$SANITIZED" = 1 ]; then
+  echo "skip: 1500 connections past the hard limit (a sanitizer build cannot run out of files)"
+else
+  start hard 1024 1024 --max_connections=100000 --max_connections_per_peer=0
+  read -r served closed silent < <(timeout 60 "$PYTHON" "$FLOOD" sort "$port" 1500)
+  [ "${served:-0}" -gt 900 ] && [ "${closed:-0}" -ge 400 ] && [ "${silent:-1}" -eq 0 ]
+  check "at 1024 files, of 1500 connections ${served:-?} are served and ${closed:-?} closed (${silent:-?} silent)" $?
+  grep -q "connections: out of open files" "$dir/hard.log"
+  check "the planner says it ran out of open files" $?
+  served_within_5s "after 1500 past the hard limit"
+fi
 
 start peer 4096 4096 --max_connections_per_peer=100
 read -r served closed silent other < <(timeout 60 "$PYTHON" "$FLOOD" sort "$port" 150 127.0.0.2)

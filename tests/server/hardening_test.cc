@@ -1,10 +1,10 @@
-// Issue 49's findings against a real reshard-planner on loopback, each an
-// attack that crashed, leaked or wedged something before: replies that
-// outgrow the message size (GetJob, ListJobs, ListMeshes page instead),
-// names that forge log lines or grow logs and errors, a job's existence
-// told to callers that do not hold it, rank state allocated for the
-// declared world size, an admin creating a token-less job on a closed
-// server, and one credential seeing another's cache entries or meshes.
+// Attacks against a real reshard-planner on loopback, each one that would
+// crash, leak or wedge something without its bound: replies that outgrow
+// the message size (GetJob, ListJobs, ListMeshes page instead), names that
+// forge log lines or grow logs and errors, a job's existence told to
+// callers that do not hold it, rank state allocated for the declared world
+// size, an admin creating a token-less job on a closed server, and one
+// credential seeing another's cache entries or meshes.
 #include <unistd.h>
 
 #include <chrono>

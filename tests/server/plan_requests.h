@@ -1,5 +1,5 @@
 // Plan requests the service tests send: a small one (planned at once)
-// and issue 51's heavy one (a search of ~10^8 placements).
+// and a heavy one (a search of ~10^8 placements).
 #ifndef RESHARD_TESTS_SERVER_PLAN_REQUESTS_H_
 #define RESHARD_TESTS_SERVER_PLAN_REQUESTS_H_
 
@@ -22,7 +22,7 @@ inline v1::PlanRequest SmallPlan() {
 }
 
 // Mesh [2]*8, tensor [16]*8, S(0),...,S(7) -> S(7),...,S(0) at `budget`
-// (issue 51's 3.7 GB request at the largest budget).
+// (a 3.7 GB search at the largest budget).
 inline v1::PlanRequest HeavyPlan(int64_t budget) {
   v1::PlanRequest request;
   std::string src, dst;

@@ -458,8 +458,8 @@ TEST(PlannerServiceTest, RegistryLimitsAndUnknownIdsAreRefused) {
 }
 
 // The peak cap holds for PyTorch's planners inside PlanBatch too, and
-// torch_graph stops at the request's budget (issue 10: on this 8-D mesh
-// it ran ~20 s to a fixed 2,000,000 states whatever the budget).
+// torch_graph stops at the request's budget (on this 8-D mesh a fixed
+// 2,000,000 states would take ~20 s whatever the budget).
 TEST(PlannerServiceTest, CapAndBudgetHoldForTorchPlanners) {
   ServerProcess server;
   ASSERT_NE(server.port(), 0) << server.log();

@@ -1,12 +1,11 @@
-// Issue 51: heavy searches on a real reshard-planner run on the planning
-// pool, not on gRPC's threads. While six heavy Plans (two at the largest
-// budget, four at the default, each its own credential) occupy both
-// workers: health answers within 1 s every time, a small Plan sent after
-// them finishes before any of them, a heavy Plan past the queue is
-// refused naming --planning_queue, and a RunJob's heavy plan goes through
-// the same pool. The searches' memory stays within --max_search_bytes per
-// worker plus a slack, and falls back after (plain builds; sanitizers
-// skip the RSS checks).
+// Heavy searches on a real reshard-planner run on the planning pool, not on
+// gRPC's threads. While six heavy Plans (two at the largest budget, four at the
+// default, each its own credential) occupy both workers: health answers within
+// 1 s every time, a small Plan sent after them finishes before any of them, a
+// heavy Plan past the queue is refused naming --planning_queue, and a RunJob's
+// heavy plan goes through the same pool. The searches' memory stays within
+// --max_search_bytes per worker plus a slack, and falls back after (plain
+// builds; sanitizers skip the RSS checks).
 #include <unistd.h>
 
 #include <atomic>

@@ -105,8 +105,8 @@ TEST(ServerFlagsTest, VersionPrintsTheProjectVersion) {
 }
 
 // Each refused with exit status 2 and a message naming the flag, before
-// the server listens (issue 10: all were accepted, and an unwritable port
-// file left a scheduler waiting for it forever).
+// the server listens (an unwritable port file, accepted, would leave a
+// scheduler waiting for it forever).
 TEST(ServerFlagsTest, RefusesBadStartupFlags) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max_meshes=0", "--max_meshes=0: must be in [1, 2147483647]"},
@@ -123,7 +123,13 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
       {"--max_connection_idle_seconds=0",
        "--max_connection_idle_seconds=0: must be in [1, 86400]"},
       {"--max_batch_items=0", "--max_batch_items=0: must be in [1, "},
-      {"--max_message_bytes=-1", "--max_message_bytes=-1: must be in [65536, "},
+      {"--max_message_bytes=-1",
+       "--max_message_bytes=-1: \"-1\" is not a byte count >= 0"},
+      {"--max_message_bytes=1KiB",
+       "--max_message_bytes=1024: must be in [65536, "},
+      {"--max_store_bytes_total=1MB",
+       "--max_store_bytes_total=1MB: \"1MB\" is not a byte count >= 0 (with "
+       "an optional KiB, MiB, GiB or TiB)"},
       {"--port_file=/nonexistent-dir/port",
        "--port_file=/nonexistent-dir/port: cannot write "
        "/nonexistent-dir/port.tmp: No such file or directory"},
@@ -144,8 +150,8 @@ TEST(ServerFlagsTest, RefusesBadStartupFlags) {
   }
 }
 
-// A second server on a port in use refuses to start (issue 10: gRPC's
-// SO_REUSEPORT let it share the port, clients seeing two registries).
+// A second server on a port in use refuses to start (with gRPC's
+// SO_REUSEPORT it would share the port, clients seeing two registries).
 TEST(ServerFlagsTest, RefusesAPortInUse) {
   testing::ServerProcess first;
   ASSERT_NE(first.port(), 0) << first.log();

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# Issue 28's transport security end to end, with certificates made here by
-# openssl: a reshard-planner serving mutual TLS (--tls_cert, --tls_key,
-# --tls_ca) answers a client with a certificate of its CA and refuses one
-# in plaintext, one without a certificate, one of another CA, one whose
-# certificate expired, and one that does not trust the server's CA. Two
-# reshard-agent processes join over TLS (with a job token) and `reshardctl
-# job run` over TLS validates. Half-given TLS flags, a key of another
-# certificate, a CA file without certificates and an expired server
-# certificate exit 2 naming the flag, before "serving TLS"; a certificate
-# that expires within 14 days starts with a warning and its expiry in
-# reshard_tls_certificate_expiry_seconds.
+# Transport security end to end, with certificates made here by openssl: a
+# reshard-planner serving mutual TLS (--tls_cert, --tls_key, --tls_ca) answers a
+# client with a certificate of its CA and refuses one in plaintext, one without
+# a certificate, one of another CA, one whose certificate expired, and one that
+# does not trust the server's CA. Two reshard-agent processes join over TLS
+# (with a job token) and `reshardctl job run` over TLS validates. Half-given TLS
+# flags, a key of another certificate, a CA file without certificates and an
+# expired server certificate exit 2 naming the flag, before "serving TLS"; a
+# certificate that expires within 14 days starts with a warning and its expiry
+# in reshard_tls_certificate_expiry_seconds.
 # usage: tls_test.sh BUILD_DIR
 set -u
 BUILD="$1"
@@ -59,7 +58,7 @@ refused() {
 }
 refused "plaintext" "(the server may require TLS: pass --tls_ca"
 refused "TLS without a client certificate" \
-  "(the server may require a client certificate: pass --tls_cert and --tls_key)" \
+  "(the server may require a client certificate: pass --tls_cert and --tls_key;" \
   --tls_ca "$dir/ca.pem"
 refused "a client certificate of another CA" \
   "(the server may not accept this client certificate" --tls_ca "$dir/ca.pem" \
