@@ -18,7 +18,8 @@ struct RankFailure {
   int64_t rank = 0;
   std::string host;  // the agent's --listen_address; "" when unknown
   // "lost" (its agent left), "no_report" (none by the deadline),
-  // "not_joined" or "not_connected" (a job not ready by the deadline), or
+  // "not_joined" or "not_connected" (a job not ready by the deadline),
+  // "refused_join" (its agent was refused at Join), or
   // the ErrorKindName of its report's status (common/error_kind.h).
   std::string kind;
   std::string message;

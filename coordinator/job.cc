@@ -12,6 +12,13 @@
 #include "coordinator/active_run.h"
 
 namespace reshard::coordinator {
+namespace {
+
+// Refused Joins a job remembers, for its runs' messages (a bound on what a
+// stream of bad agents can make it hold).
+constexpr size_t kMaxRefusedJoins = 16;
+
+}  // namespace
 
 Job::Job(std::string name, int64_t world_size, Backend backend, JobToken token,
          const CoordinatorLimits& limits, Clock clock,
@@ -59,6 +66,7 @@ absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
   if (slot.present) {
     LoseRankLocked(rank, "its agent was replaced by a new incarnation");
   }
+  refused_joins_.erase(rank);
   slot = Slot{};
   slot.present = true;
   slot.info = AgentInfo{rank, info.version, info.host, false};
@@ -66,6 +74,17 @@ absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
   slot.session = sessions(info.agent);
   active_at_ = clock_();
   return Joined{++generation_, slot.session};
+}
+
+void Job::NoteRefusedJoin(int64_t rank, const std::string& host,
+                          const std::string& why) {
+  absl::MutexLock lock(&mu_);
+  if (rank < 0 || rank >= world_size_) return;
+  if (refused_joins_.size() >= kMaxRefusedJoins &&
+      !refused_joins_.count(rank)) {
+    return;
+  }
+  refused_joins_[rank] = {host, why};
 }
 
 absl::StatusOr<std::shared_ptr<Mailbox>> Job::Connect(const AgentId& id) {

@@ -110,6 +110,11 @@ class Job {
   // otherwise) and keeps it.
   absl::StatusOr<Joined> Join(const JoinInfo& info,
                               const SessionSource& sessions);
+  // Notes that an agent for `rank` (on `host`) was refused at Join, `why`
+  // (another world size or backend): a run waiting for that rank fails at
+  // once instead of at its deadline, until an agent of the rank joins.
+  void NoteRefusedJoin(int64_t rank, const std::string& host,
+                       const std::string& why);
   // Opens the agent's dispatch mailbox (closing any older one).
   absl::StatusOr<std::shared_ptr<Mailbox>> Connect(const AgentId& id);
   // The agent's dispatch stream ended: it is no longer present.
@@ -232,6 +237,10 @@ class Job {
   // rank, how and since when; OK while none has been gone that long.
   absl::Status LostRanksLocked(absl::Duration agent_wait) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Absent ranks whose agent was refused at Join: FAILED_PRECONDITION
+  // naming each and why (their RankFailure kind "refused_join"); OK when
+  // there are none.
+  absl::Status RefusedRanksLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkLostLocked(Slot& slot, const std::string& how)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RecordRunLocked(const ActiveRun& run, const absl::Status& failure)
@@ -267,6 +276,9 @@ class Job {
   // The ranks that ever joined, by rank: a job's memory grows with the
   // agents in it, not with the world size it declares.
   std::map<int64_t, Slot> slots_ ABSL_GUARDED_BY(mu_);
+  // By rank: the host and reason of its agent's last refused Join.
+  std::map<int64_t, std::pair<std::string, std::string>> refused_joins_
+      ABSL_GUARDED_BY(mu_);
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   RendezvousStore store_ ABSL_GUARDED_BY(mu_);
   StoreWaiters store_waits_ ABSL_GUARDED_BY(mu_);

@@ -145,6 +145,25 @@ absl::Status Job::LostRanksLocked(absl::Duration agent_wait) const {
       ranks);
 }
 
+absl::Status Job::RefusedRanksLocked() const {
+  std::vector<RankFailure> ranks;
+  std::vector<std::string> parts;
+  for (const auto& [r, refusal] : refused_joins_) {
+    const Slot* slot = FindSlotLocked(r);
+    if (slot != nullptr && slot->present) continue;
+    ranks.push_back({r, refusal.first, "refused_join", refusal.second});
+    parts.push_back(absl::StrCat("rank ", r, ": ", refusal.second));
+  }
+  if (ranks.empty()) return absl::OkStatus();
+  return WithRankFailures(
+      absl::FailedPreconditionError(
+          absl::StrCat("job \"", name_, "\" cannot be ready: ",
+                       ranks.size() == 1 ? "an agent was" : "agents were",
+                       " refused at Join (restart it with the job's flags): ",
+                       absl::StrJoin(parts, "; "))),
+      ranks);
+}
+
 absl::Status Job::AwaitFreeLocked(absl::Time deadline,
                                   absl::Duration agent_wait,
                                   const CallerGone& caller_gone) {
@@ -152,7 +171,7 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
     return shut_down_ || (ReadyLocked() && run_ == nullptr);
   };
   auto give_up = [this, agent_wait]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !LostRanksLocked(agent_wait).ok();
+    return !RefusedRanksLocked().ok() || !LostRanksLocked(agent_wait).ok();
   };
   const WaitEnd end =
       AwaitLocked(absl::Condition(&free), deadline, caller_gone, give_up);
@@ -160,7 +179,10 @@ absl::Status Job::AwaitFreeLocked(absl::Time deadline,
   if (end == WaitEnd::kCallerGone) {
     return absl::CancelledError("the caller cancelled RunJob");
   }
-  if (end == WaitEnd::kGaveUp) return LostRanksLocked(agent_wait);
+  if (end == WaitEnd::kGaveUp) {
+    absl::Status refused = RefusedRanksLocked();
+    return refused.ok() ? LostRanksLocked(agent_wait) : refused;
+  }
   if (end == WaitEnd::kDone) return absl::OkStatus();
   std::vector<std::string> absent;
   std::vector<RankFailure> ranks;

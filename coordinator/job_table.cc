@@ -7,19 +7,25 @@ namespace reshard::coordinator {
 absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
     const JoinInfo& info, const std::string& job_token,
     const std::string& share) {
-  absl::MutexLock lock(&mu_);
-  auto it = jobs_.find(info.agent.job);
-  if (it == jobs_.end()) return CreateLocked(info, job_token, share);
-  const Job& job = *it->second.job;
-  absl::Status s = job.token().AdmitsJoin(info.agent.job, job_token);
-  if (!s.ok()) return s;
-  if (job.world_size() != info.world_size || job.backend() != info.backend) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job \"", info.agent.job, "\" has world size ", job.world_size(),
-        " and backend ", BackendName(job.backend()), "; this agent says ",
-        info.world_size, " and ", BackendName(info.backend)));
+  std::shared_ptr<Job> job;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(info.agent.job);
+    if (it == jobs_.end()) return CreateLocked(info, job_token, share);
+    job = it->second.job;
   }
-  return it->second.job;
+  absl::Status s = job->token().AdmitsJoin(info.agent.job, job_token);
+  if (!s.ok()) return s;
+  if (job->world_size() != info.world_size || job->backend() != info.backend) {
+    const std::string why = absl::StrCat(
+        "job \"", info.agent.job, "\" has world size ", job->world_size(),
+        " and backend ", BackendName(job->backend()), "; this agent says ",
+        info.world_size, " and ", BackendName(info.backend));
+    // Outside the table's lock: the job takes its own.
+    job->NoteRefusedJoin(info.agent.rank, info.host, why);
+    return absl::FailedPreconditionError(why);
+  }
+  return job;
 }
 
 absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::CreateLocked(

@@ -74,6 +74,35 @@ TEST_F(CoordinatorTest, ANotReadyJobFailsAtTheDeadlineNamingTheAbsentRanks) {
   EXPECT_EQ(ranks[1], (RankFailure{1, "", "not_joined", "never joined"}));
 }
 
+// An agent refused at Join for another world size cannot make the job
+// ready: a run waiting for its rank fails at once, naming it, rather than
+// at the deadline; once an agent of that rank joins, the note is gone.
+TEST_F(CoordinatorTest, ARankWhoseAgentWasRefusedFailsTheRunAtOnce) {
+  ASSERT_TRUE(c_.Join(Joining("j", 0, 3)).ok());
+  ASSERT_TRUE(c_.Join(Joining("j", 2, 3)).ok());
+  const absl::Status refused = c_.Join(Joining("j", 1, 4)).status();
+  ASSERT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<RunOutcome> out =
+      c_.RunJob("j", SpecFor(3), absl::Now() + absl::Seconds(60), {});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("job \"j\" cannot be ready: an agent was refused at "
+                        "Join (restart it with the job's flags): rank 1: job "
+                        "\"j\" has world size 3 and backend gloo; this agent "
+                        "says 4 and gloo"));
+  const std::vector<RankFailure> ranks = RankFailuresOf(out.status());
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].rank, 1);
+  EXPECT_EQ(ranks[0].host, "127.0.0.1");
+  EXPECT_EQ(ranks[0].kind, "refused_join");
+  ASSERT_TRUE(c_.Join(Joining("j", 1, 3)).ok());
+  out = c_.RunJob("j", SpecFor(3), absl::Now() + absl::Milliseconds(200), {});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << out.status();
+}
+
 TEST_F(CoordinatorTest, ALostRankIsNamedAheadOfPeersThatSawAnError) {
   StartJob("j", 3, 1, [](int64_t rank) {
     Behaviour how;
