@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/json_lite.h"
 
 namespace reshard {
 namespace {
@@ -34,6 +35,19 @@ TEST(JobReplicaTest, KnownValuesAreStable) {
   EXPECT_EQ(ReplicaIndexForJob("job-7", kReplicas), 1u);
   EXPECT_EQ(ReplicaIndexForJob("", kReplicas), 2u);
   EXPECT_EQ(ReplicaIndexForJob("d", kReplicas), 0u);
+}
+
+// The vectors the Python client (python/reshard/job_replica.py) is held to
+// as well.
+TEST(JobReplicaTest, SharedVectors) {
+  const std::vector<testing::Json> cases = testing::LoadJsonLines(
+      std::string(RESHARD_TEST_DATA) + "/job_replica_vectors.jsonl");
+  ASSERT_GE(cases.size(), 40u);
+  for (const testing::Json& c : cases) {
+    EXPECT_EQ(ReplicaIndexForJob(c["job"].string, c["replicas"].Strings()),
+              static_cast<size_t>(c["index"].Int()))
+        << "job \"" << c["job"].string << "\"";
+  }
 }
 
 TEST(JobReplicaTest, OrderOfTheListDoesNotMatter) {

@@ -1,0 +1,133 @@
+"""What the service answers beyond plans: job runs, jobs, groups. Plain
+frozen dataclasses, filled from the wire in one place (reshard/_wire.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reshard._plan import Plan
+from reshard._values import Mesh
+
+
+@dataclass(frozen=True)
+class ResolvedGroup:
+    """One communicator group of a rank: its name ("A" or "A_C"), mesh
+    dims in the group's order, global ranks in group order, and the rank's
+    index among them."""
+
+    name: str
+    mesh_dims: tuple[int, ...]
+    ranks: tuple[int, ...]
+    index: int
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One row of a run (docs/DESIGN.md §6.3): a plan's step or a batch's
+    bucket, the slowest rank's seconds and the bandwidths in GB/s."""
+
+    op: str
+    group: str
+    bytes: int
+    seconds_min: float
+    seconds_median: float
+    algbw_gbps: float
+    busbw_gbps: float
+    members: int
+    model_seconds: float
+    slowest_median_seconds: float
+
+
+@dataclass(frozen=True)
+class TensorResult:
+    """One tensor of a run over every rank: §6.2 checksums by rank."""
+
+    name: str
+    checksums: tuple[int, ...]
+    validated: bool
+    validation_error: str
+
+
+@dataclass(frozen=True)
+class TensorCheck:
+    checksum: int
+    validated: bool
+    validation_error: str
+
+
+@dataclass(frozen=True)
+class RankReport:
+    """One rank's result: its failure (code 0 when it ran), peak memory,
+    executions finished, and its tensors' verdicts."""
+
+    rank: int
+    code: int
+    error: str
+    peak_bytes: int
+    memory_bound_bytes: int
+    executions_done: int
+    local_seconds_median: float
+    tensors: tuple[TensorCheck, ...]
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One run on a job's agents, as the Coordinator aggregated it."""
+
+    run_id: str
+    mesh: Mesh
+    plan: Plan | None  # what ran, for a plan (None for a batch)
+    backend: str  # gloo or nccl
+    iters: int
+    warmup: int
+    validated: bool
+    validation_error: str
+    steps: tuple[StepResult, ...]
+    tensors: tuple[TensorResult, ...]
+    ranks: tuple[RankReport, ...]
+    peak_bytes: int
+    memory_bound_bytes: int
+    wall_seconds: float
+    seconds_min: float
+    seconds_median: float
+    local_seconds_median: float
+    interrupted: bool
+    executions_completed: int
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    rank: int
+    version: str
+    host: str
+    connected: bool
+
+
+@dataclass(frozen=True)
+class RecentRun:
+    run_id: str
+    result: str  # validated, not_validated, or a status code name
+    error: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """A job's state on its replica. ListJobs may hold only the first agents
+    of a large job; get_job holds them all."""
+
+    name: str
+    world_size: int
+    backend: str
+    generation: int
+    state: str  # joining, ready, running
+    agents: tuple[AgentInfo, ...]
+    agents_joined: int
+    agents_connected: int
+    current_run: str
+    run_calls: int
+    runs_total: int
+    runs_failed: int
+    store_keys: int
+    store_bytes: int
+    recent_runs: tuple[RecentRun, ...]

@@ -1,0 +1,488 @@
+"""reshard.Client: the Planner service and the job calls over gRPC.
+
+One or several servers: calls go round-robin, and an idempotent call that
+finds its server UNAVAILABLE retries on the next one, with exponential
+backoff (20 ms doubling to 500 ms), at most `max_attempts` times and never
+past `deadline`. Plans on meshes registered through this client register the
+mesh again when a server does not know it. Job calls go to the job's own
+replica, chosen by the rendezvous hash the agents and reshardctl use
+(common/job_replica.h); a job call whose replica is down fails UNAVAILABLE
+naming it. RunJob runs things and is never retried.
+
+Credentials and servers default to what reshardctl reads: $RESHARD_SERVER,
+$RESHARD_JOB_TOKEN and $RESHARD_ADMIN_TOKEN.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reshard._errors import Error, StatusCode
+from reshard._plan import BatchPlan, Plan
+from reshard._results import JobInfo, JobRun, ResolvedGroup
+from reshard._values import Mesh, PlanItem, PlanOptions, State
+from reshard.job_replica import replica_index, split_replicas
+
+try:
+    import grpc
+except ImportError as e:  # the values and in-process planning work without it
+    raise ImportError(
+        f"reshard.Client needs grpcio and protobuf ({e}); pip install 'reshard[client]'"
+    ) from None
+
+from reshard import _wire
+from reshard.v1 import coordinator_pb2 as cpb
+from reshard.v1 import coordinator_pb2_grpc as cgrpc
+from reshard.v1 import planner_pb2 as pb
+from reshard.v1 import planner_pb2_grpc as pgrpc
+
+DEFAULT_PORT = 50051
+ADMIN_TOKEN_HEADER = "x-reshard-admin-token"
+JOB_TOKEN_HEADER = "x-reshard-job-token"
+_INITIAL_BACKOFF_S = 0.02
+_MAX_BACKOFF_S = 0.5
+_MAX_MESSAGE_BYTES = 64 << 20
+
+
+def server_target(entry: str) -> str:
+    """An entry with no port gets 50051 ("h" -> "h:50051", "::1" ->
+    "[::1]:50051"), as reshardctl's --server."""
+    if entry.startswith("["):
+        return entry if "]:" in entry else f"{entry}:{DEFAULT_PORT}"
+    if entry.count(":") > 1:
+        return f"[{entry}]:{DEFAULT_PORT}"
+    return entry if ":" in entry else f"{entry}:{DEFAULT_PORT}"
+
+
+def _read(path: str | None, what: str) -> bytes | None:
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise Error(StatusCode.INVALID_ARGUMENT, f"{what}: {e}") from None
+
+
+def _error_of(e: grpc.RpcError, prefix: str = "") -> Error:
+    code = StatusCode(e.code().value[0])
+    details = dict(e.trailing_metadata() or ()).get("grpc-status-details-bin")
+    return Error(code, prefix + (e.details() or ""), _wire.rank_failures(details))
+
+
+class Client:
+    """The Reshard service from Python. Safe for use from several threads."""
+
+    def __init__(
+        self,
+        servers: str | Sequence[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        deadline: float | None = None,
+        max_attempts: int = 5,
+        tls_ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        job_token: str | None = None,
+        admin_token: str | None = None,
+    ) -> None:
+        """`servers`: "host:port", a comma-separated list, or a sequence
+        (default $RESHARD_SERVER, else 127.0.0.1:50051). `timeout` bounds
+        each attempt and `deadline` each call as a whole, in seconds. TLS:
+        PEM file paths (`tls_ca` alone: server-authenticated TLS). Tokens
+        default to $RESHARD_JOB_TOKEN and $RESHARD_ADMIN_TOKEN."""
+        if servers is None:
+            servers = os.environ.get("RESHARD_SERVER") or "127.0.0.1:50051"
+        listed = split_replicas(servers) if isinstance(servers, str) else list(servers)
+        if not listed:
+            raise Error(
+                StatusCode.INVALID_ARGUMENT, f"servers: {servers!r} names no server"
+            )
+        if timeout <= 0 or (deadline is not None and deadline <= 0):
+            raise Error(StatusCode.INVALID_ARGUMENT, "timeout, deadline: must be > 0")
+        if max_attempts < 1:
+            raise Error(StatusCode.INVALID_ARGUMENT, "max_attempts: must be >= 1")
+        if (tls_cert is None) != (tls_key is None):
+            raise Error(
+                StatusCode.INVALID_ARGUMENT,
+                "tls_cert, tls_key: a client certificate needs both",
+            )
+        self.servers = [server_target(s) for s in listed]
+        self.timeout = timeout
+        self.deadline = deadline
+        self.max_attempts = max_attempts
+        self._credentials = None
+        if tls_ca is not None or tls_cert is not None:
+            self._credentials = grpc.ssl_channel_credentials(
+                root_certificates=_read(tls_ca, "tls_ca"),
+                private_key=_read(tls_key, "tls_key"),
+                certificate_chain=_read(tls_cert, "tls_cert"),
+            )
+        job_token = (
+            job_token if job_token is not None else os.environ.get("RESHARD_JOB_TOKEN")
+        )
+        admin_token = (
+            admin_token
+            if admin_token is not None
+            else os.environ.get("RESHARD_ADMIN_TOKEN")
+        )
+        self._metadata = tuple(
+            (header, token)
+            for header, token in (
+                (ADMIN_TOKEN_HEADER, admin_token),
+                (JOB_TOKEN_HEADER, job_token),
+            )
+            if token
+        )
+        self._lock = threading.Lock()
+        self._channels: dict[str, grpc.Channel] = {}
+        self._next = 0
+        self._meshes: dict[str, Mesh] = {}
+
+    # ---- plumbing ----
+
+    def close(self) -> None:
+        with self._lock:
+            channels, self._channels = self._channels, {}
+        for channel in channels.values():
+            channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _channel(self, server: str) -> grpc.Channel:
+        with self._lock:
+            channel = self._channels.get(server)
+            if channel is None:
+                options = [("grpc.max_receive_message_length", _MAX_MESSAGE_BYTES)]
+                channel = (
+                    grpc.secure_channel(server, self._credentials, options)
+                    if self._credentials is not None
+                    else grpc.insecure_channel(server, options)
+                )
+                self._channels[server] = channel
+            return channel
+
+    def _rotate(self) -> str:
+        with self._lock:
+            server = self.servers[self._next % len(self.servers)]
+            self._next += 1
+            return server
+
+    def _call(
+        self,
+        method: Callable[[Any], Callable[..., Any]],
+        request: Any,
+        server: str | None = None,
+    ) -> Any:
+        """`method(channel)(request)` with retries of UNAVAILABLE: on the
+        next server round-robin, or on `server` alone (a job's replica,
+        then named in the error)."""
+        end = None if self.deadline is None else time.monotonic() + self.deadline
+        backoff = _INITIAL_BACKOFF_S
+        for attempt in range(1, self.max_attempts + 1):
+            target = server or self._rotate()
+            timeout = self.timeout
+            if end is not None:
+                timeout = min(timeout, max(end - time.monotonic(), 0.001))
+            try:
+                return method(self._channel(target))(
+                    request, timeout=timeout, metadata=self._metadata
+                )
+            except grpc.RpcError as e:
+                prefix = f"replica {server}: " if server else ""
+                last = _error_of(e, prefix)
+                if last.code != StatusCode.UNAVAILABLE or attempt == self.max_attempts:
+                    raise last from None
+                if end is not None and time.monotonic() + backoff >= end:
+                    raise last from None
+                time.sleep(backoff)
+                backoff = min(backoff * 2, _MAX_BACKOFF_S)
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _planner(name: str) -> Callable[[Any], Callable[..., Any]]:
+        return lambda channel: getattr(pgrpc.PlannerStub(channel), name)
+
+    @staticmethod
+    def _coordinator(name: str) -> Callable[[Any], Callable[..., Any]]:
+        return lambda channel: getattr(cgrpc.CoordinatorStub(channel), name)
+
+    def replica_for(self, job: str) -> str:
+        """The server that serves `job` (the agents' choice too)."""
+        return self.servers[replica_index(job, self.servers)]
+
+    # ---- meshes ----
+
+    def register_mesh(self, mesh: Mesh) -> str:
+        """Registers `mesh`; returns its content-addressed id (the same on
+        every replica)."""
+        request = pb.RegisterMeshRequest(mesh=_wire.mesh_to_proto(mesh))
+        response = self._call(self._planner("RegisterMesh"), request)
+        with self._lock:
+            self._meshes[response.mesh_id] = mesh
+        return str(response.mesh_id)
+
+    def get_mesh(self, mesh_id: str) -> Mesh:
+        response = self._call(
+            self._planner("GetMesh"), pb.GetMeshRequest(mesh_id=mesh_id)
+        )
+        return _wire.mesh_from_proto(response.mesh)
+
+    def list_meshes(self) -> list[tuple[str, Mesh]]:
+        """The meshes this caller's credential registered (an admin's: every
+        mesh), by id."""
+        out: list[tuple[str, Mesh]] = []
+        token, seen = "", set()
+        while True:
+            request = pb.ListMeshesRequest(page_token=token)
+            response = self._call(self._planner("ListMeshes"), request)
+            out += [(m.mesh_id, _wire.mesh_from_proto(m.mesh)) for m in response.meshes]
+            token = response.next_page_token
+            if not token:
+                return out
+            if token in seen:
+                raise Error(
+                    StatusCode.INTERNAL, f'the server gave page token "{token}" twice'
+                )
+            seen.add(token)
+
+    def delete_mesh(self, mesh_id: str) -> None:
+        """Removes a mesh (the planner's admin token is needed)."""
+        self._call(self._planner("DeleteMesh"), pb.DeleteMeshRequest(mesh_id=mesh_id))
+        with self._lock:
+            self._meshes.pop(mesh_id, None)
+
+    def resolve_groups(self, mesh: Mesh | str, rank: int) -> list[ResolvedGroup]:
+        """Every group (single dims and flattened ones) `rank` belongs to."""
+        request = pb.ResolveGroupsRequest(rank=rank)
+        if isinstance(mesh, str):
+            request.mesh_id = mesh
+        else:
+            request.mesh.CopyFrom(_wire.mesh_to_proto(mesh))
+        return _wire.groups_from_proto(
+            self._call(self._planner("ResolveGroups"), request)
+        )
+
+    def health(self) -> None:
+        """Returns when a server answers SERVING; raises reshard.Error
+        otherwise."""
+
+        def check(channel: grpc.Channel) -> Callable[..., Any]:
+            return channel.unary_unary(
+                "/grpc.health.v1.Health/Check",
+                request_serializer=lambda _: b"",
+                response_deserializer=lambda b: b,
+            )
+
+        status = _health_status(self._call(check, None))
+        if status != 1:
+            name = {0: "UNKNOWN", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}.get(
+                status, str(status)
+            )
+            raise Error(StatusCode.UNAVAILABLE, f"server is {name}")
+
+    # ---- plans ----
+
+    def _mesh_of(self, mesh: Mesh | str) -> Mesh:
+        if isinstance(mesh, Mesh):
+            return mesh
+        with self._lock:
+            known = self._meshes.get(mesh)
+        if known is None:
+            known = self.get_mesh(mesh)
+            with self._lock:
+                self._meshes[mesh] = known
+        return known
+
+    def plan(
+        self,
+        mesh: Mesh | str,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str = "float32",
+        options: PlanOptions | None = None,
+        **option_kwargs: Any,
+    ) -> Plan:
+        """Plans on an inline mesh (any replica answers) or a registered
+        mesh id; options as reshard.plan's."""
+        opts = _options(options, option_kwargs)
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        request = _wire.plan_request(mesh, item, opts)
+        try:
+            response = self._call(self._planner("Plan"), request)
+        except Error as e:
+            if e.code != StatusCode.NOT_FOUND or not isinstance(mesh, str):
+                raise
+            with self._lock:
+                known = self._meshes.get(mesh)
+            if known is None:
+                raise Error(
+                    e.code,
+                    f"{e.message}; Client.list_meshes() shows the meshes registered "
+                    "on this server",
+                ) from None
+            response = self._replan(known, item, opts)
+        return _wire.plan_from_proto(self._mesh_of(mesh), response.plan)
+
+    def _replan(self, mesh: Mesh, item: PlanItem, opts: PlanOptions) -> Any:
+        """A server did not know the mesh: register it again (round-robin
+        reaches the replicas in turn) and plan, else plan it inline."""
+        for _ in range(self.max_attempts):
+            mesh_id = self.register_mesh(mesh)
+            try:
+                return self._call(
+                    self._planner("Plan"), _wire.plan_request(mesh_id, item, opts)
+                )
+            except Error as e:
+                if e.code != StatusCode.NOT_FOUND:
+                    raise
+        return self._call(self._planner("Plan"), _wire.plan_request(mesh, item, opts))
+
+    def plan_batch(
+        self,
+        mesh: Mesh,
+        items: Sequence[PlanItem],
+        bucket_bytes: int | None = None,
+        all_or_nothing: bool = False,
+        options: PlanOptions | None = None,
+        **option_kwargs: Any,
+    ) -> BatchPlan:
+        """Plans a batch on an inline mesh: each item's plan or its own
+        error, and the bucketed schedule (docs/DESIGN.md §8)."""
+        opts = _options(options, option_kwargs)
+        request = pb.PlanBatchRequest(
+            mesh=_wire.mesh_to_proto(mesh),
+            options=_wire.options_to_proto(opts),
+            all_or_nothing=all_or_nothing,
+        )
+        if bucket_bytes is not None:
+            request.bucket_bytes = bucket_bytes
+        for item in items:
+            one = _wire.plan_request(mesh, item, opts)
+            request.items.add(tensor=one.tensor, src=one.src, dst=one.dst)
+        response = self._call(self._planner("PlanBatch"), request)
+        return _wire.batch_from_proto(mesh, response, tuple(i.name for i in items))
+
+    # ---- jobs ----
+
+    def run_job(
+        self,
+        job: str,
+        mesh: Mesh,
+        plan: Plan | None = None,
+        *,
+        shape: Sequence[int] | None = None,
+        src: State | None = None,
+        dst: State | None = None,
+        dtype: str = "float32",
+        options: PlanOptions | None = None,
+        iters: int = 10,
+        warmup: int = 2,
+        timeout_seconds: float = 30,
+        deadline: float = 300,
+        agent_wait_seconds: float = 0,
+    ) -> JobRun:
+        """Runs `plan` as given, or the request (shape, src, dst) the job's
+        replica plans, on every agent of `job`. Never retried; bounded by
+        `deadline` seconds. A failed run raises reshard.Error whose `ranks`
+        name each failing rank."""
+        request = cpb.RunJobRequest(
+            job=job,
+            iters=iters,
+            warmup=warmup,
+            timeout_seconds=timeout_seconds,
+            agent_wait_seconds=agent_wait_seconds,
+        )
+        if plan is not None:
+            request.plan.mesh.CopyFrom(_wire.mesh_to_proto(mesh))
+            request.plan.plan.CopyFrom(_wire.plan_to_proto(plan))
+        else:
+            if shape is None or src is None or dst is None:
+                raise Error(
+                    StatusCode.INVALID_ARGUMENT,
+                    "run_job: give a plan, or shape, src and dst to plan",
+                )
+            item = PlanItem(tuple(shape), src, dst, dtype)
+            request.request.CopyFrom(
+                _wire.plan_request(mesh, item, options or PlanOptions())
+            )
+        server = self.replica_for(job)
+        try:
+            response = self._coordinator("RunJob")(self._channel(server))(
+                request, timeout=deadline, metadata=self._metadata
+            )
+        except grpc.RpcError as e:
+            prefix = f"replica {server}: " if len(self.servers) > 1 else ""
+            raise _error_of(e, prefix) from None
+        return _wire.job_run_from_proto(response)
+
+    def list_jobs(self) -> list[JobInfo]:
+        """Every job on every replica, by name."""
+        jobs: list[JobInfo] = []
+        for server in self.servers:
+            token = ""
+            while True:
+                request = cpb.ListJobsRequest(page_token=token)
+                response = self._call(self._coordinator("ListJobs"), request, server)
+                jobs += [_wire.job_info_from_proto(j) for j in response.jobs]
+                token = response.next_page_token
+                if not token:
+                    break
+        return sorted(jobs, key=lambda j: j.name)
+
+    def get_job(self, job: str) -> JobInfo:
+        server = self.replica_for(job)
+        token, info, agents = "", None, []
+        while True:
+            request = cpb.GetJobRequest(job=job, page_token=token)
+            response = self._call(self._coordinator("GetJob"), request, server)
+            page = _wire.job_info_from_proto(response.job)
+            info = info or page
+            agents += page.agents
+            token = response.next_page_token
+            if not token:
+                return dataclasses.replace(info, agents=tuple(agents))
+
+    def cancel_job(self, job: str, stop: bool = False) -> str:
+        """Cancels (or with `stop`, stops) the job's current run; returns its
+        id, "" when none ran."""
+        request = cpb.CancelJobRequest(job=job, stop=stop)
+        response = self._call(
+            self._coordinator("CancelJob"), request, self.replica_for(job)
+        )
+        return str(response.run_id)
+
+
+def _options(options: PlanOptions | None, kwargs: dict[str, Any]) -> PlanOptions:
+    if options is not None and kwargs:
+        raise TypeError("give either options= or option keywords, not both")
+    return options if options is not None else PlanOptions(**kwargs)
+
+
+def _health_status(response: bytes) -> int:
+    """HealthCheckResponse.status (field 1, a varint) from its bytes."""
+    i, status = 0, 0
+    while i < len(response):
+        key = response[i]
+        i += 1
+        value, shift = 0, 0
+        while i < len(response):
+            byte = response[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if key == 0x08:
+            status = value
+    return status
