@@ -10,7 +10,15 @@ from typing import Any
 
 from reshard._errors import Error, StatusCode
 from reshard._plan import BatchPlan, Bucket, LazySteps, Plan, PlanWarning, Step
-from reshard._values import Mesh, PlanItem, PlanOptions, State, dtype_name, state_text
+from reshard._values import (
+    Mesh,
+    PlanItem,
+    PlanOptions,
+    State,
+    dtype_name,
+    options_of,
+    state_text,
+)
 
 _native_module: Any = None
 _meshes: dict[Mesh, Any] = {}
@@ -110,12 +118,6 @@ def torch_version() -> str:
     return str(native().torch_version())
 
 
-def _options(options: PlanOptions | None, kwargs: dict[str, Any]) -> PlanOptions:
-    if options is not None and kwargs:
-        raise TypeError("give either options= or option keywords, not both")
-    return options if options is not None else PlanOptions(**kwargs)
-
-
 def plan(
     mesh: Mesh,
     shape: Sequence[int],
@@ -129,7 +131,7 @@ def plan(
     `mesh`, in this process. Option keywords are PlanOptions' (planner=,
     cost_model=, flatten_policy=, merge=, devices_per_host=,
     search_budget=, max_peak_bytes=). Raises reshard.Error."""
-    opts = _options(options, option_kwargs)
+    opts = options_of(options, option_kwargs)
     item = native().Item(
         list(shape), dtype_name(dtype), state_text(src), state_text(dst)
     )
@@ -149,7 +151,7 @@ def plan_batch(
     (docs/DESIGN.md §8). A bad item gets its own Error in `plans` (its
     message starts `items[i].`) unless `all_or_nothing`, which raises the
     first."""
-    opts = _options(options, option_kwargs)
+    opts = options_of(options, option_kwargs)
     n = native()
     native_items = [
         n.Item(list(i.shape), dtype_name(i.dtype), state_text(i.src), state_text(i.dst))

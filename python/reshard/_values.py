@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from reshard._errors import invalid_argument
 
@@ -230,3 +231,10 @@ class PlanItem:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", _tuple_of(self.shape, int))
+
+
+def options_of(options: PlanOptions | None, kwargs: dict[str, Any]) -> PlanOptions:
+    """`options`, or PlanOptions of the option keywords (planner=, ...)."""
+    if options is not None and kwargs:
+        raise TypeError("give either options= or option keywords, not both")
+    return options if options is not None else PlanOptions(**kwargs)

@@ -25,7 +25,7 @@ from typing import Any
 from reshard._errors import Error, StatusCode
 from reshard._plan import BatchPlan, Plan
 from reshard._results import JobInfo, JobRun, ResolvedGroup
-from reshard._values import Mesh, PlanItem, PlanOptions, State
+from reshard._values import Mesh, PlanItem, PlanOptions, State, options_of
 from reshard.job_replica import replica_index, split_replicas
 
 try:
@@ -315,7 +315,7 @@ class Client:
     ) -> Plan:
         """Plans on an inline mesh (any replica answers) or a registered
         mesh id; options as reshard.plan's."""
-        opts = _options(options, option_kwargs)
+        opts = options_of(options, option_kwargs)
         item = PlanItem(tuple(shape), src, dst, dtype)
         request = _wire.plan_request(mesh, item, opts)
         try:
@@ -359,7 +359,7 @@ class Client:
     ) -> BatchPlan:
         """Plans a batch on an inline mesh: each item's plan or its own
         error, and the bucketed schedule (docs/DESIGN.md §8)."""
-        opts = _options(options, option_kwargs)
+        opts = options_of(options, option_kwargs)
         request = pb.PlanBatchRequest(
             mesh=_wire.mesh_to_proto(mesh),
             options=_wire.options_to_proto(opts),
@@ -461,12 +461,6 @@ class Client:
             self._coordinator("CancelJob"), request, self.replica_for(job)
         )
         return str(response.run_id)
-
-
-def _options(options: PlanOptions | None, kwargs: dict[str, Any]) -> PlanOptions:
-    if options is not None and kwargs:
-        raise TypeError("give either options= or option keywords, not both")
-    return options if options is not None else PlanOptions(**kwargs)
 
 
 def _health_status(response: bytes) -> int:
