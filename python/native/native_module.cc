@@ -306,11 +306,7 @@ void DefinePlan(nb::module_& m) {
       .def_prop_ro("step_count",
                    [](const PlanHandle& h) { return h.plan.steps.size(); })
       .def("step", &StepAt)
-      .def("warnings", &WarningsOf)
-      .def("json",
-           [](const PlanHandle& h) { return PlanJson(*h.mesh, h.plan); })
-      .def("table",
-           [](const PlanHandle& h) { return PlanTable(*h.mesh, h.plan); });
+      .def("warnings", &WarningsOf);
 }
 
 }  // namespace

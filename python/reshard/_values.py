@@ -125,14 +125,6 @@ class Mesh:
             size *= s
         return size
 
-    def dim_index(self, name: str) -> int:
-        try:
-            return self.dim_names.index(name)
-        except ValueError:
-            raise invalid_argument(
-                f'mesh: no dim named "{name}" (dims: {",".join(self.dim_names)})'
-            ) from None
-
     def group_size(self, mesh_dims: Iterable[int]) -> int:
         size = 1
         for d in mesh_dims:

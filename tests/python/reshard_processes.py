@@ -5,7 +5,6 @@ even when the test fails."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -157,7 +156,3 @@ def ctl_plan_args(r: dict[str, Any]) -> list[str]:
 
 def without_timing(plan_json: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in plan_json.items() if k not in ("planning_us", "cache_hit")}
-
-
-def json_line(text: str) -> Any:
-    return json.loads(text.strip().splitlines()[-1])
