@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from reshard._errors import invalid_argument
+from reshard._json_text import compact_json
 from reshard._values import Mesh
 
 COLLECTIVES = ("all_gather", "all_reduce", "reduce_scatter", "all_to_all")
@@ -202,7 +203,7 @@ class Plan:
 
     def to_json(self) -> str:
         """The plan JSON, one line, as `reshardctl plan --json` prints it."""
-        return json.dumps(self.to_dict(), separators=(",", ":"), allow_nan=False)
+        return compact_json(self.to_dict())
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Plan:

@@ -112,6 +112,15 @@ class RecentRun:
 
 
 @dataclass(frozen=True)
+class RunProgress:
+    """How far the run in flight is: executions done of all it will do."""
+
+    executions_done: int
+    executions_total: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class JobInfo:
     """A job's state on its replica. ListJobs may hold only the first agents
     of a large job; get_job holds them all."""
@@ -131,3 +140,4 @@ class JobInfo:
     store_keys: int
     store_bytes: int
     recent_runs: tuple[RecentRun, ...]
+    current_run_progress: RunProgress | None = None  # while a run is in flight

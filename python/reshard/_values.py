@@ -39,9 +39,9 @@ def dtype_name(dtype: str) -> str:
     try:
         return DTYPES[dtype]
     except KeyError:
-        known = ", ".join(sorted(set(DTYPES.values())))
         raise invalid_argument(
-            f'tensor.dtype: unknown dtype "{dtype}" (known: {known})'
+            f'tensor.dtype: unknown dtype "{dtype}"; expected float32, float64, '
+            "bfloat16, float16, int32 or int64"
         ) from None
 
 

@@ -25,6 +25,7 @@ from reshard._results import (
     RankReport,
     RecentRun,
     ResolvedGroup,
+    RunProgress,
     StepResult,
     TensorCheck,
     TensorResult,
@@ -289,6 +290,9 @@ def job_info_from_proto(j: Any) -> JobInfo:
         backend=_backend(j.backend),
         agents=tuple(_fill(AgentInfo, a) for a in j.agents),
         recent_runs=tuple(_fill(RecentRun, run) for run in j.recent_runs),
+        current_run_progress=_fill(RunProgress, j.current_run_progress)
+        if j.HasField("current_run_progress")
+        else None,
     )
 
 

@@ -198,8 +198,7 @@ class Client:
                     request, timeout=timeout, metadata=self._metadata
                 )
             except grpc.RpcError as e:
-                prefix = f"replica {server}: " if server else ""
-                last = _error_of(e, prefix)
+                last = _error_of(e, self._replica_prefix(server))
                 if last.code != StatusCode.UNAVAILABLE or attempt == self.max_attempts:
                     raise last from None
                 if end is not None and time.monotonic() + backoff >= end:
@@ -207,6 +206,11 @@ class Client:
                 time.sleep(backoff)
                 backoff = min(backoff * 2, _MAX_BACKOFF_S)
         raise AssertionError("unreachable")
+
+    def _replica_prefix(self, server: str | None) -> str:
+        """What a job call's error starts with: the replica, when the list
+        has several."""
+        return f"replica {server}: " if server and len(self.servers) > 1 else ""
 
     @staticmethod
     def _planner(name: str) -> Callable[[Any], Callable[..., Any]]:
@@ -235,7 +239,10 @@ class Client:
         response = self._call(
             self._planner("GetMesh"), pb.GetMeshRequest(mesh_id=mesh_id)
         )
-        return _wire.mesh_from_proto(response.mesh)
+        mesh = _wire.mesh_from_proto(response.mesh)
+        with self._lock:
+            self._meshes[mesh_id] = mesh
+        return mesh
 
     def list_meshes(self) -> list[tuple[str, Mesh]]:
         """The meshes this caller's credential registered (an admin's: every
@@ -422,8 +429,7 @@ class Client:
                 request, timeout=deadline, metadata=self._metadata
             )
         except grpc.RpcError as e:
-            prefix = f"replica {server}: " if len(self.servers) > 1 else ""
-            raise _error_of(e, prefix) from None
+            raise _error_of(e, self._replica_prefix(server)) from None
         return _wire.job_run_from_proto(response)
 
     def list_jobs(self) -> list[JobInfo]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import time
@@ -156,3 +157,12 @@ def ctl_plan_args(r: dict[str, Any]) -> list[str]:
 
 def without_timing(plan_json: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in plan_json.items() if k not in ("planning_us", "cache_hit")}
+
+
+_TIMING = re.compile(r'"planning_us":[^,]*,|,"cache_hit":(true|false)')
+
+
+def text_without_timing(plan_json: str) -> str:
+    """A plan JSON line without the fields that differ between two plannings
+    of one request, for byte-for-byte comparison."""
+    return _TIMING.sub("", plan_json.strip())
