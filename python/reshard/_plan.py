@@ -36,9 +36,12 @@ class Step:
     time_us: float
 
     def is_communicating(self, mesh: Mesh) -> bool:
+        """Whether the step moves data: a collective on a group of more than one
+        rank."""
         return self.op in COLLECTIVES and mesh.group_size(self.mesh_dims) > 1
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object's fields, in the C++ writer's order."""
         return {
             "op": self.op,
             "mesh_dims": list(self.mesh_dims),
@@ -55,6 +58,7 @@ class Step:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Step:
+        """Reads a step of the plan JSON."""
         return cls(
             op=d["op"],
             mesh_dims=tuple(d["mesh_dims"]),
@@ -81,6 +85,7 @@ class PlanWarning:
     saving_us: float
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON object's fields, in the C++ writer's order."""
         return {
             "code": self.code,
             "dims": list(self.dims),
@@ -90,6 +95,7 @@ class PlanWarning:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> PlanWarning:
+        """Reads a warning of the plan JSON."""
         return cls(d["code"], tuple(d["dims"]), d["message"], float(d["saving_us"]))
 
 
@@ -170,6 +176,8 @@ class Plan:
 
     @property
     def communicating_steps(self) -> int:
+        """The steps that move data (a collective on a group of more than one
+        rank)."""
         return sum(1 for s in self.steps if s.is_communicating(self.mesh))
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,6 +248,8 @@ class Plan:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Plan:
+        """Reads a plan JSON (`reshardctl plan --json`); INVALID_ARGUMENT naming
+        what is missing or bad."""
         try:
             value = json.loads(text)
         except json.JSONDecodeError as e:
@@ -249,6 +259,8 @@ class Plan:
         return cls.from_dict(value)
 
     def planner_label(self) -> str:
+        """Who made the plan, as the table's total line says it (a budget
+        fallback named)."""
         if any(w.code == "search_budget_exceeded" for w in self.warnings):
             return f"{self.planner} planner's fallback: see search_budget_exceeded"
         return f"{self.planner} planner"
@@ -333,6 +345,8 @@ class Bucket:
 
     @classmethod
     def from_tuple(cls, t: Sequence[Any]) -> Bucket:
+        """A bucket from the native module's tuple, fields in this class's
+        order."""
         members = tuple(BucketMember(a, b) for a, b in t[9])
         return cls(t[0], tuple(t[1]), *t[2:9], members)  # type: ignore[arg-type]
 

@@ -50,6 +50,9 @@ class TensorResult:
 
 @dataclass(frozen=True)
 class TensorCheck:
+    """One rank's verdict on one tensor: its §6.2 checksum and whether it
+    validated (and why not)."""
+
     checksum: int
     validated: bool
     validation_error: str
@@ -97,6 +100,9 @@ class JobRun:
 
 @dataclass(frozen=True)
 class AgentInfo:
+    """One agent of a job: its rank, version, host, and whether its
+    dispatch stream is open."""
+
     rank: int
     version: str
     host: str
@@ -105,6 +111,10 @@ class AgentInfo:
 
 @dataclass(frozen=True)
 class RecentRun:
+    """A finished run of a job: its id, its result (validated,
+    not_validated, or a status code's name), why it failed, how long it
+    took."""
+
     run_id: str
     result: str  # validated, not_validated, or a status code name
     error: str

@@ -54,6 +54,7 @@ class Link:
     all_to_all_us: float | None = None  # one all_to_all's latency on the group
 
     def is_default(self) -> bool:
+        """Whether every field is the cost model's default."""
         return (
             self.bandwidth_gbps is None
             and self.latency_us is None
@@ -120,12 +121,15 @@ class Mesh:
 
     @property
     def world_size(self) -> int:
+        """The number of ranks: the product of the sizes."""
         size = 1
         for s in self.shape:
             size *= s
         return size
 
     def group_size(self, mesh_dims: Iterable[int]) -> int:
+        """The ranks in a group over `mesh_dims` (indices): the product of their
+        sizes."""
         size = 1
         for d in mesh_dims:
             size *= self.shape[d]
@@ -144,6 +148,8 @@ class Shard:
 
 @dataclass(frozen=True)
 class Replicate:
+    """Replicate(): every rank holds the whole tensor."""
+
     def __str__(self) -> str:
         return "R"
 

@@ -147,6 +147,7 @@ class Client:
     # ---- plumbing ----
 
     def close(self) -> None:
+        """Closes every channel; the client is not used after."""
         with self._lock:
             channels, self._channels = self._channels, {}
         for channel in channels.values():
@@ -236,6 +237,7 @@ class Client:
         return str(response.mesh_id)
 
     def get_mesh(self, mesh_id: str) -> Mesh:
+        """The registered mesh `mesh_id`; NOT_FOUND when the server has none."""
         response = self._call(
             self._planner("GetMesh"), pb.GetMeshRequest(mesh_id=mesh_id)
         )
@@ -447,6 +449,8 @@ class Client:
         return sorted(jobs, key=lambda j: j.name)
 
     def get_job(self, job: str) -> JobInfo:
+        """The job's state on its replica, with every agent; NOT_FOUND for a job
+        this caller cannot see."""
         server = self.replica_for(job)
         token, info, agents = "", None, []
         while True:
