@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
+#include "planner/plan_cache.h"
 #include "planner/plan_memory.h"
 #include "planner/planner.h"
 
@@ -61,6 +62,36 @@ void BM_PlanPeak(benchmark::State& state) {
   state.SetLabel(absl::StrCat(plan.steps.size(), " steps"));
 }
 BENCHMARK(BM_PlanPeak)->DenseRange(1, 4)->ArgName("mesh_dims");
+
+// What reshard.plan does below Python (python/native/native_module.cc),
+// the baseline bench/python_plan_bench.py runs in the same run: parse the
+// request's text, then plan through a 4,096-plan cache. `cached`: one
+// one-step request, a hit after the first; cold: a new tensor size each
+// time, every call a miss planning a three-step redistribution.
+void BM_PlanFromText(benchmark::State& state, bool cached) {
+  MeshSpec spec;
+  spec.shape = {2, 2, 2};
+  spec.dim_names = {"A", "B", "C"};
+  spec.flattened = {{"A", "C"}};
+  const Mesh mesh = *Mesh::Create(spec);
+  PlanCache cache(4096);
+  int64_t rows = 0;
+  for (auto _ : state) {
+    absl::StatusOr<PlanRequest> request =
+        cached ? ParsePlanRequest(mesh, {16, 16}, "float32", "P(sum),R,P(sum)",
+                                  "R,R,R", {})
+               : ParsePlanRequest(mesh, {++rows, 16}, "float32", "S(0),S(1),R",
+                                  "R,S(0),S(1)", {});
+    absl::StatusOr<Plan> plan = MakePlanCached(mesh, *request, cache);
+    if (!plan.ok()) {
+      state.SkipWithError(std::string(plan.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(plan->total_time_us);
+  }
+}
+BENCHMARK_CAPTURE(BM_PlanFromText, cached, true);
+BENCHMARK_CAPTURE(BM_PlanFromText, cold, false);
 
 BENCHMARK_CAPTURE(BM_Plan, torch_greedy, PlannerKind::kTorchGreedy, false)
     ->DenseRange(1, 4)

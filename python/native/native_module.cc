@@ -269,42 +269,37 @@ std::tuple<size_t, size_t, int64_t, int64_t> CacheInfo() {
   return {c.size(), c.capacity(), c.hits(), c.misses()};
 }
 
+// A plan's scalars in one tuple, so that reading them costs one call from
+// Python (python/reshard/_inprocess.py, plan_of, names the positions):
+// shape, dtype, src, dst, planner, cost_model, trace, total_time_us,
+// total_bytes, peak_bytes, planning_us, states_expanded, cache_hit, and the
+// number of steps.
+using PlanFields =
+    std::tuple<std::vector<int64_t>, std::string, std::string, std::string,
+               std::string, std::string, std::string, double, int64_t, int64_t,
+               double, int64_t, bool, size_t>;
+
+PlanFields FieldsOf(const PlanHandle& h) {
+  const Plan& p = h.plan;
+  return {p.tensor.shape(),
+          std::string(DTypeName(p.tensor.dtype())),
+          p.src.ToString(),
+          p.dst.ToString(),
+          std::string(PlannerName(p.planner)),
+          std::string(CostModelName(p.cost_model)),
+          PlanTrace(p),
+          p.total_time_us,
+          p.total_bytes,
+          p.peak_bytes,
+          p.planning_us,
+          p.states_expanded,
+          p.cache_hit,
+          p.steps.size()};
+}
+
 void DefinePlan(nb::module_& m) {
   nb::class_<PlanHandle>(m, "Plan")
-      .def_prop_ro("src",
-                   [](const PlanHandle& h) { return h.plan.src.ToString(); })
-      .def_prop_ro("dst",
-                   [](const PlanHandle& h) { return h.plan.dst.ToString(); })
-      .def_prop_ro("shape",
-                   [](const PlanHandle& h) { return h.plan.tensor.shape(); })
-      .def_prop_ro("dtype",
-                   [](const PlanHandle& h) {
-                     return std::string(DTypeName(h.plan.tensor.dtype()));
-                   })
-      .def_prop_ro("planner",
-                   [](const PlanHandle& h) {
-                     return std::string(PlannerName(h.plan.planner));
-                   })
-      .def_prop_ro("cost_model",
-                   [](const PlanHandle& h) {
-                     return std::string(CostModelName(h.plan.cost_model));
-                   })
-      .def_prop_ro("trace",
-                   [](const PlanHandle& h) { return PlanTrace(h.plan); })
-      .def_prop_ro("total_time_us",
-                   [](const PlanHandle& h) { return h.plan.total_time_us; })
-      .def_prop_ro("total_bytes",
-                   [](const PlanHandle& h) { return h.plan.total_bytes; })
-      .def_prop_ro("peak_bytes",
-                   [](const PlanHandle& h) { return h.plan.peak_bytes; })
-      .def_prop_ro("planning_us",
-                   [](const PlanHandle& h) { return h.plan.planning_us; })
-      .def_prop_ro("states_expanded",
-                   [](const PlanHandle& h) { return h.plan.states_expanded; })
-      .def_prop_ro("cache_hit",
-                   [](const PlanHandle& h) { return h.plan.cache_hit; })
-      .def_prop_ro("step_count",
-                   [](const PlanHandle& h) { return h.plan.steps.size(); })
+      .def("fields", &FieldsOf)
       .def("step", &StepAt)
       .def("warnings", &WarningsOf);
 }

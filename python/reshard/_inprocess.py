@@ -4,6 +4,8 @@ the rest of the package works without it."""
 
 from __future__ import annotations
 
+import functools
+
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -72,7 +74,9 @@ def native_mesh(mesh: Mesh) -> Any:
     return built
 
 
+@functools.lru_cache(maxsize=256)
 def _native_options(options: PlanOptions) -> Any:
+    """The native options of `options` (a frozen value: built once)."""
     o = native().Options()
     o.planner = options.planner
     o.cost_model = options.cost_model
@@ -90,27 +94,30 @@ def _step_of(handle: Any, i: int) -> Step:
 
 
 def plan_of(mesh: Mesh, handle: Any) -> Plan:
-    """A Plan over a native plan: scalars read now, steps when asked."""
+    """A Plan over a native plan: scalars read now (one call), steps when
+    asked."""
+    (shape, dtype, src, dst, planner, cost_model, trace, total_time_us, total_bytes,
+     peak_bytes, planning_us, states_expanded, cache_hit, step_count) = handle.fields()  # fmt: skip
     return Plan(
         mesh=mesh,
-        shape=tuple(handle.shape),
-        dtype=handle.dtype,
-        src=handle.src,
-        dst=handle.dst,
-        planner=handle.planner,
-        cost_model=handle.cost_model,
-        steps=LazySteps(handle.step_count, lambda i: _step_of(handle, i)),
-        trace=handle.trace,
-        total_time_us=handle.total_time_us,
-        total_bytes=handle.total_bytes,
-        peak_bytes=handle.peak_bytes,
+        shape=tuple(shape),
+        dtype=dtype,
+        src=src,
+        dst=dst,
+        planner=planner,
+        cost_model=cost_model,
+        steps=LazySteps(step_count, lambda i: _step_of(handle, i)),
+        trace=trace,
+        total_time_us=total_time_us,
+        total_bytes=total_bytes,
+        peak_bytes=peak_bytes,
         warnings=tuple(
             PlanWarning(c, tuple(d), m, s) for c, d, m, s in handle.warnings()
         ),
-        planning_us=handle.planning_us,
-        states_expanded=handle.states_expanded,
-        cache_hit=handle.cache_hit,
-        torch_version=None if handle.planner == "optimal" else torch_version(),
+        planning_us=planning_us,
+        states_expanded=states_expanded,
+        cache_hit=cache_hit,
+        torch_version=None if planner == "optimal" else torch_version(),
     )
 
 

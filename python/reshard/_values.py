@@ -231,8 +231,13 @@ class PlanItem:
         object.__setattr__(self, "shape", _tuple_of(self.shape, int))
 
 
+DEFAULT_OPTIONS = PlanOptions()
+
+
 def options_of(options: PlanOptions | None, kwargs: dict[str, Any]) -> PlanOptions:
     """`options`, or PlanOptions of the option keywords (planner=, ...)."""
     if options is not None and kwargs:
         raise TypeError("give either options= or option keywords, not both")
-    return options if options is not None else PlanOptions(**kwargs)
+    if options is not None:
+        return options
+    return PlanOptions(**kwargs) if kwargs else DEFAULT_OPTIONS
