@@ -5,7 +5,6 @@ the rest of the package works without it."""
 from __future__ import annotations
 
 import functools
-
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -96,8 +95,22 @@ def _step_of(handle: Any, i: int) -> Step:
 def plan_of(mesh: Mesh, handle: Any) -> Plan:
     """A Plan over a native plan: scalars read now (one call), steps when
     asked."""
-    (shape, dtype, src, dst, planner, cost_model, trace, total_time_us, total_bytes,
-     peak_bytes, planning_us, states_expanded, cache_hit, step_count) = handle.fields()  # fmt: skip
+    (
+        shape,
+        dtype,
+        src,
+        dst,
+        planner,
+        cost_model,
+        trace,
+        total_time_us,
+        total_bytes,
+        peak_bytes,
+        planning_us,
+        states_expanded,
+        cache_hit,
+        step_count,
+    ) = handle.fields()
     return Plan(
         mesh=mesh,
         shape=tuple(shape),

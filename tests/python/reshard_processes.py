@@ -102,6 +102,17 @@ def cluster(tmp: Path, ranks: int, job: str, *flags: str) -> Iterator[dict[str, 
             subprocess.run([script, "stop"], env=env, capture_output=True, timeout=60)
 
 
+def tls_files(c: dict[str, Any]) -> dict[str, str]:
+    """A cluster's client TLS files (started with --tls) as Client's
+    keywords."""
+    tls = c["dir"] / "tls"
+    return {
+        "tls_ca": str(tls / "ca.pem"),
+        "tls_cert": str(tls / "client.pem"),
+        "tls_key": str(tls / "client.key"),
+    }
+
+
 def ctl(
     *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,7 @@ from reshard_processes import (
     ctl_plan_args,
     planner,
     random_request,
+    tls_files,
     wait_until,
 )
 
@@ -238,25 +239,12 @@ def test_random_requests_print_what_reshardctl_prints(
 @pytest.fixture(scope="module")
 def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     with cluster(tmp_path_factory.mktemp("clijobs"), 4, "clijob", "--tls") as c:
-        tls = c["dir"] / "tls"
-        c["flags"] = [
-            "--server",
-            c["server"],
-            "--tls_ca",
-            str(tls / "ca.pem"),
-            "--tls_cert",
-            str(tls / "client.pem"),
-            "--tls_key",
-            str(tls / "client.key"),
-        ]
+        files = tls_files(c)
+        c["flags"] = ["--server", c["server"]]
+        for name, path in files.items():
+            c["flags"] += [f"--{name}", path]
         c["token"] = ["--job_token_file", str(c["dir"] / "job-token")]
-        c["client"] = Client(
-            c["server"],
-            tls_ca=str(tls / "ca.pem"),
-            tls_cert=str(tls / "client.pem"),
-            tls_key=str(tls / "client.key"),
-            job_token=c["job_token"],
-        )
+        c["client"] = Client(c["server"], **files, job_token=c["job_token"])
         yield c
 
 

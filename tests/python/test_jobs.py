@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import reshard
 from reshard.client import Client
-from reshard_processes import cluster, wait_until
+from reshard_processes import cluster, tls_files, wait_until
 
 MESH = reshard.Mesh.from_text("A=2,B=2")
 
@@ -21,14 +21,7 @@ MESH = reshard.Mesh.from_text("A=2,B=2")
 @pytest.fixture(scope="module")
 def tls_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     with cluster(tmp_path_factory.mktemp("jobs"), 4, "pyjob", "--tls") as c:
-        tls = c["dir"] / "tls"
-        c["client"] = Client(
-            c["server"],
-            tls_ca=str(tls / "ca.pem"),
-            tls_cert=str(tls / "client.pem"),
-            tls_key=str(tls / "client.key"),
-            job_token=c["job_token"],
-        )
+        c["client"] = Client(c["server"], **tls_files(c), job_token=c["job_token"])
         yield c
 
 
@@ -67,14 +60,7 @@ def test_job_errors(tls_cluster: dict[str, Any]) -> None:
     assert e.value.code == reshard.StatusCode.NOT_FOUND
     assert '"no-such-job"' in e.value.message
     assert client.cancel_job("pyjob") == ""  # nothing running
-    tls = tls_cluster["dir"] / "tls"
-    stranger = Client(
-        tls_cluster["server"],
-        tls_ca=str(tls / "ca.pem"),
-        tls_cert=str(tls / "client.pem"),
-        tls_key=str(tls / "client.key"),
-        job_token="",
-    )
+    stranger = Client(tls_cluster["server"], **tls_files(tls_cluster), job_token="")
     with pytest.raises(reshard.Error) as e:
         stranger.run_job("pyjob", MESH, shape=[8], src="R,R", dst="S(0),R")
     assert e.value.code in (

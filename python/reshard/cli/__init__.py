@@ -9,6 +9,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from io import StringIO
 from typing import TextIO
 
 from reshard._errors import Error, invalid_argument
@@ -115,8 +116,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     # The output is held until the command ends, so that a failure after
     # partial output is reported once.
-    from io import StringIO
-
     out = StringIO()
     start = time.monotonic()
     try:
