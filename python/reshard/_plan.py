@@ -166,13 +166,22 @@ class Plan:
     cache_hit: bool
     torch_version: str | None = None  # for the torch planners' plans
 
+    def _content(self) -> str:
+        """The plan JSON without how this copy was made (planning_us,
+        cache_hit): what equality and hashing compare."""
+        d = self.to_dict()
+        del d["planning_us"], d["cache_hit"]
+        return compact_json(d)
+
     def __eq__(self, other: object) -> bool:
+        """The same plan: every field but planning_us and cache_hit, which
+        say how this copy was made (a cache hit equals the first plan)."""
         if not isinstance(other, Plan):
             return NotImplemented
-        return self.to_dict() == other.to_dict()
+        return self._content() == other._content()
 
     def __hash__(self) -> int:
-        return hash(self.to_json())
+        return hash(self._content())
 
     @property
     def communicating_steps(self) -> int:

@@ -100,6 +100,10 @@ def test_steps_convert_lazily_and_plans_hit_the_cache() -> None:
     again = reshard.plan(mesh, [16, 16], "P(sum),R,P(sum)", "R,R,R")
     assert not first.cache_hit and again.cache_hit
     assert again.steps == first.steps
+    # Equal plans: how each copy was made (the cache hit) is not compared.
+    assert again == first and hash(again) == hash(first)
+    other = reshard.plan(mesh, [16, 8], "P(sum),R,P(sum)", "R,R,R")
+    assert other != first
     assert len(first.steps) == 1 and first.steps[0].op == "all_reduce"
     assert first.steps[0].group == "A_C" and first.steps[-1] is first.steps[0]
     assert reshard.cache_info()["hits"] >= 1
