@@ -215,6 +215,38 @@ def test_health_usage_and_global_flags(server: str, tmp_path: Path) -> None:
     assert py("--version").stdout == f"reshard {reshard.__version__}\n"
 
 
+WITHOUT_GRPC = """
+import importlib.abc, sys
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("grpc", "google"):
+            raise ImportError(f"refused: {name}")
+sys.meta_path.insert(0, Refuse())
+from reshard.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_without_grpcio_offline_plans_and_the_rest_says_why() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", WITHOUT_GRPC, *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    offline = run("plan", "--offline", *PLAN, "--json")
+    theirs = ctl("plan", "--offline", *PLAN, "--json")
+    assert offline.returncode == 0, offline.stderr
+    assert normalized(offline.stdout) == normalized(theirs.stdout)
+    online = run("--server", "127.0.0.1:1", "health")
+    assert online.returncode == 5, online.stderr
+    assert online.stderr.startswith(
+        "reshard: FAILED_PRECONDITION: reshard.Client needs grpcio and protobuf"
+    ), online.stderr
+
+
 def test_random_requests_print_what_reshardctl_prints(
     server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

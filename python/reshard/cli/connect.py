@@ -6,10 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from reshard._errors import Error, StatusCode
 from reshard.cli.args import GlobalFlags
 
 if TYPE_CHECKING:
-    from reshard.client import Client
+    try:
+        from reshard.client import Client
+    except ImportError as e:  # the command line without grpcio: --offline only
+        raise Error(StatusCode.FAILED_PRECONDITION, str(e)) from None
 
 # The client's per-attempt timeout when no --deadline_seconds is given.
 DEFAULT_TIMEOUT_S = 10.0
@@ -18,7 +22,10 @@ DEFAULT_TIMEOUT_S = 10.0
 def connect(flags: GlobalFlags, deadline: float | None = None) -> Client:
     """A client of the global flags' servers; `deadline` (seconds) instead
     of --deadline_seconds for quick side calls."""
-    from reshard.client import Client
+    try:
+        from reshard.client import Client
+    except ImportError as e:  # the command line without grpcio: --offline only
+        raise Error(StatusCode.FAILED_PRECONDITION, str(e)) from None
 
     deadline = deadline if deadline is not None else flags.deadline
     return Client(
