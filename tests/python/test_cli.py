@@ -389,3 +389,24 @@ def test_ctrl_c_stops_a_job_run(tls_cluster: dict[str, Any]) -> None:
     assert result["interrupted"] is True and result["validated"] is False
     assert result["checksums"] == [] and result["executions_completed"] >= 0
     assert client.get_job("clijob").current_run == ""
+
+
+def test_a_lost_rank_is_waited_for_then_named(tls_cluster: dict[str, Any]) -> None:
+    """Last in the module: it kills rank 3's agent."""
+    g, token = tls_cluster["flags"], tls_cluster["token"]
+    client: Client = tls_cluster["client"]
+    lines = (tls_cluster["dir"] / "pids").read_text().splitlines()
+    [pid] = [int(line.split()[0]) for line in lines if line.endswith("reshard-agent 3")]
+    os.kill(pid, signal.SIGKILL)
+    wait_until(
+        lambda: not client.get_job("clijob").agents[3].connected, 30, "rank 3 gone"
+    )
+    request = ["--mesh", "A=2,B=2", "--shape", "8", "--from", "R,R", "--to", "S(0),R"]
+    ran = py(*g, *token, "job", "run", "clijob", *request, "--agent_wait_seconds", "8")
+    assert ran.returncode == 4, ran.stderr
+    err = ran.stderr.splitlines()
+    assert "job clijob: waiting for rank 3 (not connected)" in err, err
+    assert err[-2].startswith("reshard: UNAVAILABLE: ") and "rank 3" in err[-2], err
+    assert re.fullmatch(
+        r"  rank 3 on \S+: lost: its agent's dispatch stream .*", err[-1]
+    )
