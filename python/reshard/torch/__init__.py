@@ -5,8 +5,10 @@ Reshard's meshes, placement text and plan requests, and plans for them.
     plan = reshard.torch.plan(dtensor, [Replicate(), Shard(0)])
     print(plan.summary())
 
-Imported only when asked for (`import reshard` never imports torch).
-Running plans on torch's process groups is not here yet."""
+`run_plan(plan, local, device_mesh)` runs a plan (a Plan or its JSON; no
+gRPC or native module needed) on torch's process groups
+(reshard/torch/run_plan.py). Imported only when asked for (`import reshard`
+never imports torch)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from reshard._plan import Plan
 from reshard._values import PlanOptions
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import REDUCE_OPS, placement_text, placements_of
+from reshard.torch.run_plan import run_plan
 
 # torch's dtypes by the planner's names (docs/DESIGN.md §2).
 DTYPES = {
@@ -41,6 +44,7 @@ __all__ = [
     "placement_text",
     "placements_of",
     "plan",
+    "run_plan",
 ]
 
 

@@ -7,17 +7,16 @@ with the reason, as is a Partial op the planner does not have."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from torch.distributed.tensor import Partial, Placement, Replicate, Shard
 from torch.distributed.tensor.placement_types import _StridedShard
 
 from reshard._errors import invalid_argument
+from reshard.torch.layout import State
 
 # The Partial ops Reshard plans (docs/DESIGN.md §2.2), by torch's names.
 REDUCE_OPS = ("sum", "avg", "max", "min")
-_ENTRY = re.compile(r"S\((\d+)\)(?:\[(\d+)\])?|R|P\((\w+)\)")
 
 
 def _orders(
@@ -104,27 +103,21 @@ def placements_of(text: str, sizes: Sequence[int]) -> tuple[Placement, ...]:
     """DTensor placements of a printed state ("S(0)[1],S(0)[0],R", as a
     plan's src and dst are printed): a mesh dim that splits its tensor dim
     after mesh dims that follow it in the placements is a _StridedShard."""
-    entries = text.split(",")
-    if len(entries) != len(sizes):
+    state = State.parse(text)
+    if len(state.kinds) != len(sizes):
         raise invalid_argument(
-            f'state "{text}": {len(entries)} entries for a mesh of {len(sizes)} dims'
+            f'state "{text}": {len(state.kinds)} entries for a mesh of '
+            f"{len(sizes)} dims"
         )
     placements: list[Placement] = []
-    places: dict[int, dict[int, int]] = {}  # tensor dim -> mesh dim -> place
-    for mesh_dim, entry in enumerate(entries):
-        match = _ENTRY.fullmatch(entry.strip())
-        if match is None:
-            raise invalid_argument(f'state "{text}": cannot read "{entry}"')
-        dim, place, op = match.groups()
-        if dim is not None:
-            places.setdefault(int(dim), {})[mesh_dim] = int(place or 0)
-            placements.append(Shard(int(dim)))
-        elif op is not None:
+    for kind, dim, op in zip(state.kinds, state.shard_dims, state.ops, strict=True):
+        if kind == "S":
+            placements.append(Shard(dim))
+        elif kind == "P":
             placements.append(Partial(op))
         else:
             placements.append(Replicate())
-    for dim, by_mesh_dim in places.items():
-        order = sorted(by_mesh_dim, key=lambda d: (by_mesh_dim[d], d))
+    for dim, order in state.orders.items():
         for i, mesh_dim in enumerate(order):
             factor = 1
             for earlier in order[:i]:

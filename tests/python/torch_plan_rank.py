@@ -1,0 +1,95 @@
+"""One rank of test_torch_run_plan: a long-lived Gloo CPU process that runs
+every case of a file with reshard.torch.run_plan and prints one JSON line
+per case: its checksum (§6.2, after dst's Partial dims are reduced) and
+whether every element equals the data rule.
+
+  torch_plan_rank.py --rank R --world N --store PATH --cases FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+
+import torch
+import torch.distributed as dist
+from data_rule import checksum, linear_index, source_block, source_value
+from reshard._plan import Plan
+from reshard.torch.layout import State, box, coordinate
+from reshard.torch.run_plan import run_plan
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "int32": torch.int32,
+    "int64": torch.int64,
+}
+
+
+def reduced(
+    x: torch.Tensor, dst: State, sizes: tuple[int, ...], mesh: DeviceMesh
+) -> torch.Tensor:
+    """`x` with dst's Partial dims reduced, one dim at a time (the
+    validation collective)."""
+    for m in dst.partial_dims():
+        op = dst.ops[m]
+        reduce = {"max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}.get(
+            op, dist.ReduceOp.SUM
+        )
+        dist.all_reduce(x, op=reduce, group=mesh.get_group(m))
+        if op == "avg":
+            x = (
+                x / sizes[m]
+                if x.dtype.is_floating_point
+                else torch.div(x, sizes[m], rounding_mode="trunc")
+            )
+    return x
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--world", type=int, required=True)
+    parser.add_argument("--store", required=True)
+    parser.add_argument("--cases", required=True)
+    a = parser.parse_args()
+    dist.init_process_group(
+        "gloo",
+        init_method=f"file://{a.store}",
+        rank=a.rank,
+        world_size=a.world,
+        timeout=datetime.timedelta(seconds=60),
+    )
+    meshes = {}
+    for case in json.load(open(a.cases)):
+        plan = Plan.from_json(case["plan"])
+        sizes = tuple(plan.mesh.shape)
+        key = (sizes, plan.mesh.dim_names)
+        if key not in meshes:
+            meshes[key] = init_device_mesh(
+                "cpu", sizes, mesh_dim_names=plan.mesh.dim_names
+            )
+        mesh = meshes[key]
+        coord = coordinate(a.rank, sizes)
+        src, dst = State.parse(plan.src), State.parse(plan.dst)
+        local = source_block(plan.shape, src, sizes, coord).to(DTYPES[plan.dtype])
+        out = reduced(run_plan(plan, local, mesh), dst, sizes, mesh)
+        want = source_value(
+            linear_index(plan.shape, box(plan.shape, dst, sizes, coord))
+        )
+        ok = list(out.shape) == list(want.shape) and bool(
+            (out.double() == want.double()).all()
+        )
+        print(
+            json.dumps({"case": case["id"], "checksum": checksum(out), "ok": ok}),
+            flush=True,
+        )
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
