@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+import torch.distributed as dist
 from reshard.torch.layout import Box, State, box, group_members
+from torch.distributed.device_mesh import DeviceMesh
 
 CHECKSUM_MODULUS = (1 << 61) - 1
 
@@ -64,3 +66,24 @@ def checksum(x: torch.Tensor) -> int:
     for k, value in enumerate(x.flatten().tolist()):
         total = (total + (k + 1) * (round(value) % CHECKSUM_MODULUS)) % CHECKSUM_MODULUS
     return total
+
+
+def reduced(
+    x: torch.Tensor, dst: State, sizes: tuple[int, ...], mesh: DeviceMesh
+) -> torch.Tensor:
+    """`x` with dst's Partial dims reduced (the validation collective): max
+    and min dim by dim; sum and avg summed over every dim, then divided once
+    by the avg dims' sizes, so that no intermediate value is rounded."""
+    divisor = 1
+    for m in dst.partial_dims():
+        op = dst.ops[m]
+        reduce = {"max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}.get(
+            op, dist.ReduceOp.SUM
+        )
+        dist.all_reduce(x, op=reduce, group=mesh.get_group(m))
+        divisor *= sizes[m] if op == "avg" else 1
+    if divisor == 1:
+        return x
+    if x.dtype.is_floating_point:
+        return x / divisor
+    return torch.div(x, divisor, rounding_mode="trunc")

@@ -164,3 +164,24 @@ def test_a_dtensors_plan_and_its_destination() -> None:
     assert rt.dst_placements(ours) == dst
     torch_graph = rt.plan(dtensor, dst, planner="torch_graph")
     assert torch_graph.planner == "torch_graph"
+
+
+def test_explain_and_the_autograd_refusal() -> None:
+    mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
+    src = (_StridedShard(0, split_factor=4), Shard(0))
+    dtensor = DTensor.from_local(
+        torch.zeros(2, 8), mesh, src, run_check=False, shape=torch.Size([16, 8]),
+        stride=(8, 1),
+    )  # fmt: skip
+    text = rt.explain(dtensor, (Replicate(), Shard(0)))
+    assert text.startswith("Reshard (optimal):\ntrace: S(0)[1]S(0)[0]->"), text
+    assert f"PyTorch {torch.__version__} (" in text
+    assert "mesh dim " in text.split("PyTorch", 1)[1], text
+    grad = DTensor.from_local(
+        torch.zeros(2, 8, requires_grad=True), mesh, src, run_check=False,
+        shape=torch.Size([16, 8]), stride=(8, 1),
+    )  # fmt: skip
+    with pytest.raises(reshard.Error) as e:
+        rt.redistribute(grad, (Replicate(), Shard(0)))
+    assert e.value.code == reshard.StatusCode.FAILED_PRECONDITION
+    assert e.value.message.startswith("dtensor: requires_grad is set"), e.value.message

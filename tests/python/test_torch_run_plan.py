@@ -18,74 +18,31 @@ import reshard
 from data_rule import checksum, linear_index, source_value
 from reshard.torch.layout import State, box, coordinate
 from reshard_processes import ctl
+from torch_cases import mesh_of, random_request
 
 RANK_SCRIPT = Path(__file__).with_name("torch_plan_rank.py")
-MESHES = {
-    4: [
-        ((4,), []),
-        ((2, 2), ["A,B"]),
-        ((2, 2), ["A,B"]),
-        ((1, 4), []),
-        ((2, 1, 2), ["A,C"]),
-    ],
-    8: [
-        ((8,), []),
-        ((2, 4), ["A,B"]),
-        ((4, 2), ["A,B"]),
-        ((2, 2, 2), ["A,C", "A,B"]),
-        ((2, 2, 2), ["A,B,C", "B,C"]),
-    ],
-}
 CASES_PER_WORLD = 130
 RANKS_TIMEOUT_S = 400
-
-
-def _state(rng: random.Random, ndim: int, rank: int) -> str:
-    parts, by_dim = [], {}
-    op = rng.choice(["sum", "avg", "max", "min"])
-    for m in range(ndim):
-        kind = rng.random()
-        if kind < 0.5:
-            d = rng.randrange(rank)
-            by_dim.setdefault(d, []).append(m)
-            parts.append([f"S({d})", d])
-        elif kind < 0.75:
-            parts.append(["R", None])
-        else:
-            parts.append([f"P({op if rng.random() < 0.8 else 'sum'})", None])
-    for mesh_dims in by_dim.values():
-        if len(mesh_dims) >= 2 and rng.random() < 0.5:
-            order = mesh_dims[:]
-            rng.shuffle(order)
-            for m in mesh_dims:
-                parts[m][0] += f"[{order.index(m)}]"
-    return ",".join(p[0] for p in parts)
 
 
 def random_plans(world: int, rng: random.Random) -> list[reshard.Plan]:
     plans = []
     while len(plans) < CASES_PER_WORLD:
-        sizes, flatten = rng.choice(MESHES[world])
-        names = "ABC"[: len(sizes)]
-        mesh = reshard.Mesh(sizes, tuple(names), tuple(flatten))
-        rank = rng.randint(1, 3)
-        shape = [rng.randint(1, 13) for _ in range(rank)]
-        dtype = rng.choice(
-            ["float32", "float64", "bfloat16", "float16", "int32", "int64"]
-        )
+        r = random_request(rng, world)
         planner = rng.choice(["optimal", "optimal", "optimal", "torch_graph"])
         try:
-            plan = reshard.plan(
-                mesh,
-                shape,
-                _state(rng, len(sizes), rank),
-                _state(rng, len(sizes), rank),
-                dtype,
-                planner=planner,
+            plans.append(
+                reshard.plan(
+                    mesh_of(r),
+                    r["shape"],
+                    r["src"],
+                    r["dst"],
+                    r["dtype"],
+                    planner=planner,
+                )
             )
         except reshard.Error:
             continue  # a mix of Partial ops the planner refuses, for one
-        plans.append(plan)
     return plans
 
 

@@ -14,11 +14,11 @@ import json
 
 import torch
 import torch.distributed as dist
-from data_rule import checksum, linear_index, source_block, source_value
+from data_rule import checksum, linear_index, reduced, source_block, source_value
 from reshard._plan import Plan
 from reshard.torch.layout import State, box, coordinate
 from reshard.torch.run_plan import run_plan
-from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.device_mesh import init_device_mesh
 
 DTYPES = {
     "float32": torch.float32,
@@ -28,26 +28,6 @@ DTYPES = {
     "int32": torch.int32,
     "int64": torch.int64,
 }
-
-
-def reduced(
-    x: torch.Tensor, dst: State, sizes: tuple[int, ...], mesh: DeviceMesh
-) -> torch.Tensor:
-    """`x` with dst's Partial dims reduced, one dim at a time (the
-    validation collective)."""
-    for m in dst.partial_dims():
-        op = dst.ops[m]
-        reduce = {"max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}.get(
-            op, dist.ReduceOp.SUM
-        )
-        dist.all_reduce(x, op=reduce, group=mesh.get_group(m))
-        if op == "avg":
-            x = (
-                x / sizes[m]
-                if x.dtype.is_floating_point
-                else torch.div(x, sizes[m], rounding_mode="trunc")
-            )
-    return x
 
 
 def main() -> None:
