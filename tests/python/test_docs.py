@@ -20,9 +20,9 @@ import reshard
 from reshard_processes import BUILD, ROOT, planner
 
 
-def readme_blocks(language: str) -> list[str]:
+def readme_blocks(language: str, heading: str = "From Python") -> list[str]:
     text = (ROOT / "README.md").read_text()
-    section = text.split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{language}\n(.*?)```", section, re.S)
 
 
@@ -62,6 +62,20 @@ def test_readme_from_python_runs_as_written(server: str) -> None:
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.startswith("trace: S(0)S(1)->RS(1)->RR\n"), ran.stdout
     assert '{"meshes": [{"mesh_id": "mesh-' in ran.stdout, ran.stdout
+
+
+def test_readme_from_pytorch_runs_as_written(tmp_path: Path) -> None:
+    [block] = readme_blocks("python", "From PyTorch")
+    script = tmp_path / "from_pytorch.py"  # mp.spawn needs a file to import
+    script.write_text(block)
+    ran = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout.startswith("Reshard (optimal):\ntrace: S(0)[1]S(0)[0]->"), (
+        ran.stdout
+    )
+    assert "\nPyTorch 2." in ran.stdout and "mesh dim 0:" in ran.stdout, ran.stdout
 
 
 def _api_doc_script() -> ModuleType:
