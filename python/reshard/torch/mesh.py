@@ -8,6 +8,7 @@ the pinned release changes them."""
 from __future__ import annotations
 
 import itertools
+import weakref
 
 from torch.distributed.device_mesh import DeviceMesh
 
@@ -36,9 +37,26 @@ def _flattened_dims(mesh: DeviceMesh, flat: DeviceMesh) -> tuple[int, ...] | Non
     return None
 
 
+# Converted meshes, by DeviceMesh and the number of flattened meshes its
+# root had then (a later _flatten() converts again).
+_CONVERTED: weakref.WeakKeyDictionary[DeviceMesh, tuple[int, Mesh]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def mesh_of(device_mesh: DeviceMesh) -> Mesh:
     """The Reshard mesh of `device_mesh` (on this rank: the flattened
     groups are matched through this rank's groups)."""
+    flattened_count = len(device_mesh._get_root_mesh()._flatten_mapping)
+    known = _CONVERTED.get(device_mesh)
+    if known is not None and known[0] == flattened_count:
+        return known[1]
+    mesh = _convert(device_mesh)
+    _CONVERTED[device_mesh] = (flattened_count, mesh)
+    return mesh
+
+
+def _convert(device_mesh: DeviceMesh) -> Mesh:
     names = device_mesh.mesh_dim_names or tuple(
         f"d{i}" for i in range(device_mesh.ndim)
     )

@@ -49,6 +49,8 @@ def _intersect(a: Box, b: Box) -> Box:
 
 
 def _padded(x: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    if list(x.shape) == list(shape):
+        return x.contiguous()
     out = x.new_zeros(shape)
     out[tuple(slice(0, e) for e in x.shape)] = x
     return out
@@ -132,14 +134,28 @@ def _gather(
     group, members = run.group(step.mesh_dims)
     boxes = [run.box(frm, c) for c in members]
     shape = [max(e) for e in zip(*(_extents(b) for b in boxes), strict=True)]
-    parts = [x.new_empty(shape) for _ in members]
-    dist.all_gather(parts, _padded(x, shape), group=group)
+    # Gloo wants the output as the blocks concatenated along dim 0.
+    flat = x.new_empty([len(members) * shape[0], *shape[1:]])
+    dist.all_gather_into_tensor(flat, _padded(x, shape), group=group)
     out_box = run.box(to)
+    if _concatenated_along_0(boxes, shape, out_box):
+        return flat  # the blocks in group order are the result: no copy
+    parts = flat.view(len(members), *shape)
     out = x.new_empty(_extents(out_box))
     for part, b in zip(parts, boxes, strict=True):
         piece = part[tuple(slice(0, e) for e in _extents(b))]
         _region(out, out_box, b).copy_(piece)
     return out
+
+
+def _concatenated_along_0(boxes: list[Box], shape: list[int], out_box: Box) -> bool:
+    """Whether unpadded blocks, in group order, tile `out_box` along dim 0."""
+    if any(_extents(b) != shape for b in boxes):
+        return False
+    starts = [b[0][0] for b in boxes]
+    return starts == [out_box[0][0] + i * shape[0] for i in range(len(boxes))] and all(
+        b[1:] == out_box[1:] for b in boxes
+    )
 
 
 def _reduce_scatter(

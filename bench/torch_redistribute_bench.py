@@ -1,0 +1,204 @@
+"""reshard.torch against DTensor's own, medians in one run:
+
+- planning, in one process (torch's fake process group, 8 ranks):
+  reshard.torch.plan (in-process, a new tensor size each call: every plan a
+  cache miss) against PyTorch's planner (_gen_transform_infos_non_cached) on
+  the same requests;
+- redistribute on 4 and 8 Gloo CPU ranks (one process each, loopback),
+  Reshard's against DTensor.redistribute on transformer shapes: per case
+  the median over timed runs of each run's slowest rank, and the ratio.
+
+  PYTHONPATH=python:build/python /opt/reshard/venv/bin/python \\
+      bench/torch_redistribute_bench.py [--iters 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# (name, mesh sizes, global shape, src, dst): a hidden size of 4096 and its
+# 4x MLP, split 2-way by FSDP and 2- or 4-way by TP.
+CASES = {
+    4: [
+        ("fsdp+tp colwise -> tp", (2, 2), (4096, 1024), "S(0)[1],S(0)[0]", "R,S(0)"),
+        ("shard both -> replicate", (2, 2), (2048, 1024), "S(0),S(1)", "R,R"),
+        ("partial -> replicate", (2, 2), (1024, 1024), "P(sum),R", "R,R"),
+        ("row to column shards", (4,), (4096, 1024), "S(0)", "S(1)"),
+    ],
+    8: [
+        ("fsdp+tp colwise -> tp", (2, 4), (4096, 1024), "S(0)[1],S(0)[0]", "R,S(0)"),
+        ("hsdp+tp -> tp", (2, 2, 2), (4096, 1024), "R,S(0)[1],S(0)[0]", "R,R,S(0)"),
+        ("partial -> replicate", (2, 4), (1024, 1024), "P(sum),R", "R,R"),
+        ("row to column shards", (8,), (4096, 1024), "S(0)", "S(1)"),
+    ],
+}
+
+
+def median_us(f, n: int) -> float:  # noqa: ANN001
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        f()
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
+
+
+def planning() -> list[str]:
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor import _redistribute as torch_planner
+    from torch.distributed.tensor._dtensor_spec import DTensorSpec
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    import reshard.torch as rt
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
+    rows = []
+    for name, sizes, shape, src, dst in CASES[8]:
+        mesh = init_device_mesh("cpu", sizes)
+        src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
+        counter = iter(range(1, 10**9))
+
+        def dtensor(rows_: int) -> DTensor:
+            return DTensor.from_local(
+                torch.empty(0), mesh, src_p, run_check=False,
+                shape=torch.Size((rows_, shape[1])), stride=(shape[1], 1),
+            )  # fmt: skip
+
+        inputs = [dtensor(shape[0] + 8 * next(counter)) for _ in range(400)]
+        it = iter(inputs)
+        ours = median_us(lambda: rt.plan(next(it), dst_p), 400)
+        specs = [
+            (d._spec, DTensorSpec(mesh, dst_p, tensor_meta=d._spec.tensor_meta))
+            for d in inputs
+        ]
+        it2 = iter(specs)
+        theirs = median_us(
+            lambda: torch_planner._gen_transform_infos_non_cached(*next(it2)), 400
+        )
+        rows.append(
+            f"plan {name} on {sizes}: Reshard {ours:.1f} us, PyTorch {theirs:.1f} us "
+            f"({theirs / ours:.1f}x)"
+        )
+    dist.destroy_process_group()
+    return rows
+
+
+def rank_main(rank: int, world: int, store: str, iters: int) -> None:
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    import reshard.torch as rt
+
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=world,
+        timeout=datetime.timedelta(seconds=120),
+    )  # fmt: skip
+    out = []
+    for name, sizes, shape, src, dst in CASES[world]:
+        mesh = init_device_mesh("cpu", sizes)
+        src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
+        dt = _source(torch.ones(shape), mesh, src_p)
+        times = {"reshard": [], "dtensor": []}
+        for which, f in (
+            ("reshard", lambda: rt.redistribute(dt, dst_p)),
+            ("dtensor", lambda: dt.redistribute(mesh, dst_p)),
+        ):
+            f()  # warm-up: groups, plans
+            for _ in range(iters):
+                dist.barrier()
+                start = time.perf_counter()
+                f()
+                elapsed = torch.tensor([time.perf_counter() - start])
+                dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+                times[which].append(float(elapsed))
+        out.append({"name": name, "sizes": sizes, "shape": shape, **{
+            k: statistics.median(v) * 1e6 for k, v in times.items()}})  # fmt: skip
+    if rank == 0:
+        print(json.dumps(out), flush=True)
+    dist.destroy_process_group()
+
+
+def _source(full, mesh, placements):  # noqa: ANN001, ANN202
+    """The DTensor of `full` under `placements` (Partial: rank 0 of each
+    Partial dim holds the data)."""
+    from torch.distributed.tensor import DTensor, Partial, Replicate, distribute_tensor
+
+    if any(isinstance(p, Partial) for p in placements):
+        plain = [Replicate() if isinstance(p, Partial) else p for p in placements]
+        local = distribute_tensor(full, mesh, plain).to_local().clone()
+        coord = mesh.get_coordinate()
+        for m, p in enumerate(placements):
+            if isinstance(p, Partial) and coord[m] != 0:
+                local.zero_()
+        return DTensor.from_local(
+            local, mesh, placements, run_check=False, shape=full.shape,
+            stride=full.stride(),
+        )  # fmt: skip
+    return distribute_tensor(full, mesh, placements)
+
+
+def redistribute(world: int, iters: int) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = str(Path(tmp) / "store")
+        ranks = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--rank",
+                    str(r),
+                    "--world",
+                    str(world),
+                    "--store",
+                    store,
+                    "--iters",
+                    str(iters),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for r in range(world)
+        ]
+        outs = [p.communicate(timeout=600)[0] for p in ranks]
+    rows = []
+    for case in json.loads(outs[0]):
+        ratio = case["dtensor"] / case["reshard"]
+        rows.append(
+            f"redistribute {case['name']} {case['shape']} on {tuple(case['sizes'])}: "
+            f"Reshard {case['reshard']:.0f} us, DTensor {case['dtensor']:.0f} us "
+            f"({ratio:.2f}x)"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rank", type=int)
+    parser.add_argument("--world", type=int)
+    parser.add_argument("--store")
+    parser.add_argument("--iters", type=int, default=10)
+    a = parser.parse_args()
+    if a.rank is not None:
+        rank_main(a.rank, a.world, a.store, a.iters)
+        return
+    for line in planning():
+        print(line, flush=True)
+    for world in (4, 8):
+        for line in redistribute(world, a.iters):
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
