@@ -52,6 +52,7 @@ def median_us(f, n: int) -> float:  # noqa: ANN001
 
 
 def planning() -> list[str]:
+    import reshard.torch as rt
     import torch
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
@@ -60,8 +61,6 @@ def planning() -> list[str]:
     from torch.distributed.tensor._dtensor_spec import DTensorSpec
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    import reshard.torch as rt
-
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
     rows = []
     for name, sizes, shape, src, dst in CASES[8]:
@@ -69,22 +68,27 @@ def planning() -> list[str]:
         src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
         counter = iter(range(1, 10**9))
 
-        def dtensor(rows_: int) -> DTensor:
-            return DTensor.from_local(
-                torch.empty(0), mesh, src_p, run_check=False,
-                shape=torch.Size((rows_, shape[1])), stride=(shape[1], 1),
+        inputs = [
+            DTensor.from_local(
+                torch.empty(0),
+                mesh,
+                src_p,
+                run_check=False,
+                shape=torch.Size((shape[0] + 8 * next(counter), shape[1])),
+                stride=(shape[1], 1),
             )  # fmt: skip
-
-        inputs = [dtensor(shape[0] + 8 * next(counter)) for _ in range(400)]
+            for _ in range(400)
+        ]
         it = iter(inputs)
-        ours = median_us(lambda: rt.plan(next(it), dst_p), 400)
+        ours = median_us(lambda it=it, dst_p=dst_p: rt.plan(next(it), dst_p), 400)
         specs = [
             (d._spec, DTensorSpec(mesh, dst_p, tensor_meta=d._spec.tensor_meta))
             for d in inputs
         ]
         it2 = iter(specs)
         theirs = median_us(
-            lambda: torch_planner._gen_transform_infos_non_cached(*next(it2)), 400
+            lambda it2=it2: torch_planner._gen_transform_infos_non_cached(*next(it2)),
+            400,
         )
         rows.append(
             f"plan {name} on {sizes}: Reshard {ours:.1f} us, PyTorch {theirs:.1f} us "
@@ -95,11 +99,10 @@ def planning() -> list[str]:
 
 
 def rank_main(rank: int, world: int, store: str, iters: int) -> None:
+    import reshard.torch as rt
     import torch
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
-
-    import reshard.torch as rt
 
     dist.init_process_group(
         "gloo", init_method=f"file://{store}", rank=rank, world_size=world,
@@ -112,8 +115,11 @@ def rank_main(rank: int, world: int, store: str, iters: int) -> None:
         dt = _source(torch.ones(shape), mesh, src_p)
         times = {"reshard": [], "dtensor": []}
         for which, f in (
-            ("reshard", lambda: rt.redistribute(dt, dst_p)),
-            ("dtensor", lambda: dt.redistribute(mesh, dst_p)),
+            ("reshard", lambda dt=dt, dst_p=dst_p: rt.redistribute(dt, dst_p)),
+            (
+                "dtensor",
+                lambda dt=dt, mesh=mesh, dst_p=dst_p: dt.redistribute(mesh, dst_p),
+            ),
         ):
             f()  # warm-up: groups, plans
             for _ in range(iters):
