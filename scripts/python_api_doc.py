@@ -12,8 +12,10 @@ this prints, so the reference cannot fall behind the package."""
 from __future__ import annotations
 
 import enum
+import importlib
 import inspect
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import reshard
@@ -84,8 +86,13 @@ def _inline(obj: object) -> str:
     return ": " + " ".join(doc.split()) if doc else ""
 
 
-def entry(name: str) -> str:
-    obj = getattr(reshard, name)
+def entry(name: str, module: ModuleType = reshard) -> str:
+    obj = getattr(module, name)
+    name = (
+        f"{module.__name__.removeprefix('reshard.')}.{name}"
+        if module is not reshard
+        else name
+    )
     if isinstance(obj, type) and issubclass(obj, enum.Enum):
         members = ", ".join(f"`{m.name}` = {m.value}" for m in obj)
         return f"### `reshard.{name}`\n{_doc(obj)}\nMembers: {members}.\n"
@@ -98,6 +105,8 @@ def entry(name: str) -> str:
         head = f"### `class reshard.{name}{signature(init) if init else ''}`\n"
         members = _members(obj)
         return head + _doc(obj) + ("\n" + "\n".join(members) + "\n" if members else "")
+    if not callable(obj):  # a constant
+        return f"### `reshard.{name}`\n\n`{obj!r}`\n"
     return f"### `reshard.{name}{signature(obj)}`\n{_doc(obj)}"
 
 
@@ -111,6 +120,9 @@ def command_line() -> str:
 def document() -> str:
     parts = [HEADER, "## Names\n"]
     parts += [entry(name) for name in sorted(reshard.__all__)]
+    from_torch = importlib.import_module("reshard.torch")
+    parts.append("## `reshard.torch`\n" + _doc(from_torch))
+    parts += [entry(name, from_torch) for name in sorted(from_torch.__all__)]
     parts.append(command_line())
     return "\n".join(parts)
 

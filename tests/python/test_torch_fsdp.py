@@ -8,42 +8,19 @@ equal to DTensor's own."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from torch_ranks import run_ranks
 
 RANK_SCRIPT = Path(__file__).with_name("torch_fsdp_rank.py")
 TIMEOUT_S = 180
 
 
 def run(tmp: Path, world: int, rows: int) -> list[list[dict[str, Any]]]:
-    ranks = [
-        subprocess.Popen(
-            [sys.executable, str(RANK_SCRIPT), f"--rank={r}", f"--world={world}"]
-            + [f"--store={tmp / f'store-{world}-{rows}'}", f"--rows={rows}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in range(world)
-    ]
-    deadline = time.monotonic() + TIMEOUT_S
-    out = []
-    try:
-        for r, proc in enumerate(ranks):
-            text, err = proc.communicate(timeout=max(deadline - time.monotonic(), 1))
-            assert proc.returncode == 0, (
-                f"rank {r} exited {proc.returncode}:\n{err[-4000:]}"
-            )
-            out.append([json.loads(line) for line in text.splitlines()])
-    finally:
-        for proc in ranks:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return out
+    args = [f"--store={tmp / f'store-{world}-{rows}'}", f"--rows={rows}"]
+    outputs = run_ranks(RANK_SCRIPT, world, args, TIMEOUT_S)
+    return [[json.loads(line) for line in out.splitlines()] for out in outputs]
 
 
 def test_fsdp2_over_tp_layouts_map_to_shard_orders(tmp_path: Path) -> None:

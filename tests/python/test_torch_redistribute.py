@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import reshard
 from torch_cases import mesh_of, random_request
+from torch_ranks import run_ranks
 
 RANK_SCRIPT = Path(__file__).with_name("torch_redistribute_rank.py")
 CASES_PER_WORLD = 260
@@ -37,36 +35,14 @@ def random_cases(world: int, rng: random.Random) -> list[dict[str, Any]]:
     return cases
 
 
-def run_ranks(
+def rank_results(
     tmp: Path, world: int, cases: list[dict[str, Any]]
 ) -> list[list[dict[str, Any]]]:
     path = tmp / f"cases-{world}.json"
     path.write_text(json.dumps(cases))
-    ranks = [
-        subprocess.Popen(
-            [sys.executable, str(RANK_SCRIPT), f"--rank={r}", f"--world={world}"]
-            + [f"--store={tmp / f'store-{world}'}", f"--cases={path}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in range(world)
-    ]
-    deadline = time.monotonic() + RANKS_TIMEOUT_S
-    results = []
-    try:
-        for r, proc in enumerate(ranks):
-            out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 1))
-            assert proc.returncode == 0, (
-                f"rank {r} exited {proc.returncode}:\n{err[-4000:]}"
-            )
-            results.append([json.loads(line) for line in out.splitlines()])
-    finally:
-        for proc in ranks:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return results
+    args = [f"--store={tmp / f'store-{world}'}", f"--cases={path}"]
+    outputs = run_ranks(RANK_SCRIPT, world, args, RANKS_TIMEOUT_S)
+    return [[json.loads(line) for line in out.splitlines()] for out in outputs]
 
 
 def classify(case: dict[str, Any], lines: list[dict[str, Any]]) -> str:
@@ -87,7 +63,7 @@ def test_random_redistributions_against_dtensors_own(tmp_path: Path) -> None:
     examples: dict[str, dict[str, Any]] = {}
     for world in (4, 8):
         cases = random_cases(world, rng)
-        results = run_ranks(tmp_path, world, cases)
+        results = rank_results(tmp_path, world, cases)
         for r, lines in enumerate(results):
             assert len(lines) == len(cases), (world, r, len(lines))
         for i, case in enumerate(cases):

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +16,7 @@ from data_rule import checksum, linear_index, source_value
 from reshard.torch.layout import State, box, coordinate
 from reshard_processes import ctl
 from torch_cases import mesh_of, random_request
+from torch_ranks import run_ranks
 
 RANK_SCRIPT = Path(__file__).with_name("torch_plan_rank.py")
 CASES_PER_WORLD = 130
@@ -52,38 +50,16 @@ def expected_checksum(plan: reshard.Plan, r: int) -> int:
     return checksum(source_value(linear_index(plan.shape, b)))
 
 
-def run_ranks(
+def rank_results(
     tmp: Path, world: int, plans: list[reshard.Plan]
 ) -> list[list[dict[str, Any]]]:
     cases = tmp / f"cases-{world}.json"
     cases.write_text(
         json.dumps([{"id": i, "plan": p.to_json()} for i, p in enumerate(plans)])
     )
-    ranks = [
-        subprocess.Popen(
-            [sys.executable, str(RANK_SCRIPT), f"--rank={r}", f"--world={world}"]
-            + [f"--store={tmp / f'store-{world}'}", f"--cases={cases}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in range(world)
-    ]
-    deadline = time.monotonic() + RANKS_TIMEOUT_S
-    results = []
-    try:
-        for r, proc in enumerate(ranks):
-            out, err = proc.communicate(timeout=max(deadline - time.monotonic(), 1))
-            assert proc.returncode == 0, (
-                f"rank {r} exited {proc.returncode}:\n{err[-4000:]}"
-            )
-            results.append([json.loads(line) for line in out.splitlines()])
-    finally:
-        for proc in ranks:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    return results
+    args = [f"--store={tmp / f'store-{world}'}", f"--cases={cases}"]
+    outputs = run_ranks(RANK_SCRIPT, world, args, RANKS_TIMEOUT_S)
+    return [[json.loads(line) for line in out.splitlines()] for out in outputs]
 
 
 def test_random_plans_on_4_and_8_gloo_ranks(tmp_path: Path) -> None:
@@ -92,7 +68,7 @@ def test_random_plans_on_4_and_8_gloo_ranks(tmp_path: Path) -> None:
     kinds: set[str] = set()
     for world in (4, 8):
         plans = random_plans(world, rng)
-        results = run_ranks(tmp_path, world, plans)
+        results = rank_results(tmp_path, world, plans)
         for r, lines in enumerate(results):
             assert len(lines) == len(plans), (world, r, len(lines))
             for line, plan in zip(lines, plans, strict=True):

@@ -11,7 +11,6 @@ parallel dims) holds the right block, and equals DTensor's own.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 
 import reshard.torch as rt
@@ -26,6 +25,7 @@ from torch.distributed.tensor.parallel import (
     RowwiseParallel,
     parallelize_module,
 )
+from torch_ranks import init_gloo
 
 
 def block(
@@ -41,13 +41,7 @@ def main() -> None:
         parser.add_argument(flag, type=int, required=True)
     parser.add_argument("--store", required=True)
     a = parser.parse_args()
-    dist.init_process_group(
-        "gloo",
-        init_method=f"file://{a.store}",
-        rank=a.rank,
-        world_size=a.world,
-        timeout=datetime.timedelta(seconds=60),
-    )
+    init_gloo(a.rank, a.world, a.store)
     if a.world == 4:
         mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
         dp = mesh["dp"]

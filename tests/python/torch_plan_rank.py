@@ -9,7 +9,6 @@ whether every element equals the data rule.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 
 import torch
@@ -19,6 +18,7 @@ from reshard._plan import Plan
 from reshard.torch.layout import State, box, coordinate
 from reshard.torch.run_plan import run_plan
 from torch.distributed.device_mesh import init_device_mesh
+from torch_ranks import init_gloo
 
 DTYPES = {
     "float32": torch.float32,
@@ -37,13 +37,7 @@ def main() -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--cases", required=True)
     a = parser.parse_args()
-    dist.init_process_group(
-        "gloo",
-        init_method=f"file://{a.store}",
-        rank=a.rank,
-        world_size=a.world,
-        timeout=datetime.timedelta(seconds=60),
-    )
+    init_gloo(a.rank, a.world, a.store)
     meshes = {}
     for case in json.load(open(a.cases)):
         plan = Plan.from_json(case["plan"])

@@ -11,7 +11,6 @@ element (Partial dims reduced in both), or what DTensor raised.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 
 import reshard.torch as rt
@@ -22,6 +21,7 @@ from reshard.torch.layout import State, box, coordinate
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import DTensor
 from torch_plan_rank import DTYPES
+from torch_ranks import init_gloo
 
 
 def mesh_for(case: dict, meshes: dict) -> DeviceMesh:  # noqa: ANN001 (plain JSON)
@@ -74,13 +74,7 @@ def main() -> None:
     for flag in ("--store", "--cases"):
         parser.add_argument(flag, required=True)
     a = parser.parse_args()
-    dist.init_process_group(
-        "gloo",
-        init_method=f"file://{a.store}",
-        rank=a.rank,
-        world_size=a.world,
-        timeout=datetime.timedelta(seconds=60),
-    )
+    init_gloo(a.rank, a.world, a.store)
     meshes: dict = {}
     with open(a.cases) as f:
         cases = json.load(f)
