@@ -16,25 +16,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
 
 import reshard  # noqa: E402
+from median_timing import median_us  # noqa: E402
 from reshard.client import Client  # noqa: E402
 from reshard_processes import BUILD, CTL, planner  # noqa: E402
 
 MESH = reshard.Mesh.from_text("A=2,B=2,C=2", ["A,C"])
-
-
-def median_us(f: Callable[[], object], n: int) -> float:
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
 
 
 def cpp_medians_us() -> dict[str, float]:

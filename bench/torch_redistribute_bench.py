@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from median_timing import median_us
+
 # (name, mesh sizes, global shape, src, dst): a hidden size of 4096 and its
 # 4x MLP, split 2-way by FSDP and 2- or 4-way by TP.
 CASES = {
@@ -40,15 +42,6 @@ CASES = {
         ("row to column shards", (8,), (4096, 1024), "S(0)", "S(1)"),
     ],
 }
-
-
-def median_us(f, n: int) -> float:  # noqa: ANN001
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
 
 
 def planning() -> list[str]:

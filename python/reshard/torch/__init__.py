@@ -13,11 +13,10 @@ PyTorch"."""
 
 from __future__ import annotations
 
-from reshard._plan import Plan
 from reshard.torch.dtypes import DTYPES, dtype_name
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import REDUCE_OPS, placement_text, placements_of
-from reshard.torch.redistribute import explain, plan_for, redistribute
+from reshard.torch.redistribute import dst_placements, explain, plan_for, redistribute
 from reshard.torch.run_plan import run_plan
 
 __all__ = [
@@ -36,8 +35,3 @@ __all__ = [
 
 # Reshard's plan for a DTensor's redistribution (in-process, or by a client).
 plan = plan_for
-
-
-def dst_placements(plan: Plan) -> tuple:
-    """The DTensor placements a plan ends in (its dst)."""
-    return placements_of(plan.dst, plan.mesh.shape)

@@ -44,6 +44,11 @@ def plan_for(
     return plan_in_process(mesh, shape, src, dst, dtype, **options)
 
 
+def dst_placements(plan: Plan) -> tuple[Placement, ...]:
+    """The DTensor placements a plan ends in (its dst)."""
+    return placements_of(plan.dst, plan.mesh.shape)
+
+
 def redistribute(
     dtensor: DTensor,
     placements: Sequence[Placement],
@@ -65,7 +70,7 @@ def redistribute(
     return DTensor.from_local(
         local,
         dtensor.device_mesh,
-        placements_of(plan.dst, plan.mesh.shape),
+        dst_placements(plan),
         run_check=False,
         shape=dtensor.shape,
         stride=dtensor.stride(),

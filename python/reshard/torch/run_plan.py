@@ -89,14 +89,23 @@ class _Run:
     def reduce(
         self, x: torch.Tensor, step: Step, n: int, group: dist.ProcessGroup
     ) -> None:
-        op = step.reduce_op or "sum"
-        dist.all_reduce(x, op=_REDUCE_OPS["sum" if op == "avg" else op], group=group)
-        divisor = n if op == "avg" else step.avg_divisor
-        if divisor > 1:
-            _divide(x, divisor)
+        op, divisor = _reduction(step, n)
+        dist.all_reduce(x, op=op, group=group)
+        _divide(x, divisor)
+
+
+def _reduction(step: Step, n: int) -> tuple[dist.ReduceOp, int]:
+    """The collective's op and the divisor after it: avg (and a {sum, avg}
+    mix) is a sum, then a division by n (or by the step's avg_divisor)."""
+    op = step.reduce_op or "sum"
+    if op == "avg":
+        return _REDUCE_OPS["sum"], n
+    return _REDUCE_OPS[op], step.avg_divisor
 
 
 def _divide(x: torch.Tensor, divisor: int) -> None:
+    if divisor == 1:
+        return
     if x.dtype.is_floating_point:
         x.div_(divisor)
     else:
@@ -171,13 +180,9 @@ def _reduce_scatter(
     shape = [max(e) for e in zip(*(_extents(b) for b in boxes), strict=True)]
     stacked = torch.stack([_padded(_region(x, in_box, b), shape) for b in boxes])
     out = x.new_empty(shape)
-    op = step.reduce_op or "sum"
-    dist.reduce_scatter_tensor(
-        out, stacked, op=_REDUCE_OPS["sum" if op == "avg" else op], group=group
-    )
-    divisor = n if op == "avg" else step.avg_divisor
-    if divisor > 1:
-        _divide(out, divisor)
+    op, divisor = _reduction(step, n)
+    dist.reduce_scatter_tensor(out, stacked, op=op, group=group)
+    _divide(out, divisor)
     mine = run.box(to)
     return out[tuple(slice(0, e) for e in _extents(mine))].contiguous()
 
