@@ -25,6 +25,7 @@ from typing import Any
 from reshard._errors import Error, StatusCode
 from reshard._plan import BatchPlan, Plan
 from reshard._results import JobInfo, JobRun, ResolvedGroup
+from reshard._servers import DEFAULT_SERVER, server_target
 from reshard._values import Mesh, PlanItem, PlanOptions, State, options_of
 from reshard.job_replica import replica_index, split_replicas
 
@@ -41,22 +42,11 @@ from reshard.v1 import coordinator_pb2_grpc as cgrpc
 from reshard.v1 import planner_pb2 as pb
 from reshard.v1 import planner_pb2_grpc as pgrpc
 
-DEFAULT_PORT = 50051
 ADMIN_TOKEN_HEADER = "x-reshard-admin-token"
 JOB_TOKEN_HEADER = "x-reshard-job-token"
 _INITIAL_BACKOFF_S = 0.02
 _MAX_BACKOFF_S = 0.5
 _MAX_MESSAGE_BYTES = 64 << 20
-
-
-def server_target(entry: str) -> str:
-    """An entry with no port gets 50051 ("h" -> "h:50051", "::1" ->
-    "[::1]:50051"), as reshardctl's --server."""
-    if entry.startswith("["):
-        return entry if "]:" in entry else f"{entry}:{DEFAULT_PORT}"
-    if entry.count(":") > 1:
-        return f"[{entry}]:{DEFAULT_PORT}"
-    return entry if ":" in entry else f"{entry}:{DEFAULT_PORT}"
 
 
 def _read(path: str | None, what: str) -> bytes | None:
@@ -97,7 +87,7 @@ class Client:
         PEM file paths (`tls_ca` alone: server-authenticated TLS). Tokens
         default to $RESHARD_JOB_TOKEN and $RESHARD_ADMIN_TOKEN."""
         if servers is None:
-            servers = os.environ.get("RESHARD_SERVER") or "127.0.0.1:50051"
+            servers = os.environ.get("RESHARD_SERVER") or DEFAULT_SERVER
         listed = split_replicas(servers) if isinstance(servers, str) else list(servers)
         if not listed:
             raise Error(

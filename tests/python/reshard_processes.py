@@ -113,6 +113,19 @@ def tls_files(c: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def without_imports(refused: tuple[str, ...], script: str) -> str:
+    """`script` run as on a machine without `refused` (top-level packages,
+    or exact module names): importing one raises ImportError."""
+    return (
+        "import sys\n"
+        "class _Refuse:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name in {refused!r} or name.split('.')[0] in {refused!r}:\n"
+        "            raise ImportError('refused: ' + name)\n"
+        "sys.meta_path.insert(0, _Refuse())\n"
+    ) + script
+
+
 def ctl(
     *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -28,6 +28,7 @@ from reshard_processes import (
     random_request,
     tls_files,
     wait_until,
+    without_imports,
 )
 
 ADMIN = "cli-admin-token-0123456789"
@@ -215,16 +216,13 @@ def test_health_usage_and_global_flags(server: str, tmp_path: Path) -> None:
     assert py("--version").stdout == f"reshard {reshard.__version__}\n"
 
 
-WITHOUT_GRPC = """
-import importlib.abc, sys
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("grpc", "google"):
-            raise ImportError(f"refused: {name}")
-sys.meta_path.insert(0, Refuse())
+WITHOUT_GRPC = without_imports(
+    ("grpc", "google"),
+    """
 from reshard.cli import main
 sys.exit(main(sys.argv[1:]))
-"""
+""",
+)
 
 
 def test_without_grpcio_offline_plans_and_the_rest_says_why() -> None:

@@ -12,18 +12,13 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from reshard_processes import BUILD, ROOT, ctl, text_without_timing
+from reshard_processes import BUILD, ROOT, ctl, text_without_timing, without_imports
 
 # The issue's bound for an install with ccache: three minutes.
 INSTALL_TIMEOUT_S = 180
-WITHOUT_EXTRAS = """
-import importlib.abc, sys
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        top = name.split(".")[0]
-        if top in ("torch", "grpc", "google") or name == "reshard._native":
-            raise ImportError(f"refused: {name}")
-sys.meta_path.insert(0, Refuse())
+WITHOUT_EXTRAS = without_imports(
+    ("torch", "grpc", "google", "reshard._native"),
+    """
 import reshard
 plan = reshard.Plan.from_json(sys.stdin.read())
 same = reshard.Plan.from_json(plan.to_json()) == plan
@@ -32,7 +27,8 @@ try:
     reshard.plan(plan.mesh, [4], "S(0)", "R")
 except reshard.Error as e:
     print("native:", e.code.name, e.message)
-"""
+""",
+)
 
 
 def _fresh_venv(where: Path) -> Path:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import reshard
 from reshard.job_replica import replica_index
+from reshard_processes import ROOT, without_imports
 
-ROOT = Path(__file__).resolve().parents[2]
 PLAN_JSON = (
     '{"mesh":{"shape":[2,2],"dim_names":["A","B"],"flattened":[]},'
     '"tensor":{"shape":[8,8],"dtype":"float32"},"src":"S(0),R","dst":"R,R",'
@@ -27,14 +27,9 @@ PLAN_JSON = (
 
 # Loads the package from the source folder alone, with grpc, google.protobuf,
 # torch and the native module made unimportable.
-BARE = """
-import sys
-class Refuse:
-    def find_spec(self, name, path=None, target=None):
-        top = name.split(".")[0]
-        if top in ("grpc", "google", "torch") or name == "reshard._native":
-            raise ImportError("refused: " + name)
-sys.meta_path.insert(0, Refuse())
+BARE = without_imports(
+    ("grpc", "google", "torch", "reshard._native"),
+    """
 import reshard
 plan = reshard.Plan.from_json(sys.argv[1])
 print(plan.steps[0].op, plan.to_dict()["torch_version"])
@@ -46,7 +41,8 @@ try:
     reshard.Client
 except ImportError as e:
     print("client:", e)
-"""
+""",
+)
 
 
 def test_imports_and_reads_plans_without_native_grpc_or_torch() -> None:

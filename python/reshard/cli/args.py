@@ -12,10 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reshard._errors import Error, StatusCode, invalid_argument
+from reshard._servers import DEFAULT_SERVER, server_target
 
-# The planner service's port when a --server entry names none.
-DEFAULT_SERVER_PORT = 50051
-DEFAULT_SERVER = f"127.0.0.1:{DEFAULT_SERVER_PORT}"
 # The longest secret a token file or variable may hold (common/secret_file.h).
 MAX_SECRET_BYTES = 4096
 
@@ -127,18 +125,6 @@ def number(text: str) -> float | None:
         return None
 
 
-def with_port(entry: str) -> str:
-    """One entry of a --server list with its port made explicit."""
-    if ":/" in entry:  # gRPC URIs say what they mean already
-        return entry
-    if entry.startswith("["):
-        return entry if "]:" in entry else f"{entry}:{DEFAULT_SERVER_PORT}"
-    colons = entry.count(":")
-    if colons == 0:
-        return f"{entry}:{DEFAULT_SERVER_PORT}"
-    return f"[{entry}]:{DEFAULT_SERVER_PORT}" if colons > 1 else entry
-
-
 def server_entries(text: str, flag: str) -> list[str]:
     entries = []
     for raw in text.split(","):
@@ -148,7 +134,7 @@ def server_entries(text: str, flag: str) -> list[str]:
             raise invalid_argument(
                 f'{flag}: "{text}" must be HOST[:PORT][,HOST[:PORT]...]'
             )
-        entries.append(with_port(entry))
+        entries.append(server_target(entry))
     return entries
 
 
