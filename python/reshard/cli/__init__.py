@@ -76,11 +76,9 @@ COMMANDS: dict[str, tuple[Command, str]] = {
 
 
 def _asks_for_help(words: Sequence[str]) -> bool:
-    return any(
-        w in ("--help", "-h") or (i == 1 and w == "help")
-        for i, w in enumerate(words)
-        if i >= 1
-    )
+    """`COMMAND ... --help` (or -h) anywhere, or `COMMAND help`."""
+    rest = words[1:]
+    return any(w in ("--help", "-h") for w in rest) or rest[:1] == ["help"]
 
 
 def _run(flags: GlobalFlags, out: TextIO) -> None:
