@@ -135,9 +135,9 @@ absl::StatusOr<double> TableSeconds(CudaMemorySpace& space,
   DeviceCopyTable encoded = EncodeForDevice(program, policy);
   if (pitched_only && encoded.pitched.empty()) return 0.0;
   absl::StatusOr<const PreparedTable*> table =
-      space.Prepare(std::move(encoded));
+      space.PrepareTable(std::move(encoded));
   if (!table.ok()) return table.status();
-  return MedianSeconds(iters, [&] { (void)space.Run(**table, buffers); });
+  return MedianSeconds(iters, [&] { (void)space.RunTable(**table, buffers); });
 }
 
 // One row of the table: the case's copies by the kernel alone, with every

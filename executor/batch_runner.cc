@@ -2,15 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "executor/batch_work.h"
-#include "executor/box_copy.h"
 #include "executor/bucket_copies.h"
 #include "executor/copy_program.h"
 #include "executor/digest_exchange.h"
-#include "executor/local_step.h"
+#include "executor/host_memory_space.h"
 #include "executor/run_timer.h"
 #include "executor/step_exec.h"
 #include "planner/batch_digest.h"
@@ -23,13 +21,6 @@ namespace reshard::executor {
 // dtype's blocks fill exactly.
 constexpr DType kWordDType = DType::kFloat16;
 
-// A copy program compiled for the run path: run on host memory, or as the
-// MemorySpace's prepared table.
-struct BatchRunner::CompiledCopies {
-  CopyProgram program;
-  const PreparedTable* table = nullptr;
-};
-
 struct BatchRunner::TensorState {
   std::vector<StepLayout> layouts;  // per step, this rank's
   std::vector<char> skip;           // per step: a group of size 1
@@ -38,16 +29,13 @@ struct BatchRunner::TensorState {
   int64_t itemsize = 0;
   int64_t source_numel = 0;
   int64_t result_numel = 0;
-  // Two buffers of the largest intermediate result: host memory, or the
-  // space's.
+  // Two buffers of the largest intermediate result.
   int64_t buffer_bytes = 0;
-  std::vector<char> host[2];
-  SpaceBuffer in_space[2];
-  char* buffers[2] = {nullptr, nullptr};
-  // With a MemorySpace: per step, a local step's copies; and the copy of
+  SpaceBuffer buffers[2];
+  // Per step, a local step's work (null for the others); and the copy of
   // the input to the output when no step moves anything.
-  std::vector<CompiledCopies> local;
-  CompiledCopies through;
+  std::vector<std::unique_ptr<SpaceWork>> local;
+  std::unique_ptr<SpaceWork> through;
   // Progress within one Run.
   int next_step = 0;
   const char* current = nullptr;
@@ -58,7 +46,7 @@ struct BatchRunner::TensorState {
   int64_t ThroughBytes() const { return 2 * source_numel * itemsize; }
   // Where step j writes: the caller's output for the last step, else the
   // buffer that does not hold its input.
-  char* Target(int j) { return j == last ? out : buffers[flip]; }
+  char* Target(int j) { return j == last ? out : buffers[flip].get(); }
   void Advance(int j, char* target) {
     current = target;
     flip ^= 1;
@@ -71,13 +59,9 @@ struct BatchRunner::CompiledBucket {
   Communicator* comm = nullptr;
   // A bucket of one step runs as that step alone (PlanRunner's path, which
   // sends from and receives into the tensors where it can).
-  std::optional<CompiledStep> single;
-  // With a MemorySpace, the single step's copies around its collective.
-  CompiledCopies before, after;
-  CollectiveIo io;
-  bool calls_collective = false;
+  std::unique_ptr<SpaceWork> single;
   // Several members: each one's packing and unpacking.
-  std::vector<CompiledCopies> pack, unpack;
+  std::vector<std::unique_ptr<SpaceWork>> pack, unpack;
   DType dtype = kWordDType;  // reductions: the members' dtype
   int64_t wire_numel = 0;    // the packed block in `dtype` elements
   int64_t bytes_held = 0;    // members' inputs and outputs, and the wire
@@ -93,23 +77,6 @@ std::string BucketLabel(const Mesh& mesh, size_t b, const Bucket& bucket) {
                       " members)");
 }
 
-// The collective `op` from `send` into `recv` (all_reduce: in place on
-// `recv`), blocks of `block_numel` elements.
-absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
-                            char* recv, int64_t block_numel, DType dtype,
-                            Reduction reduction) {
-  switch (op) {
-    case StepOp::kAllGather:
-      return comm.AllGather(send, recv, block_numel, dtype);
-    case StepOp::kAllReduce:
-      return comm.AllReduce(recv, block_numel, dtype, reduction);
-    case StepOp::kReduceScatter:
-      return comm.ReduceScatter(send, recv, block_numel, dtype, reduction);
-    default:
-      return comm.AllToAll(send, recv, block_numel, dtype);
-  }
-}
-
 absl::Status Labelled(const absl::Status& s, absl::string_view label) {
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(label, ": ", s.message()));
@@ -119,13 +86,15 @@ absl::Status Labelled(const absl::Status& s, absl::string_view label) {
 
 BatchRunner::BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
                          BucketSchedule schedule, int64_t position,
-                         CommunicatorProvider& provider, MemorySpace* space)
+                         CommunicatorProvider& provider, MemorySpace& space,
+                         std::unique_ptr<MemorySpace> own_space)
     : mesh_(mesh),
       plans_(std::move(plans)),
       schedule_(std::move(schedule)),
       position_(position),
       provider_(&provider),
-      space_(space),
+      own_space_(std::move(own_space)),
+      space_(&space),
       timer_(space) {}
 
 BatchRunner::~BatchRunner() = default;
@@ -156,15 +125,21 @@ absl::StatusOr<std::unique_ptr<BatchRunner>> BatchRunner::Compile(
     return absl::InvalidArgumentError(
         absl::StrCat("rank: ", rank, " is not a rank of the mesh"));
   }
+  std::unique_ptr<MemorySpace> host;
+  if (space == nullptr) {
+    host = std::make_unique<HostMemorySpace>();
+    space = host.get();
+  }
   s = ExchangeDigest(mesh, BatchDigest(mesh, ptrs, schedule), rank, provider,
-                     space, DigestNoun(plans.size()));
+                     *space, DigestNoun(plans.size()));
   if (!s.ok()) return s;
-  std::unique_ptr<BatchRunner> runner(new BatchRunner(
-      mesh, std::move(plans), std::move(schedule), position, provider, space));
+  std::unique_ptr<BatchRunner> runner(
+      new BatchRunner(mesh, std::move(plans), std::move(schedule), position,
+                      provider, *space, std::move(host)));
   runner->CompileTensors();
-  s = runner->CompileBuckets(provider);
+  s = runner->PrepareTensors();
+  if (s.ok()) s = runner->CompileBuckets(provider);
   if (s.ok()) s = runner->AllocateBuffers();
-  if (s.ok() && space != nullptr) s = runner->PrepareTables();
   if (!s.ok()) return s;
   return runner;
 }
@@ -218,18 +193,26 @@ void BatchRunner::CompileTensors() {
 }
 
 // A bucket of one step: compiled as the step alone.
-void BatchRunner::CompileSingle(CompiledBucket& c, const BucketMember& m) {
+absl::Status BatchRunner::CompileSingle(CompiledBucket& c,
+                                        const BucketMember& m) {
   const Plan& plan = plans_[m.tensor];
-  c.single = CompileStep(mesh_, plan.tensor, plan.steps[m.step], position_);
-  c.single->comm = c.comm;
-  const WireUse wire = WireOf(*c.single);
+  CompiledStep step =
+      CompileStep(mesh_, plan.tensor, plan.steps[m.step], position_);
+  step.comm = c.comm;
+  const WireUse wire = WireOf(step);
   wire_bytes_[0] = std::max(wire_bytes_[0], wire.in);
   wire_bytes_[1] = std::max(wire_bytes_[1], wire.out);
-  c.bytes_held = StepBytes(*c.single);
+  c.bytes_held = StepBytes(step);
+  absl::StatusOr<std::unique_ptr<SpaceWork>> work =
+      space_->PrepareStep(std::move(step));
+  if (!work.ok()) return work.status();
+  c.single = *std::move(work);
+  return absl::OkStatus();
 }
 
 // A bucket of several members: one collective over their packed blocks.
-void BatchRunner::CompileShared(CompiledBucket& c, const Bucket& bucket) {
+absl::Status BatchRunner::CompileShared(CompiledBucket& c,
+                                        const Bucket& bucket) {
   if (bucket.Reduces()) {
     c.dtype = plans_[bucket.members[0].tensor].tensor.dtype();
   }
@@ -239,9 +222,16 @@ void BatchRunner::CompileShared(CompiledBucket& c, const Bucket& bucket) {
   wire_bytes_[1] = std::max(wire_bytes_[1], wire.out);
   c.bytes_held = BucketLiveBytes(bucket.op, c.layout);
   for (size_t k = 0; k < bucket.members.size(); ++k) {
-    c.pack.push_back({BucketPackProgram(c.layout, bucket.op, k)});
-    c.unpack.push_back({BucketUnpackProgram(c.layout, bucket.op, k)});
+    absl::StatusOr<std::unique_ptr<SpaceWork>> pack =
+        space_->PrepareCopies(BucketPackProgram(c.layout, bucket.op, k));
+    if (!pack.ok()) return pack.status();
+    c.pack.push_back(*std::move(pack));
+    absl::StatusOr<std::unique_ptr<SpaceWork>> unpack =
+        space_->PrepareCopies(BucketUnpackProgram(c.layout, bucket.op, k));
+    if (!unpack.ok()) return unpack.status();
+    c.unpack.push_back(*std::move(unpack));
   }
+  return absl::OkStatus();
 }
 
 absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
@@ -258,101 +248,61 @@ absl::Status BatchRunner::CompileBuckets(CommunicatorProvider& provider) {
       return Labelled(comm.status(), BucketLabel(mesh_, b, bucket));
     }
     c.comm = *comm;
-    if (bucket.members.size() == 1) {
-      CompileSingle(c, bucket.members[0]);
-    } else {
-      CompileShared(c, bucket);
-    }
+    absl::Status s = bucket.members.size() == 1
+                         ? CompileSingle(c, bucket.members[0])
+                         : CompileShared(c, bucket);
+    if (!s.ok()) return s;
     step_bound_ = std::max(step_bound_, c.bytes_held);
   }
   memory_bound_ += wire_bytes_[0] + wire_bytes_[1];
   return absl::OkStatus();
 }
 
-absl::StatusOr<char*> BatchRunner::Reserve(int64_t bytes,
-                                           std::vector<char>& host,
-                                           SpaceBuffer& owned) {
-  if (space_ == nullptr) {
-    host.resize(bytes);
-    return host.data();
+// Every tensor's local steps as work in the space, and the copy through
+// for tensors no step moves.
+absl::Status BatchRunner::PrepareTensors() {
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    TensorState& state = tensors_[t];
+    const Plan& plan = plans_[t];
+    state.local.resize(plan.steps.size());
+    for (size_t j = 0; j < plan.steps.size(); ++j) {
+      if (state.skip[j] || IsCollective(plan.steps[j].op)) continue;
+      absl::StatusOr<std::unique_ptr<SpaceWork>> work = space_->PrepareStep(
+          CompileStep(mesh_, plan.tensor, plan.steps[j], position_));
+      if (!work.ok()) return work.status();
+      state.local[j] = *std::move(work);
+    }
+    if (state.last >= 0) continue;
+    CopyProgram through;
+    through.copies.push_back(
+        ContiguousCopy(CopyBuffer::kIn, 0, CopyBuffer::kOut, 0,
+                       state.source_numel * state.itemsize));
+    absl::StatusOr<std::unique_ptr<SpaceWork>> work =
+        space_->PrepareCopies(through);
+    if (!work.ok()) return work.status();
+    state.through = *std::move(work);
   }
-  absl::StatusOr<SpaceBuffer> buffer = AllocateIn(*space_, bytes);
-  if (!buffer.ok()) return buffer.status();
-  owned = *std::move(buffer);
-  return owned.get();
+  return absl::OkStatus();
 }
 
 absl::Status BatchRunner::AllocateBuffers() {
   for (TensorState& state : tensors_) {
-    for (int i = 0; i < 2; ++i) {
-      absl::StatusOr<char*> b =
-          Reserve(state.buffer_bytes, state.host[i], state.in_space[i]);
+    for (SpaceBuffer& buffer : state.buffers) {
+      absl::StatusOr<SpaceBuffer> b = AllocateIn(*space_, state.buffer_bytes);
       if (!b.ok()) return b.status();
-      state.buffers[i] = *b;
+      buffer = *std::move(b);
     }
   }
   for (int i = 0; i < 2; ++i) {
-    absl::StatusOr<char*> b =
-        Reserve(wire_bytes_[i], host_wire_[i], space_wire_[i]);
+    absl::StatusOr<SpaceBuffer> b = AllocateIn(*space_, wire_bytes_[i]);
     if (!b.ok()) return b.status();
-    wire_[i] = *b;
+    wire_[i] = *std::move(b);
   }
   return absl::OkStatus();
 }
 
-absl::Status BatchRunner::Prepare(CompiledCopies& copies) {
-  absl::StatusOr<const PreparedTable*> table =
-      PrepareProgram(*space_, copies.program);
-  if (!table.ok()) return table.status();
-  copies.table = *table;
-  return absl::OkStatus();
-}
-
-// Every copy the run makes, as the space's tables: local steps, a copy
-// through for tensors no step moves, and every bucket's copies.
-absl::Status BatchRunner::PrepareTables() {
-  absl::Status s;
-  for (size_t t = 0; t < tensors_.size() && s.ok(); ++t) {
-    TensorState& state = tensors_[t];
-    const Plan& plan = plans_[t];
-    state.local.resize(plan.steps.size());
-    for (size_t j = 0; j < plan.steps.size() && s.ok(); ++j) {
-      if (state.skip[j] || IsCollective(plan.steps[j].op)) continue;
-      state.local[j].program =
-          CopiesOf(CompileStep(mesh_, plan.tensor, plan.steps[j], position_))
-              .before;
-      s = Prepare(state.local[j]);
-    }
-    if (s.ok() && state.last < 0) {
-      state.through.program.copies.push_back(
-          ContiguousCopy(CopyBuffer::kIn, 0, CopyBuffer::kOut, 0,
-                         state.source_numel * state.itemsize));
-      s = Prepare(state.through);
-    }
-  }
-  for (CompiledBucket& c : buckets_) {
-    if (c.single.has_value()) {
-      const StepCopies copies = CopiesOf(*c.single);
-      c.before.program = copies.before;
-      c.after.program = copies.after;
-      c.io = copies.io;
-      c.calls_collective = copies.collective;
-      if (s.ok()) s = Prepare(c.before);
-      if (s.ok()) s = Prepare(c.after);
-    }
-    for (CompiledCopies& p : c.pack) s.Update(Prepare(p));
-    for (CompiledCopies& p : c.unpack) s.Update(Prepare(p));
-  }
-  return s;
-}
-
-absl::Status BatchRunner::Move(const CompiledCopies& copies,
-                               const CopyBuffers& buffers) {
-  if (space_ == nullptr) {
-    RunOnHost(copies.program, buffers);
-    return absl::OkStatus();
-  }
-  return space_->Run(*copies.table, buffers);
+CopyBuffers BatchRunner::On(const char* in, char* out) const {
+  return {in, out, wire_[0].get(), wire_[1].get()};
 }
 
 absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
@@ -362,13 +312,8 @@ absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
     if (state.skip[j]) continue;
     const int64_t start = timer_.Now();
     char* target = state.Target(j);
-    if (space_ == nullptr) {
-      RunLocalStep(state.layouts[j], state.itemsize, state.current, target);
-    } else {
-      absl::Status s =
-          Move(state.local[j], {state.current, target, wire_[0], wire_[1]});
-      if (!s.ok()) return Labelled(s, StepLabel({static_cast<int>(t), j}));
-    }
+    absl::Status s = state.local[j]->Run(On(state.current, target));
+    if (!s.ok()) return Labelled(s, StepLabel({static_cast<int>(t), j}));
     state.Advance(j, target);
     timer_.Add(start, timer_.Now(), &stats.step_seconds[t][j]);
     stats.peak_bytes = std::max(stats.peak_bytes, state.bytes[j]);
@@ -377,32 +322,12 @@ absl::Status BatchRunner::AdvanceLocal(size_t t, int until,
   return absl::OkStatus();
 }
 
-// A single step in a MemorySpace: its copies around its collective.
-absl::Status BatchRunner::RunSingleInSpace(const CompiledBucket& c,
-                                           const char* in, char* out) {
-  const CopyBuffers buffers{in, out, wire_[0], wire_[1]};
-  absl::Status s = Move(c.before, buffers);
-  if (s.ok() && c.calls_collective) {
-    const CompiledStep& step = *c.single;
-    s = CallCollective(*c.comm, step.step.op,
-                       ReadableBuffer(c.io.send, buffers) + c.io.send_offset,
-                       WritableBuffer(c.io.recv, buffers), step.block,
-                       step.dtype,
-                       {step.step.reduce_op, step.step.avg_divisor});
-  }
-  if (s.ok()) s = Move(c.after, buffers);
-  return s;
-}
-
 absl::Status BatchRunner::RunSingle(size_t b) {
   const BucketMember& m = schedule_.buckets[b].members[0];
   TensorState& state = tensors_[m.tensor];
   const CompiledBucket& c = buckets_[b];
   char* target = state.Target(m.step);
-  absl::Status s =
-      space_ == nullptr
-          ? ExecuteStep(*c.single, state.current, target, {wire_[0], wire_[1]})
-          : RunSingleInSpace(c, state.current, target);
+  absl::Status s = c.single->Run(On(state.current, target));
   if (!s.ok()) return Labelled(s, StepLabel(m));
   state.Advance(m.step, target);
   return absl::OkStatus();
@@ -414,20 +339,19 @@ absl::Status BatchRunner::RunShared(size_t b) {
   const CompiledBucket& c = buckets_[b];
   absl::Status s;
   for (size_t k = 0; k < bucket.members.size() && s.ok(); ++k) {
-    s = Move(c.pack[k], {tensors_[bucket.members[k].tensor].current, nullptr,
-                         wire_[0], wire_[1]});
+    s = c.pack[k]->Run(On(tensors_[bucket.members[k].tensor].current, nullptr));
   }
   // Members of a group agree on the packed block: when it is empty nothing
   // moves on any of them.
   if (s.ok() && c.Block() > 0) {
-    char* result = bucket.op == StepOp::kAllReduce ? wire_[0] : wire_[1];
-    s = CallCollective(*c.comm, bucket.op, wire_[0], result, c.wire_numel,
+    char* result = wire_[bucket.op == StepOp::kAllReduce ? 0 : 1].get();
+    s = CallCollective(*c.comm, bucket.op, wire_[0].get(), result, c.wire_numel,
                        c.dtype, {bucket.reduce_op, bucket.avg_divisor});
   }
   for (size_t k = 0; k < bucket.members.size() && s.ok(); ++k) {
     TensorState& state = tensors_[bucket.members[k].tensor];
     char* target = state.Target(bucket.members[k].step);
-    s = Move(c.unpack[k], {nullptr, target, wire_[0], wire_[1]});
+    s = c.unpack[k]->Run(On(nullptr, target));
     state.Advance(bucket.members[k].step, target);
   }
   return Labelled(s, BucketLabel(mesh_, b, bucket));
@@ -435,7 +359,7 @@ absl::Status BatchRunner::RunShared(size_t b) {
 
 absl::Status BatchRunner::RunBucket(size_t b, BatchRunStats& stats) {
   stats.peak_bytes = std::max(stats.peak_bytes, buckets_[b].bytes_held);
-  return buckets_[b].single.has_value() ? RunSingle(b) : RunShared(b);
+  return buckets_[b].single != nullptr ? RunSingle(b) : RunShared(b);
 }
 
 void BatchRunner::StartRun(absl::Span<const void* const> in,
@@ -467,13 +391,8 @@ absl::Status BatchRunner::FinishRun(absl::Span<const void* const> in,
     if (!s.ok()) return s;
     if (state.last >= 0) continue;
     st.peak_bytes = std::max(st.peak_bytes, state.ThroughBytes());
-    const char* from = static_cast<const char*>(in[t]);
-    if (space_ == nullptr) {
-      CopyBytes(state.out, from, state.source_numel * state.itemsize);
-    } else {
-      s = Move(state.through, {from, state.out, wire_[0], wire_[1]});
-      if (!s.ok()) return Labelled(s, TensorLabel(t) + "copy");
-    }
+    s = state.through->Run(On(static_cast<const char*>(in[t]), state.out));
+    if (!s.ok()) return Labelled(s, TensorLabel(t) + "copy");
   }
   return absl::OkStatus();
 }
@@ -506,7 +425,7 @@ absl::Status BatchRunner::Run(absl::Span<const void* const> in,
   // The run's one wait (its collectives, then what follows the last one),
   // then its times.
   if (s.ok()) s = provider_->Drain();
-  if (s.ok() && space_ != nullptr) s = space_->Synchronize();
+  if (s.ok()) s = space_->Synchronize();
   if (s.ok()) s = timer_.Resolve();
   if (!s.ok()) return s;
   for (size_t b = 0; b < buckets_.size(); ++b) {

@@ -22,16 +22,16 @@
 // words (every dtype's size is a multiple of 2). Reduction buckets hold one
 // dtype and reduce in it.
 //
-// Where data lives: without a MemorySpace, host memory (the Gloo backend),
-// moved by the CPU, all_to_all packing overlapped with the exchange. With
-// one (executor/memory_space.h: device memory for NCCL), every copy —
-// local steps, packing, unpacking — is compiled into the space's tables
-// at Compile (copy_program.h's CopiesOf, bucket_copies.h), the runner's
-// buffers are the space's, the caller's `in` and `out` must be too, and
-// Run enqueues everything, each collective ordered after the copies before
-// it (by the backend, on the device), and waits once at its end: for its
-// collectives (CommunicatorProvider::Drain), then for the copies after the
-// last one (MemorySpace::Synchronize).
+// Where data lives: in a MemorySpace (executor/memory_space.h), host
+// memory when none is given. At Compile every piece of the run (each local
+// step, each bucket's step or its members' packing and unpacking, the copy
+// of a tensor no step moves) is prepared in the space, the runner's buffers
+// are the space's, and the caller's `in` and `out` must be too. Run runs
+// the pieces in order, each collective after the copies before it (on a
+// device: ordered by the backend), and waits once at its end: for its
+// collectives (CommunicatorProvider::Drain), then for what the space still
+// runs (MemorySpace::Synchronize). On host memory a step runs as
+// ExecuteStep does and everything is done when its call returns.
 //
 // Not thread-safe: one Run at a time per runner.
 #ifndef RESHARD_EXECUTOR_BATCH_RUNNER_H_
@@ -77,7 +77,8 @@ class BatchRunner {
   // digests differ; the provider's error (naming the bucket) when a
   // communicator cannot be created; the space's error when its buffers or
   // tables cannot be had. Collective: every rank of the mesh compiles the
-  // same batch at the same time. `space`, when given, outlives the runner.
+  // same batch at the same time. `space`, when given, outlives the runner;
+  // null means host memory (a HostMemorySpace of the runner's own).
   static absl::StatusOr<std::unique_ptr<BatchRunner>> Compile(
       const Mesh& mesh, std::vector<Plan> plans, BucketSchedule schedule,
       int64_t rank, CommunicatorProvider& provider,
@@ -104,24 +105,21 @@ class BatchRunner {
 
   struct TensorState;     // one tensor's layouts, buffers and progress
   struct CompiledBucket;  // one bucket's layout and communicator
-  struct CompiledCopies;  // a copy program, and its table in the space
   ~BatchRunner();
 
  private:
   BatchRunner(const Mesh& mesh, std::vector<Plan> plans,
               BucketSchedule schedule, int64_t position,
-              CommunicatorProvider& provider, MemorySpace* space);
-  // Compile's phases: layouts and sizes, buckets and their communicators,
-  // the buffers, and (with a space) every copy as the space's tables.
+              CommunicatorProvider& provider, MemorySpace& space,
+              std::unique_ptr<MemorySpace> own_space);
+  // Compile's phases: layouts and sizes, the tensors' local work in the
+  // space, buckets with their communicators and work, the buffers.
   void CompileTensors();
+  absl::Status PrepareTensors();
   absl::Status CompileBuckets(CommunicatorProvider& provider);
-  void CompileSingle(CompiledBucket& c, const BucketMember& m);
-  void CompileShared(CompiledBucket& c, const Bucket& bucket);
+  absl::Status CompileSingle(CompiledBucket& c, const BucketMember& m);
+  absl::Status CompileShared(CompiledBucket& c, const Bucket& bucket);
   absl::Status AllocateBuffers();
-  absl::StatusOr<char*> Reserve(int64_t bytes, std::vector<char>& host,
-                                SpaceBuffer& owned);
-  absl::Status PrepareTables();
-  absl::Status Prepare(CompiledCopies& copies);
 
   // Run's phases.
   void StartRun(absl::Span<const void* const> in, absl::Span<void* const> out,
@@ -130,12 +128,10 @@ class BatchRunner {
   absl::Status AdvanceLocal(size_t t, int until, BatchRunStats& stats);
   absl::Status RunBucket(size_t b, BatchRunStats& stats);
   absl::Status RunSingle(size_t b);  // a bucket of one step
-  absl::Status RunSingleInSpace(const CompiledBucket& c, const char* in,
-                                char* out);
   absl::Status RunShared(size_t b);  // a bucket of several
   absl::Status FinishRun(absl::Span<const void* const> in, BatchRunStats& st);
-  // Runs copies on host memory, or enqueues their table in the space.
-  absl::Status Move(const CompiledCopies& copies, const CopyBuffers& buffers);
+  // The four buffers of a piece of work: `in` and `out`, and the wires.
+  CopyBuffers On(const char* in, char* out) const;
   // How errors name tensor t ("" when the batch is one plan) and a step.
   std::string TensorLabel(size_t t) const;
   std::string StepLabel(const BucketMember& m) const;
@@ -145,7 +141,8 @@ class BatchRunner {
   BucketSchedule schedule_;
   int64_t position_;
   CommunicatorProvider* provider_;  // Compile's: it owns the communicators
-  MemorySpace* space_;              // null: host memory
+  std::unique_ptr<MemorySpace> own_space_;  // host memory, when given none
+  MemorySpace* space_;
   RunTimer timer_;
   int64_t memory_bound_ = 0;
   int64_t step_bound_ = 0;
@@ -153,9 +150,7 @@ class BatchRunner {
   std::vector<CompiledBucket> buckets_;
   // The largest bucket's packed wire buffers, in and out.
   int64_t wire_bytes_[2] = {0, 0};
-  std::vector<char> host_wire_[2];
-  SpaceBuffer space_wire_[2];
-  char* wire_[2] = {nullptr, nullptr};
+  SpaceBuffer wire_[2];
 };
 
 }  // namespace reshard::executor

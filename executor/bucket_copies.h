@@ -2,9 +2,9 @@
 // packs its send boxes from its tensor (kIn) into its place in every packed
 // block of the wire (kWireIn), and unpacks its output (kOut) from the
 // collective's result (kWireOut; kWireIn for all_reduce, which runs in
-// place). The bucket's wire format is planner/bucket_layout.h's. Both run
-// paths run these: the host path on host memory (RunOnHost), a
-// MemorySpace as device tables.
+// place). The bucket's wire format is planner/bucket_layout.h's. Every
+// MemorySpace runs them: host memory by RunOnHost, a TableSpace as device
+// tables.
 #ifndef RESHARD_EXECUTOR_BUCKET_COPIES_H_
 #define RESHARD_EXECUTOR_BUCKET_COPIES_H_
 

@@ -184,23 +184,6 @@ StepCopies CopiesOf(const CompiledStep& c) {
   return s;
 }
 
-char* WritableBuffer(CopyBuffer b, const CopyBuffers& buffers) {
-  switch (b) {
-    case CopyBuffer::kOut:
-      return buffers.out;
-    case CopyBuffer::kWireIn:
-      return buffers.wire_in;
-    case CopyBuffer::kWireOut:
-      return buffers.wire_out;
-    default:
-      return nullptr;  // the input is never written
-  }
-}
-
-const char* ReadableBuffer(CopyBuffer b, const CopyBuffers& buffers) {
-  return b == CopyBuffer::kIn ? buffers.in : WritableBuffer(b, buffers);
-}
-
 void RunOnHost(const CopyProgram& program, const CopyBuffers& buffers) {
   for (const ZeroFill& fill : program.fills) {
     if (fill.bytes > 0) {

@@ -14,12 +14,11 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "executor/copy_buffers.h"
 #include "executor/step_exec.h"
 #include "planner/local_layout.h"
 
 namespace reshard::executor {
-
-enum class CopyBuffer { kIn, kOut, kWireIn, kWireOut };
 
 // `loops` outer dims (outermost first) of `run_bytes` contiguous bytes.
 struct StridedCopy {
@@ -83,18 +82,6 @@ StridedCopy UnpackCopy(absl::Span<const int64_t> shape, const Box& box,
 // The copies of `c` as ExecuteStep does them on host memory, fast paths
 // (direct_send, direct_recv) included; nothing for a skipped step.
 StepCopies CopiesOf(const CompiledStep& c);
-
-// The four buffers a program runs on (host pointers here).
-struct CopyBuffers {
-  const char* in = nullptr;
-  char* out = nullptr;
-  char* wire_in = nullptr;
-  char* wire_out = nullptr;
-};
-
-// The buffer `b` names; the input is read only (null as a target).
-char* WritableBuffer(CopyBuffer b, const CopyBuffers& buffers);
-const char* ReadableBuffer(CopyBuffer b, const CopyBuffers& buffers);
 
 // Runs `program` on host memory.
 void RunOnHost(const CopyProgram& program, const CopyBuffers& buffers);

@@ -11,20 +11,14 @@
 namespace reshard::executor {
 namespace {
 
-// The kernel indexes buffers by these values (executor/nccl/copy_kernel.h).
-static_assert(static_cast<int>(CopyBuffer::kIn) == 0 &&
-              static_cast<int>(CopyBuffer::kOut) == 1 &&
-              static_cast<int>(CopyBuffer::kWireIn) == 2 &&
-              static_cast<int>(CopyBuffer::kWireOut) == 3);
-
 int64_t Runs(const StridedCopy& copy) {
   int64_t runs = 1;
   for (int64_t count : copy.counts) runs *= count;
   return runs;
 }
 
-std::string BufferName(int32_t b) {
-  switch (static_cast<CopyBuffer>(b)) {
+std::string BufferName(CopyBuffer b) {
+  switch (b) {
     case CopyBuffer::kIn:
       return "in";
     case CopyBuffer::kOut:
@@ -38,7 +32,7 @@ std::string BufferName(int32_t b) {
 
 // Every unit's and pitched row's destination range [begin, end), by
 // buffer.
-using Written = std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>>;
+using Written = std::map<CopyBuffer, std::vector<std::pair<int64_t, int64_t>>>;
 
 Written WrittenRanges(const DeviceCopyTable& table) {
   Written written;
@@ -57,8 +51,9 @@ Written WrittenRanges(const DeviceCopyTable& table) {
 }
 
 // Every copy's source and destination buffer.
-std::vector<std::pair<int32_t, int32_t>> Ends(const DeviceCopyTable& table) {
-  std::vector<std::pair<int32_t, int32_t>> ends;
+std::vector<std::pair<CopyBuffer, CopyBuffer>> Ends(
+    const DeviceCopyTable& table) {
+  std::vector<std::pair<CopyBuffer, CopyBuffer>> ends;
   for (const DeviceCopyOp& op : table.ops) ends.push_back({op.from, op.to});
   for (const PitchedCopy& p : table.pitched) ends.push_back({p.from, p.to});
   return ends;
@@ -79,8 +74,8 @@ DeviceCopyTable EncodeForDevice(const CopyProgram& program,
       continue;
     }
     DeviceCopyOp op;
-    op.from = static_cast<int32_t>(copy.from);
-    op.to = static_cast<int32_t>(copy.to);
+    op.from = copy.from;
+    op.to = copy.to;
     op.loops = static_cast<int32_t>(copy.counts.size());
     op.dims_at = static_cast<int32_t>(table.dims.size());
     op.from_offset = copy.from_offset;
@@ -102,7 +97,7 @@ DeviceCopyTable EncodeForDevice(const CopyProgram& program,
 }
 
 absl::Status CheckParallel(const DeviceCopyTable& table) {
-  const std::vector<std::pair<int32_t, int32_t>> ends = Ends(table);
+  const std::vector<std::pair<CopyBuffer, CopyBuffer>> ends = Ends(table);
   for (const auto& reader : ends) {
     for (const auto& writer : ends) {
       if (reader.first == writer.second) {
@@ -136,10 +131,9 @@ void RunTableOnHost(const DeviceCopyTable& table, const CopyBuffers& buffers) {
     const UnitCopy c =
         LocateUnit(table.ops.data(), static_cast<int32_t>(table.ops.size()),
                    table.dims.data(), u);
-    std::memcpy(
-        WritableBuffer(static_cast<CopyBuffer>(c.to), buffers) + c.to_at,
-        ReadableBuffer(static_cast<CopyBuffer>(c.from), buffers) + c.from_at,
-        static_cast<size_t>(c.bytes));
+    std::memcpy(WritableBuffer(c.to, buffers) + c.to_at,
+                ReadableBuffer(c.from, buffers) + c.from_at,
+                static_cast<size_t>(c.bytes));
   }
   for (const PitchedCopy& p : table.pitched) RunPitchedOnHost(p, buffers);
 }

@@ -13,11 +13,8 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define RESHARD_HOST_DEVICE __host__ __device__
-#else
-#define RESHARD_HOST_DEVICE
-#endif
+#include "executor/copy_buffers.h"
+#include "executor/host_device.h"
 
 namespace reshard::executor {
 
@@ -43,8 +40,8 @@ RESHARD_HOST_DEVICE inline int LanesPerUnit(int64_t max_unit_bytes) {
 // Its loops live in the table's `dims`: `loops` counts (outermost first),
 // then as many source strides, then as many destination strides (bytes).
 struct DeviceCopyOp {
-  int32_t from = 0;  // CopyBuffer
-  int32_t to = 0;    // CopyBuffer
+  CopyBuffer from = CopyBuffer::kIn;
+  CopyBuffer to = CopyBuffer::kOut;
   int32_t loops = 0;
   int32_t dims_at = 0;
   int64_t from_offset = 0;  // bytes
@@ -53,12 +50,14 @@ struct DeviceCopyOp {
   int64_t chunks_per_run = 0;
   int64_t first_unit = 0;  // units of the ops before this one
 };
+// Uploaded byte for byte: the host's layout is the kernel's.
+static_assert(sizeof(DeviceCopyOp) == 56);
 
 // What one unit copies: `bytes` from byte `from_at` of buffer `from` to
 // byte `to_at` of buffer `to`.
 struct UnitCopy {
-  int32_t from = 0;
-  int32_t to = 0;
+  CopyBuffer from = CopyBuffer::kIn;
+  CopyBuffer to = CopyBuffer::kOut;
   int64_t from_at = 0;
   int64_t to_at = 0;
   int64_t bytes = 0;
@@ -103,8 +102,8 @@ RESHARD_HOST_DEVICE inline UnitCopy LocateUnit(const DeviceCopyOp* ops,
 // past each side's offset (cudaPitchedPtr's pitch and ysize). Depth 1 is
 // a cudaMemcpy2DAsync, more a cudaMemcpy3DAsync.
 struct PitchedCopy {
-  int32_t from = 0;  // CopyBuffer
-  int32_t to = 0;    // CopyBuffer
+  CopyBuffer from = CopyBuffer::kIn;
+  CopyBuffer to = CopyBuffer::kOut;
   int64_t from_offset = 0;
   int64_t to_offset = 0;
   int64_t width = 0;

@@ -9,33 +9,29 @@ namespace reshard::executor {
 namespace {
 
 // All-gathers one int64 per member of `world` into `digests` (this
-// member's slot already filled). With a space, through a buffer of the
-// space: a backend on device memory (NCCL) cannot read host memory, and
-// its call returns before the digests arrive (Drain waits for them).
+// member's slot already filled), through a buffer of the space: a backend
+// on device memory (NCCL) cannot read host memory, and its call returns
+// before the digests arrive (Drain waits for them).
 absl::Status GatherDigests(CommunicatorProvider& provider, Communicator& world,
-                           MemorySpace* space, std::vector<int64_t>& digests) {
+                           MemorySpace& space, std::vector<int64_t>& digests) {
   const int64_t index = world.index();
   char* host = reinterpret_cast<char*>(digests.data());
   const int64_t slot = sizeof(int64_t);
-  if (space == nullptr) {
-    return world.AllGather(host + index * slot, host, 1, DType::kInt64);
-  }
   const int64_t bytes = slot * static_cast<int64_t>(digests.size());
-  absl::StatusOr<SpaceBuffer> buffer = AllocateIn(*space, bytes);
+  absl::StatusOr<SpaceBuffer> buffer = AllocateIn(space, bytes);
   if (!buffer.ok()) return buffer.status();
   char* data = buffer->get();
-  absl::Status s =
-      space->Upload(data + index * slot, host + index * slot, slot);
+  absl::Status s = space.Upload(data + index * slot, host + index * slot, slot);
   if (s.ok()) s = world.AllGather(data + index * slot, data, 1, DType::kInt64);
   if (s.ok()) s = provider.Drain();
-  if (s.ok()) s = space->Download(host, data, bytes);
+  if (s.ok()) s = space.Download(host, data, bytes);
   return s;
 }
 
 }  // namespace
 
 absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
-                            CommunicatorProvider& provider, MemorySpace* space,
+                            CommunicatorProvider& provider, MemorySpace& space,
                             absl::string_view what) {
   if (mesh.world_size() == 1) return absl::OkStatus();
   std::vector<int64_t> ranks;

@@ -1,8 +1,7 @@
 // Ranks agree on what they run before any data-sized message (docs/DESIGN.md
 // §6.1): every rank of the mesh all-gathers a 64-bit digest (of a plan, or
 // of a batch and its schedule) over the whole mesh in one fixed-size
-// collective. Shared by PlanRunner and BatchRunner. The digests travel in
-// the run's memory space when it has one (the backend's memory).
+// collective, in the run's memory space (the backend's memory).
 #ifndef RESHARD_EXECUTOR_DIGEST_EXCHANGE_H_
 #define RESHARD_EXECUTOR_DIGEST_EXCHANGE_H_
 
@@ -18,10 +17,10 @@ namespace reshard::executor {
 // Every rank of `mesh` contributes `digest`; OK when all agree, otherwise
 // FAILED_PRECONDITION naming the ranks whose digest differs from this
 // rank's (`what` names what the digest is of: "plan", "batch"). The
-// provider's error when the world communicator cannot be created. With a
-// `space` (null: host memory), the collective's buffer is the space's.
+// provider's error when the world communicator cannot be created. The
+// collective's buffer is `space`'s.
 absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
-                            CommunicatorProvider& provider, MemorySpace* space,
+                            CommunicatorProvider& provider, MemorySpace& space,
                             absl::string_view what);
 
 }  // namespace reshard::executor

@@ -1,4 +1,4 @@
-// The device path's logic on host memory: a MemorySpace whose buffers are
+// The device path's logic on host memory: a TableSpace whose buffers are
 // host allocations and whose tables run unit by unit (RunTableOnHost), as
 // the CUDA kernel runs them. With a host backend (Gloo) it runs whole
 // plans and batches the way a GPU does, so tests on every machine hold
@@ -6,29 +6,38 @@
 #ifndef RESHARD_EXECUTOR_HOST_TABLE_SPACE_H_
 #define RESHARD_EXECUTOR_HOST_TABLE_SPACE_H_
 
-#include <chrono>
 #include <deque>
 #include <string>
-#include <vector>
 
-#include "executor/memory_space.h"
+#include "absl/strings/string_view.h"
+#include "executor/host_memory.h"
+#include "executor/table_space.h"
 
 namespace reshard::executor {
 
-class HostTableSpace : public MemorySpace {
+class HostTableSpace : public TableSpace {
  public:
-  std::string name() const override { return "host tables"; }
-  absl::StatusOr<char*> Allocate(int64_t bytes) override;
-  void Free(char* buffer) override;
-  absl::StatusOr<const PreparedTable*> Prepare(DeviceCopyTable table) override;
-  absl::Status Run(const PreparedTable& table,
-                   const CopyBuffers& buffers) override;
+  std::string name() const override { return std::string(kName); }
+  absl::StatusOr<char*> Allocate(int64_t bytes) override {
+    return memory_.Allocate(bytes);
+  }
+  void Free(char* buffer) override { HostMemory::Free(buffer); }
+  absl::StatusOr<const PreparedTable*> PrepareTable(
+      DeviceCopyTable table) override;
+  absl::Status RunTable(const PreparedTable& table,
+                        const CopyBuffers& buffers) override;
   absl::Status Synchronize() override;
-  absl::StatusOr<int64_t> Mark() override;
-  absl::StatusOr<double> Between(int64_t from, int64_t to) override;
-  void ClearMarks() override { marks_.clear(); }
-  absl::Status Upload(char* to, const char* from, int64_t bytes) override;
-  absl::Status Download(char* to, const char* from, int64_t bytes) override;
+  absl::StatusOr<int64_t> Mark() override { return memory_.Mark(); }
+  absl::StatusOr<double> Between(int64_t from, int64_t to) override {
+    return memory_.Between(from, to);
+  }
+  void ClearMarks() override { memory_.ClearMarks(); }
+  absl::Status Upload(char* to, const char* from, int64_t bytes) override {
+    return HostMemory::Copy(to, from, bytes);
+  }
+  absl::Status Download(char* to, const char* from, int64_t bytes) override {
+    return HostMemory::Copy(to, from, bytes);
+  }
 
   // How many tables ran and how many times the host waited (tests count
   // them: one wait per run).
@@ -36,8 +45,9 @@ class HostTableSpace : public MemorySpace {
   int64_t synchronizations() const { return synchronizations_; }
 
  private:
+  static constexpr absl::string_view kName = "host tables";
+  HostMemory memory_{kName};
   std::deque<PreparedTable> tables_;
-  std::vector<std::chrono::steady_clock::time_point> marks_;
   int64_t tables_run_ = 0;
   int64_t synchronizations_ = 0;
 };

@@ -8,9 +8,4 @@ absl::StatusOr<SpaceBuffer> AllocateIn(MemorySpace& space, int64_t bytes) {
   return SpaceBuffer(&space, *data);
 }
 
-absl::StatusOr<const PreparedTable*> PrepareProgram(
-    MemorySpace& space, const CopyProgram& program) {
-  return space.Prepare(EncodeForDevice(program));
-}
-
 }  // namespace reshard::executor

@@ -1,40 +1,47 @@
 // Where a run's buffers live and how its data movement runs there
-// (docs/DESIGN.md §6.1). The host path of BatchRunner needs none of this:
-// it moves bytes with the CPU and lets the backend overlap packing with
-// sending. A MemorySpace is the other path, the one a GPU needs: every
-// copy a run makes is compiled once into a DeviceCopyTable
-// (executor/device_copy_table.h) and enqueued in the space, the tensors
-// and wire buffers are the space's, and the host waits once per run
-// (the backend's Drain, then Synchronize). HostTableSpace runs the same tables
-// on host memory so every machine tests the device path's logic; the CUDA space
-// runs them with one kernel launch each (executor/nccl/cuda_memory_space.h).
+// (docs/DESIGN.md §6.1). BatchRunner has one run path: at Compile it
+// prepares every piece of the run in its space (a step, or a copy program
+// that packs or unpacks a bucket), and at Run it runs them in order on the
+// space's buffers, then waits once (the backend's Drain, then Synchronize).
+// The spaces:
+// - HostMemorySpace (executor/host_memory_space.h): host memory moved by
+//   the CPU, the Gloo backend's; the runner's own when none is given.
+// - TableSpace (executor/table_space.h): every copy compiled into a
+//   DeviceCopyTable and enqueued, the path a GPU needs. The CUDA space runs
+//   a table with one kernel launch (executor/nccl/cuda_memory_space.h);
+//   HostTableSpace runs it unit by unit on host memory, so every machine
+//   tests the device path's logic.
 #ifndef RESHARD_EXECUTOR_MEMORY_SPACE_H_
 #define RESHARD_EXECUTOR_MEMORY_SPACE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "executor/copy_buffers.h"
 #include "executor/copy_program.h"
-#include "executor/device_copy_table.h"
+#include "executor/step_exec.h"
 
 namespace reshard::executor {
 
-// A table made ready to run in a space (on a GPU: its ops and loops
-// uploaded once, at compile time). Owned by the space that prepared it.
-struct PreparedTable {
-  DeviceCopyTable table;
-  const void* device_ops = nullptr;   // the space's copy of table.ops
-  const void* device_dims = nullptr;  // the space's copy of table.dims
+// A piece of a run, prepared in a space at Compile.
+class SpaceWork {
+ public:
+  virtual ~SpaceWork() = default;
+  // Runs (in a device space: enqueues) the work on `buffers`, the space's
+  // pointers, after everything run before. The collective's or the
+  // space's error.
+  virtual absl::Status Run(const CopyBuffers& buffers) const = 0;
 };
 
 class MemorySpace {
  public:
   virtual ~MemorySpace() = default;
 
-  // Names the space in errors and reports ("host tables", "cuda:0").
+  // Names the space in errors and reports ("host", "cuda:0").
   virtual std::string name() const = 0;
 
   // `bytes` of the space's memory (a valid pointer even for 0 bytes);
@@ -42,18 +49,18 @@ class MemorySpace {
   virtual absl::StatusOr<char*> Allocate(int64_t bytes) = 0;
   virtual void Free(char* buffer) = 0;
 
-  // Makes `table` runnable here; the result lives as long as the space.
-  virtual absl::StatusOr<const PreparedTable*> Prepare(
-      DeviceCopyTable table) = 0;
-  // Enqueues the table's fills, then its copies, on `buffers` (this
-  // space's pointers), after everything enqueued before.
-  virtual absl::Status Run(const PreparedTable& table,
-                           const CopyBuffers& buffers) = 0;
-  // Waits until everything enqueued is done: once per run.
+  // `step` (its communicator set for a collective) as work on the step's
+  // input, output and wire buffers: what ExecuteStep does.
+  virtual absl::StatusOr<std::unique_ptr<SpaceWork>> PrepareStep(
+      CompiledStep step) = 0;
+  // `program` as work: what RunOnHost does.
+  virtual absl::StatusOr<std::unique_ptr<SpaceWork>> PrepareCopies(
+      const CopyProgram& program) = 0;
+  // Waits until everything run is done: once per run.
   virtual absl::Status Synchronize() = 0;
 
-  // Timing (executor/run_timer.h): a mark is a timestamp enqueued after the
-  // work enqueued so far (on a GPU, a CUDA event), its index returned;
+  // Timing (executor/run_timer.h): a mark is a timestamp taken after the
+  // work run so far (on a GPU, a CUDA event), its index returned;
   // Between reads the seconds from one mark to another once Synchronize
   // has returned; ClearMarks forgets them when a run starts.
   virtual absl::StatusOr<int64_t> Mark() = 0;
@@ -94,10 +101,6 @@ class SpaceBuffer {
 
 // `bytes` of `space`, owned.
 absl::StatusOr<SpaceBuffer> AllocateIn(MemorySpace& space, int64_t bytes);
-
-// Encodes `program` for the device and prepares it in `space`.
-absl::StatusOr<const PreparedTable*> PrepareProgram(MemorySpace& space,
-                                                    const CopyProgram& program);
 
 }  // namespace reshard::executor
 

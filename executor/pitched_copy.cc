@@ -38,8 +38,8 @@ std::optional<PitchedCopy> AsPitched(const StridedCopy& copy) {
   const std::vector<Loop> loops = RealLoops(copy);
   if (copy.run_bytes <= 0 || loops.size() > 2) return std::nullopt;
   PitchedCopy p;
-  p.from = static_cast<int32_t>(copy.from);
-  p.to = static_cast<int32_t>(copy.to);
+  p.from = copy.from;
+  p.to = copy.to;
   p.from_offset = copy.from_offset;
   p.to_offset = copy.to_offset;
   p.width = copy.run_bytes;
@@ -75,9 +75,8 @@ bool WorthPitched(const PitchedCopy& copy, const PitchedPolicy& policy) {
 }
 
 void RunPitchedOnHost(const PitchedCopy& copy, const CopyBuffers& buffers) {
-  const char* from =
-      ReadableBuffer(static_cast<CopyBuffer>(copy.from), buffers);
-  char* to = WritableBuffer(static_cast<CopyBuffer>(copy.to), buffers);
+  const char* from = ReadableBuffer(copy.from, buffers);
+  char* to = WritableBuffer(copy.to, buffers);
   ForEachPitchedRow(copy, [&](int64_t from_at, int64_t to_at) {
     std::memcpy(to + to_at, from + from_at, static_cast<size_t>(copy.width));
   });

@@ -3,20 +3,15 @@
 namespace reshard::executor {
 
 void RunTimer::Start() {
-  host_.clear();
   spans_.clear();
   error_ = absl::OkStatus();
-  if (space_ != nullptr) space_->ClearMarks();
+  space_->ClearMarks();
 }
 
 int64_t RunTimer::Now() {
-  if (space_ != nullptr) {
-    absl::StatusOr<int64_t> mark = space_->Mark();
-    error_.Update(mark.status());
-    return mark.ok() ? *mark : 0;
-  }
-  host_.push_back(std::chrono::steady_clock::now());
-  return static_cast<int64_t>(host_.size()) - 1;
+  absl::StatusOr<int64_t> mark = space_->Mark();
+  error_.Update(mark.status());
+  return mark.ok() ? *mark : 0;
 }
 
 void RunTimer::Add(int64_t from, int64_t to, double* into) {
@@ -26,12 +21,6 @@ void RunTimer::Add(int64_t from, int64_t to, double* into) {
 absl::Status RunTimer::Resolve() {
   if (!error_.ok()) return error_;
   for (const Span& span : spans_) {
-    if (space_ == nullptr) {
-      *span.into +=
-          std::chrono::duration<double>(host_[span.to] - host_[span.from])
-              .count();
-      continue;
-    }
     absl::StatusOr<double> seconds = space_->Between(span.from, span.to);
     if (!seconds.ok()) return seconds.status();
     *span.into += *seconds;

@@ -1,13 +1,11 @@
-// The times of one run's parts (BatchRunStats). On host memory they come
-// from the host clock. In a MemorySpace they come from the space's marks,
-// enqueued with the work (CUDA events on a GPU): copies there are
-// asynchronous, so the host clock would time their enqueueing, not their
-// work. Every time is read once the run's one wait is over (Resolve), so
-// timing adds no host synchronization.
+// The times of one run's parts (BatchRunStats), from the space's marks:
+// host timestamps on host memory, CUDA events enqueued with the work on a
+// GPU, where copies are asynchronous and the host clock would time their
+// enqueueing, not their work. Every time is read once the run's one wait is
+// over (Resolve), so timing adds no host synchronization.
 #ifndef RESHARD_EXECUTOR_RUN_TIMER_H_
 #define RESHARD_EXECUTOR_RUN_TIMER_H_
 
-#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -18,8 +16,7 @@ namespace reshard::executor {
 
 class RunTimer {
  public:
-  // `space` null: the host clock.
-  explicit RunTimer(MemorySpace* space) : space_(space) {}
+  explicit RunTimer(MemorySpace& space) : space_(&space) {}
 
   // Forgets the last run's points and spans.
   void Start();
@@ -39,7 +36,6 @@ class RunTimer {
     double* into;
   };
   MemorySpace* space_;
-  std::vector<std::chrono::steady_clock::time_point> host_;
   std::vector<Span> spans_;
   absl::Status error_;  // the first mark that failed
 };

@@ -125,4 +125,19 @@ absl::Status ExecuteStep(const CompiledStep& c, const char* in, char* out,
   }
 }
 
+absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
+                            char* recv, int64_t block_numel, DType dtype,
+                            Reduction reduction) {
+  switch (op) {
+    case StepOp::kAllGather:
+      return comm.AllGather(send, recv, block_numel, dtype);
+    case StepOp::kAllReduce:
+      return comm.AllReduce(recv, block_numel, dtype, reduction);
+    case StepOp::kReduceScatter:
+      return comm.ReduceScatter(send, recv, block_numel, dtype, reduction);
+    default:
+      return comm.AllToAll(send, recv, block_numel, dtype);
+  }
+}
+
 }  // namespace reshard::executor

@@ -59,6 +59,13 @@ struct Wires {
 absl::Status ExecuteStep(const CompiledStep& c, const char* in, char* out,
                          Wires wires);
 
+// The collective `op` from `send` into `recv` (all_reduce: in place on
+// `recv`), blocks of `block_numel` elements: how a step's or a bucket's
+// copies call its collective. Its status.
+absl::Status CallCollective(Communicator& comm, StepOp op, const char* send,
+                            char* recv, int64_t block_numel, DType dtype,
+                            Reduction reduction);
+
 }  // namespace reshard::executor
 
 #endif  // RESHARD_EXECUTOR_STEP_EXEC_H_

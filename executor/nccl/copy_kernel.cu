@@ -3,23 +3,6 @@
 namespace reshard::executor {
 namespace {
 
-__device__ const char* Source(const DeviceCopyBuffers& b, int32_t which) {
-  switch (which) {
-    case 0:
-      return b.in;
-    case 1:
-      return b.out;
-    case 2:
-      return b.wire_in;
-    default:
-      return b.wire_out;
-  }
-}
-
-__device__ char* Target(const DeviceCopyBuffers& b, int32_t which) {
-  return const_cast<char*>(Source(b, which));
-}
-
 // A unit's `lanes` threads (this one is `lane`) copy `bytes` in words of
 // T (both ends aligned to T and `bytes` a multiple of it).
 // A unit is at most kDeviceChunkBytes: 32-bit indices suffice.
@@ -55,7 +38,7 @@ __device__ void CopyUnit(const char* from, char* to, int64_t bytes, int lane,
 // unit at a time, striding over the grid's groups.
 __global__ void CopyUnitsKernel(const DeviceCopyOp* ops, int32_t op_count,
                                 const int64_t* dims, int64_t units, int lanes,
-                                DeviceCopyBuffers buffers) {
+                                CopyBuffers buffers) {
   const int shift = __ffs(lanes) - 1;
   const int64_t groups = kDeviceCopyThreads >> shift;
   const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
@@ -63,8 +46,8 @@ __global__ void CopyUnitsKernel(const DeviceCopyOp* ops, int32_t op_count,
       static_cast<int64_t>(blockIdx.x) * groups + (threadIdx.x >> shift);
   for (int64_t u = first; u < units; u += gridDim.x * groups) {
     const UnitCopy c = LocateUnit(ops, op_count, dims, u);
-    CopyUnit(Source(buffers, c.from) + c.from_at,
-             Target(buffers, c.to) + c.to_at, c.bytes, lane, lanes);
+    CopyUnit(ReadableBuffer(c.from, buffers) + c.from_at,
+             WritableBuffer(c.to, buffers) + c.to_at, c.bytes, lane, lanes);
   }
 }
 
@@ -72,8 +55,7 @@ __global__ void CopyUnitsKernel(const DeviceCopyOp* ops, int32_t op_count,
 
 cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
                             const int64_t* dims, int64_t units, int lanes,
-                            const DeviceCopyBuffers& buffers,
-                            cudaStream_t stream) {
+                            const CopyBuffers& buffers, cudaStream_t stream) {
   if (units <= 0) return cudaSuccess;
   constexpr int64_t kMaxBlocks = 8192;  // grid-stride beyond this
   const int64_t groups = kDeviceCopyThreads / lanes;
@@ -85,20 +67,18 @@ cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
 }
 
 cudaError_t EnqueuePitchedCopy(const PitchedCopy& copy,
-                               const DeviceCopyBuffers& buffers,
+                               const CopyBuffers& buffers,
                                cudaStream_t stream) {
-  const char* bases[] = {buffers.in, buffers.out, buffers.wire_in,
-                         buffers.wire_out};
-  char* from = const_cast<char*>(bases[copy.from]) + copy.from_offset;
-  char* to = const_cast<char*>(bases[copy.to]) + copy.to_offset;
+  const char* from = ReadableBuffer(copy.from, buffers) + copy.from_offset;
+  char* to = WritableBuffer(copy.to, buffers) + copy.to_offset;
   if (copy.depth == 1) {
     return cudaMemcpy2DAsync(to, copy.to_pitch, from, copy.from_pitch,
                              copy.width, copy.height, cudaMemcpyDeviceToDevice,
                              stream);
   }
   cudaMemcpy3DParms p = {};
-  p.srcPtr = make_cudaPitchedPtr(from, copy.from_pitch, copy.width,
-                                 copy.from_slice_rows);
+  p.srcPtr = make_cudaPitchedPtr(const_cast<char*>(from), copy.from_pitch,
+                                 copy.width, copy.from_slice_rows);
   p.dstPtr =
       make_cudaPitchedPtr(to, copy.to_pitch, copy.width, copy.to_slice_rows);
   p.extent = make_cudaExtent(copy.width, copy.height, copy.depth);

@@ -10,32 +10,22 @@
 
 #include <cstdint>
 
+#include "executor/copy_buffers.h"
 #include "executor/device_copy_unit.h"
 
 namespace reshard::executor {
-
-// A step's four buffers in device memory, in CopyBuffer's order (kIn 0,
-// kOut 1, kWireIn 2, kWireOut 3: what DeviceCopyOp.from and .to hold).
-struct DeviceCopyBuffers {
-  const char* in = nullptr;
-  char* out = nullptr;
-  char* wire_in = nullptr;
-  char* wire_out = nullptr;
-};
 
 // Enqueues units [0, units) of `ops` (`op_count` of them) and `dims`, all
 // device pointers, on `stream`, `lanes` threads per unit (LanesPerUnit of
 // the table's longest unit). Returns the launch's error.
 cudaError_t LaunchCopyUnits(const DeviceCopyOp* ops, int32_t op_count,
                             const int64_t* dims, int64_t units, int lanes,
-                            const DeviceCopyBuffers& buffers,
-                            cudaStream_t stream);
+                            const CopyBuffers& buffers, cudaStream_t stream);
 
 // Enqueues `copy` on `stream` as one cudaMemcpy2DAsync (depth 1) or
 // cudaMemcpy3DAsync, device to device. Returns the call's error.
 cudaError_t EnqueuePitchedCopy(const PitchedCopy& copy,
-                               const DeviceCopyBuffers& buffers,
-                               cudaStream_t stream);
+                               const CopyBuffers& buffers, cudaStream_t stream);
 
 }  // namespace reshard::executor
 

@@ -62,7 +62,7 @@ void CudaMemorySpace::Free(char* buffer) {
   cudaFree(buffer);
 }
 
-absl::StatusOr<const PreparedTable*> CudaMemorySpace::Prepare(
+absl::StatusOr<const PreparedTable*> CudaMemorySpace::PrepareTable(
     DeviceCopyTable table) {
   PreparedTable& prepared = tables_.emplace_back();
   prepared.table = std::move(table);
@@ -84,8 +84,8 @@ absl::StatusOr<const PreparedTable*> CudaMemorySpace::Prepare(
   return &prepared;
 }
 
-absl::Status CudaMemorySpace::Run(const PreparedTable& table,
-                                  const CopyBuffers& buffers) {
+absl::Status CudaMemorySpace::RunTable(const PreparedTable& table,
+                                       const CopyBuffers& buffers) {
   const cudaStream_t stream = StreamOf(stream_);
   for (const ZeroFill& fill : table.table.fills) {
     if (fill.bytes == 0) continue;
@@ -94,16 +94,14 @@ absl::Status CudaMemorySpace::Run(const PreparedTable& table,
                         static_cast<size_t>(fill.bytes), stream);
     if (e != cudaSuccess) return CudaError(name(), "cudaMemsetAsync", e);
   }
-  const DeviceCopyBuffers device{buffers.in, buffers.out, buffers.wire_in,
-                                 buffers.wire_out};
   const cudaError_t e = LaunchCopyUnits(
       static_cast<const DeviceCopyOp*>(table.device_ops),
       static_cast<int32_t>(table.table.ops.size()),
       static_cast<const int64_t*>(table.device_dims), table.table.units,
-      LanesPerUnit(table.table.max_unit_bytes), device, stream);
+      LanesPerUnit(table.table.max_unit_bytes), buffers, stream);
   if (e != cudaSuccess) return CudaError(name(), "the copy kernel's launch", e);
   for (const PitchedCopy& copy : table.table.pitched) {
-    const cudaError_t p = EnqueuePitchedCopy(copy, device, stream);
+    const cudaError_t p = EnqueuePitchedCopy(copy, buffers, stream);
     if (p != cudaSuccess) return CudaError(name(), "a pitched copy", p);
   }
   return absl::OkStatus();

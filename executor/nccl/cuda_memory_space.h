@@ -1,4 +1,4 @@
-// Device memory for the NCCL backend (docs/DESIGN.md §6.1): a MemorySpace
+// Device memory for the NCCL backend (docs/DESIGN.md §6.1): a TableSpace
 // whose buffers are cudaMalloc'd on one device and whose copy tables are
 // uploaded once at compile time and run with one kernel launch each
 // (nccl/copy_kernel.h), their zero fills as cudaMemsetAsync, on the
@@ -17,14 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "executor/memory_space.h"
+#include "executor/table_space.h"
 
 struct CUstream_st;
 struct CUevent_st;
 
 namespace reshard::executor {
 
-class CudaMemorySpace : public MemorySpace {
+class CudaMemorySpace : public TableSpace {
  public:
   // The space of `device` whose copies run on `stream` (null: the legacy
   // default stream). FAILED_PRECONDITION when the device cannot be used.
@@ -35,9 +35,10 @@ class CudaMemorySpace : public MemorySpace {
   std::string name() const override;
   absl::StatusOr<char*> Allocate(int64_t bytes) override;
   void Free(char* buffer) override;
-  absl::StatusOr<const PreparedTable*> Prepare(DeviceCopyTable table) override;
-  absl::Status Run(const PreparedTable& table,
-                   const CopyBuffers& buffers) override;
+  absl::StatusOr<const PreparedTable*> PrepareTable(
+      DeviceCopyTable table) override;
+  absl::Status RunTable(const PreparedTable& table,
+                        const CopyBuffers& buffers) override;
   absl::Status Synchronize() override;
   // Marks are CUDA events from a pool kept across runs.
   absl::StatusOr<int64_t> Mark() override;

@@ -61,11 +61,10 @@ std::string RunOnDevice(const DeviceCopyTable& table, int lanes,
   for (const DeviceBytes* d : {&in, &out, &wire_in, &wire_out, &ops, &dims}) {
     if (!d->ok()) return "cudaMalloc or upload failed";
   }
-  const DeviceCopyBuffers device{in.data(), out.data(), wire_in.data(),
-                                 wire_out.data()};
-  char* targets[] = {nullptr, out.data(), wire_in.data(), wire_out.data()};
+  const CopyBuffers device{in.data(), out.data(), wire_in.data(),
+                           wire_out.data()};
   for (const ZeroFill& fill : table.fills) {
-    cudaMemsetAsync(targets[static_cast<int>(fill.buffer)] + fill.offset, 0,
+    cudaMemsetAsync(WritableBuffer(fill.buffer, device) + fill.offset, 0,
                     fill.bytes, nullptr);
   }
   cudaError_t e =

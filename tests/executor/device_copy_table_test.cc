@@ -89,7 +89,7 @@ TEST(PitchedCopyTest, LoopsMapOntoRowsAndSlicesOrDoNotFit) {
   EXPECT_EQ(flat->width, 100);
   EXPECT_EQ(flat->height * flat->depth, 1);
   EXPECT_EQ(flat->from_offset, 3);
-  EXPECT_EQ(flat->to, static_cast<int32_t>(CopyBuffer::kWireOut));
+  EXPECT_EQ(flat->to, CopyBuffer::kWireOut);
 
   // Slices of rows; a loop of one iteration is no loop.
   const std::optional<PitchedCopy> box =

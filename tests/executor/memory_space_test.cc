@@ -1,16 +1,20 @@
-// The device path's host pieces (executor/memory_space.h): HostTableSpace
-// runs a prepared table as the copy program does, counts its waits and
-// times with marks; RunTimer adds spans on the host clock or from a
-// space's marks, read after the run's wait, and reports a mark that
-// failed.
+// The spaces' host pieces (executor/memory_space.h): HostTableSpace runs
+// a prepared table as the copy program does, counts its waits and times
+// with marks; HostMemorySpace runs programs and steps on the CPU with
+// zeroed memory; RunTimer adds spans from a space's marks, read after the
+// run's wait, and reports a mark that failed.
 #include <cstring>
 #include <numeric>
 #include <vector>
 
 #include "executor/copy_program.h"
+#include "executor/host_memory_space.h"
 #include "executor/host_table_space.h"
 #include "executor/run_timer.h"
 #include "gtest/gtest.h"
+#include "planner/plan_request.h"
+#include "planner/planner.h"
+#include "tests/planner/test_util.h"
 
 namespace reshard::executor {
 namespace {
@@ -22,8 +26,9 @@ TEST(HostTableSpaceTest, RunsAPreparedTableAsTheProgram) {
   // Rows 1 and 2 of a 3x4 byte matrix, columns 1..2, to the output's end.
   program.copies.push_back(PackCopy({3, 4}, Box{{1, 1}, {2, 2}}, 1,
                                     CopyBuffer::kIn, CopyBuffer::kOut, 8));
-  absl::StatusOr<const PreparedTable*> table = PrepareProgram(space, program);
-  ASSERT_TRUE(table.ok()) << table.status();
+  absl::StatusOr<std::unique_ptr<SpaceWork>> work =
+      space.PrepareCopies(program);
+  ASSERT_TRUE(work.ok()) << work.status();
   absl::StatusOr<SpaceBuffer> in = AllocateIn(space, 12);
   absl::StatusOr<SpaceBuffer> out = AllocateIn(space, 12);
   ASSERT_TRUE(in.ok() && out.ok());
@@ -31,14 +36,51 @@ TEST(HostTableSpaceTest, RunsAPreparedTableAsTheProgram) {
   std::iota(source.begin(), source.end(), 1);
   ASSERT_TRUE(space.Upload(in->get(), source.data(), 12).ok());
   std::memset(out->get(), 9, 12);
-  ASSERT_TRUE(
-      space.Run(**table, {in->get(), out->get(), nullptr, nullptr}).ok());
+  ASSERT_TRUE((*work)->Run({in->get(), out->get(), nullptr, nullptr}).ok());
   ASSERT_TRUE(space.Synchronize().ok());
   std::vector<char> result(12);
   ASSERT_TRUE(space.Download(result.data(), out->get(), 12).ok());
   EXPECT_EQ(result, (std::vector<char>{0, 0, 0, 0, 0, 0, 0, 0, 6, 7, 10, 11}));
   EXPECT_EQ(space.tables_run(), 1);
   EXPECT_EQ(space.synchronizations(), 1);
+}
+
+// Host memory: zeroed allocations, the program run by the CPU, a local
+// step run as ExecuteStep runs it, and nothing to wait for.
+TEST(HostMemorySpaceTest, RunsProgramsAndStepsOnZeroedMemory) {
+  HostMemorySpace space;
+  EXPECT_EQ(space.name(), "host");
+  absl::StatusOr<SpaceBuffer> in = AllocateIn(space, 12);
+  absl::StatusOr<SpaceBuffer> out = AllocateIn(space, 12);
+  ASSERT_TRUE(in.ok() && out.ok());
+  EXPECT_EQ(std::vector<char>(out->get(), out->get() + 12),
+            std::vector<char>(12, 0));
+  std::vector<char> source(12);
+  std::iota(source.begin(), source.end(), 1);
+  ASSERT_TRUE(space.Upload(in->get(), source.data(), 12).ok());
+  CopyProgram program;
+  program.copies.push_back(PackCopy({3, 4}, Box{{1, 1}, {2, 2}}, 1,
+                                    CopyBuffer::kIn, CopyBuffer::kOut, 8));
+  absl::StatusOr<std::unique_ptr<SpaceWork>> work =
+      space.PrepareCopies(program);
+  ASSERT_TRUE(work.ok()) << work.status();
+  ASSERT_TRUE((*work)->Run({in->get(), out->get(), nullptr, nullptr}).ok());
+  EXPECT_EQ(std::vector<char>(out->get(), out->get() + 12),
+            (std::vector<char>{0, 0, 0, 0, 0, 0, 0, 0, 6, 7, 10, 11}));
+  // Chunking 6 halves on a 1-D mesh of 2: position 1 keeps the last 3
+  // (bytes 6..11).
+  const Mesh mesh = testing::MakeMesh({2});
+  const Plan plan =
+      *MakePlan(mesh, *ParsePlanRequest(mesh, {6}, "f16", "R", "S(0)", {}));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  ASSERT_EQ(plan.steps[0].op, StepOp::kChunk);
+  absl::StatusOr<std::unique_ptr<SpaceWork>> step =
+      space.PrepareStep(CompileStep(mesh, plan.tensor, plan.steps[0], 1));
+  ASSERT_TRUE(step.ok()) << step.status();
+  ASSERT_TRUE((*step)->Run({in->get(), out->get(), nullptr, nullptr}).ok());
+  EXPECT_EQ(std::vector<char>(out->get(), out->get() + 6),
+            (std::vector<char>{7, 8, 9, 10, 11, 12}));
+  EXPECT_TRUE(space.Synchronize().ok());
 }
 
 TEST(HostTableSpaceTest, MarksAreReadInOrderAndCheckedForRange) {
@@ -63,11 +105,12 @@ class NoMarks : public HostTableSpace {
   }
 };
 
-TEST(RunTimerTest, AddsSpansAtResolveFromEitherClock) {
-  HostTableSpace space;
-  for (MemorySpace* s : {static_cast<MemorySpace*>(nullptr),
-                         static_cast<MemorySpace*>(&space)}) {
-    RunTimer timer(s);
+TEST(RunTimerTest, AddsSpansAtResolveFromEitherHostSpace) {
+  HostTableSpace tables;
+  HostMemorySpace host;
+  for (MemorySpace* s :
+       {static_cast<MemorySpace*>(&host), static_cast<MemorySpace*>(&tables)}) {
+    RunTimer timer(*s);
     timer.Start();
     double total = 0, part = 0;
     const int64_t start = timer.Now();
@@ -82,7 +125,7 @@ TEST(RunTimerTest, AddsSpansAtResolveFromEitherClock) {
     EXPECT_DOUBLE_EQ(part, total);
   }
   NoMarks broken;
-  RunTimer timer(&broken);
+  RunTimer timer(broken);
   timer.Start();
   double into = 0;
   timer.Add(timer.Now(), timer.Now(), &into);
