@@ -28,7 +28,7 @@
 #include "agent/coordinator_store.h"
 #include "agent/dispatch_inbox.h"
 #include "agent/run_work.h"
-#include "executor/rank_run.h"
+#include "executor/runtime/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "reshard/v1/coordinator.grpc.pb.h"

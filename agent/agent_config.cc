@@ -16,7 +16,7 @@
 #include "common/secret_file.h"
 #include "common/tls_files.h"
 #include "metrics/port_file.h"
-#include "planner/field_error.h"
+#include "planner/core/field_error.h"
 
 namespace reshard::agent {
 namespace {

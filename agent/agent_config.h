@@ -64,7 +64,7 @@ struct AgentConfig {
   std::string metrics_listen;     // IP:PORT or PORT; empty: no metrics
   std::string metrics_port_file;  // where the bound metrics port goes
   // The most bytes a run may hold on this rank (its planned peak, from
-  // planner/plan_memory.h); a run planned above it is refused before any
+  // planner/cost/plan_memory.h); a run planned above it is refused before any
   // allocation. 0: no bound; kAutoRunBytes: resolved when the agent starts
   // (AutoRunBytes).
   int64_t max_run_bytes = kAutoRunBytes;

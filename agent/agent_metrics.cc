@@ -1,9 +1,9 @@
 #include "agent/agent_metrics.h"
 
-#include "executor/run_summary.h"
 #include "metrics/latency_buckets.h"
 #include "metrics/size_bucket.h"
-#include "planner/step.h"
+#include "planner/core/step.h"
+#include "run_values/run_summary.h"
 
 namespace reshard::agent {
 

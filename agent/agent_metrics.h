@@ -28,15 +28,15 @@
 #include "absl/container/node_hash_map.h"
 #include "agent/run_work.h"
 #include "common/error_kind.h"
-#include "executor/rank_report.h"
 #include "metrics/label_cap.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "run_values/rank_report.h"
 
 namespace reshard::agent {
 

@@ -16,7 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "executor/key_value_store.h"
+#include "executor/stores/key_value_store.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 
 namespace reshard::agent {

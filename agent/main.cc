@@ -29,7 +29,7 @@
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
 #include "common/tls_flags.h"
-#include "executor/nccl/nccl_rank.h"
+#include "executor/backends/nccl/nccl_rank.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
 #include "spdlog/sinks/stdout_color_sinks.h"

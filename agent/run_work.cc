@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/error_kind.h"
-#include "planner/field_error.h"
+#include "planner/core/field_error.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 
@@ -39,7 +39,7 @@ absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
 }
 
 // The run's planned peak on a rank (what its runner holds at most, derived
-// from the plans where the work was converted, planner/plan_memory.h)
+// from the plans where the work was converted, planner/cost/plan_memory.h)
 // against this agent's bound; checked before any buffer is allocated, so a
 // run too large is refused, never an allocation failure.
 absl::Status CheckRunBytes(const executor::BatchWork& work,

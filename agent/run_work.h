@@ -12,11 +12,11 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "executor/batch_work.h"
-#include "executor/rank_run.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
+#include "executor/runtime/rank_run.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
 #include "reshard/v1/coordinator.pb.h"
+#include "run_values/batch_work.h"
 
 namespace reshard::agent {
 
@@ -36,7 +36,7 @@ struct RunSetup {
 // a timeout that is not a finite number of seconds >= 0 (0: the default);
 // FAILED_PRECONDITION when the mesh's world size is not the job's, or when
 // the digest the Coordinator sent is not the plan's or batch's (both
-// digests named), or when the run's peak on a rank (planner/plan_memory.h)
+// digests named), or when the run's peak on a rank (planner/cost/plan_memory.h)
 // exceeds `max_run_bytes` (> 0; naming --max_run_bytes and both sizes).
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
                                     int64_t max_run_bytes = 0);

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "planner/tensor_spec.h"
+#include "planner/core/tensor_spec.h"
 
 namespace reshard {
 

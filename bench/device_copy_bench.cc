@@ -1,6 +1,6 @@
 // Local steps' data movement on a GPU: each case's copy program
-// (executor/copy_program.h, as the device runner runs it: a prepared table, one
-// kernel launch; and again with every copy that fits as a
+// (executor/runtime/copy_program.h, as the device runner runs it: a prepared
+// table, one kernel launch; and again with every copy that fits as a
 // cudaMemcpy2DAsync/3DAsync, the "pitched us" column, 0 where none fits, which
 // decides PitchedPolicy's defaults) against cudaMemcpyAsync device-to-device of
 // the same bytes, the HBM limit, both timed with CUDA events on the legacy
@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "executor/copy_program.h"
-#include "executor/device_copy_table.h"
-#include "executor/nccl/cuda_memory_space.h"
-#include "executor/nccl/nccl_available.h"
-#include "executor/step_exec.h"
-#include "planner/planner.h"
+#include "executor/backends/nccl/cuda_memory_space.h"
+#include "executor/backends/nccl/nccl_available.h"
+#include "executor/runtime/copy_program.h"
+#include "executor/runtime/device_copy_table.h"
+#include "executor/runtime/step_exec.h"
+#include "planner/search/planner.h"
 
 namespace reshard::executor {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "benchmark/benchmark.h"
-#include "planner/plan.h"
-#include "planner/plan_cache.h"
+#include "planner/core/plan.h"
+#include "planner/search/plan_cache.h"
 #include "prometheus/registry.h"
 #include "prometheus/text_serializer.h"
 #include "server/mesh_registry.h"

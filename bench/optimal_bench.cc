@@ -13,8 +13,8 @@
 #include "absl/strings/str_join.h"
 #include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
-#include "planner/plan_cache.h"
-#include "planner/planner.h"
+#include "planner/search/plan_cache.h"
+#include "planner/search/planner.h"
 
 namespace reshard {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "benchmark/benchmark.h"
-#include "planner/planner.h"
+#include "planner/search/planner.h"
 
 namespace reshard {
 

@@ -33,10 +33,10 @@
 #include "bench/plan_quality_corpus.h"
 #include "client/cli_args.h"
 #include "client/plan_flags.h"
-#include "planner/cost_model.h"
-#include "planner/link_fit.h"
-#include "planner/plan_costs.h"
-#include "planner/planner.h"
+#include "planner/cost/cost_model.h"
+#include "planner/cost/link_fit.h"
+#include "planner/cost/plan_costs.h"
+#include "planner/search/planner.h"
 #include "reshard/client.h"
 
 namespace reshard::bench {

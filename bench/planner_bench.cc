@@ -7,9 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "bench/plan_loop.h"
 #include "benchmark/benchmark.h"
-#include "planner/plan_cache.h"
-#include "planner/plan_memory.h"
-#include "planner/planner.h"
+#include "planner/cost/plan_memory.h"
+#include "planner/search/plan_cache.h"
+#include "planner/search/planner.h"
 
 namespace reshard {
 namespace {
@@ -47,7 +47,7 @@ void BM_Plan(benchmark::State& state, PlannerKind planner, bool merge) {
   PlanLoop(state, mesh, request);
 }
 
-// What a plan's peak_bytes (planner/plan_memory.h) costs of the above: the
+// What a plan's peak_bytes (planner/cost/plan_memory.h) costs of the above: the
 // torch_greedy plan's peak alone, in the same run.
 void BM_PlanPeak(benchmark::State& state) {
   const BenchCase& c = kCases[state.range(0) - 1];

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "executor/batch_runner.h"
-#include "executor/communicator_provider.h"
-#include "executor/plan_runner.h"
-#include "planner/bucket_schedule.h"
-#include "planner/planner.h"
+#include "executor/runtime/batch_runner.h"
+#include "executor/runtime/communicator_provider.h"
+#include "executor/runtime/plan_runner.h"
+#include "planner/batch/bucket_schedule.h"
+#include "planner/search/planner.h"
 
 namespace reshard {
 namespace {

@@ -5,9 +5,10 @@
 // digest exchange excluded, its one host wait included), on the same
 // communicator in the same process; medians of --iters after 5 warm-ups each.
 // Ranks are processes (--ranks, default 2); where they outnumber the GPUs each
-// is its own NCCL host over loopback sockets (executor/nccl/shared_gpu.h) and
-// only the microseconds added at small sizes mean anything. Rank 0 prints the
-// table. Without a usable GPU it says why and exits 2.
+// is its own NCCL host over loopback sockets
+// (executor/backends/nccl/shared_gpu.h) and only the microseconds added at
+// small sizes mean anything. Rank 0 prints the table. Without a usable GPU it
+// says why and exits 2.
 //
 //   runner_overhead_bench [--iters N] [--ranks R]
 #include <unistd.h>
@@ -25,14 +26,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/median.h"
-#include "executor/batch_work.h"
-#include "executor/file_store.h"
-#include "executor/local_launch.h"
-#include "executor/nccl/nccl_available.h"
-#include "executor/nccl/nccl_rank.h"
-#include "executor/nccl/shared_gpu.h"
-#include "executor/rank_run.h"
-#include "planner/planner.h"
+#include "executor/backends/nccl/nccl_available.h"
+#include "executor/backends/nccl/nccl_rank.h"
+#include "executor/backends/nccl/shared_gpu.h"
+#include "executor/runtime/local_launch.h"
+#include "executor/runtime/rank_run.h"
+#include "executor/stores/file_store.h"
+#include "planner/search/planner.h"
+#include "run_values/batch_work.h"
 
 namespace reshard::executor {
 namespace {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/median.h"
-#include "planner/planner.h"
+#include "planner/search/planner.h"
 #include "tests/json_lite.h"
 #include "tests/planner/torch_record.h"
 

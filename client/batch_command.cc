@@ -9,7 +9,7 @@
 #include "absl/strings/strip.h"
 #include "client/batch_file.h"
 #include "client/plan_flags.h"
-#include "planner/batch_format.h"
+#include "planner/format/batch_format.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

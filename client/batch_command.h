@@ -3,8 +3,8 @@
 // flags, on the service or in-process with --offline, and prints every
 // item's plan or error, the buckets and the collectives and modelled time
 // before and after bucketing: a table, or with --json one object
-// (planner/batch_format.h). A command of its own so that `plan` keeps its
-// one-tensor path unchanged.
+// (planner/format/batch_format.h). A command of its own so that `plan` keeps
+// its one-tensor path unchanged.
 #ifndef RESHARD_CLIENT_BATCH_COMMAND_H_
 #define RESHARD_CLIENT_BATCH_COMMAND_H_
 
@@ -16,9 +16,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
-#include "executor/batch_work.h"
-#include "planner/batch_plan.h"
-#include "planner/mesh.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
+#include "run_values/batch_work.h"
 
 namespace reshard::client {
 

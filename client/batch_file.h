@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "planner/mesh.h"
-#include "planner/planner.h"
+#include "planner/core/mesh.h"
+#include "planner/search/planner.h"
 
 namespace reshard::client {
 

@@ -14,8 +14,8 @@
 #include "client/calibration_samples_file.h"
 #include "client/plan_flags.h"
 #include "common/median.h"
-#include "planner/calibration_plans.h"
-#include "planner/link_calibration.h"
+#include "planner/cost/calibration_plans.h"
+#include "planner/cost/link_calibration.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

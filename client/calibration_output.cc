@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "client/plan_flags.h"
 #include "common/json_text.h"
-#include "planner/calibration_plans.h"
-#include "planner/cost_model.h"
+#include "planner/cost/calibration_plans.h"
+#include "planner/cost/cost_model.h"
 
 namespace reshard::client {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/link_calibration.h"
+#include "planner/cost/link_calibration.h"
 
 namespace reshard::client {
 

@@ -6,7 +6,7 @@
 #include "client/flag_file.h"
 #include "common/json_fields.h"
 #include "common/json_value.h"
-#include "planner/calibration_plans.h"
+#include "planner/cost/calibration_plans.h"
 
 namespace reshard::client {
 namespace {

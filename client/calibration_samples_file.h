@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "planner/link_calibration.h"
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
+#include "planner/cost/link_calibration.h"
 
 namespace reshard::client {
 

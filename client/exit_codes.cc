@@ -8,7 +8,7 @@
 #include "common/json_text.h"
 #include "common/reworded_status.h"
 #include "common/run_failure.h"
-#include "planner/batch_format.h"
+#include "planner/format/batch_format.h"
 
 namespace reshard::client {
 

@@ -26,7 +26,7 @@
 #include "client/run_flags.h"
 #include "client/run_output.h"
 #include "common/json_text.h"
-#include "planner/plan_format.h"
+#include "planner/format/plan_format.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

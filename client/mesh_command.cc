@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "client/plan_flags.h"
-#include "planner/plan_format.h"
+#include "planner/format/plan_format.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

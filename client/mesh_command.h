@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "client/cli_args.h"
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
 
 namespace reshard::client {
 

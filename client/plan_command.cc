@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
 #include "client/plan_flags.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

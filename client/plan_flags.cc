@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "client/flag_file.h"
 #include "common/json_text.h"
-#include "planner/plan_json_reader.h"
+#include "planner/format/plan_json_reader.h"
 
 namespace reshard::client {
 namespace {

@@ -12,9 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
-#include "planner/planner.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "planner/search/planner.h"
 
 namespace reshard::client {
 

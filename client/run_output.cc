@@ -8,8 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/exit_codes.h"
-#include "planner/batch_format.h"
-#include "planner/plan_format.h"
+#include "planner/format/batch_format.h"
+#include "planner/format/plan_format.h"
 
 namespace reshard::client {
 namespace {

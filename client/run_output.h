@@ -14,10 +14,10 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "executor/batch_work.h"
-#include "executor/run_summary.h"
-#include "planner/batch_plan.h"
-#include "planner/mesh.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
+#include "run_values/batch_work.h"
+#include "run_values/run_summary.h"
 
 namespace reshard::client {
 

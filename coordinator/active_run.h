@@ -11,7 +11,7 @@
 
 #include "absl/time/time.h"
 #include "coordinator/work.h"
-#include "executor/rank_report.h"
+#include "run_values/rank_report.h"
 
 namespace reshard::coordinator {
 

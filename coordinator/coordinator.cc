@@ -7,7 +7,7 @@
 #include "common/echoed_text.h"
 #include "common/job_name.h"
 #include "common/version.h"
-#include "planner/plan_structure.h"
+#include "planner/core/plan_structure.h"
 
 namespace reshard::coordinator {
 namespace {

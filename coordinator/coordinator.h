@@ -27,7 +27,7 @@
 #include "coordinator/session_secret.h"
 #include "coordinator/token_rules.h"
 #include "coordinator/work.h"
-#include "executor/run_summary.h"
+#include "run_values/run_summary.h"
 
 namespace reshard::coordinator {
 

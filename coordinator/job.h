@@ -32,7 +32,7 @@
 #include "coordinator/session_secret.h"
 #include "coordinator/store_waiters.h"
 #include "coordinator/work.h"
-#include "executor/rank_report.h"
+#include "run_values/rank_report.h"
 
 namespace reshard::coordinator {
 

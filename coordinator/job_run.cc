@@ -12,7 +12,7 @@
 #include "common/run_failure.h"
 #include "coordinator/active_run.h"
 #include "coordinator/job.h"
-#include "executor/batch_work.h"
+#include "run_values/batch_work.h"
 
 namespace reshard::coordinator {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "executor/batch_work.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "run_values/batch_work.h"
 
 namespace reshard::coordinator {
 

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "planner/field_error.h"
+#include "planner/core/field_error.h"
 #include "proto/convert.h"
 
 namespace reshard::proto {

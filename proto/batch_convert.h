@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "planner/batch_plan.h"
-#include "planner/mesh.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
 #include "reshard/v1/planner.pb.h"
 
 namespace reshard::proto {

@@ -7,9 +7,9 @@
 #include "common/echoed_text.h"
 #include "common/fnv1a.h"
 #include "common/run_failure.h"
-#include "planner/field_error.h"
-#include "planner/plan_format.h"
-#include "planner/state_text.h"
+#include "planner/core/field_error.h"
+#include "planner/core/state_text.h"
+#include "planner/format/plan_format.h"
 #include "reshard/v1/coordinator.pb.h"
 
 namespace reshard::proto {

@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/support/status.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
-#include "planner/planner.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "planner/search/planner.h"
 #include "reshard/v1/planner.pb.h"
 
 namespace reshard::proto {

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
-#include "planner/field_error.h"
-#include "planner/plan_memory.h"
+#include "planner/core/field_error.h"
+#include "planner/cost/plan_memory.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 

@@ -11,11 +11,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "executor/batch_work.h"
-#include "executor/rank_report.h"
-#include "executor/run_summary.h"
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
 #include "reshard/v1/coordinator.pb.h"
+#include "run_values/batch_work.h"
+#include "run_values/rank_report.h"
+#include "run_values/run_summary.h"
 
 namespace reshard::proto {
 
@@ -26,8 +26,8 @@ absl::Status StatusFromCode(int code, const std::string& message);
 // A batch's plans and schedule (and whether it is bucketed) as
 // v1::BatchWork, and back: the plans re-parsed and the schedule checked
 // (CheckBucketSchedule), its peak_bytes derived from them, never read
-// (planner/plan_memory.h: what an agent bounds its memory by). INVALID_ARGUMENT
-// naming the field
+// (planner/cost/plan_memory.h: what an agent bounds its memory by).
+// INVALID_ARGUMENT naming the field
 // (`batch.plans[i]`, `batch.buckets[b]...`) otherwise, or for a batch
 // without items or with item errors (a batch runs whole). Names are not
 // part of the message: the result's are "item I".

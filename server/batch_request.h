@@ -1,16 +1,16 @@
 // PlanBatch as the service serves it (docs/DESIGN.md §8): the batch's item
 // limit, every item parsed within this server's planning limits (a bad item is
-// its own error), and the core batch planner (planner/batch_plan.h) on the
-// shared plan cache. Apart from planner_service.cc so that the service
+// its own error), and the core batch planner (planner/batch/batch_plan.h) on
+// the shared plan cache. Apart from planner_service.cc so that the service
 // stays a thin adapter.
 #ifndef RESHARD_SERVER_BATCH_REQUEST_H_
 #define RESHARD_SERVER_BATCH_REQUEST_H_
 
 #include "absl/status/statusor.h"
-#include "planner/batch_plan.h"
-#include "planner/mesh.h"
-#include "planner/plan_cache.h"
-#include "planner/search_support.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
+#include "planner/search/plan_cache.h"
+#include "planner/search/search_support.h"
 #include "reshard/v1/planner.pb.h"
 #include "server/request_plan.h"
 

@@ -17,7 +17,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "coordinator/coordinator.h"
-#include "planner/plan_cache.h"
+#include "planner/search/plan_cache.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "server/coordinator_metrics.h"
 #include "server/mesh_registry.h"

@@ -33,7 +33,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "metrics/metrics_endpoint.h"
-#include "planner/search_support.h"
+#include "planner/search/search_support.h"
 #include "server/connection_gate.h"
 #include "server/coordinator_service.h"
 #include "server/grpc_log.h"

@@ -21,7 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/fair_shares.h"
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
 
 namespace reshard::server {
 

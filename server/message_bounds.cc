@@ -6,8 +6,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "coordinator/limits.h"
-#include "planner/dist_state.h"
-#include "planner/mesh.h"
+#include "planner/core/dist_state.h"
+#include "planner/core/mesh.h"
 
 namespace reshard::server {
 namespace {

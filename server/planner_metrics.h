@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "metrics/metrics_endpoint.h"
-#include "planner/plan.h"
-#include "planner/plan_cache.h"
+#include "planner/core/plan.h"
+#include "planner/search/plan_cache.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"

@@ -14,8 +14,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
-#include "planner/plan_cache.h"
-#include "planner/search_support.h"
+#include "planner/search/plan_cache.h"
+#include "planner/search/search_support.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "server/mesh_registry.h"
 #include "server/planner_metrics.h"

@@ -23,13 +23,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/tls_config.h"
-#include "executor/batch_work.h"
-#include "executor/rank_report.h"
-#include "executor/run_summary.h"
-#include "planner/batch_plan.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
-#include "planner/planner.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "planner/search/planner.h"
+#include "run_values/batch_work.h"
+#include "run_values/rank_report.h"
+#include "run_values/run_summary.h"
 
 namespace reshard {
 

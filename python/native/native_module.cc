@@ -20,15 +20,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "planner/batch_plan.h"
-#include "planner/cost_model.h"
-#include "planner/flatten_policy.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
-#include "planner/plan_cache.h"
-#include "planner/plan_format.h"
-#include "planner/plan_request.h"
-#include "planner/planner.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "planner/cost/cost_model.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/flatten_policy.h"
+#include "planner/search/plan_cache.h"
+#include "planner/search/plan_request.h"
+#include "planner/search/planner.h"
 
 namespace nb = nanobind;
 

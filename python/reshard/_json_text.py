@@ -62,7 +62,7 @@ def json_string(text: str) -> str:
 
 def compact_json(value: Any) -> str:
     """`value` (dicts, lists, strings, numbers, bools, None) as one line with
-    no spaces: the plan JSON's form (planner/plan_format.h)."""
+    no spaces: the plan JSON's form (planner/format/plan_format.h)."""
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -310,7 +310,7 @@ class Plan:
 
 
 # The step table's columns: the minimum widths, text left-aligned and the
-# last two (numbers) right-aligned, as planner/plan_format.cc prints them.
+# last two (numbers) right-aligned, as planner/format/plan_format.cc prints them.
 _MIN_WIDTHS = (3, 17, 8, 40, 12, 12)
 
 

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
 #include "metrics/size_bucket.h"
-#include "planner/bucket_schedule.h"
+#include "planner/batch/bucket_schedule.h"
 #include "prometheus/registry.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"

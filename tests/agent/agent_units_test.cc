@@ -20,10 +20,10 @@
 #include "agent/dispatch_inbox.h"
 #include "agent/memory_capacity.h"
 #include "agent/run_work.h"
-#include "executor/batch_work.h"
 #include "gtest/gtest.h"
-#include "planner/plan_memory.h"
+#include "planner/cost/plan_memory.h"
 #include "proto/convert.h"
+#include "run_values/batch_work.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::agent {

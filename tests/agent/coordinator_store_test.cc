@@ -18,7 +18,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "executor/gloo/gloo_communicator.h"
+#include "executor/backends/gloo/gloo_communicator.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 

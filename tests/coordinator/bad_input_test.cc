@@ -11,8 +11,8 @@
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "planner/mesh.h"
-#include "planner/planner.h"
+#include "planner/core/mesh.h"
+#include "planner/search/planner.h"
 #include "proto/convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "tests/coordinator/fault_fixture.h"

@@ -16,7 +16,7 @@
 #include "coordinator/coordinator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "planner/bucket_schedule.h"
+#include "planner/batch/bucket_schedule.h"
 #include "tests/coordinator/coordinator_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -6,7 +6,7 @@
 // the wire format's invariant (members of a group agree on the packed
 // block), schedules that do not fit their plans refused before any
 // communicator, and ranks given different schedules refused by digest.
-#include "executor/batch_runner.h"
+#include "executor/runtime/batch_runner.h"
 
 #include <map>
 #include <random>
@@ -14,16 +14,16 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "executor/file_store.h"
-#include "executor/gloo/gloo_communicator.h"
-#include "executor/host_table_space.h"
-#include "executor/local_launch.h"
-#include "executor/rank_run.h"
-#include "executor/rendezvous_dir.h"
-#include "executor/report_codec.h"
-#include "executor/run_summary.h"
+#include "executor/backends/gloo/gloo_communicator.h"
+#include "executor/runtime/host_table_space.h"
+#include "executor/runtime/local_launch.h"
+#include "executor/runtime/rank_run.h"
+#include "executor/stores/file_store.h"
+#include "executor/stores/rendezvous_dir.h"
 #include "gtest/gtest.h"
-#include "planner/bucket_layout.h"
+#include "planner/batch/bucket_layout.h"
+#include "run_values/report_codec.h"
+#include "run_values/run_summary.h"
 #include "tests/executor/executor_cases.h"
 #include "tests/executor/space_checking.h"
 #include "tests/planner/test_util.h"

@@ -1,4 +1,4 @@
-// The copy kernel (executor/nccl/copy_kernel.h) on a GPU: 10,000+ copy
+// The copy kernel (executor/backends/nccl/copy_kernel.h) on a GPU: 10,000+ copy
 // programs of random steps, each encoded as a device table, uploaded and
 // run by one launch on device buffers, equal byte for byte to the same
 // program run on the host (RESHARD_DEVICE_COPY_PROGRAMS sets how many:
@@ -6,7 +6,7 @@
 // table's own threads per unit (LanesPerUnit), the rest with each count
 // from 1 to 256 in turn: the result must not depend on it. Half the
 // programs send every copy that fits to cudaMemcpy2DAsync/3DAsync
-// (executor/pitched_copy.h) instead. Skips without a usable GPU.
+// (executor/runtime/pitched_copy.h) instead. Skips without a usable GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "executor/device_copy_table.h"
-#include "executor/nccl/copy_kernel.h"
-#include "executor/nccl/nccl_available.h"
+#include "executor/backends/nccl/copy_kernel.h"
+#include "executor/backends/nccl/nccl_available.h"
+#include "executor/runtime/device_copy_table.h"
 #include "gtest/gtest.h"
 #include "tests/executor/device_copy_steps.h"
 

@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
-#include "executor/rank_report.h"
 #include "gtest/gtest.h"
-#include "planner/local_layout.h"
-#include "planner/planner.h"
+#include "planner/core/local_layout.h"
+#include "planner/search/planner.h"
+#include "run_values/rank_report.h"
 #include "tests/planner/random_cases.h"
 
 namespace reshard::testing {

@@ -13,14 +13,14 @@
 #include <random>
 #include <vector>
 
-#include "executor/box_copy.h"
-#include "executor/data_rule.h"
-#include "executor/element_ops.h"
-#include "executor/local_launch.h"
-#include "executor/rank_run.h"
-#include "executor/run_summary.h"
+#include "executor/runtime/box_copy.h"
+#include "executor/runtime/data_rule.h"
+#include "executor/runtime/element_ops.h"
+#include "executor/runtime/local_launch.h"
+#include "executor/runtime/rank_run.h"
 #include "gtest/gtest.h"
-#include "planner/state_text.h"
+#include "planner/core/state_text.h"
+#include "run_values/run_summary.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::executor {

@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "executor/file_store.h"
-#include "executor/memory_store.h"
-#include "executor/rendezvous_dir.h"
+#include "executor/stores/file_store.h"
+#include "executor/stores/memory_store.h"
+#include "executor/stores/rendezvous_dir.h"
 #include "gtest/gtest.h"
 
 namespace reshard::executor {

@@ -1,5 +1,5 @@
-// The spaces' host pieces (executor/memory_space.h): HostTableSpace runs
-// a prepared table as the copy program does, counts its waits and times
+// The spaces' host pieces (executor/runtime/memory_space.h): HostTableSpace
+// runs a prepared table as the copy program does, counts its waits and times
 // with marks; HostMemorySpace runs programs and steps on the CPU with
 // zeroed memory; RunTimer adds spans from a space's marks, read after the
 // run's wait, and reports a mark that failed.
@@ -7,13 +7,13 @@
 #include <numeric>
 #include <vector>
 
-#include "executor/copy_program.h"
-#include "executor/host_memory_space.h"
-#include "executor/host_table_space.h"
-#include "executor/run_timer.h"
+#include "executor/runtime/copy_program.h"
+#include "executor/runtime/host_memory_space.h"
+#include "executor/runtime/host_table_space.h"
+#include "executor/runtime/run_timer.h"
 #include "gtest/gtest.h"
-#include "planner/plan_request.h"
-#include "planner/planner.h"
+#include "planner/search/plan_request.h"
+#include "planner/search/planner.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::executor {

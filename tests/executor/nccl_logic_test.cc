@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "executor/cancel_signal.h"
-#include "executor/nccl/collective_watch.h"
-#include "executor/nccl/group_split.h"
-#include "executor/nccl/pending_collectives.h"
+#include "executor/backends/nccl/collective_watch.h"
+#include "executor/backends/nccl/group_split.h"
+#include "executor/backends/nccl/pending_collectives.h"
+#include "executor/runtime/cancel_signal.h"
 #include "gtest/gtest.h"
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
 
 namespace reshard::executor {
 namespace {

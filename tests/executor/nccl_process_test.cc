@@ -22,12 +22,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "executor/element_ops.h"
-#include "executor/file_store.h"
-#include "executor/local_launch.h"
-#include "executor/nccl/nccl_available.h"
-#include "executor/nccl/nccl_communicator.h"
-#include "executor/nccl/shared_gpu.h"
+#include "executor/backends/nccl/nccl_available.h"
+#include "executor/backends/nccl/nccl_communicator.h"
+#include "executor/backends/nccl/shared_gpu.h"
+#include "executor/runtime/element_ops.h"
+#include "executor/runtime/local_launch.h"
+#include "executor/stores/file_store.h"
 #include "gtest/gtest.h"
 
 namespace reshard::executor {

@@ -17,12 +17,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "executor/element_ops.h"
-#include "executor/memory_store.h"
-#include "executor/nccl/cuda_memory_space.h"
-#include "executor/nccl/nccl_available.h"
-#include "executor/nccl/nccl_communicator.h"
-#include "executor/rank_run.h"
+#include "executor/backends/nccl/cuda_memory_space.h"
+#include "executor/backends/nccl/nccl_available.h"
+#include "executor/backends/nccl/nccl_communicator.h"
+#include "executor/runtime/element_ops.h"
+#include "executor/runtime/rank_run.h"
+#include "executor/stores/memory_store.h"
 #include "gtest/gtest.h"
 #include "tests/planner/test_util.h"
 

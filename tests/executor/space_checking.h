@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "executor/communicator_provider.h"
-#include "executor/host_table_space.h"
+#include "executor/runtime/communicator_provider.h"
+#include "executor/runtime/host_table_space.h"
 
 namespace reshard::testing {
 

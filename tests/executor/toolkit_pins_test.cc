@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "executor/nccl/nccl_available.h"
+#include "executor/backends/nccl/nccl_available.h"
 #include "gtest/gtest.h"
 
 namespace {

@@ -1,9 +1,9 @@
 // The batch JSON of `reshardctl plan --batch --json` (its exact set of
 // keys) and its table.
-#include "planner/batch_format.h"
+#include "planner/format/batch_format.h"
 
 #include "gtest/gtest.h"
-#include "planner/plan_format.h"
+#include "planner/format/plan_format.h"
 #include "tests/json_lite.h"
 #include "tests/planner/test_util.h"
 

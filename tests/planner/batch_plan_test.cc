@@ -1,7 +1,7 @@
-// PlanBatch (planner/batch_plan.h): per-item errors by default, the whole
+// PlanBatch (planner/batch/batch_plan.h): per-item errors by default, the whole
 // batch failing under all_or_nothing, the cache shared by repeated items,
 // the stop check, and the schedule of the planned items.
-#include "planner/batch_plan.h"
+#include "planner/batch/batch_plan.h"
 
 #include "gtest/gtest.h"
 #include "tests/planner/test_util.h"

@@ -3,7 +3,7 @@
 // every op), judged by the reference simulator: running the buckets in
 // order, each as its members' steps, leaves every tensor exactly what its
 // own plan leaves; byte caps hold on every rank; every tensor's order holds.
-#include "planner/bucket_schedule.h"
+#include "planner/batch/bucket_schedule.h"
 
 #include <algorithm>
 #include <map>
@@ -13,11 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "planner/local_layout.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
-#include "planner/simulator.h"
-#include "planner/step_layout.h"
+#include "planner/core/local_layout.h"
+#include "planner/core/step_layout.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
+#include "reference/simulator.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -1,9 +1,9 @@
 // Calibration's plans: one collective of the asked op on the asked group,
 // moving about the asked bytes, and correct (the simulator checks each).
-#include "planner/calibration_plans.h"
+#include "planner/cost/calibration_plans.h"
 
 #include "gtest/gtest.h"
-#include "planner/plan_check.h"
+#include "reference/plan_check.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -4,7 +4,7 @@
 // ...), that for every extent 0..50 and 1..9 parts the parts are contiguous
 // and sum to the extent, and that LocalBox applies nested splits in shard
 // order (default ascending, or an explicit `[k]` order), tiling the tensor.
-#include "planner/chunking.h"
+#include "planner/core/chunking.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,11 +18,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "planner/dist_state.h"
-#include "planner/local_layout.h"
-#include "planner/mesh.h"
-#include "planner/placement.h"
-#include "planner/state_text.h"
+#include "planner/core/dist_state.h"
+#include "planner/core/local_layout.h"
+#include "planner/core/mesh.h"
+#include "planner/core/placement.h"
+#include "planner/core/state_text.h"
 
 namespace reshard {
 namespace {

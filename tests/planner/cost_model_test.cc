@@ -1,12 +1,12 @@
 // The cost formulas of docs/DESIGN.md §3.1 and §3.3 against values computed by
 // hand (padded buffers on uneven shapes, ring factors, links, local copies).
-#include "planner/cost_model.h"
+#include "planner/cost/cost_model.h"
 
 #include "gtest/gtest.h"
-#include "planner/collective_factors.h"
-#include "planner/local_layout.h"
-#include "planner/packing_bytes.h"
-#include "planner/state_text.h"
+#include "planner/core/local_layout.h"
+#include "planner/core/state_text.h"
+#include "planner/cost/collective_factors.h"
+#include "planner/cost/packing_bytes.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

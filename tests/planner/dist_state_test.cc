@@ -2,7 +2,7 @@
 // stated: HasDefaultOrder, equality over placements and shard order, the
 // mutators' order invariant, Canonical (size-1 mesh dims become R) and
 // absl::Hash agreeing with equality over every spelling of a state.
-#include "planner/dist_state.h"
+#include "planner/core/dist_state.h"
 
 #include <string>
 #include <vector>
@@ -12,9 +12,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "planner/mesh.h"
-#include "planner/placement.h"
-#include "planner/state_text.h"
+#include "planner/core/mesh.h"
+#include "planner/core/placement.h"
+#include "planner/core/state_text.h"
 
 namespace reshard {
 namespace {

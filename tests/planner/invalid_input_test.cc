@@ -26,11 +26,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
-#include "planner/dist_state.h"
-#include "planner/mesh.h"
-#include "planner/placement.h"
-#include "planner/planner.h"
-#include "planner/tensor_spec.h"
+#include "planner/core/dist_state.h"
+#include "planner/core/mesh.h"
+#include "planner/core/placement.h"
+#include "planner/core/tensor_spec.h"
+#include "planner/search/planner.h"
 #include "tests/json_lite.h"
 
 namespace reshard {

@@ -2,11 +2,11 @@
 // known links (and all_to_all latencies) give them back exactly, a
 // flattened group gets its own link only when its dims' links mispredict
 // it, and held-out sizes are predicted by a fit that never saw them.
-#include "planner/link_calibration.h"
+#include "planner/cost/link_calibration.h"
 
 #include "gtest/gtest.h"
-#include "planner/cost_model.h"
-#include "planner/tensor_spec.h"
+#include "planner/core/tensor_spec.h"
+#include "planner/cost/cost_model.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

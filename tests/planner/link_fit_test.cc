@@ -1,7 +1,7 @@
 // FitLink recovers the link that generated synthetic timings exactly, keeps
 // its estimate under a few spoiled timings, and refuses what it cannot fit
 // with a message naming why.
-#include "planner/link_fit.h"
+#include "planner/cost/link_fit.h"
 
 #include <vector>
 

@@ -6,7 +6,7 @@
 // force: the members of p's group over G are the positions whose coordinates
 // agree with p outside G, sorted lexicographically by their coordinates on G in
 // G's order.
-#include "planner/mesh.h"
+#include "planner/core/mesh.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "planner/plan_check.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

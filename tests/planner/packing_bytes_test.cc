@@ -3,16 +3,16 @@
 // the layout of the rank at position 0, the largest): on random meshes,
 // uneven tensors, shard orders, and every collective edge the optimal
 // search can take, both must name the same copies.
-#include "planner/packing_bytes.h"
+#include "planner/cost/packing_bytes.h"
 
 #include <iostream>
 #include <random>
 
 #include "gtest/gtest.h"
-#include "planner/local_layout.h"
-#include "planner/search_edges.h"
-#include "planner/step_layout.h"
-#include "planner/step_memory.h"
+#include "planner/core/local_layout.h"
+#include "planner/core/step_layout.h"
+#include "planner/core/step_memory.h"
+#include "planner/search/search_edges.h"
 #include "tests/planner/random_cases.h"
 
 namespace reshard {

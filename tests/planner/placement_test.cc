@@ -1,6 +1,6 @@
 // Proves Placement's text forms (ToString, PyTorch reprs), ReduceOp names
 // and which Partial ops may coexist.
-#include "planner/placement.h"
+#include "planner/core/placement.h"
 
 #include "gtest/gtest.h"
 

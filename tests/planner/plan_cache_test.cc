@@ -1,15 +1,15 @@
 // The plan cache: the same request returns the same plan (and every option,
 // but not the rank map, is part of the key), least recently used entries
 // are evicted first, and concurrent use is safe.
-#include "planner/plan_cache.h"
+#include "planner/search/plan_cache.h"
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

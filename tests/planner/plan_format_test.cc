@@ -1,8 +1,8 @@
-// The plan's text forms (planner/plan_format.h): in the plan JSON
+// The plan's text forms (planner/format/plan_format.h): in the plan JSON
 // `reduce_op` is null exactly on steps that do not reduce (all_gather,
 // all_to_all, chunk), and the step table's columns line up however long a
 // placement is.
-#include "planner/plan_format.h"
+#include "planner/format/plan_format.h"
 
 #include <algorithm>
 #include <set>

@@ -2,14 +2,14 @@
 // (docs/DESIGN.md §4) as the same steps, and prints as the same JSON again
 // (totals, planning figures and warnings kept); null fields are accepted; bad
 // or inconsistent files are INVALID_ARGUMENT naming the field.
-#include "planner/plan_json_reader.h"
+#include "planner/format/plan_json_reader.h"
 
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -1,18 +1,18 @@
-// A plan's and a batch's peak_bytes (planner/plan_memory.h): what a rank's
+// A plan's and a batch's peak_bytes (planner/cost/plan_memory.h): what a rank's
 // runner holds at most, packing buffers included. The executed property
 // tests (gloo_property_test, batch_runner_test) check it against what ranks
 // measure; these pin the edge cases and the cap's refusals.
-#include "planner/plan_memory.h"
+#include "planner/cost/plan_memory.h"
 
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/batch_plan.h"
-#include "planner/bucket_layout.h"
-#include "planner/local_layout.h"
-#include "planner/planner.h"
-#include "planner/step_memory.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/batch/bucket_layout.h"
+#include "planner/core/local_layout.h"
+#include "planner/core/step_memory.h"
+#include "planner/search/planner.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -1,10 +1,10 @@
 // Plan's closed sets have one text form each: every planner kind and
 // warning code prints as its documented name and parses back; other names
 // are refused. And the step counters of a Plan.
-#include "planner/plan.h"
+#include "planner/core/plan.h"
 
 #include "gtest/gtest.h"
-#include "planner/planner.h"
+#include "planner/search/planner.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -7,11 +7,11 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "planner/cost_model.h"
-#include "planner/plan_check.h"
-#include "planner/plan_costs.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/cost/cost_model.h"
+#include "planner/cost/plan_costs.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 #include "tests/planner/random_cases.h"
 
 namespace reshard {

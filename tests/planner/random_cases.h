@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "planner/dist_state.h"
-#include "planner/mesh.h"
-#include "planner/tensor_spec.h"
+#include "planner/core/dist_state.h"
+#include "planner/core/mesh.h"
+#include "planner/core/tensor_spec.h"
 
 namespace reshard::testing {
 

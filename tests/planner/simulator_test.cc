@@ -3,12 +3,12 @@
 // steps, wrong reduction, wrong divisor) and check that CheckPlan or the raw
 // data run catches each, and that uneven merged collectives — which PyTorch
 // refuses or corrupts — are exact here.
-#include "planner/simulator.h"
+#include "reference/simulator.h"
 
 #include "gtest/gtest.h"
-#include "planner/plan_check.h"
-#include "planner/planner.h"
-#include "planner/state_text.h"
+#include "planner/core/state_text.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

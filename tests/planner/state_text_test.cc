@@ -5,7 +5,7 @@
 // ToString()/ToTorchString() round-trip and `[k]` suffixes appear exactly
 // for tensor dims sharded by >= 2 mesh dims. DistState's own behaviour is
 // tested in dist_state_test.cc, Placement's in placement_test.cc.
-#include "planner/state_text.h"
+#include "planner/core/state_text.h"
 
 #include <optional>
 #include <string>
@@ -16,9 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "planner/dist_state.h"
-#include "planner/mesh.h"
-#include "planner/placement.h"
+#include "planner/core/dist_state.h"
+#include "planner/core/mesh.h"
+#include "planner/core/placement.h"
 
 namespace reshard {
 namespace {

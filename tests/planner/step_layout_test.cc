@@ -5,7 +5,7 @@
 // agrees on the padded block, which is the largest block the group moves;
 // and the cost model's block (from MaxLocalExtents) is the largest over all
 // ranks.
-#include "planner/step_layout.h"
+#include "planner/core/step_layout.h"
 
 #include <algorithm>
 #include <random>
@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
-#include "planner/search_edges.h"
+#include "planner/search/search_edges.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"
 

@@ -4,14 +4,14 @@
 // size-1 mesh dims are exempt), targets appended in the group's order, the
 // allowed Partial mixes, the avg divisor of {sum, avg} reductions, and the
 // op inferred from a placement pair.
-#include "planner/step.h"
+#include "planner/core/step.h"
 
 #include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "planner/state_text.h"
+#include "planner/core/state_text.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -7,10 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/mesh.h"
-#include "planner/plan.h"
-#include "planner/plan_check.h"
-#include "planner/planner.h"
+#include "planner/core/mesh.h"
+#include "planner/core/plan.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 
 namespace reshard::testing {
 

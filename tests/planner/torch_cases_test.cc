@@ -6,9 +6,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "planner/local_layout.h"
-#include "planner/plan_check.h"
-#include "planner/planner.h"
+#include "planner/core/local_layout.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 #include "tests/json_lite.h"
 
 namespace reshard {

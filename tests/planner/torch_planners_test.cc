@@ -4,9 +4,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/plan_check.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -6,9 +6,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "planner/plan_check.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
+#include "reference/plan_check.h"
 
 namespace reshard::testing {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "planner/plan.h"
-#include "planner/plan_request.h"
+#include "planner/core/plan.h"
+#include "planner/search/plan_request.h"
 #include "tests/json_lite.h"
 
 namespace reshard::testing {

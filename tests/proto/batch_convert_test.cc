@@ -5,7 +5,7 @@
 #include "proto/batch_convert.h"
 
 #include "gtest/gtest.h"
-#include "planner/batch_format.h"
+#include "planner/format/batch_format.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -11,9 +11,9 @@
 
 #include "common/run_failure.h"
 #include "gtest/gtest.h"
-#include "planner/plan_format.h"
-#include "planner/planner.h"
-#include "planner/state_text.h"
+#include "planner/core/state_text.h"
+#include "planner/format/plan_format.h"
+#include "planner/search/planner.h"
 #include "reshard/v1/coordinator.pb.h"
 
 namespace reshard {

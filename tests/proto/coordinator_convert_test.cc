@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "planner/bucket_schedule.h"
+#include "planner/batch/bucket_schedule.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -4,7 +4,7 @@
 // and the client library's calls (the old PlanBatch keeps its contract).
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "planner/batch_format.h"
+#include "planner/format/batch_format.h"
 #include "proto/convert.h"
 #include "reshard/client.h"
 #include "reshard/v1/planner.grpc.pb.h"

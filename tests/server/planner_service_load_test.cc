@@ -15,7 +15,7 @@
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "planner/planner.h"
+#include "planner/search/planner.h"
 #include "proto/convert.h"
 #include "reshard/client.h"
 #include "tests/planner/random_cases.h"

@@ -6,11 +6,11 @@
 #include <thread>
 #include <vector>
 
-#include "executor/data_rule.h"
-#include "executor/gloo/gloo_communicator.h"
-#include "executor/memory_store.h"
-#include "executor/plan_runner.h"
-#include "planner/planner.h"
+#include "executor/backends/gloo/gloo_communicator.h"
+#include "executor/runtime/data_rule.h"
+#include "executor/runtime/plan_runner.h"
+#include "executor/stores/memory_store.h"
+#include "planner/search/planner.h"
 
 int main() {
   using namespace reshard;

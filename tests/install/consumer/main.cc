@@ -2,7 +2,7 @@
 // libraries, and builds a Client (no server needed to construct one).
 #include <iostream>
 
-#include "planner/plan_format.h"
+#include "planner/format/plan_format.h"
 #include "reshard/client.h"
 
 int main() {

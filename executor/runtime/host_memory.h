@@ -1,0 +1,38 @@
+// Host memory and the host clock, as both host spaces (HostMemorySpace and
+// HostTableSpace) give them: zeroed allocations, transfers complete at
+// once, and marks that are timestamps taken when asked.
+#ifndef RESHARD_EXECUTOR_RUNTIME_HOST_MEMORY_H_
+#define RESHARD_EXECUTOR_RUNTIME_HOST_MEMORY_H_
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace reshard::executor {
+
+class HostMemory {
+ public:
+  // Errors name `space`.
+  explicit HostMemory(absl::string_view space) : space_(space) {}
+
+  absl::StatusOr<char*> Allocate(int64_t bytes) const;
+  static void Free(char* buffer) { delete[] buffer; }
+  static absl::Status Copy(char* to, const char* from, int64_t bytes);
+
+  int64_t Mark();
+  // OUT_OF_RANGE naming the marks when either was not taken.
+  absl::StatusOr<double> Between(int64_t from, int64_t to) const;
+  void ClearMarks() { marks_.clear(); }
+
+ private:
+  absl::string_view space_;
+  std::vector<std::chrono::steady_clock::time_point> marks_;
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_RUNTIME_HOST_MEMORY_H_

@@ -1,0 +1,30 @@
+#include "executor/runtime/plan_runner.h"
+
+#include <utility>
+
+#include "planner/batch/bucket_schedule.h"
+
+namespace reshard::executor {
+
+absl::StatusOr<std::unique_ptr<PlanRunner>> PlanRunner::Compile(
+    const Mesh& mesh, const Plan& plan, int64_t rank,
+    CommunicatorProvider& provider, MemorySpace* space) {
+  const Plan* plans[] = {&plan};
+  absl::StatusOr<std::unique_ptr<BatchRunner>> batch = BatchRunner::Compile(
+      mesh, {plan}, UnbucketedSchedule(mesh, plans, CostOptions()), rank,
+      provider, space);
+  if (!batch.ok()) return batch.status();
+  return std::unique_ptr<PlanRunner>(new PlanRunner(*std::move(batch)));
+}
+
+absl::Status PlanRunner::Run(const void* in, void* out, RunStats* stats) {
+  const void* const ins[] = {in};
+  void* const outs[] = {out};
+  absl::Status s = batch_->Run(ins, outs, &stats_);
+  if (!s.ok() || stats == nullptr) return s;
+  stats->step_seconds = stats_.step_seconds.front();
+  stats->peak_bytes = stats_.peak_bytes;
+  return s;
+}
+
+}  // namespace reshard::executor
