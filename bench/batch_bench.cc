@@ -1,5 +1,5 @@
 // Batch benchmarks (docs/DESIGN.md §8), printed as the markdown tables of
-// docs/PERFORMANCE.md:
+// docs/notes/2026-11-24-batches.md:
 //  (e) executing batches on real Gloo ranks (one process per rank, loopback
 //      TCP), bucketed against tensor by tensor in the same processes, runs
 //      of the two alternating; every tensor validated by the data rule after
@@ -32,6 +32,7 @@
 #include "planner/batch/batch_plan.h"
 #include "planner/batch/bucket_schedule.h"
 #include "planner/core/state_text.h"
+#include "planner/search/plan_cache.h"
 #include "run_values/sample_stats.h"
 
 namespace reshard {

@@ -30,6 +30,7 @@
 #include "planner/batch/batch_plan.h"
 #include "planner/batch/bucket_schedule.h"
 #include "planner/core/state_text.h"
+#include "planner/search/plan_cache.h"
 #include "planner/search/planner.h"
 #include "reshard/client.h"
 #include "tests/coordinator/agent_processes.h"

@@ -10,6 +10,7 @@
 #include "client/batch_file.h"
 #include "client/plan_flags.h"
 #include "planner/format/batch_format.h"
+#include "planner/search/plan_cache.h"
 #include "reshard/client.h"
 
 namespace reshard::client {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "executor/runtime/copy_program.h"
 #include "executor/runtime/host_memory.h"
 #include "executor/runtime/memory_space.h"
 

@@ -22,11 +22,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "executor/runtime/copy_buffers.h"
-#include "executor/runtime/copy_program.h"
-#include "executor/runtime/step_exec.h"
 
 namespace reshard::executor {
+
+// Declared only, so that this installed header needs none of the runner's
+// internals: a space's implementation includes executor/runtime/
+// copy_buffers.h, copy_program.h and step_exec.h.
+struct CompiledStep;
+struct CopyBuffers;
+struct CopyProgram;
 
 // A piece of a run, prepared in a space at Compile.
 class SpaceWork {

@@ -22,12 +22,15 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "executor/runtime/batch_runner.h"
 #include "executor/runtime/communicator_provider.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 
 namespace reshard::executor {
+
+class BatchRunner;
+struct BatchRunStats;
+class MemorySpace;
 
 // What one Run measured.
 struct RunStats {
@@ -57,20 +60,23 @@ class PlanRunner {
   // must not overlap. The first failing collective's status is returned.
   absl::Status Run(const void* in, void* out, RunStats* stats = nullptr);
 
-  int64_t SourceNumel() const { return batch_->SourceNumel(0); }
-  int64_t ResultNumel() const { return batch_->ResultNumel(0); }
+  int64_t SourceNumel() const;
+  int64_t ResultNumel() const;
   // The most bytes any step holds (see the class comment).
-  int64_t MemoryBoundBytes() const { return batch_->StepBoundBytes(); }
-  int64_t position() const { return batch_->position(); }
-  const Plan& plan() const { return batch_->plans().front(); }
-  const Mesh& mesh() const { return batch_->mesh(); }
+  int64_t MemoryBoundBytes() const;
+  int64_t position() const;
+  const Plan& plan() const;
+  const Mesh& mesh() const;
+
+  ~PlanRunner();
 
  private:
-  explicit PlanRunner(std::unique_ptr<BatchRunner> batch)
-      : batch_(std::move(batch)) {}
+  explicit PlanRunner(std::unique_ptr<BatchRunner> batch);
 
+  // Behind pointers so that this installed header needs none of the
+  // runner's internals (executor/runtime/batch_runner.h).
   std::unique_ptr<BatchRunner> batch_;
-  BatchRunStats stats_;  // reused across runs
+  std::unique_ptr<BatchRunStats> stats_;  // reused across runs
 };
 
 }  // namespace reshard::executor

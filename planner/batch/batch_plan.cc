@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "planner/search/plan_cache.h"
 
 namespace reshard {
 namespace {

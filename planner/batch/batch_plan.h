@@ -15,10 +15,11 @@
 #include "planner/batch/bucket_schedule.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
-#include "planner/search/plan_cache.h"
-#include "planner/search/planner.h"
+#include "planner/search/plan_request.h"
 
 namespace reshard {
+
+class PlanCache;  // planner/search/plan_cache.h
 
 struct BatchOptions {
   int64_t bucket_bytes = kDefaultBucketBytes;  // >= 1

@@ -14,6 +14,7 @@
 #include "planner/cost/plan_memory.h"
 #include "planner/search/merge_pass.h"
 #include "planner/search/missing_groups.h"
+#include "planner/search/optimal_search.h"
 #include "planner/search/plan_warnings.h"
 #include "planner/search/replicate_fallback.h"
 #include "planner/search/torch_graph.h"

@@ -8,7 +8,6 @@
 #include "absl/status/statusor.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
-#include "planner/search/optimal_search.h"
 #include "planner/search/plan_request.h"
 
 namespace reshard {

@@ -11,6 +11,7 @@
 #include "executor/runtime/host_memory_space.h"
 #include "executor/runtime/host_table_space.h"
 #include "executor/runtime/run_timer.h"
+#include "executor/runtime/step_exec.h"
 #include "gtest/gtest.h"
 #include "planner/search/plan_request.h"
 #include "planner/search/planner.h"

@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "planner/format/plan_format.h"
+#include "planner/search/plan_cache.h"
 #include "tests/json_lite.h"
 #include "tests/planner/test_util.h"
 

@@ -4,6 +4,7 @@
 #include "planner/batch/batch_plan.h"
 
 #include "gtest/gtest.h"
+#include "planner/search/plan_cache.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

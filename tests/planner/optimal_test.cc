@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "planner/format/plan_format.h"
+#include "planner/search/optimal_search.h"
 #include "planner/search/planner.h"
 #include "reference/plan_check.h"
 #include "tests/planner/random_cases.h"

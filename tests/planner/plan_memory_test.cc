@@ -12,6 +12,7 @@
 #include "planner/batch/bucket_layout.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/step_memory.h"
+#include "planner/search/plan_cache.h"
 #include "planner/search/planner.h"
 #include "tests/planner/random_cases.h"
 #include "tests/planner/test_util.h"

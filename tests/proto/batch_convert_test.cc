@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "planner/format/batch_format.h"
+#include "planner/search/plan_cache.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard {

@@ -5,6 +5,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/format/batch_format.h"
+#include "planner/search/plan_cache.h"
 #include "proto/convert.h"
 #include "reshard/client.h"
 #include "reshard/v1/planner.grpc.pb.h"
