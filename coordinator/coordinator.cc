@@ -143,13 +143,7 @@ absl::Status SlotRefusal(const FairShares::Refusal& refusal,
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          SessionSource sessions)
-    : limits_(limits),
-      clock_(std::move(clock)),
-      sessions_(std::move(sessions)),
-      runs_(limits_.max_concurrent_runs, clock_),
-      store_waiters_(limits_.max_store_waiters, clock_),
-      table_(std::make_unique<InMemoryJobTable>(limits_, clock_)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
+    : Coordinator(limits, std::move(clock), nullptr, std::move(sessions)) {}
 
 Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
                          std::unique_ptr<JobTable> table,
@@ -160,7 +154,13 @@ Coordinator::Coordinator(CoordinatorLimits limits, Clock clock,
       runs_(limits_.max_concurrent_runs, clock_),
       store_waiters_(limits_.max_store_waiters, clock_),
       table_(std::move(table)),
-      token_rules_(&RulesOrStrict(limits_.token_rules)) {}
+      token_rules_(&RulesOrStrict(limits_.token_rules)) {
+  // The in-memory table keeps references to this Coordinator's limits and
+  // clock, so it is made once they are members.
+  if (table_ == nullptr) {
+    table_ = std::make_unique<InMemoryJobTable>(limits_, clock_);
+  }
+}
 
 absl::StatusOr<Joined> Coordinator::Join(const JoinInfo& info,
                                          const Caller& caller) {

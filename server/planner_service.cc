@@ -17,6 +17,26 @@
 namespace reshard::server {
 namespace {
 
+// The mesh a planning call names and its caller's cache scope, as Plan and
+// PlanBatch both take them.
+struct ScopedMesh {
+  std::shared_ptr<const Mesh> mesh;
+  uint64_t scope = 0;
+};
+
+template <typename Request>
+absl::StatusOr<ScopedMesh> ScopedMeshOf(const MeshRegistry& registry,
+                                        const ServiceOptions& options,
+                                        const grpc::ServerContextBase& ctx,
+                                        const Request& request) {
+  absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
+      RequestMesh(registry, request);
+  if (!mesh.ok()) return mesh.status();
+  absl::StatusOr<std::string> credential = CredentialOf(ctx, options);
+  if (!credential.ok()) return credential.status();
+  return ScopedMesh{*std::move(mesh), CacheScopeOf(*credential)};
+}
+
 // A batch needs the planning pool unless every item's search is light
 // (server/request_plan.h); its cache hits are not looked for up front.
 bool BatchNeedsPool(const Mesh& mesh, const v1::PlanBatchRequest& request) {
@@ -248,18 +268,17 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
   return RunPlanning(
       ctx, Rpc::kPlan, *request, response,
       [&]() -> absl::StatusOr<PlanningCall> {
-        absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
-            RequestMesh(registry_, *request);
-        if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
-        if (!credential.ok()) return credential.status();
-        const uint64_t scope = CacheScopeOf(*credential);
-        absl::StatusOr<PlanRequest> parsed = ParsePlan(**mesh, *request, scope);
+        absl::StatusOr<ScopedMesh> scoped =
+            ScopedMeshOf(registry_, options_, *ctx, *request);
+        if (!scoped.ok()) return scoped.status();
+        absl::StatusOr<PlanRequest> parsed =
+            ParsePlan(*scoped->mesh, *request, scoped->scope);
         if (!parsed.ok()) return parsed.status();
-        const bool heavy = NeedsPlanningPool(**mesh, *parsed, cache_);
+        const bool heavy = NeedsPlanningPool(*scoped->mesh, *parsed, cache_);
         return PlanningCall{
-            heavy, scope,
-            [this, ctx, response, mesh = *mesh, parsed = *std::move(parsed)] {
+            heavy, scoped->scope,
+            [this, ctx, response, mesh = scoped->mesh,
+             parsed = *std::move(parsed)] {
               absl::StatusOr<reshard::Plan> plan =
                   PlanOne(*mesh, parsed, CallStop(ctx));
               if (!plan.ok()) return plan.status();
@@ -276,15 +295,13 @@ grpc::ServerUnaryReactor* PlannerService::PlanBatch(
   return RunPlanning(
       ctx, Rpc::kPlanBatch, *request, response,
       [&]() -> absl::StatusOr<PlanningCall> {
-        absl::StatusOr<std::shared_ptr<const Mesh>> mesh =
-            RequestMesh(registry_, *request);
-        if (!mesh.ok()) return mesh.status();
-        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
-        if (!credential.ok()) return credential.status();
-        const uint64_t scope = CacheScopeOf(*credential);
+        absl::StatusOr<ScopedMesh> scoped =
+            ScopedMeshOf(registry_, options_, *ctx, *request);
+        if (!scoped.ok()) return scoped.status();
         return PlanningCall{
-            BatchNeedsPool(**mesh, *request), scope,
-            [this, ctx, request, response, mesh = *mesh, scope] {
+            BatchNeedsPool(*scoped->mesh, *request), scoped->scope,
+            [this, ctx, request, response, mesh = scoped->mesh,
+             scope = scoped->scope] {
               const auto start = std::chrono::steady_clock::now();
               absl::StatusOr<BatchPlan> batch = ServeBatch(
                   *mesh, *request, options_, cache_, CallStop(ctx), scope);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,37 @@ class HostMemory {
  private:
   absl::string_view space_;
   std::vector<std::chrono::steady_clock::time_point> marks_;
+};
+
+// What a space on host memory does whatever runs in it: names itself,
+// allocates, keeps marks and transfers, all through HostMemory. `Space` is
+// the interface it implements (MemorySpace, or TableSpace for host tables);
+// `name` must outlive the space (a literal).
+template <typename Space>
+class OnHostMemory : public Space {
+ public:
+  explicit OnHostMemory(absl::string_view name) : name_(name), memory_(name) {}
+
+  std::string name() const override { return std::string(name_); }
+  absl::StatusOr<char*> Allocate(int64_t bytes) override {
+    return memory_.Allocate(bytes);
+  }
+  void Free(char* buffer) override { HostMemory::Free(buffer); }
+  absl::StatusOr<int64_t> Mark() override { return memory_.Mark(); }
+  absl::StatusOr<double> Between(int64_t from, int64_t to) override {
+    return memory_.Between(from, to);
+  }
+  void ClearMarks() override { memory_.ClearMarks(); }
+  absl::Status Upload(char* to, const char* from, int64_t bytes) override {
+    return HostMemory::Copy(to, from, bytes);
+  }
+  absl::Status Download(char* to, const char* from, int64_t bytes) override {
+    return HostMemory::Copy(to, from, bytes);
+  }
+
+ private:
+  absl::string_view name_;
+  HostMemory memory_;
 };
 
 }  // namespace reshard::executor
