@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measured plan quality on an emulated two-tier cluster (docs/PERFORMANCE.md,
+# Measured plan quality on an emulated two-tier cluster (docs/notes/2026-11-27-plan-quality.md,
 # "Measured plan quality"): 8 Gloo agents on 2 emulated hosts of 4 ranks
 # (scripts/local-cluster.sh --hosts 2, --inter_mbit between them); each
 # corpus mesh calibrated by `reshardctl job calibrate` (its fit, and its

@@ -4,8 +4,9 @@
 // rank's buffers as if every peer had sent what this rank sent: no peers,
 // no waiting). Everything it runs is deterministic, so callgrind's counts
 // compare two builds where this 2-core machine's wall clock cannot
-// (docs/PERFORMANCE.md, "One run path"). Results are not validated: the
-// data is not what peers would send. Usage: run_path_bench [--reps N]
+// (docs/notes/2026-11-26-run-path.md, "One run path"). Results are not
+// validated: the data is not what peers would send. Usage: run_path_bench
+// [--reps N]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

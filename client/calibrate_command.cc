@@ -76,8 +76,8 @@ constexpr int kDefaultRunDeadlineSeconds = 300;
 constexpr int64_t kManyItersBelowBytes = 1 << 20;
 constexpr int kSmallSizeItersFactor = 4;
 // ... and in this many separate passes over the sweep: the ticks a run
-// waits for change from run to run, not with the size (docs/PERFORMANCE.md,
-// "Calibrated again").
+// waits for change from run to run, not with the size
+// (docs/notes/2026-11-29-calibrated-again.md, "Calibrated again").
 constexpr int kDefaultSmallPasses = 3;
 
 struct CalibrateFlags {

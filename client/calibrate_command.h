@@ -1,11 +1,12 @@
-// `reshardctl job calibrate NAME`: measures a job's links (docs/PERFORMANCE.md,
-// "Measured plan quality"). Runs every collective on every communicating
-// group of the mesh at sizes from --min_bytes to --max_bytes as ordinary
-// RunJob runs of single-step plans (planner/cost/calibration_plans.h), so that
-// Gloo and NCCL jobs alike are measured with no new agent protocol; fits
-// each group's link (planner/cost/link_calibration.h) and prints the fit, its
-// errors on sizes it did not see, and the --link flags that give `mesh
-// register` and `plan` the measured links.
+// `reshardctl job calibrate NAME`: measures a job's links
+// (docs/notes/2026-11-27-plan-quality.md, "Measured plan quality"). Runs every
+// collective on every communicating group of the mesh at sizes from --min_bytes
+// to --max_bytes as ordinary RunJob runs of single-step plans
+// (planner/cost/calibration_plans.h), so that Gloo and NCCL jobs alike are
+// measured with no new agent protocol; fits each group's link
+// (planner/cost/link_calibration.h) and prints the fit, its errors on sizes it
+// did not see, and the --link flags that give `mesh register` and `plan` the
+// measured links.
 #ifndef RESHARD_CLIENT_CALIBRATE_COMMAND_H_
 #define RESHARD_CLIENT_CALIBRATE_COMMAND_H_
 

@@ -30,8 +30,8 @@ struct SummaryRow {
   double seconds_median = 0;  // slowest rank's
   // Per timed execution the slowest rank's seconds, their median: what a
   // run of the work pays, where the slowest rank changes from execution
-  // to execution (docs/PERFORMANCE.md, "Measured plan quality"). 0 when
-  // the reports carry no executions.
+  // to execution (docs/notes/2026-11-28-calibration-what-a-run-pays.md,
+  // "Calibration on what a run pays"). 0 when the reports carry no executions.
   double slowest_median_seconds = 0;
   double algbw_gbps = 0;
   double busbw_gbps = 0;

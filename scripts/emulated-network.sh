@@ -4,7 +4,7 @@
 # the switch (the slow, inter-host tier). Ranks of one host reach each other
 # over their namespace's own loopback route (the fast tier). netem is not
 # available here, so only the bandwidth tier is emulated: per-collective
-# latency is process scheduling (docs/PERFORMANCE.md, "Measured plan
+# latency is process scheduling (docs/notes/2026-11-27-plan-quality.md, "Measured plan
 # quality").
 #
 # Every name carries a run id, so parallel runs do not collide; the veth

@@ -6,7 +6,7 @@
 # every shared library they need that such a machine lacks in OUT_DIR/lib
 # (Abseil, Gloo and what Gloo pulls in), and gpu-check.sh. The GPU machine
 # brings its own glibc, libstdc++, driver, CUDA runtime and NCCL, so those
-# stay out (docs/PERFORMANCE.md, "On a GPU").
+# stay out (docs/notes/2026-11-26-gpu-nccl-communicators.md, "On a GPU: NCCL communicators").
 #
 #   scripts/gpu-bundle.sh OUT_DIR        (RESHARD_BUILD: the build, default build/)
 #

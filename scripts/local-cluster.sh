@@ -4,7 +4,7 @@
 # all on 127.0.0.1: Gloo agents, or with --backend nccl NCCL agents, rank r
 # on GPU r mod the GPU count (nvidia-smi -L). Where the agents outnumber
 # the GPUs each gets its own NCCL host identity and the loopback socket
-# transport (docs/PERFORMANCE.md, "On a GPU"): correct, not fast.
+# transport (docs/notes/2026-11-27-gpu-device-path.md, "On a GPU: the device path end to end"): correct, not fast.
 #
 #   scripts/local-cluster.sh start N [--job NAME] [--dir STATE_DIR]
 #                                    [--backend gloo|nccl]

@@ -8,7 +8,8 @@ ROOT="$1"
 cd "$ROOT" || exit 1
 fail=0
 bash tests/docs/citations_check.sh "$ROOT" || fail=1
-for doc in docs/DESIGN.md docs/PLAN_JSON.md docs/ARCHITECTURE.md docs/PERFORMANCE.md; do
+for doc in docs/DESIGN.md docs/PLAN_JSON.md docs/ARCHITECTURE.md docs/PERFORMANCE.md \
+    docs/GUIDE.md docs/FLAGS.md docs/REFERENCE.md CONTRIBUTING.md; do
   if [ -s "$doc" ] && grep -q "($doc)\|\`$doc\`" README.md; then
     echo "ok: README links $doc"
   else

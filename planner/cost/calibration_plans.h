@@ -1,9 +1,9 @@
 // The single-step plans a link calibration times (`reshardctl job
-// calibrate`, docs/PERFORMANCE.md "Measured plan quality"): one collective
-// of each op on each communicating group of a mesh, at sizes from a few KiB
-// to tens of MiB, run as ordinary plans so that any job's agents, Gloo or
-// NCCL, time them the way they time every plan; and strided gathers, which
-// time a rank's local copies.
+// calibrate`, docs/notes/2026-11-27-plan-quality.md "Measured plan quality"):
+// one collective of each op on each communicating group of a mesh, at sizes
+// from a few KiB to tens of MiB, run as ordinary plans so that any job's
+// agents, Gloo or NCCL, time them the way they time every plan; and strided
+// gathers, which time a rank's local copies.
 #ifndef RESHARD_PLANNER_COST_CALIBRATION_PLANS_H_
 #define RESHARD_PLANNER_COST_CALIBRATION_PLANS_H_
 

@@ -50,9 +50,9 @@ inline double ReductionUs(StepOp op, int64_t n, int64_t bytes,
 // Latency rounds of `op` on `n` members under the α-β model: a ring's hops,
 // but one round for all_to_all, whose sends to every member are in flight
 // at once (measured: an 8-rank all_to_all's small sizes take a third of an
-// 8-rank all_gather's, docs/PERFORMANCE.md "Measured plan quality"); a
-// group's measured all_to_all latency (LinkParams::all_to_all_us) replaces
-// that round's in the cost model.
+// 8-rank all_gather's, docs/notes/2026-11-28-all-to-all-shape.md "The
+// all_to_all shape"); a group's measured all_to_all latency
+// (LinkParams::all_to_all_us) replaces that round's in the cost model.
 inline int64_t LatencyRounds(StepOp op, int64_t n) {
   if (op == StepOp::kAllToAll) return n > 1 ? 1 : 0;
   return RingHops(op, n);

@@ -1,8 +1,8 @@
 // From timed single-step runs (calibration_plans.h) to a mesh with measured
-// links (docs/PERFORMANCE.md, "Measured plan quality"): every calibrated
-// group's link is fitted to its rings (link_fit.h); a dim's group gives the
-// dim its link; a flattened group gets its own link where what its dims'
-// links predict for its rings misses its measurements by more than
+// links (docs/notes/2026-11-27-plan-quality.md, "Measured plan quality"): every
+// calibrated group's link is fitted to its rings (link_fit.h); a dim's group
+// gives the dim its link; a flattened group gets its own link where what its
+// dims' links predict for its rings misses its measurements by more than
 // kOwnLinkError. An all_to_all's bytes are priced by its dims' links and
 // the copy rate (cost_model.h); its latency is fitted per group to its
 // all_to_alls (LinkParams::all_to_all_us), since it grows with the group's

@@ -130,7 +130,7 @@ kill -9 "${agent_pid[3]}"
 wait "$run_pid"; rc=$?
 [ $rc -ne 0 ] && [ $rc -ne 124 ]
 check "the run with a killed peer fails (exit $rc) before its bound" $?
-# reshardctl's exit status is its status code's (README, "Exit status"),
+# reshardctl's exit status is its status code's (docs/GUIDE.md, "Exit status"),
 # and --json printed that code as the error object.
 code=$(sed -n 's/^reshardctl: \([A-Z_]*\): .*/\1/p' "$dir/killed.err" | head -1)
 case "$code" in

@@ -427,17 +427,17 @@ contains "$err" 'UNAVAILABLE: job "jt" lost a rank for longer than --agent_wait_
 check "it fails naming the lost rank and how it went" $?
 [ "$took" -le 6 ]; check "within the agent wait and a poll ($took s)" $?
 # The same failure as JSON: one entry per failed rank, with its host and
-# kind, in the shape of the README's example.
+# kind, in the shape of docs/GUIDE.md's example.
 json=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 2 --json 2>/dev/null); rc=$?
 [ $rc -eq 4 ] && jq -e '.error.code == "UNAVAILABLE" and (.error.ranks | length) == 1 and
   .error.ranks[0].rank == 3 and .error.ranks[0].kind == "lost" and
   .error.ranks[0].host != "" and
   (.error.ranks[0].message | startswith("its agent'"'"'s dispatch stream closed"))' <<<"$json" >/dev/null
 check "job run --json names the lost rank, its host and kind ($rc: $json)" $?
-readme=$(sed -n '/<!-- failed-run-json -->/,/<!-- \/failed-run-json -->/p' "$(dirname "$0")/../../README.md" | sed -n '/^{/p')
+readme=$(sed -n '/<!-- failed-run-json -->/,/<!-- \/failed-run-json -->/p' "$(dirname "$0")/../../docs/GUIDE.md" | sed -n '/^{/p')
 keys() { jq -c '[paths(scalars) | map(tostring) | join(".")] | sort'; }
 [ -n "$readme" ] && [ "$(keys <<<"$readme")" = "$(keys <<<"$json")" ]
-check "the README's failed-run example has the keys of the real one ($readme)" $?
+check "docs/GUIDE.md's failed-run example has the keys of the real one ($readme)" $?
 err=$("${J[@]}" run jt --mesh A=4 --shape 8 --from R --to 'S(0)' --agent_wait_seconds 0 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" '--agent_wait_seconds: "0" is not a number of seconds in (0, 86400]'
 check "--agent_wait_seconds 0 is refused naming the flag" $?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/local-cluster.sh as the README's Security and Metrics sections
+# scripts/local-cluster.sh as docs/GUIDE.md's Security and docs/REFERENCE.md's Metrics sections
 # use it: `start 4 --job_token_file F --tls --metrics` serves mutual TLS
 # (a plaintext reshardctl is refused, hinted at TLS), writes the issued
 # token to F, and serves metrics on the ports it records; `restart 2`

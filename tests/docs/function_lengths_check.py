@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """No function in the tracked C++ tree is longer than the house bound.
 
-STYLE's rule: a function fits in about 60 lines; split it by phase and name
-the parts. A function's length here is the lines from the one holding its
-opening brace to the one holding its closing brace, both included; lambdas
-and local classes count toward the function that holds them.
+The house rule (CONTRIBUTING.md): a function fits in about 60 lines; split
+it by phase and name the parts. A function's length here is the lines from
+the one holding its opening brace to the one holding its closing brace, both
+included; lambdas and local classes count toward the function that holds them.
 
 The scan is lexical, not a compiler's: comments, string and character
 literals (raw strings too) are blanked, then braces are matched. A brace

@@ -1,12 +1,13 @@
 // The NCCL backend with one process per rank, several ranks on one GPU (the
-// arrangement docs/PERFORMANCE.md's GPU section describes): every rank gets
-// its own NCCL host identity (NCCL_HOSTID) and NCCL's socket transport over
-// loopback, so NCCL connects them instead of refusing a duplicate GPU. Four
-// ranks run every collective on the world, the reversed world (a split) and
-// two row splits, checked against the host's expectation; then a rank is
-// SIGKILLed and the survivors' next collective must fail, naming the group,
-// within twice the timeout. Without a usable GPU both tests skip, saying
-// why. The parent never touches CUDA: a CUDA context does not survive fork.
+// arrangement docs/notes/2026-11-26-gpu-nccl-communicators.md ("On a GPU: NCCL
+// communicators") describes): every rank gets its own NCCL host identity
+// (NCCL_HOSTID) and NCCL's socket transport over loopback, so NCCL connects
+// them instead of refusing a duplicate GPU. Four ranks run every collective on
+// the world, the reversed world (a split) and two row splits, checked against
+// the host's expectation; then a rank is SIGKILLed and the survivors' next
+// collective must fail, naming the group, within twice the timeout. Without a
+// usable GPU both tests skip, saying why. The parent never touches CUDA: a CUDA
+// context does not survive fork.
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <unistd.h>

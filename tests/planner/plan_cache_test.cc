@@ -43,7 +43,7 @@ TEST(PlanCacheTest, SameRequestSamePlan) {
 }
 
 // Capacity 0 is "off" (reshard-planner --cache_entries=0): nothing is kept,
-// every call plans and counts as a miss (it used to keep one plan).
+// every call plans and counts as a miss.
 TEST(PlanCacheTest, CapacityZeroKeepsNothing) {
   const Mesh mesh = MakeMesh({4});
   PlanCache cache(0);

@@ -128,9 +128,9 @@ class HardeningTest : public ::testing::Test {
   std::unique_ptr<v1::Planner::Stub> planner_;
 };
 
-// The crash, scaled down: a job whose GetJob reply would exceed the
-// message size (400 agents with the longest host allowed, the server's
-// least --max_message_bytes). It used to abort the planner past 2 GiB.
+// A job whose GetJob reply would exceed the message size (400 agents with
+// the longest host allowed, the server's least --max_message_bytes) is
+// served in pages, and the planner stays up.
 TEST_F(HardeningTest, AJobLargerThanAMessageIsServedInPages) {
   Start({absl::StrCat("--max_message_bytes=", kMinMessageBytes)});
   const std::string host(255, 'h');

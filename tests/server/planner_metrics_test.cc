@@ -371,10 +371,10 @@ void ExpectRpcSeriesMoved(Scrape& after) {
             8);
 }
 
-// The backticked names between README.md's `<!-- methods: KIND -->` and
+// The backticked names between docs/REFERENCE.md's `<!-- methods: KIND -->` and
 // the next `<!-- end -->`.
-std::set<std::string> ReadmeMethods(const std::string& kind) {
-  std::ifstream in(std::string(RESHARD_SOURCE_DIR) + "/README.md");
+std::set<std::string> ReferenceMethods(const std::string& kind) {
+  std::ifstream in(std::string(RESHARD_SOURCE_DIR) + "/docs/REFERENCE.md");
   const std::string text(std::istreambuf_iterator<char>(in), {});
   const std::string open = "<!-- methods: " + kind + " -->";
   const size_t begin = text.find(open);
@@ -390,7 +390,7 @@ std::set<std::string> ReadmeMethods(const std::string& kind) {
 
 // The metrics reference names exactly the methods the binary counts: every
 // RPC of both services has its series from the start.
-TEST(PlannerMetricsTest, ReadmeListsEveryMethodTheBinaryCounts) {
+TEST(PlannerMetricsTest, ReferenceListsEveryMethodTheBinaryCounts) {
   MetricsServer server;
   ASSERT_NE(server.metrics_port(), 0) << server.process().log();
   const Scrape scrape = server.ScrapeNow();
@@ -402,8 +402,8 @@ TEST(PlannerMetricsTest, ReadmeListsEveryMethodTheBinaryCounts) {
     if (at == std::string::npos) continue;
     served.insert(series.substr(at + 8, series.find('"', at + 8) - at - 8));
   }
-  std::set<std::string> documented = ReadmeMethods("planner");
-  const std::set<std::string> coordinator = ReadmeMethods("coordinator");
+  std::set<std::string> documented = ReferenceMethods("planner");
+  const std::set<std::string> coordinator = ReferenceMethods("coordinator");
   EXPECT_GE(documented.size(), 7u);
   EXPECT_GE(coordinator.size(), 12u);
   documented.insert(coordinator.begin(), coordinator.end());

@@ -204,7 +204,7 @@ TEST(ServerFlagsTest, IdleConnectionsAreClosed) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
-// 0 is documented as "off", and is (it used to keep one plan).
+// 0 is documented as "off", and is: no plan is kept.
 TEST(ServerFlagsTest, CacheEntriesZeroTurnsTheCacheOff) {
   testing::ServerProcess server({"--cache_entries=0"});
   ASSERT_NE(server.port(), 0) << server.log();

@@ -310,8 +310,9 @@ void GlooCommunicator::RingReduceScatter(const char* in, char* out,
 // the one it received last) to r + 1. The receive is posted before the
 // send, as in RingReduceScatter: on a link the group's pairs share, Gloo's
 // own allgather measured up to a quarter slower than this ring's
-// reduce_scatter of the same bytes (docs/PERFORMANCE.md, "All-gather posts
-// its receive first").
+// reduce_scatter of the same bytes
+// (docs/notes/2026-11-29-all-gather-receive-first.md, "All-gather posts its
+// receive first").
 void GlooCommunicator::RingAllGather(char* out, size_t bytes) {
   const int n = size();
   const int r = index();

@@ -27,7 +27,8 @@ class Device;
 namespace reshard::executor {
 
 // How a Gloo reduce_scatter runs: this Gloo has no reduce_scatter function
-// (docs/PERFORMANCE.md compares the options).
+// (docs/notes/2026-11-23-executor-on-gloo.md, "(c) reduce_scatter options",
+// compares them).
 enum class GlooReduceScatter {
   kRing,               // ring over the group: each block crosses n-1 links
   kAllReduceAndSlice,  // all_reduce the whole buffer, keep one block

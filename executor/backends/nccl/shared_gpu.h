@@ -1,9 +1,9 @@
-// Several ranks on one GPU (docs/PERFORMANCE.md, "On a GPU"): NCCL refuses
-// two ranks of a communicator on the same device ("Duplicate GPU
-// detected") unless each believes it is its own host. Every such rank is
-// its own process with its own NCCL_HOSTID, and NCCL connects them over
-// loopback sockets (no P2P, shared memory or InfiniBand). Correct, but the
-// socket transport dominates the time: such timings are not
+// Several ranks on one GPU (docs/notes/2026-11-26-gpu-nccl-communicators.md,
+// "On a GPU: NCCL communicators"): NCCL refuses two ranks of a communicator on
+// the same device ("Duplicate GPU detected") unless each believes it is its own
+// host. Every such rank is its own process with its own NCCL_HOSTID, and NCCL
+// connects them over loopback sockets (no P2P, shared memory or InfiniBand).
+// Correct, but the socket transport dominates the time: such timings are not
 // representative. Pure: environment settings only, which must be made in
 // the rank's process before CUDA or NCCL starts.
 #ifndef RESHARD_EXECUTOR_BACKENDS_NCCL_SHARED_GPU_H_
