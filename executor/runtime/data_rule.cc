@@ -16,24 +16,6 @@ namespace {
 constexpr double kHalfTolerance = 4.0;
 constexpr int64_t kExactPartialRanks = 16;
 
-// Calls f(local_index, global_linear_index) for every element of `box`.
-template <typename F>
-void ForEachElement(absl::Span<const int64_t> shape, const Box& box, F f) {
-  if (box.numel() == 0) return;
-  const int rank = static_cast<int>(shape.size());
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t k = 0;; ++k) {
-    int64_t linear = 0;
-    for (int d = 0; d < rank; ++d) {
-      linear = linear * shape[d] + box.offset[d] + index[d];
-    }
-    f(k, linear);
-    int d = rank - 1;
-    while (d >= 0 && ++index[d] == box.extent[d]) index[d--] = 0;
-    if (d < 0) return;
-  }
-}
-
 // Member q's contribution to element i (see the header).
 int64_t Contribution(const PartialReduction& p, int64_t n, int64_t q,
                      int64_t i) {
@@ -46,12 +28,6 @@ int64_t Contribution(const PartialReduction& p, int64_t n, int64_t q,
   const int64_t magnitude = std::abs(g);
   const int64_t part = magnitude / n + ((i + q) % n < magnitude % n ? 1 : 0);
   return (g < 0 ? -1 : 1) * p.avg_divisor * part;
-}
-
-uint64_t Residue(int64_t value) {
-  const int64_t m = static_cast<int64_t>(kChecksumModulus);
-  const int64_t r = value % m;
-  return static_cast<uint64_t>(r < 0 ? r + m : r);
 }
 
 }  // namespace
@@ -78,20 +54,30 @@ void FillSource(const Mesh& mesh, const TensorSpec& tensor,
   const int64_t n = mesh.GroupSize(partial.dims);
   const int64_t q =
       partial.dims.empty() ? 0 : mesh.IndexInGroup(position, partial.dims);
-  ForEachElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
+  ForEachBoxElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
     const int64_t value =
         partial.dims.empty() ? SourceValue(i) : Contribution(partial, n, q, i);
     StoreInteger(tensor.dtype(), out, k, value);
   });
 }
 
-uint64_t ChecksumTerm(uint64_t sum, int64_t k, int64_t value) {
+uint64_t ChecksumResidue(int64_t value) {
+  const int64_t m = static_cast<int64_t>(kChecksumModulus);
+  const int64_t r = value % m;
+  return static_cast<uint64_t>(r < 0 ? r + m : r);
+}
+
+uint64_t ChecksumAdd(uint64_t sum, int64_t k, uint64_t residue) {
   const unsigned __int128 term =
       static_cast<unsigned __int128>(static_cast<uint64_t>(k + 1) %
                                      kChecksumModulus) *
-      Residue(value);
+      (residue % kChecksumModulus);
   return static_cast<uint64_t>((sum + term % kChecksumModulus) %
                                kChecksumModulus);
+}
+
+uint64_t ChecksumTerm(uint64_t sum, int64_t k, int64_t value) {
+  return ChecksumAdd(sum, k, ChecksumResidue(value));
 }
 
 uint64_t Checksum(DType dtype, const void* data, int64_t numel) {
@@ -112,7 +98,7 @@ absl::Status ValidateResult(const Mesh& mesh, const TensorSpec& tensor,
       half && partial_group_size > kExactPartialRanks ? kHalfTolerance : 0.0;
   const Box box = LocalBox(mesh, dst, tensor.shape(), position);
   absl::Status status;
-  ForEachElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
+  ForEachBoxElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
     if (!status.ok()) return;
     const double got = LoadValue(tensor.dtype(), data, k);
     const int64_t want = SourceValue(i);

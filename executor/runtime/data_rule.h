@@ -48,6 +48,11 @@ uint64_t Checksum(DType dtype, const void* data, int64_t numel);
 
 // Adds (k + 1)·value to a running checksum (one term of Checksum).
 uint64_t ChecksumTerm(uint64_t sum, int64_t k, int64_t value);
+// `value` mod 2^61 - 1, in [0, 2^61 - 1).
+uint64_t ChecksumResidue(int64_t value);
+// Adds (k + 1)·residue to a running checksum; `residue` may be any 64-bit
+// number (it is reduced first).
+uint64_t ChecksumAdd(uint64_t sum, int64_t k, uint64_t residue);
 
 // Compares the rank's result (its box under `dst`, Partial dims already
 // reduced) with g element by element. DATA_LOSS naming the position, the

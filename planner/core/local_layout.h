@@ -33,6 +33,25 @@ struct Box {
   bool operator==(const Box&) const = default;
 };
 
+// Calls f(local_index, global_linear_index) for every element of `box`
+// of a tensor of `shape`, in the box's row-major order.
+template <typename F>
+void ForEachBoxElement(absl::Span<const int64_t> shape, const Box& box, F f) {
+  if (box.numel() == 0) return;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t k = 0;; ++k) {
+    int64_t linear = 0;
+    for (int d = 0; d < rank; ++d) {
+      linear = linear * shape[d] + box.offset[d] + index[d];
+    }
+    f(k, linear);
+    int d = rank - 1;
+    while (d >= 0 && ++index[d] == box.extent[d]) index[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
 // The box `position` holds under `state`. Partial and Replicate dims do not
 // split. Shard orders are applied outermost first.
 Box LocalBox(const Mesh& mesh, const DistState& state,
