@@ -32,8 +32,7 @@ extra=$(comm -23 <(echo "$documented") <(echo "$registered") | tr '\n' ' ')
   --metrics_listen 127.0.0.1:0 --metrics_port_file "$dir/metrics-port" \
   >"$dir/planner.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do [ -s "$dir/metrics-port" ] && break; sleep 0.1; done
-[ -s "$dir/metrics-port" ] || die "the planner wrote no metrics port"
+wait_for 10 test -s "$dir/metrics-port" || die "the planner wrote no metrics port"
 served=$(curl -sf "http://127.0.0.1:$(cat "$dir/metrics-port")/metrics" |
   sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' | grep '^reshard_' | sort -u)
 [ -n "$served" ]; check "the planner serves reshard_ families ($(echo "$served" | wc -l))" $?
