@@ -12,6 +12,7 @@
 #include "agent/progress_reporter.h"
 #include "agent/run_work.h"
 #include "common/incarnation_text.h"
+#include "common/tensor_name.h"
 #include "common/tls_hint.h"
 #include "common/version.h"
 #include "executor/backends/gloo/gloo_communicator.h"
@@ -98,12 +99,14 @@ executor::RankReport Refused(int64_t rank, absl::Status status) {
 }  // namespace
 
 Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
-             AgentMetrics* metrics, executor::MemorySpace* space)
+             AgentMetrics* metrics, executor::MemorySpace* space,
+             const TensorRegistry* tensors)
     : config_(std::move(config)),
       stub_(v1::Coordinator::NewStub(channel)),
       comms_([this](const CommKey& key) { return OpenCommunicators(key); }),
       metrics_(metrics),
-      space_(space) {
+      space_(space),
+      tensors_(tensors) {
   id_.set_job(config_.job);
   id_.set_rank(config_.rank);
   id_.set_incarnation(FreshIncarnation());
@@ -131,6 +134,9 @@ absl::StatusOr<int64_t> Agent::Join(
   request.set_version(kReshardVersion);
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
+  if (tensors_ != nullptr && space_ == nullptr) {
+    request.add_capabilities(kRegisteredTensors);
+  }
   v1::JoinResponse response;
   grpc::Status status = JoinOnce(request, deadline, response);
   // ALREADY_EXISTS: this rank's previous process has died but the
@@ -347,7 +353,14 @@ Agent::Ending Agent::HandleInbox(DispatchInbox& inbox) {
 }
 
 bool Agent::HandleWork(const v1::Work& work, DispatchInbox& inbox) {
+  if (work.kind_case() != v1::Work::kCommit) {
+    staged_.reset();  // its run failed elsewhere, or the next one began
+    staged_run_.clear();
+  }
   switch (work.kind_case()) {
+    case v1::Work::kCommit:
+      HandleCommit(work.commit().run_id());
+      return false;
     case v1::Work::kRun:
       HandleRun(work.run(), inbox);
       return false;
@@ -371,9 +384,13 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   inbox.Begin(run.run_id());
   const absl::StatusOr<RunSetup> setup =
       PrepareRun(run, config_.world_size, config_.max_run_bytes);
-  executor::RankReport report = setup.ok()
-                                    ? Execute(run, *setup, inbox)
-                                    : Refused(config_.rank, setup.status());
+  absl::StatusOr<std::unique_ptr<BoundRun>> bound =
+      setup.ok() ? BindTensors(run, *setup)
+                 : absl::StatusOr<std::unique_ptr<BoundRun>>(nullptr);
+  executor::RankReport report =
+      !setup.ok()   ? Refused(config_.rank, setup.status())
+      : !bound.ok() ? Refused(config_.rank, bound.status())
+                    : Execute(run, *setup, inbox, bound->get());
   absl::Status& status = report.status;
   // A cancelled run fails as such, whatever its peers' stopping did here.
   const std::optional<std::string> cancelled = inbox.Cancelled();
@@ -390,20 +407,69 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   }
   // The peers of a failed run may hold half-used connections.
   if (!status.ok()) comms_.Drop();
+  if (bound.ok() && *bound != nullptr && (*bound)->staged() && status.ok() &&
+      !report.WhyNotValidated().has_value()) {
+    staged_run_ = run.run_id();
+    staged_ = *std::move(bound);
+  }
   const absl::Status sent = SendReport(run, report);
   LogRun(run, report, sent,
          std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
              .count());
 }
 
+absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
+    const v1::RunWork& run, const RunSetup& setup) const {
+  if (run.tensors_size() == 0) return nullptr;
+  if (tensors_ == nullptr || space_ != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", config_.rank,
+        ": this agent runs no registered tensors (no --tensor_socket, or a "
+        "device backend)"));
+  }
+  std::vector<TensorNames> names;
+  for (const v1::TensorBinding& b : run.tensors()) {
+    names.push_back({b.source(), b.into()});
+  }
+  return BoundRun::Bind(setup.mesh, setup.work, config_.rank, names,
+                        !run.no_staging(), *tensors_);
+}
+
+void Agent::HandleCommit(const std::string& run_id) {
+  absl::Status result =
+      staged_ != nullptr && staged_run_ == run_id
+          ? staged_->Commit(*tensors_)
+          : absl::FailedPreconditionError(absl::StrCat(
+                "rank ", config_.rank, ": nothing is staged for run ", run_id));
+  staged_.reset();
+  staged_run_.clear();
+  v1::CommittedRequest request;
+  *request.mutable_agent() = id_;
+  request.set_run_id(run_id);
+  request.set_code(static_cast<int>(result.code()));
+  request.set_error(std::string(result.message()));
+  v1::CommittedResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  const absl::Status sent =
+      proto::StatusFromGrpc(stub_->Committed(&context, request, &response));
+  spdlog::log(
+      result.ok() && sent.ok() ? spdlog::level::info : spdlog::level::warn,
+      "run {}: commit {}{}", run_id,
+      result.ok() ? "written" : result.ToString(),
+      sent.ok() ? ""
+                : absl::StrCat("; answer not delivered: ", sent.ToString()));
+}
+
 executor::RankReport Agent::Execute(const v1::RunWork& run,
-                                    const RunSetup& setup,
-                                    DispatchInbox& inbox) {
+                                    const RunSetup& setup, DispatchInbox& inbox,
+                                    const BoundRun* bound) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
   executor::RankOptions options = setup.options;
   options.space = space_;
+  if (bound != nullptr) options.tensors = &bound->tensors();
   ProgressReporter progress(stub_, id_, run.run_id());
   options.progress = [&progress](int done) { progress.Update(done); };
   // First asked just before the first execution, once the communicators

@@ -28,6 +28,8 @@
 #include "agent/coordinator_store.h"
 #include "agent/dispatch_inbox.h"
 #include "agent/run_work.h"
+#include "agent/tensor_binding.h"
+#include "agent/tensor_registry.h"
 #include "executor/runtime/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -44,9 +46,13 @@ class Agent {
   // Agent.
   // With --backend nccl, `space` is the agent's device memory (it must
   // outlive the Agent); every run's data lives there.
+  // `tensors` (may be null: none) holds what this rank's processes
+  // registered at the local endpoint; with it (and host memory) the agent
+  // advertises kRegisteredTensors and runs on them. It must outlive the
+  // Agent.
   Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
-        AgentMetrics* metrics = nullptr,
-        executor::MemorySpace* space = nullptr);
+        AgentMetrics* metrics = nullptr, executor::MemorySpace* space = nullptr,
+        const TensorRegistry* tensors = nullptr);
 
   // Joins the job (creating it if this rank is the first); returns the
   // job's generation after the join. The Coordinator's refusal as it gave
@@ -89,7 +95,13 @@ class Agent {
   bool HandleWork(const v1::Work& work, DispatchInbox& inbox);
   void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
   executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup,
-                               DispatchInbox& inbox);
+                               DispatchInbox& inbox, const BoundRun* bound);
+  // A run on registered tensors: its tensors bound on this rank.
+  absl::StatusOr<std::unique_ptr<BoundRun>> BindTensors(
+      const v1::RunWork& run, const RunSetup& setup) const;
+  // The Coordinator's commit of run `run_id`: the staged results written,
+  // and the answer sent.
+  void HandleCommit(const std::string& run_id);
   // One Join call: a short first attempt, then (saying so) one that waits
   // for the Coordinator up to `deadline`.
   grpc::Status JoinOnce(const v1::JoinRequest& request,
@@ -120,7 +132,12 @@ class Agent {
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
   AgentMetrics* const metrics_;
-  executor::MemorySpace* const space_;  // null: host memory (Gloo)
+  executor::MemorySpace* const space_;   // null: host memory (Gloo)
+  const TensorRegistry* const tensors_;  // null: no local endpoint
+  // The last run on registered tensors while its results wait for the
+  // commit (run thread only); dropped by any other work.
+  std::string staged_run_;
+  std::unique_ptr<BoundRun> staged_;
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

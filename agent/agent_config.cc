@@ -1,5 +1,7 @@
 #include "agent/agent_config.h"
 
+#include <grp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -162,6 +164,47 @@ absl::Status CheckMetricsFlags(const AgentFlagValues& flags) {
   return metrics::ProbePortFile("metrics_port_file", flags.metrics_port_file);
 }
 
+// The local endpoint's flags: a socket path needs the job token; the
+// group must exist; the bounds are positive.
+absl::Status ParseTensorFlags(const AgentFlagValues& flags,
+                              AgentConfig& config) {
+  if (flags.tensor_socket.empty()) {
+    if (!flags.tensor_socket_group.empty()) {
+      return InvalidField("--tensor_socket_group", "needs --tensor_socket");
+    }
+    return absl::OkStatus();
+  }
+  if (config.job_token.empty()) {
+    return InvalidField("--tensor_socket",
+                        "needs the job's token (--job_token_file or "
+                        "$RESHARD_JOB_TOKEN): every registration presents it");
+  }
+  config.tensor_socket = flags.tensor_socket;
+  if (!flags.tensor_socket_group.empty()) {
+    const group* g = getgrnam(flags.tensor_socket_group.c_str());
+    if (g == nullptr) {
+      return InvalidField(
+          "--tensor_socket_group",
+          absl::StrCat("no group \"", flags.tensor_socket_group, "\""));
+    }
+    config.tensor_group = g->gr_gid;
+  }
+  if (!absl::SimpleAtoi(flags.max_tensors, &config.max_tensors) ||
+      config.max_tensors < 1) {
+    return InvalidField(
+        "--max_tensors",
+        absl::StrCat("\"", flags.max_tensors, "\" is not a count >= 1"));
+  }
+  absl::StatusOr<int64_t> bytes = ParseByteSize(flags.max_tensor_bytes);
+  if (!bytes.ok() || *bytes < 1) {
+    return InvalidField("--max_tensor_bytes",
+                        absl::StrCat("\"", flags.max_tensor_bytes, "\" is not ",
+                                     kByteSizeForm, " >= 1"));
+  }
+  config.max_tensor_bytes = *bytes;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 // --agents_per_host, else $LOCAL_WORLD_SIZE, else 1.
@@ -223,6 +266,8 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
       SecretFromFileOrEnv("job_token_file", flags.job_token_file, kJobTokenEnv);
   if (!token.ok()) return token.status();
   config.job_token = *std::move(token);
+  absl::Status tensors = ParseTensorFlags(flags, config);
+  if (!tensors.ok()) return tensors;
   absl::StatusOr<TlsConfig> tls =
       ClientTlsFromFiles({flags.tls_cert, flags.tls_key, flags.tls_ca});
   if (!tls.ok()) return tls.status();

@@ -6,6 +6,8 @@
 #ifndef RESHARD_AGENT_AGENT_CONFIG_H_
 #define RESHARD_AGENT_AGENT_CONFIG_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -35,6 +37,10 @@ struct AgentFlagValues {
   std::string tls_cert;        // PEM files; none: plaintext
   std::string tls_key;
   std::string tls_ca;
+  std::string tensor_socket;        // empty: no local endpoint
+  std::string tensor_socket_group;  // empty: only this uid
+  std::string max_tensors = "4096";
+  std::string max_tensor_bytes = "16GiB";
 };
 
 // --max_run_bytes auto: a share of the memory the runs use (the host's for
@@ -77,6 +83,14 @@ struct AgentConfig {
   std::string job_token;
   // TLS to the Coordinator (common/tls_files.h, a client's rules).
   TlsConfig tls;
+  // The local endpoint where this rank's processes register tensors
+  // (agent/tensor_endpoint.h); empty: none. It needs the job token.
+  std::string tensor_socket;
+  // The group also admitted there; (gid_t)-1: only this agent's uid.
+  gid_t tensor_group = static_cast<gid_t>(-1);
+  // Bounds on what may be registered at once.
+  int64_t max_tensors = 4096;
+  int64_t max_tensor_bytes = int64_t{16} << 30;
 };
 
 // INVALID_ARGUMENT naming the flag and the problem

@@ -25,6 +25,8 @@
 #include "agent/agent.h"
 #include "agent/coordinator_channel.h"
 #include "agent/memory_capacity.h"
+#include "agent/tensor_endpoint.h"
+#include "agent/tensor_registry.h"
 #include "common/crash_report.h"
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
@@ -76,6 +78,20 @@ ABSL_FLAG(std::string, job_token_file, "",
           "first agent creates the job with it, every other agent and every "
           "caller of the job must present it; none: an open job");
 
+ABSL_FLAG(std::string, tensor_socket, "",
+          "serve this rank's local endpoint at this filesystem Unix socket: "
+          "processes of the agent's uid (or --tensor_socket_group) that "
+          "present the job's token register tensors there, which `job run "
+          "--tensor` moves (needs the job token; off when empty)");
+ABSL_FLAG(std::string, tensor_socket_group, "",
+          "a group whose members may also use --tensor_socket (the socket is "
+          "then mode 0660 of that group; else 0600)");
+ABSL_FLAG(std::string, max_tensors, "4096",
+          "the most tensors registered at once at --tensor_socket");
+ABSL_FLAG(std::string, max_tensor_bytes, "16GiB",
+          "the most bytes registered at once at --tensor_socket (KiB, MiB, "
+          "GiB or TiB may follow the number)");
+
 namespace reshard::agent {
 namespace {
 
@@ -95,6 +111,10 @@ AgentFlagValues FlagValues() {
   values.max_run_bytes = absl::GetFlag(FLAGS_max_run_bytes);
   values.agents_per_host = absl::GetFlag(FLAGS_agents_per_host);
   values.job_token_file = absl::GetFlag(FLAGS_job_token_file);
+  values.tensor_socket = absl::GetFlag(FLAGS_tensor_socket);
+  values.tensor_socket_group = absl::GetFlag(FLAGS_tensor_socket_group);
+  values.max_tensors = absl::GetFlag(FLAGS_max_tensors);
+  values.max_tensor_bytes = absl::GetFlag(FLAGS_max_tensor_bytes);
   const TlsFiles tls = TlsFilesFromFlags();
   values.tls_cert = tls.cert;
   values.tls_key = tls.key;
@@ -165,6 +185,27 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsEndpoint>> StartMetrics(
   return endpoint;
 }
 
+// The local endpoint at --tensor_socket; null when not asked for. Device
+// backends do not run on registered (host) tensors yet.
+absl::StatusOr<std::unique_ptr<TensorEndpoint>> StartTensorEndpoint(
+    const AgentConfig& config, executor::MemorySpace* space,
+    TensorRegistry& registry) {
+  if (config.tensor_socket.empty()) return nullptr;
+  if (space != nullptr) {
+    return absl::FailedPreconditionError(
+        "--tensor_socket: registered tensors are host memory; --backend nccl "
+        "does not run them yet");
+  }
+  EndpointConfig endpoint{config.tensor_socket, config.job, config.rank,
+                          config.job_token, config.tensor_group};
+  absl::StatusOr<std::unique_ptr<TensorEndpoint>> started =
+      TensorEndpoint::Start(std::move(endpoint), &registry);
+  if (started.ok()) {
+    spdlog::info("local tensor endpoint at {}", config.tensor_socket);
+  }
+  return started;
+}
+
 // Signals wait on their own thread (blocked everywhere else): the first
 // SIGTERM/SIGINT stops the agent after its current run, a second exits at
 // once. SIGUSR1 from main() ends the thread when the agent stopped first.
@@ -191,12 +232,20 @@ int Run(const AgentConfig& config, executor::MemorySpace* space) {
     spdlog::error("{}", std::string(endpoint.status().message()));
     return 1;
   }
+  TensorRegistry registry(
+      RegistryLimits{config.max_tensors, config.max_tensor_bytes});
+  absl::StatusOr<std::unique_ptr<TensorEndpoint>> local =
+      StartTensorEndpoint(config, space, registry);
+  if (!local.ok()) {
+    spdlog::error("{}", std::string(local.status().message()));
+    return 1;
+  }
   // With several replicas, the job's own (the one its callers reach too).
   Agent agent(config,
               CoordinatorChannel(
                   ReplicaForJob(config.job, SplitReplicaList(config.server)),
                   config.job_token, config.tls),
-              &metrics, space);
+              &metrics, space, *local != nullptr ? &registry : nullptr);
   std::atomic<bool> done{false};
   std::thread waiter([&] {
     int signal = 0;
@@ -279,6 +328,8 @@ int main(int argc, char** argv) {
       "[--reconnect_seconds S] "
       "[--metrics_listen ADDR [--metrics_port_file FILE]] "
       "[--max_run_bytes B] [--agents_per_host K] [--job_token_file FILE] "
+      "[--tensor_socket PATH [--tensor_socket_group G] [--max_tensors N] "
+      "[--max_tensor_bytes B]] "
       "[--tls_ca FILE [--tls_cert FILE --tls_key FILE]]");
   reshard::SetFlagsUsage("reshard-agent", "agent/main.cc");
   reshard::InstallCrashReport(argv[0]);

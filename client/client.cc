@@ -430,6 +430,16 @@ v1::RunJobRequest RunJobRequestOf(const std::string& job,
   request.set_warmup(options.warmup);
   request.set_timeout_seconds(options.timeout_seconds);
   request.set_agent_wait_seconds(options.agent_wait_seconds);
+  for (const JobRunOptions::Tensors& t : options.tensors) {
+    v1::TensorBinding* binding = request.add_tensors();
+    binding->set_source(t.source);
+    binding->set_into(t.into);
+  }
+  if (!options.tensors.empty()) {
+    request.set_iters(1);
+    request.set_warmup(0);
+  }
+  request.set_no_staging(options.no_staging);
   return request;
 }
 
@@ -501,7 +511,8 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
              proto::RunSummaryFromProto(response),
              {},
              response.interrupted(),
-             response.executions_completed()};
+             response.executions_completed(),
+             response.committed()};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }

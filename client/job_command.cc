@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "client/batch_command.h"
@@ -66,6 +67,7 @@ constexpr char kRunUsage[] =
     "         [--no-bucketing]] [--iters K] [--warmup W]\n"
     "         [--timeout_seconds T] [--deadline_seconds D]\n"
     "         [--agent_wait_seconds S] [--json]\n"
+    "         [--tensor NAME[,NAME...] --into NAME[,NAME...] [--no-staging]]\n"
     "  Runs a plan on every agent of job NAME and prints the table (or JSON)\n"
     "  of `reshardctl exec`: per step the bytes, the slowest rank's min and\n"
     "  median, algbw and busbw; the checksums and the verdict. With the plan\n"
@@ -81,7 +83,15 @@ constexpr char kRunUsage[] =
     "  rank whose agent was connected and went away fails the call after S\n"
     "  (UNAVAILABLE naming it; default: the server's --agent_wait_seconds,\n"
     "  10 s); ranks that never joined are waited for until D. Never\n"
-    "  retried. Exit 0 only when every rank ran and validated.\n";
+    "  retried. Exit 0 only when every rank ran and validated.\n"
+    "  With --tensor the run moves the job's own tensors instead of\n"
+    "  generated data: on every rank, item i reads the tensor its processes\n"
+    "  registered at the agent's --tensor_socket under the i-th --tensor\n"
+    "  name and writes the one under the i-th --into name (a plan: one of\n"
+    "  each). One execution, no warm-up; judged by the conservation\n"
+    "  checksum (exact or skipped); results are staged and written only\n"
+    "  once every rank validated (--no-staging writes them in place: a\n"
+    "  failure may leave them half written).\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -129,6 +139,35 @@ absl::StatusOr<JobRun> WithInterrupt(absl::StatusOr<JobRun> run,
         absl::StrCat("interrupted: ", run.status().message())));
   }
   return run;
+}
+
+// --tensor A,B --into C,D: one binding per item; both or neither.
+absl::StatusOr<std::vector<JobRunOptions::Tensors>> TensorFlags(
+    const CliArgs& args) {
+  const std::optional<std::string> sources = args.Get("tensor");
+  const std::optional<std::string> into = args.Get("into");
+  if (!sources.has_value() && !into.has_value()) {
+    if (args.Has("no-staging")) {
+      return absl::InvalidArgumentError("--no-staging: only with --tensor");
+    }
+    return std::vector<JobRunOptions::Tensors>();
+  }
+  if (!sources.has_value() || !into.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        sources.has_value() ? "--into" : "--tensor", ": required with ",
+        sources.has_value() ? "--tensor" : "--into",
+        " (the registered names to read and to write)"));
+  }
+  const std::vector<std::string> from = absl::StrSplit(*sources, ',');
+  const std::vector<std::string> to = absl::StrSplit(*into, ',');
+  if (from.size() != to.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--into: ", to.size(), " names for ", from.size(),
+                     " --tensor names (one per item)"));
+  }
+  std::vector<JobRunOptions::Tensors> tensors;
+  for (size_t i = 0; i < from.size(); ++i) tensors.push_back({from[i], to[i]});
+  return tensors;
 }
 
 // The job's knobs from the run flags; the call is bounded by the global
@@ -186,6 +225,8 @@ RunContext ContextOf(const std::string& job, const JobRun& run,
                                      " agents, run ", run.run_id);
   context.iters = run.iters > 0 ? run.iters : options.iters;
   context.warmup = run.iters > 0 ? run.warmup : options.warmup;
+  context.on_tensors = !options.tensors.empty();
+  context.committed = run.committed;
   return context;
 }
 
@@ -193,7 +234,7 @@ RunContext ContextOf(const std::string& job, const JobRun& run,
 // whole on the job's agents, printed as `exec --batch` prints it.
 absl::Status RunBatch(const ServerFlags& server, const std::string& job,
                       const CliArgs& args, const RunFlags& flags,
-                      double agent_wait, std::ostream& out) {
+                      const JobRunOptions& options, std::ostream& out) {
   absl::StatusOr<PlannedBatch> planned = PlanBatchFromFlags(args, server);
   if (!planned.ok()) return planned.status();
   absl::StatusOr<executor::BatchWork> work =
@@ -201,7 +242,6 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   if (!work.ok()) return work.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  const JobRunOptions options = OptionsOf(flags, server, agent_wait);
   absl::StatusOr<JobRun> run;
   {
     const RunWatchers watchers = WatchRun(server, job);
@@ -218,19 +258,24 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
   std::set<std::string> values = RunValueFlags();
-  values.insert("agent_wait_seconds");
-  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, RunSwitches());
+  values.insert({"agent_wait_seconds", "tensor", "into"});
+  std::set<std::string> switches = RunSwitches();
+  switches.insert("no-staging");
+  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, switches);
   if (!args.ok()) return args.status();
   absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, "job run");
   if (!flags.ok()) return flags.status();
   absl::StatusOr<double> agent_wait = AgentWaitFlag(*args);
   if (!agent_wait.ok()) return agent_wait.status();
-  if (flags->batch) {
-    return RunBatch(server, job, *args, *flags, *agent_wait, out);
-  }
+  absl::StatusOr<std::vector<JobRunOptions::Tensors>> tensors =
+      TensorFlags(*args);
+  if (!tensors.ok()) return tensors.status();
+  JobRunOptions options = OptionsOf(*flags, server, *agent_wait);
+  options.tensors = *std::move(tensors);
+  options.no_staging = args->Has("no-staging");
+  if (flags->batch) return RunBatch(server, job, *args, *flags, options, out);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
-  const JobRunOptions options = OptionsOf(*flags, server, *agent_wait);
   absl::StatusOr<JobRun> run;
   {
     const RunWatchers watchers = WatchRun(server, job);

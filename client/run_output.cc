@@ -83,6 +83,18 @@ void PrintRows(const executor::BatchWork& work, const RunSummary& s,
   }
 }
 
+// A run on registered tensors: each tensor's conservation checksums and
+// what they prove, and whether the destinations were written.
+void PrintConservation(const RunContext& c, const RunSummary& s,
+                       std::ostream& out) {
+  for (const executor::TensorRow& t : s.tensors) {
+    out << absl::StrFormat("%-20s conservation %s: %d before, %d after\n",
+                           t.name.empty() ? "tensor" : t.name, t.conservation,
+                           t.conservation_source, t.conservation_result);
+  }
+  out << "committed: " << (c.committed ? "yes" : "no") << "\n";
+}
+
 // The lines below the table: checksums (every tensor's, for a batch, with
 // the time per run) and the verdict.
 void PrintFooter(const executor::BatchWork& work, const RunContext& c,
@@ -107,6 +119,7 @@ void PrintFooter(const executor::BatchWork& work, const RunContext& c,
                              absl::StrJoin(t.checksums, " "));
     }
   }
+  if (c.on_tensors && !interrupted) PrintConservation(c, s, out);
   out << (interrupted
               ? absl::StrCat("interrupted after ", c.interrupted_after, " of ",
                              c.warmup + std::max(1, c.iters),
@@ -133,11 +146,21 @@ std::string RowJson(const executor::BatchWork& work, size_t index,
       ", \"busbw_gbps\": ", FormatDouble(r.busbw_gbps), "}");
 }
 
+// ", "conservation": {...}" of a tensor moved from registered memory; ""
+// on generated data.
+std::string ConservationJson(const executor::TensorRow& t) {
+  if (t.conservation.empty()) return "";
+  return absl::StrCat(
+      ", \"conservation\": {\"label\": ", JsonString(t.conservation),
+      ", \"source\": ", t.conservation_source,
+      ", \"result\": ", t.conservation_result, "}");
+}
+
 std::string TensorJson(const executor::TensorRow& t) {
   return absl::StrCat("{\"name\": ", JsonString(t.name), ", \"checksums\": [",
                       absl::StrJoin(t.checksums, ", "),
                       "], \"validated\": ", t.validated ? "true" : "false",
-                      "}");
+                      ConservationJson(t), "}");
 }
 
 // The object's fields between "warmup" and "validated": a plan's steps and
@@ -152,9 +175,10 @@ std::string WorkJson(const executor::BatchWork& work, const RunSummary& s) {
       ", \"seconds_median\": ", FormatDouble(s.seconds_median),
       ", \"local_seconds_median\": ", FormatDouble(s.local_seconds_median));
   if (work.single_plan) {
-    return absl::StrCat("\"steps\": [", absl::StrJoin(rows, ", "), "], ",
-                        per_run, ", \"checksums\": [", PlanChecksums(s, ", "),
-                        "]");
+    return absl::StrCat(
+        "\"steps\": [", absl::StrJoin(rows, ", "), "], ", per_run,
+        ", \"checksums\": [", PlanChecksums(s, ", "), "]",
+        s.tensors.empty() ? "" : ConservationJson(s.tensors[0]));
   }
   for (const executor::TensorRow& t : s.tensors) {
     tensors.push_back(TensorJson(t));
@@ -181,6 +205,8 @@ void PrintJson(const Mesh& mesh, const executor::BatchWork& work,
     out << ", \"interrupted\": true, \"executions_completed\": "
         << c.interrupted_after;
   }
+  if (c.on_tensors)
+    out << ", \"committed\": " << (c.committed ? "true" : "false");
   out << "}\n";
 }
 

@@ -36,6 +36,11 @@ struct RunContext {
   // A run the user interrupted (Ctrl-C): the executions every rank
   // finished, warmup included, of iters + warmup; -1 when it ran to its end.
   int interrupted_after = -1;
+  // A run on registered tensors (`job run --tensor`): its tensors are
+  // judged by the conservation checksum, and `committed` says whether
+  // every rank wrote its destinations.
+  bool on_tensors = false;
+  bool committed = false;
 };
 
 // Prints the table or, with `json`, one object on one line. A plan's:
@@ -53,6 +58,9 @@ struct RunContext {
 // "seconds_min", "seconds_median", "local_seconds_median" (the whole batch
 // per run, as a plan's), "tensors":
 // [{"name", "checksums", "validated"}], "validated", "peak_bytes_measured",
+// On registered tensors, each tensor (a plan: the object itself) adds
+// "conservation": {"label" ("exact" or "skipped"), "source", "result"},
+// and the object adds "committed".
 // "peak_bytes_planned", "wall_seconds"}. An interrupted run prints the rows
 // its finished executions measured and says so in place of the verdict
 // ("interrupted": true and "executions_completed" in JSON, "validated"

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "coordinator/work.h"
 #include "run_values/rank_report.h"
@@ -31,9 +32,19 @@ struct ActiveRun {
   bool stopping = false;
   std::vector<int> executions_done;  // by rank: Progress calls and reports
   int executions_total = 0;          // warmup + iters
+  // Every rank ran and validated a run on registered tensors, and was
+  // told to commit: by rank, its answer (a lost rank's: UNAVAILABLE).
+  bool committing = false;
+  std::vector<std::optional<absl::Status>> commits;
 
   bool Complete() const {
     return settled == static_cast<int64_t>(reports.size());
+  }
+  bool CommitsAnswered() const {
+    for (const auto& commit : commits) {
+      if (!commit.has_value()) return false;
+    }
+    return true;
   }
 };
 

@@ -130,6 +130,7 @@ RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   outcome.summary = executor::Summarize(spec.mesh, spec.work, outcome.reports);
   outcome.summary.wall_seconds = result.wall_seconds;
   outcome.interrupted = result.interrupted;
+  outcome.committed = result.committed;
   return outcome;
 }
 

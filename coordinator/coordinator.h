@@ -40,6 +40,8 @@ struct RunOutcome {
   // Stopped by its caller (CancelJob with `stop`): the summary holds the
   // timings of the executions every rank finished, and no verdict.
   bool interrupted = false;
+  // A run on registered tensors whose every rank wrote its destinations.
+  bool committed = false;
 };
 
 class Coordinator {

@@ -70,6 +70,7 @@ absl::StatusOr<Joined> Job::Join(const JoinInfo& info,
   slot = Slot{};
   slot.present = true;
   slot.info = AgentInfo{rank, info.version, info.host, false};
+  slot.capabilities = info.capabilities;
   slot.incarnation = info.agent.incarnation;
   slot.session = sessions(info.agent);
   active_at_ = clock_();

@@ -83,6 +83,8 @@ struct RunResult {
   // Stopped by its caller (Job::Cancel with `stop`): the reports carry the
   // timings of the executions each rank finished, and no verdict.
   bool interrupted = false;
+  // A run on registered tensors: every rank wrote its destinations.
+  bool committed = false;
 };
 
 // True when the caller of RunJob has gone away (its RPC was cancelled).
@@ -166,6 +168,12 @@ class Job {
                         int executions_done);
   absl::Status Report(const AgentId& id, int64_t generation,
                       const std::string& run_id, executor::RankReport report);
+  // Rank `id`'s answer to the commit of run `run_id` (docs/DESIGN.md §6.6):
+  // OK once its destinations are written, or why they are not.
+  // FAILED_PRECONDITION naming run_id when that run is not committing; a
+  // repeated answer changes nothing.
+  absl::Status Committed(const AgentId& id, const std::string& run_id,
+                         absl::Status result);
 
   // Runs `spec` on every rank (see the class comment).
   // A rank lost for `agent_wait` (CoordinatorLimits::agent_wait_seconds)
@@ -202,6 +210,7 @@ class Job {
     // or it left): since when and how; nullopt once it is back.
     std::optional<absl::Time> lost_at;
     std::string lost_how;
+    std::vector<std::string> capabilities;  // JoinInfo's
   };
   enum class WaitEnd { kDone, kDeadline, kCallerGone, kGaveUp };
 
@@ -252,6 +261,16 @@ class Job {
   absl::StatusOr<RunResult> FinishRunLocked(WaitEnd end)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   RunResult FinishStoppedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FAILED_PRECONDITION naming the ranks whose agents cannot run `spec`
+  // (a run on registered tensors needs kRegisteredTensors).
+  absl::Status CheckCapableLocked(const RunSpec& spec) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the run that ended moves registered tensors through staging
+  // and every rank ran and validated it: then it is committed.
+  bool CommitDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends the commit to every rank and waits for their answers (or the
+  // deadline, or a lost rank).
+  void CommitLocked(absl::Time deadline) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Run's body, under the job's lock.
   absl::StatusOr<RunResult> RunLocked(std::shared_ptr<const RunSpec> spec,
                                       absl::Time deadline,

@@ -74,6 +74,31 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit,
       ranks);
 }
 
+// Why a commit did not write every rank's destinations, each rank named;
+// OK when all did.
+absl::Status CommitFailure(const ActiveRun& run,
+                           const std::vector<std::string>& hosts) {
+  std::vector<RankFailure> ranks;
+  std::vector<std::string> parts;
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (size_t r = 0; r < run.commits.size(); ++r) {
+    const absl::Status s = run.commits[r].value_or(
+        absl::DeadlineExceededError("no commit answer by the deadline"));
+    if (s.ok()) continue;
+    if (code == absl::StatusCode::kOk) code = s.code();
+    ranks.push_back({static_cast<int64_t>(r), hosts[r], "commit",
+                     std::string(s.message())});
+    parts.push_back(absl::StrCat("rank ", r, ": ", s.message()));
+  }
+  if (ranks.empty()) return absl::OkStatus();
+  return WithRankFailures(
+      absl::Status(code, absl::StrCat("run ", run.id,
+                                      " validated on every rank but its "
+                                      "commit failed: ",
+                                      absl::StrJoin(parts, "; "))),
+      ranks);
+}
+
 }  // namespace
 
 absl::Status Job::CheckRunLocked(const std::string& run_id) const {
@@ -85,6 +110,11 @@ absl::Status Job::CheckRunLocked(const std::string& run_id) const {
 }
 
 void Job::LoseRankLocked(int64_t rank, const std::string& why) {
+  if (run_ != nullptr && run_->committing && !run_->commits[rank].has_value()) {
+    run_->commits[rank] =
+        absl::UnavailableError(absl::StrCat("lost during the commit: ", why));
+    return;
+  }
   if (run_ == nullptr || run_->reports[rank].has_value() ||
       !run_->lost[rank].empty()) {
     return;
@@ -312,10 +342,14 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
   if (failure.ok() && !run->Complete()) {  // the deadline, before a report
     failure = RunFailure(*run, true, HostsLocked());
   }
+  if (failure.ok() && run->committing) {
+    failure = CommitFailure(*run, HostsLocked());
+  }
   RecordRunLocked(*run, failure);
   active_at_ = clock_();
   if (failure.ok()) {
     RunResult result{run->id, {}, 0};
+    result.committed = run->committing;
     result.wall_seconds =
         absl::ToDoubleSeconds(run->last_report - run->dispatched);
     for (auto& report : run->reports)
@@ -381,9 +415,14 @@ absl::StatusOr<RunResult> Job::RunLocked(std::shared_ptr<const RunSpec> spec,
   absl::Status admitted = AwaitFreeLocked(deadline, agent_wait, caller_gone);
   --waiters_;
   active_at_ = clock_();
+  if (admitted.ok()) admitted = CheckCapableLocked(*spec);
   if (!admitted.ok()) return admitted;
   StartRunLocked(std::move(spec));
-  return FinishRunLocked(AwaitRunEndLocked(deadline, caller_gone));
+  const WaitEnd end = AwaitRunEndLocked(deadline, caller_gone);
+  if (end == WaitEnd::kDone && CommitDueLocked()) {
+    CommitLocked(deadline);
+  }
+  return FinishRunLocked(end);
 }
 
 absl::Status Job::Progress(const AgentId& id, const std::string& run_id,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 
@@ -38,6 +39,9 @@ struct JoinInfo {
   std::string version;  // the agent's Reshard version
   int protocol = 0;     // the Coordinator protocol it speaks
   std::string host;
+  // What the agent can do beyond generated-data runs (JoinRequest's):
+  // kRegisteredTensors (common/tensor_name.h).
+  std::vector<std::string> capabilities;
 };
 
 // One rank's slot in a job, as GetJob shows it: no incarnation and no

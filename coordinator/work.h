@@ -16,6 +16,13 @@ namespace reshard::coordinator {
 
 // The work (a plan is a batch of one) and how to run it: what RunJob asks
 // for.
+// An item's registered tensors on every rank (docs/DESIGN.md §6.6).
+struct TensorBinding {
+  std::string source;
+  std::string into;
+  bool operator==(const TensorBinding&) const = default;
+};
+
 struct RunSpec {
   Mesh mesh;
   executor::BatchWork work;
@@ -25,7 +32,12 @@ struct RunSpec {
   // How long to wait for a lost rank before failing; 0: the server's
   // (CoordinatorLimits::agent_wait_seconds).
   double agent_wait_seconds = 0;
+  // Set: the run moves the job's registered tensors, one binding per item
+  // (one execution, no warm-up), staged and committed unless no_staging.
+  std::vector<TensorBinding> tensors;
+  bool no_staging = false;
 
+  bool on_tensors() const { return !tensors.empty(); }
   // What the ranks check they agree on.
   uint64_t Digest() const { return work.Digest(mesh); }
 };
@@ -39,10 +51,10 @@ struct RunWork {
 };
 
 struct WorkItem {
-  enum class Kind { kRun, kCancel, kShutdown };
+  enum class Kind { kRun, kCancel, kShutdown, kCommit };
   Kind kind = Kind::kRun;
   std::shared_ptr<const RunWork> run;  // kRun
-  std::string run_id;                  // kCancel
+  std::string run_id;                  // kCancel, kCommit
   std::string reason;                  // kShutdown
 };
 

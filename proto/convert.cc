@@ -42,46 +42,6 @@ v1::ReduceOp ToProto(ReduceOp op) {
   return v1::REDUCE_OP_SUM;
 }
 
-absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
-  switch (dtype) {
-    case v1::DTYPE_UNSPECIFIED:
-    case v1::DTYPE_FLOAT32:
-      return DType::kFloat32;
-    case v1::DTYPE_FLOAT64:
-      return DType::kFloat64;
-    case v1::DTYPE_BFLOAT16:
-      return DType::kBFloat16;
-    case v1::DTYPE_FLOAT16:
-      return DType::kFloat16;
-    case v1::DTYPE_INT32:
-      return DType::kInt32;
-    case v1::DTYPE_INT64:
-      return DType::kInt64;
-    default:
-      break;
-  }
-  return InvalidField("tensor.dtype",
-                      absl::StrCat("unknown dtype value ", dtype));
-}
-
-v1::DType DTypeToProto(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat64:
-      return v1::DTYPE_FLOAT64;
-    case DType::kBFloat16:
-      return v1::DTYPE_BFLOAT16;
-    case DType::kFloat16:
-      return v1::DTYPE_FLOAT16;
-    case DType::kInt32:
-      return v1::DTYPE_INT32;
-    case DType::kInt64:
-      return v1::DTYPE_INT64;
-    case DType::kFloat32:
-      break;
-  }
-  return v1::DTYPE_FLOAT32;
-}
-
 absl::StatusOr<TensorSpec> TensorFromProto(const v1::Tensor& proto) {
   absl::StatusOr<DType> dtype = DTypeFromProto(proto.dtype());
   if (!dtype.ok()) return dtype.status();
@@ -138,6 +98,46 @@ absl::StatusOr<DistState> StateFromProto(const v1::DistState& proto,
 }
 
 }  // namespace
+
+absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
+  switch (dtype) {
+    case v1::DTYPE_UNSPECIFIED:
+    case v1::DTYPE_FLOAT32:
+      return DType::kFloat32;
+    case v1::DTYPE_FLOAT64:
+      return DType::kFloat64;
+    case v1::DTYPE_BFLOAT16:
+      return DType::kBFloat16;
+    case v1::DTYPE_FLOAT16:
+      return DType::kFloat16;
+    case v1::DTYPE_INT32:
+      return DType::kInt32;
+    case v1::DTYPE_INT64:
+      return DType::kInt64;
+    default:
+      break;
+  }
+  return InvalidField("tensor.dtype",
+                      absl::StrCat("unknown dtype value ", dtype));
+}
+
+v1::DType DTypeToProto(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64:
+      return v1::DTYPE_FLOAT64;
+    case DType::kBFloat16:
+      return v1::DTYPE_BFLOAT16;
+    case DType::kFloat16:
+      return v1::DTYPE_FLOAT16;
+    case DType::kInt32:
+      return v1::DTYPE_INT32;
+    case DType::kInt64:
+      return v1::DTYPE_INT64;
+    case DType::kFloat32:
+      break;
+  }
+  return v1::DTYPE_FLOAT32;
+}
 
 grpc::Status StatusToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;

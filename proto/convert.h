@@ -22,6 +22,11 @@ namespace reshard::proto {
 grpc::Status StatusToGrpc(const absl::Status& status);
 absl::Status StatusFromGrpc(const grpc::Status& status);
 
+// INVALID_ARGUMENT naming tensor.dtype for a value this version does not
+// know; DTYPE_UNSPECIFIED is float32.
+absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);
+v1::DType DTypeToProto(DType dtype);
+
 absl::StatusOr<Mesh> MeshFromProto(const v1::Mesh& proto);
 v1::Mesh MeshToProto(const Mesh& mesh);
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto);

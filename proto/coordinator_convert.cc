@@ -40,6 +40,9 @@ void TensorRowToProto(const executor::TensorRow& row, v1::TensorResult* out) {
   out->mutable_checksums()->Assign(row.checksums.begin(), row.checksums.end());
   out->set_validated(row.validated);
   out->set_validation_error(row.why_not);
+  out->set_conservation(row.conservation);
+  out->set_conservation_source(row.conservation_source);
+  out->set_conservation_result(row.conservation_result);
 }
 
 }  // namespace
@@ -180,6 +183,9 @@ void RankReportToProto(const executor::RankReport& report, v1::RankReport* out,
     check->set_checksum(t.checksum);
     check->set_validated(t.validated);
     check->set_validation_error(BoundedMessage(t.validation_error));
+    check->set_conservation(t.conservation);
+    check->set_conservation_source(t.conservation_source);
+    check->set_conservation_result(t.conservation_result);
   }
 }
 
@@ -199,8 +205,13 @@ executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
   report.total_seconds_median = proto.total().seconds_median();
   report.local_seconds_median = proto.local_seconds_median();
   for (const v1::TensorCheck& t : proto.tensors()) {
-    report.tensors.push_back(
-        {t.checksum(), t.validated(), t.validation_error(), {}});
+    report.tensors.push_back({t.checksum(),
+                              t.validated(),
+                              t.validation_error(),
+                              {},
+                              t.conservation(),
+                              t.conservation_source(),
+                              t.conservation_result()});
   }
   return report;
 }
@@ -237,7 +248,10 @@ executor::RunSummary RunSummaryFromProto(const v1::RunJobResponse& proto) {
     summary.tensors.push_back({t.name(),
                                {t.checksums().begin(), t.checksums().end()},
                                t.validated(),
-                               t.validation_error()});
+                               t.validation_error(),
+                               t.conservation(),
+                               t.conservation_source(),
+                               t.conservation_result()});
   }
   summary.validated = proto.validated();
   summary.why_not = proto.validation_error();

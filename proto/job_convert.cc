@@ -28,6 +28,8 @@ coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto) {
   info.version = proto.version();
   info.protocol = proto.protocol();
   info.host = proto.host();
+  info.capabilities.assign(proto.capabilities().begin(),
+                           proto.capabilities().end());
   return info;
 }
 
@@ -43,6 +45,12 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
   out->set_warmup(run.spec->warmup);
   out->set_timeout_seconds(run.spec->timeout_seconds);
   out->set_comm_prefix(run.comm_prefix);
+  for (const coordinator::TensorBinding& binding : run.spec->tensors) {
+    v1::TensorBinding* b = out->add_tensors();
+    b->set_source(binding.source);
+    b->set_into(binding.into);
+  }
+  out->set_no_staging(run.spec->no_staging);
 }
 
 }  // namespace
@@ -57,6 +65,9 @@ void WorkToProto(const coordinator::WorkItem& item, v1::Work* out) {
       break;
     case coordinator::WorkItem::Kind::kShutdown:
       out->mutable_shutdown()->set_reason(item.reason);
+      break;
+    case coordinator::WorkItem::Kind::kCommit:
+      out->mutable_commit()->set_run_id(item.run_id);
       break;
   }
 }

@@ -22,6 +22,12 @@ struct TensorCheck {
   bool validated = false;
   std::string validation_error;  // why not validated
   std::vector<char> result;  // with keep_result: the tensor before reduction
+  // A run on the caller's tensors (docs/DESIGN.md §6.5): "exact" or
+  // "skipped", and the whole tensor's conservation checksum before and
+  // after; empty on generated data.
+  std::string conservation;
+  uint64_t conservation_source = 0;
+  uint64_t conservation_result = 0;
 };
 
 // How many timed executions a report carries per row: enough for a

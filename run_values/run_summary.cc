@@ -64,6 +64,11 @@ TensorRow TensorOf(const std::string& name, size_t t,
     const bool known = t < r.tensors.size();
     const TensorCheck check = known ? r.tensors[t] : TensorCheck();
     row.checksums.push_back(check.checksum);
+    if (row.conservation.empty() && !check.conservation.empty()) {
+      row.conservation = check.conservation;
+      row.conservation_source = check.conservation_source;
+      row.conservation_result = check.conservation_result;
+    }
     if (!check.validated && row.validated) {
       row.validated = false;
       row.why_not = absl::StrCat("rank ", r.rank, ": ",

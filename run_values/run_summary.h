@@ -43,6 +43,11 @@ struct TensorRow {
   std::vector<uint64_t> checksums;  // by global rank, ascending
   bool validated = true;
   std::string why_not;  // the first rank (ascending) that did not validate
+  // A run on registered tensors: the conservation label and checksums
+  // (every rank computes the same; the first's).
+  std::string conservation;
+  uint64_t conservation_source = 0;
+  uint64_t conservation_result = 0;
 };
 
 // A whole run. `wall_seconds` is the launcher's to fill (Summarize leaves

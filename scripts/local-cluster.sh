@@ -10,6 +10,7 @@
 #                                    [--backend gloo|nccl]
 #                                    [--hosts H [--inter_mbit X]]
 #                                    [--job_token_file F] [--tls] [--metrics]
+#                                    [--tensors]
 #   scripts/local-cluster.sh restart RANK [--dir STATE_DIR]
 #   scripts/local-cluster.sh stop [--dir STATE_DIR]
 #   scripts/local-cluster.sh status [--dir STATE_DIR]
@@ -36,7 +37,10 @@
 # one, and `exec` passes reshardctl's TLS flags as $RESHARD_TLS_FLAGS
 # (`reshardctl $RESHARD_TLS_FLAGS ...`; not with --hosts). --metrics
 # serves Prometheus metrics on port 0, the ports in STATE_DIR/
-# planner.metrics-port and agent-R.metrics-port. `restart RANK` stops
+# planner.metrics-port and agent-R.metrics-port. --tensors serves each
+# agent's local endpoint at STATE_DIR/agent-R.sock, where rank R's
+# processes register the tensors `job run --tensor` moves (the socket's
+# path must stay under 108 bytes). `restart RANK` stops
 # rank RANK's agent (SIGTERM) and starts it again with the same flags,
 # then waits for the job to be ready. The state directory ($RESHARD_CLUSTER_DIR, else
 # /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
@@ -135,7 +139,7 @@ stop_cluster() {
   done
   net_remove || say "could not delete every namespace listed in $DIR/netns"
   rm -f "$DIR/pids" "$DIR/port" "$DIR/server" "$DIR/job" "$DIR/admin-token" \
-    "$DIR/job-token" "$DIR/config" "$DIR"/*.metrics-port
+    "$DIR/job-token" "$DIR/config" "$DIR"/*.metrics-port "$DIR"/agent-*.sock
   rm -rf "$DIR/tls"
   if [ "${1:-}" = keep_logs ]; then
     say "stopped; logs kept in $DIR"
@@ -295,6 +299,7 @@ start_agent() {
   [ "$METRICS" = 1 ] && extra+=(--metrics_listen "$address:0"
     --metrics_port_file "$DIR/agent-$r.metrics-port")
   rm -f "$DIR/agent-$r.metrics-port"
+  [ "$TENSORS" = 1 ] && extra+=(--tensor_socket "$DIR/agent-$r.sock")
   # shellcheck disable=SC2046,SC2086  # words split on purpose
   $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
     --server "$server" --job "$job" --rank "$r" --world_size "$n" \
@@ -326,8 +331,8 @@ start_agents() {
 
 # The cluster's options, for `restart`.
 save_config() {
-  printf 'N=%s\nJOB=%s\nBACKEND=%s\nHOSTS=%s\nTLS=%s\nMETRICS=%s\n' \
-    "$1" "$2" "$BACKEND" "$HOSTS" "$TLS" "$METRICS" > "$DIR/config"
+  printf 'N=%s\nJOB=%s\nBACKEND=%s\nHOSTS=%s\nTLS=%s\nMETRICS=%s\nTENSORS=%s\n' \
+    "$1" "$2" "$BACKEND" "$HOSTS" "$TLS" "$METRICS" "$TENSORS" > "$DIR/config"
 }
 
 # Stops rank $1's agent and starts it again with the same flags.
@@ -411,6 +416,7 @@ RANK=""
 TOKEN_FILE=""
 TLS=0
 METRICS=0
+TENSORS=0
 JOB=local
 BACKEND=gloo
 HOSTS=0
@@ -434,6 +440,7 @@ while [ $# -gt 0 ]; do
       TOKEN_FILE="$2"; shift 2 ;;
     --tls) TLS=1; shift ;;
     --metrics) METRICS=1; shift ;;
+    --tensors) TENSORS=1; shift ;;
     --) shift; break ;;
     *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
   esac

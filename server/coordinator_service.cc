@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "common/echoed_text.h"
 #include "common/incarnation_text.h"
+#include "common/tensor_name.h"
 #include "common/version.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
@@ -167,6 +169,22 @@ grpc::Status CoordinatorService::Report(grpc::ServerContext* ctx,
       });
 }
 
+grpc::Status CoordinatorService::Committed(grpc::ServerContext* ctx,
+                                           const v1::CommittedRequest* request,
+                                           v1::CommittedResponse* response) {
+  return Serve(
+      ctx, "Committed", *request, response, ServiceCall::Drain::kServe,
+      [&]() -> absl::Status {
+        return InAgentJob(
+            core_, *ctx, options_.admin_token, request->agent(),
+            [&](coordinator::Job& job, const coordinator::AgentId& id) {
+              return job.Committed(
+                  id, request->run_id(),
+                  proto::StatusFromCode(request->code(), request->error()));
+            });
+      });
+}
+
 grpc::Status CoordinatorService::Progress(grpc::ServerContext* ctx,
                                           const v1::ProgressRequest* request,
                                           v1::ProgressResponse* response) {
@@ -292,6 +310,50 @@ absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
   return coordinator::RunSpec{*std::move(mesh), *std::move(work)};
 }
 
+// RunJobRequest.tensors into `spec` (docs/DESIGN.md §6.6): one binding per
+// item, valid names, no destination written twice, one execution.
+absl::Status BindTensors(const v1::RunJobRequest& request,
+                         coordinator::RunSpec& spec) {
+  if (request.tensors_size() == 0) {
+    if (!request.no_staging()) return absl::OkStatus();
+    return absl::InvalidArgumentError("no_staging: only with tensors");
+  }
+  const size_t items = spec.work.plans.size();
+  if (static_cast<size_t>(request.tensors_size()) != items) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensors: ", request.tensors_size(), " bindings for ", items,
+        items == 1 ? " item" : " items", " (one per item)"));
+  }
+  if (request.iters() > 1 || request.warmup() != 0) {
+    return absl::InvalidArgumentError(
+        "iters: a run on registered tensors executes once, with no warm-up "
+        "(iters 0 or 1, warmup 0)");
+  }
+  std::set<std::string> written;
+  for (int i = 0; i < request.tensors_size(); ++i) {
+    const v1::TensorBinding& b = request.tensors(i);
+    const std::string field = absl::StrCat("tensors[", i, "]");
+    absl::Status s = CheckTensorName(field + ".source", b.source());
+    if (s.ok()) s = CheckTensorName(field + ".into", b.into());
+    if (!s.ok()) return s;
+    if (!written.insert(b.into()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".into: \"", b.into(), "\" is written by an earlier item"));
+    }
+    if (request.no_staging() && b.into() == b.source()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field,
+                       ".into: the source itself; without staging a run cannot "
+                       "write where it reads"));
+    }
+    spec.tensors.push_back({b.source(), b.into()});
+  }
+  spec.iters = 1;
+  spec.warmup = 0;
+  spec.no_staging = request.no_staging();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>>
@@ -314,6 +376,8 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
                               ? kDefaultTimeoutSeconds
                               : request.timeout_seconds();
   spec->agent_wait_seconds = request.agent_wait_seconds();
+  absl::Status s = BindTensors(request, *spec);
+  if (!s.ok()) return s;
   return std::make_shared<const coordinator::RunSpec>(*std::move(spec));
 }
 
@@ -368,6 +432,7 @@ void FillRunResponse(const coordinator::RunSpec& spec,
                     : std::min(done, report.executions_done);
   }
   response->set_interrupted(outcome.interrupted);
+  response->set_committed(outcome.committed);
   response->set_executions_completed(std::max(done, 0));
 }
 

@@ -60,6 +60,9 @@ class CoordinatorService final
   grpc::Status Progress(grpc::ServerContext* ctx,
                         const v1::ProgressRequest* request,
                         v1::ProgressResponse* response) override;
+  grpc::Status Committed(grpc::ServerContext* ctx,
+                         const v1::CommittedRequest* request,
+                         v1::CommittedResponse* response) override;
   grpc::Status Leave(grpc::ServerContext* ctx, const v1::LeaveRequest* request,
                      v1::LeaveResponse* response) override;
   grpc::Status StoreSet(grpc::ServerContext* ctx,

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/batch_runner.h"
+#include "executor/runtime/conservation_check.h"
 #include "executor/runtime/data_rule.h"
 #include "planner/core/local_layout.h"
 #include "run_values/report_codec.h"
@@ -25,6 +26,14 @@ struct Buffers {
   // Where tensor t's result is, in the run's memory.
   char* Result(size_t t) const { return static_cast<char*>(out_ptrs[t]); }
 };
+
+// The caller's tensors, where the run reads and writes.
+std::unique_ptr<Buffers> CallerBuffers(const CallerTensors& tensors) {
+  auto b = std::make_unique<Buffers>();
+  b->in_ptrs = tensors.sources;
+  b->out_ptrs = tensors.results;
+  return b;
+}
 
 absl::StatusOr<std::unique_ptr<Buffers>> MakeBuffers(
     const Mesh& mesh, const std::vector<Plan>& plans, const BatchRunner& runner,
@@ -95,7 +104,9 @@ absl::StatusOr<std::unique_ptr<Buffers>> TimedRuns(
   report.memory_bound_bytes =
       std::max(r.MemoryBoundBytes(), r.StepBoundBytes());
   absl::StatusOr<std::unique_ptr<Buffers>> made =
-      MakeBuffers(mesh, work.plans, r, options.space);
+      options.tensors != nullptr
+          ? CallerBuffers(*options.tensors)
+          : MakeBuffers(mesh, work.plans, r, options.space);
   if (!made.ok()) return made.status();
   std::unique_ptr<Buffers> buffers = *std::move(made);
   const std::vector<RunRow> rows = work.Rows(mesh);
@@ -229,14 +240,29 @@ RankReport RunRank(const Mesh& mesh, const BatchWork& work, int64_t rank,
                    CommunicatorProvider& provider, const RankOptions& options) {
   RankReport report;
   report.rank = rank;
+  const int64_t position = mesh.PositionOfRank(rank);
+  if (options.tensors != nullptr && options.space != nullptr) {
+    report.status = absl::FailedPreconditionError(
+        "registered tensors are host memory: this backend runs on a device");
+    return report;
+  }
+  // Taken before the run: the source as the caller gave it.
+  const std::vector<uint64_t> source_shares =
+      options.tensors != nullptr
+          ? SourceShares(mesh, work.plans, position, options.tensors->sources)
+          : std::vector<uint64_t>();
   absl::StatusOr<std::unique_ptr<Buffers>> buffers =
       TimedRuns(mesh, work, rank, provider, options, report);
   if (!buffers.ok()) {
     report.status = buffers.status();
     return report;
   }
-  report.status = CheckTensors(mesh, work, mesh.PositionOfRank(rank), provider,
-                               options, **buffers, report);
+  report.status = options.tensors != nullptr
+                      ? CheckConservation(
+                            mesh, work.plans, position, provider, source_shares,
+                            options.tensors->results, report.tensors)
+                      : CheckTensors(mesh, work, position, provider, options,
+                                     **buffers, report);
   return report;
 }
 

@@ -25,6 +25,14 @@
 
 namespace reshard::executor {
 
+// A run on the caller's own tensors (an agent's registered memory; host
+// memory only): per item, this rank's source (its block under plan.src)
+// and where the result goes (its block under plan.dst).
+struct CallerTensors {
+  std::vector<const void*> sources;
+  std::vector<void*> results;
+};
+
 struct RankOptions {
   int iters = 1;
   int warmup = 0;
@@ -41,6 +49,10 @@ struct RankOptions {
   // Told after each execution how many have finished (warmup included):
   // an agent's progress. Null: not told.
   std::function<void(int)> progress;
+  // Set: the run reads and writes these instead of generated data, and
+  // each tensor is judged by the conservation checksum
+  // (executor/runtime/conservation_check.h) instead of the data rule.
+  const CallerTensors* tensors = nullptr;
 };
 
 // TotalExecutions(warmup, iters) is in batch_work.h.

@@ -79,6 +79,17 @@ struct JobRunOptions {
   // call fails (UNAVAILABLE naming it); 0: the server's
   // --agent_wait_seconds.
   double agent_wait_seconds = 0;
+  // Move the job's own tensors (docs/DESIGN.md §6.6): per item (a plan:
+  // one), the names its ranks' clients registered at their agents, read
+  // from `source` and written to `into`. Set: one execution, no warm-up
+  // (`iters` and `warmup` are ignored), judged by the conservation
+  // checksum, staged and committed unless `no_staging`.
+  struct Tensors {
+    std::string source;
+    std::string into;
+  };
+  std::vector<Tensors> tensors;
+  bool no_staging = false;
 };
 
 // One run on a job's agents (a plan is a batch of one), as the Coordinator
@@ -98,6 +109,8 @@ struct JobRun {
   // included), and nothing was validated.
   bool interrupted = false;
   int executions_completed = 0;
+  // A run on registered tensors: every rank wrote its destinations.
+  bool committed = false;
 };
 
 // One agent of a job, as the Coordinator shows it (not its incarnation:

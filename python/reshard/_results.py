@@ -40,12 +40,18 @@ class StepResult:
 
 @dataclass(frozen=True)
 class TensorResult:
-    """One tensor of a run over every rank: §6.2 checksums by rank."""
+    """One tensor of a run over every rank: §6.2 checksums by rank; on
+    registered tensors, its conservation checksum before and after
+    (docs/DESIGN.md §6.5) and what their equality proves ("exact" or
+    "skipped"; "" on generated data)."""
 
     name: str
     checksums: tuple[int, ...]
     validated: bool
     validation_error: str
+    conservation: str = ""
+    conservation_source: int = 0
+    conservation_result: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,9 @@ class TensorCheck:
     checksum: int
     validated: bool
     validation_error: str
+    conservation: str = ""
+    conservation_source: int = 0
+    conservation_result: int = 0
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,8 @@ class JobRun:
     local_seconds_median: float
     interrupted: bool
     executions_completed: int
+    # On registered tensors: every rank wrote its destinations.
+    committed: bool = False
 
 
 @dataclass(frozen=True)

@@ -390,18 +390,28 @@ class Client:
         timeout_seconds: float = 30,
         deadline: float = 300,
         agent_wait_seconds: float = 0,
+        tensors: Sequence[tuple[str, str]] = (),
+        no_staging: bool = False,
     ) -> JobRun:
         """Runs `plan` as given, or the request (shape, src, dst) the job's
         replica plans, on every agent of `job`. Never retried; bounded by
         `deadline` seconds. A failed run raises reshard.Error whose `ranks`
-        name each failing rank."""
+        name each failing rank.
+
+        With `tensors`, one (source, into) pair of registered names
+        (reshard.agent): the run moves the job's own tensors once, judged by
+        the conservation checksum, and writes each rank's `into` only after
+        every rank validated (`committed`), unless `no_staging`."""
         request = cpb.RunJobRequest(
             job=job,
-            iters=iters,
-            warmup=warmup,
+            iters=1 if tensors else iters,
+            warmup=0 if tensors else warmup,
             timeout_seconds=timeout_seconds,
             agent_wait_seconds=agent_wait_seconds,
+            no_staging=no_staging,
         )
+        for source, into in tensors:
+            request.tensors.add(source=source, into=into)
         if plan is not None:
             request.plan.mesh.CopyFrom(_wire.mesh_to_proto(mesh))
             request.plan.plan.CopyFrom(_wire.plan_to_proto(plan))

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
+#include "reshard/v1/agent_local.pb.h"
 #include "reshard/v1/coordinator.pb.h"
 #include "reshard/v1/planner.pb.h"
 
@@ -52,9 +53,11 @@ std::set<std::string> CurrentContract() {
   // Referencing both files' messages links them into the generated pool.
   v1::JoinRequest join;
   v1::PlanRequest plan;
+  v1::LocalRequest local;
   std::set<std::string> lines;
   for (const char* name :
-       {"reshard/v1/planner.proto", "reshard/v1/coordinator.proto"}) {
+       {"reshard/v1/planner.proto", "reshard/v1/coordinator.proto",
+        "reshard/v1/agent_local.proto"}) {
     const FileDescriptor* file =
         DescriptorPool::generated_pool()->FindFileByName(name);
     EXPECT_NE(file, nullptr) << name;

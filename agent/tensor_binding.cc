@@ -1,0 +1,101 @@
+#include "agent/tensor_binding.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "planner/core/local_layout.h"
+
+namespace reshard::agent {
+namespace {
+
+std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
+  return absl::StrCat(DTypeName(dtype), " [", absl::StrJoin(shape, ", "), "]");
+}
+
+// The registered tensor `name` (binding `field`) for a block of `dtype`
+// and `shape` on `rank`.
+absl::StatusOr<std::shared_ptr<SharedMemory>> Find(
+    const TensorRegistry& registry, int64_t rank, const std::string& field,
+    const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
+  std::optional<TensorEntry> entry = registry.Find(name);
+  if (!entry.has_value()) {
+    return absl::NotFoundError(absl::StrCat("rank ", rank, ": ", field,
+                                            ": no tensor \"", name,
+                                            "\" is registered at this agent"));
+  }
+  if (entry->dtype != dtype || entry->shape != shape) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank, ": ", field, ": \"", name, "\" is registered as ",
+        ShapeText(entry->dtype, entry->shape), "; the plan needs ",
+        ShapeText(dtype, shape), " on this rank"));
+  }
+  return entry->memory;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
+    const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
+    const std::vector<TensorNames>& names, bool staging,
+    const TensorRegistry& registry) {
+  if (names.size() != work.plans.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("run.tensors: ", names.size(), " bindings for ",
+                     work.plans.size(), " items"));
+  }
+  auto bound = std::unique_ptr<BoundRun>(new BoundRun());
+  bound->names_ = names;
+  const int64_t position = mesh.PositionOfRank(rank);
+  for (size_t t = 0; t < names.size(); ++t) {
+    const Plan& plan = work.plans[t];
+    const std::string field = absl::StrCat("tensors[", t, "]");
+    const Box src = LocalBox(mesh, plan.src, plan.tensor.shape(), position);
+    const Box dst = LocalBox(mesh, plan.dst, plan.tensor.shape(), position);
+    absl::StatusOr<std::shared_ptr<SharedMemory>> in =
+        Find(registry, rank, field + ".source", names[t].source,
+             plan.tensor.dtype(), src.extent);
+    if (!in.ok()) return in.status();
+    absl::StatusOr<std::shared_ptr<SharedMemory>> out =
+        Find(registry, rank, field + ".into", names[t].into,
+             plan.tensor.dtype(), dst.extent);
+    if (!out.ok()) return out.status();
+    bound->tensors_.sources.push_back((*in)->data());
+    if (staging) {
+      bound->staging_.emplace_back((*out)->bytes());
+      bound->tensors_.results.push_back(bound->staging_.back().data());
+    } else {
+      bound->tensors_.results.push_back((*out)->data());
+    }
+    bound->sources_.push_back(*std::move(in));
+    bound->destinations_.push_back(*std::move(out));
+  }
+  return bound;
+}
+
+int64_t BoundRun::staging_bytes() const {
+  int64_t bytes = 0;
+  for (const std::vector<char>& s : staging_) {
+    bytes += static_cast<int64_t>(s.size());
+  }
+  return bytes;
+}
+
+absl::Status BoundRun::Commit(const TensorRegistry& registry) const {
+  for (size_t t = 0; t < destinations_.size(); ++t) {
+    std::optional<TensorEntry> now = registry.Find(names_[t].into);
+    if (!now.has_value() || now->memory != destinations_[t]) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "tensors[", t, "].into: \"", names_[t].into,
+          "\" was unregistered or replaced during the run; nothing was "
+          "written"));
+    }
+  }
+  for (size_t t = 0; t < staging_.size(); ++t) {
+    std::memcpy(destinations_[t]->data(), staging_[t].data(),
+                staging_[t].size());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace reshard::agent

@@ -1,0 +1,60 @@
+// A run's registered tensors on this rank (docs/DESIGN.md §6.6): each item's
+// source and destination found in the registry and checked against what
+// the plan reads and writes here (dtype and local shape) before anything
+// moves; staging buffers for the results unless the run waives them; and
+// the commit that copies staged results into the destinations.
+#ifndef RESHARD_AGENT_TENSOR_BINDING_H_
+#define RESHARD_AGENT_TENSOR_BINDING_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/tensor_registry.h"
+#include "executor/runtime/rank_run.h"
+#include "planner/core/mesh.h"
+#include "run_values/batch_work.h"
+
+namespace reshard::agent {
+
+struct TensorNames {
+  std::string source;
+  std::string into;
+};
+
+class BoundRun {
+ public:
+  // Binds every item of `work` on `rank`. NOT_FOUND naming the rank, the
+  // binding and the name for a tensor not registered; FAILED_PRECONDITION
+  // naming them for a dtype or local shape that is not the plan's.
+  static absl::StatusOr<std::unique_ptr<BoundRun>> Bind(
+      const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
+      const std::vector<TensorNames>& names, bool staging,
+      const TensorRegistry& registry);
+
+  // What the executor reads and writes (the staging buffers, or the
+  // destinations themselves).
+  const executor::CallerTensors& tensors() const { return tensors_; }
+  bool staged() const { return !staging_.empty(); }
+  // Bytes the staging buffers hold.
+  int64_t staging_bytes() const;
+
+  // Copies every staged result into its destination. FAILED_PRECONDITION
+  // naming the tensor when a destination was unregistered or replaced
+  // since the run began (nothing is written then).
+  absl::Status Commit(const TensorRegistry& registry) const;
+
+ private:
+  BoundRun() = default;
+  std::vector<TensorNames> names_;
+  std::vector<std::shared_ptr<SharedMemory>> sources_, destinations_;
+  std::vector<std::vector<char>> staging_;
+  executor::CallerTensors tensors_;
+};
+
+}  // namespace reshard::agent
+
+#endif  // RESHARD_AGENT_TENSOR_BINDING_H_

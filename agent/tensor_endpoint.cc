@@ -1,0 +1,341 @@
+#include "agent/tensor_endpoint.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/same_secret.h"
+#include "planner/core/field_error.h"
+#include "proto/convert.h"
+#include "reshard/v1/agent_local.pb.h"
+#include "spdlog/spdlog.h"
+
+namespace reshard::agent {
+namespace {
+
+constexpr int kMaxFdsPerMessage = 4;
+
+absl::Status Errno(absl::string_view what) {
+  return absl::InternalError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+void CloseAll(std::vector<int>& fds) {
+  for (int fd : fds) close(fd);
+  fds.clear();
+}
+
+// Waits until `fd` is readable or the endpoint stops (`wake` readable);
+// false when it stopped or `timeout` (-1: none) passed.
+bool AwaitReadable(int fd, int wake, int timeout_ms) {
+  pollfd fds[2] = {{fd, POLLIN, 0}, {wake, POLLIN, 0}};
+  int n;
+  do {
+    n = poll(fds, 2, timeout_ms);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 && fds[1].revents == 0 && fds[0].revents != 0;
+}
+
+// Reads exactly `size` bytes into `out`, keeping any descriptors that come
+// with them in `fds`. Not OK when the peer closed, broke the framing, or
+// took longer than `timeout_ms` between parts.
+absl::Status ReadExact(int fd, int wake, char* out, size_t size, int timeout_ms,
+                       std::vector<int>& fds) {
+  size_t got = 0;
+  while (got < size) {
+    if (!AwaitReadable(fd, wake, got == 0 ? -1 : timeout_ms)) {
+      return absl::DeadlineExceededError("the message did not arrive in time");
+    }
+    iovec iov{out + got, size - got};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::UnavailableError("the client closed");
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
+         c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int received;
+        std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+        fds.push_back(received);
+      }
+    }
+    if ((msg.msg_flags & MSG_CTRUNC) != 0) {
+      return absl::InvalidArgumentError("too many descriptors in one message");
+    }
+    got += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+bool WriteAll(int fd, const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n =
+        send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    sent += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool SendResponse(int fd, const v1::LocalResponse& response) {
+  const std::string body = response.SerializeAsString();
+  const uint32_t size = static_cast<uint32_t>(body.size());
+  std::string framed(4, '\0');
+  for (int i = 0; i < 4; ++i) framed[i] = static_cast<char>(size >> (8 * i));
+  return WriteAll(fd, framed + body);
+}
+
+v1::LocalResponse ResponseOf(const absl::Status& status) {
+  v1::LocalResponse response;
+  response.set_code(static_cast<int>(status.code()));
+  response.set_error(std::string(status.message()));
+  return response;
+}
+
+TensorRequest RequestOf(const v1::RegisterTensor& proto) {
+  TensorRequest request;
+  request.name = proto.name();
+  if (absl::StatusOr<DType> dtype = proto::DTypeFromProto(proto.dtype());
+      dtype.ok() && proto.dtype() != v1::DTYPE_UNSPECIFIED) {
+    request.dtype = *dtype;
+  }
+  request.shape.assign(proto.shape().begin(), proto.shape().end());
+  request.offset = proto.offset();
+  request.length = proto.length();
+  return request;
+}
+
+void ListInto(const TensorRegistry& registry, v1::LocalResponse& response) {
+  for (const TensorEntry& entry : registry.List()) {
+    v1::LocalTensor* t = response.add_tensors();
+    t->set_name(entry.name);
+    t->set_dtype(proto::DTypeToProto(entry.dtype));
+    for (int64_t d : entry.shape) t->add_shape(d);
+    t->set_bytes(entry.memory->bytes());
+  }
+}
+
+// The endpoint's answer to one request from `owner` (`fds`: what came
+// with it; closed here).
+v1::LocalResponse Handle(const EndpointConfig& config, TensorRegistry& registry,
+                         uint64_t owner, const v1::LocalRequest& request,
+                         std::vector<int>& fds) {
+  absl::Status s;
+  if (!SameSecret(request.token(), config.token)) {
+    s = absl::UnauthenticatedError("token: not this job's token");
+  } else if (request.job() != config.job) {
+    s = InvalidField(
+        "job", absl::StrCat("this agent serves job \"", config.job, "\""));
+  } else if (request.rank() != config.rank) {
+    s = InvalidField("rank",
+                     absl::StrCat("this agent serves rank ", config.rank));
+  } else if (request.has_register_()) {
+    s = fds.size() == 1
+            ? registry.Register(owner, RequestOf(request.register_()), fds[0])
+            : InvalidField("memory", absl::StrCat("send exactly one memfd "
+                                                  "with SCM_RIGHTS, not ",
+                                                  fds.size()));
+  } else if (request.has_unregister()) {
+    s = registry.Unregister(request.unregister().name());
+  } else if (!request.has_list()) {
+    s = InvalidField("kind", "register, unregister or list");
+  }
+  CloseAll(fds);
+  v1::LocalResponse response = ResponseOf(s);
+  if (s.ok() && request.has_list()) ListInto(registry, response);
+  response.set_registered_bytes(registry.bytes());
+  return response;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TensorEndpoint>> TensorEndpoint::Start(
+    EndpointConfig config, TensorRegistry* registry) {
+  sockaddr_un address{};
+  if (config.path.empty() || config.path.size() >= sizeof(address.sun_path)) {
+    return InvalidField("--tensor_socket",
+                        absl::StrCat("a path of 1 to ",
+                                     sizeof(address.sun_path) - 1, " bytes"));
+  }
+  if (config.token.empty()) {
+    return InvalidField("--tensor_socket",
+                        "needs the job's token (--job_token_file): every "
+                        "registration presents it");
+  }
+  struct stat st {};
+  if (lstat(config.path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return InvalidField("--tensor_socket",
+                          absl::StrCat(config.path, " exists, not a socket"));
+    }
+    unlink(config.path.c_str());  // a stale socket of an earlier agent
+  }
+  const int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return Errno("socket");
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, config.path.c_str(), config.path.size());
+  const bool shared = config.group != static_cast<gid_t>(-1);
+  const mode_t old_mask = umask(shared ? 0117 : 0177);
+  const int bound =
+      bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  umask(old_mask);
+  if (bound != 0 || listen(listener, 64) != 0 ||
+      (shared && chown(config.path.c_str(), -1, config.group) != 0)) {
+    absl::Status s = Errno(absl::StrCat("--tensor_socket ", config.path));
+    close(listener);
+    return s;
+  }
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC) != 0) {
+    close(listener);
+    return Errno("pipe");
+  }
+  return std::unique_ptr<TensorEndpoint>(new TensorEndpoint(
+      std::move(config), registry, listener, wake[0], wake[1]));
+}
+
+TensorEndpoint::TensorEndpoint(EndpointConfig config, TensorRegistry* registry,
+                               int listener, int wake_read, int wake_write)
+    : config_(std::move(config)),
+      registry_(registry),
+      listener_(listener),
+      wake_read_(wake_read),
+      wake_write_(wake_write) {
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+}
+
+TensorEndpoint::~TensorEndpoint() {
+  const char byte = 0;
+  (void)!write(wake_write_, &byte, 1);
+  acceptor_.join();
+  std::map<uint64_t, std::thread> clients;
+  {
+    absl::MutexLock lock(&mu_);
+    clients.swap(clients_);
+  }
+  for (auto& [owner, thread] : clients) thread.join();
+  close(listener_);
+  unlink(config_.path.c_str());
+  close(wake_read_);
+  close(wake_write_);
+}
+
+absl::Status TensorEndpoint::Admit(int fd) const {
+  ucred peer{};
+  socklen_t size = sizeof(peer);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0) {
+    return Errno("SO_PEERCRED");
+  }
+  if (peer.uid == geteuid()) return absl::OkStatus();
+  if (config_.group != static_cast<gid_t>(-1) && peer.gid == config_.group) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("uid ", peer.uid, " (pid ", peer.pid,
+                   ") may not use this agent's tensors: only uid ", geteuid(),
+                   config_.group != static_cast<gid_t>(-1)
+                       ? absl::StrCat(" or group ", config_.group)
+                       : std::string(),
+                   " may"));
+}
+
+void TensorEndpoint::AcceptLoop() {
+  while (AwaitReadable(listener_, wake_read_, -1)) {
+    const int fd = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    ReapFinished();
+    if (fd < 0) continue;
+    absl::Status admitted = Admit(fd);
+    uint64_t owner = 0;
+    if (admitted.ok()) {
+      absl::MutexLock lock(&mu_);
+      if (static_cast<int>(clients_.size()) >= config_.max_clients) {
+        admitted = absl::ResourceExhaustedError(
+            absl::StrCat("this agent serves at most ", config_.max_clients,
+                         " local clients at once"));
+      } else {
+        owner = next_owner_++;
+      }
+    }
+    if (!admitted.ok()) {
+      spdlog::warn("local endpoint: refused a client: {}",
+                   std::string(admitted.message()));
+      SendResponse(fd, ResponseOf(admitted));
+      close(fd);
+      continue;
+    }
+    absl::MutexLock lock(&mu_);
+    clients_.emplace(owner,
+                     std::thread([this, fd, owner] { Serve(fd, owner); }));
+  }
+}
+
+void TensorEndpoint::ReapFinished() {
+  std::vector<std::thread> done;
+  {
+    absl::MutexLock lock(&mu_);
+    for (uint64_t owner : finished_) {
+      auto it = clients_.find(owner);
+      if (it == clients_.end()) continue;
+      done.push_back(std::move(it->second));
+      clients_.erase(it);
+    }
+    finished_.clear();
+  }
+  for (std::thread& t : done) t.join();
+}
+
+void TensorEndpoint::Serve(int fd, uint64_t owner) {
+  const int timeout_ms =
+      static_cast<int>(absl::ToInt64Milliseconds(config_.message_timeout));
+  while (true) {
+    std::vector<int> fds;
+    char header[4];
+    absl::Status s = ReadExact(fd, wake_read_, header, 4, timeout_ms, fds);
+    uint32_t size = 0;
+    for (int i = 0; i < 4; ++i) {
+      size |= uint32_t{static_cast<unsigned char>(header[i])} << (8 * i);
+    }
+    if (s.ok() && size > config_.max_message_bytes) {
+      s = absl::InvalidArgumentError(
+          absl::StrCat("a message of ", size, " bytes is over the ",
+                       config_.max_message_bytes, " allowed"));
+    }
+    std::string body(s.ok() ? size : 0, '\0');
+    if (s.ok())
+      s = ReadExact(fd, wake_read_, body.data(), size, timeout_ms, fds);
+    v1::LocalRequest request;
+    if (s.ok() && !request.ParseFromString(body)) {
+      s = absl::InvalidArgumentError("the message is not a LocalRequest");
+    }
+    if (!s.ok()) {
+      CloseAll(fds);
+      if (!absl::IsUnavailable(s)) SendResponse(fd, ResponseOf(s));
+      break;
+    }
+    if (!SendResponse(fd, Handle(config_, *registry_, owner, request, fds))) {
+      break;
+    }
+  }
+  close(fd);
+  registry_->DropOwner(owner);
+  absl::MutexLock lock(&mu_);
+  finished_.push_back(owner);
+}
+
+}  // namespace reshard::agent
