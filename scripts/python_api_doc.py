@@ -123,6 +123,9 @@ def document() -> str:
     from_torch = importlib.import_module("reshard.torch")
     parts.append("## `reshard.torch`\n" + _doc(from_torch))
     parts += [entry(name, from_torch) for name in sorted(from_torch.__all__)]
+    from_agent = importlib.import_module("reshard.agent")
+    parts.append("## `reshard.agent`\n" + _doc(from_agent))
+    parts += [entry(name, from_agent) for name in sorted(from_agent.__all__)]
     parts.append(command_line())
     return "\n".join(parts)
 

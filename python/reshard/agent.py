@@ -31,6 +31,8 @@ import numpy as np
 from reshard._errors import Error, StatusCode
 from reshard._values import dtype_name
 
+__all__ = ["LocalAgent", "RegisteredTensor", "empty"]
+
 _NUMPY = {
     "float32": np.float32,
     "float64": np.float64,

@@ -661,3 +661,31 @@ def test_agents_without_the_endpoint_are_refused(tmp_path: Path) -> None:
         client.close()
     assert refused.value.code == StatusCode.FAILED_PRECONDITION
     assert 'ranks 0, 1 do not advertise "registered_tensors"' in refused.value.message
+
+
+def test_memfd_arrays_and_torch_views_register_without_a_copy(
+    faults: dict[str, Any],
+) -> None:
+    import torch
+    from reshard.agent import empty
+
+    local = LocalAgent(
+        faults["ranks"].sockets[0], job="faults", rank=0, token=faults["c"]["job_token"]
+    )
+    a = empty((4, 6), "float32")
+    assert local.register("mine", a) is a
+    view = torch.from_numpy(a)
+    assert local.register("mine", view) is view  # the same memory again
+    plain = np.arange(6, dtype=np.int64)
+    copy = local.register("copied", plain)
+    assert copy is not plain and copy.ctypes.data != plain.ctypes.data
+    assert np.array_equal(copy, plain)
+    bf16 = local.register("bf16", torch.ones(3, dtype=torch.bfloat16))
+    assert bf16.dtype == np.uint16 and (bf16 == 0x3F80).all()
+    listed = {t.name: t for t in local.list()}
+    assert listed["mine"].shape == (4, 6) and listed["mine"].bytes == 96
+    assert listed["bf16"].dtype == "bfloat16" and listed["copied"].dtype == "int64"
+    with pytest.raises(Error) as negative:
+        empty((2, -1), "float32")
+    assert negative.value.message == "shape: -1 is negative"
+    local.close()
