@@ -5,8 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/conservation_checksum.h"
-#include "executor/runtime/data_rule.h"
-#include "planner/core/local_layout.h"
 
 namespace reshard::executor {
 namespace {
@@ -18,13 +16,9 @@ std::vector<int> AllDims(const Mesh& mesh) {
   return dims;
 }
 
-int64_t LocalNumel(const Mesh& mesh, const Plan& plan, const DistState& state,
-                   int64_t position) {
-  return LocalBox(mesh, state, plan.tensor.shape(), position).numel();
-}
-
-TensorCheck Verdict(const Plan& plan, uint64_t before, uint64_t after,
-                    const void* result, int64_t numel) {
+// The §6.2 checksum is left 0: it assumes the data rule's values, and
+// costs ten times the conservation share per element.
+TensorCheck Verdict(const Plan& plan, uint64_t before, uint64_t after) {
   TensorCheck check;
   const Conservation kind = ConservationOf(plan.tensor, plan.src, plan.dst);
   check.conservation = std::string(ConservationName(kind));
@@ -36,7 +30,6 @@ TensorCheck Verdict(const Plan& plan, uint64_t before, uint64_t after,
         "conservation checksum ", after, " after the run is not the ", before,
         " of the source: the tensor did not move intact");
   }
-  check.checksum = Checksum(plan.tensor.dtype(), result, numel);
   return check;
 }
 
@@ -85,9 +78,7 @@ absl::Status CheckConservation(const Mesh& mesh, const std::vector<Plan>& plans,
       before = AddShares(before, static_cast<uint64_t>(all[at + t]));
       after = AddShares(after, static_cast<uint64_t>(all[at + items + t]));
     }
-    checks.push_back(
-        Verdict(plans[t], before, after, results[t],
-                LocalNumel(mesh, plans[t], plans[t].dst, position)));
+    checks.push_back(Verdict(plans[t], before, after));
   }
   return absl::OkStatus();
 }
