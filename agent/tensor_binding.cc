@@ -62,8 +62,10 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
     if (!out.ok()) return out.status();
     bound->tensors_.sources.push_back((*in)->data());
     if (staging) {
-      bound->staging_.emplace_back((*out)->bytes());
-      bound->tensors_.results.push_back(bound->staging_.back().data());
+      bound->staging_.push_back(
+          std::make_unique_for_overwrite<char[]>((*out)->bytes()));
+      bound->staging_sizes_.push_back((*out)->bytes());
+      bound->tensors_.results.push_back(bound->staging_.back().get());
     } else {
       bound->tensors_.results.push_back((*out)->data());
     }
@@ -75,9 +77,7 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
 
 int64_t BoundRun::staging_bytes() const {
   int64_t bytes = 0;
-  for (const std::vector<char>& s : staging_) {
-    bytes += static_cast<int64_t>(s.size());
-  }
+  for (int64_t size : staging_sizes_) bytes += size;
   return bytes;
 }
 
@@ -92,8 +92,8 @@ absl::Status BoundRun::Commit(const TensorRegistry& registry) const {
     }
   }
   for (size_t t = 0; t < staging_.size(); ++t) {
-    std::memcpy(destinations_[t]->data(), staging_[t].data(),
-                staging_[t].size());
+    std::memcpy(destinations_[t]->data(), staging_[t].get(),
+                staging_sizes_[t]);
   }
   return absl::OkStatus();
 }

@@ -51,7 +51,9 @@ class BoundRun {
   BoundRun() = default;
   std::vector<TensorNames> names_;
   std::vector<std::shared_ptr<SharedMemory>> sources_, destinations_;
-  std::vector<std::vector<char>> staging_;
+  // Not zero-filled: the run writes every byte before the commit reads it.
+  std::vector<std::unique_ptr<char[]>> staging_;
+  std::vector<int64_t> staging_sizes_;
   executor::CallerTensors tensors_;
 };
 
