@@ -83,8 +83,13 @@ absl::StatusOr<std::shared_ptr<SharedMemory>> SharedMemory::Map(
   void* base = mmap(nullptr, memory->mapped_, PROT_READ | PROT_WRITE,
                     MAP_SHARED, fd, start);
   if (base == MAP_FAILED) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "memory: mmap of ", length, " bytes failed: ", strerror(errno)));
+    // ENOMEM is this agent's limit; anything else is the descriptor's
+    // (opened read-only, or sealed against writes).
+    const bool no_memory = errno == ENOMEM;
+    const std::string why = absl::StrCat("memory: mmap of ", length,
+                                         " bytes failed: ", strerror(errno));
+    return no_memory ? absl::ResourceExhaustedError(why)
+                     : absl::FailedPreconditionError(why);
   }
   memory->base_ = base;
   memory->data_ = static_cast<char*>(base) + (offset - start);

@@ -186,6 +186,8 @@ class Job {
   // returns what they measured, marked interrupted, once all reported
   // (within the failure grace after the first); otherwise RunJob fails
   // CANCELLED at once.
+  // A run on registered tensors that is committing is not stopped: its
+  // commit completes.
   std::string Cancel(bool stop = false);
 
   // The job's state: agents (those of `page`), generation, current and

@@ -28,8 +28,11 @@ absl::Status Job::CheckCapableLocked(const RunSpec& spec) const {
   if (ranks.empty()) return absl::OkStatus();
   return WithRankFailures(
       absl::FailedPreconditionError(absl::StrCat(
-          "tensors: the agents of ranks ", absl::StrJoin(names, ", "),
-          " do not advertise \"", kRegisteredTensors,
+          "tensors: the ",
+          ranks.size() == 1 ? "agent of rank " : "agents of ranks ",
+          absl::StrJoin(names, ", "),
+          ranks.size() == 1 ? " does not" : " do not", " advertise \"",
+          kRegisteredTensors,
           "\" (start them with --tensor_socket, backend gloo)")),
       ranks);
 }

@@ -470,6 +470,9 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
 std::string Job::Cancel(bool stop) {
   absl::MutexLock lock(&mu_);
   if (run_ == nullptr) return "";
+  // Every rank validated and destinations are being written: stopping
+  // now would leave some written and some not.
+  if (run_->committing) return run_->id;
   if (!stop) {
     run_->cancelled = true;
     return run_->id;

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/tensor_name.h"
 #include "coordinator/limits.h"
 #include "planner/core/dist_state.h"
 #include "planner/core/mesh.h"
@@ -79,13 +80,17 @@ constexpr FieldBound kBounds[] = {
     {"AgentId.session", 0, kIdBytes, true},
     {"JoinRequest.version", 0, kCore.max_version_bytes, true},
     {"JoinRequest.host", 0, kCore.max_host_bytes, true},
+    {"JoinRequest.capabilities", 16, kNameBytes, true},
     {"ReportRequest.run_id", 0, kIdBytes, true},
     {"RankReport.error", 0, 4 * kMessageBytes},
     {"RankReport.steps", kSteps, 0},
     {"RankReport.tensors", kBatchItems, 0},
     {"StepTiming.seconds", 100, 0},
     {"TensorCheck.validation_error", 0, kMessageBytes},
+    {"TensorCheck.conservation", 0, kNameBytes},
     {"ProgressRequest.run_id", 0, kIdBytes, true},
+    {"CommittedRequest.run_id", 0, kIdBytes, true},
+    {"CommittedRequest.error", 0, 4 * kMessageBytes},
     {"StoreSetRequest.run_id", 0, kIdBytes, true},
     {"StoreSetRequest.key", 0, kCore.max_key_bytes},
     {"StoreSetRequest.value", 0, kCore.max_store_bytes_per_job},
@@ -95,6 +100,9 @@ constexpr FieldBound kBounds[] = {
     {"StoreDeleteRequest.prefix", 0, kCore.max_key_bytes},
     // Callers of jobs.
     {"RunJobRequest.job", 0, kCore.max_job_name_bytes, true},
+    {"RunJobRequest.tensors", kBatchItems, 0},
+    {"TensorBinding.source", 0, kMaxTensorNameLength, true},
+    {"TensorBinding.into", 0, kMaxTensorNameLength, true},
     {"GetJobRequest.job", 0, kCore.max_job_name_bytes, true},
     {"GetJobRequest.page_token", 0, kTokenBytes, true},
     {"ListJobsRequest.page_token", 0, kTokenBytes, true},

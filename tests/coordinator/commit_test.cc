@@ -1,0 +1,185 @@
+// Runs on registered tensors in the Coordinator's core (docs/DESIGN.md
+// §6.6), with agents driven by hand through their mailboxes: only capable
+// agents run them, the commit goes out only once every rank ran and
+// validated, and a commit that fails names each rank.
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/run_failure.h"
+#include "common/tensor_name.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/stand_in_agents.h"
+
+namespace reshard::coordinator {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kWorld = 2;
+
+std::shared_ptr<const RunSpec> TensorSpec(bool staging = true) {
+  RunSpec spec = *SpecFor(kWorld);
+  spec.iters = 1;
+  spec.warmup = 0;
+  spec.tensors = {{"w", "w.out"}};
+  spec.no_staging = !staging;
+  return std::make_shared<const RunSpec>(std::move(spec));
+}
+
+class CommitTest : public ::testing::Test {
+ protected:
+  // Joins and connects every rank; `capable(r)` says whether rank r
+  // advertises registered tensors.
+  void Connect(const std::function<bool(int64_t)>& capable = nullptr) {
+    for (int64_t r = 0; r < kWorld; ++r) {
+      JoinInfo info = Joining("j", r, kWorld);
+      if (!capable || capable(r)) info.capabilities = {kRegisteredTensors};
+      ASSERT_TRUE(c_.Join(info).ok());
+      absl::StatusOr<std::shared_ptr<Mailbox>> m =
+          c_.Connect(Id("j", r, 100 + r));
+      ASSERT_TRUE(m.ok()) << m.status();
+      mailboxes_.push_back(*m);
+    }
+  }
+  // RunJob on its own thread; its result once joined.
+  void StartRun(std::shared_ptr<const RunSpec> spec) {
+    runner_ = std::thread([this, spec] {
+      outcome_ = c_.RunJob("j", spec, absl::Now() + absl::Seconds(10), nullptr);
+    });
+  }
+  absl::StatusOr<RunOutcome> Finish() {
+    runner_.join();
+    return *outcome_;
+  }
+  // The next work item of rank `r` (bounded).
+  std::optional<WorkItem> Next(int64_t r, double seconds = 10) {
+    return mailboxes_[r]->Pop(absl::Now() + absl::Seconds(seconds));
+  }
+  // Rank r takes the run and reports it, validated or not.
+  std::string Report(int64_t r, bool validated = true) {
+    std::optional<WorkItem> item = Next(r);
+    EXPECT_TRUE(item.has_value() && item->kind == WorkItem::Kind::kRun);
+    if (!item.has_value() || item->run == nullptr) return "";
+    const AgentId id = Id("j", r, 100 + r);
+    executor::RankReport report = ReportOf(*item->run, r, Behaviour());
+    report.tensors[0].validated = validated;
+    report.tensors[0].conservation = "exact";
+    EXPECT_TRUE(JobFor(c_, id)
+                    .Report(id, item->run->generation, item->run->run_id,
+                            std::move(report))
+                    .ok());
+    return item->run->run_id;
+  }
+  // Rank r takes the commit of `run_id` and answers `result`.
+  void Commit(int64_t r, const std::string& run_id, absl::Status result) {
+    std::optional<WorkItem> item = Next(r);
+    ASSERT_TRUE(item.has_value());
+    ASSERT_EQ(item->kind, WorkItem::Kind::kCommit);
+    EXPECT_EQ(item->run_id, run_id);
+    const AgentId id = Id("j", r, 100 + r);
+    EXPECT_TRUE(JobFor(c_, id).Committed(id, run_id, std::move(result)).ok());
+  }
+  void TearDown() override {
+    if (runner_.joinable()) runner_.join();
+    c_.Shutdown("test over");
+  }
+
+  CoordinatorLimits limits_;
+  Coordinator c_{limits_, SystemClock(), TestSessions()};
+  std::vector<std::shared_ptr<Mailbox>> mailboxes_;
+  std::thread runner_;
+  std::optional<absl::StatusOr<RunOutcome>> outcome_;
+};
+
+TEST_F(CommitTest, AgentsWithoutTheCapabilityAreRefusedNamingThem) {
+  Connect([](int64_t r) { return r == 1; });
+  absl::StatusOr<RunOutcome> outcome =
+      c_.RunJob("j", TensorSpec(), absl::Now() + absl::Seconds(5), nullptr);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.status().message(),
+            "tensors: the agent of rank 0 does not advertise "
+            "\"registered_tensors\" (start them with --tensor_socket, backend "
+            "gloo)");
+  ASSERT_EQ(RankFailuresOf(outcome.status()).size(), 1u);
+  EXPECT_EQ(RankFailuresOf(outcome.status())[0].kind, "incapable");
+  EXPECT_FALSE(Next(0, 0.2).has_value());  // nothing was dispatched
+}
+
+TEST_F(CommitTest, CommitsOnceEveryRankValidated) {
+  Connect();
+  StartRun(TensorSpec());
+  const std::string run = Report(0);
+  // One rank reported: no commit yet.
+  EXPECT_FALSE(Next(0, 0.2).has_value());
+  Report(1);
+  Commit(0, run, absl::OkStatus());
+  Commit(1, run, absl::OkStatus());
+  absl::StatusOr<RunOutcome> outcome = Finish();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->committed);
+  EXPECT_TRUE(outcome->summary.validated);
+  EXPECT_EQ(outcome->summary.tensors[0].conservation, "exact");
+}
+
+TEST_F(CommitTest, ARankThatDidNotValidateMeansNoCommit) {
+  Connect();
+  StartRun(TensorSpec());
+  Report(0);
+  Report(1, /*validated=*/false);
+  absl::StatusOr<RunOutcome> outcome = Finish();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_FALSE(outcome->committed);
+  EXPECT_FALSE(outcome->summary.validated);
+  EXPECT_FALSE(Next(0, 0.2).has_value());
+  EXPECT_FALSE(Next(1, 0.2).has_value());
+}
+
+TEST_F(CommitTest, ACommitThatFailsNamesTheRank) {
+  Connect();
+  StartRun(TensorSpec());
+  const std::string run = Report(0);
+  Report(1);
+  Commit(0, run, absl::OkStatus());
+  Commit(1, run, absl::FailedPreconditionError("w.out was replaced"));
+  absl::StatusOr<RunOutcome> outcome = Finish();
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.status().message(),
+            absl::StrCat("run ", run,
+                         " validated on every rank but its commit failed: "
+                         "rank 1: w.out was replaced"));
+  const std::vector<RankFailure> ranks = RankFailuresOf(outcome.status());
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].rank, 1);
+  EXPECT_EQ(ranks[0].kind, "commit");
+}
+
+TEST_F(CommitTest, ARankLostDuringTheCommitIsNamed) {
+  Connect();
+  StartRun(TensorSpec());
+  const std::string run = Report(0);
+  Report(1);
+  Commit(0, run, absl::OkStatus());
+  ASSERT_TRUE(Next(1).has_value());  // the commit, never answered
+  c_.Disconnect(Id("j", 1, 101), mailboxes_[1]);
+  absl::StatusOr<RunOutcome> outcome = Finish();
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(outcome.status().message(),
+              HasSubstr("rank 1: lost during the commit: its agent's "
+                        "dispatch stream closed"));
+}
+
+TEST_F(CommitTest, WithoutStagingNothingIsCommitted) {
+  Connect();
+  StartRun(TensorSpec(/*staging=*/false));
+  Report(0);
+  Report(1);
+  absl::StatusOr<RunOutcome> outcome = Finish();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_FALSE(outcome->committed);
+  EXPECT_FALSE(Next(0, 0.2).has_value());
+}
+
+}  // namespace
+}  // namespace reshard::coordinator
