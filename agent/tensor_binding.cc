@@ -92,8 +92,7 @@ absl::Status BoundRun::Commit(const TensorRegistry& registry) const {
     }
   }
   for (size_t t = 0; t < staging_.size(); ++t) {
-    std::memcpy(destinations_[t]->data(), staging_[t].get(),
-                staging_sizes_[t]);
+    std::memcpy(destinations_[t]->data(), staging_[t].get(), staging_sizes_[t]);
   }
   return absl::OkStatus();
 }
