@@ -100,7 +100,7 @@ executor::RankReport Refused(int64_t rank, absl::Status status) {
 
 Agent::Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
              AgentMetrics* metrics, executor::MemorySpace* space,
-             const TensorRegistry* tensors)
+             TensorRegistry* tensors)
     : config_(std::move(config)),
       stub_(v1::Coordinator::NewStub(channel)),
       comms_([this](const CommKey& key) { return OpenCommunicators(key); }),
@@ -429,7 +429,7 @@ absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
   }
   std::vector<TensorNames> names;
   for (const v1::TensorBinding& b : run.tensors()) {
-    names.push_back({b.source(), b.into()});
+    names.push_back({b.source(), b.into(), b.allocate()});
   }
   return BoundRun::Bind(setup.mesh, setup.work, config_.rank, names,
                         !run.no_staging(), *tensors_);

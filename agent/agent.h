@@ -52,7 +52,7 @@ class Agent {
   // Agent.
   Agent(AgentConfig config, std::shared_ptr<grpc::Channel> channel,
         AgentMetrics* metrics = nullptr, executor::MemorySpace* space = nullptr,
-        const TensorRegistry* tensors = nullptr);
+        TensorRegistry* tensors = nullptr);
 
   // Joins the job (creating it if this rank is the first); returns the
   // job's generation after the join. The Coordinator's refusal as it gave
@@ -132,8 +132,8 @@ class Agent {
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
   AgentMetrics* const metrics_;
-  executor::MemorySpace* const space_;   // null: host memory (Gloo)
-  const TensorRegistry* const tensors_;  // null: no local endpoint
+  executor::MemorySpace* const space_;  // null: host memory (Gloo)
+  TensorRegistry* const tensors_;       // null: no local endpoint
   // The last run on registered tensors while its results wait for the
   // commit (run thread only); dropped by any other work.
   std::string staged_run_;

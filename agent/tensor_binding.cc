@@ -33,12 +33,26 @@ absl::StatusOr<std::shared_ptr<SharedMemory>> Find(
   return entry->memory;
 }
 
+// Allocates `name` for a destination of `dtype` and `shape` unless it is
+// registered already.
+absl::Status AllocateMissing(TensorRegistry& registry, int64_t rank,
+                             const std::string& field, const std::string& name,
+                             DType dtype, const std::vector<int64_t>& shape) {
+  if (registry.Find(name).has_value()) return absl::OkStatus();
+  TensorRequest request{name, dtype, shape, 0, ItemSize(dtype)};
+  for (int64_t d : shape) request.length *= d;
+  absl::Status s = registry.Allocate(request);
+  if (s.ok()) return s;
+  return absl::Status(
+      s.code(), absl::StrCat("rank ", rank, ": ", field, ": ", s.message()));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
     const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
     const std::vector<TensorNames>& names, bool staging,
-    const TensorRegistry& registry) {
+    TensorRegistry& registry) {
   if (names.size() != work.plans.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("run.tensors: ", names.size(), " bindings for ",
@@ -56,6 +70,12 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
         Find(registry, rank, field + ".source", names[t].source,
              plan.tensor.dtype(), src.extent);
     if (!in.ok()) return in.status();
+    if (names[t].allocate) {
+      absl::Status s =
+          AllocateMissing(registry, rank, field + ".into", names[t].into,
+                          plan.tensor.dtype(), dst.extent);
+      if (!s.ok()) return s;
+    }
     absl::StatusOr<std::shared_ptr<SharedMemory>> out =
         Find(registry, rank, field + ".into", names[t].into,
              plan.tensor.dtype(), dst.extent);

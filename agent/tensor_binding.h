@@ -23,17 +23,21 @@ namespace reshard::agent {
 struct TensorNames {
   std::string source;
   std::string into;
+  // A rank where `into` is not registered allocates it
+  // (TensorRegistry::Allocate) instead of failing.
+  bool allocate = false;
 };
 
 class BoundRun {
  public:
   // Binds every item of `work` on `rank`. NOT_FOUND naming the rank, the
-  // binding and the name for a tensor not registered; FAILED_PRECONDITION
-  // naming them for a dtype or local shape that is not the plan's.
+  // binding and the name for a tensor not registered (a destination with
+  // `allocate` is allocated instead); FAILED_PRECONDITION naming them for
+  // a dtype or local shape that is not the plan's.
   static absl::StatusOr<std::unique_ptr<BoundRun>> Bind(
       const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
       const std::vector<TensorNames>& names, bool staging,
-      const TensorRegistry& registry);
+      TensorRegistry& registry);
 
   // What the executor reads and writes (the staging buffers, or the
   // destinations themselves).

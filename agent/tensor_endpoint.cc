@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -93,12 +94,32 @@ bool WriteAll(int fd, const std::string& bytes) {
   return true;
 }
 
-bool SendResponse(int fd, const v1::LocalResponse& response) {
+// The framed response; with `pass` (>= 0) that descriptor travels with
+// its first byte as SCM_RIGHTS.
+bool SendResponse(int fd, const v1::LocalResponse& response, int pass = -1) {
   const std::string body = response.SerializeAsString();
   const uint32_t size = static_cast<uint32_t>(body.size());
   std::string framed(4, '\0');
   for (int i = 0; i < 4; ++i) framed[i] = static_cast<char>(size >> (8 * i));
-  return WriteAll(fd, framed + body);
+  framed += body;
+  if (pass < 0) return WriteAll(fd, framed);
+  iovec iov{framed.data(), 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &pass, sizeof(int));
+  ssize_t n;
+  do {
+    n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return n == 1 && WriteAll(fd, framed.substr(1));
 }
 
 v1::LocalResponse ResponseOf(const absl::Status& status) {
@@ -121,22 +142,49 @@ TensorRequest RequestOf(const v1::RegisterTensor& proto) {
   return request;
 }
 
+void Describe(const TensorEntry& entry, v1::LocalTensor* t) {
+  t->set_name(entry.name);
+  t->set_dtype(proto::DTypeToProto(entry.dtype));
+  for (int64_t d : entry.shape) t->add_shape(d);
+  t->set_bytes(entry.memory->bytes());
+}
+
 void ListInto(const TensorRegistry& registry, v1::LocalResponse& response) {
   for (const TensorEntry& entry : registry.List()) {
-    v1::LocalTensor* t = response.add_tensors();
-    t->set_name(entry.name);
-    t->set_dtype(proto::DTypeToProto(entry.dtype));
-    for (int64_t d : entry.shape) t->add_shape(d);
-    t->set_bytes(entry.memory->bytes());
+    Describe(entry, response.add_tensors());
   }
+}
+
+// An answer, and the memory whose descriptor goes with it (fetch).
+struct Answer {
+  v1::LocalResponse response;
+  std::shared_ptr<SharedMemory> memory;
+};
+
+// The tensor `name` the agent allocated, for a fetch.
+absl::StatusOr<TensorEntry> Fetchable(const TensorRegistry& registry,
+                                      const std::string& name) {
+  std::optional<TensorEntry> entry = registry.Find(name);
+  if (!entry.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("fetch: no tensor \"", name, "\" is registered"));
+  }
+  if (entry->memory->fd() < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "fetch: \"", name,
+        "\" was registered by a client, whose memory it already is; only "
+        "tensors the agent allocated are fetched"));
+  }
+  return *entry;
 }
 
 // The endpoint's answer to one request from `owner` (`fds`: what came
 // with it; closed here).
-v1::LocalResponse Handle(const EndpointConfig& config, TensorRegistry& registry,
-                         uint64_t owner, const v1::LocalRequest& request,
-                         std::vector<int>& fds) {
+Answer Handle(const EndpointConfig& config, TensorRegistry& registry,
+              uint64_t owner, const v1::LocalRequest& request,
+              std::vector<int>& fds) {
   absl::Status s;
+  std::optional<TensorEntry> fetched;
   if (!SameSecret(request.token(), config.token)) {
     s = absl::UnauthenticatedError("token: not this job's token");
   } else if (request.job() != config.job) {
@@ -153,14 +201,23 @@ v1::LocalResponse Handle(const EndpointConfig& config, TensorRegistry& registry,
                                                   fds.size()));
   } else if (request.has_unregister()) {
     s = registry.Unregister(request.unregister().name());
+  } else if (request.has_fetch()) {
+    absl::StatusOr<TensorEntry> entry =
+        Fetchable(registry, request.fetch().name());
+    s = entry.status();
+    if (entry.ok()) fetched = *std::move(entry);
   } else if (!request.has_list()) {
-    s = InvalidField("kind", "register, unregister or list");
+    s = InvalidField("kind", "register, unregister, list or fetch");
   }
   CloseAll(fds);
-  v1::LocalResponse response = ResponseOf(s);
-  if (s.ok() && request.has_list()) ListInto(registry, response);
-  response.set_registered_bytes(registry.bytes());
-  return response;
+  Answer answer{ResponseOf(s), nullptr};
+  if (s.ok() && request.has_list()) ListInto(registry, answer.response);
+  if (fetched.has_value()) {
+    Describe(*fetched, answer.response.add_tensors());
+    answer.memory = fetched->memory;
+  }
+  answer.response.set_registered_bytes(registry.bytes());
+  return answer;
 }
 
 }  // namespace
@@ -328,7 +385,9 @@ void TensorEndpoint::Serve(int fd, uint64_t owner) {
       if (!absl::IsUnavailable(s)) SendResponse(fd, ResponseOf(s));
       break;
     }
-    if (!SendResponse(fd, Handle(config_, *registry_, owner, request, fds))) {
+    const Answer answer = Handle(config_, *registry_, owner, request, fds);
+    if (!SendResponse(fd, answer.response,
+                      answer.memory ? answer.memory->fd() : -1)) {
       break;
     }
   }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -49,8 +50,10 @@ bool SameEntry(const TensorEntry& entry, const TensorRequest& request,
 
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<SharedMemory>> SharedMemory::Map(
-    int fd, int64_t offset, int64_t length) {
+absl::StatusOr<std::shared_ptr<SharedMemory>> SharedMemory::Map(int fd,
+                                                                int64_t offset,
+                                                                int64_t length,
+                                                                bool keep_fd) {
   if (offset < 0) return InvalidField("offset", "must be >= 0");
   if (length < 0) return InvalidField("length", "must be >= 0");
   const int seals = fcntl(fd, F_GET_SEALS);
@@ -76,6 +79,7 @@ absl::StatusOr<std::shared_ptr<SharedMemory>> SharedMemory::Map(
   memory->device_ = st.st_dev;
   memory->inode_ = st.st_ino;
   memory->offset_ = offset;
+  if (keep_fd) memory->fd_ = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (length == 0) return memory;
   const int64_t page = sysconf(_SC_PAGESIZE);
   const int64_t start = offset / page * page;
@@ -98,6 +102,7 @@ absl::StatusOr<std::shared_ptr<SharedMemory>> SharedMemory::Map(
 
 SharedMemory::~SharedMemory() {
   if (base_ != nullptr) munmap(base_, mapped_);
+  if (fd_ >= 0) close(fd_);
 }
 
 bool SharedMemory::SameRange(const SharedMemory& other) const {
@@ -140,8 +145,8 @@ absl::Status TensorRegistry::Register(uint64_t owner,
                      " bytes of shape [", absl::StrJoin(request.shape, ", "),
                      "] of ", DTypeName(*request.dtype)));
   }
-  absl::StatusOr<std::shared_ptr<SharedMemory>> memory =
-      SharedMemory::Map(fd, request.offset, request.length);
+  absl::StatusOr<std::shared_ptr<SharedMemory>> memory = SharedMemory::Map(
+      fd, request.offset, request.length, owner == kAgentOwner);
   if (!memory.ok()) return memory.status();
   absl::MutexLock lock(&mu_);
   auto old = entries_.find(request.name);
@@ -156,6 +161,24 @@ absl::Status TensorRegistry::Register(uint64_t owner,
   entries_[request.name] = TensorEntry{
       request.name, *request.dtype, request.shape, *std::move(memory), owner};
   return absl::OkStatus();
+}
+
+absl::Status TensorRegistry::Allocate(const TensorRequest& request) {
+  const int fd =
+      memfd_create("reshard-destination", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat(
+        "allocate ", request.name, ": memfd_create: ", strerror(errno)));
+  }
+  absl::Status s;
+  if (ftruncate(fd, std::max<int64_t>(request.length, 1)) != 0 ||
+      fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
+    s = absl::InternalError(absl::StrCat(
+        "allocate ", request.name, ": sizing the memfd: ", strerror(errno)));
+  }
+  if (s.ok()) s = Register(kAgentOwner, request, fd);
+  close(fd);  // the mapping keeps its own duplicate
+  return s;
 }
 
 absl::Status TensorRegistry::Unregister(const std::string& name) {

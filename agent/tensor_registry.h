@@ -29,15 +29,17 @@ class SharedMemory {
   // within the file; FAILED_PRECONDITION when the file is not sealed
   // against shrinking (a truncate would fault every reader, the agent
   // first).
-  static absl::StatusOr<std::shared_ptr<SharedMemory>> Map(int fd,
-                                                           int64_t offset,
-                                                           int64_t length);
+  // With `keep_fd`, the mapping keeps a duplicate of `fd` (closed with
+  // it), which fd() returns, to hand the memory to a client.
+  static absl::StatusOr<std::shared_ptr<SharedMemory>> Map(
+      int fd, int64_t offset, int64_t length, bool keep_fd = false);
   ~SharedMemory();
   SharedMemory(const SharedMemory&) = delete;
   SharedMemory& operator=(const SharedMemory&) = delete;
 
   char* data() const { return data_; }
   int64_t bytes() const { return bytes_; }
+  int fd() const { return fd_; }  // -1 unless kept
   // The same file range (device, inode, offset, length).
   bool SameRange(const SharedMemory& other) const;
 
@@ -49,7 +51,12 @@ class SharedMemory {
   int64_t bytes_ = 0;
   uint64_t device_ = 0, inode_ = 0;
   int64_t offset_ = 0;
+  int fd_ = -1;
 };
+
+// The owner of what the agent allocated itself (a run's destination that
+// no client registered): never dropped with a connection.
+inline constexpr uint64_t kAgentOwner = 0;
 
 struct TensorEntry {
   std::string name;
@@ -84,6 +91,11 @@ class TensorRegistry {
   // max_tensors or max_bytes. The same name for the same file range, dtype
   // and shape again changes nothing.
   absl::Status Register(uint64_t owner, const TensorRequest& request, int fd);
+  // Registers `request.name` in a new sealed memfd of the agent's own
+  // (kAgentOwner; zero-filled), which clients fetch: a destination the
+  // agent allocates and shares back. Register's refusals; INTERNAL when no
+  // memfd can be made.
+  absl::Status Allocate(const TensorRequest& request);
   // NOT_FOUND naming the tensor when none is registered under it.
   absl::Status Unregister(const std::string& name);
   // Everything `owner` registered (its connection closed).

@@ -68,7 +68,7 @@ void RegisterMemfd(agent::TensorRegistry& registry, const std::string& name,
 // without, straight into the destination.
 [[gnu::noinline]] void RunRegistered(const Mesh& mesh,
                                      const executor::BatchWork& work,
-                                     const agent::TensorRegistry& registry,
+                                     agent::TensorRegistry& registry,
                                      bool staging) {
   bench::LoopbackProvider provider(kRank);
   absl::StatusOr<std::unique_ptr<agent::BoundRun>> bound =
@@ -85,13 +85,13 @@ void RegisterMemfd(agent::TensorRegistry& registry, const std::string& name,
 
 [[gnu::noinline]] void RunStaged(const Mesh& mesh,
                                  const executor::BatchWork& work,
-                                 const agent::TensorRegistry& registry) {
+                                 agent::TensorRegistry& registry) {
   RunRegistered(mesh, work, registry, true);
 }
 
 [[gnu::noinline]] void RunInPlace(const Mesh& mesh,
                                   const executor::BatchWork& work,
-                                  const agent::TensorRegistry& registry) {
+                                  agent::TensorRegistry& registry) {
   RunRegistered(mesh, work, registry, false);
 }
 

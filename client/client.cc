@@ -434,6 +434,7 @@ v1::RunJobRequest RunJobRequestOf(const std::string& job,
     v1::TensorBinding* binding = request.add_tensors();
     binding->set_source(t.source);
     binding->set_into(t.into);
+    binding->set_allocate(options.allocate);
   }
   if (!options.tensors.empty()) {
     request.set_iters(1);

@@ -67,7 +67,8 @@ constexpr char kRunUsage[] =
     "         [--no-bucketing]] [--iters K] [--warmup W]\n"
     "         [--timeout_seconds T] [--deadline_seconds D]\n"
     "         [--agent_wait_seconds S] [--json]\n"
-    "         [--tensor NAME[,NAME...] --into NAME[,NAME...] [--no-staging]]\n"
+    "         [--tensor NAME[,NAME...] --into NAME[,NAME...] [--allocate]\n"
+    "          [--no-staging]]\n"
     "  Runs a plan on every agent of job NAME and prints the table (or JSON)\n"
     "  of `reshardctl exec`: per step the bytes, the slowest rank's min and\n"
     "  median, algbw and busbw; the checksums and the verdict. With the plan\n"
@@ -91,7 +92,9 @@ constexpr char kRunUsage[] =
     "  each). One execution, no warm-up; judged by the conservation\n"
     "  checksum (exact or skipped); results are staged and written only\n"
     "  once every rank validated (--no-staging writes them in place: a\n"
-    "  failure may leave them half written).\n";
+    "  failure may leave them half written). With --allocate a rank where\n"
+    "  an --into name is not registered allocates it; its processes read\n"
+    "  it with reshard.agent's LocalAgent.fetch.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -147,8 +150,11 @@ absl::StatusOr<std::vector<JobRunOptions::Tensors>> TensorFlags(
   const std::optional<std::string> sources = args.Get("tensor");
   const std::optional<std::string> into = args.Get("into");
   if (!sources.has_value() && !into.has_value()) {
-    if (args.Has("no-staging")) {
-      return absl::InvalidArgumentError("--no-staging: only with --tensor");
+    for (const char* flag : {"no-staging", "allocate"}) {
+      if (args.Has(flag)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", flag, ": only with --tensor"));
+      }
     }
     return std::vector<JobRunOptions::Tensors>();
   }
@@ -260,7 +266,7 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   std::set<std::string> values = RunValueFlags();
   values.insert({"agent_wait_seconds", "tensor", "into"});
   std::set<std::string> switches = RunSwitches();
-  switches.insert("no-staging");
+  switches.insert({"no-staging", "allocate"});
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, switches);
   if (!args.ok()) return args.status();
   absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, "job run");
@@ -273,6 +279,7 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   JobRunOptions options = OptionsOf(*flags, server, *agent_wait);
   options.tensors = *std::move(tensors);
   options.no_staging = args->Has("no-staging");
+  options.allocate = args->Has("allocate");
   if (flags->batch) return RunBatch(server, job, *args, *flags, options, out);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();

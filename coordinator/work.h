@@ -20,6 +20,7 @@ namespace reshard::coordinator {
 struct TensorBinding {
   std::string source;
   std::string into;
+  bool allocate = false;  // ranks without `into` allocate it
   bool operator==(const TensorBinding&) const = default;
 };
 

@@ -49,6 +49,7 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
     v1::TensorBinding* b = out->add_tensors();
     b->set_source(binding.source);
     b->set_into(binding.into);
+    b->set_allocate(binding.allocate);
   }
   out->set_no_staging(run.spec->no_staging);
 }

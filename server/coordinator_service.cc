@@ -346,7 +346,7 @@ absl::Status BindTensors(const v1::RunJobRequest& request,
                        ".into: the source itself; without staging a run cannot "
                        "write where it reads"));
     }
-    spec.tensors.push_back({b.source(), b.into()});
+    spec.tensors.push_back({b.source(), b.into(), b.allocate()});
   }
   spec.iters = 1;
   spec.warmup = 0;

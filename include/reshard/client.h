@@ -90,6 +90,9 @@ struct JobRunOptions {
   };
   std::vector<Tensors> tensors;
   bool no_staging = false;
+  // A rank where an `into` is not registered allocates it (clients fetch
+  // it from the agent, docs/DESIGN.md §6.6) instead of failing NOT_FOUND.
+  bool allocate = false;
 };
 
 // One run on a job's agents (a plan is a batch of one), as the Coordinator

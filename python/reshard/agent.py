@@ -216,20 +216,33 @@ class LocalAgent:
         return request
 
     def _call(self, request: Any, fd: int | None = None) -> Any:
+        response, received = self._exchange(request, fd)
+        for extra in received:
+            os.close(extra)
+        return response
+
+    def _exchange(self, request: Any, fd: int | None = None) -> tuple[Any, list[int]]:
+        """Sends `request` (with `fd`); the response and the descriptors
+        that came with it."""
         body = request.SerializeToString()
         framed = struct.pack("<I", len(body)) + body
         if fd is None:
             self._sock.sendall(framed)
         else:
             socket.send_fds(self._sock, [framed], [fd])
-        size = struct.unpack("<I", self._read(4))[0]
+        first, received, _, _ = socket.recv_fds(self._sock, 4, 1)
+        if not first:
+            raise Error(StatusCode.UNAVAILABLE, "the agent closed the connection")
+        size = struct.unpack("<I", first + self._read(4 - len(first)))[0]
         if size > _MAX_RESPONSE:
             raise Error(StatusCode.INTERNAL, f"a response of {size} bytes")
         response = self._pb.LocalResponse()
         response.ParseFromString(self._read(size))
         if response.code != 0:
+            for extra in received:
+                os.close(extra)
             raise Error(response.code, response.error)
-        return response
+        return response, list(received)
 
     def _read(self, size: int) -> bytes:
         data = b""
@@ -278,6 +291,29 @@ class LocalAgent:
         request.unregister.name = name
         self._call(request)
         self._copies.pop(name, None)
+
+    def fetch(self, name: str) -> np.ndarray:
+        """The tensor the agent allocated under `name` (a run's destination
+        with `allocate`), mapped with no copy: what later runs write there
+        shows in the array (bfloat16 as uint16 bits)."""
+        from reshard.v1 import planner_pb2
+
+        request = self._request()
+        request.fetch.name = name
+        response, received = self._exchange(request)
+        if len(received) != 1 or len(response.tensors) != 1:
+            for extra in received:
+                os.close(extra)
+            raise Error(StatusCode.INTERNAL, f"fetch {name}: no memory came back")
+        t = response.tensors[0]
+        try:
+            view = mmap.mmap(received[0], max(t.bytes, 1))
+        finally:
+            os.close(received[0])  # the mapping keeps its own
+        dtype = planner_pb2.DType.Name(t.dtype).removeprefix("DTYPE_").lower()
+        np_dtype = _numpy_dtype(dtype)
+        count = t.bytes // np_dtype.itemsize
+        return np.frombuffer(view, dtype=np_dtype, count=count).reshape(tuple(t.shape))
 
     def list(self) -> list[RegisteredTensor]:
         """Every tensor registered at the agent, by name."""

@@ -392,6 +392,7 @@ class Client:
         agent_wait_seconds: float = 0,
         tensors: Sequence[tuple[str, str]] = (),
         no_staging: bool = False,
+        allocate: bool = False,
     ) -> JobRun:
         """Runs `plan` as given, or the request (shape, src, dst) the job's
         replica plans, on every agent of `job`. Never retried; bounded by
@@ -401,7 +402,9 @@ class Client:
         With `tensors`, one (source, into) pair of registered names
         (reshard.agent): the run moves the job's own tensors once, judged by
         the conservation checksum, and writes each rank's `into` only after
-        every rank validated (`committed`), unless `no_staging`."""
+        every rank validated (`committed`), unless `no_staging`. With
+        `allocate`, a rank where an `into` is not registered allocates it
+        (read it with reshard.agent.LocalAgent.fetch)."""
         request = cpb.RunJobRequest(
             job=job,
             iters=1 if tensors else iters,
@@ -411,7 +414,7 @@ class Client:
             no_staging=no_staging,
         )
         for source, into in tensors:
-            request.tensors.add(source=source, into=into)
+            request.tensors.add(source=source, into=into, allocate=allocate)
         if plan is not None:
             request.plan.mesh.CopyFrom(_wire.mesh_to_proto(mesh))
             request.plan.plan.CopyFrom(_wire.plan_to_proto(plan))

@@ -199,6 +199,28 @@ TEST_F(BoundRunTest, FailsNamingTheRankTheBindingAndTheTensor) {
             "the plan needs float32 [8, 3] on this rank");
 }
 
+TEST_F(BoundRunTest, AllocatesAMissingDestinationWhenAsked) {
+  ASSERT_TRUE(registry_.Register(1, Request("s", {4, 6}), src_.get()).ok());
+  absl::StatusOr<std::unique_ptr<BoundRun>> bound = BoundRun::Bind(
+      mesh_, work_, 1, {{"s", "made", /*allocate=*/true}}, true, registry_);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  std::optional<TensorEntry> made = registry_.Find("made");
+  ASSERT_TRUE(made.has_value());
+  EXPECT_EQ(made->shape, (std::vector<int64_t>{8, 3}));
+  EXPECT_EQ(made->owner, kAgentOwner);
+  ASSERT_GE(made->memory->fd(), 0);  // what a fetch hands out
+  std::memset((*bound)->tensors().results[0], 0x33, 96);
+  ASSERT_TRUE((*bound)->Commit(registry_).ok());
+  char last = 0;
+  ASSERT_EQ(pread(made->memory->fd(), &last, 1, 95), 1);
+  EXPECT_EQ(last, 0x33);
+  // Sealed both ways: a client that fetched it cannot resize it.
+  EXPECT_NE(ftruncate(made->memory->fd(), 8), 0);
+  EXPECT_NE(ftruncate(made->memory->fd(), 4096), 0);
+  registry_.DropOwner(1);
+  EXPECT_TRUE(registry_.Find("made").has_value());  // the agent's own
+}
+
 TEST_F(BoundRunTest, ACommitAfterTheDestinationWasReplacedWritesNothing) {
   RegisterBoth();
   absl::StatusOr<std::unique_ptr<BoundRun>> bound = Bind(true);

@@ -7,6 +7,7 @@ on stdin, answering one JSON line on stdout:
   {"op": "fill", "name", "dtype", "shape", "value"}
                                            register an array of `value`
   {"op": "get", "name", "file"}            save the registered array (.npy)
+  {"op": "fetch", "name"}                  map what the agent allocated
   {"op": "unregister", "name"}
   {"op": "list"}
   {"op": "exit"}
@@ -39,6 +40,9 @@ def handle(local: ragent.LocalAgent, held: dict[str, Any], c: dict[str, Any]) ->
         array[...] = c["value"]
         held[c["name"]] = local.register(c["name"], array, dtype=c["dtype"])
         return {}
+    if op == "fetch":
+        held[c["name"]] = local.fetch(c["name"])
+        return {"shape": list(held[c["name"]].shape)}
     if op == "get":
         np.save(c["file"], held[c["name"]])
         return {}

@@ -694,3 +694,48 @@ def test_memfd_arrays_and_torch_views_register_without_a_copy(
         empty((2, -1), "float32")
     assert negative.value.message == "shape: -1 is negative"
     local.close()
+
+
+def test_destinations_the_agents_allocate_are_fetched_without_a_copy(
+    faults: dict[str, Any],
+) -> None:
+    ranks: Ranks = faults["ranks"]
+    case = faults["case"]
+    with pytest.raises(Error) as missing:
+        run_case_into(faults, "made", allocate=False)
+    assert 'tensors[0].into: no tensor "made" is registered' in missing.value.message
+    run = run_case_into(faults, "made", allocate=True)
+    assert run.validated and run.committed
+    shapes = [ranks.ok(p, op="fetch", name="made")["shape"] for p in range(4)]
+    assert shapes == [[64, 24]] * 4
+    check_destinations(
+        destinations(faults, "made"),
+        case["full"],
+        State.parse("R,S(1)"),
+        (2, 2),
+        "float32",
+    )
+    # The next run into it reuses it; the fetched arrays show its result.
+    for p in (0, 1):  # rows 0-31 and their replica
+        ranks.put(p, "s0", "float32", np.zeros((32, 48), np.float32))
+    assert run_case_into(faults, "made", allocate=True).committed
+    for p in range(4):
+        assert (ranks.get(p, "made")[:32] == 0).all()
+        assert (ranks.get(p, "made")[32:] != 0).all()
+    register_case(faults, 0, case)
+    answer = ranks.call(0, op="fetch", name="d0")
+    assert answer["code"] == "FAILED_PRECONDITION", answer
+    assert "was registered by a client" in answer["message"]
+
+
+def run_case_into(w: dict[str, Any], into: str, allocate: bool) -> Any:
+    case = w["case"]
+    return w["client"].run_job(
+        w["job"],
+        mesh_of(case["sizes"]),
+        shape=case["shape"],
+        src=case["src"],
+        dst=case["dst"],
+        tensors=[("s0", into)],
+        allocate=allocate,
+    )
