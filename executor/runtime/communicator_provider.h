@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "executor/runtime/communicator.h"
+#include "planner/core/mesh.h"
 
 namespace reshard::executor {
 
@@ -43,6 +44,18 @@ class CommunicatorProvider {
   // (docs/DESIGN.md §6.1).
   virtual absl::Status Drain() { return absl::OkStatus(); }
 };
+
+// The communicator of every rank of `mesh`, in position order, named
+// "world": the untimed exchanges over the whole mesh (digests,
+// conservation shares) share it.
+inline absl::StatusOr<Communicator*> WorldCommunicator(
+    const Mesh& mesh, CommunicatorProvider& provider) {
+  std::vector<int64_t> ranks;
+  for (int64_t p = 0; p < mesh.world_size(); ++p) {
+    ranks.push_back(mesh.RankAt(p));
+  }
+  return provider.Get(ranks, "world");
+}
 
 }  // namespace reshard::executor
 

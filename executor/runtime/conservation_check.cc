@@ -1,6 +1,5 @@
 #include "executor/runtime/conservation_check.h"
 
-#include <numeric>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -8,13 +7,6 @@
 
 namespace reshard::executor {
 namespace {
-
-// Every dim of the mesh: the group the shares are added over.
-std::vector<int> AllDims(const Mesh& mesh) {
-  std::vector<int> dims(mesh.ndim());
-  std::iota(dims.begin(), dims.end(), 0);
-  return dims;
-}
 
 // The §6.2 checksum is left 0: it assumes the data rule's values, and
 // costs ten times the conservation share per element.
@@ -60,10 +52,8 @@ absl::Status CheckConservation(const Mesh& mesh, const std::vector<Plan>& plans,
     mine[items + t] = static_cast<int64_t>(ConservationShare(
         mesh, plans[t].tensor, plans[t].dst, position, results[t]));
   }
-  const std::vector<int> dims = AllDims(mesh);
   std::vector<int64_t> all(mine.size() * mesh.world_size());
-  absl::StatusOr<Communicator*> comm =
-      provider.Get(mesh.GroupRanks(position, dims), mesh.GroupName(dims));
+  absl::StatusOr<Communicator*> comm = WorldCommunicator(mesh, provider);
   absl::Status s = comm.status();
   if (s.ok()) {
     s = (*comm)->AllGather(mine.data(), all.data(),

@@ -34,20 +34,16 @@ absl::Status ExchangeDigest(const Mesh& mesh, uint64_t digest, int64_t rank,
                             CommunicatorProvider& provider, MemorySpace& space,
                             absl::string_view what) {
   if (mesh.world_size() == 1) return absl::OkStatus();
-  std::vector<int64_t> ranks;
-  for (int64_t p = 0; p < mesh.world_size(); ++p) {
-    ranks.push_back(mesh.RankAt(p));
-  }
-  absl::StatusOr<Communicator*> world = provider.Get(ranks, "world");
+  absl::StatusOr<Communicator*> world = WorldCommunicator(mesh, provider);
   if (!world.ok()) return world.status();
-  std::vector<int64_t> digests(ranks.size());
+  std::vector<int64_t> digests(mesh.world_size());
   digests[(*world)->index()] = static_cast<int64_t>(digest);
   absl::Status s = GatherDigests(provider, **world, space, digests);
   if (!s.ok()) return s;
   std::vector<int64_t> differing;
   for (size_t i = 0; i < digests.size(); ++i) {
     if (digests[i] != static_cast<int64_t>(digest)) {
-      differing.push_back(ranks[i]);
+      differing.push_back(mesh.RankAt(static_cast<int64_t>(i)));
     }
   }
   if (differing.empty()) return absl::OkStatus();
