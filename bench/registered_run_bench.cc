@@ -22,6 +22,7 @@
 
 #include "agent/tensor_binding.h"
 #include "agent/tensor_registry.h"
+#include "bench/loopback_plans.h"
 #include "bench/loopback_provider.h"
 #include "executor/runtime/rank_run.h"
 #include "planner/core/local_layout.h"
@@ -31,16 +32,6 @@ namespace reshard {
 namespace {
 
 constexpr int64_t kRank = 3;
-
-Plan MustPlan(const Mesh& mesh, std::vector<int64_t> shape, const char* src,
-              const char* dst) {
-  absl::StatusOr<PlanRequest> request =
-      ParsePlanRequest(mesh, shape, "f32", src, dst, {});
-  absl::StatusOr<Plan> plan =
-      request.ok() ? MakePlan(mesh, *request) : request.status();
-  if (!plan.ok()) std::exit(1);
-  return *std::move(plan);
-}
 
 // A sealed memfd of `bytes`, registered as `name` with `shape`.
 void RegisterMemfd(agent::TensorRegistry& registry, const std::string& name,
@@ -144,10 +135,7 @@ int main(int argc, char** argv) {
   using namespace reshard;
   int reps = 21;
   if (argc == 3 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
-  MeshSpec spec;
-  spec.shape = {2, 2, 2};
-  spec.dim_names = {"A", "B", "C"};
-  const Mesh mesh = *Mesh::Create(spec);
+  const Mesh mesh = bench::CubeMesh();
   const struct {
     const char* src;
     const char* dst;
@@ -161,8 +149,10 @@ int main(int argc, char** argv) {
       static_cast<int>(kRank), reps);
   for (const auto& c : cases) {
     const std::string label = std::string(c.src) + " -> " + c.dst;
-    Measure(mesh, MustPlan(mesh, {1024, 512}, c.src, c.dst), label.c_str(),
-            reps);
+    Measure(mesh,
+            bench::MustPlan("registered_run_bench", mesh, {1024, 512}, c.src,
+                            c.dst),
+            label.c_str(), reps);
   }
   return 0;
 }

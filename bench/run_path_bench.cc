@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/loopback_plans.h"
 #include "bench/loopback_provider.h"
 #include "executor/runtime/batch_runner.h"
 #include "executor/runtime/communicator_provider.h"
@@ -26,20 +27,6 @@ namespace reshard {
 namespace {
 
 using bench::LoopbackProvider;
-
-Plan MustPlan(const Mesh& mesh, std::vector<int64_t> shape, const char* src,
-              const char* dst) {
-  absl::StatusOr<PlanRequest> request =
-      ParsePlanRequest(mesh, shape, "f32", src, dst, {});
-  absl::StatusOr<Plan> plan =
-      request.ok() ? MakePlan(mesh, *request) : request.status();
-  if (!plan.ok()) {
-    std::fprintf(stderr, "run_path_bench: %s\n",
-                 std::string(plan.status().message()).c_str());
-    std::exit(1);
-  }
-  return *std::move(plan);
-}
 
 // Compiles `plan` for rank 0 and runs it `reps` times.
 void CompileAndRun(const Mesh& mesh, const Plan& plan, int reps) {
@@ -87,19 +74,22 @@ int main(int argc, char** argv) {
   using namespace reshard;
   int reps = 20;
   if (argc == 3 && std::string(argv[1]) == "--reps") reps = std::atoi(argv[2]);
-  MeshSpec spec;
-  spec.shape = {2, 2, 2};
-  spec.dim_names = {"A", "B", "C"};
-  const Mesh mesh = *Mesh::Create(spec);
+  const Mesh mesh = bench::CubeMesh();
   // Every op, local steps, uneven shapes, multi-step plans.
   const std::vector<Plan> plans = {
-      MustPlan(mesh, {256, 256}, "S(0),R,R", "R,R,R"),
-      MustPlan(mesh, {256, 256}, "P(sum),R,R", "R,R,R"),
-      MustPlan(mesh, {256, 256}, "P(sum),R,R", "S(0),R,R"),
-      MustPlan(mesh, {256, 256}, "S(0),R,R", "S(1),R,R"),
-      MustPlan(mesh, {255, 129}, "S(0),S(1),P(sum)", "R,S(0),S(1)"),
-      MustPlan(mesh, {64, 64, 8}, "R,R,R", "S(0),S(1),S(2)"),
-      MustPlan(mesh, {97, 31}, "P(sum),S(0),P(sum)", "S(1),R,R"),
+      bench::MustPlan("run_path_bench", mesh, {256, 256}, "S(0),R,R", "R,R,R"),
+      bench::MustPlan("run_path_bench", mesh, {256, 256}, "P(sum),R,R",
+                      "R,R,R"),
+      bench::MustPlan("run_path_bench", mesh, {256, 256}, "P(sum),R,R",
+                      "S(0),R,R"),
+      bench::MustPlan("run_path_bench", mesh, {256, 256}, "S(0),R,R",
+                      "S(1),R,R"),
+      bench::MustPlan("run_path_bench", mesh, {255, 129}, "S(0),S(1),P(sum)",
+                      "R,S(0),S(1)"),
+      bench::MustPlan("run_path_bench", mesh, {64, 64, 8}, "R,R,R",
+                      "S(0),S(1),S(2)"),
+      bench::MustPlan("run_path_bench", mesh, {97, 31}, "P(sum),S(0),P(sum)",
+                      "S(1),R,R"),
   };
   for (const Plan& plan : plans) CompileAndRun(mesh, plan, reps);
   BatchCompileAndRun(mesh, plans, reps);
