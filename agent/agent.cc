@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/backoff.h"
+#include "agent/preflight.h"
 #include "agent/progress_reporter.h"
 #include "agent/run_work.h"
 #include "common/incarnation_text.h"
@@ -387,10 +388,11 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   absl::StatusOr<std::unique_ptr<BoundRun>> bound =
       setup.ok() ? BindTensors(run, *setup)
                  : absl::StatusOr<std::unique_ptr<BoundRun>>(nullptr);
+  // A run refused in pre-flight leaves the communicators as they were.
+  bool keep_communicators = false;
   executor::RankReport report =
-      !setup.ok()   ? Refused(config_.rank, setup.status())
-      : !bound.ok() ? Refused(config_.rank, bound.status())
-                    : Execute(run, *setup, inbox, bound->get());
+      !setup.ok() ? Refused(config_.rank, setup.status())
+                  : Execute(run, *setup, inbox, bound, keep_communicators);
   absl::Status& status = report.status;
   // A cancelled run fails as such, whatever its peers' stopping did here.
   const std::optional<std::string> cancelled = inbox.Cancelled();
@@ -406,7 +408,7 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
     metrics_->RecordRefusal(status);
   }
   // The peers of a failed run may hold half-used connections.
-  if (!status.ok()) comms_.Drop();
+  if (!status.ok() && !keep_communicators) comms_.Drop();
   if (bound.ok() && *bound != nullptr && (*bound)->staged() && status.ok() &&
       !report.WhyNotValidated().has_value()) {
     staged_run_ = run.run_id();
@@ -422,10 +424,9 @@ absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
     const v1::RunWork& run, const RunSetup& setup) const {
   if (run.tensors_size() == 0) return nullptr;
   if (tensors_ == nullptr || space_ != nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rank ", config_.rank,
-        ": this agent runs no registered tensors (no --tensor_socket, or a "
-        "device backend)"));
+    return absl::FailedPreconditionError(
+        "this agent runs no registered tensors (no --tensor_socket, or a "
+        "device backend)");
   }
   std::vector<TensorNames> names;
   for (const v1::TensorBinding& b : run.tensors()) {
@@ -436,11 +437,10 @@ absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
 }
 
 void Agent::HandleCommit(const std::string& run_id) {
-  absl::Status result =
-      staged_ != nullptr && staged_run_ == run_id
-          ? staged_->Commit(*tensors_)
-          : absl::FailedPreconditionError(absl::StrCat(
-                "rank ", config_.rank, ": nothing is staged for run ", run_id));
+  absl::Status result = staged_ != nullptr && staged_run_ == run_id
+                            ? staged_->Commit(*tensors_)
+                            : absl::FailedPreconditionError(absl::StrCat(
+                                  "nothing is staged for run ", run_id));
   staged_.reset();
   staged_run_.clear();
   v1::CommittedRequest request;
@@ -461,15 +461,23 @@ void Agent::HandleCommit(const std::string& run_id) {
                 : absl::StrCat("; answer not delivered: ", sent.ToString()));
 }
 
-executor::RankReport Agent::Execute(const v1::RunWork& run,
-                                    const RunSetup& setup, DispatchInbox& inbox,
-                                    const BoundRun* bound) {
+executor::RankReport Agent::Execute(
+    const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
+    const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+    bool& keep_communicators) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
+  const PreflightOutcome preflight =
+      Preflight(setup.mesh, bound.status(), provider,
+                space_ != nullptr ? *space_ : host_space_);
+  if (!preflight.status.ok()) {
+    keep_communicators = preflight.communicators_usable;
+    return Refused(config_.rank, preflight.status);
+  }
   executor::RankOptions options = setup.options;
   options.space = space_;
-  if (bound != nullptr) options.tensors = &bound->tensors();
+  if (*bound != nullptr) options.tensors = &(*bound)->tensors();
   ProgressReporter progress(stub_, id_, run.run_id());
   options.progress = [&progress](int done) { progress.Update(done); };
   // First asked just before the first execution, once the communicators
@@ -516,6 +524,7 @@ void Agent::Leave() {
 
 std::unique_ptr<executor::CommunicatorProvider> Agent::OpenCommunicators(
     const CommKey& key) {
+  if (metrics_ != nullptr) metrics_->RecordCommunicatorsCreated();
   if (config_.backend == "nccl") {
     return executor::MakeNcclProvider(store_, key.prefix, config_.rank,
                                       config_.world_size, key.timeout,

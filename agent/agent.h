@@ -30,6 +30,7 @@
 #include "agent/run_work.h"
 #include "agent/tensor_binding.h"
 #include "agent/tensor_registry.h"
+#include "executor/runtime/host_memory_space.h"
 #include "executor/runtime/rank_run.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -94,8 +95,13 @@ class Agent {
   // Returns true for a shutdown.
   bool HandleWork(const v1::Work& work, DispatchInbox& inbox);
   void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
-  executor::RankReport Execute(const v1::RunWork& run, const RunSetup& setup,
-                               DispatchInbox& inbox, const BoundRun* bound);
+  // Pre-flight (agent/preflight.h), then the run on `bound`'s tensors (or
+  // generated data when it holds null). `keep_communicators`: set when a
+  // refusal in pre-flight left them usable.
+  executor::RankReport Execute(
+      const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
+      const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+      bool& keep_communicators);
   // A run on registered tensors: its tensors bound on this rank.
   absl::StatusOr<std::unique_ptr<BoundRun>> BindTensors(
       const v1::RunWork& run, const RunSetup& setup) const;
@@ -132,8 +138,9 @@ class Agent {
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
   AgentMetrics* const metrics_;
-  executor::MemorySpace* const space_;  // null: host memory (Gloo)
-  TensorRegistry* const tensors_;       // null: no local endpoint
+  executor::MemorySpace* const space_;    // null: host memory (Gloo)
+  executor::HostMemorySpace host_space_;  // pre-flight's, when space_ is null
+  TensorRegistry* const tensors_;         // null: no local endpoint
   // The last run on registered tensors while its results wait for the
   // commit (run thread only); dropped by any other work.
   std::string staged_run_;

@@ -30,7 +30,14 @@ AgentMetrics::AgentMetrics(prometheus::Registry& registry)
                             "validated)")
                       .Register(registry)),
       executions_ok_(executions_.Add({{"result", "ok"}})),
-      executions_failed_(executions_.Add({{"result", "failed"}})) {
+      executions_failed_(executions_.Add({{"result", "failed"}})),
+      communicators_created_(
+          prometheus::BuildCounter()
+              .Name("reshard_communicators_created_total")
+              .Help("Sets of communicators this agent opened, one per "
+                    "comm_prefix; a run that reuses the kept ones adds none")
+              .Register(registry)
+              .Add({})) {
   auto& errors = prometheus::BuildCounter()
                      .Name("reshard_executor_errors_total")
                      .Help("Failed runs on this rank by kind of failure")

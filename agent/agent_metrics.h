@@ -2,6 +2,9 @@
 // the run reported, so the plan runner itself never touches prometheus:
 //  - reshard_plan_executions_total{result}: ok (ran and validated) or failed;
 //  - reshard_executor_errors_total{kind}: why a run failed (error_kind.h);
+//  - reshard_communicators_created_total: the sets of communicators opened
+//    (one per comm_prefix the Coordinator hands out; kept across runs, so
+//    it stays still while runs reuse them);
 //  - per collective step with peers, labelled op and group (mesh-dim names
 //    joined by `_`, capped at metrics::LabelCap::kGroupCap per process):
 //    reshard_collective_duration_seconds (histogram; one observation per
@@ -50,6 +53,8 @@ class AgentMetrics {
   void RecordRun(const RunSetup& setup, const executor::RankReport& report);
   // A run refused before it had a mesh and plan (a bad RunWork).
   void RecordRefusal(const absl::Status& status);
+  // A set of communicators was opened (agent/communicator_cache.h).
+  void RecordCommunicatorsCreated() { communicators_created_.Increment(); }
 
  private:
   struct StepSeries {
@@ -81,6 +86,7 @@ class AgentMetrics {
   prometheus::Counter& executions_ok_;
   prometheus::Counter& executions_failed_;
   absl::flat_hash_map<ErrorKind, prometheus::Counter*> errors_;
+  prometheus::Counter& communicators_created_;
   metrics::LabelCap groups_{metrics::LabelCap::kGroupCap};
   // By (op, group label); node-based so references stay valid.
   absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;

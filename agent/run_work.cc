@@ -31,11 +31,13 @@ absl::StatusOr<std::chrono::milliseconds> CollectiveTimeout(double seconds) {
 // `what` is "plan" or "batch".
 absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
   if (actual == expected) return absl::OkStatus();
-  return MarkDigestMismatch(absl::FailedPreconditionError(absl::StrFormat(
-      "%s digest mismatch: the Coordinator sent %016x, this agent computes "
-      "%016x for the mesh and %s it received (a different version on one "
-      "side?); no communicator was opened",
-      what, expected, actual, what)));
+  return MarkErrorKind(
+      absl::FailedPreconditionError(absl::StrFormat(
+          "%s digest mismatch: the Coordinator sent %016x, this agent computes "
+          "%016x for the mesh and %s it received (a different version on one "
+          "side?); no communicator was opened",
+          what, expected, actual, what)),
+      ErrorKind::kDigestMismatch);
 }
 
 // The run's planned peak on a rank (what its runner holds at most, derived

@@ -14,37 +14,36 @@ std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
 }
 
 // The registered tensor `name` (binding `field`) for a block of `dtype`
-// and `shape` on `rank`.
+// and `shape` on this rank. The Coordinator names the rank in the run's
+// failure.
 absl::StatusOr<std::shared_ptr<SharedMemory>> Find(
-    const TensorRegistry& registry, int64_t rank, const std::string& field,
+    const TensorRegistry& registry, const std::string& field,
     const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
   std::optional<TensorEntry> entry = registry.Find(name);
   if (!entry.has_value()) {
-    return absl::NotFoundError(absl::StrCat("rank ", rank, ": ", field,
-                                            ": no tensor \"", name,
+    return absl::NotFoundError(absl::StrCat(field, ": no tensor \"", name,
                                             "\" is registered at this agent"));
   }
   if (entry->dtype != dtype || entry->shape != shape) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rank ", rank, ": ", field, ": \"", name, "\" is registered as ",
-        ShapeText(entry->dtype, entry->shape), "; the plan needs ",
-        ShapeText(dtype, shape), " on this rank"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": \"", name, "\" is registered as ",
+                     ShapeText(entry->dtype, entry->shape), "; the plan needs ",
+                     ShapeText(dtype, shape), " on this rank"));
   }
   return entry->memory;
 }
 
 // Allocates `name` for a destination of `dtype` and `shape` unless it is
 // registered already.
-absl::Status AllocateMissing(TensorRegistry& registry, int64_t rank,
-                             const std::string& field, const std::string& name,
-                             DType dtype, const std::vector<int64_t>& shape) {
+absl::Status AllocateMissing(TensorRegistry& registry, const std::string& field,
+                             const std::string& name, DType dtype,
+                             const std::vector<int64_t>& shape) {
   if (registry.Find(name).has_value()) return absl::OkStatus();
   TensorRequest request{name, dtype, shape, 0, ItemSize(dtype)};
   for (int64_t d : shape) request.length *= d;
   absl::Status s = registry.Allocate(request);
   if (s.ok()) return s;
-  return absl::Status(
-      s.code(), absl::StrCat("rank ", rank, ": ", field, ": ", s.message()));
+  return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
 }
 
 }  // namespace
@@ -67,18 +66,17 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
     const Box src = LocalBox(mesh, plan.src, plan.tensor.shape(), position);
     const Box dst = LocalBox(mesh, plan.dst, plan.tensor.shape(), position);
     absl::StatusOr<std::shared_ptr<SharedMemory>> in =
-        Find(registry, rank, field + ".source", names[t].source,
-             plan.tensor.dtype(), src.extent);
+        Find(registry, field + ".source", names[t].source, plan.tensor.dtype(),
+             src.extent);
     if (!in.ok()) return in.status();
     if (names[t].allocate) {
-      absl::Status s =
-          AllocateMissing(registry, rank, field + ".into", names[t].into,
-                          plan.tensor.dtype(), dst.extent);
+      absl::Status s = AllocateMissing(registry, field + ".into", names[t].into,
+                                       plan.tensor.dtype(), dst.extent);
       if (!s.ok()) return s;
     }
     absl::StatusOr<std::shared_ptr<SharedMemory>> out =
-        Find(registry, rank, field + ".into", names[t].into,
-             plan.tensor.dtype(), dst.extent);
+        Find(registry, field + ".into", names[t].into, plan.tensor.dtype(),
+             dst.extent);
     if (!out.ok()) return out.status();
     bound->tensors_.sources.push_back((*in)->data());
     if (staging) {

@@ -7,12 +7,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/same_secret.h"
 #include "planner/core/field_error.h"
 #include "proto/convert.h"
@@ -44,15 +48,32 @@ bool AwaitReadable(int fd, int wake, int timeout_ms) {
   return n > 0 && fds[1].revents == 0 && fds[0].revents != 0;
 }
 
+// Milliseconds from now until `deadline`, at least 0.
+int MillisecondsUntil(absl::Time deadline) {
+  return static_cast<int>(std::max<int64_t>(
+      0, absl::ToInt64Milliseconds(
+             absl::Ceil(deadline - absl::Now(), absl::Milliseconds(1)))));
+}
+
 // Reads exactly `size` bytes into `out`, keeping any descriptors that come
 // with them in `fds`. Not OK when the peer closed, broke the framing, or
-// took longer than `timeout_ms` between parts.
-absl::Status ReadExact(int fd, int wake, char* out, size_t size, int timeout_ms,
+// the message was not whole by `deadline`: unset, it waits for the
+// message's first byte as long as the client likes and is then set to
+// `timeout` after it, so the whole message (header and body, read with
+// the same deadline) arrives within `timeout` of its first byte.
+absl::Status ReadExact(int fd, int wake, char* out, size_t size,
+                       absl::Duration timeout,
+                       std::optional<absl::Time>& deadline,
                        std::vector<int>& fds) {
   size_t got = 0;
   while (got < size) {
-    if (!AwaitReadable(fd, wake, got == 0 ? -1 : timeout_ms)) {
-      return absl::DeadlineExceededError("the message did not arrive in time");
+    if (!AwaitReadable(
+            fd, wake,
+            deadline.has_value() ? MillisecondsUntil(*deadline) : -1)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the message did not arrive in time: a message must arrive whole "
+          "within ",
+          absl::FormatDuration(timeout), " of its first byte"));
     }
     iovec iov{out + got, size - got};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
@@ -64,6 +85,7 @@ absl::Status ReadExact(int fd, int wake, char* out, size_t size, int timeout_ms,
     const ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return absl::UnavailableError("the client closed");
+    if (!deadline.has_value()) deadline = absl::Now() + timeout;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr;
          c = CMSG_NXTHDR(&msg, c)) {
       if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
@@ -129,17 +151,39 @@ v1::LocalResponse ResponseOf(const absl::Status& status) {
   return response;
 }
 
-TensorRequest RequestOf(const v1::RegisterTensor& proto) {
+// What `proto` asks to register; INVALID_ARGUMENT naming `dtype` for a
+// dtype value this agent does not know (none given: the registry says it
+// is required).
+absl::StatusOr<TensorRequest> RequestOf(const v1::RegisterTensor& proto) {
   TensorRequest request;
   request.name = proto.name();
-  if (absl::StatusOr<DType> dtype = proto::DTypeFromProto(proto.dtype());
-      dtype.ok() && proto.dtype() != v1::DTYPE_UNSPECIFIED) {
+  if (proto.dtype() != v1::DTYPE_UNSPECIFIED) {
+    absl::StatusOr<DType> dtype = proto::DTypeFromProto(proto.dtype());
+    if (!dtype.ok()) {
+      return InvalidField(
+          "dtype",
+          absl::StrCat("unknown dtype ", static_cast<int>(proto.dtype())));
+    }
     request.dtype = *dtype;
   }
   request.shape.assign(proto.shape().begin(), proto.shape().end());
   request.offset = proto.offset();
   request.length = proto.length();
   return request;
+}
+
+// A Register request with its descriptors.
+absl::Status Register(TensorRegistry& registry, uint64_t owner,
+                      const v1::RegisterTensor& proto,
+                      const std::vector<int>& fds) {
+  if (fds.size() != 1) {
+    return InvalidField("memory", absl::StrCat("send exactly one memfd with "
+                                               "SCM_RIGHTS, not ",
+                                               fds.size()));
+  }
+  absl::StatusOr<TensorRequest> request = RequestOf(proto);
+  if (!request.ok()) return request.status();
+  return registry.Register(owner, *std::move(request), fds[0]);
 }
 
 void Describe(const TensorEntry& entry, v1::LocalTensor* t) {
@@ -194,11 +238,7 @@ Answer Handle(const EndpointConfig& config, TensorRegistry& registry,
     s = InvalidField("rank",
                      absl::StrCat("this agent serves rank ", config.rank));
   } else if (request.has_register_()) {
-    s = fds.size() == 1
-            ? registry.Register(owner, RequestOf(request.register_()), fds[0])
-            : InvalidField("memory", absl::StrCat("send exactly one memfd "
-                                                  "with SCM_RIGHTS, not ",
-                                                  fds.size()));
+    s = Register(registry, owner, request.register_(), fds);
   } else if (request.has_unregister()) {
     s = registry.Unregister(request.unregister().name());
   } else if (request.has_fetch()) {
@@ -358,12 +398,16 @@ void TensorEndpoint::ReapFinished() {
 }
 
 void TensorEndpoint::Serve(int fd, uint64_t owner) {
-  const int timeout_ms =
-      static_cast<int>(absl::ToInt64Milliseconds(config_.message_timeout));
+  const absl::Duration timeout = config_.message_timeout;
+  // A client that stops reading its answer holds the thread no longer.
+  const timeval send_timeout = absl::ToTimeval(timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
   while (true) {
     std::vector<int> fds;
     char header[4];
-    absl::Status s = ReadExact(fd, wake_read_, header, 4, timeout_ms, fds);
+    std::optional<absl::Time> deadline;  // from the message's first byte
+    absl::Status s =
+        ReadExact(fd, wake_read_, header, 4, timeout, deadline, fds);
     uint32_t size = 0;
     for (int i = 0; i < 4; ++i) {
       size |= uint32_t{static_cast<unsigned char>(header[i])} << (8 * i);
@@ -374,8 +418,9 @@ void TensorEndpoint::Serve(int fd, uint64_t owner) {
                        config_.max_message_bytes, " allowed"));
     }
     std::string body(s.ok() ? size : 0, '\0');
-    if (s.ok())
-      s = ReadExact(fd, wake_read_, body.data(), size, timeout_ms, fds);
+    if (s.ok()) {
+      s = ReadExact(fd, wake_read_, body.data(), size, timeout, deadline, fds);
+    }
     v1::LocalRequest request;
     if (s.ok() && !request.ParseFromString(body)) {
       s = absl::InvalidArgumentError("the message is not a LocalRequest");

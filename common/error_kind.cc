@@ -1,5 +1,6 @@
 #include "common/error_kind.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -8,7 +9,6 @@ namespace reshard {
 namespace {
 
 constexpr char kKindPayload[] = "type.reshard.dev/agent.ErrorKind";
-constexpr char kDigestMismatch[] = "digest_mismatch";
 
 }  // namespace
 
@@ -19,27 +19,38 @@ absl::string_view ErrorKindName(ErrorKind kind) {
     case ErrorKind::kPeer:
       return "peer";
     case ErrorKind::kDigestMismatch:
-      return kDigestMismatch;
+      return "digest_mismatch";
     case ErrorKind::kBadPlan:
       return "bad_plan";
     case ErrorKind::kCancelled:
       return "cancelled";
     case ErrorKind::kValidation:
       return "validation";
+    case ErrorKind::kBinding:
+      return "binding";
     case ErrorKind::kOther:
       break;
   }
   return "other";
 }
 
-absl::Status MarkDigestMismatch(absl::Status status) {
-  status.SetPayload(kKindPayload, absl::Cord(kDigestMismatch));
+std::optional<ErrorKind> ErrorKindNamed(absl::string_view name) {
+  for (ErrorKind kind : kAllErrorKinds) {
+    if (ErrorKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
+absl::Status MarkErrorKind(absl::Status status, ErrorKind kind) {
+  status.SetPayload(kKindPayload, absl::Cord(ErrorKindName(kind)));
   return status;
 }
 
 ErrorKind ErrorKindOf(const absl::Status& status) {
-  if (status.GetPayload(kKindPayload) == absl::Cord(kDigestMismatch)) {
-    return ErrorKind::kDigestMismatch;
+  if (auto mark = status.GetPayload(kKindPayload); mark.has_value()) {
+    if (std::optional<ErrorKind> kind = ErrorKindNamed(std::string(*mark))) {
+      return *kind;
+    }
   }
   switch (status.code()) {
     case absl::StatusCode::kDeadlineExceeded:

@@ -3,12 +3,14 @@
 // failed RunJob names (common/run_failure.h): a closed set an operator
 // and a scheduler can act on. Most kinds follow from the status code the
 // executor returns (Gloo timeouts are DEADLINE_EXCEEDED, a lost or failing peer
-// UNAVAILABLE); a digest mismatch is a FAILED_PRECONDITION like other refusals
-// of a run, so the agent marks it with a payload where it detects it.
+// UNAVAILABLE); a digest mismatch and a tensor binding's refusal share their
+// codes with other refusals of a run, so the agent marks them with a payload
+// where it detects them, and a report carries the kind on the wire.
 #ifndef RESHARD_COMMON_ERROR_KIND_H_
 #define RESHARD_COMMON_ERROR_KIND_H_
 
 #include <array>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -22,21 +24,25 @@ enum class ErrorKind {
   kBadPlan,         // the run's mesh, plan or options were refused
   kCancelled,
   kValidation,  // the run completed but its result is wrong
+  kBinding,     // the rank's registered tensors were refused in pre-flight
   kOther,
 };
-inline constexpr std::array<ErrorKind, 7> kAllErrorKinds = {
+inline constexpr std::array<ErrorKind, 8> kAllErrorKinds = {
     ErrorKind::kTimeout, ErrorKind::kPeer,      ErrorKind::kDigestMismatch,
     ErrorKind::kBadPlan, ErrorKind::kCancelled, ErrorKind::kValidation,
-    ErrorKind::kOther};
+    ErrorKind::kBinding, ErrorKind::kOther};
 
 // The label value: "timeout", "peer", "digest_mismatch", "bad_plan",
-// "cancelled", "validation", "other".
+// "cancelled", "validation", "binding", "other".
 absl::string_view ErrorKindName(ErrorKind kind);
+// The kind a label value names; nullopt for none.
+std::optional<ErrorKind> ErrorKindNamed(absl::string_view name);
 
-// `status` (not OK) marked as a digest mismatch.
-absl::Status MarkDigestMismatch(absl::Status status);
+// `status` (not OK) marked as of `kind`, whatever its code.
+absl::Status MarkErrorKind(absl::Status status, ErrorKind kind);
 
-// The kind of a run's failure `status` (not OK).
+// The kind of a run's failure `status` (not OK): its mark, else what its
+// code says.
 ErrorKind ErrorKindOf(const absl::Status& status);
 
 }  // namespace reshard

@@ -191,7 +191,11 @@ absl::StatusOr<std::shared_ptr<Job>> Coordinator::AdmittedJob(
   s = CheckOpenJobsAllowed(caller, limits_.allow_open_jobs);
   if (!s.ok()) return s;
   if (!agent) DropIdleJobs();
-  std::shared_ptr<Job> job = table_->Find(name);
+  std::shared_ptr<Job> job = table_->Find(name, SpaceOf(caller.job_token));
+  // An admin without a job token also sees the name's job with a token.
+  if (job == nullptr && caller.admin && caller.job_token.empty()) {
+    job = table_->Find(name, JobSpace::kTokened);
+  }
   if (job == nullptr || !job->token().Shows(caller)) {
     return NoJobForCaller(name, field,
                           agent ? "join before anything else"
@@ -224,8 +228,11 @@ absl::StatusOr<std::shared_ptr<Mailbox>> Coordinator::Connect(
 
 void Coordinator::Disconnect(const AgentId& id,
                              const std::shared_ptr<Mailbox>& mailbox) {
-  if (std::shared_ptr<Job> job = table_->Find(id.job)) {
-    job->Disconnect(id, mailbox);
+  // The mailbox is one job's: the other space's job of the name ignores it.
+  for (JobSpace space : {JobSpace::kOpen, JobSpace::kTokened}) {
+    if (std::shared_ptr<Job> job = table_->Find(id.job, space)) {
+      job->Disconnect(id, mailbox);
+    }
   }
 }
 
@@ -233,7 +240,8 @@ absl::Status Coordinator::Leave(const AgentId& id, const Caller& caller) {
   absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   absl::Status s = (*job)->Leave(id);
-  table_->ForgetIfAbandoned(id.job);
+  table_->ForgetIfAbandoned(
+      id.job, (*job)->token().open() ? JobSpace::kOpen : JobSpace::kTokened);
   return s;
 }
 
@@ -313,8 +321,11 @@ std::vector<JobSnapshot> Coordinator::ListJobs(const Caller& caller,
       shown.push_back(std::move(job));
     }
   }
-  std::sort(shown.begin(), shown.end(),
-            [](const auto& a, const auto& b) { return a->name() < b->name(); });
+  // By name; an open job before the job with a token of the same name.
+  std::sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) {
+    return std::pair(a->name(), !a->token().open()) <
+           std::pair(b->name(), !b->token().open());
+  });
   if (shown.size() > max_jobs) shown.resize(max_jobs);
   std::vector<JobSnapshot> jobs;
   for (const std::shared_ptr<Job>& job : shown) {

@@ -302,6 +302,7 @@ JobSnapshot Job::Info(const AgentPage& page) const {
   info.name = name_;
   info.world_size = world_size_;
   info.backend = backend_;
+  info.open = token_.open();
   info.generation = generation_;
   info.runs_total = runs_total_;
   info.runs_failed = runs_failed_;

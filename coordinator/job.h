@@ -50,6 +50,7 @@ struct JobSnapshot {
   Backend backend = Backend::kGloo;
   int64_t generation = 0;
   std::string state;              // joining, ready, running
+  bool open = false;              // created without a job token
   std::vector<AgentInfo> agents;  // the page's, by rank
   // The first joined rank past the page; -1 when the page lists the last.
   int64_t next_rank = -1;

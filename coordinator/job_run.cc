@@ -33,13 +33,38 @@ std::string NewRunId() {
   return absl::StrFormat("%08x-%d", prefix, ++counter);
 }
 
+// Whether a rank reported that its registered tensors were refused: then
+// every rank saw the refusal in pre-flight (docs/DESIGN.md §6.4) and none
+// entered a data collective.
+bool BindingRefused(const ActiveRun& run) {
+  for (const std::optional<executor::RankReport>& report : run.reports) {
+    if (report.has_value() && !report->status.ok() &&
+        ErrorKindOf(report->status) == ErrorKind::kBinding) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A refusal in pre-flight that every rank reported: each kept its
+// communicators, so the next run may reuse them.
+bool RefusedInPreflight(const ActiveRun& run) {
+  if (!run.Complete() || run.cancelled) return false;
+  for (const std::string& lost : run.lost) {
+    if (!lost.empty()) return false;
+  }
+  return BindingRefused(run);
+}
+
 // Why a run that ended did not succeed, each rank that failed named
 // (common/run_failure.h) with its host (`hosts`, by rank); OK when every
-// rank ran it.
+// rank ran it. A run refused in pre-flight fails with the refusing ranks'
+// own codes and messages only: their peers merely saw the refusal.
 absl::Status RunFailure(const ActiveRun& run, bool deadline_hit,
                         const std::vector<std::string>& hosts) {
   std::vector<RankFailure> lost, silent, failed;
   absl::StatusCode failed_code = absl::StatusCode::kOk;
+  const bool refused = BindingRefused(run);
   for (size_t r = 0; r < run.reports.size(); ++r) {
     const auto rank = static_cast<int64_t>(r);
     if (!run.lost[r].empty()) {
@@ -49,7 +74,8 @@ absl::Status RunFailure(const ActiveRun& run, bool deadline_hit,
         silent.push_back(
             {rank, hosts[r], "no_report", "no report by the deadline"});
       }
-    } else if (const absl::Status& s = run.reports[r]->status; !s.ok()) {
+    } else if (const absl::Status& s = run.reports[r]->status;
+               !s.ok() && (!refused || ErrorKindOf(s) == ErrorKind::kBinding)) {
       if (failed_code == absl::StatusCode::kOk) failed_code = s.code();
       failed.push_back({rank, hosts[r],
                         std::string(ErrorKindName(ErrorKindOf(s))),
@@ -357,7 +383,9 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
     return result;
   }
   ++runs_failed_;
-  comm_prefix_.clear();  // whoever failed tore its communicators down
+  // Whoever failed tore its communicators down, unless every rank reported
+  // a refusal in pre-flight, which leaves them as they were.
+  if (!RefusedInPreflight(*run)) comm_prefix_.clear();
   for (auto& [r, slot] : slots_) {
     if (slot.mailbox != nullptr && !run->reports[r].has_value()) {
       slot.mailbox->Push(

@@ -10,9 +10,14 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::FindOrCreate(
   std::shared_ptr<Job> job;
   {
     absl::MutexLock lock(&mu_);
-    auto it = jobs_.find(info.agent.job);
-    if (it == jobs_.end()) return CreateLocked(info, job_token, share);
-    job = it->second.job;
+    // A token-less joiner of a name a job with a token holds is refused
+    // by that job below, even where an open job of the name exists: the
+    // name is its token's.
+    job = FindLocked(info.agent.job, JobSpace::kTokened);
+    if (job == nullptr && job_token.empty()) {
+      job = FindLocked(info.agent.job, JobSpace::kOpen);
+    }
+    if (job == nullptr) return CreateLocked(info, job_token, share);
   }
   absl::Status s = job->token().AdmitsJoin(info.agent.job, job_token);
   if (!s.ok()) return s;
@@ -48,35 +53,49 @@ absl::StatusOr<std::shared_ptr<Job>> InMemoryJobTable::CreateLocked(
   auto job = std::make_shared<Job>(info.agent.job, info.world_size,
                                    info.backend, JobToken(job_token, share),
                                    limits_, clock_, std::move(budget));
-  jobs_.emplace(info.agent.job, Entry{job, *std::move(hold)});
+  Space(SpaceOf(job_token))
+      .emplace(info.agent.job, Entry{job, *std::move(hold)});
   return job;
 }
 
-std::shared_ptr<Job> InMemoryJobTable::Find(const std::string& name) const {
+std::shared_ptr<Job> InMemoryJobTable::FindLocked(const std::string& name,
+                                                  JobSpace space) const {
+  const std::map<std::string, Entry>& jobs = Space(space);
+  auto it = jobs.find(name);
+  return it == jobs.end() ? nullptr : it->second.job;
+}
+
+std::shared_ptr<Job> InMemoryJobTable::Find(const std::string& name,
+                                            JobSpace space) const {
   absl::MutexLock lock(&mu_);
-  auto it = jobs_.find(name);
-  return it == jobs_.end() ? nullptr : it->second.job;
+  return FindLocked(name, space);
 }
 
 std::vector<std::shared_ptr<Job>> InMemoryJobTable::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::shared_ptr<Job>> jobs;
-  for (const auto& [name, entry] : jobs_) jobs.push_back(entry.job);
+  for (const auto* space : {&open_jobs_, &tokened_jobs_}) {
+    for (const auto& [name, entry] : *space) jobs.push_back(entry.job);
+  }
   return jobs;
 }
 
-void InMemoryJobTable::ForgetIfAbandoned(const std::string& name) {
+void InMemoryJobTable::ForgetIfAbandoned(const std::string& name,
+                                         JobSpace space) {
   absl::MutexLock lock(&mu_);
-  auto it = jobs_.find(name);
-  if (it != jobs_.end() && it->second.job->Abandoned()) jobs_.erase(it);
+  std::map<std::string, Entry>& jobs = Space(space);
+  auto it = jobs.find(name);
+  if (it != jobs.end() && it->second.job->Abandoned()) jobs.erase(it);
 }
 
 void InMemoryJobTable::DropIdle(absl::Time before) {
   absl::MutexLock lock(&mu_);
-  std::erase_if(jobs_, [before](const auto& entry) {
-    const std::optional<absl::Time> idle = entry.second.job->IdleSince();
-    return idle.has_value() && *idle <= before;
-  });
+  for (auto* space : {&open_jobs_, &tokened_jobs_}) {
+    std::erase_if(*space, [before](const auto& entry) {
+      const std::optional<absl::Time> idle = entry.second.job->IdleSince();
+      return idle.has_value() && *idle <= before;
+    });
+  }
 }
 
 }  // namespace reshard::coordinator

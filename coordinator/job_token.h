@@ -43,15 +43,16 @@ class JobToken {
 
   bool open() const { return token_.empty(); }
 
-  // A Join presents exactly the job's token: none for an open job (a
-  // token-holding agent does not join a job someone made open), the token
-  // for a job that has one. `job` names the job in the refusal.
+  // A Join presents exactly the job's token: none for an open job (the
+  // job table brings no token holder to one), the token for a job that
+  // has one. `job` names the job in the refusal.
   absl::Status AdmitsJoin(const std::string& job,
                           const std::string& presented) const;
   // Every other call that acts for or on the job: an open job admits every
-  // caller; a job with a token, only a caller that presents it. Callers it
-  // does not admit are told the job is not there (coordinator/coordinator.h:
-  // no existence oracle).
+  // caller without a job token (a token holder is served only by the job
+  // its token names); a job with a token, only a caller that presents it.
+  // Callers it does not admit are told the job is not there
+  // (coordinator/coordinator.h: no existence oracle).
   bool Admits(const Caller& caller) const;
   // Views (GetJob, ListJobs): what Admits admits, and admins.
   bool Shows(const Caller& caller) const;

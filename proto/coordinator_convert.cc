@@ -1,11 +1,13 @@
 #include "proto/coordinator_convert.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
+#include "common/error_kind.h"
 #include "planner/core/field_error.h"
 #include "planner/cost/plan_memory.h"
 #include "proto/batch_convert.h"
@@ -158,6 +160,9 @@ void RankReportToProto(const executor::RankReport& report, v1::RankReport* out,
   // Cut as every error is (common/echoed_text.h): a report stays within
   // the Coordinator's bounds on its fields.
   out->set_error(BoundedMessage(report.status.message()));
+  out->set_error_kind(report.status.ok() ? ""
+                                         : std::string(ErrorKindName(
+                                               ErrorKindOf(report.status))));
   const size_t rows =
       std::max(report.seconds_min.size(), report.seconds_median.size());
   out->clear_steps();
@@ -193,6 +198,12 @@ executor::RankReport RankReportFromProto(const v1::RankReport& proto) {
   executor::RankReport report;
   report.rank = proto.rank();
   report.status = StatusFromCode(proto.code(), proto.error());
+  // Marked only where the code alone would say another kind.
+  if (std::optional<ErrorKind> kind = ErrorKindNamed(proto.error_kind());
+      kind.has_value() && !report.status.ok() &&
+      *kind != ErrorKindOf(report.status)) {
+    report.status = MarkErrorKind(std::move(report.status), *kind);
+  }
   for (const v1::StepTiming& step : proto.steps()) {
     report.seconds_min.push_back(step.seconds_min());
     report.seconds_median.push_back(step.seconds_median());

@@ -95,6 +95,7 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
   out->set_run_calls(info.run_calls);
   out->set_agents_joined(info.agents_joined);
   out->set_agents_connected(info.agents_connected);
+  out->set_open(info.open);
   if (!info.current_run.empty()) {
     v1::RunProgress* progress = out->mutable_current_run_progress();
     progress->set_executions_done(info.current_run_progress.executions_done);

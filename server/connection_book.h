@@ -19,6 +19,20 @@ struct ConnectionLimits {
   int64_t max_per_peer = 0;  // --max_connections_per_peer; 0: none
 };
 
+// The per-address cap when the operator sets none: half the total (at
+// least 1), so that a flood from one address leaves room for the others;
+// 0 (none) when the total has no cap either.
+inline int64_t DefaultPerPeerCap(int64_t max_total) {
+  return max_total > 0 ? (max_total + 1) / 2 : 0;
+}
+
+// Whether one address may hold every slot: the caps say so (a per-peer
+// cap of none or at least the total, under a total cap).
+inline bool OnePeerTakesAll(const ConnectionLimits& limits) {
+  return limits.max_total > 0 &&
+         (limits.max_per_peer == 0 || limits.max_per_peer >= limits.max_total);
+}
+
 class ConnectionBook {
  public:
   enum class Verdict { kAdmit, kTotal, kPeer };

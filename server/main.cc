@@ -78,9 +78,10 @@ ABSL_FLAG(int64_t, max_connection_idle_seconds, 300,
 ABSL_FLAG(int64_t, max_connections, 0,
           "most client connections open at once; past it a new one is "
           "closed at once; 0: the open-file limit less a reserve");
-ABSL_FLAG(int64_t, max_connections_per_peer, 1024,
+ABSL_FLAG(std::optional<int64_t>, max_connections_per_peer, std::nullopt,
           "most client connections open at once from one address; 0: no "
-          "cap");
+          "cap; unset: half of --max_connections, so that one address "
+          "never holds every slot");
 ABSL_FLAG(int64_t, max_jobs, 1024, "most Coordinator jobs held at once");
 ABSL_FLAG(int64_t, max_concurrent_runs, 64,
           "most RunJob calls waiting or running at once");
@@ -351,15 +352,23 @@ void AddConnectionBounds(grpc::ServerBuilder& builder) {
 ConnectionLimits ConnectionLimitsFromFlags() {
   ConnectionLimits limits;
   limits.max_total = absl::GetFlag(FLAGS_max_connections);
-  limits.max_per_peer = absl::GetFlag(FLAGS_max_connections_per_peer);
   if (rlimit files{}; limits.max_total == 0 &&
                       getrlimit(RLIMIT_NOFILE, &files) == 0 &&
                       files.rlim_cur != RLIM_INFINITY) {
     limits.max_total = std::max<int64_t>(
         1, static_cast<int64_t>(files.rlim_cur) - kFilesBesideConnections);
   }
+  limits.max_per_peer = absl::GetFlag(FLAGS_max_connections_per_peer)
+                            .value_or(DefaultPerPeerCap(limits.max_total));
   spdlog::info("connections: at most {} open, {} per peer address",
                limits.max_total, limits.max_per_peer);
+  if (OnePeerTakesAll(limits)) {
+    spdlog::warn(
+        "connections: one address can hold every connection slot "
+        "(--max_connections_per_peer={}, {} in all); lower "
+        "--max_connections_per_peer below the total",
+        limits.max_per_peer, limits.max_total);
+  }
   return limits;
 }
 
@@ -372,7 +381,7 @@ std::optional<std::unique_ptr<ConnectionGate>> GateFromFlags() {
   for (auto [flag, value] :
        {std::pair{"max_connections", absl::GetFlag(FLAGS_max_connections)},
         std::pair{"max_connections_per_peer",
-                  absl::GetFlag(FLAGS_max_connections_per_peer)}}) {
+                  absl::GetFlag(FLAGS_max_connections_per_peer).value_or(0)}}) {
     if (value < 0) {
       spdlog::error("--{}={} must be at least 0", flag, value);
       return std::nullopt;

@@ -83,6 +83,7 @@ constexpr FieldBound kBounds[] = {
     {"JoinRequest.capabilities", 16, kNameBytes, true},
     {"ReportRequest.run_id", 0, kIdBytes, true},
     {"RankReport.error", 0, 4 * kMessageBytes},
+    {"RankReport.error_kind", 0, kNameBytes},
     {"RankReport.steps", kSteps, 0},
     {"RankReport.tensors", kBatchItems, 0},
     {"StepTiming.seconds", 100, 0},

@@ -6,13 +6,23 @@
 #define RESHARD_EXECUTOR_RUNTIME_DIGEST_EXCHANGE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "executor/runtime/communicator_provider.h"
 #include "executor/runtime/memory_space.h"
 #include "planner/core/mesh.h"
 
 namespace reshard::executor {
+
+// Every rank of `mesh` contributes one 64-bit `word`; the words by mesh
+// position, once all arrived. The provider's error when the world
+// communicator cannot be created, the collective's when it fails. The
+// collective's buffer is `space`'s. One rank: its own word, no collective.
+absl::StatusOr<std::vector<int64_t>> AllGatherWord(
+    const Mesh& mesh, int64_t word, CommunicatorProvider& provider,
+    MemorySpace& space);
 
 // Every rank of `mesh` contributes `digest`; OK when all agree, otherwise
 // FAILED_PRECONDITION naming the ranks whose digest differs from this

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reshard._results import JobRun
 
 
 class StatusCode(enum.IntEnum):
@@ -34,7 +38,8 @@ class RankFailure:
 
     `kind` is lost, no_report, not_joined, not_connected, refused_join, or the
     agent's error kind: timeout, peer, digest_mismatch, bad_plan, cancelled,
-    validation, other.
+    validation, binding, other; commit for a commit that failed; for an
+    unvalidated run that raised, validation with the conservation checksums.
     """
 
     rank: int
@@ -45,17 +50,20 @@ class RankFailure:
 
 class Error(Exception):
     """A failed call: its status code, the message, and for a failed job run
-    the ranks that failed."""
+    the ranks that failed. A job run that ran but did not validate raises
+    DATA_LOSS with `run`, the whole result, set."""
 
     def __init__(
         self,
         code: StatusCode | int,
         message: str,
         ranks: tuple[RankFailure, ...] = (),
+        run: JobRun | None = None,
     ) -> None:
         self.code = StatusCode(code)
         self.message = message
         self.ranks = tuple(ranks)
+        self.run = run
         super().__init__(f"{self.code.name}: {message}")
 
 

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reshard._errors import Error, StatusCode
+from reshard._errors import Error, RankFailure, StatusCode
 from reshard._plan import BatchPlan, Plan
-from reshard._results import JobInfo, JobRun, ResolvedGroup
+from reshard._results import JobInfo, JobRun, ResolvedGroup, TensorCheck
 from reshard._servers import DEFAULT_SERVER, server_target
 from reshard._values import Mesh, PlanItem, PlanOptions, State, options_of
 from reshard.job_replica import replica_index, split_replicas
@@ -57,6 +57,34 @@ def _read(path: str | None, what: str) -> bytes | None:
             return f.read()
     except OSError as e:
         raise Error(StatusCode.INVALID_ARGUMENT, f"{what}: {e}") from None
+
+
+def _check_text(item: int, check: TensorCheck) -> str:
+    text = f"tensors[{item}]: {check.validation_error or 'did not validate'}"
+    if check.conservation:
+        text += (
+            f" (conservation checksum of the source {check.conservation_source},"
+            f" of the result {check.conservation_result})"
+        )
+    return text
+
+
+def _not_validated(run: JobRun) -> Error:
+    """DATA_LOSS for a run that ran but did not validate, naming each rank
+    and tensor that did not, as reshardctl exits for it."""
+    ranks = tuple(
+        RankFailure(report.rank, "", "validation", _check_text(t, check))
+        for report in run.ranks
+        for t, check in enumerate(report.tensors)
+        if not check.validated
+    )
+    why = run.validation_error or "a result is wrong"
+    return Error(
+        StatusCode.DATA_LOSS,
+        f"run {run.run_id} did not validate: {why}",
+        ranks,
+        run=run,
+    )
 
 
 def _error_of(e: grpc.RpcError, prefix: str = "") -> Error:
@@ -397,7 +425,11 @@ class Client:
         """Runs `plan` as given, or the request (shape, src, dst) the job's
         replica plans, on every agent of `job`. Never retried; bounded by
         `deadline` seconds. A failed run raises reshard.Error whose `ranks`
-        name each failing rank.
+        name each failing rank; a run that ran but did not validate (a
+        conservation mismatch, a wrong result) raises it with DATA_LOSS,
+        `ranks` naming each rank and tensor (with both conservation
+        checksums) and `run` holding the result. A run without staging
+        that validated returns (its `committed` is false by design).
 
         With `tensors`, one (source, into) pair of registered names
         (reshard.agent): the run moves the job's own tensors once, judged by
@@ -435,7 +467,10 @@ class Client:
             )
         except grpc.RpcError as e:
             raise _error_of(e, self._replica_prefix(server)) from None
-        return _wire.job_run_from_proto(response)
+        run = _wire.job_run_from_proto(response)
+        if not run.validated and not run.interrupted:
+            raise _not_validated(run)
+        return run
 
     def list_jobs(self) -> list[JobInfo]:
         """Every job on every replica, by name."""

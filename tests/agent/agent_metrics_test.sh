@@ -57,7 +57,7 @@ promtool_ok 0; check "promtool check metrics passes before any run" $?
 [ "$(value 0 'reshard_plan_executions_total{result="ok"}')" = 0 ] &&
   [ "$(value 0 'reshard_plan_executions_total{result="failed"}')" = 0 ]
 check "both result series exist at 0 before a run" $?
-for kind in timeout peer digest_mismatch bad_plan cancelled validation other; do
+for kind in timeout peer digest_mismatch bad_plan cancelled validation binding other; do
   [ "$(value 0 "reshard_executor_errors_total{kind=\"$kind\"}")" = 0 ] ||
     { check "errors_total{kind=$kind} exists at 0" 1; }
 done

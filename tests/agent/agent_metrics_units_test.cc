@@ -40,8 +40,16 @@ TEST(ErrorKindTest, CodesAndTheDigestMarkMapToKinds) {
             ErrorKind::kBadPlan);
   EXPECT_EQ(ErrorKindOf(absl::CancelledError("x")), ErrorKind::kCancelled);
   EXPECT_EQ(ErrorKindOf(absl::InternalError("x")), ErrorKind::kOther);
-  EXPECT_EQ(ErrorKindOf(MarkDigestMismatch(absl::FailedPreconditionError("x"))),
+  EXPECT_EQ(ErrorKindOf(MarkErrorKind(absl::FailedPreconditionError("x"),
+                                      ErrorKind::kDigestMismatch)),
             ErrorKind::kDigestMismatch);
+  EXPECT_EQ(
+      ErrorKindOf(MarkErrorKind(absl::NotFoundError("x"), ErrorKind::kBinding)),
+      ErrorKind::kBinding);
+  for (ErrorKind kind : kAllErrorKinds) {
+    EXPECT_EQ(ErrorKindNamed(ErrorKindName(kind)), kind);
+  }
+  EXPECT_EQ(ErrorKindNamed("nonsense"), std::nullopt);
   EXPECT_EQ(ErrorKindName(ErrorKind::kDigestMismatch), "digest_mismatch");
   EXPECT_EQ(ErrorKindName(ErrorKind::kBadPlan), "bad_plan");
 }
@@ -167,8 +175,8 @@ TEST_F(AgentMetricsTest, FailuresCountByKindAndUnrunStepsAreSkipped) {
   report_.tensors = {{0, false, "element 0 differs", {}}};
   report_.seconds_median = {0.002};
   metrics_.RecordRun(SetupOf(mesh_, plan_), report_);
-  metrics_.RecordRefusal(
-      MarkDigestMismatch(absl::FailedPreconditionError("digest")));
+  metrics_.RecordRefusal(MarkErrorKind(absl::FailedPreconditionError("digest"),
+                                       ErrorKind::kDigestMismatch));
   std::map<std::string, double> s = Samples(registry_);
   EXPECT_EQ(s.at("reshard_plan_executions_total{result=failed}"), 3);
   EXPECT_EQ(s.at("reshard_plan_executions_total{result=ok}"), 0);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,11 @@ class LocalClient {
     }
     return sendmsg(fd_, &msg, MSG_NOSIGNAL) ==
            static_cast<ssize_t>(framed.size());
+  }
+  // Unframed bytes; false when the endpoint already closed.
+  bool TrySendBytes(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
   }
   // The next response; code -1 when the endpoint closed instead.
   v1::LocalResponse Receive() {
@@ -212,6 +218,67 @@ TEST_F(TensorEndpointTest, AnOversizedMessageEndsTheConnection) {
   EXPECT_EQ(r.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(r.error(), "a message of 71680 bytes is over the 65536 allowed");
   EXPECT_EQ(flood.Receive().code(), -1);  // closed
+}
+
+TEST_F(TensorEndpointTest, AnUnknownDtypeIsNamed) {
+  Start();
+  Memfd fd(64);
+  LocalClient client(path_);
+  v1::LocalRequest request = Register("w", 16);
+  request.mutable_register_()->set_dtype(static_cast<v1::DType>(99));
+  v1::LocalResponse r = client.Call(request, fd.get());
+  EXPECT_EQ(r.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(r.error(), "dtype: unknown dtype 99");
+  request.mutable_register_()->clear_dtype();
+  r = client.Call(request, fd.get());
+  EXPECT_EQ(r.error(), "dtype: required");
+  EXPECT_TRUE(registry_.List().empty());
+}
+
+// The 5 s bound is on the whole message from its first byte, not on the
+// silence between bytes: a request dripped one byte a second is answered
+// DEADLINE_EXCEEDED and closed 5 s after its first byte, while another
+// client registers and lists as usual, during the drip and after.
+TEST_F(TensorEndpointTest, AMessageMustArriveWholeWithinItsBound) {
+  Start();
+  LocalClient drip(path_);
+  const std::string body = Register("slow", 16).SerializeAsString();
+  std::string framed(4, '\0');
+  for (int i = 0; i < 4; ++i)
+    framed[i] = static_cast<char>(body.size() >> (8 * i));
+  framed += body;
+  const auto first_byte = std::chrono::steady_clock::now();
+  std::atomic<bool> closed{false};
+  std::thread dripper([&] {
+    for (char c : framed) {
+      if (closed || !drip.TrySendBytes(std::string(1, c))) return;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  LocalClient other(path_);
+  Memfd fd(64);
+  EXPECT_EQ(other.Call(Register("w", 16), fd.get()).code(), 0);
+  v1::LocalResponse r = drip.Receive();
+  const double waited = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - first_byte)
+                            .count();
+  closed = true;
+  dripper.join();
+  EXPECT_EQ(r.code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded))
+      << r.error();
+  EXPECT_EQ(r.error(),
+            "the message did not arrive in time: a message must arrive whole "
+            "within 5s of its first byte");
+  EXPECT_GE(waited, 4.5);
+  EXPECT_LT(waited, 6.0);                // 5 s, and the answer's way back
+  EXPECT_EQ(drip.Receive().code(), -1);  // closed
+  v1::LocalRequest list = Register("w", 16);
+  list.mutable_list();
+  r = other.Call(list);
+  EXPECT_EQ(r.code(), 0) << r.error();
+  ASSERT_EQ(r.tensors_size(), 1);
+  EXPECT_EQ(r.tensors(0).name(), "w");
+  EXPECT_FALSE(registry_.Find("slow").has_value());
 }
 
 TEST_F(TensorEndpointTest, BoundsTheClientsAtOnce) {

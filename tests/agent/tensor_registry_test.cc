@@ -184,19 +184,19 @@ TEST_F(BoundRunTest, WithoutStagingTheRunWritesTheDestination) {
             registry_.Find("d")->memory->data());
 }
 
-TEST_F(BoundRunTest, FailsNamingTheRankTheBindingAndTheTensor) {
+// The rank is named once, by the Coordinator, in the run's failure.
+TEST_F(BoundRunTest, FailsNamingTheBindingAndTheTensor) {
   ASSERT_TRUE(registry_.Register(1, Request("s", {4, 6}), src_.get()).ok());
   absl::StatusOr<std::unique_ptr<BoundRun>> missing = Bind(true);
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(),
-            "rank 1: tensors[0].into: no tensor \"d\" is registered at this "
-            "agent");
+            "tensors[0].into: no tensor \"d\" is registered at this agent");
   RegisterBoth(/*into_rows=*/4);
   absl::StatusOr<std::unique_ptr<BoundRun>> misshapen = Bind(true);
   EXPECT_EQ(misshapen.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(misshapen.status().message(),
-            "rank 1: tensors[0].into: \"d\" is registered as float32 [4, 3]; "
-            "the plan needs float32 [8, 3] on this rank");
+            "tensors[0].into: \"d\" is registered as float32 [4, 3]; the plan "
+            "needs float32 [8, 3] on this rank");
 }
 
 TEST_F(BoundRunTest, AllocatesAMissingDestinationWhenAsked) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/error_kind.h"
 #include "common/run_failure.h"
 #include "common/tensor_name.h"
 #include "gmock/gmock.h"
@@ -72,6 +73,22 @@ class CommitTest : public ::testing::Test {
                     .ok());
     return item->run->run_id;
   }
+  // Rank r takes the run and reports `status` (not OK): what ran, its
+  // comm_prefix.
+  std::string Fail(int64_t r, absl::Status status) {
+    std::optional<WorkItem> item = Next(r);
+    EXPECT_TRUE(item.has_value() && item->kind == WorkItem::Kind::kRun);
+    if (!item.has_value() || item->run == nullptr) return "";
+    const AgentId id = Id("j", r, 100 + r);
+    executor::RankReport report;
+    report.rank = r;
+    report.status = std::move(status);
+    EXPECT_TRUE(JobFor(c_, id)
+                    .Report(id, item->run->generation, item->run->run_id,
+                            std::move(report))
+                    .ok());
+    return item->run->comm_prefix;
+  }
   // Rank r takes the commit of `run_id` and answers `result`.
   void Commit(int64_t r, const std::string& run_id, absl::Status result) {
     std::optional<WorkItem> item = Next(r);
@@ -91,6 +108,7 @@ class CommitTest : public ::testing::Test {
   std::vector<std::shared_ptr<Mailbox>> mailboxes_;
   std::thread runner_;
   std::optional<absl::StatusOr<RunOutcome>> outcome_;
+  std::string prefix_;
 };
 
 TEST_F(CommitTest, AgentsWithoutTheCapabilityAreRefusedNamingThem) {
@@ -134,6 +152,43 @@ TEST_F(CommitTest, ARankThatDidNotValidateMeansNoCommit) {
   EXPECT_FALSE(outcome->summary.validated);
   EXPECT_FALSE(Next(0, 0.2).has_value());
   EXPECT_FALSE(Next(1, 0.2).has_value());
+}
+
+// Rank 1 refused its tensors in pre-flight (docs/DESIGN.md §6.4); rank 0
+// only saw that. The run fails with rank 1's own code and message, kind
+// binding, and keeps the communicators: the next run has the same
+// comm_prefix. A run that failed in a collective changes it.
+TEST_F(CommitTest, ARefusalInPreflightIsTheRefusersAndKeepsTheCommunicators) {
+  Connect();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    StartRun(TensorSpec());
+    const std::string prefix = Fail(
+        0, absl::AbortedError("not run: ranks [1] refused their registered "
+                              "tensors in pre-flight"));
+    EXPECT_EQ(Fail(1, MarkErrorKind(absl::NotFoundError(
+                                        "tensors[0].source: no tensor \"w\""),
+                                    ErrorKind::kBinding)),
+              prefix);
+    absl::StatusOr<RunOutcome> outcome = Finish();
+    EXPECT_EQ(outcome.status().code(), absl::StatusCode::kNotFound);
+    EXPECT_THAT(std::string(outcome.status().message()),
+                ::testing::EndsWith(
+                    " failed: rank 1: tensors[0].source: no tensor \"w\""));
+    const std::vector<RankFailure> ranks = RankFailuresOf(outcome.status());
+    ASSERT_EQ(ranks.size(), 1u);
+    EXPECT_EQ(ranks[0].rank, 1);
+    EXPECT_EQ(ranks[0].kind, "binding");
+    if (attempt == 0) prefix_ = prefix;
+    EXPECT_EQ(prefix, prefix_) << "attempt " << attempt;
+  }
+  StartRun(TensorSpec());
+  Fail(0, absl::UnavailableError("connection closed by peer"));
+  Fail(1, absl::UnavailableError("connection closed by peer"));
+  EXPECT_EQ(Finish().status().code(), absl::StatusCode::kUnavailable);
+  StartRun(TensorSpec());
+  EXPECT_NE(Fail(0, absl::UnavailableError("again")), prefix_);
+  Fail(1, absl::UnavailableError("again"));
+  EXPECT_FALSE(Finish().ok());
 }
 
 TEST_F(CommitTest, ACommitThatFailsNamesTheRank) {

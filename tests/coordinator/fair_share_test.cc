@@ -44,8 +44,8 @@ TEST_F(JobSharesTest, ARoomADroppedJobLeavesGoesToTheShareThatWaits) {
             "agent.job: this server already holds its maximum of 4 jobs "
             "(--max_jobs); what is given back goes to the credentials below "
             "their fair share first, so try again");
-  table_.ForgetIfAbandoned("a3");  // 3 of 4 held by a; b waits
-  table_.ForgetIfAbandoned("a2");
+  table_.ForgetIfAbandoned("a3", JobSpace::kOpen);  // 3 of 4 held by a; b waits
+  table_.ForgetIfAbandoned("a2", JobSpace::kOpen);
   const absl::Status grow = Create("a4", "a");
   EXPECT_EQ(grow.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(grow.message(),
@@ -56,7 +56,8 @@ TEST_F(JobSharesTest, ARoomADroppedJobLeavesGoesToTheShareThatWaits) {
   EXPECT_TRUE(Create("b0", "b").ok());
   EXPECT_TRUE(Create("b1", "b").ok());
   EXPECT_EQ(table_.List().size(), 4u);
-  EXPECT_NE(table_.Find("a0"), nullptr) << "nothing held is taken away";
+  EXPECT_NE(table_.Find("a0", JobSpace::kOpen), nullptr)
+      << "nothing held is taken away";
 }
 
 TEST_F(JobSharesTest, TheCapPerShareStillHoldsAndAWaitEndsWithItsWindow) {
@@ -68,11 +69,11 @@ TEST_F(JobSharesTest, TheCapPerShareStillHoldsAndAWaitEndsWithItsWindow) {
             "of 3 jobs (--max_jobs_per_credential)");
   ASSERT_TRUE(Create("b0", "b").ok());
   EXPECT_FALSE(Create("c0", "c").ok());  // full: c waits
-  table_.ForgetIfAbandoned("a2");
+  table_.ForgetIfAbandoned("a2", JobSpace::kOpen);
   // a, b and c share 4 jobs: 2 each at most while c waits.
   EXPECT_FALSE(Create("a3", "a").ok());
   ASSERT_TRUE(Create("c0", "c").ok());
-  table_.ForgetIfAbandoned("b0");
+  table_.ForgetIfAbandoned("b0", JobSpace::kOpen);
   EXPECT_FALSE(Create("a3", "a").ok()) << "c, with 1 of its 2, still waits";
   now_ += FairShares::kWaitingWindow + absl::Seconds(1);
   EXPECT_TRUE(Create("a3", "a").ok()) << "c stopped trying";

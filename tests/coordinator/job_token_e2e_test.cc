@@ -7,9 +7,11 @@
 // CancelJob: NOT_FOUND but for Join, as for a missing job) and does not see it
 // in ListJobs; the holder runs it; an admin sees it and cannot cancel it. After
 // the attacks the job's next run validates. A squatter cannot take a name,
-// before the real agents start or after a planner restart.
+// before the real agents start or after a planner restart, nor without a
+// token on a planner that allows open jobs (its loopback default).
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -293,6 +295,81 @@ TEST_F(JobTokenE2eTest, ASquatterCannotTakeANameBeforeOrAfterARestart) {
         << "life " << life << agents.Logs() << server_->log();
     EXPECT_EQ(agents.Running(), 2);
   }
+}
+
+// A squatter rank without a token: joined to an open job, holding its
+// dispatch stream and counting every run it is sent.
+class SquatterRank {
+ public:
+  explicit SquatterRank(std::unique_ptr<testing::DispatchStream> stream)
+      : stream_(std::move(stream)), reader_([this] {
+          v1::Work work;
+          while (stream_->reader->Read(&work)) {
+            if (work.has_run()) ++runs_;
+          }
+        }) {}
+  ~SquatterRank() {
+    stream_->context->TryCancel();
+    reader_.join();  // before the stream finishes
+  }
+  int runs() const { return runs_.load(); }
+
+ private:
+  std::unique_ptr<testing::DispatchStream> stream_;
+  std::atomic<int> runs_{0};
+  std::thread reader_;  // last: starts once the rest is built
+};
+
+// On a planner's loopback defaults (open jobs allowed) with an admin
+// token, a squatter without a token joins "victim" first with both ranks
+// and holds their dispatch streams. The name's agents, with its issued
+// token, still form their job; the holder's run validates on them, and
+// the squatter's ranks are never sent it; the holder's GetJob and
+// CancelJob see only the job with the token. Squatters with a made-up
+// token or another job's are refused there too.
+TEST_F(JobTokenE2eTest, ATokenlessSquatterTakesNothingOnTheDefaults) {
+  StartServer({"--admin_token_file=" + admin_file_});
+  WriteFile(token_file_, Issued("guarded") + "\n");
+  for (const std::string& squatter :
+       {std::string("victim-token"), Issued("squatter")}) {
+    const grpc::Status s = JoinAs("guarded", squatter);
+    EXPECT_EQ(s.error_code(), grpc::PERMISSION_DENIED) << s.error_message();
+  }
+  std::vector<std::unique_ptr<SquatterRank>> squatters;
+  for (int rank = 0; rank < 2; ++rank) {
+    v1::AgentId id = Agent("guarded", rank, 7000 + rank);
+    ASSERT_TRUE(Join(id).ok());
+    squatters.push_back(std::make_unique<SquatterRank>(Dispatch(id)));
+  }
+  ASSERT_TRUE(AwaitConnected("", "guarded", 2));
+
+  AgentProcesses agents(server_->address(), "guarded", 2);
+  agents.set_extra_flags({"--job_token_file=" + token_file_});
+  agents.StartAll();
+  const Credentials holder{Issued("guarded"), ""};
+  ASSERT_TRUE(AwaitConnected(holder.job_token, "guarded", 2))
+      << agents.Logs() << server_->log();
+  v1::JobInfo info;
+  ASSERT_TRUE(GetJob(holder, &info).ok());
+  EXPECT_FALSE(info.open());
+  ASSERT_TRUE(GetJob({}, &info).ok());
+  EXPECT_TRUE(info.open());  // the squatter's, to token-less callers only
+  EXPECT_EQ(ListJobs(holder), std::vector<std::string>{"guarded"});
+
+  v1::RunJobResponse run;
+  const grpc::Status ran = RunJob(holder, &run);
+  ASSERT_TRUE(ran.ok()) << ran.error_message() << agents.Logs();
+  EXPECT_TRUE(run.validated()) << run.validation_error();
+  EXPECT_EQ(CancelJob(holder).error_code(), grpc::OK);
+  ASSERT_TRUE(GetJob(holder, &info).ok());
+  EXPECT_EQ(info.runs_total(), 1);
+  EXPECT_FALSE(info.open());
+  EXPECT_EQ(agents.Running(), 2);
+  for (const std::unique_ptr<SquatterRank>& squatter : squatters) {
+    EXPECT_EQ(squatter->runs(), 0);
+  }
+  ASSERT_TRUE(GetJob({}, &info).ok());
+  EXPECT_EQ(info.runs_total(), 0);  // the squatter's job ran nothing
 }
 
 // A real agent without a token is refused by a server that serves only

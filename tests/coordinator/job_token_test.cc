@@ -171,19 +171,24 @@ TEST_F(JobTokenTest, HoldersJoinAndAdminsOnlyLook) {
   EXPECT_EQ(*cancelled, "");  // nothing was running
 }
 
-// An open job is everyone's, but an agent holding a token does not join
-// it (it would run someone else's work), and a tokened agent cannot be
-// joined by one without the token.
+// An open job is every token-less caller's, and only theirs: a token
+// holder is never served by it, and a token-less agent cannot join a job
+// with a token.
 TEST_F(JobTokenTest, OpenJobsAreOpenAndTokensDoNotMix) {
   ASSERT_TRUE(c_.Join(Joining("open", 0, 2), Anonymous()).ok());
-  ExpectRefused(c_.Join(Joining("open", 1, 2), IssuedFor("open")).status(),
-                absl::StatusCode::kPermissionDenied,
-                "job \"open\" was created without a job token and this agent "
-                "presents one");
-  EXPECT_TRUE(c_.GetJob("open", Outsider()).ok());
+  EXPECT_TRUE(c_.GetJob("open", Anonymous()).ok());
   EXPECT_TRUE(c_.CheckActor("open", Anonymous()).ok());
+  EXPECT_EQ(c_.GetJob("open", Outsider()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(c_.CancelJob("open", false, Outsider()).status().code(),
+            absl::StatusCode::kNotFound);
+  ExpectRefused(c_.Join(Joining("secret", 1, 2), Anonymous()).status(),
+                absl::StatusCode::kUnauthenticated,
+                "job \"secret\" needs its job token");
   EXPECT_EQ(c_.ListJobs(Anonymous()).size(), 1u);  // "open", not "secret"
-  EXPECT_EQ(c_.ListJobs(Holder()).size(), 2u);
+  ASSERT_EQ(c_.ListJobs(Holder()).size(), 1u);     // "secret", not "open"
+  EXPECT_EQ(c_.ListJobs(Holder())[0].name, "secret");
+  EXPECT_FALSE(c_.ListJobs(Holder())[0].open);
   // An unknown job is NOT_FOUND to everyone; RunJob's early check lets it
   // through to say so.
   EXPECT_EQ(c_.GetJob("nobody", Holder()).status().code(),
@@ -235,6 +240,47 @@ TEST(JobTokenPolicyTest, ASquatterCannotTakeANameBeforeOrAfterARestart) {
     ASSERT_TRUE(c.Join(Joining("victim", 1, 2), IssuedFor("victim")).ok());
     c.Shutdown("restart");
   }
+}
+
+// A token-less squatter that joins a name first holds nothing against the
+// name's token (docs/DESIGN.md §5, two name spaces): the token's agents
+// form their own job beside the squatter's open one, and every call with
+// the token reaches that job only, whatever the squatter's ranks do.
+TEST(JobTokenPolicyTest, ATokenlessSquatterHoldsNoNameAgainstItsToken) {
+  Coordinator c(IssuingLimits(), SystemClock(), TestSessions());
+  ASSERT_TRUE(c.Join(Joining("victim", 0, 2), Anonymous()).ok());
+  ASSERT_TRUE(c.Join(Joining("victim", 1, 2), Anonymous()).ok());
+  const Caller owner = IssuedFor("victim");
+  absl::StatusOr<Joined> joined = c.Join(Joining("victim", 0, 4), owner);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  // The owner's views and acts see its own job (world 4), never the
+  // squatter's (world 2).
+  absl::StatusOr<JobSnapshot> seen = c.GetJob("victim", owner);
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  EXPECT_EQ(seen->world_size, 4);
+  EXPECT_FALSE(seen->open);
+  ASSERT_EQ(c.ListJobs(owner).size(), 1u);
+  EXPECT_EQ(c.ListJobs(owner)[0].world_size, 4);
+  // A run for the owner waits for the owner's ranks (world 4): the
+  // squatter's two ready ranks are not its job.
+  absl::Status run = c.RunJob("victim", SpecFor(2), Soon(), {}, owner).status();
+  EXPECT_EQ(run.code(), absl::StatusCode::kInvalidArgument) << run;
+  EXPECT_THAT(run.message(), HasSubstr("job \"victim\"'s world size 4"));
+  // Now the name is the token's: no more token-less ranks join it.
+  ExpectRefused(c.Join(Joining("victim", 0, 2), Anonymous()).status(),
+                absl::StatusCode::kUnauthenticated,
+                "job \"victim\" needs its job token");
+  // The squatter still sees its own open job, and nothing of the owner's.
+  absl::StatusOr<JobSnapshot> squat = c.GetJob("victim", Anonymous());
+  ASSERT_TRUE(squat.ok()) << squat.status();
+  EXPECT_EQ(squat->world_size, 2);
+  EXPECT_TRUE(squat->open);
+  // An admin sees both, the open one first.
+  std::vector<JobSnapshot> all = c.AllJobs();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_TRUE(all[0].open);
+  EXPECT_FALSE(all[1].open);
+  c.Shutdown("test over");
 }
 
 // Without an admin token a planner issues nothing, so a token verifies

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/error_kind.h"
 #include "gtest/gtest.h"
 #include "planner/batch/bucket_schedule.h"
 #include "tests/planner/test_util.h"
@@ -77,6 +78,26 @@ TEST(CoordinatorConvertTest, RankReportRoundTrips) {
   EXPECT_TRUE(back.tensors[0].result.empty());  // test-only data
   EXPECT_TRUE(back.tensors[1].validated);
   EXPECT_EQ(back.WhyNotValidated(), "tensors[0]: element 7: 3 != 4");
+}
+
+// A kind the code does not say (a binding refusal is a NOT_FOUND or a
+// FAILED_PRECONDITION like others) travels in error_kind; an older
+// agent's report without one reads by its code.
+TEST(CoordinatorConvertTest, AnErrorKindTravelsWithTheReport) {
+  executor::RankReport r;
+  r.status = MarkErrorKind(absl::NotFoundError("tensors[0].source: gone"),
+                           ErrorKind::kBinding);
+  v1::RankReport proto;
+  proto::RankReportToProto(r, &proto);
+  EXPECT_EQ(proto.error_kind(), "binding");
+  EXPECT_EQ(ErrorKindOf(proto::RankReportFromProto(proto).status),
+            ErrorKind::kBinding);
+  proto.clear_error_kind();
+  EXPECT_EQ(ErrorKindOf(proto::RankReportFromProto(proto).status),
+            ErrorKind::kOther);
+  r.status = absl::OkStatus();
+  proto::RankReportToProto(r, &proto);
+  EXPECT_EQ(proto.error_kind(), "");
 }
 
 TEST(CoordinatorConvertTest, EveryStatusCodeRoundTrips) {

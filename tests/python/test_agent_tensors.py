@@ -739,3 +739,206 @@ def run_case_into(w: dict[str, Any], into: str, allocate: bool) -> Any:
         tensors=[("s0", into)],
         allocate=allocate,
     )
+
+
+# ---- refusals in pre-flight (docs/DESIGN.md §6.4): the same whatever ran before
+
+
+@pytest.fixture(scope="module")
+def refusals(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    """4 agents with the local endpoint and /metrics, the fault case
+    registered as s0/d0."""
+    tmp = tmp_path_factory.mktemp("refusals")
+    with cluster(tmp, 4, "refusals", "--tensors", "--metrics") as c:
+        ranks = Ranks(c, "refusals", 4, tmp)
+        client = reshard.Client(c["server"], job_token=c["job_token"])
+        case = dict(FAULT_CASE)
+        case["full"] = full_tensor(np.random.default_rng(6), case["shape"], "float32")
+        w = {
+            "n": 4,
+            "c": c,
+            "job": "refusals",
+            "ranks": ranks,
+            "client": client,
+            "case": case,
+        }
+        register_case(w, 0, case)
+        try:
+            yield w
+        finally:
+            client.close()
+            ranks.stop()
+
+
+def communicators_created(w: dict[str, Any]) -> list[float]:
+    """Each agent's reshard_communicators_created_total, scraped."""
+    counts = []
+    for r in range(w["n"]):
+        port = (w["c"]["dir"] / f"agent-{r}.metrics-port").read_text().strip()
+        address = port if ":" in port else f"127.0.0.1:{port}"
+        with socket.create_connection(tuple(address.rsplit(":", 1)), timeout=10) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            text = b"".join(iter(lambda: s.recv(65536), b"")).decode()
+        (line,) = [
+            x
+            for x in text.splitlines()
+            if x.startswith("reshard_communicators_created_total")
+        ]
+        counts.append(float(line.split()[-1]))
+    return counts
+
+
+def ctl_run(w: dict[str, Any], source: str) -> tuple[int, dict[str, Any]]:
+    """reshardctl job run of the fault case from `source` into d0: its
+    exit status and its JSON error, the run id taken out."""
+    out = subprocess.run(
+        [
+            str(CTL),
+            "--server",
+            w["c"]["server"],
+            "--job_token_file",
+            str(w["c"]["dir"] / "job-token"),
+            "job",
+            "run",
+            w["job"],
+            "--mesh",
+            "a=2,b=2",
+            "--shape",
+            "64,48",
+            "--dtype",
+            "float32",
+            "--from",
+            "S(0),R",
+            "--to",
+            "R,S(1)",
+            "--tensor",
+            source,
+            "--into",
+            "d0",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    error = json.loads(out.stdout)["error"] if out.returncode else {}
+    if error:
+        error["message"] = error["message"].split(" failed: ", 1)[-1]
+    return out.returncode, error
+
+
+def break_rank_1(w: dict[str, Any], how: str) -> None:
+    ranks: Ranks = w["ranks"]
+    if how == "missing":
+        ranks.ok(1, op="unregister", name="s0")
+    elif how == "killed":
+        ranks.kill(1)
+        local = LocalAgent(
+            ranks.sockets[1], job=w["job"], rank=1, token=w["c"]["job_token"]
+        )
+        wait_until(lambda: not local.list(), 10, "rank 1's tensors freed")
+        local.close()
+    elif how == "dtype":
+        ranks.ok(1, op="fill", name="s0", dtype="float64", shape=[32, 48], value=0)
+    else:
+        ranks.ok(1, op="fill", name="s0", dtype="float32", shape=[31, 48], value=0)
+
+
+REFUSALS = {
+    "missing": (3, 'tensors[0].source: no tensor "s0" is registered at this agent'),
+    "killed": (3, 'tensors[0].source: no tensor "s0" is registered at this agent'),
+    "dtype": (
+        5,
+        'tensors[0].source: "s0" is registered as float64 [32, 48]; the plan '
+        "needs float32 [32, 48] on this rank",
+    ),
+    "shape": (
+        5,
+        'tensors[0].source: "s0" is registered as float32 [31, 48]; the plan '
+        "needs float32 [32, 48] on this rank",
+    ),
+}
+
+
+@pytest.mark.parametrize("how", sorted(REFUSALS))
+def test_a_refusal_is_the_same_after_a_successful_run_or_a_failed_one(
+    refusals: dict[str, Any], how: str
+) -> None:
+    """A binding refused on rank 1, right after a run that committed and
+    again right after that failed run: the same exit status, code, kind
+    `binding` and message naming rank 1 once, never a peer's transport
+    error; nothing is written, and the next correct run reuses the
+    communicators (reshard_communicators_created_total unchanged)."""
+    w = refusals
+    if w["ranks"].procs[1] is None:
+        w["ranks"].start(1)
+    register_case(w, 0, w["case"])
+    run = run_case(w, 0, w["case"])
+    assert run.validated and run.committed
+    created = communicators_created(w)
+    register_case(w, 0, w["case"])  # the destinations back to the sentinel
+    break_rank_1(w, how)
+    exit_code, message = REFUSALS[how]
+    code = "NOT_FOUND" if exit_code == 3 else "FAILED_PRECONDITION"
+    answers = [ctl_run(w, "s0"), ctl_run(w, "s0")]  # after a success, a failure
+    for status, error in answers:
+        assert status == exit_code, (how, status, error)
+        assert error["code"] == code, error
+        assert error["message"] == f"rank 1: {message}", error
+        assert [(f["rank"], f["kind"], f["message"]) for f in error["ranks"]] == [
+            (1, "binding", message)
+        ], error
+    with pytest.raises(Error) as refused:
+        run_case(w, 0, w["case"])
+    assert refused.value.code == StatusCode[code]
+    assert [(f.rank, f.kind, f.message) for f in refused.value.ranks] == [
+        (1, "binding", message)
+    ]
+    for p in range(w["n"]):
+        if w["ranks"].procs[p] is not None:
+            assert (w["ranks"].get(p, "d0") == SENTINEL).all(), p
+    if how == "killed":
+        w["ranks"].start(1)
+    register_case(w, 0, w["case"])
+    run = run_case(w, 0, w["case"])
+    assert run.validated and run.committed
+    assert communicators_created(w) == created
+
+
+def test_a_conservation_mismatch_raises_data_loss(faults: dict[str, Any]) -> None:
+    """int32 P(sum) pieces of 2^30 on 4 ranks sum past int32 (wrapping to
+    0): the run completes, but the conservation checksum of the result is
+    not the source's. run_job raises DATA_LOSS naming each rank and tensor
+    with both checksums, the result in `run`; nothing is committed."""
+    ranks: Ranks = faults["ranks"]
+    for p in range(4):
+        ranks.put(p, "big", "int32", np.full((8, 4), 1 << 30, dtype=np.int32))
+        ranks.ok(p, op="fill", name="sum", dtype="int32", shape=[8, 4], value=SENTINEL)
+    with pytest.raises(Error) as lost:
+        faults["client"].run_job(
+            "faults",
+            mesh_of((4,)),
+            shape=(8, 4),
+            src="P(sum)",
+            dst="R",
+            dtype="int32",
+            tensors=[("big", "sum")],
+        )
+    error = lost.value
+    assert error.code == StatusCode.DATA_LOSS, error
+    assert error.run is not None and not error.run.committed
+    (t,) = error.run.tensors
+    assert t.conservation == "exact" and t.conservation_source != t.conservation_result
+    assert error.ranks, error
+    for f in error.ranks:
+        assert f.kind == "validation", f
+        assert f.message.startswith("tensors[0]: "), f
+        assert (
+            f"conservation checksum of the source {t.conservation_source}, "
+            f"of the result {t.conservation_result}" in f.message
+        ), f
+    for p in range(4):
+        assert (ranks.get(p, "sum") == SENTINEL).all()
+        ranks.ok(p, op="unregister", name="big")
+        ranks.ok(p, op="unregister", name="sum")
+    settled(faults)

@@ -53,5 +53,23 @@ TEST(ConnectionBookTest, AReusedDescriptorReplacesItsOldConnection) {
   EXPECT_EQ(book.Check("b"), Verdict::kPeer);
 }
 
+// Unset, the per-address cap is half the total, so one address never holds
+// every slot; the start-up warning fires exactly when it could.
+TEST(ConnectionBookTest, TheDefaultPerPeerCapLeavesRoomForOthers) {
+  EXPECT_EQ(DefaultPerPeerCap(768), 384);
+  EXPECT_EQ(DefaultPerPeerCap(1), 1);
+  EXPECT_EQ(DefaultPerPeerCap(0), 0);
+  EXPECT_FALSE(OnePeerTakesAll({768, DefaultPerPeerCap(768)}));
+  EXPECT_TRUE(OnePeerTakesAll({768, 0}));
+  EXPECT_TRUE(OnePeerTakesAll({768, 1024}));
+  EXPECT_TRUE(OnePeerTakesAll({768, 768}));
+  EXPECT_FALSE(OnePeerTakesAll({0, 0}));
+  ConnectionBook book({/*max_total=*/4, DefaultPerPeerCap(4)});
+  book.Add(10, 100, "a");
+  book.Add(11, 101, "a");
+  EXPECT_EQ(book.Check("a"), Verdict::kPeer);
+  EXPECT_EQ(book.Check("b"), Verdict::kAdmit);
+}
+
 }  // namespace
 }  // namespace reshard::server

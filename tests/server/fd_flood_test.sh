@@ -11,6 +11,10 @@
 #    is served within 5 s.
 # 3. Past --max_connections_per_peer=100, connections from 127.0.0.1 are
 #    closed at once while one from 127.0.0.2 is still served.
+# 4. On the defaults under soft = hard = 1024 (768 connections in all), one
+#    address holds at most half of them: a flood of 800 from 127.0.0.1
+#    leaves a client from 127.0.0.2 served. A per-peer cap that lets one
+#    address hold every slot is warned about at start.
 # usage: fd_flood_test.sh BUILD_DIR [SANITIZED]
 # With SANITIZED=1 (an ASan/UBSan build) step 2 is skipped: the sanitizer
 # runtime opens a pipe for each of its vptr checks, which a process out of
@@ -62,6 +66,8 @@ served_within_5s() {
 }
 
 start raise 1024 4096 --max_connections_per_peer=0
+grep -q "connections: one address can hold every connection slot (--max_connections_per_peer=0, 3840 in all)" "$dir/raise.log"
+check "the planner warns that one address can take every slot" $?
 grep -q "open files: soft limit 4096 (was 1024), hard limit 4096" "$dir/raise.log"
 check "the planner raises its soft open-file limit to the hard one" $?
 limits=$(grep 'open files' "/proc/$pid/limits")
@@ -90,4 +96,13 @@ check "past 100 per peer: ${served:-?} served, ${closed:-?} closed, then ${other
 grep -q "connections: 100 open from 127.0.0.1, --max_connections_per_peer=100: a new one is closed" "$dir/peer.log"
 check "the planner names the peer and the flag" $?
 served_within_5s "after the peer's connections closed"
+
+start defaults 1024 1024
+grep -q "connections: at most 768 open, 384 per peer address" "$dir/defaults.log"
+check "on the defaults one address may hold half of the 768 slots" $?
+! grep -q "one address can hold every connection slot" "$dir/defaults.log"
+check "and no warning says one address can take them all" $?
+read -r served closed silent other < <(timeout 60 "$PYTHON" "$FLOOD" sort "$port" 800 127.0.0.2)
+[ "${served:-0}" -eq 384 ] && [ "${other:-}" = 127.0.0.2-served ]
+check "a flood of 800 from 127.0.0.1: ${served:-?} served, ${closed:-?} closed, then ${other:-?}" $?
 exit $fail

@@ -316,11 +316,13 @@ def _run(flags: GlobalFlags, job: str, argv: Sequence[str], out: TextIO) -> None
     watched = _Watched(lambda: client.run_job(job, mesh, plan, **kwargs))
     interrupted = _watch(flags, job, watched)
     client.close()
-    if watched.error is not None:
+    run = watched.result
+    if isinstance(watched.error, Error) and watched.error.run is not None:
+        run = watched.error.run  # ran, did not validate: print_run raises
+    elif watched.error is not None:
         if interrupted and isinstance(watched.error, Error):
             raise Interrupted(f"interrupted: {watched.error.message}")
         raise watched.error
-    run = watched.result
     assert run is not None
     context = RunContext(
         launched_on=f"job {job}, {run.mesh.world_size} agents, run {run.run_id}",
