@@ -345,7 +345,7 @@ grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
         }
         for (const Group& g : groups) {
           v1::ResolvedGroup* out = response->add_groups();
-          out->set_name(m.GroupName(g));
+          out->set_name(m.DimsName(g));
           for (int d : g) out->add_mesh_dims(d);
           for (int64_t r : m.GroupRanks(position, g)) out->add_ranks(r);
           out->set_index(m.IndexInGroup(position, g));

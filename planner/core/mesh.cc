@@ -246,12 +246,10 @@ bool Mesh::IsRegistered(absl::Span<const int> group) const {
 }
 
 const Group* Mesh::ServingGroup(absl::Span<const int> group) const {
-  const Group* same = nullptr;
   for (const Group& g : flattened_) {
-    if (absl::MakeConstSpan(g) == group) return &g;
-    if (same == nullptr && SameRanks(g, group)) same = &g;
+    if (SameRanks(g, group)) return &g;
   }
-  return same;
+  return nullptr;
 }
 
 bool Mesh::SameRanks(absl::Span<const int> a, absl::Span<const int> b) const {
@@ -275,9 +273,13 @@ Group Mesh::WithoutUnitDims(absl::Span<const int> group) const {
 }
 
 std::string Mesh::GroupName(absl::Span<const int> group) const {
-  if (WithoutUnitDims(group).size() >= 2) {
+  if (group.size() >= 2) {
     if (const Group* serving = ServingGroup(group)) group = *serving;
   }
+  return DimsName(group);
+}
+
+std::string Mesh::DimsName(absl::Span<const int> group) const {
   std::vector<absl::string_view> names;
   for (int d : group) names.push_back(dim_names_[d]);
   return absl::StrJoin(names, "_");

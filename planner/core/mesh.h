@@ -121,11 +121,11 @@ class Mesh {
   // most one dim of size > 1 (a mesh dim's own group), or a registered
   // flattened group serves it (ServingGroup).
   bool IsRegistered(absl::Span<const int> group) const;
-  // The registered flattened group with the same ranks in the same order as
-  // `group` (SameRanks): `group` itself when registered, else the first
-  // registered one; nullptr when none is. A size-1 dim changes neither the
-  // members nor their order, so (B,C) is served by a registered (B,C,D)
-  // where D has size 1.
+  // The first registered flattened group, in registration order, with the
+  // same ranks in the same order as `group` (SameRanks), as PyTorch's lookup
+  // of a flattened mesh by layout finds it; nullptr when none is. A size-1
+  // dim changes neither the members nor their order, so (B,C) is served by
+  // a registered (B,C,D) where D has size 1.
   const Group* ServingGroup(absl::Span<const int> group) const;
   // True when `a` and `b` hold the same ranks in the same order at every
   // position: equal once their size-1 dims are dropped.
@@ -133,10 +133,13 @@ class Mesh {
   // `group` without its size-1 dims (its first dim when all have size 1):
   // one key for all groups with the same ranks in the same order.
   Group WithoutUnitDims(absl::Span<const int> group) const;
-  // Dim names joined by "_" ("A_C"), the name PyTorch gives a flattened mesh;
-  // for a multi-dim group that a registered group serves, that group's name
-  // (the communicator a PyTorch user would call).
+  // A step's group by name: a single dim's name; for a group of two or more
+  // dims (a merged step's) that a registered group serves, that group's
+  // name (the communicator PyTorch runs it on, also where all but one of
+  // the dims have size 1); otherwise DimsName.
   std::string GroupName(absl::Span<const int> group) const;
+  // Dim names joined by "_" ("A_C"), the name PyTorch gives a flattened mesh.
+  std::string DimsName(absl::Span<const int> group) const;
   // Product of the sizes of `group`'s dims.
   int64_t GroupSize(absl::Span<const int> group) const;
 

@@ -21,8 +21,22 @@ DistState WithPlacement(DistState state, int mesh_dim, const Placement& p) {
 }
 
 // FAILED_PRECONDITION for a transform PyTorch's greedy planner emits and its
-// executor refuses, quoting the executor's error.
-absl::Status Unrunnable(const Placement& from, const Placement& target, int m) {
+// executor refuses, quoting the executor's error. On a size-1 mesh dim the
+// executor skips the transform, but DTensor.redistribute refuses the
+// request first (it allows no Partial target but Shard -> Partial(sum)),
+// so that refusal is quoted instead.
+absl::Status Unrunnable(const Mesh& mesh, const Placement& from,
+                        const Placement& target, int m) {
+  if (mesh.size(m) == 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "torch_greedy: PyTorch cannot redistribute ", from.ToString(), " to ",
+        target.ToString(), " on mesh dim ", m, ": PyTorch ", kTorchVersion,
+        "'s greedy planner plans it (its executor skips a size-1 mesh dim), "
+        "but DTensor.redistribute refuses it (\"Can not redistribute from ",
+        from.ToString(), " to ", target.ToString(),
+        ", only Shard to Partial(sum) redistribution is supported!\"); use "
+        "the optimal planner"));
+  }
   const std::string refusal =
       from.is_partial()
           ? absl::StrCat("Redistribution from one partial type (",
@@ -58,7 +72,7 @@ absl::Status Emit(const Mesh& mesh, DistState& current, int m,
   const bool shard_to_sum =
       from.is_shard() && target == Placement::Partial(ReduceOp::kSum);
   if (target.is_partial() && !from.is_replicate() && !shard_to_sum) {
-    return Unrunnable(from, target, m);
+    return Unrunnable(mesh, from, target, m);
   }
   const DistState next = WithPlacement(current, m, target);
   if (!next.HasAllowedPartialMix()) {

@@ -75,6 +75,19 @@ TEST(MeshTest, WorkedExampleGroups) {
   EXPECT_EQ(mesh.GroupSize({kA, kB, kC}), 8);
 }
 
+// A merged step over one dim of size > 1 and size-1 dims is named by the
+// registered group that serves it, as PyTorch runs it on that flattened
+// mesh: all_gather on A_C_D, not C_D.
+TEST(MeshTest, AStepOverOneRealDimIsNamedByItsServingGroup) {
+  const Mesh mesh = Mesh::Create({.shape = {1, 4, 1, 4},
+                                  .dim_names = {"A", "B", "C", "D"},
+                                  .flattened = {{"A", "C", "D"}}})
+                        .value();
+  EXPECT_EQ(mesh.GroupName({2, 3}), "A_C_D");
+  EXPECT_EQ(mesh.GroupName({3}), "D");
+  EXPECT_EQ(mesh.GroupName({0, 1}), "A_B");  // none serves it
+}
+
 // A registered group serves every group with the same ranks in the same
 // order: the groups equal to it once size-1 dims are dropped.
 TEST(MeshTest, RegisteredGroupsServeGroupsEqualUpToSizeOneDims) {
@@ -92,8 +105,14 @@ TEST(MeshTest, RegisteredGroupsServeGroupsEqualUpToSizeOneDims) {
   EXPECT_EQ(*mesh.ServingGroup({kB, kC}), (Group{kB, kC, kD}));
   EXPECT_EQ(*mesh.ServingGroup({kD, kB, kC}), (Group{kB, kC, kD}));
   EXPECT_EQ(*mesh.ServingGroup({kA, kC}), (Group{kD, kA, kC}));
-  EXPECT_EQ(*mesh.ServingGroup({kA, kD, kB}), (Group{kA, kD, kB}));
+  // The first registered in registration order, as PyTorch's lookup by
+  // layout: (A,B) before (A,D,B).
+  EXPECT_EQ(*mesh.ServingGroup({kA, kD, kB}), (Group{kA, kB}));
   EXPECT_EQ(*mesh.ServingGroup({kA, kB}), (Group{kA, kB}));
+  EXPECT_EQ(mesh.GroupName({kA, kD, kB}), "A_B");
+  EXPECT_EQ(mesh.DimsName({kA, kD, kB}), "A_D_B");
+  EXPECT_EQ(mesh.GroupName({kC, kD}), "C_D");  // none serves it
+  EXPECT_EQ(mesh.GroupName({kC}), "C");
   EXPECT_EQ(mesh.ServingGroup({kC, kB}), nullptr);  // another order
   EXPECT_EQ(mesh.ServingGroup({kA, kB, kC}), nullptr);
   EXPECT_FALSE(mesh.IsRegistered({kC, kB, kD}));

@@ -78,6 +78,20 @@ TEST(TorchGreedyTest, RefusesWhatPyTorchCannotDo) {
                 "supported yet\")")),
             std::string::npos)
       << plan.status();
+  // On a size-1 dim its executor skips the transform; the public API's
+  // refusal is the reason then.
+  const Mesh unit = MakeMesh({1, 2});
+  plan = Plan1(unit, {4}, "S(0),R", "P(avg),R");
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(plan.status().message(),
+            absl::StrCat("torch_greedy: PyTorch cannot redistribute S(0) to "
+                         "P(avg) on mesh dim 0: PyTorch ",
+                         kTorchVersion,
+                         "'s greedy planner plans it (its executor skips a "
+                         "size-1 mesh dim), but DTensor.redistribute refuses "
+                         "it (\"Can not redistribute from S(0) to P(avg), "
+                         "only Shard to Partial(sum) redistribution is "
+                         "supported!\"); use the optimal planner"));
 }
 
 // PyTorch hands non-default shard orders to its graph planner, and

@@ -34,28 +34,48 @@ std::string RecordedStep(const Json& info) {
              dims.end());
   if (!dims.empty() && dims.back() == ',') dims.pop_back();
   const std::string scale = info["attr_avg_scale"].string;
+  // Records of 2.15 and later name the flattened mesh the step runs on.
+  const std::string on =
+      info.Has("attr_mesh_name")
+          ? absl::StrCat(" on ", info["attr_mesh_name"].string)
+          : "";
   return absl::StrCat("F", dims, " ",
                       Transform(info["src_dst_placements"].string),
-                      scale == "None" ? "" : absl::StrCat(" x", scale));
+                      scale == "None" ? "" : absl::StrCat(" x", scale), on);
 }
 
-// A merged reduction with avg dims of size > 1 reduces as a sum and scales,
-// as PyTorch's merged step does.
-std::string ReshardStep(const Mesh& mesh, const Step& s) {
+// Whether a record names the flattened meshes of its merged steps.
+bool NamesGroups(const Json& mode) {
+  for (const Json& info : mode["merged"].array) {
+    if (info.Has("attr_mesh_name")) return true;
+  }
+  return false;
+}
+
+// A merged reduction that mixes sum and avg reduces as a sum and scales by
+// its avg dims' sizes (as PyTorch's merged step does when that product is
+// over 1; Reshard also where it is 1). `named`: with the group it runs on.
+std::string ReshardStep(const Mesh& mesh, const Step& s, bool named) {
   const Placement from = s.from.placement(s.group[0]);
   const Placement to = s.to.placement(s.group[0]);
   if (s.group.size() == 1) {
     return absl::StrCat("T", s.group[0], " ", from.ToRepr(), "->", to.ToRepr());
   }
   int64_t scale = 1;
+  bool avg = false, sum = false;
   for (int m : s.group) {
     if (s.from.placement(m) == Placement::Partial(ReduceOp::kAvg)) {
       scale *= mesh.size(m);
+      avg = true;
     }
+    sum = sum || s.from.placement(m) == Placement::Partial(ReduceOp::kSum);
   }
-  const std::string src = scale > 1 ? "Partial(sum)" : from.ToRepr();
-  return absl::StrCat("F", absl::StrJoin(s.group, ","), " ", src, "->",
-                      to.ToRepr(), scale > 1 ? absl::StrCat(" x", scale) : "");
+  const std::string src =
+      scale > 1 || (avg && sum) ? "Partial(sum)" : from.ToRepr();
+  return absl::StrCat(
+      "F", absl::StrJoin(s.group, ","), " ", src, "->", to.ToRepr(),
+      scale > 1 ? absl::StrCat(" x", scale) : "",
+      named ? absl::StrCat(" on ", mesh.GroupName(s.group)) : "");
 }
 
 // A recorded warning as "code" or "code:dims" (missing groups name dims).
@@ -91,9 +111,11 @@ std::string ReshardWarning(const Warning& w, const Mesh& mesh) {
   return absl::StrCat("missing_flattened_group:", absl::StrJoin(dims, ","));
 }
 
-Answer ReshardAnswer(const Plan& plan, const Mesh& mesh) {
+Answer ReshardAnswer(const Plan& plan, const Mesh& mesh, bool named) {
   Answer a;
-  for (const Step& s : plan.steps) a.steps.push_back(ReshardStep(mesh, s));
+  for (const Step& s : plan.steps) {
+    a.steps.push_back(ReshardStep(mesh, s, named));
+  }
   for (const Warning& w : plan.warnings) {
     a.warnings.insert(ReshardWarning(w, mesh));
   }
@@ -138,6 +160,26 @@ bool MergesGatherOverTwoDims(const Json& mode, const Mesh& mesh) {
   return false;
 }
 
+// True when PyTorch's merged plan keeps Partial(avg) for a flattened
+// reduction whose avg dims all have size 1 (no avg_scale), so that it
+// averages over the whole group where the run sums (docs/PLAN_JSON.md,
+// Deviations), and Reshard's plan is PyTorch's with those steps summing.
+bool AveragesOverTheWholeGroup(const Comparison& c) {
+  std::vector<std::string> fixed = c.want.steps;
+  bool any = false;
+  for (std::string& step : fixed) {
+    const size_t at = step.find(" Partial(avg)->");
+    if (step.rfind("F", 0) != 0 || at == std::string::npos ||
+        step.find(" x") != std::string::npos) {
+      continue;
+    }
+    step.replace(at, std::string(" Partial(avg)").size(), " Partial(sum)");
+    any = true;
+  }
+  return any && fixed == c.got.steps && c.want.warnings == c.got.warnings &&
+         c.want.error.empty() && c.got.error.empty();
+}
+
 // True when PyTorch's plan (`mode`'s infos, from the case's src) passes
 // through a state holding two Partial ops, one of them max or min.
 bool PassesMixedPartials(const Json& r, const Json& mode) {
@@ -171,8 +213,10 @@ Comparison Refused(const Json& r, PlannerKind planner, absl::Status status,
   if (r.Has(key + "_error")) return c;
   const bool names_refusal =
       status.code() == absl::StatusCode::kFailedPrecondition &&
-      c.got.error.find("greedy planner plans it, but its executor refuses") !=
-          std::string::npos;
+      (c.got.error.find("greedy planner plans it, but its executor refuses") !=
+           std::string::npos ||
+       c.got.error.find("but DTensor.redistribute refuses it") !=
+           std::string::npos);
   if (planner == PlannerKind::kTorchGreedy && names_refusal &&
       PlansUnrunnableTransform(r[key])) {
     c.deviation = Deviation::kUnrunnable;
@@ -223,6 +267,8 @@ std::string DeviationName(Deviation d) {
       return "uneven merged all_gather";
     case Deviation::kMixedPartials:
       return "mixed partials";
+    case Deviation::kAvgOverMergedGroup:
+      return "avg over a merged group";
     case Deviation::kUnexplained:
       break;
   }
@@ -282,7 +328,9 @@ Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
   const Mesh& mesh = asked->mesh;
   absl::StatusOr<Plan> plan = MakePlan(mesh, asked->request);
   if (!plan.ok()) return Refused(r, planner, plan.status(), std::move(c));
-  c.got = ReshardAnswer(*plan, mesh);
+  const std::string key = ModeKey(planner);
+  c.got =
+      ReshardAnswer(*plan, mesh, merge && r.Has(key) && NamesGroups(r[key]));
   c.detail = PlanDefect(mesh, asked->request, *plan, planner);
   if (!c.detail.empty() || !c.want.error.empty()) {
     if (c.detail.empty()) c.detail = "PyTorch refused: " + c.want.error;
@@ -292,7 +340,11 @@ Comparison CompareMode(const Json& r, PlannerKind planner, bool merge) {
   if (c.got == c.want) {
     return c;
   }
-  const Json& mode = r[ModeKey(planner)];
+  if (merge && AveragesOverTheWholeGroup(c)) {
+    c.deviation = Deviation::kAvgOverMergedGroup;
+    return c;
+  }
+  const Json& mode = r[key];
   if (plan->planner == PlannerKind::kTorchGraph &&
       PassesMixedPartials(r, mode)) {
     c.deviation = Deviation::kMixedPartials;

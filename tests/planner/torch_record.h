@@ -34,6 +34,10 @@ enum class Deviation {
   // run in: Reshard holds no such state. torch_greedy refuses;
   // torch_graph skips the edge into it and returns its best other path.
   kMixedPartials,
+  // PyTorch merges a reduction whose first step is P(avg) on a size-1 dim
+  // with P(sum) steps, keeps Partial(avg) without a scale and averages over
+  // the whole flattened group: wrong data. Reshard's merged step sums.
+  kAvgOverMergedGroup,
   // Any other difference: a defect of the modes (or of the record).
   kUnexplained,
 };

@@ -11,6 +11,7 @@ A disagreement fails the test and is written out, to be kept as a case.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import subprocess
@@ -36,6 +37,37 @@ def run_differential(record: Path, disagreements: Path) -> tuple[int, str]:
     return result.returncode, result.stdout
 
 
+def reached_cases(record: Path) -> dict[str, int]:
+    """How many records reach the two cases the merge pass is easy to get
+    wrong on (docs/PLAN_JSON.md): a merged step whose serving flattened mesh
+    holds dims the step does not span (size-1 ones), and a merged reduction
+    that keeps Partial(avg) without a scale."""
+    reached = {"named by a wider group": 0, "avg over a merged group": 0}
+    for line in record.read_text().splitlines():
+        r = json.loads(line)
+        names = r["case"]["mesh"]["dim_names"]
+        for key in ("greedy", "graph"):
+            for info in r.get(key, {}).get("merged", []):
+                if info["type"] == "_TransformInfo":
+                    continue
+                dims = json.loads(
+                    info["attr_original_mesh_dims"]
+                    .replace("(", "[")
+                    .replace(",)", "]")
+                    .replace(")", "]")
+                )
+                spanned = "_".join(names[d] for d in dims)
+                if info["attr_mesh_name"] != spanned:
+                    reached["named by a wider group"] += 1
+                placements = info["src_dst_placements"]
+                if (
+                    "Partial(avg)" in placements.split(",")[0]
+                    and info["attr_avg_scale"] == "None"
+                ):
+                    reached["avg over a merged group"] += 1
+    return reached
+
+
 def test_modes_agree_with_installed_torch(tmp_path: Path) -> None:
     seed = int(os.environ.get("RESHARD_TORCH_SEED", time.time_ns() % 2**31))
     print(f"torch {torch.__version__}; seed {seed} (RESHARD_TORCH_SEED={seed})")
@@ -51,6 +83,9 @@ def test_modes_agree_with_installed_torch(tmp_path: Path) -> None:
     )
     count = torch_planner_record.record(cases, str(record))
     assert count == RANDOM_REQUESTS + len(kept_cases)
+    reached = reached_cases(record)
+    print(f"reached: {reached}")
+    assert all(n >= 1 for n in reached.values()), reached
     disagreements = tmp_path / "disagreements.jsonl"
     returncode, stdout = run_differential(record, disagreements)
     pin = stdout.splitlines()[0].removeprefix("torch_version ")

@@ -77,3 +77,22 @@ def test_random_redistributions_against_dtensors_own(tmp_path: Path) -> None:
     # DTensor's own agrees on most cases; where it is wrong (uneven merged
     # all_gathers, for one), Reshard's result is the data rule all the same.
     assert counts["equal"] >= 250, counts
+
+
+AVG_RANK_SCRIPT = Path(__file__).with_name("avg_merge_rank.py")
+
+
+def test_pytorch_averages_a_merged_sum_over_the_whole_group(tmp_path: Path) -> None:
+    """docs/PLAN_JSON.md, Deviations: on mesh A=1,B=4 with (A,B) flattened,
+    P(avg),P(sum) -> R,R is 10 (A has size 1). PyTorch 2.15 merges the two
+    steps keeping P(avg) and averages over the flattened group: 2.5, where
+    its own unmerged answer is 10. Reshard's plans (merged or not) give 10."""
+    outputs = run_ranks(AVG_RANK_SCRIPT, 4, [f"--store={tmp_path / 'store'}"], 120)
+    for rank, out in enumerate(outputs):
+        report = json.loads(out.strip().splitlines()[-1])
+        print(report)
+        assert report["rank"] == rank
+        assert report["torch_plain"] == 10.0, report
+        assert report["torch_flattened"] == 2.5, report  # PyTorch is wrong
+        for key in ("plain", "flattened", "plain_optimal", "flattened_optimal"):
+            assert report[f"reshard_{key}"] == 10.0, (key, report)

@@ -109,7 +109,51 @@ def random_placements(rng: random.Random, ndim: int, rank: int, op: str) -> str:
     return ",".join(out)
 
 
+def unit_dims_case(rng: random.Random) -> dict[str, Any]:
+    """A merge over one dim of size > 1 and size-1 dims, served by a
+    registered group that holds other (size-1) dims too: an all_gather or
+    a reduction, where a reduction's first step may be P(avg) on a size-1
+    dim (docs/PLAN_JSON.md, Deviations)."""
+    ndim = rng.choice((3, 4))
+    shape = [rng.choice((2, 3, 4)) for _ in range(ndim)]
+    units = sorted(rng.sample(range(ndim), ndim - 2))
+    for d in units:
+        shape[d] = 1
+    real = rng.choice([d for d in range(ndim) if d not in units])
+    names = list(DIM_NAMES[:ndim])
+    served = sorted([*units, real])
+    groups = [[names[d] for d in served]]
+    if rng.random() < 0.5:  # another group of the same layout, later
+        groups.append([names[real], names[units[0]]])
+    step = [units[0], real]
+    rank = rng.randint(1, 2)
+    if rng.random() < 0.4:
+        src = ["R"] * ndim
+        for d in step:
+            src[d] = "S(0)"
+        dst = ["R"] * ndim
+    else:
+        first, second = sorted(step)
+        src = ["R"] * ndim
+        src[first] = f"P({rng.choice(('avg', 'sum'))})"
+        src[second] = f"P({rng.choice(('avg', 'sum'))})"
+        dst = ["R"] * ndim
+        if rng.random() < 0.3:
+            dst[real] = "S(0)"
+    return {
+        "mesh": {"shape": shape, "dim_names": names, "flattened": groups},
+        "tensor": {
+            "shape": [rng.choice((4, 8, 12)) for _ in range(rank)],
+            "dtype": "float32",
+        },
+        "src": ",".join(src),
+        "dst": ",".join(dst),
+    }
+
+
 def random_case(rng: random.Random) -> dict[str, Any]:
+    if rng.random() < 0.05:
+        return unit_dims_case(rng)
     mesh = random_mesh(rng)
     rank = rng.randint(1, 3)
     shape = [rng.randint(1, 12) for _ in range(rank)]
@@ -181,6 +225,7 @@ def info_json(info: redistribute._TransformInfo) -> dict[str, Any]:
     if isinstance(info, redistribute._FlattenedTransformInfo):
         out["attr_original_mesh_dims"] = repr(info.original_mesh_dims)
         out["attr_avg_scale"] = repr(info.avg_scale)
+        out["attr_mesh_name"] = "_".join(info.mesh.mesh_dim_names or ())
     return out
 
 
