@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 import reshard.torch as rt
 import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DeviceMesh, DTensor, Partial, Replicate
+from torch_ranks import init_gloo
 
 SHAPE = (4,)
 
@@ -29,44 +29,35 @@ def value(dt: DTensor) -> float:
     return float(local[0])
 
 
-def run(rank: int, world: int, store_path: str) -> dict[str, object]:
-    store = dist.FileStore(store_path, world)
-    dist.init_process_group("gloo", store=store, rank=rank, world_size=world)
-    try:
-        plain = DeviceMesh(
-            "cpu", torch.arange(world).reshape(1, world), mesh_dim_names=("A", "B")
+def run(rank: int, world: int) -> dict[str, object]:
+    ranks = torch.arange(world).reshape(1, world)
+    plain = DeviceMesh("cpu", ranks, mesh_dim_names=("A", "B"))
+    flat = DeviceMesh("cpu", ranks, mesh_dim_names=("A", "B"))
+    flat[("A", "B")]._flatten()
+    out: dict[str, object] = {"rank": rank, "torch": torch.__version__}
+    for name, mesh in (("plain", plain), ("flattened", flat)):
+        dt = DTensor.from_local(
+            torch.full(SHAPE, float(rank + 1)),
+            mesh,
+            [Partial("avg"), Partial("sum")],
+            run_check=False,
         )
-        flat = DeviceMesh(
-            "cpu", torch.arange(world).reshape(1, world), mesh_dim_names=("A", "B")
-        )
-        flat[("A", "B")]._flatten()
-        out: dict[str, object] = {"rank": rank, "torch": torch.__version__}
-        for name, mesh in (("plain", plain), ("flattened", flat)):
-            dt = DTensor.from_local(
-                torch.full(SHAPE, float(rank + 1)),
-                mesh,
-                [Partial("avg"), Partial("sum")],
-                run_check=False,
-            )
-            replicate = [Replicate(), Replicate()]
-            out[f"torch_{name}"] = value(dt.redistribute(mesh, replicate))
-            merged = rt.redistribute(dt, replicate, planner="torch_greedy", merge=True)
-            out[f"reshard_{name}"] = value(merged)
-            out[f"reshard_{name}_optimal"] = value(rt.redistribute(dt, replicate))
-        return out
-    finally:
-        dist.destroy_process_group()
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rank", type=int, required=True)
-    parser.add_argument("--world", type=int, required=True)
-    parser.add_argument("--store", required=True)
-    args = parser.parse_args()
-    print(json.dumps(run(args.rank, args.world, args.store)), flush=True)
-    return 0
+        replicate = [Replicate(), Replicate()]
+        out[f"torch_{name}"] = value(dt.redistribute(mesh, replicate))
+        merged = rt.redistribute(dt, replicate, planner="torch_greedy", merge=True)
+        out[f"reshard_{name}"] = value(merged)
+        out[f"reshard_{name}_optimal"] = value(rt.redistribute(dt, replicate))
+    return out
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    parser = argparse.ArgumentParser()
+    for flag in ("--rank", "--world"):
+        parser.add_argument(flag, type=int, required=True)
+    parser.add_argument("--store", required=True)
+    args = parser.parse_args()
+    init_gloo(args.rank, args.world, args.store)
+    try:
+        print(json.dumps(run(args.rank, args.world)), flush=True)
+    finally:
+        dist.destroy_process_group()

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -371,28 +372,32 @@ FAULT_CASE = {
 }
 
 
-@pytest.fixture(scope="module")
-def faults(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
-    tmp = tmp_path_factory.mktemp("faults")
-    with cluster(tmp, 4, "faults", "--tensors") as c:
-        ranks = Ranks(c, "faults", 4, tmp)
+@contextmanager
+def fault_cluster(
+    tmp: Path, job: str, seed: int, *flags: str
+) -> Iterator[dict[str, Any]]:
+    """4 agents with the local endpoint (and `flags`), the fault case
+    registered as s0/d0."""
+    with cluster(tmp, 4, job, "--tensors", *flags) as c:
+        ranks = Ranks(c, job, 4, tmp)
         client = reshard.Client(c["server"], job_token=c["job_token"])
         case = dict(FAULT_CASE)
-        case["full"] = full_tensor(np.random.default_rng(5), case["shape"], "float32")
-        w = {
-            "n": 4,
-            "c": c,
-            "job": "faults",
-            "ranks": ranks,
-            "client": client,
-            "case": case,
-        }
+        case["full"] = full_tensor(
+            np.random.default_rng(seed), case["shape"], "float32"
+        )
+        w = {"n": 4, "c": c, "job": job, "ranks": ranks, "client": client, "case": case}
         register_case(w, 0, case)
         try:
             yield w
         finally:
             client.close()
             ranks.stop()
+
+
+@pytest.fixture(scope="module")
+def faults(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    with fault_cluster(tmp_path_factory.mktemp("faults"), "faults", 5) as w:
+        yield w
 
 
 def agent_pid(w: dict[str, Any], rank: int) -> int:
@@ -746,28 +751,10 @@ def run_case_into(w: dict[str, Any], into: str, allocate: bool) -> Any:
 
 @pytest.fixture(scope="module")
 def refusals(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
-    """4 agents with the local endpoint and /metrics, the fault case
-    registered as s0/d0."""
+    """The fault cluster, with each agent's /metrics."""
     tmp = tmp_path_factory.mktemp("refusals")
-    with cluster(tmp, 4, "refusals", "--tensors", "--metrics") as c:
-        ranks = Ranks(c, "refusals", 4, tmp)
-        client = reshard.Client(c["server"], job_token=c["job_token"])
-        case = dict(FAULT_CASE)
-        case["full"] = full_tensor(np.random.default_rng(6), case["shape"], "float32")
-        w = {
-            "n": 4,
-            "c": c,
-            "job": "refusals",
-            "ranks": ranks,
-            "client": client,
-            "case": case,
-        }
-        register_case(w, 0, case)
-        try:
-            yield w
-        finally:
-            client.close()
-            ranks.stop()
+    with fault_cluster(tmp, "refusals", 6, "--metrics") as w:
+        yield w
 
 
 def communicators_created(w: dict[str, Any]) -> list[float]:
