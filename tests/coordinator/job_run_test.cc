@@ -427,11 +427,13 @@ TEST_F(JobRunTest, SigtermFinishesTheCurrentRunFirst) {
   if (HasFailure()) ADD_FAILURE() << logs;
 }
 
-// Protocol 2's RunWork (a oneof of plan and batch) and RankReport (one shape
-// for both) differ from protocol 1's: an agent of protocol 1 would misread
-// both, so it is refused at Join, before any work reaches it.
+// An agent of an older protocol would misread or skip what this one's
+// agents do (protocol 2's RunWork and RankReport differ from protocol 1's;
+// protocol 3's agents begin every run with a pre-flight exchange that
+// protocol 2's would not join), so it is refused at Join, before any work
+// reaches it.
 TEST_F(JobRunTest, AnAgentOfProtocolOneIsRefusedAtJoin) {
-  ASSERT_EQ(kCoordinatorProtocol, 2);
+  ASSERT_EQ(kCoordinatorProtocol, 3);
   v1::JoinRequest request;
   request.mutable_agent()->set_job("old");
   request.mutable_agent()->set_rank(0);
@@ -446,7 +448,7 @@ TEST_F(JobRunTest, AnAgentOfProtocolOneIsRefusedAtJoin) {
   EXPECT_EQ(status.error_code(), grpc::FAILED_PRECONDITION);
   EXPECT_NE(status.error_message().find("protocol 1"), std::string::npos)
       << status.error_message();
-  EXPECT_NE(status.error_message().find("protocol 2"), std::string::npos)
+  EXPECT_NE(status.error_message().find("protocol 3"), std::string::npos)
       << status.error_message();
   // Nothing of the refused agent is kept: its job does not exist.
   v1::GetJobRequest get;
