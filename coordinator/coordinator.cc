@@ -240,8 +240,7 @@ absl::Status Coordinator::Leave(const AgentId& id, const Caller& caller) {
   absl::StatusOr<std::shared_ptr<Job>> job = JobOf(id, caller);
   if (!job.ok()) return job.status();
   absl::Status s = (*job)->Leave(id);
-  table_->ForgetIfAbandoned(
-      id.job, (*job)->token().open() ? JobSpace::kOpen : JobSpace::kTokened);
+  table_->ForgetIfAbandoned(id.job, SpaceOf((*job)->token()));
   return s;
 }
 

@@ -30,6 +30,9 @@ enum class JobSpace { kOpen, kTokened };
 inline JobSpace SpaceOf(const std::string& job_token) {
   return job_token.empty() ? JobSpace::kOpen : JobSpace::kTokened;
 }
+inline JobSpace SpaceOf(const JobToken& token) {
+  return token.open() ? JobSpace::kOpen : JobSpace::kTokened;
+}
 
 class JobTable {
  public:

@@ -32,7 +32,7 @@ import reshard
 from reshard import Error, StatusCode
 from reshard.agent import LocalAgent
 from reshard.torch.layout import State, box, coordinate, group_members, position
-from reshard_processes import CTL, ROOT, cluster, wait_until
+from reshard_processes import CTL, ROOT, cluster, ctl, wait_until
 
 CLIENT = Path(__file__).resolve().parent / "tensor_client.py"
 SENTINEL = 77
@@ -778,35 +778,29 @@ def communicators_created(w: dict[str, Any]) -> list[float]:
 def ctl_run(w: dict[str, Any], source: str) -> tuple[int, dict[str, Any]]:
     """reshardctl job run of the fault case from `source` into d0: its
     exit status and its JSON error, the run id taken out."""
-    out = subprocess.run(
-        [
-            str(CTL),
-            "--server",
-            w["c"]["server"],
-            "--job_token_file",
-            str(w["c"]["dir"] / "job-token"),
-            "job",
-            "run",
-            w["job"],
-            "--mesh",
-            "a=2,b=2",
-            "--shape",
-            "64,48",
-            "--dtype",
-            "float32",
-            "--from",
-            "S(0),R",
-            "--to",
-            "R,S(1)",
-            "--tensor",
-            source,
-            "--into",
-            "d0",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    out = ctl(
+        "--server",
+        w["c"]["server"],
+        "--job_token_file",
+        str(w["c"]["dir"] / "job-token"),
+        "job",
+        "run",
+        w["job"],
+        "--mesh",
+        "a=2,b=2",
+        "--shape",
+        "64,48",
+        "--dtype",
+        "float32",
+        "--from",
+        "S(0),R",
+        "--to",
+        "R,S(1)",
+        "--tensor",
+        source,
+        "--into",
+        "d0",
+        "--json",
     )
     error = json.loads(out.stdout)["error"] if out.returncode else {}
     if error:
