@@ -25,6 +25,7 @@
 #include "planner/core/plan.h"
 #include "planner/cost/cost_model.h"
 #include "planner/format/plan_format.h"
+#include "planner/format/plan_json_reader.h"
 #include "planner/search/flatten_policy.h"
 #include "planner/search/plan_cache.h"
 #include "planner/search/plan_request.h"
@@ -297,6 +298,14 @@ PlanFields FieldsOf(const PlanHandle& h) {
           p.steps.size()};
 }
 
+// A plan JSON written again by the C++ writers, so that Python prints what
+// reshardctl prints: the JSON line (`table` false) or the table.
+std::string FormatPlanJson(const std::string& text, bool table) {
+  PlanFile file = ValueOrThrow(ReadPlanJson(text));
+  return table ? PlanTable(file.mesh, file.plan)
+               : PlanJson(file.mesh, file.plan);
+}
+
 void DefinePlan(nb::module_& m) {
   nb::class_<PlanHandle>(m, "Plan")
       .def("fields", &FieldsOf)
@@ -332,5 +341,6 @@ NB_MODULE(_native, m) {
   m.def("plan", &PlanOne);
   m.def("plan_batch", &PlanMany);
   m.def("cache_info", &CacheInfo);
+  m.def("format_plan_json", &FormatPlanJson);
   m.def("torch_version", [] { return std::string(reshard::kTorchVersion); });
 }

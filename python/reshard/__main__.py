@@ -1,7 +1,7 @@
-"""`python -m reshard`: the command line (reshard.cli)."""
+"""`python -m reshard`: reshardctl (reshard._command_line)."""
 
 import sys
 
-from reshard.cli import main
+from reshard._command_line import main
 
 sys.exit(main())

@@ -28,6 +28,14 @@ _lock = threading.Lock()
 _MAX_MESHES = 256
 
 
+def native_or_none() -> Any:
+    """The native module, or None where it is not built or installed."""
+    try:
+        return native()
+    except Error:
+        return None
+
+
 def native() -> Any:
     """The native module, imported once; Error(UNIMPLEMENTED) naming what is
     missing when this install has none."""

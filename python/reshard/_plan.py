@@ -9,8 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from reshard._errors import invalid_argument
-from reshard._json_text import compact_json
+from reshard._errors import Error, invalid_argument
 from reshard._values import Mesh
 
 COLLECTIVES = ("all_gather", "all_reduce", "reduce_scatter", "all_to_all")
@@ -171,7 +170,7 @@ class Plan:
         cache_hit): what equality and hashing compare."""
         d = self.to_dict()
         del d["planning_us"], d["cache_hit"]
-        return compact_json(d)
+        return _plain_json(d)
 
     def __eq__(self, other: object) -> bool:
         """The same plan: every field but planning_us and cache_hit, which
@@ -219,8 +218,25 @@ class Plan:
         return out
 
     def to_json(self) -> str:
-        """The plan JSON, one line, as `reshardctl plan --json` prints it."""
-        return compact_json(self.to_dict())
+        """The plan JSON, one line: with the native module, the C++ writer's
+        text, as `reshardctl plan --json` prints it; without it, the same
+        JSON values, not the same bytes."""
+        written = self._written_by_native(table=False)
+        return _plain_json(self.to_dict()) if written is None else written.rstrip("\n")
+
+    def _written_by_native(self, table: bool) -> str | None:
+        """The C++ writers' text of this plan (planner/format/plan_format.h),
+        or None without the native module or for a plan they would write
+        otherwise: another PyTorch pin's, or one the C++ reader refuses."""
+        from reshard._inprocess import native_or_none
+
+        module = native_or_none()
+        if module is None or self.torch_version not in (None, module.torch_version()):
+            return None
+        try:
+            return str(module.format_plan_json(_plain_json(self.to_dict()), table))
+        except Error:
+            return None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Plan:
@@ -275,30 +291,25 @@ class Plan:
         return f"{self.planner} planner"
 
     def summary(self) -> str:
-        """The trace, one row per step and the warnings: what `reshardctl
-        plan` prints."""
-        rows = [["#", "op", "group", "from -> to", "bytes", "us"]]
-        for i, s in enumerate(self.steps):
-            rows.append(
-                [
-                    str(i),
-                    s.op,
-                    s.group,
-                    f"{s.from_} -> {s.to}",
-                    str(s.bytes),
-                    f"{s.time_us:.4f}",
-                ]
-            )
-        out = f"trace: {self.trace}\n" + aligned_columns(rows)
-        out += (
+        """The trace, one row per step and the warnings: with the native
+        module, what `reshardctl plan` prints; without it, the same content
+        with columns separated by two spaces."""
+        written = self._written_by_native(table=True)
+        if written is not None:
+            return written
+        rows = [f"trace: {self.trace}", "#  op  group  from -> to  bytes  us"]
+        rows += [
+            f"{i}  {s.op}  {s.group}  {s.from_} -> {s.to}  {s.bytes}  {s.time_us:.4f}"
+            for i, s in enumerate(self.steps)
+        ]
+        rows.append(
             f"total: {len(self.steps)} steps ({self.communicating_steps} "
             f"communicating), {self.total_bytes} bytes, {self.total_time_us:.4f} us "
             f"({self.cost_model} model, {self.planner_label()}), peak "
-            f"{self.peak_bytes} bytes/rank\n"
+            f"{self.peak_bytes} bytes/rank"
         )
-        return out + "".join(
-            f"warning [{w.code}]: {w.message}\n" for w in self.warnings
-        )
+        rows += [f"warning [{w.code}]: {w.message}" for w in self.warnings]
+        return "\n".join(rows) + "\n"
 
     def __repr__(self) -> str:
         ops = ", ".join(f"{s.op}[{s.group}]" for s in self.steps) or "no steps"
@@ -309,24 +320,9 @@ class Plan:
         )
 
 
-# The step table's columns: the minimum widths, text left-aligned and the
-# last two (numbers) right-aligned, as planner/format/plan_format.cc prints them.
-_MIN_WIDTHS = (3, 17, 8, 40, 12, 12)
-
-
-def aligned_columns(rows: list[list[str]]) -> str:
-    widths = [
-        max([w] + [len(row[c]) for row in rows]) for c, w in enumerate(_MIN_WIDTHS)
-    ]
-    lines = []
-    for row in rows:
-        cells = []
-        for c, cell in enumerate(row):
-            pad = " " * (widths[c] - len(cell))
-            right = c + 2 >= len(widths)
-            cells.append(pad + cell if right else cell + pad)
-        lines.append(" ".join(cells) + "\n")
-    return "".join(lines)
+def _plain_json(value: Any) -> str:
+    """JSON text, one line, in Python's own number and string forms."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True)
