@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
+#include "client/cross_plan_command.h"
 #include "client/plan_flags.h"
 #include "planner/format/plan_format.h"
 #include "planner/search/planner.h"
@@ -30,6 +31,13 @@ constexpr char kPlanUsage[] =
     "       reshardctl [global flags] plan [--offline] --batch FILE --mesh "
     "... [options]\n"
     "         [--bucket_bytes N] [--all_or_nothing] [--json]\n"
+    "       reshardctl [global flags] plan --offline --src_mesh A=2,B=2 "
+    "--dst_mesh C=4\n"
+    "         [--src_ranks 0,1,2,3] [--dst_ranks 4,5,6,7] "
+    "[--src_flatten A,B]...\n"
+    "         [--dst_flatten ...]... [--cross_link GBPS:US] "
+    "[--unavailable_ranks R,...]\n"
+    "         --shape ... [--dtype ...] --from SRC --to DST [--json]\n"
     "  Plans a redistribution on the service (--offline: in-process) and\n"
     "  prints the trace, one row per step and the warnings, or the plan JSON\n"
     "  (docs/PLAN_JSON.md). --mesh_id plans on a mesh registered with\n"
@@ -40,6 +48,11 @@ constexpr char kPlanUsage[] =
     "  --batch FILE: one\n"
     "  {\"name\",\"shape\",\"dtype\",\"from\",\"to\"} per line, planned and\n"
     "  bucketed.\n"
+    "  --src_mesh: a cross-mesh plan (docs/DESIGN.md §9), --from on the\n"
+    "  source mesh, --to on the destination; --src_ranks and --dst_ranks give\n"
+    "  the global rank at each position in row-major order (default: the\n"
+    "  source 0..N-1, the destination next); --cross_link prices the\n"
+    "  transfers (default: the slower mesh's dim 0 link).\n"
     "  Global flags (before or after the command): --server HOST[:PORT]\n"
     "  (port 50051 when omitted), --deadline_seconds D.\n";
 
@@ -115,6 +128,7 @@ absl::Status RunPlanCommand(const ServerFlags& server,
                             const std::vector<std::string>& argv,
                             std::ostream& out) {
   if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, out);
+  if (HasCrossMeshFlag(argv)) return RunCrossMeshPlan(server, argv, out);
   std::set<std::string> flags = PlanFlags();
   flags.insert("mesh_id");
   absl::StatusOr<CliArgs> args =

@@ -16,6 +16,10 @@
 namespace reshard::client {
 namespace {
 
+// The word LinkValue writes, and ParseLinkField reads, for a link field
+// the cost model defaults.
+constexpr absl::string_view kDefaultField = "default";
+
 // "A=2,B=2,C=2" -> names and sizes.
 absl::Status ParseMeshFlag(const std::string& text, MeshSpec& spec) {
   for (absl::string_view part : absl::StrSplit(text, ',')) {
@@ -56,18 +60,6 @@ LinkParams* LinkTarget(const std::string& name, MeshSpec& spec) {
     }
   }
   return nullptr;
-}
-
-// The word LinkValue writes for a link field the cost model defaults.
-constexpr absl::string_view kDefaultField = "default";
-
-// One field of a --link value: a number, or kDefaultField (unset).
-bool ParseLinkField(const std::string& text, std::optional<double>& value) {
-  if (text == kDefaultField) return true;
-  double number = 0;
-  if (!absl::SimpleAtod(text, &number)) return false;
-  value = number;
-  return true;
 }
 
 // "A=100:1.5" -> link override of dim A (GB/s, µs per hop); "A,B=0.1:20"
@@ -125,7 +117,21 @@ std::string LinkValue(const LinkParams& link) {
 
 }  // namespace
 
+bool ParseLinkField(const std::string& text, std::optional<double>& value) {
+  if (text == kDefaultField) return true;
+  double number = 0;
+  if (!absl::SimpleAtod(text, &number)) return false;
+  value = number;
+  return true;
+}
+
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
+  absl::StatusOr<MeshSpec> spec = MeshSpecFromFlags(args);
+  if (!spec.ok()) return spec.status();
+  return Mesh::Create(*std::move(spec));
+}
+
+absl::StatusOr<MeshSpec> MeshSpecFromFlags(const CliArgs& args) {
   if (!args.Has("mesh")) {
     return absl::InvalidArgumentError("--mesh is required, e.g. A=2,B=2");
   }
@@ -145,7 +151,7 @@ absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args) {
   if (!s.ok()) return s;
   s = ParseNumberFlag(args, "reduce_gbps", "GB/s", spec.reduce_gbps);
   if (!s.ok()) return s;
-  return Mesh::Create(std::move(spec));
+  return spec;
 }
 
 std::vector<std::string> LinkFlagValues(const Mesh& mesh) {

@@ -6,6 +6,7 @@
 #ifndef RESHARD_CLIENT_PLAN_FLAGS_H_
 #define RESHARD_CLIENT_PLAN_FLAGS_H_
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ std::set<std::string> PlanFlags();
 // (every collective's base latency, MeshSpec::base_us) and --reduce_gbps
 // (the reduction rate, MeshSpec::reduce_gbps).
 absl::StatusOr<Mesh> MeshFromFlags(const CliArgs& args);
+// The same flags as a spec, for callers that complete it (a rank map).
+absl::StatusOr<MeshSpec> MeshSpecFromFlags(const CliArgs& args);
+
+// One field of a --link value: a number, or `default` (left unset). False
+// when it is neither.
+bool ParseLinkField(const std::string& text, std::optional<double>& value);
 
 // The mesh's links as --link takes them ("A=100:1.5", "A,B=0.1:default",
 // "A=default:default:4000" for an all_to_all latency alone; `default`

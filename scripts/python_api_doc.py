@@ -1,7 +1,7 @@
 """Writes docs/PYTHON_API.md, the reference of the Python package: every name
 in reshard.__all__ with its signature and docstring, the public methods and
-properties of each class, and the usage of each `python -m reshard`
-command. Run with the project environment after `make build`:
+properties of each class, and what `python -m reshard` is. Run with the
+project environment after `make build`:
 
     PYTHONPATH=python:build/python /opt/reshard/venv/bin/python \\
         scripts/python_api_doc.py > docs/PYTHON_API.md
@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import reshard
-from reshard import cli
+from reshard import _command_line as command_line_module
 
 HEADER = """\
 # The Python package `reshard`: API reference
@@ -111,10 +111,7 @@ def entry(name: str, module: ModuleType = reshard) -> str:
 
 
 def command_line() -> str:
-    out = "## `python -m reshard`\n" + _doc(cli) + "\n```text\n" + cli.USAGE + "```\n"
-    for name, (_, usage) in cli.COMMANDS.items():
-        out += f"\n### `{name}`\n\n```text\n{usage}```\n"
-    return out
+    return "## `python -m reshard`\n" + _doc(command_line_module)
 
 
 def document() -> str:

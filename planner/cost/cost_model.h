@@ -131,6 +131,9 @@ class CostModel {
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;
+  // Under alpha_beta, mesh dim `dim`'s own link (its override, else the
+  // defaults by devices_per_host).
+  GroupLink DimLink(int dim) const { return {ab_lat_[dim], ab_bw_[dim]}; }
   // What a rank's local copy of a byte costs in a local step: the mesh's
   // copy rate, else kLocalBandwidthGBps; 0 under the torch model.
   double LocalCopyUsPerByte() const { return copy_us_per_byte_; }

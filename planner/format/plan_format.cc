@@ -22,27 +22,6 @@ std::string OptionalInt(const std::optional<int>& v) {
   return v.has_value() ? absl::StrCat(*v) : "null";
 }
 
-std::string StepJson(const Mesh& mesh, const Step& s) {
-  return absl::StrCat(
-      "{\"op\":", JsonString(StepOpName(s.op)), ",\"mesh_dims\":[",
-      absl::StrJoin(s.group, ","),
-      "],\"group\":", JsonString(mesh.GroupName(s.group)), ",\"reduce_op\":",
-      UsesReduceOp(s.op) ? JsonString(ReduceOpName(s.reduce_op)) : "null",
-      ",\"avg_divisor\":", s.avg_divisor,
-      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
-      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
-      ",\"from\":", JsonString(s.from.ToString()),
-      ",\"to\":", JsonString(s.to.ToString()), ",\"bytes\":", s.bytes,
-      ",\"time_us\":", FormatDouble(s.time_us), "}");
-}
-
-std::string WarningJson(const Warning& w) {
-  return absl::StrCat("{\"code\":", JsonString(WarningCodeName(w.code)),
-                      ",\"dims\":", JsonStrings(w.dims),
-                      ",\"message\":", JsonString(w.message),
-                      ",\"saving_us\":", FormatDouble(w.saving_us), "}");
-}
-
 // Rows of cells as lines whose columns line up however long a cell is:
 // every column as wide as its widest cell (at least kMinWidths), the text
 // columns left-aligned and the last two (numbers) right-aligned.
@@ -123,21 +102,55 @@ std::string WarningLines(const Plan& plan, absl::string_view label) {
   return out;
 }
 
-std::string PlanJson(const Mesh& mesh, const Plan& plan) {
+std::string StepJson(const Mesh& mesh, const Step& s) {
+  return absl::StrCat(
+      "{\"op\":", JsonString(StepOpName(s.op)), ",\"mesh_dims\":[",
+      absl::StrJoin(s.group, ","),
+      "],\"group\":", JsonString(mesh.GroupName(s.group)), ",\"reduce_op\":",
+      UsesReduceOp(s.op) ? JsonString(ReduceOpName(s.reduce_op)) : "null",
+      ",\"avg_divisor\":", s.avg_divisor,
+      ",\"src_tensor_dim\":", OptionalInt(s.src_tensor_dim),
+      ",\"dst_tensor_dim\":", OptionalInt(s.dst_tensor_dim),
+      ",\"from\":", JsonString(s.from.ToString()),
+      ",\"to\":", JsonString(s.to.ToString()), ",\"bytes\":", s.bytes,
+      ",\"time_us\":", FormatDouble(s.time_us), "}");
+}
+
+std::string WarningJson(const Warning& w) {
+  return absl::StrCat("{\"code\":", JsonString(WarningCodeName(w.code)),
+                      ",\"dims\":", JsonStrings(w.dims),
+                      ",\"message\":", JsonString(w.message),
+                      ",\"saving_us\":", FormatDouble(w.saving_us), "}");
+}
+
+std::string MeshJson(const Mesh& mesh, bool with_rank_map) {
   std::vector<std::string> flattened;
   for (const Group& g : mesh.flattened()) {
     std::vector<std::string> names;
     for (int d : g) names.push_back(mesh.dim_names()[d]);
     flattened.push_back(JsonStrings(names));
   }
+  std::string rank_map;
+  if (with_rank_map) {
+    std::vector<int64_t> ranks;
+    for (int64_t p = 0; p < mesh.world_size(); ++p) {
+      ranks.push_back(mesh.RankAt(p));
+    }
+    rank_map = absl::StrCat(",\"rank_map\":[", absl::StrJoin(ranks, ","), "]");
+  }
+  return absl::StrCat("{\"shape\":[", absl::StrJoin(mesh.shape(), ","),
+                      "],\"dim_names\":", JsonStrings(mesh.dim_names()),
+                      ",\"flattened\":[", absl::StrJoin(flattened, ","), "]",
+                      rank_map, "}");
+}
+
+std::string PlanJson(const Mesh& mesh, const Plan& plan) {
   std::vector<std::string> steps;
   for (const Step& s : plan.steps) steps.push_back(StepJson(mesh, s));
   std::vector<std::string> warnings;
   for (const Warning& w : plan.warnings) warnings.push_back(WarningJson(w));
   return absl::StrCat(
-      "{\"mesh\":{\"shape\":[", absl::StrJoin(mesh.shape(), ","),
-      "],\"dim_names\":", JsonStrings(mesh.dim_names()), ",\"flattened\":[",
-      absl::StrJoin(flattened, ","), "]},\"tensor\":{\"shape\":[",
+      "{\"mesh\":", MeshJson(mesh, false), ",\"tensor\":{\"shape\":[",
       absl::StrJoin(plan.tensor.shape(), ","),
       "],\"dtype\":", JsonString(DTypeName(plan.tensor.dtype())),
       "},\"src\":", JsonString(plan.src.ToString()),

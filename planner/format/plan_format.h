@@ -28,6 +28,13 @@ std::string WarningLines(const Plan& plan, absl::string_view label = "");
 // not reduce (UsesReduceOp false: all_gather, all_to_all, chunk).
 std::string PlanJson(const Mesh& mesh, const Plan& plan);
 
+// The parts PlanJson writes, for the documents that embed them (cross-mesh
+// plans, layout digests): the mesh object (`rank_map` too when asked, the
+// identity written out), one step object and one warning object.
+std::string MeshJson(const Mesh& mesh, bool with_rank_map);
+std::string StepJson(const Mesh& mesh, const Step& s);
+std::string WarningJson(const Warning& w);
+
 }  // namespace reshard
 
 #endif  // RESHARD_PLANNER_FORMAT_PLAN_FORMAT_H_

@@ -57,7 +57,8 @@ def retarget_copy(library: Path, folder: Path) -> Path:
     with library.open("rb") as f:
         elf = ELFFile(f)
         soname = next(
-            t.soname for t in elf.get_section_by_name(".dynamic").iter_tags()
+            t.soname
+            for t in elf.get_section_by_name(".dynamic").iter_tags()
             if t.entry.d_tag == "DT_SONAME"
         )
         strings = elf.get_section_by_name(".dynstr")

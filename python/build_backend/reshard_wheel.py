@@ -13,13 +13,12 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from glibcxx_retarget import libraries_needing, retarget_copy
 from scikit_build_core import build as scikit_build
 from scikit_build_core.build import (  # noqa: F401  (part of the backend)
     get_requires_for_build_wheel,
     prepare_metadata_for_build_wheel,
 )
-
-from glibcxx_retarget import libraries_needing, retarget_copy
 
 PLATFORM = "manylinux_2_34_x86_64"
 # Never grafted: NCCL and the CUDA runtime come from NVIDIA's wheels or the

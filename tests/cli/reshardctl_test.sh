@@ -69,6 +69,27 @@ err=$("$CTL" plan --offline --bogus 1 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "unknown flag exits 2" $?
 contains "$err" "unknown flag --bogus"; check "unknown flag message" $?
 
+# A cross-mesh plan (docs/DESIGN.md §9): 4x2 S(0),R on ranks 0-7 to 2x4
+# R,S(1) on ranks 8-15, every destination column block from both replicas
+# of every row block.
+CROSS=(plan --offline --src_mesh A=4,B=2 --dst_mesh X=2,Y=4 --shape 16,16
+       --from 'S(0),R' --to 'R,S(1)')
+out=$("$CTL" "${CROSS[@]}" --json); check "cross-mesh json exit 0" $?
+echo "$out" | jq -e '.kind == "cross_mesh" and .src_mid == "S(0),R"
+  and (.transfers | length) == 32 and .bytes_by_rank.max_send == 256
+  and .dst_mesh.rank_map == [8,9,10,11,12,13,14,15]
+  and (.layout_digest | test("^[0-9a-f]{16}$"))
+  and .sender_rule.name == "least_loaded_holder"' >/dev/null
+check "cross-mesh json fields" $?
+out=$("$CTL" "${CROSS[@]}"); contains "$out" "transfers, S(0),R -> R,S(1): 32 boxes"
+check "cross-mesh summary" $?
+err=$("$CTL" "${CROSS[@]}" --dst_ranks 8,9 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "cross-mesh short rank map exits 2" $?
+contains "$err" "--dst_mesh: mesh.rank_map"; check "cross-mesh rank map message" $?
+err=$("$CTL" plan --src_mesh A=2 --dst_mesh X=2 --shape 4 --from 'S(0)' --to R 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ]; check "cross-mesh without --offline exits 1 (UNIMPLEMENTED)" $?
+contains "$err" "add --offline"; check "cross-mesh service message" $?
+
 # Server mode: the same plan over gRPC prints the same JSON (apart from the
 # per-call fields), plus the mesh and health commands.
 if [ -n "$PLANNER" ]; then

@@ -9,6 +9,7 @@ native module it still reads and writes plans."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -18,15 +19,26 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from reshard_processes import BUILD, CTL, ROOT, ctl, text_without_timing, without_imports
+from reshard_processes import (
+    BUILD,
+    CTL,
+    ROOT,
+    ctl,
+    text_without_timing,
+    without_imports,
+)
 
 # A cold build here is ≤ 6 minutes (docs/GUIDE.md); warm, seconds.
 WHEEL_TIMEOUT_S = 360
 PLATFORM = "manylinux_2_34_x86_64"
 # What a manylinux wheel may take from the machine (auditwheel's policy).
-SYSTEM = re.compile(r"^(ld-linux|libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|libz)\.")
+SYSTEM = re.compile(
+    r"^(ld-linux|libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|libz)\."
+)
 PLAN = ["plan", "--offline", "--mesh", "A=2,B=2", "--flatten", "A,B", "--shape", "8,8"]
 PLAN += ["--from", "P(sum),S(0)", "--to", "R,R", "--json"]
+EXEC = ["exec", "--local", "4", "--mesh", "A=2,B=2", "--shape", "8,8", "--iters", "1"]
+EXEC += ["--warmup", "0", "--from", "S(0),P(sum)", "--to", "R,R"]
 IN_PROCESS = """
 import reshard
 mesh = reshard.Mesh.from_text("A=2,B=2", flatten=["A,B"])
@@ -79,7 +91,9 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         timeout=60,
     )
     python = where / "venv" / "bin" / "python"
-    purelib = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    purelib = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    )
     Path(purelib.stdout.strip(), "project-env.pth").write_text(
         sysconfig.get_paths()["purelib"] + "\n"
     )
@@ -124,7 +138,11 @@ def _libraries_of_the_build() -> list[str]:
     for binary in [CTL, *BUILD.glob("python/reshard/_native*.so")]:
         for line in _run(["ldd", str(binary)]).stdout.splitlines():
             parts = line.split()
-            if len(parts) >= 3 and parts[2].startswith("/") and not SYSTEM.match(parts[0]):
+            if (
+                len(parts) >= 3
+                and parts[2].startswith("/")
+                and not SYSTEM.match(parts[0])
+            ):
                 found.add(os.path.realpath(parts[2]))
     return sorted(found)
 
@@ -153,13 +171,25 @@ def test_reshardctl_from_the_wheel_runs_with_the_build_out_of_reach(venv: Path) 
     assert module.stdout == version.stdout
 
 
+def test_gloo_ranks_from_the_wheel_run_a_plan(venv: Path) -> None:
+    """Four Gloo ranks of the wheel's reshardctl (its grafted, retargeted
+    libgloo) validate a plan and end with the build's checksums."""
+    run = EXEC + ["--json"]
+    ours = json.loads(out_of_reach([str(venv / "bin" / "reshard"), *run]).stdout)
+    theirs = json.loads(ctl(*run).stdout)
+    assert ours["validated"] is True, ours
+    assert ours["checksums"] == theirs["checksums"], (ours, theirs)
+
+
 def test_in_process_planning_from_the_wheel(venv: Path) -> None:
     ours = out_of_reach([str(venv / "bin" / "python"), "-c", IN_PROCESS])
     assert text_without_timing(ours.stdout) == text_without_timing(ctl(*PLAN).stdout)
 
 
 @pytest.mark.parametrize("order", [("torch", "reshard"), ("reshard", "torch")])
-def test_beside_torch_no_vendored_library_clashes(venv: Path, order: tuple[str, str]) -> None:
+def test_beside_torch_no_vendored_library_clashes(
+    venv: Path, order: tuple[str, str]
+) -> None:
     done = _run([str(venv / "bin" / "python"), "-c", BESIDE_TORCH, *order])
     count, clashes = done.stdout.split(" ", 1)
     assert int(count) >= 10, done.stdout  # the native module's Abseil, at least
@@ -168,7 +198,9 @@ def test_beside_torch_no_vendored_library_clashes(venv: Path, order: tuple[str, 
 
 def test_without_torch_grpcio_or_the_native_module(venv: Path) -> None:
     theirs = ctl(*PLAN)
-    pure = _run([str(venv / "bin" / "python"), "-c", WITHOUT_EXTRAS], input=theirs.stdout)
+    pure = _run(
+        [str(venv / "bin" / "python"), "-c", WITHOUT_EXTRAS], input=theirs.stdout
+    )
     lines = pure.stdout.splitlines()
     assert lines[0] == "all_reduce True False", lines
     assert lines[1].startswith("native: UNIMPLEMENTED in-process planning needs"), lines
