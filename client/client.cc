@@ -18,6 +18,7 @@
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "proto/cross_convert.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
 #include "reshard/v1/planner.grpc.pb.h"
 #include "transport/tls_credentials.h"
@@ -298,6 +299,22 @@ absl::StatusOr<Plan> Client::PlanInline(const Mesh& mesh,
   });
   if (!s.ok()) return s;
   return proto::PlanFromProto(mesh, response.plan());
+}
+
+absl::StatusOr<CrossMeshPlan> Client::PlanCrossMesh(
+    const Mesh& src_mesh, const Mesh& dst_mesh,
+    const CrossMeshRequest& request) {
+  const v1::PlanCrossMeshRequest proto =
+      proto::CrossRequestToProto(src_mesh, dst_mesh, request);
+  v1::PlanCrossMeshResponse response;
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->PlanCrossMesh(&ctx, proto, &response);
+  });
+  if (!s.ok()) return s;
+  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+      proto::CrossPlanFromProto(response.plan());
+  if (!plan.ok()) return plan.status();
+  return std::move(plan->plan);
 }
 
 namespace {

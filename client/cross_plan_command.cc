@@ -1,5 +1,6 @@
 #include "client/cross_plan_command.h"
 
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "client/plan_flags.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
+#include "reshard/client.h"
 
 namespace reshard::client {
 namespace {
@@ -78,11 +80,6 @@ absl::Status CheckFlags(const CliArgs& args) {
                        "plan"));
     }
   }
-  if (!args.Has("offline")) {
-    return absl::UnimplementedError(
-        "plan --src_mesh: the planner service does not plan across meshes "
-        "yet; add --offline to plan in-process");
-  }
   return absl::OkStatus();
 }
 
@@ -108,6 +105,17 @@ absl::StatusOr<CrossMeshRequest> RequestOf(const CliArgs& args, const Mesh& src,
                                std::move(unavailable), *link, *options);
 }
 
+// In-process with --offline, else on the service.
+absl::StatusOr<CrossMeshPlan> PlanIt(const ServerFlags& server,
+                                     const CliArgs& args, const Mesh& src,
+                                     const Mesh& dst,
+                                     const CrossMeshRequest& request) {
+  if (args.Has("offline")) return MakeCrossMeshPlan(src, dst, request);
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  return (*client)->PlanCrossMesh(src, dst, request);
+}
+
 }  // namespace
 
 bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
@@ -117,7 +125,7 @@ bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
   return false;
 }
 
-absl::Status RunCrossMeshPlan(const ServerFlags& /*server*/,
+absl::Status RunCrossMeshPlan(const ServerFlags& server,
                               const std::vector<std::string>& argv,
                               std::ostream& out) {
   std::set<std::string> flags = {"src_mesh",
@@ -148,7 +156,8 @@ absl::Status RunCrossMeshPlan(const ServerFlags& /*server*/,
   if (!dst.ok()) return dst.status();
   absl::StatusOr<CrossMeshRequest> request = RequestOf(*args, *src, *dst);
   if (!request.ok()) return request.status();
-  absl::StatusOr<CrossMeshPlan> plan = MakeCrossMeshPlan(*src, *dst, *request);
+  absl::StatusOr<CrossMeshPlan> plan =
+      PlanIt(server, *args, *src, *dst, *request);
   if (!plan.ok()) return plan.status();
   if (args->Has("json")) {
     out << CrossPlanJson(*src, *dst, *plan) << "\n";

@@ -31,7 +31,7 @@ constexpr char kPlanUsage[] =
     "       reshardctl [global flags] plan [--offline] --batch FILE --mesh "
     "... [options]\n"
     "         [--bucket_bytes N] [--all_or_nothing] [--json]\n"
-    "       reshardctl [global flags] plan --offline --src_mesh A=2,B=2 "
+    "       reshardctl [global flags] plan [--offline] --src_mesh A=2,B=2 "
     "--dst_mesh C=4\n"
     "         [--src_ranks 0,1,2,3] [--dst_ranks 4,5,6,7] "
     "[--src_flatten A,B]...\n"

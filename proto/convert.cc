@@ -175,8 +175,6 @@ absl::Status StatusFromGrpc(const grpc::Status& status) {
   return WithRankFailures(converted, ranks);
 }
 
-namespace {
-
 LinkParams LinkFromProto(const v1::LinkParams& proto) {
   LinkParams link;
   if (proto.has_bandwidth_gbps()) link.bandwidth_gbps = proto.bandwidth_gbps();
@@ -197,7 +195,6 @@ v1::LinkParams LinkToProto(const LinkParams& link) {
   return proto;
 }
 
-}  // namespace
 
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   MeshSpec spec;

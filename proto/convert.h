@@ -27,6 +27,9 @@ absl::Status StatusFromGrpc(const grpc::Status& status);
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);
 v1::DType DTypeToProto(DType dtype);
 
+LinkParams LinkFromProto(const v1::LinkParams& proto);
+v1::LinkParams LinkToProto(const LinkParams& link);
+
 absl::StatusOr<Mesh> MeshFromProto(const v1::Mesh& proto);
 v1::Mesh MeshToProto(const Mesh& mesh);
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto);

@@ -49,6 +49,9 @@ constexpr FieldBound kBounds[] = {
     {"PlanBatchRequest.mesh_id", 0, kIdBytes, true},
     {"PlanBatchRequest.items", kBatchItems, 0},
     {"ResolveGroupsRequest.mesh_id", 0, kIdBytes, true},
+    {"PlanCrossMeshRequest.src_mesh_id", 0, kIdBytes, true},
+    {"PlanCrossMeshRequest.dst_mesh_id", 0, kIdBytes, true},
+    {"PlanCrossMeshRequest.unavailable_ranks", kRanks, 0},
     // Plans and batches given to RunJob.
     {"Plan.mesh_id", 0, kIdBytes, true},
     {"Plan.src", 0, kStateBytes},

@@ -4,11 +4,15 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "planner/cross/cross_planner.h"
+#include "planner/format/cross_plan_format.h"
 #include "proto/batch_convert.h"
 #include "proto/convert.h"
+#include "proto/cross_convert.h"
 #include "server/admin_token.h"
 #include "server/batch_request.h"
 #include "server/caller_credentials.h"
+#include "server/cross_mesh_request.h"
 #include "server/message_bounds.h"
 #include "server/pages.h"
 #include "server/service_call.h"
@@ -351,6 +355,38 @@ grpc::ServerUnaryReactor* PlannerService::ResolveGroups(
           out->set_index(m.IndexInGroup(position, g));
         }
         return absl::OkStatus();
+      });
+}
+
+}  // namespace reshard::server
+
+namespace reshard::server {
+
+grpc::ServerUnaryReactor* PlannerService::PlanCrossMesh(
+    grpc::CallbackServerContext* ctx, const v1::PlanCrossMeshRequest* request,
+    v1::PlanCrossMeshResponse* response) {
+  return RunPlanning(
+      ctx, Rpc::kPlanCrossMesh, *request, response,
+      [&]() -> absl::StatusOr<PlanningCall> {
+        absl::StatusOr<CrossMeshCall> call =
+            CrossMeshCallOf(registry_, *request, options_);
+        if (!call.ok()) return call.status();
+        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
+        if (!credential.ok()) return credential.status();
+        call->request.cache_scope = CacheScopeOf(*credential);
+        // Two meshes' searches and every rank pair's boxes: always heavy.
+        return PlanningCall{
+            true, call->request.cache_scope,
+            [this, ctx, response, call = *std::move(call)] {
+              absl::StatusOr<CrossMeshPlan> plan =
+                  MakeCrossMeshPlan(*call.src_mesh, *call.dst_mesh,
+                                    call.request, &cache_, CallStop(ctx));
+              if (!plan.ok()) return plan.status();
+              proto::CrossPlanToProto(*call.src_mesh, *call.dst_mesh, *plan,
+                                      kMaxListedTransfers,
+                                      response->mutable_plan());
+              return absl::OkStatus();
+            }};
       });
 }
 

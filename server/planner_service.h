@@ -69,6 +69,9 @@ class PlannerService final : public v1::Planner::CallbackService {
   grpc::ServerUnaryReactor* ResolveGroups(
       grpc::CallbackServerContext* ctx, const v1::ResolveGroupsRequest* request,
       v1::ResolveGroupsResponse* response) override;
+  grpc::ServerUnaryReactor* PlanCrossMesh(
+      grpc::CallbackServerContext* ctx, const v1::PlanCrossMeshRequest* request,
+      v1::PlanCrossMeshResponse* response) override;
 
  private:
   // The service's methods, named in logs and metrics by kRpcNames.
@@ -80,10 +83,11 @@ class PlannerService final : public v1::Planner::CallbackService {
     kPlan,
     kPlanBatch,
     kResolveGroups,
+    kPlanCrossMesh,
   };
-  static constexpr std::array<const char*, 7> kRpcNames = {
-      "RegisterMesh", "GetMesh",   "ListMeshes",   "DeleteMesh",
-      "Plan",         "PlanBatch", "ResolveGroups"};
+  static constexpr std::array<const char*, 8> kRpcNames = {
+      "RegisterMesh", "GetMesh",   "ListMeshes",    "DeleteMesh",
+      "Plan",         "PlanBatch", "ResolveGroups", "PlanCrossMesh"};
 
   // A Plan's or PlanBatch's planning, ready to run: whether it needs the
   // planning pool, whose it is there, and the work (it fills the reply).

@@ -26,6 +26,7 @@
 #include "planner/batch/batch_plan.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
+#include "planner/cross/cross_plan.h"
 #include "planner/search/planner.h"
 #include "run_values/batch_work.h"
 #include "run_values/rank_report.h"
@@ -185,6 +186,11 @@ class Client {
   absl::StatusOr<BatchPlan> PlanBatchBucketed(
       const Mesh& mesh, const std::vector<PlanRequest>& requests,
       const BatchOptions& options);
+  // Plans a cross-mesh request (docs/DESIGN.md §9) on two inline meshes;
+  // transfers past the reply's list are expanded again here.
+  absl::StatusOr<CrossMeshPlan> PlanCrossMesh(const Mesh& src_mesh,
+                                              const Mesh& dst_mesh,
+                                              const CrossMeshRequest& request);
 
   absl::StatusOr<std::vector<ResolvedGroup>> ResolveGroups(
       const std::string& mesh_id, int64_t rank);

@@ -22,7 +22,7 @@ absl::flat_hash_map<int64_t, RankBytes> BytesPerRank(
     const std::vector<Transfer>& transfers, int64_t itemsize) {
   absl::flat_hash_map<int64_t, RankBytes> ranks;
   for (const Transfer& t : transfers) {
-    const int64_t bytes = t.box.numel() * itemsize;
+    const int64_t bytes = t.numel() * itemsize;
     if (t.from == t.to) {
       ranks[t.from].self += bytes;
     } else {

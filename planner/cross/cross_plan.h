@@ -1,7 +1,10 @@
-// A cross-mesh plan (docs/DESIGN.md §9): `pre` on the source mesh from src
-// to src_mid (reductions where the data is), point-to-point `transfers`
-// from src_mid to dst_mid, and `post` on the destination mesh from dst_mid
-// to dst. A plain value, as Plan is.
+// A cross-mesh request and its plan (docs/DESIGN.md §9), plain values as
+// Plan is. The request moves one global tensor from `src` on a source mesh
+// to `dst` on a destination mesh, the two placed in one global rank space
+// by their rank maps (disjoint, overlapping, nested or the same ranks
+// permuted). The plan: `pre` on the source mesh from src to src_mid
+// (reductions where the data is), point-to-point `transfers` from src_mid
+// to dst_mid, and `post` on the destination mesh from dst_mid to dst.
 #ifndef RESHARD_PLANNER_CROSS_CROSS_PLAN_H_
 #define RESHARD_PLANNER_CROSS_CROSS_PLAN_H_
 
@@ -12,9 +15,41 @@
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 #include "planner/core/tensor_spec.h"
-#include "planner/cross/transfer.h"
+#include "planner/search/plan_request.h"
 
 namespace reshard {
+
+struct CrossMeshRequest {
+  TensorSpec tensor;
+  DistState src;  // on the source mesh
+  DistState dst;  // on the destination mesh; no P(max) or P(min)
+  // Source ranks that must not send (a job re-meshed after losing nodes),
+  // ascending, each a rank of the source mesh.
+  std::vector<int64_t> unavailable_ranks;
+  // The link every point-to-point transfer is priced on; unset fields take
+  // the slower of the two meshes' outermost (dim 0) links.
+  LinkParams cross_link;
+  // planner must be kOptimal and cost_model kAlphaBeta: the pre- and
+  // post-steps are planned with these options.
+  PlanOptions options;
+  // The plan cache scope of the pre- and post-steps (PlanRequest's).
+  uint64_t cache_scope = 0;
+};
+
+// A box of the global tensor (offset and extent per tensor dim) that one
+// global rank sends another; equal ranks: a rank's copy to itself.
+struct Transfer {
+  int64_t from = 0;
+  int64_t to = 0;
+  std::vector<int64_t> offset;
+  std::vector<int64_t> extent;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t e : extent) n *= e;
+    return n;
+  }
+  bool operator==(const Transfer&) const = default;
+};
 
 // Bytes sent and received between different ranks (a rank's copy to
 // itself is not counted).
@@ -30,7 +65,7 @@ struct CrossMeshPlan {
   DistState src, dst, src_mid, dst_mid;
   Plan pre;                         // on the source mesh
   Plan post;                        // on the destination mesh
-  std::vector<Transfer> transfers;  // the sender rule's (transfer.h) order
+  std::vector<Transfer> transfers;  // the sender rule's order (transfer.h)
   std::vector<int64_t> unavailable_ranks;
   LinkParams cross_link;  // both fields set: what the transfers cost on
   double transfer_time_us = 0;

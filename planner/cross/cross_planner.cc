@@ -30,7 +30,7 @@ absl::StatusOr<std::vector<Side>> PlanSide(const Mesh& mesh,
   absl::Status first = absl::OkStatus();
   for (const DistState& mid : mids) {
     PlanRequest req{r.tensor, mid_is_target ? r.src : mid,
-                    mid_is_target ? mid : r.dst, r.options};
+                    mid_is_target ? mid : r.dst, r.options, r.cache_scope};
     absl::StatusOr<Plan> steps = cache != nullptr
                                      ? MakePlanCached(mesh, req, *cache, stop)
                                      : MakePlan(mesh, req, stop);

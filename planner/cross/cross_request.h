@@ -1,7 +1,5 @@
-// A cross-mesh request (docs/DESIGN.md §9): one global tensor moving from
-// `src` on a source mesh to `dst` on a destination mesh, the two placed in
-// one global rank space by their rank maps (disjoint, overlapping, nested
-// or the same ranks permuted).
+// Building and checking a cross-mesh request (planner/cross/cross_plan.h,
+// docs/DESIGN.md §9).
 #ifndef RESHARD_PLANNER_CROSS_CROSS_REQUEST_H_
 #define RESHARD_PLANNER_CROSS_CROSS_REQUEST_H_
 
@@ -13,25 +11,10 @@
 #include "absl/strings/string_view.h"
 #include "planner/core/dist_state.h"
 #include "planner/core/mesh.h"
-#include "planner/core/tensor_spec.h"
+#include "planner/cross/cross_plan.h"
 #include "planner/search/plan_request.h"
 
 namespace reshard {
-
-struct CrossMeshRequest {
-  TensorSpec tensor;
-  DistState src;  // on the source mesh
-  DistState dst;  // on the destination mesh; no P(max) or P(min)
-  // Source ranks that must not send (a job re-meshed after losing nodes),
-  // ascending, each a rank of the source mesh.
-  std::vector<int64_t> unavailable_ranks;
-  // The link every point-to-point transfer is priced on; unset fields take
-  // the slower of the two meshes' outermost (dim 0) links.
-  LinkParams cross_link;
-  // planner must be kOptimal and cost_model kAlphaBeta: the pre- and
-  // post-steps are planned with these options.
-  PlanOptions options;
-};
 
 // Builds a request from the text forms users type. INVALID_ARGUMENT names
 // the field: `tensor.shape[1]`, `src[0]`, `dst[1]` (a P(max) or P(min)

@@ -88,7 +88,8 @@ absl::Status ReplayBox(const TransferLayout& l, const SourceBox& s,
       load[least] += piece->numel();
       from = s.holders[least];
     }
-    out.push_back({from, to, *std::move(piece)});
+    out.push_back(
+        {from, to, std::move(piece->offset), std::move(piece->extent)});
   }
   return absl::OkStatus();
 }

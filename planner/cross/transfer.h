@@ -22,18 +22,12 @@
 #include "planner/core/dist_state.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/mesh.h"
+#include "planner/cross/cross_plan.h"
 
 namespace reshard {
 
 // The rule's name in plan JSON and on the wire.
 inline constexpr char kSenderRuleName[] = "least_loaded_holder";
-
-struct Transfer {
-  int64_t from = 0;  // global ranks; equal for a rank's copy to itself
-  int64_t to = 0;
-  Box box;
-  bool operator==(const Transfer&) const = default;
-};
 
 // What the rule needs beyond the plan's states.
 struct TransferLayout {

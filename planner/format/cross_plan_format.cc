@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/json_text.h"
 #include "planner/cross/layout_digest.h"
+#include "planner/cross/transfer.h"
 #include "planner/format/plan_format.h"
 
 namespace reshard {
@@ -31,10 +32,10 @@ std::string TransfersJson(const CrossMeshPlan& plan, int64_t max_listed) {
   std::vector<std::string> items;
   items.reserve(plan.transfers.size());
   for (const Transfer& t : plan.transfers) {
-    items.push_back(
-        absl::StrCat("{\"from\":", t.from, ",\"to\":", t.to, ",\"offset\":[",
-                     absl::StrJoin(t.box.offset, ","), "],\"extent\":[",
-                     absl::StrJoin(t.box.extent, ","), "]}"));
+    items.push_back(absl::StrCat("{\"from\":", t.from, ",\"to\":", t.to,
+                                 ",\"offset\":[", absl::StrJoin(t.offset, ","),
+                                 "],\"extent\":[", absl::StrJoin(t.extent, ","),
+                                 "]}"));
   }
   return absl::StrCat("\"transfers\":[", absl::StrJoin(items, ","), "]");
 }
@@ -66,7 +67,7 @@ std::string PairLines(const CrossMeshPlan& plan) {
   std::map<std::pair<int64_t, int64_t>, std::pair<int64_t, int>> pairs;
   for (const Transfer& t : plan.transfers) {
     auto& [bytes, boxes] = pairs[{t.from, t.to}];
-    bytes += t.box.numel() * plan.tensor.itemsize();
+    bytes += t.numel() * plan.tensor.itemsize();
     ++boxes;
   }
   std::string out;

@@ -86,9 +86,9 @@ check "cross-mesh summary" $?
 err=$("$CTL" "${CROSS[@]}" --dst_ranks 8,9 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "cross-mesh short rank map exits 2" $?
 contains "$err" "--dst_mesh: mesh.rank_map"; check "cross-mesh rank map message" $?
-err=$("$CTL" plan --src_mesh A=2 --dst_mesh X=2 --shape 4 --from 'S(0)' --to R 2>&1 >/dev/null); rc=$?
-[ $rc -eq 1 ]; check "cross-mesh without --offline exits 1 (UNIMPLEMENTED)" $?
-contains "$err" "add --offline"; check "cross-mesh service message" $?
+err=$("$CTL" "${CROSS[@]}" --to 'R,P(max)' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "cross-mesh P(max) destination exits 2" $?
+contains "$err" "dst[1]: P(max) cannot be a cross-mesh destination"; check "cross-mesh P(max) message" $?
 
 # Server mode: the same plan over gRPC prints the same JSON (apart from the
 # per-call fields), plus the mesh and health commands.
@@ -105,6 +105,10 @@ if [ -n "$PLANNER" ]; then
   remote=$("$CTL" "${ARGS_SERVER[@]}" --json | strip); check "plan over gRPC" $?
   local_=$("$CTL" "${ARGS[@]}" --json | strip)
   [ "$remote" = "$local_" ]; check "gRPC plan equals offline plan" $?
+  CROSS_SERVER=(); for a in "${CROSS[@]}"; do [ "$a" != "--offline" ] && CROSS_SERVER+=("$a"); done
+  remote=$("$CTL" "${CROSS_SERVER[@]}" --json | sed 's/"planning_us":[^,}]*//'); check "cross-mesh plan over gRPC" $?
+  local_=$("$CTL" "${CROSS[@]}" --json | sed 's/"planning_us":[^,}]*//')
+  [ "$remote" = "$local_" ]; check "gRPC cross-mesh plan equals offline plan" $?
   id=$("$CTL" mesh register --mesh A=2,B=2 --flatten A,B); check "mesh register" $?
   case "$id" in mesh-*) true ;; *) false ;; esac; check "mesh id is content-addressed" $?
   out=$("$CTL" mesh list); contains "$out" "$id  A=2,B=2  flattened A_B"; check "mesh list" $?

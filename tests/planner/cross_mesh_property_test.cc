@@ -66,10 +66,10 @@ int64_t Volume(const std::vector<Interval>& box) {
   return v;
 }
 
-std::vector<Interval> AsIntervals(const Box& b) {
+std::vector<Interval> AsIntervals(const Transfer& t) {
   std::vector<Interval> out;
-  for (size_t d = 0; d < b.offset.size(); ++d) {
-    out.push_back({b.offset[d], b.offset[d] + b.extent[d]});
+  for (size_t d = 0; d < t.offset.size(); ++d) {
+    out.push_back({t.offset[d], t.offset[d] + t.extent[d]});
   }
   return out;
 }
@@ -98,7 +98,7 @@ std::string TransferProblem(const Mesh& src_mesh, const Mesh& dst_mesh,
   std::map<int64_t, std::vector<std::vector<Interval>>> received;
   for (size_t i = 0; i < plan.transfers.size(); ++i) {
     const Transfer& t = plan.transfers[i];
-    const std::vector<Interval> box = AsIntervals(t.box);
+    const std::vector<Interval> box = AsIntervals(t);
     const int64_t p = src_mesh.PositionOfRank(t.from);
     const int64_t q = dst_mesh.PositionOfRank(t.to);
     if (Volume(box) == 0 || p < 0 || q < 0) {
