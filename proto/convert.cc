@@ -195,7 +195,6 @@ v1::LinkParams LinkToProto(const LinkParams& link) {
   return proto;
 }
 
-
 MeshSpec MeshSpecFromProto(const v1::Mesh& proto) {
   MeshSpec spec;
   spec.shape.assign(proto.shape().begin(), proto.shape().end());
