@@ -24,6 +24,9 @@
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 #include "planner/cost/cost_model.h"
+#include "planner/cross/cross_planner.h"
+#include "planner/cross/cross_request.h"
+#include "planner/format/cross_plan_format.h"
 #include "planner/format/plan_format.h"
 #include "planner/format/plan_json_reader.h"
 #include "planner/search/flatten_policy.h"
@@ -181,6 +184,32 @@ PlanHandle PlanOne(const MeshHandle& mesh, const Item& item,
                         : absl::StatusOr<Plan>(request.status());
   }
   return {mesh.mesh, ValueOrThrow(std::move(plan))};
+}
+
+// A cross-mesh plan (docs/DESIGN.md §9) as its JSON, which Python reads
+// (python/reshard/_cross_plan.py).
+std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
+                              std::vector<int64_t> shape,
+                              const std::string& dtype,
+                              const std::string& from, const std::string& to,
+                              std::vector<int64_t> unavailable,
+                              const LinkTuple& cross_link,
+                              const Options& options) {
+  absl::StatusOr<CrossMeshPlan> plan;
+  {
+    nb::gil_scoped_release release;
+    absl::StatusOr<PlanOptions> parsed = ParseOptions(options);
+    absl::StatusOr<CrossMeshRequest> request =
+        parsed.ok() ? ParseCrossMeshRequest(
+                          *src.mesh, *dst.mesh, std::move(shape), dtype, from,
+                          to, std::move(unavailable), LinkFrom(cross_link),
+                          *parsed)
+                    : absl::StatusOr<CrossMeshRequest>(parsed.status());
+    plan = request.ok()
+               ? MakeCrossMeshPlan(*src.mesh, *dst.mesh, *request, &Cache())
+               : absl::StatusOr<CrossMeshPlan>(request.status());
+  }
+  return CrossPlanJson(*src.mesh, *dst.mesh, ValueOrThrow(std::move(plan)));
 }
 
 // A bucket as (op, mesh_dims, group, reduce_op, avg_divisor, bytes,
@@ -342,5 +371,6 @@ NB_MODULE(_native, m) {
   m.def("plan_batch", &PlanMany);
   m.def("cache_info", &CacheInfo);
   m.def("format_plan_json", &FormatPlanJson);
+  m.def("plan_cross_mesh", &PlanCrossMeshJson);
   m.def("torch_version", [] { return std::string(reshard::kTorchVersion); });
 }

@@ -21,8 +21,14 @@ from typing import Any
 # module and the generated stubs) until it is installed in one place.
 __path__ = pkgutil.extend_path(__path__, __name__)
 
+from reshard._cross_plan import CrossMeshPlan, Transfer, TransferBytes  # noqa: E402
 from reshard._errors import Error, RankFailure, StatusCode  # noqa: E402
-from reshard._inprocess import cache_info, plan, plan_batch  # noqa: E402
+from reshard._inprocess import (  # noqa: E402
+    cache_info,
+    plan,
+    plan_batch,
+    plan_cross_mesh,
+)
 from reshard._plan import (  # noqa: E402
     BatchPlan,
     Bucket,
@@ -65,6 +71,7 @@ __all__ = [
     "Bucket",
     "BucketMember",
     "Client",
+    "CrossMeshPlan",
     "Error",
     "JobInfo",
     "JobRun",
@@ -87,9 +94,12 @@ __all__ = [
     "StepResult",
     "TensorCheck",
     "TensorResult",
+    "Transfer",
+    "TransferBytes",
     "cache_info",
     "plan",
     "plan_batch",
+    "plan_cross_mesh",
     "state_text",
 ]
 

@@ -9,9 +9,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from reshard._cross_plan import CrossMeshPlan
 from reshard._errors import Error, StatusCode
 from reshard._plan import BatchPlan, Bucket, LazySteps, Plan, PlanWarning, Step
 from reshard._values import (
+    Link,
     Mesh,
     PlanItem,
     PlanOptions,
@@ -211,3 +213,36 @@ def cache_info() -> dict[str, int]:
     """The in-process plan cache: size, capacity, hits, misses."""
     size, capacity, hits, misses = native().cache_info()
     return {"size": size, "capacity": capacity, "hits": hits, "misses": misses}
+
+
+def plan_cross_mesh(
+    src_mesh: Mesh,
+    dst_mesh: Mesh,
+    shape: Sequence[int],
+    src: State,
+    dst: State,
+    dtype: str = "float32",
+    unavailable_ranks: Sequence[int] = (),
+    cross_link: Link | None = None,
+    options: PlanOptions | None = None,
+    **option_kwargs: Any,
+) -> CrossMeshPlan:
+    """Plans moving a tensor of global `shape` from `src` on `src_mesh` to
+    `dst` on `dst_mesh`, the two placed in one global rank space by their
+    rank maps (docs/DESIGN.md §9), in this process. `unavailable_ranks`:
+    source ranks that must not send; `cross_link`: what transfers cost
+    (default: the slower mesh's dim 0 link). Option keywords as
+    reshard.plan's (the planner is optimal). Raises reshard.Error."""
+    opts = options_of(options, option_kwargs)
+    text = native().plan_cross_mesh(
+        native_mesh(src_mesh),
+        native_mesh(dst_mesh),
+        list(shape),
+        dtype_name(dtype),
+        state_text(src),
+        state_text(dst),
+        list(unavailable_ranks),
+        _link_tuple(cross_link or Link()),
+        _native_options(opts),
+    )
+    return CrossMeshPlan.from_json(text)

@@ -170,7 +170,7 @@ class Plan:
         cache_hit): what equality and hashing compare."""
         d = self.to_dict()
         del d["planning_us"], d["cache_hit"]
-        return _plain_json(d)
+        return plain_json(d)
 
     def __eq__(self, other: object) -> bool:
         """The same plan: every field but planning_us and cache_hit, which
@@ -222,7 +222,7 @@ class Plan:
         text, as `reshardctl plan --json` prints it; without it, the same
         JSON values, not the same bytes."""
         written = self._written_by_native(table=False)
-        return _plain_json(self.to_dict()) if written is None else written.rstrip("\n")
+        return plain_json(self.to_dict()) if written is None else written.rstrip("\n")
 
     def _written_by_native(self, table: bool) -> str | None:
         """The C++ writers' text of this plan (planner/format/plan_format.h),
@@ -234,7 +234,7 @@ class Plan:
         if module is None or self.torch_version not in (None, module.torch_version()):
             return None
         try:
-            return str(module.format_plan_json(_plain_json(self.to_dict()), table))
+            return str(module.format_plan_json(plain_json(self.to_dict()), table))
         except Error:
             return None
 
@@ -320,7 +320,7 @@ class Plan:
         )
 
 
-def _plain_json(value: Any) -> str:
+def plain_json(value: Any) -> str:
     """JSON text, one line, in Python's own number and string forms."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 

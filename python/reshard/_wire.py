@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reshard import _version
+from reshard._cross_plan import CrossMeshPlan, Transfer, TransferBytes
 from reshard._errors import Error, RankFailure
 from reshard._plan import (
     _NO_REDUCE_OP,
@@ -168,6 +169,67 @@ def plan_from_proto(mesh: Mesh, p: Any) -> Plan:
         states_expanded=p.states_expanded,
         cache_hit=p.cache_hit,
         torch_version=None if p.planner == "optimal" else _version.TORCH_VERSION,
+    )
+
+
+def cross_request(
+    src_mesh: Mesh,
+    dst_mesh: Mesh,
+    item: PlanItem,
+    unavailable_ranks: Sequence[int],
+    cross_link: Link,
+    options: PlanOptions,
+) -> Any:
+    out = pb.PlanCrossMeshRequest(
+        src_mesh=mesh_to_proto(src_mesh),
+        dst_mesh=mesh_to_proto(dst_mesh),
+        tensor=tensor_to_proto(item.shape, item.dtype),
+        src=pb.DistState(text=state_text(item.src)),
+        dst=pb.DistState(text=state_text(item.dst)),
+        unavailable_ranks=list(unavailable_ranks),
+        options=options_to_proto(options),
+    )
+    _link_to(cross_link, out.cross_link)
+    return out
+
+
+def cross_plan_from_proto(p: Any) -> CrossMeshPlan:
+    """The plan of a PlanCrossMesh reply; its meshes come with it."""
+    pre = plan_from_proto(mesh_from_proto(p.src_mesh), p.pre)
+    return CrossMeshPlan(
+        src_mesh=pre.mesh,
+        dst_mesh=mesh_from_proto(p.dst_mesh),
+        shape=pre.shape,
+        dtype=pre.dtype,
+        src=p.src,
+        dst=p.dst,
+        src_mid=p.src_mid,
+        dst_mid=p.dst_mid,
+        pre_steps=tuple(pre.steps),
+        transfers=tuple(
+            Transfer(getattr(t, "from"), t.to, tuple(t.offset), tuple(t.extent))
+            for t in p.transfers
+        ),
+        transfers_omitted=p.transfers_omitted,
+        post_steps=tuple(_step_from(s) for s in p.post.steps),
+        transfer_time_us=p.transfer_time_us,
+        total_time_us=p.total_time_us,
+        total_bytes=p.total_bytes,
+        peak_bytes=p.peak_bytes,
+        bytes_by_rank=TransferBytes(
+            p.bytes_by_rank.max_send,
+            p.bytes_by_rank.mean_send,
+            p.bytes_by_rank.max_recv,
+        ),
+        sender_rule=p.sender_rule.name,
+        unavailable_ranks=tuple(p.sender_rule.unavailable_ranks),
+        cross_link=_link_from(p.sender_rule.cross_link),
+        layout_digest=p.layout_digest,
+        warnings=tuple(
+            PlanWarning(w.code, tuple(w.dims), w.message, w.saving_us)
+            for w in p.warnings
+        ),
+        planning_us=p.planning_us,
     )
 
 

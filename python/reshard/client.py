@@ -22,11 +22,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from reshard._cross_plan import CrossMeshPlan
 from reshard._errors import Error, RankFailure, StatusCode
 from reshard._plan import BatchPlan, Plan
 from reshard._results import JobInfo, JobRun, ResolvedGroup, TensorCheck
 from reshard._servers import DEFAULT_SERVER, server_target
-from reshard._values import Mesh, PlanItem, PlanOptions, State, options_of
+from reshard._values import Link, Mesh, PlanItem, PlanOptions, State, options_of
 from reshard.job_replica import replica_index, split_replicas
 
 try:
@@ -360,6 +361,29 @@ class Client:
                 ) from None
             response = self._replan(known, item, opts)
         return _wire.plan_from_proto(self._mesh_of(mesh), response.plan)
+
+    def plan_cross_mesh(
+        self,
+        src_mesh: Mesh,
+        dst_mesh: Mesh,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str = "float32",
+        unavailable_ranks: Sequence[int] = (),
+        cross_link: Link | None = None,
+        options: PlanOptions | None = None,
+        **option_kwargs: Any,
+    ) -> CrossMeshPlan:
+        """Plans a cross-mesh move (docs/DESIGN.md §9) on the service, both
+        meshes inline; arguments as reshard.plan_cross_mesh's."""
+        opts = options_of(options, option_kwargs)
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        request = _wire.cross_request(
+            src_mesh, dst_mesh, item, unavailable_ranks, cross_link or Link(), opts
+        )
+        response = self._call(self._planner("PlanCrossMesh"), request)
+        return _wire.cross_plan_from_proto(response.plan)
 
     def _replan(self, mesh: Mesh, item: PlanItem, opts: PlanOptions) -> Any:
         """A server did not know the mesh: register it again (round-robin
