@@ -185,3 +185,37 @@ def test_explain_and_the_autograd_refusal() -> None:
         rt.redistribute(grad, (Replicate(), Shard(0)))
     assert e.value.code == reshard.StatusCode.FAILED_PRECONDITION
     assert e.value.message.startswith("dtensor: requires_grad is set"), e.value.message
+
+
+def test_a_dtensor_planned_onto_another_mesh_of_the_world() -> None:
+    """Source: ranks 0-3 as 2x2 with (A,B) flattened; destination: ranks
+    7..4 as 4. The plan is reshard.plan_cross_mesh's on the same meshes,
+    and a state dict plans tensor by tensor."""
+    src = DeviceMesh("cpu", torch.arange(4).reshape(2, 2), mesh_dim_names=("A", "B"))
+    src["A", "B"]._flatten()
+    dst = DeviceMesh("cpu", torch.tensor([7, 6, 5, 4]), mesh_dim_names=("X",))
+    dt = DTensor.from_local(
+        torch.zeros(4, 8, dtype=torch.bfloat16),
+        src,
+        [Shard(0), Partial()],
+        run_check=False,
+        shape=torch.Size([8, 8]),
+        stride=(8, 1),
+    )
+    ours = rt.plan_cross_mesh(dt, dst, [Shard(1)])
+    expected = reshard.plan_cross_mesh(
+        reshard.Mesh((2, 2), ("A", "B"), (("A", "B"),), (0, 1, 2, 3)),
+        reshard.Mesh((4,), ("X",), (), (7, 6, 5, 4)),
+        [8, 8],
+        "S(0),P(sum)",
+        "S(1)",
+        "bfloat16",
+    )
+    assert ours == expected
+    assert ours.dst_mesh.rank_map == (7, 6, 5, 4) and ours.dtype == "bfloat16"
+    assert {t.to for t in ours.transfers} == {4, 5, 6, 7}
+    plans = rt.plan_state_dict_cross_mesh({"w": dt}, dst, lambda name, t: [Replicate()])
+    assert plans["w"].dst == "R"
+    with pytest.raises(reshard.Error) as e:
+        rt.plan_state_dict_cross_mesh({"step": 3}, dst, lambda name, t: [Replicate()])
+    assert e.value.message == "state_dict['step']: not a DTensor"

@@ -13,6 +13,7 @@ PyTorch"."""
 
 from __future__ import annotations
 
+from reshard.torch.cross_mesh import plan_cross_mesh, plan_state_dict_cross_mesh
 from reshard.torch.dtypes import DTYPES, dtype_name
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import REDUCE_OPS, placement_text, placements_of
@@ -29,6 +30,8 @@ __all__ = [
     "placement_text",
     "placements_of",
     "plan",
+    "plan_cross_mesh",
+    "plan_state_dict_cross_mesh",
     "redistribute",
     "run_plan",
 ]
