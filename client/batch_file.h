@@ -24,19 +24,27 @@ struct BatchFileItem {
   std::string from;
   std::string to;
   size_t line = 0;  // in the file, from 1
+  // A cross-mesh batch's item from its own source mesh (`plan --src_mesh
+  // ... --batch`): "src_mesh" as --src_mesh takes it, "src_ranks" (its
+  // rank map) and "src_flatten" (its flattened groups, "A,B" each).
+  std::string src_mesh;  // empty: the batch's
+  std::vector<int64_t> src_ranks;
+  std::vector<std::string> src_flatten;
 };
 
 // Parses the text of a batch file; blank lines are skipped. INVALID_ARGUMENT
 // "line N: ..." for a line that is not a JSON object with an integer array
 // `shape` and string `from` and `to` (`name` and `dtype`, when present,
 // strings), or with other keys; for a file without items.
+// `source_meshes` admits the cross-mesh keys src_mesh, src_ranks and
+// src_flatten.
 absl::StatusOr<std::vector<BatchFileItem>> ParseBatchFile(
-    absl::string_view text);
+    absl::string_view text, bool source_meshes = false);
 
 // Reads and parses `path`: NOT_FOUND "--batch: cannot read ..." when it
 // cannot be read; ParseBatchFile's errors prefixed with "--batch PATH ".
 absl::StatusOr<std::vector<BatchFileItem>> ReadBatchFile(
-    const std::string& path);
+    const std::string& path, bool source_meshes = false);
 
 // Each item's planning request on `mesh` under `options`, or its own error
 // naming the field (`src[0]: ...`; PlanBatch answers it as `items[i].src[0]:

@@ -5,8 +5,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/batch_file.h"
 #include "client/plan_flags.h"
+#include "planner/batch/batch_plan.h"
+#include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
 #include "reshard/client.h"
@@ -72,10 +76,18 @@ absl::StatusOr<LinkParams> CrossLink(const CliArgs& args) {
 }
 
 absl::Status CheckFlags(const CliArgs& args) {
-  for (const char* required : {"src_mesh", "dst_mesh", "shape", "from", "to"}) {
-    if (!args.Has(required)) {
+  std::vector<const char*> required = {"src_mesh", "dst_mesh"};
+  if (!args.Has("batch"))
+    required.insert(required.end(), {"shape", "from", "to"});
+  if (args.Has("batch") && !args.Has("offline")) {
+    return absl::UnimplementedError(
+        "plan --src_mesh --batch: the planner service does not plan "
+        "cross-mesh batches yet; add --offline to plan in-process");
+  }
+  for (const char* flag : required) {
+    if (!args.Has(flag)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("plan: --", required,
+          absl::StrCat("plan: --", flag,
                        " is required for a cross-mesh "
                        "plan"));
     }
@@ -83,26 +95,102 @@ absl::Status CheckFlags(const CliArgs& args) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CrossMeshRequest> RequestOf(const CliArgs& args, const Mesh& src,
-                                           const Mesh& dst) {
-  absl::StatusOr<std::vector<int64_t>> shape =
-      ParseIntList(*args.Get("shape"), "shape");
-  if (!shape.ok()) return shape.status();
+// What every item of the command shares: unavailable ranks, the cross
+// link and the options.
+struct Shared {
   std::vector<int64_t> unavailable;
+  LinkParams link;
+  PlanOptions options;
+};
+
+absl::StatusOr<Shared> SharedOf(const CliArgs& args) {
+  Shared shared;
   if (args.Has("unavailable_ranks")) {
     absl::StatusOr<std::vector<int64_t>> ranks =
         ParseIntList(*args.Get("unavailable_ranks"), "unavailable_ranks");
     if (!ranks.ok()) return ranks.status();
-    unavailable = *std::move(ranks);
+    shared.unavailable = *std::move(ranks);
   }
   absl::StatusOr<LinkParams> link = CrossLink(args);
   if (!link.ok()) return link.status();
+  shared.link = *link;
   absl::StatusOr<PlanOptions> options = OptionsFromFlags(args);
   if (!options.ok()) return options.status();
+  shared.options = *options;
+  return shared;
+}
+
+absl::StatusOr<CrossMeshRequest> RequestOf(const CliArgs& args,
+                                           const Shared& shared,
+                                           const Mesh& src, const Mesh& dst) {
+  absl::StatusOr<std::vector<int64_t>> shape =
+      ParseIntList(*args.Get("shape"), "shape");
+  if (!shape.ok()) return shape.status();
   return ParseCrossMeshRequest(src, dst, *std::move(shape),
                                args.Get("dtype").value_or("float32"),
                                *args.Get("from"), *args.Get("to"),
-                               std::move(unavailable), *link, *options);
+                               shared.unavailable, shared.link, shared.options);
+}
+
+// A batch file line's own source mesh, as --src_mesh and its flags take it.
+absl::StatusOr<std::shared_ptr<const Mesh>> ItemMesh(
+    const BatchFileItem& item) {
+  std::vector<std::string> argv = {"--src_mesh", item.src_mesh};
+  if (!item.src_ranks.empty()) {
+    argv.insert(argv.end(),
+                {"--src_ranks", absl::StrJoin(item.src_ranks, ",")});
+  }
+  for (const std::string& group : item.src_flatten) {
+    argv.insert(argv.end(), {"--src_flatten", group});
+  }
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, {"src_mesh", "src_ranks", "src_flatten"}, {});
+  if (!args.ok()) return args.status();
+  absl::StatusOr<Mesh> mesh = SideMesh(*args, "src", 0);
+  if (!mesh.ok()) return mesh.status();
+  return std::make_shared<const Mesh>(*std::move(mesh));
+}
+
+CrossBatchItem ItemOf(const BatchFileItem& line, const Shared& shared,
+                      const Mesh& src, const Mesh& dst) {
+  CrossBatchItem item{line.name};
+  if (!line.src_mesh.empty()) {
+    absl::StatusOr<std::shared_ptr<const Mesh>> own = ItemMesh(line);
+    if (!own.ok()) {
+      item.invalid = own.status();
+      return item;
+    }
+    item.src_mesh = *std::move(own);
+  }
+  absl::StatusOr<CrossMeshRequest> request = ParseCrossMeshRequest(
+      item.src_mesh ? *item.src_mesh : src, dst, line.shape, line.dtype,
+      line.from, line.to, shared.unavailable, shared.link, shared.options);
+  if (request.ok()) {
+    item.request = *std::move(request);
+  } else {
+    item.invalid = request.status();
+  }
+  return item;
+}
+
+absl::Status RunBatch(const CliArgs& args, const Shared& shared,
+                      const Mesh& src, const Mesh& dst, std::ostream& out) {
+  absl::StatusOr<std::vector<BatchFileItem>> lines =
+      ReadBatchFile(*args.Get("batch"), /*source_meshes=*/true);
+  if (!lines.ok()) return lines.status();
+  int64_t bucket_bytes = kDefaultBucketBytes;
+  absl::Status s = ParseByteFlag(args, "bucket_bytes", 1, bucket_bytes);
+  if (!s.ok()) return s;
+  std::vector<CrossBatchItem> items;
+  for (const BatchFileItem& line : *lines) {
+    items.push_back(ItemOf(line, shared, src, dst));
+  }
+  absl::StatusOr<CrossBatchPlan> batch =
+      MakeCrossMeshBatch(src, dst, items, bucket_bytes);
+  if (!batch.ok()) return batch.status();
+  out << (args.Has("json") ? CrossBatchJson(src, dst, items, *batch) + "\n"
+                           : CrossBatchTable(items, *batch));
+  return absl::OkStatus();
 }
 
 // In-process with --offline, else on the service.
@@ -145,7 +233,9 @@ absl::Status RunCrossMeshPlan(const ServerFlags& server,
                                  "devices_per_host",
                                  "flatten_policy",
                                  "max_peak_bytes",
-                                 "search_budget"};
+                                 "search_budget",
+                                 "batch",
+                                 "bucket_bytes"};
   absl::StatusOr<CliArgs> args =
       CliArgs::Parse(argv, flags, {"offline", "json"});
   if (!args.ok()) return args.status();
@@ -154,7 +244,11 @@ absl::Status RunCrossMeshPlan(const ServerFlags& server,
   if (!src.ok()) return src.status();
   absl::StatusOr<Mesh> dst = SideMesh(*args, "dst", src->world_size());
   if (!dst.ok()) return dst.status();
-  absl::StatusOr<CrossMeshRequest> request = RequestOf(*args, *src, *dst);
+  absl::StatusOr<Shared> shared = SharedOf(*args);
+  if (!shared.ok()) return shared.status();
+  if (args->Has("batch")) return RunBatch(*args, *shared, *src, *dst, out);
+  absl::StatusOr<CrossMeshRequest> request =
+      RequestOf(*args, *shared, *src, *dst);
   if (!request.ok()) return request.status();
   absl::StatusOr<CrossMeshPlan> plan =
       PlanIt(server, *args, *src, *dst, *request);

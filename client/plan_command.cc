@@ -38,6 +38,9 @@ constexpr char kPlanUsage[] =
     "         [--dst_flatten ...]... [--cross_link GBPS:US] "
     "[--unavailable_ranks R,...]\n"
     "         --shape ... [--dtype ...] --from SRC --to DST [--json]\n"
+    "       reshardctl [global flags] plan --offline --src_mesh ... --dst_mesh "
+    "... --batch FILE\n"
+    "         [--bucket_bytes N] [--json]\n"
     "  Plans a redistribution on the service (--offline: in-process) and\n"
     "  prints the trace, one row per step and the warnings, or the plan JSON\n"
     "  (docs/PLAN_JSON.md). --mesh_id plans on a mesh registered with\n"
@@ -52,7 +55,10 @@ constexpr char kPlanUsage[] =
     "  source mesh, --to on the destination; --src_ranks and --dst_ranks give\n"
     "  the global rank at each position in row-major order (default: the\n"
     "  source 0..N-1, the destination next); --cross_link prices the\n"
-    "  transfers (default: the slower mesh's dim 0 link).\n"
+    "  transfers (default: the slower mesh's dim 0 link). With --batch, a\n"
+    "  line may name its own \"src_mesh\", \"src_ranks\" and \"src_flatten\"\n"
+    "  (a pipeline stage's sub-mesh); the transfers are bucketed so that no\n"
+    "  rank stages more than --bucket_bytes at once.\n"
     "  Global flags (before or after the command): --server HOST[:PORT]\n"
     "  (port 50051 when omitted), --deadline_seconds D.\n";
 
@@ -127,8 +133,8 @@ const char* PlanUsage() { return kPlanUsage; }
 absl::Status RunPlanCommand(const ServerFlags& server,
                             const std::vector<std::string>& argv,
                             std::ostream& out) {
-  if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, out);
   if (HasCrossMeshFlag(argv)) return RunCrossMeshPlan(server, argv, out);
+  if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, out);
   std::set<std::string> flags = PlanFlags();
   flags.insert("mesh_id");
   absl::StatusOr<CliArgs> args =

@@ -12,27 +12,6 @@ namespace {
 // GB/s (1e9 bytes) to bytes per µs.
 constexpr double kBytesPerUsPerGBps = 1e3;
 
-struct RankBytes {
-  int64_t send = 0;
-  int64_t recv = 0;
-  int64_t self = 0;
-};
-
-absl::flat_hash_map<int64_t, RankBytes> BytesPerRank(
-    const std::vector<Transfer>& transfers, int64_t itemsize) {
-  absl::flat_hash_map<int64_t, RankBytes> ranks;
-  for (const Transfer& t : transfers) {
-    const int64_t bytes = t.numel() * itemsize;
-    if (t.from == t.to) {
-      ranks[t.from].self += bytes;
-    } else {
-      ranks[t.from].send += bytes;
-      ranks[t.to].recv += bytes;
-    }
-  }
-  return ranks;
-}
-
 // The largest local box under `mid`, or `steps`' peak where it has steps
 // and that is larger (a plan of no steps prices a copy through, which a
 // rank sending from or receiving into its own buffer does not make).
@@ -60,11 +39,35 @@ LinkParams ResolveCrossLink(const Mesh& src_mesh, const Mesh& dst_mesh,
   return out;
 }
 
-TransferBytes CountTransferBytes(const std::vector<Transfer>& transfers,
-                                 int64_t itemsize) {
+void AddTransferBytes(const std::vector<Transfer>& transfers, int64_t itemsize,
+                      RankLoads& loads) {
+  for (const Transfer& t : transfers) {
+    const int64_t bytes = t.numel() * itemsize;
+    if (t.from == t.to) {
+      loads[t.from].self += bytes;
+    } else {
+      loads[t.from].send += bytes;
+      loads[t.to].recv += bytes;
+    }
+  }
+}
+
+double PhaseTimeUs(const RankLoads& loads, const LinkParams& link) {
+  const double us_per_byte = 1 / (*link.bandwidth_gbps * kBytesPerUsPerGBps);
+  double slowest = 0;
+  for (const auto& [rank, bytes] : loads) {
+    const int64_t moved = std::max(bytes.send, bytes.recv);
+    if (moved > 0) {
+      slowest = std::max(slowest, *link.latency_us + moved * us_per_byte);
+    }
+  }
+  return slowest;
+}
+
+TransferBytes CountBytes(const RankLoads& loads) {
   TransferBytes out;
   int64_t senders = 0;
-  for (const auto& [rank, bytes] : BytesPerRank(transfers, itemsize)) {
+  for (const auto& [rank, bytes] : loads) {
     out.max_send = std::max(out.max_send, bytes.send);
     out.max_recv = std::max(out.max_recv, bytes.recv);
     out.total += bytes.send;
@@ -74,17 +77,18 @@ TransferBytes CountTransferBytes(const std::vector<Transfer>& transfers,
   return out;
 }
 
+TransferBytes CountTransferBytes(const std::vector<Transfer>& transfers,
+                                 int64_t itemsize) {
+  RankLoads loads;
+  AddTransferBytes(transfers, itemsize, loads);
+  return CountBytes(loads);
+}
+
 double TransferTimeUs(const std::vector<Transfer>& transfers, int64_t itemsize,
                       const LinkParams& link) {
-  const double us_per_byte = 1 / (*link.bandwidth_gbps * kBytesPerUsPerGBps);
-  double slowest = 0;
-  for (const auto& [rank, bytes] : BytesPerRank(transfers, itemsize)) {
-    const int64_t moved = std::max(bytes.send, bytes.recv);
-    if (moved > 0) {
-      slowest = std::max(slowest, *link.latency_us + moved * us_per_byte);
-    }
-  }
-  return slowest;
+  RankLoads loads;
+  AddTransferBytes(transfers, itemsize, loads);
+  return PhaseTimeUs(loads, link);
 }
 
 int64_t CrossPeakBytes(const Mesh& src_mesh, const Mesh& dst_mesh,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 #include "planner/cross/cross_plan.h"
@@ -24,6 +25,25 @@ LinkParams ResolveCrossLink(const Mesh& src_mesh, const Mesh& dst_mesh,
                             const TensorSpec& tensor,
                             const PlanOptions& options,
                             const LinkParams& given);
+
+// The bytes each rank sends and receives to and from other ranks, and
+// copies to itself.
+struct RankBytes {
+  int64_t send = 0;
+  int64_t recv = 0;
+  int64_t self = 0;
+};
+using RankLoads = absl::flat_hash_map<int64_t, RankBytes>;
+
+// Adds `transfers`' bytes to `loads`.
+void AddTransferBytes(const std::vector<Transfer>& transfers, int64_t itemsize,
+                      RankLoads& loads);
+
+// The phase's time: the cross link's latency plus the busiest rank's larger
+// direction over its bandwidth (0 when nothing crosses); `link` resolved.
+double PhaseTimeUs(const RankLoads& loads, const LinkParams& link);
+
+TransferBytes CountBytes(const RankLoads& loads);
 
 TransferBytes CountTransferBytes(const std::vector<Transfer>& transfers,
                                  int64_t itemsize);

@@ -10,6 +10,7 @@
 #include "common/json_text.h"
 #include "planner/cross/layout_digest.h"
 #include "planner/cross/transfer.h"
+#include "planner/format/batch_format.h"
 #include "planner/format/plan_format.h"
 
 namespace reshard {
@@ -85,6 +86,32 @@ std::string PairLines(const CrossMeshPlan& plan) {
   return out;
 }
 
+std::string BytesByRankJson(const TransferBytes& b) {
+  return absl::StrCat("{\"max_send\":", b.max_send,
+                      ",\"mean_send\":", FormatDouble(b.mean_send),
+                      ",\"max_recv\":", b.max_recv, "}");
+}
+
+std::string BucketJson(const CrossBucket& b) {
+  std::vector<std::string> members;
+  members.reserve(b.members.size());
+  for (const auto& [item, transfer] : b.members) {
+    members.push_back(absl::StrCat("[", item, ",", transfer, "]"));
+  }
+  return absl::StrCat(
+      "{\"members\":[", absl::StrJoin(members, ","), "],\"bytes\":", b.bytes,
+      ",\"max_rank_bytes\":", b.max_rank_bytes, ",\"messages\":", b.messages,
+      ",\"time_us\":", FormatDouble(b.time_us), "}");
+}
+
+int64_t PreCollectives(const CrossBatchPlan& batch) {
+  int64_t n = 0;
+  for (const BucketSchedule& pre : batch.pre_schedules) {
+    n += pre.collectives_after;
+  }
+  return n;
+}
+
 }  // namespace
 
 std::string CrossPlanJson(const Mesh& src_mesh, const Mesh& dst_mesh,
@@ -139,6 +166,74 @@ std::string CrossPlanTable(const Mesh& src_mesh, const Mesh& dst_mesh,
                       "bytes/rank, layout digest %s\n",
                       plan.total_time_us, plan.total_bytes, plan.peak_bytes,
                       DigestHex(plan.layout_digest)));
+}
+
+std::string CrossBatchJson(const Mesh& src_mesh, const Mesh& dst_mesh,
+                           const std::vector<CrossBatchItem>& items,
+                           const CrossBatchPlan& batch, int64_t max_listed) {
+  std::vector<std::string> entries;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Mesh& src = items[i].src_mesh ? *items[i].src_mesh : src_mesh;
+    const absl::StatusOr<CrossMeshPlan>& plan = batch.plans[i];
+    entries.push_back(absl::StrCat(
+        "{\"name\":", JsonString(items[i].name),
+        plan.ok() ? absl::StrCat(",\"plan\":", CrossPlanJson(src, dst_mesh,
+                                                             *plan, max_listed))
+                  : absl::StrCat(",\"error\":", StatusJson(plan.status())),
+        "}"));
+  }
+  std::vector<std::string> buckets;
+  for (const CrossBucket& b : batch.buckets) buckets.push_back(BucketJson(b));
+  return absl::StrCat(
+      "{\"kind\":\"cross_mesh_batch\",\"items\":[", absl::StrJoin(entries, ","),
+      "],\"buckets\":[", absl::StrJoin(buckets, ","),
+      "],\"pre_collectives\":", PreCollectives(batch),
+      ",\"post_collectives\":", batch.post_schedule.collectives_after,
+      ",\"pre_time_us\":", FormatDouble(batch.pre_time_us),
+      ",\"transfer_time_us\":", FormatDouble(batch.transfer_time_us),
+      ",\"post_time_us\":", FormatDouble(batch.post_time_us),
+      ",\"total_time_us\":", FormatDouble(batch.total_time_us),
+      ",\"total_bytes\":", batch.total_bytes,
+      ",\"bytes_by_rank\":", BytesByRankJson(batch.bytes_by_rank),
+      ",\"planning_us\":", FormatDouble(batch.planning_us), "}");
+}
+
+std::string CrossBatchTable(const std::vector<CrossBatchItem>& items,
+                            const CrossBatchPlan& batch) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const absl::StatusOr<CrossMeshPlan>& plan = batch.plans[i];
+    absl::StrAppend(
+        &out, items[i].name, ": ",
+        plan.ok()
+            ? absl::StrFormat("%s -> %s -> %s -> %s, %d transfers, "
+                              "%.4f us",
+                              plan->src.ToString(), plan->src_mid.ToString(),
+                              plan->dst_mid.ToString(), plan->dst.ToString(),
+                              plan->transfers.size(), plan->total_time_us)
+            : absl::StrCat("error ", plan.status().ToString()),
+        "\n");
+  }
+  for (size_t k = 0; k < batch.buckets.size(); ++k) {
+    const CrossBucket& b = batch.buckets[k];
+    absl::StrAppend(
+        &out, absl::StrFormat("bucket %d: %d transfers in %d messages, %d "
+                              "bytes, at most %d per rank, %.4f us\n",
+                              k, b.members.size(), b.messages, b.bytes,
+                              b.max_rank_bytes, b.time_us));
+  }
+  const TransferBytes& r = batch.bytes_by_rank;
+  absl::StrAppend(
+      &out,
+      absl::StrFormat(
+          "schedule: %.4f us (pre %.4f in %d collectives, transfers %.4f, "
+          "post %.4f in %d collectives), %d bytes; per rank: max send %d, "
+          "mean send %.1f, max recv %d bytes\n",
+          batch.total_time_us, batch.pre_time_us, PreCollectives(batch),
+          batch.transfer_time_us, batch.post_time_us,
+          batch.post_schedule.collectives_after, batch.total_bytes, r.max_send,
+          r.mean_send, r.max_recv));
+  return out;
 }
 
 }  // namespace reshard

@@ -86,6 +86,27 @@ check "cross-mesh summary" $?
 err=$("$CTL" "${CROSS[@]}" --dst_ranks 8,9 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "cross-mesh short rank map exits 2" $?
 contains "$err" "--dst_mesh: mesh.rank_map"; check "cross-mesh rank map message" $?
+# A cross-mesh batch: two pipeline stages' weights, each from its stage's
+# sub-mesh, to one tensor-parallel mesh, bucketed under 2 KiB per rank.
+batch=$(mktemp)
+cat > "$batch" <<'EOF'
+{"name": "stage0.w", "shape": [64, 32], "dtype": "bf16", "from": "R", "to": "S(0)", "src_mesh": "D=2", "src_ranks": [0, 1]}
+{"name": "stage1.w", "shape": [64, 32], "dtype": "bf16", "from": "R", "to": "S(1)", "src_mesh": "D=2", "src_ranks": [2, 3]}
+{"name": "bad", "shape": [64, 32], "from": "R,R", "to": "S(5)"}
+EOF
+out=$("$CTL" plan --offline --src_mesh P=2,D=2 --dst_mesh X=4 --dst_ranks 4,5,6,7 \
+  --batch "$batch" --bucket_bytes 2KiB --json); check "cross-mesh batch exit 0" $?
+echo "$out" | jq -e '.kind == "cross_mesh_batch" and (.items | length) == 3
+  and .items[1].plan.src_mesh.rank_map == [2,3]
+  and (.items[2].error.message | startswith("dst[0]"))
+  and ([.buckets[].max_rank_bytes] | max) <= 2048
+  and ([.buckets[].members | length] | add) == 8' >/dev/null
+check "cross-mesh batch json" $?
+err=$("$CTL" plan --src_mesh P=2 --dst_mesh X=2 --batch "$batch" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ]; check "cross-mesh batch without --offline exits 1 (UNIMPLEMENTED)" $?
+contains "$err" "add --offline"; check "cross-mesh batch service message" $?
+rm -f "$batch"
+
 err=$("$CTL" "${CROSS[@]}" --to 'R,P(max)' 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "cross-mesh P(max) destination exits 2" $?
 contains "$err" "dst[1]: P(max) cannot be a cross-mesh destination"; check "cross-mesh P(max) message" $?

@@ -1,10 +1,17 @@
 // Cross-mesh planning on known cases (docs/DESIGN.md §9): a refit-like
 // pair, the JSON's fields and digest, peak bytes on ranks of both meshes,
 // unavailable ranks, and invalid requests naming their field.
+#include <algorithm>
+#include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "planner/cross/cross_batch.h"
+#include "planner/cross/cross_cost.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/cross/layout_digest.h"
 #include "planner/format/cross_plan_format.h"
@@ -160,6 +167,85 @@ TEST(CrossMeshTest, JsonCarriesTheCompactFormAndTheLayoutDigest) {
   EXPECT_NE(omitted.find("\"transfers\":[],\"transfers_omitted\":4"),
             std::string::npos)
       << omitted;
+}
+
+// Two pipeline stages (ranks 0-1 and 2-3), each item from its own stage's
+// sub-mesh, to a 4-rank tensor-parallel mesh (ranks 4-7).
+std::vector<CrossBatchItem> StageItems(const Mesh& dst) {
+  auto stage = [](std::vector<int64_t> ranks) {
+    return std::make_shared<const Mesh>(MeshWith({2}, {"D"}, ranks));
+  };
+  const std::shared_ptr<const Mesh> stages[] = {stage({0, 1}), stage({2, 3})};
+  std::vector<CrossBatchItem> items;
+  for (int i = 0; i < 4; ++i) {
+    const std::shared_ptr<const Mesh>& src = stages[i / 2];
+    absl::StatusOr<CrossMeshRequest> r = ParseCrossMeshRequest(
+        *src, dst, {64, 32}, "bf16", "R", i % 2 ? "S(1)" : "S(0)", {}, {}, {});
+    EXPECT_TRUE(r.ok()) << r.status();
+    items.push_back({absl::StrCat("w", i), src, *r});
+  }
+  return items;
+}
+
+TEST(CrossMeshBatchTest, StagesBucketedUnderTheBoundCoverEveryTransfer) {
+  const Mesh unused = MeshWith({4}, {"P"}, {0, 1, 2, 3});
+  const Mesh dst = MeshWith({4}, {"X"}, {4, 5, 6, 7});
+  const std::vector<CrossBatchItem> items = StageItems(dst);
+  for (int64_t bound : {int64_t{1} << 30, int64_t{2048}, int64_t{1}}) {
+    absl::StatusOr<CrossBatchPlan> batch =
+        MakeCrossMeshBatch(unused, dst, items, bound);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    std::set<std::pair<int, int>> covered;
+    int64_t transfers = 0, bytes = 0;
+    for (const CrossBucket& b : batch->buckets) {
+      covered.insert(b.members.begin(), b.members.end());
+      transfers += static_cast<int64_t>(b.members.size());
+      bytes += b.bytes;
+      // A 1,024-byte piece alone may pass a smaller bound, no more.
+      EXPECT_LE(b.max_rank_bytes, std::max<int64_t>(bound, 1024)) << bound;
+    }
+    EXPECT_EQ(static_cast<int64_t>(covered.size()), transfers);  // once each
+    int64_t expected_transfers = 0, expected_bytes = 0;
+    for (const auto& plan : batch->plans) {
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      expected_transfers += static_cast<int64_t>(plan->transfers.size());
+      expected_bytes += plan->bytes_by_rank.total;
+    }
+    EXPECT_EQ(transfers, expected_transfers);
+    EXPECT_EQ(bytes, expected_bytes);
+    EXPECT_EQ(batch->bytes_by_rank.max_recv, 4 * 64 * 32 * 2 / 4);
+    if (bound == int64_t{1} << 30) {
+      // One bucket: every rank pair's pieces as one message, one latency.
+      ASSERT_EQ(batch->buckets.size(), 1u);
+      double separately = 0;
+      for (const auto& plan : batch->plans)
+        separately += plan->transfer_time_us;
+      EXPECT_LT(batch->transfer_time_us, separately);
+    }
+  }
+}
+
+TEST(CrossMeshBatchTest, ABadItemIsItsOwnErrorAndABadBoundTheCalls) {
+  const Mesh dst = MeshWith({4}, {"X"}, {4, 5, 6, 7});
+  std::vector<CrossBatchItem> items = StageItems(dst);
+  items[1].invalid = absl::InvalidArgumentError("to[0]: bad");
+  absl::StatusOr<CrossBatchPlan> batch =
+      MakeCrossMeshBatch(*items[0].src_mesh, dst, items, 1 << 20);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->plans[1].status().message(), "to[0]: bad");
+  EXPECT_TRUE(batch->plans[2].ok());
+  const std::string json =
+      CrossBatchJson(*items[0].src_mesh, dst, items, *batch);
+  const testing::Json v = testing::Json::Parse(json);
+  EXPECT_EQ(v["kind"].string, "cross_mesh_batch");
+  EXPECT_EQ(v["items"].array[1]["error"]["message"].string, "to[0]: bad");
+  EXPECT_EQ(v["items"].array[2]["plan"]["src_mesh"]["rank_map"].Ints(),
+            (std::vector<int64_t>{2, 3}));
+  absl::StatusOr<CrossBatchPlan> refused =
+      MakeCrossMeshBatch(*items[0].src_mesh, dst, items, 0);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(),
+            "bucket_bytes: must be at least 1 byte");
 }
 
 }  // namespace
