@@ -6,7 +6,7 @@
 //    torch.chunk, not LocalBox);
 //  - the pre- and post-steps pass the reference simulator;
 //  - each rank's expansion of the compact form equals its share of the
-//    expanded list;
+//    expanded list, and peak_bytes is both roles' sum on ranks in both;
 //  - the plan's modelled time is at most each of three baselines priced
 //    here; and on pairs built to be even, senders are balanced.
 #include <algorithm>
@@ -374,6 +374,32 @@ void ExpectEveryRankExpandsItsShare(const Pair& p, const CrossMeshPlan& plan) {
   }
 }
 
+// The most one rank holds, summed here: each role's largest box (or its
+// steps' peak, where it has steps), both roles for a rank in both meshes.
+int64_t IndependentPeak(const Pair& p, const CrossMeshPlan& plan) {
+  auto role = [&](const Mesh& mesh, const DistState& mid, const Plan& steps) {
+    int64_t largest = 0;
+    for (int64_t q = 0; q < mesh.world_size(); ++q) {
+      largest = std::max(largest,
+                         Volume(JudgeBox(mesh, mid, plan.tensor.shape(), q)) *
+                             plan.tensor.itemsize());
+    }
+    return steps.steps.empty() ? largest : std::max(largest, steps.peak_bytes);
+  };
+  const int64_t src = role(p.src_mesh, plan.src_mid, plan.pre);
+  const int64_t dst = role(p.dst_mesh, plan.dst_mid, plan.post);
+  int64_t peak = 0;
+  for (int64_t q = 0; q < p.src_mesh.world_size(); ++q) {
+    const bool both = p.dst_mesh.PositionOfRank(p.src_mesh.RankAt(q)) >= 0;
+    peak = std::max(peak, src + (both ? dst : 0));
+  }
+  for (int64_t q = 0; q < p.dst_mesh.world_size(); ++q) {
+    const bool both = p.src_mesh.PositionOfRank(p.dst_mesh.RankAt(q)) >= 0;
+    peak = std::max(peak, dst + (both ? src : 0));
+  }
+  return peak;
+}
+
 TEST(CrossMeshPropertyTest, RandomPairsAreCorrectAndNoWorseThanBaselines) {
   std::mt19937_64 rng(20261206);
   std::map<std::string, int> kinds;
@@ -397,6 +423,7 @@ TEST(CrossMeshPropertyTest, RandomPairsAreCorrectAndNoWorseThanBaselines) {
     const absl::Status post = CheckPlan(p.dst_mesh, plan->post);
     ASSERT_TRUE(pre.ok() && post.ok()) << pre << post << Describe(p);
     ExpectEveryRankExpandsItsShare(p, *plan);
+    ASSERT_EQ(plan->peak_bytes, IndependentPeak(p, *plan)) << Describe(p);
     for (double baseline :
          Baselines(p.src_mesh, p.dst_mesh, p.request, plan->cross_link)) {
       ASSERT_LE(plan->total_time_us, baseline * (1 + 1e-9) + 1e-9)
