@@ -216,26 +216,12 @@ bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
 absl::Status RunCrossMeshPlan(const ServerFlags& server,
                               const std::vector<std::string>& argv,
                               std::ostream& out) {
-  std::set<std::string> flags = {"src_mesh",
-                                 "dst_mesh",
-                                 "src_ranks",
-                                 "dst_ranks",
-                                 "src_flatten",
-                                 "dst_flatten",
-                                 "cross_link",
-                                 "unavailable_ranks",
-                                 "shape",
-                                 "dtype",
-                                 "from",
-                                 "to",
-                                 "planner",
-                                 "cost_model",
-                                 "devices_per_host",
-                                 "flatten_policy",
-                                 "max_peak_bytes",
-                                 "search_budget",
-                                 "batch",
-                                 "bucket_bytes"};
+  // plan's flags, with two meshes for its one.
+  std::set<std::string> flags = PlanFlags();
+  for (const char* mesh_flag : kMeshFlags) flags.erase(mesh_flag);
+  flags.insert({"src_mesh", "dst_mesh", "src_ranks", "dst_ranks", "src_flatten",
+                "dst_flatten", "cross_link", "unavailable_ranks", "batch",
+                "bucket_bytes"});
   absl::StatusOr<CliArgs> args =
       CliArgs::Parse(argv, flags, {"offline", "json"});
   if (!args.ok()) return args.status();

@@ -1,5 +1,6 @@
 #include "planner/cross/cross_planner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <utility>
@@ -31,6 +32,10 @@ absl::StatusOr<std::vector<Side>> PlanSide(const Mesh& mesh,
   for (const DistState& mid : mids) {
     PlanRequest req{r.tensor, mid_is_target ? r.src : mid,
                     mid_is_target ? mid : r.dst, r.options, r.cache_scope};
+    // The cap is the whole plan's (both roles; Choose applies it): a side
+    // of no steps would be refused for the copy through that a plan of
+    // one mesh prices and a cross-mesh rank never makes.
+    req.options.max_peak_bytes.reset();
     absl::StatusOr<Plan> steps = cache != nullptr
                                      ? MakePlanCached(mesh, req, *cache, stop)
                                      : MakePlan(mesh, req, stop);
@@ -72,16 +77,37 @@ struct Choice {
   }
 };
 
+// Both roles' peak for a pair of sides (CrossPeakBytes).
+int64_t PeakOf(const Mesh& src_mesh, const Mesh& dst_mesh,
+               const CrossMeshRequest& r, const Side& pre, const Side& post) {
+  CrossMeshPlan plan{r.tensor, r.src,     r.dst,     pre.mid,
+                     post.mid, pre.steps, post.steps};
+  return CrossPeakBytes(src_mesh, dst_mesh, plan);
+}
+
+absl::Status OverTheCap(int64_t least, int64_t cap) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "options.max_peak_bytes: every cross-mesh plan peaks at ", least,
+      " bytes per rank or more (a rank's source and destination roles "
+      "together), above the cap of ",
+      cap, " bytes"));
+}
+
 absl::StatusOr<Choice> Choose(const Mesh& src_mesh, const Mesh& dst_mesh,
                               const CrossMeshRequest& r,
                               const std::vector<Side>& pres,
                               const std::vector<Side>& posts,
                               const LinkParams& link) {
   const int64_t itemsize = r.tensor.itemsize();
+  const std::optional<int64_t>& cap = r.options.max_peak_bytes;
   Choice best;
   absl::Status first = absl::OkStatus();
+  int64_t least_peak = -1;
   for (const Side& pre : pres) {
     for (const Side& post : posts) {
+      const int64_t peak = PeakOf(src_mesh, dst_mesh, r, pre, post);
+      least_peak = least_peak < 0 ? peak : std::min(least_peak, peak);
+      if (cap.has_value() && peak > *cap) continue;
       absl::StatusOr<std::vector<Transfer>> transfers =
           ExpandTransfers({src_mesh, dst_mesh, r.tensor.shape(), pre.mid,
                            post.mid, r.unavailable_ranks});
@@ -98,7 +124,9 @@ absl::StatusOr<Choice> Choose(const Mesh& src_mesh, const Mesh& dst_mesh,
       if (c.Beats(best)) best = std::move(c);
     }
   }
-  if (best.pre == nullptr) return first;
+  if (best.pre == nullptr) {
+    return first.ok() ? OverTheCap(least_peak, cap.value_or(0)) : first;
+  }
   return best;
 }
 

@@ -102,9 +102,18 @@ bool Meets(const Box& a, const Box& b) {
 
 absl::StatusOr<std::vector<Transfer>> ExpandTransfers(
     const TransferLayout& layout) {
+  const std::vector<SourceBox> boxes = SourceBoxes(layout);
+  const int64_t pairs =
+      static_cast<int64_t>(boxes.size()) * layout.dst_mesh.world_size();
+  if (pairs > kMaxBoxPairs) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the cross-mesh plan would check ", pairs,
+        " pairs of destination and source boxes, over the bound of ",
+        kMaxBoxPairs));
+  }
   const std::vector<Box> dst_boxes = DestinationBoxes(layout);
   std::vector<Transfer> out;
-  for (const SourceBox& s : SourceBoxes(layout)) {
+  for (const SourceBox& s : boxes) {
     absl::Status status = ReplayBox(layout, s, dst_boxes, out);
     if (!status.ok()) return status;
   }

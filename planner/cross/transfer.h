@@ -39,9 +39,13 @@ struct TransferLayout {
   absl::Span<const int64_t> unavailable_ranks;  // ascending
 };
 
+// The most (destination position, source box) pairs a plan may check:
+// the rule's work, and an upper bound on its transfers.
+inline constexpr int64_t kMaxBoxPairs = int64_t{1} << 28;
+
 // Every transfer, in the rule's order. FAILED_PRECONDITION when a source
 // box that a destination needs is held only by unavailable ranks, naming
-// the box and its holders.
+// the box and its holders; RESOURCE_EXHAUSTED past kMaxBoxPairs.
 absl::StatusOr<std::vector<Transfer>> ExpandTransfers(
     const TransferLayout& layout);
 

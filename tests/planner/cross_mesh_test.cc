@@ -143,6 +143,26 @@ TEST(CrossMeshTest, InvalidRequestsNameTheirField) {
       << short_map.status();
 }
 
+TEST(CrossMeshTest, ThePeakCapCountsBothRoles) {
+  // Ranks 0-3 in both meshes: each holds a 2x8 f32 source box (64 bytes)
+  // and an 8x2 destination box (64 bytes) at once.
+  const Mesh src = MeshWith({4}, {"A"}, {0, 1, 2, 3});
+  const Mesh dst = MeshWith({4}, {"X"}, {3, 2, 1, 0});
+  PlanOptions options;
+  options.max_peak_bytes = 127;
+  absl::StatusOr<CrossMeshRequest> r = ParseCrossMeshRequest(
+      src, dst, {8, 8}, "f32", "S(0)", "S(1)", {}, {}, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<CrossMeshPlan> plan = MakeCrossMeshPlan(src, dst, *r);
+  ASSERT_EQ(plan.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(plan.status().message(),
+            "options.max_peak_bytes: every cross-mesh plan peaks at 128 bytes "
+            "per rank or more (a rank's source and destination roles "
+            "together), above the cap of 127 bytes");
+  r->options.max_peak_bytes = 128;
+  EXPECT_TRUE(MakeCrossMeshPlan(src, dst, *r).ok());
+}
+
 TEST(CrossMeshTest, JsonCarriesTheCompactFormAndTheLayoutDigest) {
   const Mesh src = MeshWith({2}, {"A"}, {0, 1});
   const Mesh dst = MeshWith({2}, {"X"}, {2, 3});
