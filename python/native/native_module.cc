@@ -190,8 +190,8 @@ PlanHandle PlanOne(const MeshHandle& mesh, const Item& item,
 // (python/reshard/_cross_plan.py).
 std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
                               std::vector<int64_t> shape,
-                              const std::string& dtype,
-                              const std::string& from, const std::string& to,
+                              const std::string& dtype, const std::string& from,
+                              const std::string& to,
                               std::vector<int64_t> unavailable,
                               const LinkTuple& cross_link,
                               const Options& options) {
@@ -200,11 +200,11 @@ std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
     nb::gil_scoped_release release;
     absl::StatusOr<PlanOptions> parsed = ParseOptions(options);
     absl::StatusOr<CrossMeshRequest> request =
-        parsed.ok() ? ParseCrossMeshRequest(
-                          *src.mesh, *dst.mesh, std::move(shape), dtype, from,
-                          to, std::move(unavailable), LinkFrom(cross_link),
-                          *parsed)
-                    : absl::StatusOr<CrossMeshRequest>(parsed.status());
+        parsed.ok()
+            ? ParseCrossMeshRequest(*src.mesh, *dst.mesh, std::move(shape),
+                                    dtype, from, to, std::move(unavailable),
+                                    LinkFrom(cross_link), *parsed)
+            : absl::StatusOr<CrossMeshRequest>(parsed.status());
     plan = request.ok()
                ? MakeCrossMeshPlan(*src.mesh, *dst.mesh, *request, &Cache())
                : absl::StatusOr<CrossMeshPlan>(request.status());
