@@ -12,6 +12,7 @@
 #include "planner/batch/batch_plan.h"
 #include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_planner.h"
+#include "planner/cross/cross_request.h"
 #include "planner/format/cross_plan_format.h"
 #include "reshard/client.h"
 
@@ -49,8 +50,16 @@ absl::StatusOr<Mesh> SideMesh(const CliArgs& args, const std::string& side,
     if (!ranks.ok()) return ranks.status();
     spec->rank_map = *std::move(ranks);
   } else if (first > 0) {
+    // Numbered after the source, within the ranks a cross-mesh plan takes.
     int64_t world = 1;
-    for (int64_t size : spec->shape) world *= size;
+    for (int64_t size : spec->shape) {
+      if (size < 1 || world > kMaxCrossMeshRanks / size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", side, "_mesh: more than ", kMaxCrossMeshRanks,
+            " ranks; cross-mesh plans take meshes of at most that many"));
+      }
+      world *= size;
+    }
     for (int64_t r = 0; r < world; ++r) spec->rank_map.push_back(first + r);
   }
   absl::StatusOr<Mesh> mesh = Mesh::Create(*std::move(spec));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "planner/core/state_text.h"
@@ -77,6 +78,16 @@ absl::Status ValidateCrossMeshRequest(const Mesh& src_mesh,
     return absl::InvalidArgumentError(
         "src, dst: one placement per dim of the source and destination "
         "meshes");
+  }
+  for (const auto& [name, mesh] :
+       {std::pair{"src_mesh", &src_mesh}, std::pair{"dst_mesh", &dst_mesh}}) {
+    if (mesh->world_size() > kMaxCrossMeshRanks) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", mesh->world_size(),
+                       " ranks; cross-mesh plans take "
+                       "meshes of at most ",
+                       kMaxCrossMeshRanks));
+    }
   }
   absl::Status s = CheckDestination(request.dst);
   if (s.ok()) s = CheckUnavailable(src_mesh, request.unavailable_ranks);

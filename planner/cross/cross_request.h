@@ -16,6 +16,10 @@
 
 namespace reshard {
 
+// The most ranks either mesh of a cross-mesh request may have: the sender
+// rule looks at every position of both.
+inline constexpr int64_t kMaxCrossMeshRanks = int64_t{1} << 20;
+
 // Builds a request from the text forms users type. INVALID_ARGUMENT names
 // the field: `tensor.shape[1]`, `src[0]`, `dst[1]` (a P(max) or P(min)
 // destination, which no local step produces), `unavailable_ranks[2]` (not

@@ -102,9 +102,10 @@ bool Meets(const Box& a, const Box& b) {
 
 absl::StatusOr<std::vector<Transfer>> ExpandTransfers(
     const TransferLayout& layout) {
-  const std::vector<SourceBox> boxes = SourceBoxes(layout);
+  // Counted before any box is: the source's distinct boxes are at most
+  // its shards.
   const int64_t pairs =
-      static_cast<int64_t>(boxes.size()) * layout.dst_mesh.world_size();
+      layout.src_mid.NumShards(layout.src_mesh) * layout.dst_mesh.world_size();
   if (pairs > kMaxBoxPairs) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the cross-mesh plan would check ", pairs,
@@ -113,7 +114,7 @@ absl::StatusOr<std::vector<Transfer>> ExpandTransfers(
   }
   const std::vector<Box> dst_boxes = DestinationBoxes(layout);
   std::vector<Transfer> out;
-  for (const SourceBox& s : boxes) {
+  for (const SourceBox& s : SourceBoxes(layout)) {
     absl::Status status = ReplayBox(layout, s, dst_boxes, out);
     if (!status.ok()) return status;
   }

@@ -107,6 +107,9 @@ err=$("$CTL" plan --src_mesh P=2 --dst_mesh X=2 --batch "$batch" 2>&1 >/dev/null
 contains "$err" "add --offline"; check "cross-mesh batch service message" $?
 rm -f "$batch"
 
+err=$("$CTL" plan --offline --src_mesh A=2 --dst_mesh X=4000000000,Y=4000000000 --shape 4 --from 'S(0)' --to R,R 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "cross-mesh huge mesh exits 2" $?
+contains "$err" "--dst_mesh: more than 1048576 ranks"; check "cross-mesh huge mesh message" $?
 err=$("$CTL" "${CROSS[@]}" --to 'R,P(max)' 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ]; check "cross-mesh P(max) destination exits 2" $?
 contains "$err" "dst[1]: P(max) cannot be a cross-mesh destination"; check "cross-mesh P(max) message" $?

@@ -130,6 +130,13 @@ TEST(CrossMeshTest, InvalidRequestsNameTheirField) {
     EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(plan.status().message(), c.message);
   }
+  // Meshes past kMaxCrossMeshRanks are refused before any box is made.
+  const Mesh huge = *Mesh::Create({.shape = {int64_t{1} << 21}});
+  absl::StatusOr<CrossMeshPlan> too_many = Plan(src, huge, {4}, "S(0)", "R");
+  EXPECT_EQ(too_many.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(too_many.status().message(),
+            "dst_mesh: 2097152 ranks; cross-mesh plans take meshes of at most "
+            "1048576");
   absl::StatusOr<Mesh> twice =
       Mesh::Create({.shape = {2}, .dim_names = {"A"}, .rank_map = {1, 1}});
   EXPECT_EQ(twice.status().code(), absl::StatusCode::kInvalidArgument);
