@@ -9,15 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/backoff.h"
-#include "agent/preflight.h"
 #include "agent/progress_reporter.h"
 #include "agent/run_work.h"
 #include "common/incarnation_text.h"
 #include "common/tensor_name.h"
 #include "common/tls_hint.h"
 #include "common/version.h"
-#include "executor/backends/gloo/gloo_communicator.h"
-#include "executor/backends/nccl/nccl_rank.h"
+#include "executor/backends/provider_factory.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
@@ -130,8 +128,7 @@ absl::StatusOr<int64_t> Agent::Join(
   v1::JoinRequest request;
   *request.mutable_agent() = id_;
   request.set_world_size(config_.world_size);
-  request.set_backend(config_.backend == "nccl" ? v1::BACKEND_NCCL
-                                                : v1::BACKEND_GLOO);
+  request.set_backend(proto::BackendToProto(config_.backend));
   request.set_version(kReshardVersion);
   request.set_protocol(kCoordinatorProtocol);
   request.set_host(config_.listen_address);
@@ -468,16 +465,8 @@ executor::RankReport Agent::Execute(
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
       comms_.For({run.comm_prefix(), setup.timeout});
-  const PreflightOutcome preflight =
-      Preflight(setup.mesh, bound.status(), provider,
-                space_ != nullptr ? *space_ : host_space_);
-  if (!preflight.status.ok()) {
-    keep_communicators = preflight.communicators_usable;
-    return Refused(config_.rank, preflight.status);
-  }
-  executor::RankOptions options = setup.options;
+  executor::RunOptions options;
   options.space = space_;
-  if (*bound != nullptr) options.tensors = &(*bound)->tensors();
   ProgressReporter progress(stub_, id_, run.run_id());
   options.progress = [&progress](int done) { progress.Update(done); };
   // First asked just before the first execution, once the communicators
@@ -490,8 +479,18 @@ executor::RankReport Agent::Execute(
     }
     return inbox.Cancelled().has_value();
   };
-  return executor::RunRank(setup.mesh, setup.work, config_.rank, provider,
-                           options);
+  // Registered tensors are judged by conservation, generated data by the
+  // data rule; a refusal to bind stops every rank in the pre-flight step.
+  std::unique_ptr<executor::RunCheck> check =
+      bound.ok() && *bound != nullptr
+          ? executor::ConservedData((*bound)->tensors())
+          : executor::GeneratedData(space_, false);
+  executor::Preflight preflight{bound.status()};
+  executor::RankReport report =
+      executor::RunJudged(setup.mesh, setup.work, config_.rank, provider,
+                          *check, options, setup.options, &preflight);
+  keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
+  return report;
 }
 
 absl::Status Agent::SendReport(const v1::RunWork& run,
@@ -525,16 +524,15 @@ void Agent::Leave() {
 std::unique_ptr<executor::CommunicatorProvider> Agent::OpenCommunicators(
     const CommKey& key) {
   if (metrics_ != nullptr) metrics_->RecordCommunicatorsCreated();
-  if (config_.backend == "nccl") {
-    return executor::MakeNcclProvider(store_, key.prefix, config_.rank,
-                                      config_.world_size, key.timeout,
-                                      config_.device);
-  }
-  executor::GlooOptions options;
-  options.hostname = config_.listen_address;
-  options.timeout = key.timeout;
-  return std::make_unique<executor::GlooCommunicatorProvider>(
-      store_, key.prefix, config_.rank, options);
+  executor::ProviderSetup setup;
+  setup.store = store_;
+  setup.prefix = key.prefix;
+  setup.rank = config_.rank;
+  setup.world_size = config_.world_size;
+  setup.timeout = key.timeout;
+  setup.hostname = config_.listen_address;
+  setup.device = config_.device;
+  return executor::MakeProvider(config_.backend, std::move(setup));
 }
 
 }  // namespace reshard::agent

@@ -1,10 +1,10 @@
 // One rank of a job (docs/DESIGN.md §6.4, reshard-agent's logic without its
 // main()): it joins through the Coordinator, holds one dispatch stream, and
 // for each run converts the mesh and plan, checks the plan's digest before
-// any communicator opens, runs the plan on this rank (executor::RunRank:
-// the data rule's source, timed runs, validation, checksum) and reports.
-// Communicators meet in the Coordinator's rendezvous store; they are kept
-// while runs name the same comm_prefix and timeout and torn down after a
+// any communicator opens, runs the plan on this rank (executor::RunJudged:
+// the data rule's source or its registered tensors, timed runs, the checks) and
+// reports. Communicators meet in the Coordinator's rendezvous store; they are
+// kept while runs name the same comm_prefix and timeout and torn down after a
 // failed or cancelled run. Every RPC but the dispatch stream has a
 // deadline; the stream ends when the Coordinator goes away or on Stop().
 // The stream is read on its own thread (DispatchInbox), so a cancel, or
@@ -30,8 +30,8 @@
 #include "agent/run_work.h"
 #include "agent/tensor_binding.h"
 #include "agent/tensor_registry.h"
-#include "executor/runtime/host_memory_space.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/harness.h"
+#include "executor/memory/memory_space.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
@@ -138,9 +138,8 @@ class Agent {
   std::shared_ptr<CoordinatorStore> store_;
   CommunicatorCache comms_;
   AgentMetrics* const metrics_;
-  executor::MemorySpace* const space_;    // null: host memory (Gloo)
-  executor::HostMemorySpace host_space_;  // pre-flight's, when space_ is null
-  TensorRegistry* const tensors_;         // null: no local endpoint
+  executor::MemorySpace* const space_;  // null: host memory (Gloo)
+  TensorRegistry* const tensors_;       // null: no local endpoint
   // The last run on registered tensors while its results wait for the
   // commit (run thread only); dropped by any other work.
   std::string staged_run_;

@@ -79,10 +79,11 @@ absl::Status CheckJob(const std::string& job) {
 
 // Whether this machine can run the NCCL backend is asked when the agent
 // starts (ChooseDevice), not here: parsing stays pure.
-absl::Status CheckBackend(const std::string& backend) {
-  if (backend == "gloo" || backend == "nccl") return absl::OkStatus();
-  return InvalidField("--backend", absl::StrCat("unknown backend \"", backend,
-                                                "\"; expected gloo or nccl"));
+absl::Status ParseBackendFlag(const std::string& text, AgentConfig& config) {
+  absl::StatusOr<Backend> backend = ParseBackend(text, "--backend");
+  if (!backend.ok()) return backend.status();
+  config.backend = *backend;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> ParseTimeout(const std::string& text) {
@@ -232,9 +233,10 @@ absl::Status ResolveAgentsPerHost(int64_t flag, AgentConfig& config) {
 
 absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   AgentConfig config;
-  for (absl::Status s : {CheckServer(flags.server), CheckJob(flags.job),
-                         ParseRanks(flags, config), CheckBackend(flags.backend),
-                         ParseDevice(flags.device, config)}) {
+  for (absl::Status s :
+       {CheckServer(flags.server), CheckJob(flags.job),
+        ParseRanks(flags, config), ParseBackendFlag(flags.backend, config),
+        ParseDevice(flags.device, config)}) {
     if (!s.ok()) return s;
   }
   if (flags.listen_address.empty() ||
@@ -250,7 +252,6 @@ absl::StatusOr<AgentConfig> ParseAgentFlags(const AgentFlagValues& flags) {
   config.reconnect_seconds = *reconnect;
   config.server = flags.server;
   config.job = flags.job;
-  config.backend = flags.backend;
   config.listen_address = flags.listen_address;
   config.timeout_seconds = *timeout;
   absl::Status metrics = CheckMetricsFlags(flags);

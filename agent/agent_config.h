@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/tls_config.h"
+#include "run_values/backend.h"
 
 namespace reshard::agent {
 
@@ -22,7 +23,7 @@ struct AgentFlagValues {
   std::string job;
   std::string rank;
   std::string world_size;
-  std::string backend = "gloo";
+  std::string backend{BackendName(Backend::kGloo)};
   std::string device = "-1";
   std::string listen_address = "127.0.0.1";
   std::string timeout_seconds = "30";
@@ -58,7 +59,7 @@ struct AgentConfig {
   std::string job;
   int64_t rank = 0;
   int64_t world_size = 1;
-  std::string backend = "gloo";  // or "nccl"
+  Backend backend = Backend::kGloo;
   // NCCL's GPU; -1: the rank mod the GPU count (fixed when the agent
   // starts: ChooseDevice). Gloo uses none.
   int device = -1;

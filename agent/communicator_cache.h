@@ -16,7 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
-#include "executor/runtime/communicator_provider.h"
+#include "executor/run/communicator_provider.h"
 
 namespace reshard::agent {
 

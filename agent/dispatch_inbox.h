@@ -4,7 +4,7 @@
 // cancel for it, or the end of the stream (the Coordinator went away, so
 // its peers are stopping too and its report cannot be delivered), marks
 // the current run cancelled at once, and the runner stops at its next
-// execution (executor::RankOptions::stopped). Thread-safe.
+// execution (executor::RunOptions::stopped). Thread-safe.
 #ifndef RESHARD_AGENT_DISPATCH_INBOX_H_
 #define RESHARD_AGENT_DISPATCH_INBOX_H_
 

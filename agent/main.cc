@@ -31,7 +31,8 @@
 #include "common/flags_usage.h"
 #include "common/job_replica.h"
 #include "common/tls_flags.h"
-#include "executor/backends/nccl/nccl_rank.h"
+#include "executor/backends/nccl/nccl_backend.h"
+#include "executor/backends/provider_factory.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -286,7 +287,7 @@ void ResolveAutoRunBytes(int64_t capacity, const std::string& memory,
 // memory, which every run uses; exit status 2 naming why when there is no
 // usable GPU.
 int RunOnBackend(AgentConfig config) {
-  if (config.backend != "nccl") {
+  if (config.backend == Backend::kGloo) {
     if (config.max_run_bytes == kAutoRunBytes) {
       ResolveAutoRunBytes(HostMemoryBytes(), "this host's memory", config);
     }
@@ -295,7 +296,8 @@ int RunOnBackend(AgentConfig config) {
   absl::StatusOr<int> device =
       executor::ChooseDevice(config.rank, config.device);
   absl::StatusOr<std::unique_ptr<executor::MemorySpace>> space =
-      device.ok() ? executor::MakeDeviceSpace(*device) : device.status();
+      device.ok() ? executor::MakeSpace(config.backend, *device)
+                  : device.status();
   if (!space.ok()) {
     spdlog::error("--backend nccl: {}; use --backend gloo",
                   std::string(space.status().message()));

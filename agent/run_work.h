@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/harness.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 #include "reshard/v1/coordinator.pb.h"
@@ -26,7 +26,7 @@ inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{30000};
 struct RunSetup {
   Mesh mesh;
   executor::BatchWork work;           // a plan is a batch of one
-  executor::RankOptions options;      // iters and warmup
+  executor::HarnessOptions options;   // iters and warmup
   std::chrono::milliseconds timeout;  // per collective
 };
 

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/tensor_registry.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/run/run.h"
 #include "planner/core/mesh.h"
 #include "run_values/batch_work.h"
 
@@ -41,7 +41,7 @@ class BoundRun {
 
   // What the executor reads and writes (the staging buffers, or the
   // destinations themselves).
-  const executor::CallerTensors& tensors() const { return tensors_; }
+  const executor::RunBuffers& tensors() const { return tensors_; }
   bool staged() const { return !staging_.empty(); }
   // Bytes the staging buffers hold.
   int64_t staging_bytes() const;
@@ -58,7 +58,7 @@ class BoundRun {
   // Not zero-filled: the run writes every byte before the commit reads it.
   std::vector<std::unique_ptr<char[]>> staging_;
   std::vector<int64_t> staging_sizes_;
-  executor::CallerTensors tensors_;
+  executor::RunBuffers tensors_;
 };
 
 }  // namespace reshard::agent

@@ -1,5 +1,5 @@
 // Local steps' data movement on a GPU: each case's copy program
-// (executor/runtime/copy_program.h, as the device runner runs it: a prepared
+// (executor/run/copy_program.h, as the device runner runs it: a prepared
 // table, one kernel launch; and again with every copy that fits as a
 // cudaMemcpy2DAsync/3DAsync, the "pitched us" column, 0 where none fits, which
 // decides PitchedPolicy's defaults) against cudaMemcpyAsync device-to-device of
@@ -22,9 +22,9 @@
 
 #include "executor/backends/nccl/cuda_memory_space.h"
 #include "executor/backends/nccl/nccl_available.h"
-#include "executor/runtime/copy_program.h"
-#include "executor/runtime/device_copy_table.h"
-#include "executor/runtime/step_exec.h"
+#include "executor/memory/device_copy_table.h"
+#include "executor/run/copy_program.h"
+#include "executor/run/step_exec.h"
 #include "planner/search/planner.h"
 
 namespace reshard::executor {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/runtime/communicator_provider.h"
+#include "executor/run/communicator_provider.h"
 
 namespace reshard::bench {
 

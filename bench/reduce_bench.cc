@@ -1,5 +1,5 @@
 // The reductions a Gloo reduce_scatter or all_reduce applies to every byte
-// it moves (executor/runtime/element_ops.h), against std::memcpy of the same
+// it moves (executor/run/element_ops.h), against std::memcpy of the same
 // bytes in the same run: a reduction reads two buffers and writes one, a copy
 // reads one and writes one, so memory-bound they should take ~1.5x as
 // long. Buffers of 256 KiB (in cache) and 16 MiB (in memory), out of place
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/runtime/element_ops.h"
+#include "executor/run/element_ops.h"
 
 namespace reshard::executor {
 namespace {

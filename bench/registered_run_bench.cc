@@ -1,14 +1,13 @@
 // What a run on registered tensors costs an agent against the same run on
 // generated data (docs/DESIGN.md §6.6), on one rank with a loopback
-// provider (bench/loopback_provider.h): RunGenerated is RunRank as `job run`
-// does it (sources filled by the data rule, one execution, validation);
-// RunRegistered binds the rank's registered memfds, stages the results
-// (or, to price staging, writes them in place), runs once, adds the
-// conservation shares and commits. Each is a named
-// function so that callgrind's inclusive counts compare them in one
-// process; the wall clock alternates them and reports medians and the
-// paired ratios' quartiles.
-// Usage: registered_run_bench [--reps N]
+// provider (bench/loopback_provider.h): RunGenerated is the harness's
+// RunGenerated as `job run` does it (sources filled by the data rule, one
+// execution, validation); RunRegistered binds the rank's registered memfds,
+// stages the results (or, to price staging, writes them in place), runs once,
+// adds the conservation shares and commits. Each is a named function so that
+// callgrind's inclusive counts compare them in one process; the wall clock
+// alternates them and reports medians and the paired ratios' quartiles. Usage:
+// registered_run_bench [--reps N]
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -24,7 +23,7 @@
 #include "agent/tensor_registry.h"
 #include "bench/loopback_plans.h"
 #include "bench/loopback_provider.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/harness.h"
 #include "planner/core/local_layout.h"
 #include "planner/search/planner.h"
 
@@ -50,9 +49,7 @@ void RegisterMemfd(agent::TensorRegistry& registry, const std::string& name,
 [[gnu::noinline]] void RunGenerated(const Mesh& mesh,
                                     const executor::BatchWork& work) {
   bench::LoopbackProvider provider(kRank);
-  executor::RankOptions options;
-  options.iters = 1;
-  executor::RunRank(mesh, work, kRank, provider, options);
+  executor::RunGenerated(mesh, work, kRank, provider, {}, {});
 }
 
 // With `staging` the results go to staging buffers and are committed;
@@ -66,11 +63,10 @@ void RegisterMemfd(agent::TensorRegistry& registry, const std::string& name,
       agent::BoundRun::Bind(mesh, work, kRank, {{"src", "dst"}}, staging,
                             registry);
   if (!bound.ok()) std::exit(4);
-  executor::RankOptions options;
-  options.iters = 1;
-  options.tensors = &(*bound)->tensors();
+  std::unique_ptr<executor::RunCheck> check =
+      executor::ConservedData((*bound)->tensors());
   const executor::RankReport report =
-      executor::RunRank(mesh, work, kRank, provider, options);
+      executor::RunJudged(mesh, work, kRank, provider, *check, {}, {});
   if (!report.status.ok() || !(*bound)->Commit(registry).ok()) std::exit(5);
 }
 

@@ -17,9 +17,9 @@
 
 #include "bench/loopback_plans.h"
 #include "bench/loopback_provider.h"
-#include "executor/runtime/batch_runner.h"
-#include "executor/runtime/communicator_provider.h"
-#include "executor/runtime/plan_runner.h"
+#include "executor/run/batch_runner.h"
+#include "executor/run/communicator_provider.h"
+#include "executor/run/plan_runner.h"
 #include "planner/batch/bucket_schedule.h"
 #include "planner/search/planner.h"
 

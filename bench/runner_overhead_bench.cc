@@ -1,11 +1,11 @@
 // What the runner adds to a collective on NCCL: per size, the raw all_gather on
 // device buffers (Communicator::AllGather, then the provider's Drain, which
 // returns once the collective is done) against a whole run of a one-step plan
-// doing that all_gather (S(0) -> R on a 1-D mesh: RunRank in device memory, its
-// digest exchange excluded, its one host wait included), on the same
-// communicator in the same process; medians of --iters after 5 warm-ups each.
-// Ranks are processes (--ranks, default 2); where they outnumber the GPUs each
-// is its own NCCL host over loopback sockets
+// doing that all_gather (S(0) -> R on a 1-D mesh: the harness's RunGenerated in
+// device memory, its pre-flight step excluded, its one host wait included), on
+// the same communicator in the same process; medians of --iters after 5
+// warm-ups each. Ranks are processes (--ranks, default 2); where they outnumber
+// the GPUs each is its own NCCL host over loopback sockets
 // (executor/backends/nccl/shared_gpu.h) and only the microseconds added at
 // small sizes mean anything. Rank 0 prints the table. Without a usable GPU it
 // says why and exits 2.
@@ -27,10 +27,10 @@
 #include "absl/strings/str_format.h"
 #include "common/median.h"
 #include "executor/backends/nccl/nccl_available.h"
-#include "executor/backends/nccl/nccl_rank.h"
 #include "executor/backends/nccl/shared_gpu.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/backends/provider_factory.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
 #include "executor/stores/file_store.h"
 #include "planner/search/planner.h"
 #include "run_values/batch_work.h"
@@ -67,7 +67,7 @@ absl::StatusOr<double> RawSeconds(CommunicatorProvider& provider,
 }
 
 // A run of the one-step plan gathering `block_bytes` per rank: the median
-// seconds per execution, as RunRank reports it.
+// seconds per execution, as the harness reports it.
 absl::StatusOr<double> RunnerSeconds(CommunicatorProvider& provider,
                                      MemorySpace& space, int rank, int world,
                                      int64_t block_bytes, int iters) {
@@ -81,12 +81,13 @@ absl::StatusOr<double> RunnerSeconds(CommunicatorProvider& provider,
   if (!request.ok()) return request.status();
   absl::StatusOr<Plan> plan = MakePlan(*mesh, *request);
   if (!plan.ok()) return plan.status();
-  RankOptions options;
-  options.iters = iters;
-  options.warmup = kWarmup;
-  options.space = &space;
-  const RankReport report =
-      RunRank(*mesh, BatchWork::OfPlan(*mesh, *plan), rank, provider, options);
+  HarnessOptions harness;
+  harness.iters = iters;
+  harness.warmup = kWarmup;
+  RunOptions run;
+  run.space = &space;
+  const RankReport report = RunGenerated(*mesh, BatchWork::OfPlan(*mesh, *plan),
+                                         rank, provider, run, harness);
   if (!report.status.ok()) return report.status;
   if (std::optional<std::string> why = report.WhyNotValidated()) {
     return absl::InternalError(absl::StrCat("did not validate: ", *why));
@@ -101,9 +102,11 @@ std::string RankBody(int rank, int world, int gpus, int iters,
     ShareGpu(absl::StrCat("reshard-bench-", getppid(), "-", rank));
   const int device = GpuOfRank(rank, gpus);
   auto store = std::make_shared<FileStore>(dir);
-  std::unique_ptr<CommunicatorProvider> provider = MakeNcclProvider(
-      store, "overhead", rank, world, std::chrono::seconds(60), device);
-  absl::StatusOr<std::unique_ptr<MemorySpace>> space = MakeDeviceSpace(device);
+  std::unique_ptr<CommunicatorProvider> provider = MakeProvider(
+      Backend::kNccl,
+      {store, "overhead", rank, world, std::chrono::seconds(60), "", device});
+  absl::StatusOr<std::unique_ptr<MemorySpace>> space =
+      MakeSpace(Backend::kNccl, device);
   if (!space.ok()) return absl::StrCat("error: ", space.status().ToString());
   std::string rows;
   for (int64_t bytes : kSizes) {

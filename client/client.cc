@@ -409,7 +409,8 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
   JobInfo job;
   job.name = proto.name();
   job.world_size = proto.world_size();
-  job.backend = proto.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo";
+  job.backend =
+      std::string(BackendName(proto::BackendFromProto(proto.backend())));
   job.generation = proto.generation();
   job.state = proto.state();
   for (const v1::AgentInfo& a : proto.agents()) {
@@ -520,17 +521,18 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
   absl::StatusOr<executor::BatchWork> work =
       proto::RanFromProto(*run_mesh, response, batch);
   if (!work.ok()) return work.status();
-  JobRun run{response.run_id(),
-             *std::move(run_mesh),
-             *std::move(work),
-             response.iters(),
-             response.warmup(),
-             response.backend() == v1::BACKEND_NCCL ? "nccl" : "gloo",
-             proto::RunSummaryFromProto(response),
-             {},
-             response.interrupted(),
-             response.executions_completed(),
-             response.committed()};
+  JobRun run{
+      response.run_id(),
+      *std::move(run_mesh),
+      *std::move(work),
+      response.iters(),
+      response.warmup(),
+      std::string(BackendName(proto::BackendFromProto(response.backend()))),
+      proto::RunSummaryFromProto(response),
+      {},
+      response.interrupted(),
+      response.executions_completed(),
+      response.committed()};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }

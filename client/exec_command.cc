@@ -16,12 +16,11 @@
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
-#include "executor/backends/gloo/gloo_communicator.h"
 #include "executor/backends/nccl/nccl_available.h"
-#include "executor/backends/nccl/nccl_rank.h"
 #include "executor/backends/nccl/shared_gpu.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/backends/provider_factory.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
 #include "executor/stores/file_store.h"
 #include "executor/stores/memory_store.h"
 #include "executor/stores/rendezvous_dir.h"
@@ -63,7 +62,7 @@ constexpr char kExecUsage[] =
 struct ExecFlags {
   RunFlags run;
   int ranks = 0;
-  std::string backend = "gloo";
+  Backend backend = Backend::kGloo;
   bool threads = false;
   int gpus = 0;  // NCCL: the GPUs found; ranks beyond them share
 };
@@ -116,14 +115,13 @@ absl::StatusOr<ExecFlags> ParseExecFlags(const CliArgs& args) {
   absl::StatusOr<RunFlags> run = ParseRunFlags(args, "exec");
   if (!run.ok()) return run.status();
   flags.run = *run;
-  flags.backend = args.Get("backend").value_or("gloo");
-  if (flags.backend != "gloo" && flags.backend != "nccl") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend: unknown backend \"", flags.backend,
-                     "\"; expected gloo or nccl"));
+  if (auto name = args.Get("backend")) {
+    absl::StatusOr<Backend> backend = ParseBackend(*name, "--backend");
+    if (!backend.ok()) return backend.status();
+    flags.backend = *backend;
   }
   flags.threads = args.Has("threads");
-  if (flags.backend == "nccl") {
+  if (flags.backend == Backend::kNccl) {
     s = CheckNccl(flags);
     if (!s.ok()) return s;
   }
@@ -187,7 +185,7 @@ std::chrono::milliseconds RunDeadline(const ExecJob& job,
 
 // Ranks outnumber GPUs: each rank process is its own NCCL host.
 bool SharesGpus(const ExecFlags& flags) {
-  return flags.backend == "nccl" && flags.ranks > flags.gpus;
+  return flags.backend == Backend::kNccl && flags.ranks > flags.gpus;
 }
 
 RankReport RunOneRank(const ExecJob& job, int position,
@@ -195,27 +193,36 @@ RankReport RunOneRank(const ExecJob& job, int position,
                       const ExecFlags& flags) {
   const auto timeout = std::chrono::seconds(flags.run.timeout_seconds);
   const int64_t rank = job.mesh.RankAt(position);
-  executor::RankOptions run;
-  run.iters = flags.run.iters;
-  run.warmup = flags.run.warmup;
+  executor::HarnessOptions harness;
+  harness.iters = flags.run.iters;
+  harness.warmup = flags.run.warmup;
+  executor::RunOptions run;
   // Ctrl-C reaches every rank process (one process group) and the threads'
   // process: each stops before its next execution. A rank blocked on a
   // stopped peer fails as the peer's connections close.
   run.stopped = Interrupted;
-  if (flags.backend == "nccl") {
-    executor::NcclRankSetup setup;
-    setup.timeout = timeout;
-    setup.device = executor::GpuOfRank(rank, flags.gpus);
-    setup.shared_gpu = SharesGpus(flags);
-    setup.host_id = absl::StrCat("reshardctl-", getppid(), "-", rank);
-    return executor::RunNcclRank(job.mesh, job.work, rank, std::move(store),
-                                 "exec", setup, run);
+  executor::ProviderSetup setup{std::move(store), "exec", rank,
+                                job.mesh.world_size(), timeout};
+  // Before CUDA starts in this process: it becomes its own NCCL host.
+  if (SharesGpus(flags)) {
+    executor::ShareGpu(absl::StrCat("reshardctl-", getppid(), "-", rank));
   }
-  executor::GlooOptions options;
-  options.timeout = timeout;
-  executor::GlooCommunicatorProvider provider(std::move(store), "exec", rank,
-                                              options);
-  return executor::RunRank(job.mesh, job.work, rank, provider, run);
+  if (flags.backend == Backend::kNccl) {
+    setup.device = executor::GpuOfRank(rank, flags.gpus);
+  }
+  absl::StatusOr<std::unique_ptr<executor::MemorySpace>> space =
+      executor::MakeSpace(flags.backend, setup.device);
+  if (!space.ok()) {
+    RankReport refused;
+    refused.rank = rank;
+    refused.status = space.status();
+    return refused;
+  }
+  run.space = space->get();
+  std::unique_ptr<executor::CommunicatorProvider> provider =
+      executor::MakeProvider(flags.backend, std::move(setup));
+  return executor::RunGenerated(job.mesh, job.work, rank, *provider, run,
+                                harness);
 }
 
 // What a child that produced no report looked like.
@@ -277,7 +284,7 @@ int CompletedByAll(const std::vector<RankReport>& reports) {
 
 RunContext ContextOf(const ExecJob& job, const ExecFlags& flags) {
   RunContext context;
-  context.backend = flags.backend;
+  context.backend = std::string(BackendName(flags.backend));
   context.world_size = flags.ranks;
   context.launched_on = absl::StrCat(
       flags.ranks, " ranks (", flags.threads ? "threads" : "processes", ")");

@@ -24,7 +24,7 @@ namespace reshard::client {
 // How the run was launched, and what the header line and the JSON say
 // beside the summary.
 struct RunContext {
-  std::string backend = "gloo";
+  std::string backend;  // BackendName's
   int64_t world_size = 0;
   // Who ran it, for the table's header line: "8 ranks (processes)" or
   // "job train, 8 agents, run r-12".

@@ -6,7 +6,8 @@
 # rule on purpose to prove that it fires.
 set(RESHARD_CORE_TARGETS reshard_common reshard_planner reshard_run_values
     reshard_stores reshard_executor reshard_executor_gloo
-    reshard_executor_nccl reshard_nccl_logic reshard_coordinator)
+    reshard_executor_nccl reshard_nccl_logic reshard_backends reshard_judge
+    reshard_launch reshard_coordinator)
 
 macro(reshard_layer_rules callback)
   cmake_language(CALL ${callback} reference reshard_reference
@@ -36,6 +37,13 @@ macro(reshard_layer_rules callback)
       "the planner and common/ are below the run, the executor and the Coordinator"
       reshard_common reshard_planner)
   endforeach()
+  # The run is the product and the judge a harness around it: the runner,
+  # the memory spaces (both reshard_executor) and the backends never reach
+  # the data rule or the conservation checksum (executor/judge/).
+  cmake_language(CALL ${callback} judge reshard_judge
+    "the runner, the memory spaces and the backends must not depend on the judge (executor/judge/); it wraps runs from above"
+    reshard_executor reshard_executor_gloo reshard_executor_nccl
+    reshard_backends)
   # NCCL ranks meet through executor/stores/: never through Gloo.
   cmake_language(CALL ${callback} nccl-gloo gloo
     "the NCCL backend must not need Gloo" reshard_executor_nccl

@@ -11,12 +11,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "run_values/backend.h"
 
 namespace reshard::coordinator {
-
-enum class Backend { kGloo, kNccl };
-
-absl::string_view BackendName(Backend backend);
 
 struct AgentId {
   std::string job;

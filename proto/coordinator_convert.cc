@@ -49,6 +49,20 @@ void TensorRowToProto(const executor::TensorRow& row, v1::TensorResult* out) {
 
 }  // namespace
 
+Backend BackendFromProto(v1::Backend backend) {
+  return backend == v1::BACKEND_NCCL ? Backend::kNccl : Backend::kGloo;
+}
+
+v1::Backend BackendToProto(Backend backend) {
+  switch (backend) {
+    case Backend::kNccl:
+      return v1::BACKEND_NCCL;
+    case Backend::kGloo:
+      break;
+  }
+  return v1::BACKEND_GLOO;
+}
+
 absl::Status StatusFromCode(int code, const std::string& message) {
   if (code == 0) return absl::OkStatus();
   if (code < 0 || code > kLastStatusCode) {

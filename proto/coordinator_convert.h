@@ -13,11 +13,16 @@
 #include "absl/status/statusor.h"
 #include "planner/core/mesh.h"
 #include "reshard/v1/coordinator.pb.h"
+#include "run_values/backend.h"
 #include "run_values/batch_work.h"
 #include "run_values/rank_report.h"
 #include "run_values/run_summary.h"
 
 namespace reshard::proto {
+
+// The wire's backend enum; BACKEND_UNSPECIFIED reads as gloo.
+Backend BackendFromProto(v1::Backend backend);
+v1::Backend BackendToProto(Backend backend);
 
 // A report's google.rpc code and message as a status: OK for code 0 whatever
 // the message, UNKNOWN for a code outside google.rpc's range.

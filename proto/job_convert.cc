@@ -10,16 +10,6 @@ coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto) {
                               proto.session()};
 }
 
-coordinator::Backend BackendFromProto(v1::Backend backend) {
-  return backend == v1::BACKEND_NCCL ? coordinator::Backend::kNccl
-                                     : coordinator::Backend::kGloo;
-}
-
-v1::Backend BackendToProto(coordinator::Backend backend) {
-  return backend == coordinator::Backend::kNccl ? v1::BACKEND_NCCL
-                                                : v1::BACKEND_GLOO;
-}
-
 coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto) {
   coordinator::JoinInfo info;
   info.agent = AgentIdFromProto(proto.agent());

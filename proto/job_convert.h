@@ -13,9 +13,6 @@
 namespace reshard::proto {
 
 coordinator::AgentId AgentIdFromProto(const v1::AgentId& proto);
-// BACKEND_UNSPECIFIED reads as gloo.
-coordinator::Backend BackendFromProto(v1::Backend backend);
-v1::Backend BackendToProto(coordinator::Backend backend);
 coordinator::JoinInfo JoinInfoFromProto(const v1::JoinRequest& proto);
 // A run carries its mesh and plan in full (converted per agent stream).
 void WorkToProto(const coordinator::WorkItem& item, v1::Work* out);

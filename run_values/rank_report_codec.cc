@@ -1,4 +1,5 @@
-// SerializeReport and ParseReport (rank_run.h) in report_codec.h's form.
+// SerializeReport and ParseReport (executor/judge/harness.h) in
+// report_codec.h's form.
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "run_values/rank_report.h"

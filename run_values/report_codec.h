@@ -1,5 +1,5 @@
 // The wire form of the reports rank processes send their parent through a
-// pipe (rank_run.h): newline-separated fields, text
+// pipe (executor/judge/harness.h): newline-separated fields, text
 // numbers (doubles with 17 digits) and length-prefixed blobs, so messages
 // may hold any byte.
 #ifndef RESHARD_RUN_VALUES_REPORT_CODEC_H_

@@ -1,6 +1,6 @@
 // How a box (local_layout.h) of a row-major tensor lies in memory: as rows of
 // contiguous elements, and whether it is one contiguous run. Copies walk
-// boxes by it (executor/runtime/box_copy.h, executor/runtime/copy_program.h),
+// boxes by it (executor/run/box_copy.h, executor/run/copy_program.h),
 // and the step memory model (step_memory.h) decides by it when a collective
 // sends from or receives into a tensor in place.
 #ifndef RESHARD_PLANNER_CORE_BOX_RUNS_H_

@@ -121,7 +121,7 @@ class AgentMetricsTest : public ::testing::Test {
   Mesh mesh_ = testing::MakeMesh({2, 2});
   Plan plan_;
   executor::RankReport report_;
-  executor::RankOptions options_;
+  executor::HarnessOptions options_;
 };
 
 // Powers of 4 from 1 KiB to 1 GiB: the largest not above the size.

@@ -272,7 +272,7 @@ TEST(AgentFlagsTest, BackendsAreGlooOrNccl) {
   flags.device = "1";
   absl::StatusOr<AgentConfig> config = ParseAgentFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->backend, "nccl");
+  EXPECT_EQ(config->backend, Backend::kNccl);
   EXPECT_EQ(config->device, 1);
   flags.backend = "mpi";
   config = ParseAgentFlags(flags);

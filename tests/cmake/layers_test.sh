@@ -30,4 +30,8 @@ hits=$(cd "$SRC" && grep -rlE '#include "(reshard/v1/|grpc|google/protobuf)' \
   common planner run_values executor coordinator reference || true)
 [ -z "$hits" ]; check "no core file includes a wire header (${hits:-none})" $?
 
+hits=$(cd "$SRC" && grep -rlE '#include "executor/judge/' executor/run executor/memory \
+  executor/backends || true)
+[ -z "$hits" ]; check "no runner, memory or backend file includes the judge (${hits:-none})" $?
+
 exit $fail

@@ -29,7 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/version.h"
-#include "executor/runtime/data_rule.h"
+#include "executor/judge/data_rule.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "planner/core/local_layout.h"

@@ -6,7 +6,7 @@
 // the wire format's invariant (members of a group agree on the packed
 // block), schedules that do not fit their plans refused before any
 // communicator, and ranks given different schedules refused by digest.
-#include "executor/runtime/batch_runner.h"
+#include "executor/run/batch_runner.h"
 
 #include <map>
 #include <random>
@@ -15,9 +15,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "executor/backends/gloo/gloo_communicator.h"
-#include "executor/runtime/host_table_space.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
+#include "executor/memory/host_table_space.h"
 #include "executor/stores/file_store.h"
 #include "executor/stores/rendezvous_dir.h"
 #include "gtest/gtest.h"
@@ -130,13 +130,14 @@ Reports RunOnRanks(const std::vector<const BatchCase*>& cases, int world,
     std::string out;
     for (const BatchCase* c : cases) {
       for (bool bucketed : {true, false}) {
-        executor::RankOptions run;
-        run.iters = 1;
-        run.warmup = 1;
+        executor::HarnessOptions harness;
+        harness.iters = 1;
+        harness.warmup = 1;
+        executor::RunOptions run;
         if (tables) run.space = &space;
-        executor::AppendBlob(out,
-                             executor::SerializeReport(executor::RunRank(
-                                 c->mesh, c->Work(bucketed), rank, used, run)));
+        executor::AppendBlob(
+            out, executor::SerializeReport(executor::RunGenerated(
+                     c->mesh, c->Work(bucketed), rank, used, run, harness)));
       }
     }
     const std::string waits = tables ? WrongWaits(cases, space, checked) : "";

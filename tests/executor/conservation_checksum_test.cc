@@ -1,10 +1,10 @@
-#include "executor/runtime/conservation_checksum.h"
+#include "executor/judge/conservation_checksum.h"
 
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include "executor/runtime/data_rule.h"
+#include "executor/judge/data_rule.h"
 #include "gtest/gtest.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/state_text.h"

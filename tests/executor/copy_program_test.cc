@@ -1,10 +1,10 @@
-// Copy programs (executor/runtime/copy_program.h) against ExecuteStep's host
+// Copy programs (executor/run/copy_program.h) against ExecuteStep's host
 // path, byte for byte, on 10,000+ steps of random plans on every rank (every
 // op, every planner, uneven shapes, every dtype size): what the collective is
 // given and the step's output must be equal. The collective is a scripted
 // stand-in for the peers (their blocks are patterns of their index, a
 // reduction flips bits), applied the same way to both paths.
-#include "executor/runtime/copy_program.h"
+#include "executor/run/copy_program.h"
 
 #include <cstring>
 #include <functional>

@@ -6,7 +6,7 @@
 // table's own threads per unit (LanesPerUnit), the rest with each count
 // from 1 to 256 in turn: the result must not depend on it. Half the
 // programs send every copy that fits to cudaMemcpy2DAsync/3DAsync
-// (executor/runtime/pitched_copy.h) instead. Skips without a usable GPU.
+// (executor/memory/pitched_copy.h) instead. Skips without a usable GPU.
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -16,7 +16,7 @@
 
 #include "executor/backends/nccl/copy_kernel.h"
 #include "executor/backends/nccl/nccl_available.h"
-#include "executor/runtime/device_copy_table.h"
+#include "executor/memory/device_copy_table.h"
 #include "gtest/gtest.h"
 #include "tests/executor/device_copy_steps.h"
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "executor/runtime/copy_program.h"
-#include "executor/runtime/step_exec.h"
+#include "executor/run/copy_program.h"
+#include "executor/run/step_exec.h"
 #include "tests/executor/executor_cases.h"
 
 namespace reshard::executor::testing {

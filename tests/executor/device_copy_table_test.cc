@@ -1,8 +1,8 @@
-// Device copy tables (executor/runtime/device_copy_table.h) on host memory: the
+// Device copy tables (executor/memory/device_copy_table.h) on host memory: the
 // units the kernel runs, executed one by one, do exactly what the copy
 // program does (byte for byte, on every buffer) on 10,000+ programs of
 // random steps, and every program may run its copies at once.
-#include "executor/runtime/device_copy_table.h"
+#include "executor/memory/device_copy_table.h"
 
 #include <optional>
 #include <random>

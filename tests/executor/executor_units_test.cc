@@ -13,11 +13,11 @@
 #include <random>
 #include <vector>
 
-#include "executor/runtime/box_copy.h"
-#include "executor/runtime/data_rule.h"
-#include "executor/runtime/element_ops.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/data_rule.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
+#include "executor/run/box_copy.h"
+#include "executor/run/element_ops.h"
 #include "gtest/gtest.h"
 #include "planner/core/state_text.h"
 #include "run_values/run_summary.h"

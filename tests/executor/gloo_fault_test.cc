@@ -17,10 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/backends/gloo/gloo_communicator.h"
-#include "executor/runtime/data_rule.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/plan_runner.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/data_rule.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
+#include "executor/run/plan_runner.h"
 #include "executor/stores/file_store.h"
 #include "executor/stores/memory_store.h"
 #include "executor/stores/rendezvous_dir.h"
@@ -45,7 +45,7 @@ Plan PlanOf(const Mesh& mesh, std::vector<int64_t> shape, const char* src,
 
 struct Outcome {
   RankReport report;
-  double seconds = 0;  // how long RunRank took
+  double seconds = 0;  // how long the run took
   double ended = 0;    // when it returned (MonotonicSeconds)
 };
 
@@ -98,9 +98,9 @@ std::vector<Outcome> RunRanks(
 // One plan's rank run (a batch of one).
 executor::RankReport RunPlan(const Mesh& mesh, const Plan& plan, int64_t rank,
                              executor::CommunicatorProvider& provider,
-                             const executor::RankOptions& options) {
-  return executor::RunRank(mesh, executor::BatchWork::OfPlan(mesh, plan), rank,
-                           provider, options);
+                             const executor::HarnessOptions& options) {
+  return executor::RunGenerated(mesh, executor::BatchWork::OfPlan(mesh, plan),
+                                rank, provider, {}, options);
 }
 
 double Limit() { return 2 * std::chrono::duration<double>(kTimeout).count(); }
@@ -254,7 +254,7 @@ TEST(GlooFaultTest, PeerKilledMidCollectiveIsAnErrorNamingTheGroup) {
         ++runs;
       }
     }
-    executor::RankOptions many;
+    executor::HarnessOptions many;
     many.iters = 100000;  // still running when the peer dies
     return RunPlan(mesh, plan, rank, provider, many);
   });

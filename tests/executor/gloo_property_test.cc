@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/backends/gloo/gloo_communicator.h"
-#include "executor/runtime/data_rule.h"
-#include "executor/runtime/element_ops.h"
-#include "executor/runtime/host_table_space.h"
-#include "executor/runtime/local_launch.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/data_rule.h"
+#include "executor/judge/harness.h"
+#include "executor/launch/local_launch.h"
+#include "executor/memory/host_table_space.h"
+#include "executor/run/element_ops.h"
 #include "executor/stores/file_store.h"
 #include "executor/stores/rendezvous_dir.h"
 #include "gtest/gtest.h"
@@ -86,14 +86,15 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     testing::RecordingSpace space;
     testing::SpaceCheckingProvider checked(&provider, &space);
     for (const testing::ExecCase* c : cases) {
-      executor::RankOptions run;
-      run.keep_result = true;
+      executor::HarnessOptions harness;
+      harness.keep_result = true;
+      executor::RunOptions run;
       if (tables) run.space = &space;
-      out += Frame(executor::SerializeReport(executor::RunRank(
+      out += Frame(executor::SerializeReport(executor::RunGenerated(
           c->mesh, executor::BatchWork::OfPlan(c->mesh, c->plan), rank,
           tables ? static_cast<executor::CommunicatorProvider&>(checked)
                  : provider,
-          run)));
+          run, harness)));
     }
     return out;
   };

@@ -1,4 +1,4 @@
-// The spaces' host pieces (executor/runtime/memory_space.h): HostTableSpace
+// The spaces' host pieces (executor/memory/memory_space.h): HostTableSpace
 // runs a prepared table as the copy program does, counts its waits and times
 // with marks; HostMemorySpace runs programs and steps on the CPU with
 // zeroed memory; RunTimer adds spans from a space's marks, read after the
@@ -7,11 +7,11 @@
 #include <numeric>
 #include <vector>
 
-#include "executor/runtime/copy_program.h"
-#include "executor/runtime/host_memory_space.h"
-#include "executor/runtime/host_table_space.h"
-#include "executor/runtime/run_timer.h"
-#include "executor/runtime/step_exec.h"
+#include "executor/memory/host_memory_space.h"
+#include "executor/memory/host_table_space.h"
+#include "executor/run/copy_program.h"
+#include "executor/run/run_timer.h"
+#include "executor/run/step_exec.h"
 #include "gtest/gtest.h"
 #include "planner/search/plan_request.h"
 #include "planner/search/planner.h"

@@ -12,7 +12,7 @@
 #include "executor/backends/nccl/collective_watch.h"
 #include "executor/backends/nccl/group_split.h"
 #include "executor/backends/nccl/pending_collectives.h"
-#include "executor/runtime/cancel_signal.h"
+#include "executor/run/cancel_signal.h"
 #include "gtest/gtest.h"
 #include "planner/core/mesh.h"
 

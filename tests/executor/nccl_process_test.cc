@@ -26,8 +26,8 @@
 #include "executor/backends/nccl/nccl_available.h"
 #include "executor/backends/nccl/nccl_communicator.h"
 #include "executor/backends/nccl/shared_gpu.h"
-#include "executor/runtime/element_ops.h"
-#include "executor/runtime/local_launch.h"
+#include "executor/launch/local_launch.h"
+#include "executor/run/element_ops.h"
 #include "executor/stores/file_store.h"
 #include "gtest/gtest.h"
 

@@ -20,8 +20,8 @@
 #include "executor/backends/nccl/cuda_memory_space.h"
 #include "executor/backends/nccl/nccl_available.h"
 #include "executor/backends/nccl/nccl_communicator.h"
-#include "executor/runtime/element_ops.h"
-#include "executor/runtime/rank_run.h"
+#include "executor/judge/harness.h"
+#include "executor/run/element_ops.h"
 #include "executor/stores/memory_store.h"
 #include "gtest/gtest.h"
 #include "tests/planner/test_util.h"
@@ -221,12 +221,13 @@ TEST_F(NcclTest, PlansRunInDeviceMemoryAndValidate) {
                                       world, {std::chrono::seconds(30), r});
         auto space = CudaMemorySpace::Create(r);
         ASSERT_TRUE(space.ok()) << space.status();
-        RankOptions options;
-        options.iters = 3;
-        options.warmup = 1;
-        options.space = space->get();
-        reports[r] =
-            RunRank(mesh, BatchWork::OfPlan(mesh, *plan), r, nccl, options);
+        HarnessOptions harness;
+        harness.iters = 3;
+        harness.warmup = 1;
+        RunOptions run;
+        run.space = space->get();
+        reports[r] = RunGenerated(mesh, BatchWork::OfPlan(mesh, *plan), r, nccl,
+                                  run, harness);
         waits[r] = (*space)->synchronizations();
         nccl_waits[r] = nccl.host_waits();
       });

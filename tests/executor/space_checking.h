@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "executor/runtime/communicator_provider.h"
-#include "executor/runtime/host_table_space.h"
+#include "executor/memory/host_table_space.h"
+#include "executor/run/communicator_provider.h"
 
 namespace reshard::testing {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "executor/runtime/box_copy.h"
-#include "executor/runtime/element_ops.h"
+#include "executor/run/box_copy.h"
+#include "executor/run/element_ops.h"
 #include "gloo/allreduce.h"
 #include "gloo/alltoall.h"
 #include "gloo/barrier.h"
@@ -20,9 +20,14 @@
 #include "gloo/rendezvous/store.h"
 #include "gloo/transport/tcp/device.h"
 #include "gloo/transport/unbound_buffer.h"
+#include "gloo/types.h"
 
 namespace reshard::executor {
 namespace {
+
+// The slot prefix of point-to-point calls: above every prefix Gloo's own
+// collectives use (gloo/types.h).
+constexpr uint8_t kPointToPointSlotPrefix = 0x7e;
 
 // Block `b` of a ring of `n` members, taken modulo n (b may be negative).
 int RingBlock(int b, int n) { return ((b % n) + n) % n; }
@@ -197,7 +202,57 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  absl::Status Send(int peer, const void* data, int64_t bytes) override {
+    return PointToPoint("send to", peer, bytes, [&] {
+      auto buffer = context_->createUnboundBuffer(const_cast<void*>(data),
+                                                  static_cast<size_t>(bytes));
+      buffer->send(peer, PointToPointSlot());
+      if (!buffer->waitSend(options_.timeout)) {
+        throw std::runtime_error("send aborted");
+      }
+    });
+  }
+
+  absl::Status Recv(int peer, void* data, int64_t bytes) override {
+    return PointToPoint("receive from", peer, bytes, [&] {
+      auto buffer =
+          context_->createUnboundBuffer(data, static_cast<size_t>(bytes));
+      buffer->recv(peer, PointToPointSlot());
+      if (!buffer->waitRecv(options_.timeout)) {
+        throw std::runtime_error("receive aborted");
+      }
+    });
+  }
+
  private:
+  // Point-to-point calls use a slot of their own, the same on both ends
+  // whatever collectives each member ran before (a collective's slots
+  // come from counters that only its members advance).
+  static uint64_t PointToPointSlot() {
+    return gloo::Slot::build(kPointToPointSlotPrefix, 0);
+  }
+
+  // A send or receive with member `peer`, its exceptions turned into a
+  // status naming the peer.
+  template <typename F>
+  absl::Status PointToPoint(absl::string_view what, int peer, int64_t bytes,
+                            F body) {
+    if (peer < 0 || peer >= size() || peer == index()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " member ", peer, " of group ", name_,
+                       ": not a peer of member ", index(), " among ", size()));
+    }
+    if (bytes == 0) return absl::OkStatus();
+    try {
+      body();
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return FromGloo(absl::StrCat(what, " member ", peer, " (rank ",
+                                   ranks_[peer], ") of group ", name_),
+                      e);
+    }
+  }
+
   // Runs a Gloo call, its exceptions turned into a status. Empty blocks
   // move nothing (and Gloo divides by their size).
   template <typename F>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/runtime/communicator_provider.h"
+#include "executor/run/communicator_provider.h"
 #include "executor/stores/key_value_store.h"
 
 namespace gloo {

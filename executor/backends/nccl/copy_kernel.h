@@ -1,4 +1,4 @@
-// The device side of a copy program (executor/runtime/device_copy_table.h): one
+// The device side of a copy program (executor/memory/device_copy_table.h): one
 // launch runs every unit of a table whose ops and loops are already in
 // device memory, on the caller's stream, after the table's fills (which
 // the caller enqueues with cudaMemsetAsync). Only CUDA types here: the
@@ -10,8 +10,8 @@
 
 #include <cstdint>
 
-#include "executor/runtime/copy_buffers.h"
-#include "executor/runtime/device_copy_unit.h"
+#include "executor/memory/device_copy_unit.h"
+#include "executor/run/copy_buffers.h"
 
 namespace reshard::executor {
 

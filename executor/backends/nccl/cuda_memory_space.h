@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/runtime/table_space.h"
+#include "executor/memory/table_space.h"
 
 struct CUstream_st;
 struct CUevent_st;

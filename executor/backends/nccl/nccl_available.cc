@@ -12,7 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "executor/runtime/local_launch.h"
+#include "executor/launch/local_launch.h"
 
 namespace reshard::executor {
 

@@ -302,7 +302,32 @@ class NcclCommunicator : public Communicator {
     });
   }
 
+  absl::Status Send(int peer, const void* data, int64_t bytes) override {
+    absl::Status s = CheckPeer("send to", peer);
+    if (!s.ok()) return s;
+    return Call("send", bytes, {}, [&](ncclComm_t c) {
+      return ncclSend(data, static_cast<size_t>(bytes), ncclUint8, peer, c,
+                      handle_->stream->stream);
+    });
+  }
+
+  absl::Status Recv(int peer, void* data, int64_t bytes) override {
+    absl::Status s = CheckPeer("receive from", peer);
+    if (!s.ok()) return s;
+    return Call("recv", bytes, {}, [&](ncclComm_t c) {
+      return ncclRecv(data, static_cast<size_t>(bytes), ncclUint8, peer, c,
+                      handle_->stream->stream);
+    });
+  }
+
  private:
+  absl::Status CheckPeer(absl::string_view what, int peer) const {
+    if (peer >= 0 && peer < size() && peer != index_) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " member ", peer, " of group ", name_,
+                     ": not a peer of member ", index_, " among ", size()));
+  }
+
   int64_t Divisor(Reduction r) const {
     return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
   }

@@ -32,8 +32,8 @@
 #include <utility>
 #include <vector>
 
-#include "executor/runtime/cancel_signal.h"
-#include "executor/runtime/communicator_provider.h"
+#include "executor/run/cancel_signal.h"
+#include "executor/run/communicator_provider.h"
 #include "executor/stores/key_value_store.h"
 
 struct CUstream_st;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "executor/backends/gloo/gloo_communicator.h"
-#include "executor/runtime/plan_runner.h"
+#include "executor/run/plan_runner.h"
 #include "executor/stores/key_value_store.h"
 #include "planner/search/planner.h"
 

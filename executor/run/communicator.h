@@ -1,0 +1,85 @@
+// A Communicator is one rank's handle on one group of ranks (docs/DESIGN.md
+// §6.1): the four collectives of a plan on padded contiguous blocks, for every
+// dtype of docs/DESIGN.md §4. Every call is bounded by the communicator's
+// timeout and reports failure as a status naming the op, the group and, where
+// the backend knows it, the peer; no call throws or hangs past its timeout.
+//
+// Buffers are the caller's, in the backend's memory (host memory for Gloo,
+// device memory for NCCL) and hold whole blocks of `block_numel` elements:
+// `group_size` blocks for the all_gather output, the reduce_scatter input
+// and both all_to_all buffers, one block otherwise; block j of a
+// multi-block buffer belongs to (comes from, goes to) member j.
+//
+// A Communicator is used by one thread at a time; calls on it are ordered.
+#ifndef RESHARD_EXECUTOR_RUN_COMMUNICATOR_H_
+#define RESHARD_EXECUTOR_RUN_COMMUNICATOR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "planner/core/placement.h"
+#include "planner/core/tensor_spec.h"
+
+namespace reshard::executor {
+
+// What reduces: `op` is sum, max, min or avg; a pure avg divides by the
+// group size, and a {sum,avg} mix is a sum with `avg_divisor` > 1. Both
+// divide after the sum, by IEEE division (docs/DESIGN.md §6.1).
+struct Reduction {
+  ReduceOp op = ReduceOp::kSum;
+  int64_t avg_divisor = 1;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  // This member's index in the group, and the group's size.
+  virtual int index() const = 0;
+  virtual int size() const = 0;
+  // The group's name (mesh dim names joined by '_'), used in errors.
+  virtual const std::string& name() const = 0;
+
+  // `in` (one block) from every member into `out` (size() blocks). `in`
+  // may be `out` + index()·block (in place).
+  virtual absl::Status AllGather(const void* in, void* out, int64_t block_numel,
+                                 DType dtype) = 0;
+  // Reduces `data` (one block) across the group, in place.
+  virtual absl::Status AllReduce(void* data, int64_t block_numel, DType dtype,
+                                 Reduction reduction) = 0;
+  // Reduces `in` (size() blocks) across the group; block index() of the
+  // result goes to `out` (one block). `in` is not modified.
+  virtual absl::Status ReduceScatter(const void* in, void* out,
+                                     int64_t block_numel, DType dtype,
+                                     Reduction reduction) = 0;
+  // Block j of `in` goes to member j; block i of `out` comes from member i.
+  virtual absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
+                                DType dtype) = 0;
+
+  // all_to_all whose send blocks are made on demand: `pack(j)` returns
+  // block j (packing it if needed, into block j of `scratch`, size() blocks
+  // of the caller's). Backends override it to overlap packing with the
+  // exchange; this default gathers every block (in place when they are
+  // consecutive already, else into `scratch`), then calls AllToAll. Every
+  // member of a group must use the same one of the two calls for a step.
+  virtual absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
+                                       void* scratch, void* out,
+                                       int64_t block_numel, DType dtype);
+
+  // Point-to-point (docs/DESIGN.md §6.1): `bytes` of `data` to member
+  // `peer` of the group, or from it into `data`. A peer's sends and this
+  // member's receives from it pair in call order; `peer` is not index()
+  // (a rank copies to itself locally). Bounded by the same timeout;
+  // failures name the op, the group and the peer. On NCCL a call returns
+  // once enqueued and two members exchanging must post their calls in the
+  // same order (a send waits for its receive). Backends without
+  // point-to-point say UNIMPLEMENTED.
+  virtual absl::Status Send(int peer, const void* data, int64_t bytes);
+  virtual absl::Status Recv(int peer, void* data, int64_t bytes);
+};
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_EXECUTOR_RUN_COMMUNICATOR_H_
