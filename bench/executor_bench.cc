@@ -157,29 +157,35 @@ void RawBuffers(int64_t step_in, int64_t step_out, std::vector<float>& in,
 
 // The two calls timed in alternating blocks of `per_block` (after two
 // untimed calls of each): a slow phase of the machine (another process,
-// the page cache) then lands on both sides alike, where one-by-one
-// alternation still lets a call's cache state favour the one after it.
-// Every rank runs the same sequence, so the collectives pair up.
-constexpr int kBlocks = 8;
-void TimeInBlocks(int iters, const std::function<void()>& a,
-                  const std::function<void()>& b, std::vector<double>& a_s,
-                  std::vector<double>& b_s) {
-  const int per_block = std::max(3, 2 * iters / kBlocks);
+// the page cache) then lands on both sides of a block pair alike. Every
+// rank runs the same sequence, so the collectives pair up. Returns the
+// median over block pairs of a's block median over b's.
+constexpr int kBlocks = 10;
+double TimeInBlocks(int iters, const std::function<void()>& a,
+                    const std::function<void()>& b, std::vector<double>& a_s,
+                    std::vector<double>& b_s) {
+  const int per_block = std::max(5, iters / 2);
   for (int i = 0; i < 2; ++i) {
     a();
     b();
   }
+  std::vector<double> ratios;
   for (int block = 0; block < kBlocks; ++block) {
     const bool a_first = block % 2 == 0;
+    std::vector<double> block_s[2];
     for (int side = 0; side < 2; ++side) {
       const bool run_a = (side == 0) == a_first;
       for (int i = 0; i < per_block; ++i) {
         const auto t = Clock::now();
         run_a ? a() : b();
-        (run_a ? a_s : b_s).push_back(Seconds(t));
+        block_s[run_a ? 0 : 1].push_back(Seconds(t));
       }
     }
+    a_s.insert(a_s.end(), block_s[0].begin(), block_s[0].end());
+    b_s.insert(b_s.end(), block_s[1].begin(), block_s[1].end());
+    ratios.push_back(Median(block_s[0]) / Median(block_s[1]));
   }
+  return Median(ratios);
 }
 
 // (a) one rank's measurements: "op n bytes exec_median raw_median" lines.
@@ -219,10 +225,11 @@ std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
         if (!(*runner)->Run(in.data(), out.data()).ok()) std::exit(4);
       };
       std::vector<double> exec_s, raw_s;
-      TimeInBlocks(ItersFor(bytes), executor_call, baseline, exec_s, raw_s);
-      absl::StrAppend(
-          &lines, StepOpName(c.op), " ", n, " ", bytes, " ",
-          absl::StrFormat("%.9g %.9g\n", Median(exec_s), Median(raw_s)));
+      const double ratio =
+          TimeInBlocks(ItersFor(bytes), executor_call, baseline, exec_s, raw_s);
+      absl::StrAppend(&lines, StepOpName(c.op), " ", n, " ", bytes, " ",
+                      absl::StrFormat("%.9g %.9g %.9g\n", Median(exec_s),
+                                      Median(raw_s), ratio));
     }
   }
   return lines;
@@ -360,9 +367,11 @@ std::string Size(int64_t bytes) {
 // (a), returning rank 0's rows for (d).
 std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick,
                                                      const std::string& only) {
-  std::cout << "## (a) executor step vs raw Gloo call (median, same run)\n\n"
-            << "| op | n | bytes | executor us | raw us | ratio | added us |\n"
-            << "|---|---|---|---|---|---|---|\n";
+  std::cout
+      << "## (a) executor step vs raw Gloo call (medians, same run; ratio: "
+         "median over alternating blocks)\n\n"
+      << "| op | n | bytes | executor us | raw us | ratio | added us |\n"
+      << "|---|---|---|---|---|---|---|\n";
   std::vector<std::vector<std::string>> all;
   for (int n : {2, 4}) {
     const auto dir = *executor::RendezvousDir::Create("reshard-bench");
@@ -373,7 +382,8 @@ std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick,
       const double e = std::stod(r[3]), raw = std::stod(r[4]);
       std::cout << absl::StrFormat(
           "| %s | %s | %s | %.1f | %.1f | %.3f | %.1f |\n", r[0], r[1],
-          Size(std::stoll(r[2])), e * 1e6, raw * 1e6, e / raw, (e - raw) * 1e6);
+          Size(std::stoll(r[2])), e * 1e6, raw * 1e6, std::stod(r[5]),
+          (e - raw) * 1e6);
       all.push_back(r);
     }
   }

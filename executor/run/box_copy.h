@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "absl/types/span.h"
 #include "planner/core/box_runs.h"
@@ -21,6 +22,28 @@ inline void CopyBytes(void* to, const void* from, int64_t bytes) {
 }
 inline void ZeroBytes(void* to, int64_t bytes) {
   if (bytes > 0) std::memset(to, 0, static_cast<size_t>(bytes));
+}
+
+// Calls f(tensor_offset, packed_offset, count) per contiguous run of `box`
+// in `shape`, in elements, in packed (row-major) order.
+template <typename F>
+void ForEachBoxRun(absl::Span<const int64_t> shape, const Box& box, F f) {
+  if (box.numel() == 0) return;
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
+  const RowWalk walk = RowsOf(shape, box);
+  int64_t base = 0;
+  for (int d = 0; d < rank; ++d) base += box.offset[d] * stride[d];
+  std::vector<int64_t> index(walk.inner, 0);
+  for (int64_t packed = 0;; packed += walk.run) {
+    int64_t at = base;
+    for (int d = 0; d < walk.inner; ++d) at += index[d] * stride[d];
+    f(at, packed, walk.run);
+    int d = walk.inner - 1;
+    while (d >= 0 && ++index[d] == box.extent[d]) index[d--] = 0;
+    if (d < 0) return;
+  }
 }
 
 // Copies `box` of `tensor` (shape `shape`, `itemsize` bytes per element) to

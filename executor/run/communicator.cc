@@ -8,24 +8,40 @@
 
 namespace reshard::executor {
 
-absl::Status Communicator::AllToAllPacking(
-    absl::FunctionRef<const void*(int)> pack, void* scratch, void* out,
-    int64_t block_numel, DType dtype) {
-  const int64_t bytes = block_numel * ItemSize(dtype);
-  std::vector<const char*> blocks(size());
+absl::Status Communicator::AllToAllRuns(
+    absl::FunctionRef<SendBlock(int)> send,
+    absl::FunctionRef<absl::Span<const ByteRun>(int)>, void* scratch, void* out,
+    int64_t block_bytes) {
+  // Data movement only: every dtype's size is a multiple of two bytes, so
+  // the blocks move as 16-bit words.
+  constexpr DType kWords = DType::kFloat16;
+  const int64_t words = block_bytes / ItemSize(kWords);
+  char* wire = static_cast<char*>(scratch);
+  // The input's own consecutive blocks (this member's included) go as
+  // they are; anything else is gathered into the scratch blocks.
+  std::vector<SendBlock> blocks(size());
+  const char* start = nullptr;
   bool consecutive = true;
   for (int j = 0; j < size(); ++j) {
-    blocks[j] = static_cast<const char*>(pack(j));
-    consecutive = consecutive && blocks[j] == blocks[0] + j * bytes;
+    blocks[j] = send(j);
+    const SendBlock& b = blocks[j];
+    const char* at =
+        b.runs.empty() ? nullptr : b.base + b.runs[0].offset - j * block_bytes;
+    if (start == nullptr) start = at;
+    consecutive = consecutive && b.runs.size() == 1 && at == start;
   }
-  if (consecutive) return AllToAll(blocks[0], out, block_numel, dtype);
-  char* base = static_cast<char*>(scratch);
+  if (consecutive && start != nullptr && start != wire) {
+    return AllToAll(start, out, words, kWords);
+  }
   for (int j = 0; j < size(); ++j) {
-    if (blocks[j] != base + j * bytes) {
-      CopyBytes(base + j * bytes, blocks[j], bytes);
+    char* block = wire + j * block_bytes;
+    for (const ByteRun& run : blocks[j].runs) {
+      const char* from = blocks[j].base + run.offset;
+      if (from != block) CopyBytes(block, from, run.bytes);
+      block += run.bytes;
     }
   }
-  return AllToAll(scratch, out, block_numel, dtype);
+  return AllToAll(scratch, out, words, kWords);
 }
 
 absl::Status Communicator::Send(int peer, const void*, int64_t) {

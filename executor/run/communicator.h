@@ -19,6 +19,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "planner/core/placement.h"
 #include "planner/core/tensor_spec.h"
 
@@ -30,6 +31,22 @@ namespace reshard::executor {
 struct Reduction {
   ReduceOp op = ReduceOp::kSum;
   int64_t avg_divisor = 1;
+};
+
+// A contiguous run of bytes, `offset` from the start of a buffer.
+struct ByteRun {
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  bool operator==(const ByteRun&) const = default;
+};
+
+// Where an all_to_all block is sent from: `runs` of `base`, in order,
+// within the `extent` bytes from `base` (the whole buffer they are of, so
+// that a backend can register it once for every block it holds).
+struct SendBlock {
+  const char* base = nullptr;
+  int64_t extent = 0;
+  absl::Span<const ByteRun> runs;
 };
 
 class Communicator {
@@ -58,15 +75,22 @@ class Communicator {
   virtual absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
                                 DType dtype) = 0;
 
-  // all_to_all whose send blocks are made on demand: `pack(j)` returns
-  // block j (packing it if needed, into block j of `scratch`, size() blocks
-  // of the caller's). Backends override it to overlap packing with the
-  // exchange; this default gathers every block (in place when they are
-  // consecutive already, else into `scratch`), then calls AllToAll. Every
-  // member of a group must use the same one of the two calls for a step.
-  virtual absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
-                                       void* scratch, void* out,
-                                       int64_t block_numel, DType dtype);
+  // all_to_all of blocks of `block_bytes` that travel as runs
+  // (docs/DESIGN.md §6.1): `send(j)`, asked at most once per member j,
+  // says where block j's runs are (the caller's input, sent in place, or
+  // block j of `scratch`, size() blocks, which the call may have just
+  // packed); block i from member i lands in `out` + i·block_bytes as
+  // consecutive runs of the sizes `recv(i)` gives (member i's runs for
+  // this member, in order). The caller has put its own block in `out`
+  // already. Backends override it to send runs in place, overlap packing
+  // with the exchange and never ask for block index(); this default
+  // gathers every block (index()'s included) into `scratch`, unless they
+  // are the input's consecutive blocks, then calls AllToAll. Every member
+  // of a group must use the same one of the two calls for a step.
+  virtual absl::Status AllToAllRuns(
+      absl::FunctionRef<SendBlock(int)> send,
+      absl::FunctionRef<absl::Span<const ByteRun>(int)> recv, void* scratch,
+      void* out, int64_t block_bytes);
 
   // Point-to-point (docs/DESIGN.md §6.1): `bytes` of `data` to member
   // `peer` of the group, or from it into `data`. A peer's sends and this

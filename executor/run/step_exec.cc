@@ -51,27 +51,72 @@ absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
   return s;
 }
 
-// Blocks are packed on demand (or sent in place when they are the input's
-// consecutive blocks); every member takes this same path, whatever its own
-// layout, because the backend's exchange protocol must match.
+// Each block goes as SendRunsOf says (packed on demand, just before it is
+// sent); this member's own block is copied straight to where it lands
+// (and handed over as any other if the backend asks for it).
+// Every member takes this same path, whatever its own layout, because the
+// backend's exchange protocol must match.
 absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
                          Wires wires) {
   const StepLayout& l = c.layout;
-  auto pack = [&](int j) -> const void* {
-    if (c.direct_send) return in + c.Bytes(j * c.block);
-    char* block = wires.in + c.Bytes(j * c.block);
-    PackBox(in, l.in_shape, l.send[j], c.itemsize, block);
-    return block;
-  };
+  const int64_t block_bytes = c.Bytes(c.block);
   char* received = c.direct_recv ? out : wires.out;
+  char* mine = received + l.index * block_bytes;
+  if (c.direct_send) {
+    CopyBytes(mine, in + l.index * block_bytes, block_bytes);
+  } else {
+    PackBox(in, l.in_shape, l.send[l.index], c.itemsize, mine);
+  }
+  auto send = [&](int j) -> SendBlock {
+    if (!c.send_packed[j]) return {in, c.Bytes(c.in_numel), c.send_runs[j]};
+    PackBox(in, l.in_shape, l.send[j], c.itemsize, wires.in + j * block_bytes);
+    return {wires.in, l.group_size * block_bytes, c.send_runs[j]};
+  };
+  auto recv = [&](int i) -> absl::Span<const ByteRun> {
+    return c.recv_runs[i];
+  };
   absl::Status s =
-      c.comm->AllToAllPacking(pack, wires.in, received, c.block, c.dtype);
+      c.comm->AllToAllRuns(send, recv, wires.in, received, block_bytes);
   if (!s.ok() || c.direct_recv) return s;
   for (size_t i = 0; i < l.recv.size(); ++i) {
-    UnpackBox(received + c.Bytes(i * c.block), out, l.out_shape, l.recv[i],
+    UnpackBox(received + i * block_bytes, out, l.out_shape, l.recv[i],
               c.itemsize);
   }
   return absl::OkStatus();
+}
+
+// Runs shorter than this are packed: below it a message of their own
+// costs more than the copy it saves (build/bench/executor_bench, (a)).
+constexpr int64_t kInPlaceRunBytes = 256 * 1024;
+// Blocks of more runs than this are packed.
+constexpr int64_t kMaxInPlaceRuns = 64;
+
+// Every member's runs of an all_to_all step, as sent by this member and
+// as received by it from each of the others (their layouts computed here).
+void CompileAllToAllRuns(const Mesh& mesh, const TensorSpec& tensor,
+                         int64_t position, Compiled& c) {
+  const int64_t block_bytes = c.Bytes(c.block);
+  const std::vector<int64_t> members =
+      mesh.GroupPositions(position, c.step.group);
+  for (size_t j = 0; j < members.size(); ++j) {
+    SendRuns mine =
+        SendRunsOf(c.layout, c.direct_send, j, c.itemsize, block_bytes);
+    c.send_packed.push_back(mine.packed);
+    c.send_runs.push_back(std::move(mine.runs));
+    const StepLayout peer =
+        static_cast<int64_t>(j) == c.layout.index
+            ? c.layout
+            : MakeStepLayout(mesh, tensor.shape(), c.step, members[j]);
+    const SendRuns theirs =
+        SendRunsOf(peer, ChooseDirectPaths(c.step.op, peer).send,
+                   c.layout.index, c.itemsize, block_bytes);
+    std::vector<ByteRun>& arriving = c.recv_runs.emplace_back();
+    int64_t at = 0;
+    for (const ByteRun& run : theirs.runs) {
+      arriving.push_back({at, run.bytes});
+      at += run.bytes;
+    }
+  }
 }
 
 }  // namespace
@@ -91,8 +136,28 @@ CompiledStep CompileStep(const Mesh& mesh, const TensorSpec& tensor,
     const DirectPaths direct = ChooseDirectPaths(c.step.op, c.layout);
     c.direct_send = direct.send;
     c.direct_recv = direct.recv;
+    if (c.step.op == StepOp::kAllToAll) {
+      CompileAllToAllRuns(mesh, tensor, position, c);
+    }
   }
   return c;
+}
+
+SendRuns SendRunsOf(const StepLayout& l, bool direct_send, size_t j,
+                    int64_t itemsize, int64_t block_bytes) {
+  const ByteRun whole{static_cast<int64_t>(j) * block_bytes, block_bytes};
+  if (direct_send) return {false, {whole}};
+  const Box& box = l.send[j];
+  const int64_t numel = box.numel();
+  const int64_t run = numel == 0 ? 0 : RowsOf(l.in_shape, box).run;
+  if (run * itemsize < kInPlaceRunBytes || numel / run > kMaxInPlaceRuns) {
+    return {true, {whole}};
+  }
+  SendRuns runs;
+  ForEachBoxRun(l.in_shape, box, [&](int64_t at, int64_t, int64_t count) {
+    runs.runs.push_back({at * itemsize, count * itemsize});
+  });
+  return runs;
 }
 
 WireUse WireOf(const Compiled& c) {

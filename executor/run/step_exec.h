@@ -8,6 +8,7 @@
 #define RESHARD_EXECUTOR_RUN_STEP_EXEC_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "executor/run/communicator.h"
@@ -33,9 +34,27 @@ struct CompiledStep {
   bool direct_send = false;
   // The receive boxes are the output's consecutive full blocks.
   bool direct_recv = false;
+  // all_to_all (docs/DESIGN.md §6.1), per member j: the runs block j is
+  // sent as (SendRunsOf), from the input, or from block j of the send
+  // wire where `send_packed[j]` (packed just before it is sent); and the
+  // runs member j's block for this member arrives as, within block j.
+  std::vector<std::vector<ByteRun>> send_runs, recv_runs;
+  std::vector<char> send_packed;
 
   int64_t Bytes(int64_t numel) const { return numel * itemsize; }
 };
+
+// How a member with layout `l` (`direct_send`: ChooseDirectPaths's) sends
+// all_to_all block j of `block_bytes`: its box's runs from the input in
+// place when they are few and long enough that a message each costs less
+// than packing them, else one run (the block, consecutive in the input
+// already, or packed: `packed` set).
+struct SendRuns {
+  bool packed = false;
+  std::vector<ByteRun> runs;
+};
+SendRuns SendRunsOf(const StepLayout& l, bool direct_send, size_t j,
+                    int64_t itemsize, int64_t block_bytes);
 
 // Compiles `step` of a `tensor` for the rank at mesh `position`: layout,
 // sizes and fast paths; `comm` is left for the caller to obtain.

@@ -109,20 +109,23 @@ class SpaceCheckingCommunicator : public executor::Communicator {
         Check("all_to_all", {{in, size()}, {out, size()}}, block_numel, dtype);
     return s.ok() ? inner_->AllToAll(in, out, block_numel, dtype) : s;
   }
-  absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
-                               void* scratch, void* out, int64_t block_numel,
-                               DType dtype) override {
-    absl::Status s = Check("all_to_all", {{scratch, size()}, {out, size()}},
-                           block_numel, dtype);
+  absl::Status AllToAllRuns(
+      absl::FunctionRef<executor::SendBlock(int)> send,
+      absl::FunctionRef<absl::Span<const executor::ByteRun>(int)> recv,
+      void* scratch, void* out, int64_t block_bytes) override {
+    absl::Status s = CheckBytes("all_to_all", out, size() * block_bytes);
     if (!s.ok()) return s;
-    auto checked = [&](int j) -> const void* {
-      const void* block = pack(j);
-      absl::Status b = Check("all_to_all", {{block, 1}}, block_numel, dtype);
-      if (!b.ok() && s.ok()) s = b;
+    auto checked = [&](int j) -> executor::SendBlock {
+      const executor::SendBlock block = send(j);
+      for (const executor::ByteRun& run : block.runs) {
+        absl::Status b =
+            CheckBytes("all_to_all", block.base + run.offset, run.bytes);
+        if (!b.ok() && s.ok()) s = b;
+      }
       return block;
     };
     absl::Status call =
-        inner_->AllToAllPacking(checked, scratch, out, block_numel, dtype);
+        inner_->AllToAllRuns(checked, recv, scratch, out, block_bytes);
     return s.ok() ? call : s;
   }
 
@@ -143,6 +146,11 @@ class SpaceCheckingCommunicator : public executor::Communicator {
       }
     }
     return absl::OkStatus();
+  }
+
+  absl::Status CheckBytes(const char* op, const void* p, int64_t bytes) const {
+    return Check(op, {{p, 1}}, bytes / ItemSize(DType::kFloat16),
+                 DType::kFloat16);
   }
 
   executor::Communicator* inner_;

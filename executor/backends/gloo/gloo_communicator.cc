@@ -189,16 +189,15 @@ class GlooCommunicator : public Communicator {
     });
   }
 
-  // Packs block j just before sending it, so packing overlaps the
-  // exchange: receives are posted first, then each block is packed and
-  // handed to Gloo's I/O thread while the next one is packed.
-  absl::Status AllToAllPacking(absl::FunctionRef<const void*(int)> pack,
-                               void* scratch, void* out, int64_t block_numel,
-                               DType dtype) override {
-    return Guard("all_to_all", block_numel, [&] {
-      (void)scratch;  // pack() writes there; sends go from wherever it says
-      PipelinedAllToAll(pack, static_cast<char*>(out),
-                        block_numel * ItemSize(dtype));
+  // Receives are posted first; then each block is packed (when it must
+  // be) just before its runs are handed to Gloo's I/O thread, so packing
+  // overlaps the exchange, and runs long enough go from the input in place.
+  absl::Status AllToAllRuns(
+      absl::FunctionRef<SendBlock(int)> send,
+      absl::FunctionRef<absl::Span<const ByteRun>(int)> recv, void*, void* out,
+      int64_t block_bytes) override {
+    return Guard("all_to_all", block_bytes, [&] {
+      RunsAllToAll(send, recv, static_cast<char*>(out), block_bytes);
     });
   }
 
@@ -273,8 +272,9 @@ class GlooCommunicator : public Communicator {
   }
 
   void ReduceInPlace(void* data, int64_t numel, DType dtype, ReduceOp op);
-  void PipelinedAllToAll(absl::FunctionRef<const void*(int)> pack, char* out,
-                         size_t bytes);
+  void RunsAllToAll(absl::FunctionRef<SendBlock(int)> send,
+                    absl::FunctionRef<absl::Span<const ByteRun>(int)> recv,
+                    char* out, int64_t block_bytes);
   void RingReduceScatter(const char* in, char* out, int64_t block_numel,
                          DType dtype, ReduceOp op);
   void RingAllGather(char* out, size_t bytes);
@@ -383,32 +383,56 @@ void GlooCommunicator::RingAllGather(char* out, size_t bytes) {
   }
 }
 
-void GlooCommunicator::PipelinedAllToAll(
-    absl::FunctionRef<const void*(int)> pack, char* out, size_t bytes) {
+void GlooCommunicator::RunsAllToAll(
+    absl::FunctionRef<SendBlock(int)> send,
+    absl::FunctionRef<absl::Span<const ByteRun>(int)> recv, char* out,
+    int64_t block_bytes) {
   const int n = size();
   const int r = index();
-  auto received = context_->createUnboundBuffer(out, bytes * n);
+  auto received = context_->createUnboundBuffer(out, block_bytes * n);
   const uint64_t slot = context_->nextSlot();
+  int receives = 0;
   for (int i = 0; i < n; ++i) {
-    if (i != r) received->recv(i, slot, i * bytes, bytes);
-  }
-  // One send buffer per block, wherever pack() left it (in place or in the
-  // caller's scratch). Start with the next member so that no member is
-  // everyone's first.
-  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> sends;
-  for (int k = 1; k < n; ++k) {
-    const int j = (r + k) % n;
-    sends.push_back(
-        context_->createUnboundBuffer(const_cast<void*>(pack(j)), bytes));
-    sends.back()->send(j, slot);
-  }
-  CopyBytes(out + r * bytes, pack(r), bytes);
-  for (auto& send : sends) {
-    if (!send->waitSend(options_.timeout)) {
-      throw std::runtime_error("all_to_all send aborted");
+    if (i == r) continue;
+    for (const ByteRun& run : recv(i)) {
+      received->recv(i, slot, i * block_bytes + run.offset, run.bytes);
+      ++receives;
     }
   }
+  // One send buffer per buffer the runs are of (the input, the packed
+  // wire), made when a block first names it. Start with the next member
+  // so that no member is everyone's first.
+  struct Source {
+    const char* base;
+    std::unique_ptr<gloo::transport::UnboundBuffer> buffer;
+    int sends = 0;
+  };
+  std::vector<Source> sources;
   for (int k = 1; k < n; ++k) {
+    const int j = (r + k) % n;
+    const SendBlock block = send(j);
+    auto at =
+        std::find_if(sources.begin(), sources.end(),
+                     [&](const Source& s) { return s.base == block.base; });
+    if (at == sources.end()) {
+      sources.push_back(
+          {block.base, context_->createUnboundBuffer(
+                           const_cast<char*>(block.base), block.extent)});
+      at = sources.end() - 1;
+    }
+    for (const ByteRun& run : block.runs) {
+      at->buffer->send(j, slot, run.offset, run.bytes);
+      ++at->sends;
+    }
+  }
+  for (Source& source : sources) {
+    for (int k = 0; k < source.sends; ++k) {
+      if (!source.buffer->waitSend(options_.timeout)) {
+        throw std::runtime_error("all_to_all send aborted");
+      }
+    }
+  }
+  for (int k = 0; k < receives; ++k) {
     if (!received->waitRecv(options_.timeout)) {
       throw std::runtime_error("all_to_all receive aborted");
     }
