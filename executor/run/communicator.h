@@ -81,9 +81,8 @@ class Communicator {
   // block j of `scratch`, size() blocks, which the call may have just
   // packed); block i from member i lands in `out` + i·block_bytes as
   // consecutive runs of the sizes `recv(i)` gives (member i's runs for
-  // this member, in order). The caller has put its own block in `out`
-  // already. Backends override it to send runs in place, overlap packing
-  // with the exchange and never ask for block index(); this default
+  // this member, in order). Backends override it to send runs in place
+  // and overlap packing with the exchange (SendsRunsInPlace); this default
   // gathers every block (index()'s included) into `scratch`, unless they
   // are the input's consecutive blocks, then calls AllToAll. Every member
   // of a group must use the same one of the two calls for a step.
@@ -91,6 +90,9 @@ class Communicator {
       absl::FunctionRef<SendBlock(int)> send,
       absl::FunctionRef<absl::Span<const ByteRun>(int)> recv, void* scratch,
       void* out, int64_t block_bytes);
+  // Whether AllToAllRuns sends runs in place: then it never asks for
+  // block index(), which the caller puts in `out` itself, once.
+  virtual bool SendsRunsInPlace() const { return false; }
 
   // Point-to-point (docs/DESIGN.md §6.1): `bytes` of `data` to member
   // `peer` of the group, or from it into `data`. A peer's sends and this

@@ -52,20 +52,22 @@ absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
 }
 
 // Each block goes as SendRunsOf says (packed on demand, just before it is
-// sent); this member's own block is copied straight to where it lands
-// (and handed over as any other if the backend asks for it).
-// Every member takes this same path, whatever its own layout, because the
-// backend's exchange protocol must match.
+// sent). A backend that sends runs in place gets this member's own block
+// copied straight to where it lands; any other asks for it as for the
+// rest. Every member takes this same path, whatever its own layout,
+// because the backend's exchange protocol must match.
 absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
                          Wires wires) {
   const StepLayout& l = c.layout;
   const int64_t block_bytes = c.Bytes(c.block);
   char* received = c.direct_recv ? out : wires.out;
-  char* mine = received + l.index * block_bytes;
-  if (c.direct_send) {
-    CopyBytes(mine, in + l.index * block_bytes, block_bytes);
-  } else {
-    PackBox(in, l.in_shape, l.send[l.index], c.itemsize, mine);
+  if (c.comm->SendsRunsInPlace()) {
+    char* mine = received + l.index * block_bytes;
+    if (c.direct_send) {
+      CopyBytes(mine, in + l.index * block_bytes, block_bytes);
+    } else {
+      PackBox(in, l.in_shape, l.send[l.index], c.itemsize, mine);
+    }
   }
   auto send = [&](int j) -> SendBlock {
     if (!c.send_packed[j]) return {in, c.Bytes(c.in_numel), c.send_runs[j]};

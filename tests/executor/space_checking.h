@@ -109,6 +109,7 @@ class SpaceCheckingCommunicator : public executor::Communicator {
         Check("all_to_all", {{in, size()}, {out, size()}}, block_numel, dtype);
     return s.ok() ? inner_->AllToAll(in, out, block_numel, dtype) : s;
   }
+  bool SendsRunsInPlace() const override { return inner_->SendsRunsInPlace(); }
   absl::Status AllToAllRuns(
       absl::FunctionRef<executor::SendBlock(int)> send,
       absl::FunctionRef<absl::Span<const executor::ByteRun>(int)> recv,

@@ -201,6 +201,8 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  bool SendsRunsInPlace() const override { return true; }
+
   absl::Status Send(int peer, const void* data, int64_t bytes) override {
     return PointToPoint("send to", peer, bytes, [&] {
       auto buffer = context_->createUnboundBuffer(const_cast<void*>(data),
