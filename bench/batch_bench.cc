@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/batch_tensors.h"
-#include "executor/backends/gloo/gloo_communicator.h"
+#include "executor/backends/provider_factory.h"
 #include "executor/judge/data_rule.h"
 #include "executor/judge/harness.h"
 #include "executor/launch/local_launch.h"
@@ -147,10 +147,11 @@ double RunMode(Runners& r, RankBuffers& b, bool bucketed) {
 // Rank `rank`'s timings: "bucketed seconds...;tensor seconds...;invalid".
 std::string ExecOnRank(const ExecCase& c, int rank, const std::string& dir) {
   auto store = std::make_shared<executor::FileStore>(dir);
-  executor::GlooOptions options;
-  options.timeout = std::chrono::seconds(120);
-  executor::GlooCommunicatorProvider provider(store, c.name, rank, options);
-  Runners runners = Compile(c, rank, provider);
+  std::unique_ptr<executor::CommunicatorProvider> provider =
+      executor::MakeProvider(Backend::kGloo,
+                             {store, c.name, rank, c.mesh.world_size(),
+                              std::chrono::seconds(120)});
+  Runners runners = Compile(c, rank, *provider);
   RankBuffers b = Buffers(c, *runners.batch);
   const int64_t position = c.mesh.PositionOfRank(rank);
   std::vector<double> times[2];
@@ -160,7 +161,7 @@ std::string ExecOnRank(const ExecCase& c, int rank, const std::string& dir) {
       const bool bucketed = (rep + k) % 2 == 0;  // alternate who goes first
       const double s = RunMode(runners, b, bucketed);
       if (s < 0) return "failed";
-      invalid += Invalid(c, position, provider, b);
+      invalid += Invalid(c, position, *provider, b);
       if (rep >= 0) times[bucketed ? 0 : 1].push_back(s);
     }
   }

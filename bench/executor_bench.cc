@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "common/median.h"
 #include "executor/backends/gloo/gloo_communicator.h"
+#include "executor/backends/provider_factory.h"
 #include "executor/judge/data_rule.h"
 #include "executor/judge/harness.h"
 #include "executor/launch/local_launch.h"
@@ -192,10 +193,11 @@ double TimeInBlocks(int iters, const std::function<void()>& a,
 std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
                             const std::string& only) {
   const Mesh mesh = *Mesh::Create(MeshSpec{{n}, {"A"}});
-  executor::GlooOptions options;
-  options.timeout = std::chrono::seconds(120);
-  executor::GlooCommunicatorProvider provider(
-      std::make_shared<executor::FileStore>(dir), "exec", rank, options);
+  std::unique_ptr<executor::CommunicatorProvider> owned =
+      executor::MakeProvider(
+          Backend::kGloo, {std::make_shared<executor::FileStore>(dir), "exec",
+                           rank, n, std::chrono::seconds(120)});
+  executor::CommunicatorProvider& provider = *owned;
   auto raw = RawContext(dir, rank, n);
   std::string lines;
   for (const OpCase& c : kOps) {
@@ -287,16 +289,16 @@ std::string ReduceScatterOptionsOnRank(int rank, int n, const std::string& dir,
 // (b) a plan's per-step medians, summed: "total_seconds model_us steps".
 std::string PlanTimeOnRank(int rank, const Mesh& mesh, const Plan& plan,
                            const std::string& dir) {
-  executor::GlooOptions options;
-  options.timeout = std::chrono::seconds(120);
-  executor::GlooCommunicatorProvider provider(
-      std::make_shared<executor::FileStore>(dir), "plan", rank, options);
+  std::unique_ptr<executor::CommunicatorProvider> provider =
+      executor::MakeProvider(
+          Backend::kGloo, {std::make_shared<executor::FileStore>(dir), "plan",
+                           rank, mesh.world_size(), std::chrono::seconds(120)});
   executor::HarnessOptions harness;
   harness.iters = 15;
   harness.warmup = 3;
   const executor::RankReport r =
       executor::RunGenerated(mesh, executor::BatchWork::OfPlan(mesh, plan),
-                             rank, provider, {}, harness);
+                             rank, *provider, {}, harness);
   if (!r.status.ok() || r.WhyNotValidated().has_value()) std::exit(5);
   double total = 0;
   for (double s : r.seconds_median) total += s;

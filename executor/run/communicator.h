@@ -90,8 +90,9 @@ class Communicator {
       absl::FunctionRef<SendBlock(int)> send,
       absl::FunctionRef<absl::Span<const ByteRun>(int)> recv, void* scratch,
       void* out, int64_t block_bytes);
-  // Whether AllToAllRuns sends runs in place: then it never asks for
-  // block index(), which the caller puts in `out` itself, once.
+  // Whether AllToAllRuns sends runs in place: then it asks for block
+  // index() last, once every send is on its way, and the caller puts it in
+  // `out` itself (no runs returned).
   virtual bool SendsRunsInPlace() const { return false; }
 
   // Point-to-point (docs/DESIGN.md §6.1): `bytes` of `data` to member

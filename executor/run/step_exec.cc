@@ -52,24 +52,27 @@ absl::Status RunReduceScatter(const Compiled& c, const char* in, char* out,
 }
 
 // Each block goes as SendRunsOf says (packed on demand, just before it is
-// sent). A backend that sends runs in place gets this member's own block
-// copied straight to where it lands; any other asks for it as for the
-// rest. Every member takes this same path, whatever its own layout,
-// because the backend's exchange protocol must match.
+// sent). A backend that sends runs in place asks for this member's own
+// block last, once its sends are on their way, and it is copied straight
+// to where it lands; any other backend asks for it as for the rest. Every
+// member takes this same path, whatever its own layout, because the
+// backend's exchange protocol must match.
 absl::Status RunAllToAll(const Compiled& c, const char* in, char* out,
                          Wires wires) {
   const StepLayout& l = c.layout;
   const int64_t block_bytes = c.Bytes(c.block);
   char* received = c.direct_recv ? out : wires.out;
-  if (c.comm->SendsRunsInPlace()) {
-    char* mine = received + l.index * block_bytes;
-    if (c.direct_send) {
-      CopyBytes(mine, in + l.index * block_bytes, block_bytes);
-    } else {
-      PackBox(in, l.in_shape, l.send[l.index], c.itemsize, mine);
-    }
-  }
+  const bool own_placed = c.comm->SendsRunsInPlace();
   auto send = [&](int j) -> SendBlock {
+    if (own_placed && j == l.index) {
+      char* mine = received + l.index * block_bytes;
+      if (c.direct_send) {
+        CopyBytes(mine, in + l.index * block_bytes, block_bytes);
+      } else {
+        PackBox(in, l.in_shape, l.send[l.index], c.itemsize, mine);
+      }
+      return {};
+    }
     if (!c.send_packed[j]) return {in, c.Bytes(c.in_numel), c.send_runs[j]};
     PackBox(in, l.in_shape, l.send[j], c.itemsize, wires.in + j * block_bytes);
     return {wires.in, l.group_size * block_bytes, c.send_runs[j]};

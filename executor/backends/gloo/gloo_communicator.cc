@@ -427,6 +427,7 @@ void GlooCommunicator::RunsAllToAll(
       ++at->sends;
     }
   }
+  (void)send(r);  // this member's own block, placed by the caller
   for (Source& source : sources) {
     for (int k = 0; k < source.sends; ++k) {
       if (!source.buffer->waitSend(options_.timeout)) {
