@@ -95,9 +95,10 @@ class Agent {
   // Returns true for a shutdown.
   bool HandleWork(const v1::Work& work, DispatchInbox& inbox);
   void HandleRun(const v1::RunWork& run, DispatchInbox& inbox);
-  // Pre-flight (agent/preflight.h), then the run on `bound`'s tensors (or
-  // generated data when it holds null). `keep_communicators`: set when a
-  // refusal in pre-flight left them usable.
+  // The run on `bound`'s tensors (or generated data when it holds null),
+  // after the runner's pre-flight step (executor/run/preflight.h).
+  // `keep_communicators`: set when a refusal in pre-flight left them
+  // usable.
   executor::RankReport Execute(
       const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
       const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
