@@ -35,6 +35,7 @@
 #include "executor/backends/provider_factory.h"
 #include "metrics/metrics_endpoint.h"
 #include "metrics/port_file.h"
+#include "run_values/backend.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -47,7 +48,8 @@ ABSL_FLAG(std::string, job, "", "the job to join (required)");
 ABSL_FLAG(std::string, rank, "",
           "this agent's global rank, in [0, --world_size) (required)");
 ABSL_FLAG(std::string, world_size, "", "the job's rank count (required)");
-ABSL_FLAG(std::string, backend, "gloo",
+ABSL_FLAG(std::string, backend,
+          std::string(reshard::BackendName(reshard::Backend::kGloo)),
           "gloo (host memory, CPU) or nccl (device memory, GPU)");
 ABSL_FLAG(std::string, device, "-1",
           "the GPU for nccl; -1: the rank mod the GPU count");

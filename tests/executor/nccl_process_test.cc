@@ -4,10 +4,11 @@
 // (NCCL_HOSTID) and NCCL's socket transport over loopback, so NCCL connects
 // them instead of refusing a duplicate GPU. Four ranks run every collective on
 // the world, the reversed world (a split) and two row splits, checked against
-// the host's expectation; then a rank is SIGKILLed and the survivors' next
-// collective must fail, naming the group, within twice the timeout. Without a
-// usable GPU both tests skip, saying why. The parent never touches CUDA: a CUDA
-// context does not survive fork.
+// the host's expectation, and send/recv between pairs of members; then a
+// rank is SIGKILLed and the survivors' next collective must fail, naming the
+// group, within twice the timeout. Without a usable GPU both tests skip,
+// saying why. The parent never touches CUDA: a CUDA context does not survive
+// fork.
 #include <cuda_runtime_api.h>
 #include <signal.h>
 #include <unistd.h>
@@ -201,6 +202,35 @@ std::string CheckGroup(Communicator& comm, const std::vector<int64_t>& group) {
   return e.empty() ? CheckScatterAndExchange(comm, group, n) : e;
 }
 
+// Send and Recv between the pairs of members (0,1) and (2,3): the lower
+// sends first and the higher receives first (a member's calls run in
+// order on one stream, and a send waits for its receive).
+std::string CheckPointToPoint(Communicator& comm,
+                              CommunicatorProvider& provider,
+                              const std::vector<int64_t>& group, int64_t n) {
+  const int me = comm.index();
+  const int peer = me ^ 1;
+  if (peer >= comm.size()) return "";
+  const int64_t bytes = n * 4;
+  std::vector<float> out;
+  const std::string e = OnDevice(
+      Values(n, group[me]), n,
+      [&](void* in, void* got) {
+        absl::Status s = me < peer ? comm.Send(peer, in, bytes)
+                                   : comm.Recv(peer, got, bytes);
+        if (s.ok()) {
+          s = me < peer ? comm.Recv(peer, got, bytes)
+                        : comm.Send(peer, in, bytes);
+        }
+        return s.ok() ? provider.Drain() : s;
+      },
+      out);
+  if (!e.empty() || out != Values(n, group[peer])) {
+    return absl::StrCat("send/recv on ", comm.name(), " ", e);
+  }
+  return "";
+}
+
 std::string EveryCollective(const std::string& dir, int rank) {
   const auto provider =
       RankProvider(dir, "every", rank, std::chrono::seconds(30));
@@ -212,7 +242,8 @@ std::string EveryCollective(const std::string& dir, int rank) {
        {std::pair{world, "world"}, {reversed, "reversed"}, {row, "row"}}) {
     absl::StatusOr<Communicator*> comm = provider->Get(group, name);
     if (!comm.ok()) return std::string(comm.status().ToString());
-    const std::string error = CheckGroup(**comm, group);
+    std::string error = CheckGroup(**comm, group);
+    if (error.empty()) error = CheckPointToPoint(**comm, *provider, group, 96);
     if (!error.empty()) return error;
   }
   return "ok";
