@@ -11,9 +11,9 @@ std::unique_ptr<CommunicatorProvider> MakeProvider(Backend backend,
                                                    ProviderSetup setup) {
   switch (backend) {
     case Backend::kNccl:
-      return MakeNcclProvider(std::move(setup.store), std::move(setup.prefix),
-                              setup.rank, setup.world_size, setup.timeout,
-                              setup.device);
+      return OpenNcclCommunicators(
+          std::move(setup.store), std::move(setup.prefix), setup.rank,
+          setup.world_size, setup.timeout, setup.device);
     case Backend::kGloo:
       break;
   }

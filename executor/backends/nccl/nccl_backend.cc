@@ -23,7 +23,7 @@ absl::StatusOr<int> ChooseDevice(int64_t rank, int asked) {
   return asked >= 0 ? asked : GpuOfRank(rank, probe->count);
 }
 
-std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
+std::unique_ptr<CommunicatorProvider> OpenNcclCommunicators(
     std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
     int64_t world_size, std::chrono::milliseconds timeout, int device) {
   return std::make_unique<NcclCommunicatorProvider>(

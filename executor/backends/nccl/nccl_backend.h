@@ -27,7 +27,7 @@ absl::StatusOr<int> ChooseDevice(int64_t rank, int asked);
 
 // A rank's communicators, opened through `store` under `prefix` on GPU
 // `device`, and its device memory.
-std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
+std::unique_ptr<CommunicatorProvider> OpenNcclCommunicators(
     std::shared_ptr<KeyValueStore> store, std::string prefix, int64_t rank,
     int64_t world_size, std::chrono::milliseconds timeout, int device);
 absl::StatusOr<std::unique_ptr<MemorySpace>> MakeDeviceSpace(int device);

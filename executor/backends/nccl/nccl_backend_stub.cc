@@ -22,7 +22,7 @@ absl::StatusOr<int> ChooseDevice(int64_t, int) {
   return absl::FailedPreconditionError(kNoNccl);
 }
 
-std::unique_ptr<CommunicatorProvider> MakeNcclProvider(
+std::unique_ptr<CommunicatorProvider> OpenNcclCommunicators(
     std::shared_ptr<KeyValueStore>, std::string, int64_t, int64_t,
     std::chrono::milliseconds, int) {
   return std::make_unique<NoNcclProvider>();
