@@ -1,6 +1,5 @@
 #include "executor/run/communicator.h"
 
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -42,6 +41,13 @@ absl::Status Communicator::AllToAllRuns(
     }
   }
   return AllToAll(scratch, out, words, kWords);
+}
+
+absl::Status Communicator::CheckPeer(absl::string_view what, int peer) const {
+  if (peer >= 0 && peer < size() && peer != index()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " member ", peer, " of group ", name(),
+                   ": not a peer of member ", index(), " among ", size()));
 }
 
 absl::Status Communicator::Send(int peer, const void*, int64_t) {

@@ -19,6 +19,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "planner/core/placement.h"
 #include "planner/core/tensor_spec.h"
@@ -105,6 +106,12 @@ class Communicator {
   // point-to-point say UNIMPLEMENTED.
   virtual absl::Status Send(int peer, const void* data, int64_t bytes);
   virtual absl::Status Recv(int peer, void* data, int64_t bytes);
+
+ protected:
+  // OK when `peer` is another member of the group; else INVALID_ARGUMENT
+  // naming `what` ("send to", "receive from"), the peer and the group: the
+  // backends' check before a Send or Recv.
+  absl::Status CheckPeer(absl::string_view what, int peer) const;
 };
 
 }  // namespace reshard::executor

@@ -108,10 +108,11 @@ void CompileAllToAllRuns(const Mesh& mesh, const TensorSpec& tensor,
         SendRunsOf(c.layout, c.direct_send, j, c.itemsize, block_bytes);
     c.send_packed.push_back(mine.packed);
     c.send_runs.push_back(std::move(mine.runs));
-    const StepLayout peer =
-        static_cast<int64_t>(j) == c.layout.index
-            ? c.layout
-            : MakeStepLayout(mesh, tensor.shape(), c.step, members[j]);
+    StepLayout other;
+    const StepLayout& peer = static_cast<int64_t>(j) == c.layout.index
+                                 ? c.layout
+                                 : (other = MakeStepLayout(mesh, tensor.shape(),
+                                                           c.step, members[j]));
     const SendRuns theirs =
         SendRunsOf(peer, ChooseDirectPaths(c.step.op, peer).send,
                    c.layout.index, c.itemsize, block_bytes);

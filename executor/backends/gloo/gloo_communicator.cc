@@ -238,12 +238,8 @@ class GlooCommunicator : public Communicator {
   template <typename F>
   absl::Status PointToPoint(absl::string_view what, int peer, int64_t bytes,
                             F body) {
-    if (peer < 0 || peer >= size() || peer == index()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " member ", peer, " of group ", name_,
-                       ": not a peer of member ", index(), " among ", size()));
-    }
-    if (bytes == 0) return absl::OkStatus();
+    absl::Status s = CheckPeer(what, peer);
+    if (!s.ok() || bytes == 0) return s;
     try {
       body();
       return absl::OkStatus();

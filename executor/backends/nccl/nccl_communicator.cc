@@ -321,13 +321,6 @@ class NcclCommunicator : public Communicator {
   }
 
  private:
-  absl::Status CheckPeer(absl::string_view what, int peer) const {
-    if (peer >= 0 && peer < size() && peer != index_) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " member ", peer, " of group ", name_,
-                     ": not a peer of member ", index_, " among ", size()));
-  }
-
   int64_t Divisor(Reduction r) const {
     return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
   }
