@@ -5,8 +5,10 @@
 //  (b) merged vs sequential plans on a 2x2x2 mesh, beside the α-β model;
 //  (c) the reduce_scatter options of this Gloo (no reduce_scatter function);
 //  (d) Gloo's busbw at 64 MiB against this machine's loopback TCP.
-// Usage: executor_bench [--quick] [--only OP]
-//   --quick: fewer sizes, for a smoke run; --only OP: just (a), for one op.
+// Usage: executor_bench [--quick] [--only OP] [--same]
+//   --quick: fewer sizes, for a smoke run; --only OP: just (a), for one op;
+//   --same: just (a), the raw call timed against itself, so that its ratio
+//   column reads the method's own noise.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
@@ -89,6 +91,13 @@ std::string OnRanks(int ranks, const std::function<std::string(int)>& body) {
   return (*children)[0].output;
 }
 
+// What table (a) measures.
+struct StepTable {
+  bool quick = false;
+  std::string only;   // one op's name, or every op
+  bool same = false;  // the raw call on both sides (A/A)
+};
+
 struct OpCase {
   StepOp op;
   const char* src;
@@ -160,8 +169,10 @@ void RawBuffers(int64_t step_in, int64_t step_out, std::vector<float>& in,
 // untimed calls of each): a slow phase of the machine (another process,
 // the page cache) then lands on both sides of a block pair alike. Every
 // rank runs the same sequence, so the collectives pair up. Returns the
-// median over block pairs of a's block median over b's.
-constexpr int kBlocks = 10;
+// median over block pairs of a's block median over b's. Thirty pairs: at
+// ten, 4 ranks on this 2-core machine read 0.82-1.16 timed against
+// themselves (`--same`).
+constexpr int kBlocks = 30;
 double TimeInBlocks(int iters, const std::function<void()>& a,
                     const std::function<void()>& b, std::vector<double>& a_s,
                     std::vector<double>& b_s) {
@@ -190,8 +201,8 @@ double TimeInBlocks(int iters, const std::function<void()>& a,
 }
 
 // (a) one rank's measurements: "op n bytes exec_median raw_median" lines.
-std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
-                            const std::string& only) {
+std::string StepVsRawOnRank(int rank, int n, const std::string& dir,
+                            const StepTable& table) {
   const Mesh mesh = *Mesh::Create(MeshSpec{{n}, {"A"}});
   std::unique_ptr<executor::CommunicatorProvider> owned =
       executor::MakeProvider(
@@ -201,8 +212,8 @@ std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
   auto raw = RawContext(dir, rank, n);
   std::string lines;
   for (const OpCase& c : kOps) {
-    if (!only.empty() && StepOpName(c.op) != only) continue;
-    for (int64_t bytes : Sizes(quick)) {
+    if (!table.only.empty() && StepOpName(c.op) != table.only) continue;
+    for (int64_t bytes : Sizes(table.quick)) {
       const int64_t scale = c.op == StepOp::kAllToAll ? n : 1;
       const Plan plan = OneStepPlan(mesh, c, bytes * scale);
       auto runner = executor::PlanRunner::Compile(mesh, plan, rank, provider);
@@ -227,8 +238,10 @@ std::string StepVsRawOnRank(int rank, int n, const std::string& dir, bool quick,
         if (!(*runner)->Run(in.data(), out.data()).ok()) std::exit(4);
       };
       std::vector<double> exec_s, raw_s;
-      const double ratio =
-          TimeInBlocks(ItersFor(bytes), executor_call, baseline, exec_s, raw_s);
+      const double ratio = TimeInBlocks(
+          ItersFor(bytes),
+          table.same ? std::function<void()>(baseline) : executor_call,
+          baseline, exec_s, raw_s);
       absl::StrAppend(&lines, StepOpName(c.op), " ", n, " ", bytes, " ",
                       absl::StrFormat("%.9g %.9g %.9g\n", Median(exec_s),
                                       Median(raw_s), ratio));
@@ -367,18 +380,17 @@ std::string Size(int64_t bytes) {
 }
 
 // (a), returning rank 0's rows for (d).
-std::vector<std::vector<std::string>> PrintStepVsRaw(bool quick,
-                                                     const std::string& only) {
-  std::cout
-      << "## (a) executor step vs raw Gloo call (medians, same run; ratio: "
-         "median over alternating blocks)\n\n"
-      << "| op | n | bytes | executor us | raw us | ratio | added us |\n"
-      << "|---|---|---|---|---|---|---|\n";
+std::vector<std::vector<std::string>> PrintStepVsRaw(const StepTable& table) {
+  std::cout << (table.same ? "## (a) A/A: raw Gloo call vs itself"
+                           : "## (a) executor step vs raw Gloo call")
+            << " (medians, same run; ratio: median over alternating blocks)\n\n"
+            << "| op | n | bytes | executor us | raw us | ratio | added us |\n"
+            << "|---|---|---|---|---|---|---|\n";
   std::vector<std::vector<std::string>> all;
   for (int n : {2, 4}) {
     const auto dir = *executor::RendezvousDir::Create("reshard-bench");
     const auto rows = Rows(OnRanks(n, [&](int rank) {
-      return StepVsRawOnRank(rank, n, dir->path(), quick, only);
+      return StepVsRawOnRank(rank, n, dir->path(), table);
     }));
     for (const auto& r : rows) {
       const double e = std::stod(r[3]), raw = std::stod(r[4]);
@@ -462,16 +474,16 @@ void PrintLoopback(const std::vector<std::vector<std::string>>& step_rows) {
 }  // namespace reshard
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string only;
+  reshard::StepTable table;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--quick") quick = true;
-    if (arg == "--only" && i + 1 < argc) only = argv[++i];
+    if (arg == "--quick") table.quick = true;
+    if (arg == "--same") table.same = true;
+    if (arg == "--only" && i + 1 < argc) table.only = argv[++i];
   }
-  const auto rows = reshard::PrintStepVsRaw(quick, only);
-  if (!only.empty()) return 0;
-  reshard::PrintReduceScatterOptions(quick);
+  const auto rows = reshard::PrintStepVsRaw(table);
+  if (!table.only.empty() || table.same) return 0;
+  reshard::PrintReduceScatterOptions(table.quick);
   reshard::PrintMergedVsSequential();
   reshard::PrintLoopback(rows);
   return 0;
