@@ -130,6 +130,29 @@ class DistState {
     }
     return c;
   }
+  // Pack's inverse for a state of `ndim` mesh dims (searches keep codes,
+  // a sixth of a state's size, and unpack the few states they expand).
+  static DistState Unpack(const Code& c, int ndim) {
+    DistState s;
+    s.ndim_ = static_cast<int8_t>(ndim);
+    for (int m = 0; m < ndim; ++m) {
+      const uint64_t code = ((m < 4 ? c.lo : c.hi) >> (16 * (m % 4))) & 0xffff;
+      switch (static_cast<PlacementKind>(code & 3)) {
+        case PlacementKind::kShard:
+          s.placements_[m] =
+              Placement::Shard(static_cast<int>(code >> 4 & 0x7f));
+          break;
+        case PlacementKind::kPartial:
+          s.placements_[m] =
+              Placement::Partial(static_cast<ReduceOp>(code >> 2 & 3));
+          break;
+        default:
+          break;  // Replicate, as constructed
+      }
+      s.order_[m] = static_cast<int8_t>((code >> 11) & 0x1f);
+    }
+    return s;
+  }
   template <typename H>
   friend H AbslHashValue(H h, const DistState& s) {
     return H::combine(std::move(h), s.Pack(), s.ndim_);

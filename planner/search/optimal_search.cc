@@ -17,9 +17,10 @@ namespace {
 // The search's record of one state: the best (cost, communicating steps,
 // steps) known for it and how it was reached (the state it came from and
 // the group of the step; MakeStep infers the rest when the plan is read
-// back). One per distinct state, so memory grows with states, not edges.
+// back). One per distinct state, so memory grows with states, not edges;
+// the state is kept as its code (DistState::Unpack reads it back).
 struct Record {
-  DistState state;
+  DistState::Code code;
   double cost = std::numeric_limits<double>::infinity();  // unreached
   int32_t comm_steps = 0;
   int32_t steps = 0;
@@ -89,13 +90,14 @@ absl::StatusOr<std::vector<Step>> ReadPath(const Mesh& mesh,
       [&](int64_t index) {
         const Record& r = records.at(static_cast<uint32_t>(index));
         return MakeStep(
-            mesh, records.at(r.parent).state, r.state,
+            mesh, DistState::Unpack(records.at(r.parent).code, mesh.ndim()),
+            DistState::Unpack(r.code, mesh.ndim()),
             Group(r.via_group.begin(), r.via_group.begin() + r.via_size));
       });
 }
 
-// The state being expanded, copied out of its record (the record table
-// grows while its edges are relaxed).
+// The state being expanded, unpacked from its record, and the record's
+// figures as they were when it was popped.
 struct Expanding {
   DistState state;
   double cost;
@@ -137,8 +139,12 @@ class Search {
     while (PopLive(top)) {
       Record& entry = records_.at(top.record);
       entry.closed = true;
-      const Expanding here{entry.state, entry.cost, entry.comm_steps,
-                           entry.steps, top.record, top.f};
+      const Expanding here{DistState::Unpack(entry.code, mesh_.ndim()),
+                           entry.cost,
+                           entry.comm_steps,
+                           entry.steps,
+                           top.record,
+                           top.f};
       if (Canonical(here.state) == goal_) return Found(here);
       if (absl::Status stop = PollStop(options_.stop, result_.states_expanded);
           !stop.ok()) {
@@ -195,8 +201,9 @@ class Search {
   }
 
   void Seed() {
-    Record& first = *records_.FindOrInsert(src_.Pack(), {}).value;
-    first.state = src_;
+    const DistState::Code code = src_.Pack();
+    Record& first = *records_.FindOrInsert(code, {}).value;
+    first.code = code;
     first.cost = 0;
     const auto [h, h_comm] = Heuristic(src_);
     Push({h, h_comm, 0.0, 0, 0, 0});
@@ -236,10 +243,11 @@ class Search {
   // known so far, and queues `to`.
   void Relax(const Expanding& here, const Transition& t, DistState& to) {
     // One lookup per edge; a state first seen here starts unreached.
+    const DistState::Code code = to.Pack();
     const StateTable<Record>::Found found =
-        records_.FindOrInsert(to.Pack(), Record{});
+        records_.FindOrInsert(code, Record{});
     Record& known = *found.value;
-    if (found.inserted) known.state = to;
+    if (found.inserted) known.code = code;
     const StepCost cost = model_.PriceWithExtents(here.state, t, extents_);
     if (options_.max_peak_bytes.has_value() &&
         cost.peak_bytes > *options_.max_peak_bytes) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -20,7 +21,7 @@ class StateTable {
  public:
   // Forgets every entry, keeping the allocation.
   void Clear() {
-    values_.clear();
+    size_ = 0;
     if (++epoch_ == 0) {  // wrapped: stamps of 0 must mean "empty" again
       for (Slot& s : slots_) s.epoch = 0;
       epoch_ = 1;
@@ -31,23 +32,26 @@ class StateTable {
   void Release() {
     // Swapped out, not assigned `{}`: that keeps the capacity.
     std::vector<Slot>().swap(slots_);
-    std::vector<Value>().swap(values_);
+    std::vector<std::unique_ptr<Value[]>>().swap(chunks_);
+    size_ = 0;
     bits_ = 0;
   }
 
-  size_t size() const { return values_.size(); }
+  size_t size() const { return size_; }
   // What the table holds now, and what it has allocated.
   size_t UsedBytes() const {
-    return values_.size() * sizeof(Value) + 2 * values_.size() * sizeof(Slot);
+    return size_ * sizeof(Value) + 2 * size_ * sizeof(Slot);
   }
   size_t AllocatedBytes() const {
-    return values_.capacity() * sizeof(Value) +
+    return (chunks_.size() << kChunkBits) * sizeof(Value) +
            slots_.capacity() * sizeof(Slot);
   }
 
   // Records are numbered in insertion order from 0; `at` reads one back.
-  // References are valid until the next insertion.
-  Value& at(uint32_t index) { return values_[index]; }
+  // References stay valid until Clear or Release.
+  Value& at(uint32_t index) {
+    return chunks_[index >> kChunkBits][index & (kChunk - 1)];
+  }
 
   struct Found {
     Value* value;
@@ -56,22 +60,30 @@ class StateTable {
   };
   // The record of `code`, inserted as `init` when absent.
   Found FindOrInsert(const DistState::Code& code, const Value& init) {
-    if (2 * (values_.size() + 1) > slots_.size()) Grow();
+    if (2 * (size_ + 1) > slots_.size()) Grow();
     for (size_t i = Home(code);; i = (i + 1) & (slots_.size() - 1)) {
       Slot& s = slots_[i];
       if (s.epoch != epoch_) {
-        const auto index = static_cast<uint32_t>(values_.size());
+        const auto index = static_cast<uint32_t>(size_++);
+        if (index >> kChunkBits == chunks_.size()) {
+          chunks_.push_back(std::make_unique<Value[]>(kChunk));
+        }
         s = {code, epoch_, index};
-        values_.push_back(init);
-        return {&values_.back(), index, true};
+        Value& value = at(index);
+        value = init;
+        return {&value, index, true};
       }
-      if (s.key == code) return {&values_[s.index], s.index, false};
+      if (s.key == code) return {&at(s.index), s.index, false};
     }
   }
 
  private:
   // Slots stay small (24 bytes) so that probes touch little memory; the
-  // records live densely in insertion order.
+  // records live densely in insertion order, in chunks that never move: a
+  // doubling array would briefly hold three times its records while it
+  // grows, and records are most of a large search's memory.
+  static constexpr int kChunkBits = 12;
+  static constexpr size_t kChunk = size_t{1} << kChunkBits;
   struct Slot {
     DistState::Code key;
     uint32_t epoch = 0;
@@ -102,8 +114,9 @@ class StateTable {
     }
   }
 
-  std::vector<Slot> slots_;  // 2^bits_ of them, or none
-  std::vector<Value> values_;
+  std::vector<Slot> slots_;                       // 2^bits_ of them, or none
+  std::vector<std::unique_ptr<Value[]>> chunks_;  // kChunk records each
+  size_t size_ = 0;
   int bits_ = 0;
   uint32_t epoch_ = 1;
 };
