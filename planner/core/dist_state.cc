@@ -139,14 +139,6 @@ std::vector<int> DistState::ShardOrder(int tensor_dim) const {
   return dims;
 }
 
-int DistState::ShardDepth(int tensor_dim) const {
-  int depth = 0;
-  for (int m = 0; m < ndim_; ++m) {
-    depth += placements_[m] == Placement::Shard(tensor_dim);
-  }
-  return depth;
-}
-
 std::vector<ShardOrderEntry> DistState::ShardOrderEntries() const {
   std::vector<int> dims;
   for (int m = 0; m < ndim_; ++m) {
@@ -198,28 +190,6 @@ std::vector<ReduceOp> PartialOpsIn(const DistState& a, const DistState& b) {
     if (present) ops.push_back(op);
   }
   return ops;
-}
-
-void DistState::SetReplicate(int mesh_dim) {
-  const Placement old = placements_[mesh_dim];
-  if (old.is_shard()) {
-    for (int m = 0; m < ndim_; ++m) {
-      if (placements_[m] == old && order_[m] > order_[mesh_dim]) --order_[m];
-    }
-  }
-  placements_[mesh_dim] = Placement::Replicate();
-  order_[mesh_dim] = 0;
-}
-
-void DistState::AppendShard(int mesh_dim, int tensor_dim) {
-  SetReplicate(mesh_dim);
-  order_[mesh_dim] = static_cast<int8_t>(ShardDepth(tensor_dim));
-  placements_[mesh_dim] = Placement::Shard(tensor_dim);
-}
-
-void DistState::SetPartial(int mesh_dim, ReduceOp op) {
-  SetReplicate(mesh_dim);
-  placements_[mesh_dim] = Placement::Partial(op);
 }
 
 DistState DistState::Canonical(const Mesh& mesh) const {

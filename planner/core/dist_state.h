@@ -171,6 +171,38 @@ class DistState {
   std::array<int8_t, kMaxMeshDims> order_{};  // 0 for non-shard dims.
 };
 
+// The mutators and ShardDepth are inline: searches call them for every
+// edge they generate.
+inline int DistState::ShardDepth(int tensor_dim) const {
+  int depth = 0;
+  for (int m = 0; m < ndim_; ++m) {
+    depth += placements_[m] == Placement::Shard(tensor_dim);
+  }
+  return depth;
+}
+
+inline void DistState::SetReplicate(int mesh_dim) {
+  const Placement old = placements_[mesh_dim];
+  if (old.is_shard()) {
+    for (int m = 0; m < ndim_; ++m) {
+      if (placements_[m] == old && order_[m] > order_[mesh_dim]) --order_[m];
+    }
+  }
+  placements_[mesh_dim] = Placement::Replicate();
+  order_[mesh_dim] = 0;
+}
+
+inline void DistState::AppendShard(int mesh_dim, int tensor_dim) {
+  SetReplicate(mesh_dim);
+  order_[mesh_dim] = static_cast<int8_t>(ShardDepth(tensor_dim));
+  placements_[mesh_dim] = Placement::Shard(tensor_dim);
+}
+
+inline void DistState::SetPartial(int mesh_dim, ReduceOp op) {
+  SetReplicate(mesh_dim);
+  placements_[mesh_dim] = Placement::Partial(op);
+}
+
 // The Partial ops present in `a` or `b`, in the order avg, max, min, sum
 // (the order in which planners try R -> P(op) steps).
 std::vector<ReduceOp> PartialOpsIn(const DistState& a, const DistState& b);

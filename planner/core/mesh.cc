@@ -285,12 +285,6 @@ std::string Mesh::DimsName(absl::Span<const int> group) const {
   return absl::StrJoin(names, "_");
 }
 
-int64_t Mesh::GroupSize(absl::Span<const int> group) const {
-  int64_t n = 1;
-  for (int d : group) n *= shape_[d];
-  return n;
-}
-
 std::vector<int64_t> Mesh::GroupPositions(int64_t position,
                                           absl::Span<const int> group) const {
   int64_t base = position;

@@ -68,6 +68,7 @@ absl::StatusOr<TensorSpec> TensorSpec::Create(std::vector<int64_t> shape,
   }
   spec.shape_ = std::move(shape);
   spec.dtype_ = dtype;
+  spec.itemsize_ = ItemSize(dtype);
   return spec;
 }
 

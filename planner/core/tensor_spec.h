@@ -33,7 +33,7 @@ class TensorSpec {
   int rank() const { return static_cast<int>(shape_.size()); }
   DType dtype() const { return dtype_; }
   int64_t numel() const { return numel_; }
-  int64_t itemsize() const { return ItemSize(dtype_); }
+  int64_t itemsize() const { return itemsize_; }
 
   bool operator==(const TensorSpec& other) const {
     return shape_ == other.shape_ && dtype_ == other.dtype_;
@@ -42,6 +42,7 @@ class TensorSpec {
  private:
   std::vector<int64_t> shape_;
   DType dtype_ = DType::kFloat32;
+  int64_t itemsize_ = 4;  // ItemSize(dtype_), read on every priced edge
   int64_t numel_ = 1;
 };
 
