@@ -122,34 +122,35 @@ class DistState {
     Code c;
     for (int m = 0; m < ndim_; ++m) {
       const Placement& p = placements_[m];
-      const uint64_t code = static_cast<uint64_t>(p.kind()) |
-                            static_cast<uint64_t>(p.op()) << 2 |
-                            static_cast<uint64_t>(p.dim() & 0x7f) << 4 |
-                            static_cast<uint64_t>(order_[m] & 0x1f) << 11;
-      (m < 4 ? c.lo : c.hi) |= code << (16 * (m % 4));
+      const uint64_t field =
+          static_cast<uint64_t>(p.kind()) |
+          static_cast<uint64_t>(p.op()) << kOpShift |
+          (static_cast<uint64_t>(p.dim()) & kDimMask) << kDimShift |
+          (static_cast<uint64_t>(order_[m]) & kOrderMask) << kOrderShift;
+      CodeWord(c, m) |= field << FieldShift(m);
     }
     return c;
   }
   // Pack's inverse for a state of `ndim` mesh dims (searches keep codes,
-  // a sixth of a state's size, and unpack the few states they expand).
-  static DistState Unpack(const Code& c, int ndim) {
+  // 16 bytes against a state's 76, and unpack the few states they expand).
+  static DistState Unpack(Code c, int ndim) {
     DistState s;
     s.ndim_ = static_cast<int8_t>(ndim);
     for (int m = 0; m < ndim; ++m) {
-      const uint64_t code = ((m < 4 ? c.lo : c.hi) >> (16 * (m % 4))) & 0xffff;
-      switch (static_cast<PlacementKind>(code & 3)) {
+      const uint64_t field = CodeWord(c, m) >> FieldShift(m) & kFieldMask;
+      switch (static_cast<PlacementKind>(field & kKindMask)) {
         case PlacementKind::kShard:
           s.placements_[m] =
-              Placement::Shard(static_cast<int>(code >> 4 & 0x7f));
+              Placement::Shard(static_cast<int>(field >> kDimShift & kDimMask));
           break;
         case PlacementKind::kPartial:
-          s.placements_[m] =
-              Placement::Partial(static_cast<ReduceOp>(code >> 2 & 3));
+          s.placements_[m] = Placement::Partial(
+              static_cast<ReduceOp>(field >> kOpShift & kOpMask));
           break;
         default:
           break;  // Replicate, as constructed
       }
-      s.order_[m] = static_cast<int8_t>((code >> 11) & 0x1f);
+      s.order_[m] = static_cast<int8_t>(field >> kOrderShift & kOrderMask);
     }
     return s;
   }
@@ -165,6 +166,20 @@ class DistState {
                                   absl::Span<const ShardOrderEntry> order,
                                   absl::string_view field);
   std::string Format(absl::string_view separator) const;
+
+  // A mesh dim's field of a Code: kind (2 bits), reduce op (2), tensor dim
+  // (7, enough for kMaxTensorRank), order index (5); four fields per word.
+  static constexpr uint64_t kKindMask = 0x3, kOpMask = 0x3, kDimMask = 0x7f,
+                            kOrderMask = 0x1f, kFieldMask = 0xffff;
+  static constexpr int kOpShift = 2, kDimShift = 4, kOrderShift = 11,
+                       kFieldBits = 16, kFieldsPerWord = 4;
+  static uint64_t& CodeWord(Code& c, int m) {
+    return m < kFieldsPerWord ? c.lo : c.hi;
+  }
+  static uint64_t CodeWord(const Code& c, int m) {
+    return m < kFieldsPerWord ? c.lo : c.hi;
+  }
+  static int FieldShift(int m) { return kFieldBits * (m % kFieldsPerWord); }
 
   int8_t ndim_ = 0;
   std::array<Placement, kMaxMeshDims> placements_{};

@@ -42,7 +42,7 @@ class TensorSpec {
  private:
   std::vector<int64_t> shape_;
   DType dtype_ = DType::kFloat32;
-  int64_t itemsize_ = 4;  // ItemSize(dtype_), read on every priced edge
+  int64_t itemsize_ = ItemSize(dtype_);  // read on every priced edge
   int64_t numel_ = 1;
 };
 

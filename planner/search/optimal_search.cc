@@ -202,8 +202,7 @@ class Search {
 
   void Seed() {
     const DistState::Code code = src_.Pack();
-    Record& first = *records_.FindOrInsert(code, {}).value;
-    first.code = code;
+    Record& first = *records_.FindOrInsert(code, Record{.code = code}).value;
     first.cost = 0;
     const auto [h, h_comm] = Heuristic(src_);
     Push({h, h_comm, 0.0, 0, 0, 0});
@@ -245,9 +244,8 @@ class Search {
     // One lookup per edge; a state first seen here starts unreached.
     const DistState::Code code = to.Pack();
     const StateTable<Record>::Found found =
-        records_.FindOrInsert(code, Record{});
+        records_.FindOrInsert(code, Record{.code = code});
     Record& known = *found.value;
-    if (found.inserted) known.code = code;
     const StepCost cost = model_.PriceWithExtents(here.state, t, extents_);
     if (options_.max_peak_bytes.has_value() &&
         cost.peak_bytes > *options_.max_peak_bytes) {

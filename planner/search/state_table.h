@@ -56,7 +56,6 @@ class StateTable {
   struct Found {
     Value* value;
     uint32_t index;
-    bool inserted;
   };
   // The record of `code`, inserted as `init` when absent.
   Found FindOrInsert(const DistState::Code& code, const Value& init) {
@@ -71,9 +70,9 @@ class StateTable {
         s = {code, epoch_, index};
         Value& value = at(index);
         value = init;
-        return {&value, index, true};
+        return {&value, index};
       }
-      if (s.key == code) return {&at(s.index), s.index, false};
+      if (s.key == code) return {&at(s.index), s.index};
     }
   }
 
