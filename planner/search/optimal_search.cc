@@ -246,6 +246,11 @@ class Search {
     const StateTable<Record>::Found found =
         records_.FindOrInsert(code, Record{.code = code});
     Record& known = *found.value;
+    // Steps cost >= 0, so a state already reached for less than `here`
+    // cannot be reached better through it: skip pricing the step.
+    if (known.cost < here.cost || (known.closed && known.cost <= here.cost)) {
+      return;
+    }
     const StepCost cost = model_.PriceWithExtents(here.state, t, extents_);
     if (options_.max_peak_bytes.has_value() &&
         cost.peak_bytes > *options_.max_peak_bytes) {
