@@ -1,7 +1,7 @@
 // Cold (uncached) planning latency of the optimal planner for meshes of 1-5
 // dims x tensor ranks 1-4 under each flatten policy, the latency spread over
-// random requests on 2^d meshes, plus cached lookups. Results and the
-// command: docs/PERFORMANCE.md.
+// random requests on 2^d meshes and on 6-8-D meshes, plus cached lookups.
+// Results and the command: docs/PERFORMANCE.md.
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -150,6 +150,99 @@ void BM_OptimalRandom(benchmark::State& state, FlattenPolicy policy) {
   state.counters["max_us"] = micros.back();
 }
 
+// A torchtitan-style mesh of 6 or 7 dims (pp, dp_replicate, dp_shard, cp,
+// tp, ep and, for 7, etp), each of size 1, 2, 4 or 8, at most 4,096 ranks,
+// no flattened groups registered.
+Mesh HighDimMesh(std::mt19937_64& rng) {
+  const char* names[] = {"pp", "dp_replicate", "dp_shard", "cp",
+                         "tp", "ep",           "etp"};
+  const int dims = 6 + static_cast<int>(rng() % 2);
+  MeshSpec spec;
+  int64_t world = 1;
+  for (int d = 0; d < dims; ++d) {
+    int64_t size = int64_t{1} << (rng() % 4);
+    while (world * size > 4096) size /= 2;
+    world *= size;
+    spec.shape.push_back(size);
+    spec.dim_names.push_back(names[d]);
+  }
+  return *Mesh::Create(spec);
+}
+
+// A random state with P(sum) and P(avg) among the placements (sum and avg
+// may mix) and a random split order.
+std::string HighDimState(std::mt19937_64& rng, int mesh_dims, int rank) {
+  std::vector<std::string> placements(mesh_dims);
+  std::vector<int> next_index(rank, 0);
+  std::vector<int> dims(mesh_dims);
+  for (int m = 0; m < mesh_dims; ++m) dims[m] = m;
+  std::shuffle(dims.begin(), dims.end(), rng);
+  for (int m : dims) {
+    const int kind = static_cast<int>(rng() % 6);
+    if (kind < 2) {
+      placements[m] = "R";
+    } else if (kind < 4) {
+      const int t = static_cast<int>(rng() % rank);
+      placements[m] = absl::StrCat("S(", t, ")[", next_index[t]++, "]");
+    } else {
+      placements[m] = kind == 4 ? "P(sum)" : "P(avg)";
+    }
+  }
+  return absl::StrJoin(placements, ",");
+}
+
+// Cold planning of 30 requests on torchtitan-style 6- and 7-D meshes
+// (tensor rank 1-3, bf16, dims 64-8192), then the all-size-2 8-D request
+// of the planning-speed work, each planned once: the latency spread, the
+// most states one request expanded, its largest search tables and how
+// many requests fell back past the search's budget.
+void BM_OptimalHighDim(benchmark::State& state) {
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<Mesh, PlanRequest>> corpus;
+  for (int i = 0; i < 30; ++i) {
+    Mesh mesh = HighDimMesh(rng);
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    std::vector<int64_t> shape;
+    for (int k = 0; k < rank; ++k) shape.push_back(64 << (rng() % 8));
+    PlanRequest request = *ParsePlanRequest(
+        mesh, shape, "bf16", HighDimState(rng, mesh.ndim(), rank),
+        HighDimState(rng, mesh.ndim(), rank), PlanOptions());
+    corpus.emplace_back(std::move(mesh), std::move(request));
+  }
+  MeshSpec eight;
+  eight.shape.assign(8, 2);
+  eight.dim_names = {"pp", "dpr", "dps", "cp", "tp", "ep", "x", "y"};
+  const Mesh mesh8 = *Mesh::Create(eight);
+  corpus.emplace_back(
+      mesh8, *ParsePlanRequest(mesh8, {4096, 4096, 64}, "bf16",
+                               "S(0),R,S(1),P(sum),R,S(0),R,P(sum)",
+                               "R,S(1),R,R,S(0),R,P(sum),R", PlanOptions()));
+  std::vector<double> micros;
+  int64_t most_states = 0, most_bytes = 0, fell_back = 0;
+  for (auto _ : state) {
+    for (const auto& [mesh, request] : corpus) {
+      const auto start = std::chrono::steady_clock::now();
+      absl::StatusOr<Plan> plan = MakePlan(mesh, request);
+      micros.push_back(std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+      most_states = std::max(most_states, plan->states_expanded);
+      most_bytes = std::max(most_bytes, plan->search_bytes);
+      fell_back += std::any_of(
+          plan->warnings.begin(), plan->warnings.end(), [](const Warning& w) {
+            return w.code == WarningCode::kSearchBudgetExceeded;
+          });
+    }
+  }
+  std::sort(micros.begin(), micros.end());
+  state.counters["p50_us"] = micros[micros.size() / 2];
+  state.counters["p90_us"] = micros[micros.size() * 9 / 10];
+  state.counters["max_us"] = micros.back();
+  state.counters["max_states"] = static_cast<double>(most_states);
+  state.counters["max_search_MB"] = static_cast<double>(most_bytes) / 1e6;
+  state.counters["fell_back"] = static_cast<double>(fell_back);
+}
+
 void Args(benchmark::internal::Benchmark* b) {
   for (int dims = 1; dims <= 5; ++dims) {
     for (int rank = 1; rank <= 4; ++rank) b->Args({dims, rank});
@@ -171,6 +264,7 @@ BENCHMARK_CAPTURE(BM_OptimalRandom, none, FlattenPolicy::kNone)
     ->DenseRange(3, 5)
     ->ArgName("mesh_dims");
 BENCHMARK(BM_OptimalCopyRate)->Apply(Args);
+BENCHMARK(BM_OptimalHighDim)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OptimalCached)->DenseRange(1, 5)->ArgName("mesh_dims");
 
 }  // namespace
