@@ -3,7 +3,8 @@
 // (tests/python/torch_planner_record.py, whose `us` is the time PyTorch's
 // `_gen_transform_infos_non_cached` took) and Reshard's MakePlan for each of
 // its requests, cold, in this process. Prints, per planner, the median time
-// over requests and the median of the per-request ratio PyTorch / Reshard.
+// over requests and the median of the per-request ratio PyTorch / Reshard,
+// and for `optimal` the same by the mesh's number of dims.
 //
 //   torch_speed RECORD.jsonl [REPEATS]
 //
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/median.h"
 #include "planner/search/planner.h"
 #include "tests/json_lite.h"
@@ -48,6 +50,13 @@ double ReshardMicros(const Json& r, PlannerKind planner, int repeats) {
   return Median(times);
 }
 
+// The number of dims of record `r`'s mesh (0 when it does not parse).
+int MeshDims(const Json& r) {
+  absl::StatusOr<testing::RecordedRequest> asked = testing::RequestOf(
+      r, {PlannerKind::kOptimal, CostModelKind::kTorch, false, 1});
+  return asked.ok() ? asked->mesh.ndim() : 0;
+}
+
 void Add(Series& s, double pytorch_us, double reshard_us) {
   if (reshard_us <= 0) return;
   s.pytorch_us.push_back(pytorch_us);
@@ -68,6 +77,7 @@ int Run(const std::string& path, int repeats) {
     return 2;
   }
   Series greedy, graph, optimal_vs_graph;
+  Series optimal_by_dims[kMaxMeshDims + 1];  // by the mesh's dims
   for (const Json& r : records) {
     if (r.Has("greedy")) {
       Add(greedy, r["greedy"]["us"].number,
@@ -76,12 +86,18 @@ int Run(const std::string& path, int repeats) {
     if (!r.Has("graph")) continue;
     const double torch_us = r["graph"]["us"].number;
     Add(graph, torch_us, ReshardMicros(r, PlannerKind::kTorchGraph, repeats));
-    Add(optimal_vs_graph, torch_us,
-        ReshardMicros(r, PlannerKind::kOptimal, repeats));
+    const double optimal_us = ReshardMicros(r, PlannerKind::kOptimal, repeats);
+    Add(optimal_vs_graph, torch_us, optimal_us);
+    Add(optimal_by_dims[MeshDims(r)], torch_us, optimal_us);
   }
   Print("torch_greedy vs PyTorch greedy", greedy);
   Print("torch_graph vs PyTorch graph", graph);
   Print("optimal vs PyTorch graph", optimal_vs_graph);
+  for (int dims = 1; dims <= kMaxMeshDims; ++dims) {
+    if (optimal_by_dims[dims].ratio.empty()) continue;
+    Print(absl::StrCat("optimal vs PyTorch graph, ", dims, "-D meshes"),
+          optimal_by_dims[dims]);
+  }
   return 0;
 }
 

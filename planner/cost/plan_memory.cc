@@ -34,16 +34,19 @@ int64_t DistinctRanks(const Mesh& mesh, const std::vector<bool>& dims) {
   return ranks;
 }
 
-// The largest `live(position)` over those ranks.
+// The largest `live(position)` over those ranks, which none exceeds
+// `ceiling`: the ranks are visited from coordinate 0 (the largest parts)
+// on, and the first to reach the ceiling ends the walk.
 template <typename Live>
 int64_t MaxOverRanks(const Mesh& mesh, const std::vector<bool>& dims,
-                     Live live) {
+                     int64_t ceiling, Live live) {
   std::vector<int64_t> coord(mesh.ndim(), 0);
   int64_t peak = 0;
   for (;;) {
     int64_t position = 0;
     for (int m = 0; m < mesh.ndim(); ++m) position += coord[m] * mesh.Stride(m);
     peak = std::max(peak, live(position));
+    if (peak >= ceiling) return peak;
     int m = mesh.ndim() - 1;
     while (m >= 0 && (!dims[m] || ++coord[m] == mesh.size(m))) {
       coord[m--] = 0;
@@ -116,12 +119,11 @@ int64_t StepPeakBytes(const Mesh& mesh, const Plan& plan, const Step& step) {
   MarkLayoutDims(step, dims);
   const int64_t n = mesh.GroupSize(step.group);
   const bool even = EvenStep(mesh, plan, step);
-  if (even || DistinctRanks(mesh, dims) > kExactPeakWork / n) {
-    const Sizes s = LargestRank(mesh, plan, step, even);
-    const WireUse wire = CollectiveWire(step.op, n, s.block, s.direct, !even);
-    return s.tensors + wire.in + wire.out;
-  }
-  return MaxOverRanks(mesh, dims, [&](int64_t p) {
+  const Sizes s = LargestRank(mesh, plan, step, even);
+  const WireUse wire = CollectiveWire(step.op, n, s.block, s.direct, !even);
+  const int64_t bound = s.tensors + wire.in + wire.out;
+  if (even || DistinctRanks(mesh, dims) > kExactPeakWork / n) return bound;
+  return MaxOverRanks(mesh, dims, bound, [&](int64_t p) {
     return StepLiveBytes(step.op,
                          MakeStepLayout(mesh, plan.tensor.shape(), step, p),
                          plan.tensor.itemsize());
@@ -139,18 +141,17 @@ int64_t BucketPeakBytes(const Mesh& mesh, const Bucket& bucket,
   }
   const int64_t n = mesh.GroupSize(bucket.group);
   const int64_t boxes = static_cast<int64_t>(bucket.members.size()) * n;
-  if (even || DistinctRanks(mesh, dims) > kExactPeakWork / boxes) {
-    Sizes sum;
-    for (const BucketMember& m : bucket.members) {
-      const Sizes s = LargestRank(mesh, *plans[m.tensor],
-                                  plans[m.tensor]->steps[m.step], false);
-      sum.tensors += s.tensors;
-      sum.block += s.block;
-    }
-    const WireUse wire = PackedWire(bucket.op, n, sum.block);
-    return sum.tensors + wire.in + wire.out;
+  Sizes sum;
+  for (const BucketMember& m : bucket.members) {
+    const Sizes s = LargestRank(mesh, *plans[m.tensor],
+                                plans[m.tensor]->steps[m.step], false);
+    sum.tensors += s.tensors;
+    sum.block += s.block;
   }
-  return MaxOverRanks(mesh, dims, [&](int64_t p) {
+  const WireUse wire = PackedWire(bucket.op, n, sum.block);
+  const int64_t bound = sum.tensors + wire.in + wire.out;
+  if (even || DistinctRanks(mesh, dims) > kExactPeakWork / boxes) return bound;
+  return MaxOverRanks(mesh, dims, bound, [&](int64_t p) {
     return BucketLiveBytes(bucket.op, MakeBucketLayout(mesh, bucket, plans, p));
   });
 }
