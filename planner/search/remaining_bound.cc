@@ -49,14 +49,24 @@ void RemainingBound::InitGroups(const Mesh& mesh, const CostModel& model,
           masks.push_back(mask);
         }
       });
+  group_of_mask_.assign(size_t{1} << ndim_, -1);
   for (int mask : masks) {
     Group g;
     for (int m = 0; m < ndim_; ++m) {
       if (mask & (1 << m)) g.push_back(m);
     }
+    group_of_mask_[mask] = static_cast<int>(groups_.size());
     groups_.push_back(
         {mask, static_cast<double>(mesh.GroupSize(g)), model.LowerBound(g)});
   }
+}
+
+bool RemainingBound::NoDearer(const GroupBound& g, const GroupBound& h) {
+  const CostModel::CollectiveBound& a = g.bound;
+  const CostModel::CollectiveBound& b = h.bound;
+  return g.size <= h.size && a.base_us <= b.base_us && a.hop_us <= b.hop_us &&
+         a.us_per_byte <= b.us_per_byte && a.all_to_all_us <= b.all_to_all_us &&
+         a.all_to_all_us_per_byte <= b.all_to_all_us_per_byte;
 }
 
 void RemainingBound::InitCoverCounts(int usable) {
@@ -245,8 +255,18 @@ double RemainingBound::Schedule(uint32_t demand) {
   const DimSets sets = Classify(demand);
   if ((sets.one | sets.final | sets.pending | sets.local) == 0) return 0;
   double best = LocalStepFirst(demand, sets);
+  const int demanding = sets.one | sets.final | sets.pending;
   for (const GroupBound& g : groups_) {
     if (g.mask & sets.done) continue;  // nothing touches a dim after its last
+    // The group's dims without a demand change no event's outcome, only
+    // its price: a usable group of just its demanding dims that is no
+    // dearer leads to the same demand for no more.
+    const int served = g.mask & demanding;
+    if (served == 0) continue;
+    if (served != g.mask) {
+      const int sub = group_of_mask_[served];
+      if (sub >= 0 && NoDearer(groups_[sub], g)) continue;
+    }
     best = std::min(best, CollectiveFirst(demand, sets, g));
   }
   return best;

@@ -126,10 +126,15 @@ class RemainingBound {
   double CollectiveFirst(uint32_t demand, const DimSets& sets,
                          const GroupBound& g);
 
+  // Whether every event on `g` costs no more than the same event on `h`:
+  // `g` is no larger and none of its bound's terms is larger.
+  static bool NoDearer(const GroupBound& g, const GroupBound& h);
+
   int ndim_;
   double unit_bytes_;  // total / world
   double local_us_per_byte_;
   std::vector<GroupBound> groups_;
+  std::vector<int> group_of_mask_;    // index into groups_, -1: not usable
   std::vector<double> size_product_;  // by mesh dim mask
   std::vector<int> cover_count_;
   Memo& memo_;
