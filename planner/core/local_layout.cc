@@ -9,9 +9,14 @@ Box LocalBox(const Mesh& mesh, const DistState& state,
   Box box;
   box.offset.assign(shape.size(), 0);
   box.extent.assign(shape.begin(), shape.end());
-  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
-    const std::vector<int> order = state.ShardOrder(d);
-    for (int m : order) {
+  // Every order's k-th split at once, for k = 0, 1, ... (as
+  // MaxLocalExtents: no per-dim order vectors).
+  const int ndim = state.mesh_ndim();
+  for (int index = 0; index < ndim; ++index) {
+    for (int m = 0; m < ndim; ++m) {
+      const Placement& p = state.placement(m);
+      if (!p.is_shard() || state.order_index(m) != index) continue;
+      const int d = p.dim();
       const int64_t c = mesh.Coordinate(position, m);
       box.offset[d] += ChunkOffset(box.extent[d], mesh.size(m), c);
       box.extent[d] = ChunkSize(box.extent[d], mesh.size(m), c);

@@ -6,6 +6,7 @@
 
 #include "planner/batch/bucket_layout.h"
 #include "planner/core/local_layout.h"
+#include "planner/core/step_layout.h"
 #include "planner/core/step_memory.h"
 
 namespace reshard {
@@ -114,6 +115,43 @@ Sizes LargestRank(const Mesh& mesh, const Plan& plan, const Step& step,
   return sizes;
 }
 
+// The live bytes of the rank at `position` in `step` from extents alone,
+// when none of its paths can lie in place (a part along a dim that some
+// earlier dim of extent > 1 precedes is never one contiguous run); nullopt
+// when one may, and its layout must decide.
+std::optional<int64_t> LiveBytesWithoutDirectPaths(const Mesh& mesh,
+                                                   const Plan& plan,
+                                                   const Step& step,
+                                                   int64_t position) {
+  const std::vector<int64_t>& shape = plan.tensor.shape();
+  const std::vector<int64_t> in =
+      LocalBox(mesh, step.from, shape, position).extent;
+  const std::vector<int64_t> out =
+      LocalBox(mesh, step.to, shape, position).extent;
+  const bool sends_split =
+      step.op == StepOp::kReduceScatter || step.op == StepOp::kAllToAll;
+  const bool receives_stacked =
+      step.op == StepOp::kAllGather || step.op == StepOp::kAllToAll;
+  if ((sends_split && RunsAlong(in, step.dst_tensor_dim)) ||
+      (receives_stacked && RunsAlong(out, step.src_tensor_dim))) {
+    return std::nullopt;
+  }
+  const int64_t itemsize = plan.tensor.itemsize();
+  const int64_t tensors = (Numel(in) + Numel(out)) * itemsize;
+  if (!IsCollective(step.op)) return tensors;
+  // The group's member 0 (its coordinates on the group's dims 0) holds
+  // the largest block.
+  int64_t first = position;
+  for (int m : step.group)
+    first -= mesh.Coordinate(position, m) * mesh.Stride(m);
+  const int64_t block = PaddedBlockNumel(
+      mesh, step.transition(), LocalBox(mesh, step.from, shape, first).extent);
+  const WireUse wire =
+      CollectiveWire(step.op, mesh.GroupSize(step.group), block * itemsize, {},
+                     Numel(out) != block);
+  return tensors + wire.in + wire.out;
+}
+
 int64_t StepPeakBytes(const Mesh& mesh, const Plan& plan, const Step& step) {
   std::vector<bool> dims(mesh.ndim(), false);
   MarkLayoutDims(step, dims);
@@ -124,6 +162,10 @@ int64_t StepPeakBytes(const Mesh& mesh, const Plan& plan, const Step& step) {
   const int64_t bound = s.tensors + wire.in + wire.out;
   if (even || DistinctRanks(mesh, dims) > kExactPeakWork / n) return bound;
   return MaxOverRanks(mesh, dims, bound, [&](int64_t p) {
+    if (const std::optional<int64_t> bytes =
+            LiveBytesWithoutDirectPaths(mesh, plan, step, p)) {
+      return *bytes;
+    }
     return StepLiveBytes(step.op,
                          MakeStepLayout(mesh, plan.tensor.shape(), step, p),
                          plan.tensor.itemsize());
