@@ -35,9 +35,10 @@ int64_t DistinctRanks(const Mesh& mesh, const std::vector<bool>& dims) {
   return ranks;
 }
 
-// The largest `live(position)` over those ranks, which none exceeds
-// `ceiling`: the ranks are visited from coordinate 0 (the largest parts)
-// on, and the first to reach the ceiling ends the walk.
+// The largest `live(position, peak so far)` over those ranks, which none
+// exceeds `ceiling`: the ranks are visited from coordinate 0 (the largest
+// parts) on, and the first to reach the ceiling ends the walk. `live` may
+// answer any value up to the peak so far for a rank that cannot exceed it.
 template <typename Live>
 int64_t MaxOverRanks(const Mesh& mesh, const std::vector<bool>& dims,
                      int64_t ceiling, Live live) {
@@ -46,7 +47,7 @@ int64_t MaxOverRanks(const Mesh& mesh, const std::vector<bool>& dims,
   for (;;) {
     int64_t position = 0;
     for (int m = 0; m < mesh.ndim(); ++m) position += coord[m] * mesh.Stride(m);
-    peak = std::max(peak, live(position));
+    peak = std::max(peak, live(position, peak));
     if (peak >= ceiling) return peak;
     int m = mesh.ndim() - 1;
     while (m >= 0 && (!dims[m] || ++coord[m] == mesh.size(m))) {
@@ -115,14 +116,16 @@ Sizes LargestRank(const Mesh& mesh, const Plan& plan, const Step& step,
   return sizes;
 }
 
-// The live bytes of the rank at `position` in `step` from extents alone,
-// when none of its paths can lie in place (a part along a dim that some
-// earlier dim of extent > 1 precedes is never one contiguous run); nullopt
-// when one may, and its layout must decide.
-std::optional<int64_t> LiveBytesWithoutDirectPaths(const Mesh& mesh,
-                                                   const Plan& plan,
-                                                   const Step& step,
-                                                   int64_t position) {
+// The live bytes of the rank at `position` in `step` with none of its
+// paths in place, from extents alone: exact when none can lie in place (a
+// part along a dim that an earlier dim of extent > 1 precedes is never one
+// contiguous run), else an upper bound that its layout may lower.
+struct RankBytes {
+  int64_t most = 0;
+  bool exact = true;
+};
+RankBytes WithoutDirectPaths(const Mesh& mesh, const Plan& plan,
+                             const Step& step, int64_t position) {
   const std::vector<int64_t>& shape = plan.tensor.shape();
   const std::vector<int64_t> in =
       LocalBox(mesh, step.from, shape, position).extent;
@@ -132,13 +135,12 @@ std::optional<int64_t> LiveBytesWithoutDirectPaths(const Mesh& mesh,
       step.op == StepOp::kReduceScatter || step.op == StepOp::kAllToAll;
   const bool receives_stacked =
       step.op == StepOp::kAllGather || step.op == StepOp::kAllToAll;
-  if ((sends_split && RunsAlong(in, step.dst_tensor_dim)) ||
-      (receives_stacked && RunsAlong(out, step.src_tensor_dim))) {
-    return std::nullopt;
-  }
+  RankBytes bytes;
+  bytes.exact = !(sends_split && RunsAlong(in, step.dst_tensor_dim)) &&
+                !(receives_stacked && RunsAlong(out, step.src_tensor_dim));
   const int64_t itemsize = plan.tensor.itemsize();
-  const int64_t tensors = (Numel(in) + Numel(out)) * itemsize;
-  if (!IsCollective(step.op)) return tensors;
+  bytes.most = (Numel(in) + Numel(out)) * itemsize;
+  if (!IsCollective(step.op)) return bytes;
   // The group's member 0 (its coordinates on the group's dims 0) holds
   // the largest block.
   int64_t first = position;
@@ -149,7 +151,8 @@ std::optional<int64_t> LiveBytesWithoutDirectPaths(const Mesh& mesh,
   const WireUse wire =
       CollectiveWire(step.op, mesh.GroupSize(step.group), block * itemsize, {},
                      Numel(out) != block);
-  return tensors + wire.in + wire.out;
+  bytes.most += wire.in + wire.out;
+  return bytes;
 }
 
 int64_t StepPeakBytes(const Mesh& mesh, const Plan& plan, const Step& step) {
@@ -161,11 +164,10 @@ int64_t StepPeakBytes(const Mesh& mesh, const Plan& plan, const Step& step) {
   const WireUse wire = CollectiveWire(step.op, n, s.block, s.direct, !even);
   const int64_t bound = s.tensors + wire.in + wire.out;
   if (even || DistinctRanks(mesh, dims) > kExactPeakWork / n) return bound;
-  return MaxOverRanks(mesh, dims, bound, [&](int64_t p) {
-    if (const std::optional<int64_t> bytes =
-            LiveBytesWithoutDirectPaths(mesh, plan, step, p)) {
-      return *bytes;
-    }
+  return MaxOverRanks(mesh, dims, bound, [&](int64_t p, int64_t peak) {
+    // A rank whose bound stays within the peak so far cannot raise it.
+    const RankBytes bytes = WithoutDirectPaths(mesh, plan, step, p);
+    if (bytes.exact || bytes.most <= peak) return bytes.most;
     return StepLiveBytes(step.op,
                          MakeStepLayout(mesh, plan.tensor.shape(), step, p),
                          plan.tensor.itemsize());
@@ -193,7 +195,7 @@ int64_t BucketPeakBytes(const Mesh& mesh, const Bucket& bucket,
   const WireUse wire = PackedWire(bucket.op, n, sum.block);
   const int64_t bound = sum.tensors + wire.in + wire.out;
   if (even || DistinctRanks(mesh, dims) > kExactPeakWork / boxes) return bound;
-  return MaxOverRanks(mesh, dims, bound, [&](int64_t p) {
+  return MaxOverRanks(mesh, dims, bound, [&](int64_t p, int64_t) {
     return BucketLiveBytes(bucket.op, MakeBucketLayout(mesh, bucket, plans, p));
   });
 }
