@@ -120,11 +120,12 @@ class RemainingBound {
   // `demand` with the `served` dims met: kTwo -> `two_to`, kFinal -> kDone,
   // the rest -> kNone.
   static uint32_t Meet(uint32_t demand, int served, uint32_t two_to);
-  // The cheapest schedule whose next event is a local step, or a collective
-  // on `g`.
-  double LocalStepFirst(uint32_t demand, const DimSets& sets);
-  double CollectiveFirst(uint32_t demand, const DimSets& sets,
-                         const GroupBound& g);
+  // Lowers `best` to the cheapest schedule whose next event is a local
+  // step, or a collective on `g`, where one is cheaper.
+  void Consider(double event, uint32_t child, double& best);
+  void LocalStepFirst(uint32_t demand, const DimSets& sets, double& best);
+  void CollectiveFirst(uint32_t demand, const DimSets& sets,
+                       const GroupBound& g, double& best);
 
   // Whether every event on `g` costs no more than the same event on `h`:
   // `g` is no larger and none of its bound's terms is larger.
