@@ -56,6 +56,11 @@ void ForEachBoxElement(absl::Span<const int64_t> shape, const Box& box, F f) {
 // split. Shard orders are applied outermost first.
 Box LocalBox(const Mesh& mesh, const DistState& state,
              absl::Span<const int64_t> shape, int64_t position);
+// LocalBox's extents alone, written to `extents` (shape.size() of them)
+// without allocating: for loops over many ranks.
+void LocalExtents(const Mesh& mesh, const DistState& state,
+                  absl::Span<const int64_t> shape, int64_t position,
+                  absl::Span<int64_t> extents);
 
 // The largest extent of `tensor_dim` over all ranks after the first `levels`
 // entries of its shard order: the extent at coordinate 0, since part 0 of a

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "planner/batch/bucket_layout.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/step_layout.h"
@@ -80,7 +81,7 @@ bool EvenStep(const Mesh& mesh, const Plan& plan, const Step& step) {
 
 // A block split along `d` of a tensor of `shape` is one contiguous run
 // when every dim before `d` has extent 1.
-bool RunsAlong(const std::vector<int64_t>& shape, std::optional<int> d) {
+bool RunsAlong(absl::Span<const int64_t> shape, std::optional<int> d) {
   if (!d.has_value()) return false;
   for (int k = 0; k < *d; ++k) {
     if (shape[k] != 1) return false;
@@ -120,6 +121,8 @@ Sizes LargestRank(const Mesh& mesh, const Plan& plan, const Step& step,
 // paths in place, from extents alone: exact when none can lie in place (a
 // part along a dim that an earlier dim of extent > 1 precedes is never one
 // contiguous run), else an upper bound that its layout may lower.
+// A rank's extents, on the stack for tensors of rank <= 8.
+using Extents = absl::InlinedVector<int64_t, 8>;
 struct RankBytes {
   int64_t most = 0;
   bool exact = true;
@@ -127,10 +130,9 @@ struct RankBytes {
 RankBytes WithoutDirectPaths(const Mesh& mesh, const Plan& plan,
                              const Step& step, int64_t position) {
   const std::vector<int64_t>& shape = plan.tensor.shape();
-  const std::vector<int64_t> in =
-      LocalBox(mesh, step.from, shape, position).extent;
-  const std::vector<int64_t> out =
-      LocalBox(mesh, step.to, shape, position).extent;
+  Extents in(shape.size()), out(shape.size());
+  LocalExtents(mesh, step.from, shape, position, absl::MakeSpan(in));
+  LocalExtents(mesh, step.to, shape, position, absl::MakeSpan(out));
   const bool sends_split =
       step.op == StepOp::kReduceScatter || step.op == StepOp::kAllToAll;
   const bool receives_stacked =
@@ -144,10 +146,14 @@ RankBytes WithoutDirectPaths(const Mesh& mesh, const Plan& plan,
   // The group's member 0 (its coordinates on the group's dims 0) holds
   // the largest block.
   int64_t first = position;
-  for (int m : step.group)
+  for (int m : step.group) {
     first -= mesh.Coordinate(position, m) * mesh.Stride(m);
-  const int64_t block = PaddedBlockNumel(
-      mesh, step.transition(), LocalBox(mesh, step.from, shape, first).extent);
+  }
+  Extents largest = in;
+  if (first != position) {
+    LocalExtents(mesh, step.from, shape, first, absl::MakeSpan(largest));
+  }
+  const int64_t block = PaddedBlockNumel(mesh, step.transition(), largest);
   const WireUse wire =
       CollectiveWire(step.op, mesh.GroupSize(step.group), block * itemsize, {},
                      Numel(out) != block);
