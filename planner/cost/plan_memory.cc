@@ -117,12 +117,13 @@ Sizes LargestRank(const Mesh& mesh, const Plan& plan, const Step& step,
   return sizes;
 }
 
+// A rank's extents, on the stack for tensors of rank <= 8.
+using Extents = absl::InlinedVector<int64_t, 8>;
+
 // The live bytes of the rank at `position` in `step` with none of its
 // paths in place, from extents alone: exact when none can lie in place (a
 // part along a dim that an earlier dim of extent > 1 precedes is never one
 // contiguous run), else an upper bound that its layout may lower.
-// A rank's extents, on the stack for tensors of rank <= 8.
-using Extents = absl::InlinedVector<int64_t, 8>;
 struct RankBytes {
   int64_t most = 0;
   bool exact = true;
