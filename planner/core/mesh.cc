@@ -287,9 +287,7 @@ std::string Mesh::DimsName(absl::Span<const int> group) const {
 
 std::vector<int64_t> Mesh::GroupPositions(int64_t position,
                                           absl::Span<const int> group) const {
-  int64_t base = position;
-  for (int d : group) base -= Coordinate(position, d) * strides_[d];
-  std::vector<int64_t> members{base};
+  std::vector<int64_t> members{GroupBase(position, group)};
   // Enumerate lexicographically with group[0] outermost: expand dims in order.
   for (int d : group) {
     std::vector<int64_t> next;

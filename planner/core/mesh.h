@@ -156,6 +156,12 @@ class Mesh {
     return rank_map_.empty() ? position : rank_map_[position];
   }
 
+  // The position of member 0 of `position`'s group over `group` (its
+  // coordinates on the group's dims 0).
+  int64_t GroupBase(int64_t position, absl::Span<const int> group) const {
+    for (int d : group) position -= Coordinate(position, d) * strides_[d];
+    return position;
+  }
   // The positions of `position`'s group over `group`, in group order.
   std::vector<int64_t> GroupPositions(int64_t position,
                                       absl::Span<const int> group) const;
