@@ -70,10 +70,16 @@ WireUse CollectiveWire(StepOp op, int64_t group_size, int64_t block,
   return use;
 }
 
+WireUse StepWireOf(StepOp op, int64_t group_size, int64_t block_numel,
+                   int64_t out_numel, DirectPaths direct, int64_t itemsize) {
+  return CollectiveWire(op, group_size, block_numel * itemsize, direct,
+                        out_numel != block_numel);
+}
+
 WireUse StepWire(StepOp op, const StepLayout& l, DirectPaths direct,
                  int64_t itemsize) {
-  return CollectiveWire(op, l.group_size, l.BlockNumel() * itemsize, direct,
-                        Numel(l.out_shape) != l.BlockNumel());
+  return StepWireOf(op, l.group_size, l.BlockNumel(), Numel(l.out_shape),
+                    direct, itemsize);
 }
 
 int64_t StepBytesWith(StepOp op, const StepLayout& layout, int64_t itemsize,

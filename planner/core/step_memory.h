@@ -33,6 +33,10 @@ struct WireUse {
 };
 WireUse StepWire(StepOp op, const StepLayout& layout, DirectPaths direct,
                  int64_t itemsize);
+// StepWire from a member's sizes: blocks of `block_numel` elements, an
+// output of `out_numel`.
+WireUse StepWireOf(StepOp op, int64_t group_size, int64_t block_numel,
+                   int64_t out_numel, DirectPaths direct, int64_t itemsize);
 // StepWire's formula on sizes: a group of `group_size` exchanging blocks of
 // `block` bytes; `padded_part`: a reduce_scatter member's part is smaller
 // than the block, so it is reduced into a wire block first.

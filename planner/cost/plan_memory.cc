@@ -146,18 +146,14 @@ RankBytes WithoutDirectPaths(const Mesh& mesh, const Plan& plan,
   if (!IsCollective(step.op)) return bytes;
   // The group's member 0 (its coordinates on the group's dims 0) holds
   // the largest block.
-  int64_t first = position;
-  for (int m : step.group) {
-    first -= mesh.Coordinate(position, m) * mesh.Stride(m);
-  }
+  const int64_t first = mesh.GroupBase(position, step.group);
   Extents largest = in;
   if (first != position) {
     LocalExtents(mesh, step.from, shape, first, absl::MakeSpan(largest));
   }
   const int64_t block = PaddedBlockNumel(mesh, step.transition(), largest);
-  const WireUse wire =
-      CollectiveWire(step.op, mesh.GroupSize(step.group), block * itemsize, {},
-                     Numel(out) != block);
+  const WireUse wire = StepWireOf(step.op, mesh.GroupSize(step.group), block,
+                                  Numel(out), {}, itemsize);
   bytes.most += wire.in + wire.out;
   return bytes;
 }
