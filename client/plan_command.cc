@@ -1,12 +1,15 @@
 #include "client/plan_command.h"
 
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
 #include "client/cross_plan_command.h"
 #include "client/plan_flags.h"
+#include "executor/run/rank_program_json.h"
 #include "planner/format/plan_format.h"
 #include "planner/search/planner.h"
 #include "reshard/client.h"
@@ -25,7 +28,8 @@ constexpr char kPlanUsage[] =
     "         [--planner optimal|torch_greedy|torch_graph] [--merge]\n"
     "         [--cost_model alpha_beta|torch] [--devices_per_host N]\n"
     "         [--flatten_policy existing|any|none] [--max_peak_bytes N]\n"
-    "         [--search_budget N] [--json]\n"
+    "         [--search_budget N] [--json [--programs | --program_position "
+    "P]]\n"
     "       reshardctl [global flags] plan --mesh_id MESH_ID --shape ... "
     "--from ... --to ... [options]\n"
     "       reshardctl [global flags] plan [--offline] --batch FILE --mesh "
@@ -59,6 +63,9 @@ constexpr char kPlanUsage[] =
     "  line may name its own \"src_mesh\", \"src_ranks\" and \"src_flatten\"\n"
     "  (a pipeline stage's sub-mesh); the transfers are bucketed so that no\n"
     "  rank stages more than --bucket_bytes at once.\n"
+    "  --programs adds every rank's compiled program to the JSON (meshes of\n"
+    "  up to 1024 ranks), --program_position P the rank at position P's:\n"
+    "  what reshard.torch.run_plan runs without the native module.\n"
     "  Global flags (before or after the command): --server HOST[:PORT]\n"
     "  (port 50051 when omitted), --deadline_seconds D.\n";
 
@@ -126,6 +133,37 @@ absl::StatusOr<Plan> PlanOnFlags(const ServerFlags& server, const CliArgs& args,
   return (*client)->PlanInline(*mesh, *request);
 }
 
+// The plan JSON, with the `programs` that --programs or
+// --program_position ask for.
+absl::StatusOr<std::string> PlanJsonWithPrograms(const Mesh& mesh,
+                                                 const Plan& plan,
+                                                 const CliArgs& args) {
+  std::string json = PlanJson(mesh, plan);
+  const bool one = args.Has("program_position");
+  if (!one && !args.Has("programs")) return json;
+  if (one && args.Has("programs")) {
+    return absl::InvalidArgumentError(
+        "--programs: cannot be combined with --program_position");
+  }
+  std::optional<int64_t> position;
+  if (one) {
+    int p = 0;
+    absl::Status s = ParseIntFlag(args, "program_position", 0, p);
+    if (!s.ok()) return s;
+    if (p >= mesh.world_size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--program_position: ", p, " is not a position of the ",
+                       mesh.world_size(), "-rank mesh"));
+    }
+    position = p;
+  }
+  absl::StatusOr<std::string> programs =
+      executor::ProgramsJson(mesh, plan, position);
+  if (!programs.ok()) return programs.status();
+  json.pop_back();  // the object's closing brace
+  return absl::StrCat(json, ",\"programs\":", *programs, "}");
+}
+
 }  // namespace
 
 const char* PlanUsage() { return kPlanUsage; }
@@ -137,8 +175,9 @@ absl::Status RunPlanCommand(const ServerFlags& server,
   if (HasBatchFlag(argv)) return RunPlanBatch(server, argv, out);
   std::set<std::string> flags = PlanFlags();
   flags.insert("mesh_id");
+  flags.insert("program_position");
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, flags, {"offline", "merge", "json"});
+      CliArgs::Parse(argv, flags, {"offline", "merge", "json", "programs"});
   if (!args.ok()) return args.status();
   if (absl::Status s = CheckRequired(*args); !s.ok()) return s;
   std::optional<Mesh> mesh;
@@ -148,7 +187,10 @@ absl::Status RunPlanCommand(const ServerFlags& server,
           : PlanOnFlags(server, *args, mesh);
   if (!plan.ok()) return plan.status();
   if (args->Has("json")) {
-    out << PlanJson(*mesh, *plan) << "\n";
+    absl::StatusOr<std::string> json =
+        PlanJsonWithPrograms(*mesh, *plan, *args);
+    if (!json.ok()) return json.status();
+    out << *json << "\n";
   } else {
     out << PlanTable(*mesh, *plan);
   }

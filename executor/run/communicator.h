@@ -34,6 +34,12 @@ struct Reduction {
   int64_t avg_divisor = 1;
 };
 
+// What every element `r` reduces over a group of `group_size` is divided by
+// after the sum (1: no division).
+inline int64_t DivisorOf(Reduction r, int64_t group_size) {
+  return r.op == ReduceOp::kAvg ? group_size * r.avg_divisor : r.avg_divisor;
+}
+
 // A contiguous run of bytes, `offset` from the start of a buffer.
 struct ByteRun {
   int64_t offset = 0;

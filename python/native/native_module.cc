@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "executor/run/rank_program.h"
+#include "executor/run/rank_program_json.h"
 #include "planner/batch/batch_plan.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
@@ -293,6 +295,28 @@ void RaiseReshardError(const std::exception_ptr& p, void*) {
   }
 }
 
+// The plan JSON `text` compiled for the rank at mesh `position`, as the
+// rank program JSON (executor/run/rank_program_json.h).
+std::string RankProgramOf(const std::string& text, int64_t position) {
+  absl::StatusOr<std::string> json;
+  {
+    nb::gil_scoped_release release;
+    absl::StatusOr<PlanFile> file = ReadPlanJson(text);
+    if (!file.ok()) {
+      json = file.status();
+    } else {
+      absl::StatusOr<executor::RankProgram> program =
+          executor::CompileRankProgram(file->mesh, file->plan, position);
+      if (program.ok()) {
+        json = executor::RankProgramJson(*program);
+      } else {
+        json = program.status();
+      }
+    }
+  }
+  return ValueOrThrow(std::move(json));
+}
+
 // (size, capacity, hits, misses) of the process's plan cache.
 std::tuple<size_t, size_t, int64_t, int64_t> CacheInfo() {
   PlanCache& c = Cache();
@@ -371,6 +395,7 @@ NB_MODULE(_native, m) {
   m.def("plan_batch", &PlanMany);
   m.def("cache_info", &CacheInfo);
   m.def("format_plan_json", &FormatPlanJson);
+  m.def("rank_program", &RankProgramOf);
   m.def("plan_cross_mesh", &PlanCrossMeshJson);
   m.def("torch_version", [] { return std::string(reshard::kTorchVersion); });
 }

@@ -29,6 +29,21 @@ warn=$("$CTL" plan --offline --mesh A=2,B=2,C=2 --shape 16,16 --from 'P(sum),R,P
 contains "$warn" 'warning [missing_flattened_group]'; check "missing group warning" $?
 contains "$warn" 'mesh["A", "C"]._flatten()'; check "warning remedy" $?
 
+# Rank programs (docs/PLAN_JSON.md): every rank's, or one position's.
+progs=$("$CTL" "${ARGS[@]}" --json --programs); check "programs exit 0" $?
+contains "$progs" '"programs":[{"position":0,"dtype":"float32","in_shape":[16,16],"out_shape":[16,16],"steps":[{"plan_step":0,"op":"all_reduce","mesh_dims":[0,2],"members":[0,1,4,5]'
+check "programs: rank 0's merged all_reduce" $?
+one=$("$CTL" "${ARGS[@]}" --json --program_position 7); check "one program exit 0" $?
+contains "$one" '"programs":[{"position":7,'; check "program_position 7" $?
+if command -v jq >/dev/null 2>&1; then
+  echo "$progs" | jq -e '(.programs|length) == 8 and .programs[5].steps[0].index == 3' >/dev/null
+  check "programs parse with jq" $?
+fi
+err=$("$CTL" "${ARGS[@]}" --json --program_position 8 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "program_position out of range exits 2" $?
+contains "$err" "INVALID_ARGUMENT: --program_position: 8 is not a position of the 8-rank mesh"
+check "program_position message" $?
+
 graph=$("$CTL" plan --offline --mesh A=2,B=2 --shape 8 --from 'S(0)[1]S(0)[0]' --to 'R,R' --planner torch_graph --cost_model torch)
 contains "$graph" "torch model, torch_graph planner"; check "graph planner selectable" $?
 

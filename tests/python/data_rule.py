@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import torch
 import torch.distributed as dist
-from reshard.torch.layout import Box, State, box, group_members
+from layout import Box, State, box, group_members
 from torch.distributed.device_mesh import DeviceMesh
 
 CHECKSUM_MODULUS = (1 << 61) - 1

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pytest
 import reshard
+from layout import State, box, coordinate, group_members, position
 from reshard import Error, StatusCode
 from reshard.agent import LocalAgent
-from reshard.torch.layout import State, box, coordinate, group_members, position
 from reshard_processes import CTL, ROOT, cluster, ctl, wait_until
 
 CLIENT = Path(__file__).resolve().parent / "tensor_client.py"

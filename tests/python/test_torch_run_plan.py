@@ -1,8 +1,10 @@
 """reshard.torch.run_plan on real torch.distributed Gloo CPU ranks (separate,
 long-lived processes; 4 and 8 ranks): random plans (uneven shapes, shard
-orders, every Partial op, merged groups, every dtype) end with every
-element equal to the data rule, and with §6.2's checksums, which equal
-Reshard's own executor's (`reshardctl exec`) on a sample."""
+orders, every Partial op, merged groups, every dtype) end with §6.2's
+checksums equal to those Reshard's own executor reports for the same
+requests (`reshardctl exec --batch`, one batch per mesh), and with every
+element equal to the data rule (the tests' own layout code, tests/python/
+layout.py; the package derives no layouts)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import reshard
-from data_rule import checksum, linear_index, source_value
-from reshard.torch.layout import State, box, coordinate
+from reshard._inprocess import native
 from reshard_processes import ctl
 from torch_cases import mesh_of, random_request
 from torch_ranks import run_ranks
@@ -44,20 +45,72 @@ def random_plans(world: int, rng: random.Random) -> list[reshard.Plan]:
     return plans
 
 
-def expected_checksum(plan: reshard.Plan, r: int) -> int:
-    sizes = tuple(plan.mesh.shape)
-    b = box(plan.shape, State.parse(plan.dst), sizes, coordinate(r, sizes))
-    return checksum(source_value(linear_index(plan.shape, b)))
+def executor_checksums(
+    tmp: Path, world: int, plans: list[reshard.Plan]
+) -> list[list[int]]:
+    """Per plan, every rank's checksums as the executor reports them after
+    running the same requests (their checksums depend on the request only),
+    one `exec --batch` per mesh."""
+    by_mesh: dict[reshard.Mesh, list[int]] = {}
+    for i, plan in enumerate(plans):
+        by_mesh.setdefault(plan.mesh, []).append(i)
+    found: list[list[int]] = [[] for _ in plans]
+    for m, (mesh, indices) in enumerate(by_mesh.items()):
+        batch = tmp / f"batch-{world}-{m}.jsonl"
+        batch.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "name": f"t{i}",
+                        "shape": list(plans[i].shape),
+                        "dtype": plans[i].dtype,
+                        "from": plans[i].src,
+                        "to": plans[i].dst,
+                    }
+                )
+                + "\n"
+                for i in indices
+            )
+        )
+        dims = ",".join(
+            f"{n}={s}" for n, s in zip(mesh.dim_names, mesh.shape, strict=True)
+        )
+        flatten = [a for g in mesh.flattened for a in ("--flatten", ",".join(g))]
+        ran = ctl(
+            "exec", "--local", str(world), "--batch", str(batch), "--mesh", dims,
+            *flatten, "--threads", "--json", "--iters", "1", "--warmup", "0",
+        )  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+        report = json.loads(ran.stdout)
+        assert report["validated"], ran.stdout[-2000:]
+        for t in report["tensors"]:
+            found[int(t["name"][1:])] = t["checksums"]
+    assert all(len(c) == world for c in found), found
+    return found
+
+
+def with_programs(plan: reshard.Plan) -> str:
+    """The plan JSON with every rank's programs, as `reshardctl plan
+    --programs` writes it (test_command_line checks that they agree)."""
+    module = native()
+    d = json.loads(plan.to_json())
+    d["programs"] = [
+        json.loads(module.rank_program(plan.to_json(), p))
+        for p in range(plan.mesh.world_size)
+    ]
+    return json.dumps(d)
 
 
 def rank_results(
-    tmp: Path, world: int, plans: list[reshard.Plan]
+    tmp: Path, world: int, plans: list[reshard.Plan], without_native: bool
 ) -> list[list[dict[str, Any]]]:
+    """Each rank's lines; `without_native`: the ranks run without the native
+    module, from plan JSON that carries the programs."""
     cases = tmp / f"cases-{world}.json"
-    cases.write_text(
-        json.dumps([{"id": i, "plan": p.to_json()} for i, p in enumerate(plans)])
-    )
+    texts = [with_programs(p) if without_native else p.to_json() for p in plans]
+    cases.write_text(json.dumps([{"id": i, "plan": t} for i, t in enumerate(texts)]))
     args = [f"--store={tmp / f'store-{world}'}", f"--cases={cases}"]
+    args += ["--without-native"] if without_native else []
     outputs = run_ranks(RANK_SCRIPT, world, args, RANKS_TIMEOUT_S)
     return [[json.loads(line) for line in out.splitlines()] for out in outputs]
 
@@ -68,15 +121,13 @@ def test_random_plans_on_4_and_8_gloo_ranks(tmp_path: Path) -> None:
     kinds: set[str] = set()
     for world in (4, 8):
         plans = random_plans(world, rng)
-        results = rank_results(tmp_path, world, plans)
+        results = rank_results(tmp_path, world, plans, without_native=world == 4)
+        theirs = executor_checksums(tmp_path, world, plans)
         for r, lines in enumerate(results):
             assert len(lines) == len(plans), (world, r, len(lines))
-            for line, plan in zip(lines, plans, strict=True):
+            for line, plan, checksums in zip(lines, plans, theirs, strict=True):
                 assert line["ok"], (world, r, plan.to_json())
-                assert line["checksum"] == expected_checksum(plan, r), (
-                    r,
-                    plan.to_json(),
-                )
+                assert line["checksum"] == checksums[r], (r, plan.to_json())
         for plan in plans:
             kinds |= {s.op for s in plan.steps}
             merged += any(
@@ -85,16 +136,5 @@ def test_random_plans_on_4_and_8_gloo_ranks(tmp_path: Path) -> None:
             )
             ordered += "[" in plan.src or "[" in plan.dst
         checked += len(plans)
-        # Reshard's own executor reports the same checksums.
-        for i, plan in enumerate(plans[:6]):
-            path = tmp_path / f"plan-{world}-{i}.json"
-            path.write_text(plan.to_json())
-            ran = ctl(
-                "exec", "--local", str(world), "--plan", str(path), "--json",
-                "--iters", "1", "--warmup", "0",
-            )  # fmt: skip
-            assert ran.returncode == 0, ran.stderr
-            theirs = json.loads(ran.stdout)["checksums"]
-            assert theirs == [lines[i]["checksum"] for lines in results], plan.to_json()
     assert checked >= 200 and merged >= 20 and ordered >= 50, (checked, merged, ordered)
     assert {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"} <= kinds, kinds

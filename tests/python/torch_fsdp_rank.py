@@ -16,7 +16,7 @@ import json
 import reshard.torch as rt
 import torch
 import torch.distributed as dist
-from reshard.torch.layout import State, box, coordinate
+from layout import State, box, coordinate
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import Replicate

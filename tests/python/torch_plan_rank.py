@@ -4,18 +4,23 @@ per case: its checksum (§6.2, after dst's Partial dims are reduced) and
 whether every element equals the data rule.
 
   torch_plan_rank.py --rank R --world N --store PATH --cases FILE
+      [--without-native]
+
+--without-native runs as an install without the native module does: the
+cases' plan JSON must carry every rank's programs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import torch
 import torch.distributed as dist
 from data_rule import checksum, linear_index, reduced, source_block, source_value
+from layout import State, box, coordinate
 from reshard._plan import Plan
-from reshard.torch.layout import State, box, coordinate
 from reshard.torch.run_plan import run_plan
 from torch.distributed.device_mesh import init_device_mesh
 from torch_ranks import init_gloo
@@ -36,7 +41,10 @@ def main() -> None:
     parser.add_argument("--world", type=int, required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--cases", required=True)
+    parser.add_argument("--without-native", action="store_true")
     a = parser.parse_args()
+    if a.without_native:
+        sys.modules["reshard._native"] = None  # type: ignore[assignment]
     init_gloo(a.rank, a.world, a.store)
     meshes = {}
     for case in json.load(open(a.cases)):
@@ -51,7 +59,7 @@ def main() -> None:
         coord = coordinate(a.rank, sizes)
         src, dst = State.parse(plan.src), State.parse(plan.dst)
         local = source_block(plan.shape, src, sizes, coord).to(DTYPES[plan.dtype])
-        out = reduced(run_plan(plan, local, mesh), dst, sizes, mesh)
+        out = reduced(run_plan(case["plan"], local, mesh), dst, sizes, mesh)
         want = source_value(
             linear_index(plan.shape, box(plan.shape, dst, sizes, coord))
         )

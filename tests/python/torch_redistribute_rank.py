@@ -17,7 +17,7 @@ import reshard.torch as rt
 import torch
 import torch.distributed as dist
 from data_rule import linear_index, reduced, source_block, source_value
-from reshard.torch.layout import State, box, coordinate
+from layout import State, box, coordinate
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import DTensor
 from torch_plan_rank import DTYPES

@@ -265,9 +265,7 @@ class GlooCommunicator : public Communicator {
     }
   }
 
-  int64_t Divisor(Reduction r) const {
-    return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
-  }
+  int64_t Divisor(Reduction r) const { return DivisorOf(r, size()); }
 
   void ReduceInPlace(void* data, int64_t numel, DType dtype, ReduceOp op);
   void RunsAllToAll(absl::FunctionRef<SendBlock(int)> send,

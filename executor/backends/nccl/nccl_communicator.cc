@@ -321,9 +321,7 @@ class NcclCommunicator : public Communicator {
   }
 
  private:
-  int64_t Divisor(Reduction r) const {
-    return r.op == ReduceOp::kAvg ? size() * r.avg_divisor : r.avg_divisor;
-  }
+  int64_t Divisor(Reduction r) const { return DivisorOf(r, size()); }
 
   ncclResult_t GroupedSendRecv(const char* in, char* out, int64_t block_numel,
                                DType dtype, ncclComm_t c);

@@ -7,7 +7,8 @@ groups; DTensor.redistribute planned by Reshard.
     print(reshard.torch.explain(dtensor, [Replicate(), Shard(0)]))
 
 `run_plan(plan, local, device_mesh)` runs a plan (a Plan or its JSON; no
-gRPC or native module needed). Imported only when asked for (`import
+gRPC needed; without the native module, a plan JSON with its ranks'
+programs, `reshardctl plan --json --programs`). Imported only when asked for (`import
 reshard` never imports torch). The guide is docs/PYTHON.md, "From
 PyTorch"."""
 

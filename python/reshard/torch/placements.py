@@ -7,16 +7,53 @@ with the reason, as is a Partial op the planner does not have."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from torch.distributed.tensor import Partial, Placement, Replicate, Shard
 from torch.distributed.tensor.placement_types import _StridedShard
 
 from reshard._errors import invalid_argument
-from reshard.torch.layout import State
 
 # The Partial ops Reshard plans (docs/DESIGN.md §2.2), by torch's names.
 REDUCE_OPS = ("sum", "avg", "max", "min")
+
+
+_ENTRY = re.compile(r"S\((\d+)\)(?:\[(\d+)\])?|R|P\((\w+)\)")
+
+
+@dataclass(frozen=True)
+class State:
+    """A printed state ("S(0)[1],S(0)[0],P(sum)") read: per mesh dim its
+    kind ("S", "R" or "P"), shard dim and reduce op; per sharded tensor dim
+    its mesh dims in split order."""
+
+    kinds: tuple[str, ...]
+    shard_dims: tuple[int | None, ...]
+    ops: tuple[str | None, ...]
+    orders: dict[int, tuple[int, ...]]
+
+    @classmethod
+    def parse(cls, text: str) -> State:
+        kinds, dims, ops = [], [], []
+        places: dict[int, list[tuple[int, int]]] = {}
+        for mesh_dim, entry in enumerate(text.split(",")):
+            match = _ENTRY.fullmatch(entry.strip())
+            if match is None:
+                raise invalid_argument(f'state "{text}": cannot read "{entry}"')
+            dim, place, op = match.groups()
+            kind = "S" if dim is not None else ("P" if op is not None else "R")
+            kinds.append(kind)
+            dims.append(int(dim) if dim is not None else None)
+            ops.append(op)
+            if dim is not None:
+                places.setdefault(int(dim), []).append((int(place or 0), mesh_dim))
+        orders = {d: tuple(m for _, m in sorted(v)) for d, v in places.items()}
+        return cls(tuple(kinds), tuple(dims), tuple(ops), orders)
+
+    def partial_dims(self) -> tuple[int, ...]:
+        return tuple(m for m, k in enumerate(self.kinds) if k == "P")
 
 
 def _orders(
