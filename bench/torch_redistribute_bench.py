@@ -4,9 +4,15 @@
   reshard.torch.plan (in-process, a new tensor size each call: every plan a
   cache miss) against PyTorch's planner (_gen_transform_infos_non_cached) on
   the same requests;
+- the steady state, in one process (torch's fake process group, 8 ranks,
+  local tensors on the meta device, so that only the Python, planning and
+  dispatch work counts): a repeated reshard.torch.redistribute against a
+  repeated DTensor.redistribute, 4096x1024 f32, 2,000 calls each in ten
+  alternating blocks of 200 (the median of the blocks' medians);
 - redistribute on 4 and 8 Gloo CPU ranks (one process each, loopback),
-  Reshard's against DTensor.redistribute on transformer shapes: per case
-  the median over timed runs of each run's slowest rank, and the ratio.
+  Reshard's against DTensor.redistribute on transformer shapes: per case,
+  ROUNDS alternating rounds of `--iters` runs each, each run timed on its
+  slowest rank; the median of the rounds' medians, and the ratio.
 
   PYTHONPATH=python:build/python /opt/reshard/venv/bin/python \\
       bench/torch_redistribute_bench.py [--iters 10]
@@ -25,6 +31,10 @@ import time
 from pathlib import Path
 
 from median_timing import median_us
+
+# Alternating rounds of each call per case; a case's time is the median of
+# its rounds' medians (runs on few cores drift over seconds).
+ROUNDS = 5
 
 # (name, mesh sizes, global shape, src, dst): a hidden size of 4096 and its
 # 4x MLP, split 2-way by FSDP and 2- or 4-way by TP.
@@ -91,6 +101,58 @@ def planning() -> list[str]:
     return rows
 
 
+# (mesh sizes, src, dst): gathers, all_to_alls and all_reduces.
+STEADY = [
+    ((8,), "S(0)", "R"),
+    ((8,), "S(0)", "S(1)"),
+    ((8,), "P(sum)", "R"),
+    ((2, 4), "S(0),S(1)", "R,R"),
+    ((2, 4), "R,S(0)", "R,S(1)"),
+    ((2, 4), "P(sum),R", "R,R"),
+    ((2, 2, 2), "R,S(0),S(1)", "R,R,R"),
+    ((2, 2, 2), "S(0),S(0),S(0)", "S(1),S(1),S(1)"),
+    ((2, 2, 2), "P(sum),P(sum),R", "R,R,R"),
+]
+
+
+def steady_state() -> list[str]:
+    import reshard.torch as rt
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
+    rows, shape = [], (4096, 1024)
+    for sizes, src, dst in STEADY:
+        mesh = init_device_mesh("cpu", sizes)
+        src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
+        local, _ = compute_local_shape_and_global_offset(shape, mesh, src_p)
+        x = DTensor.from_local(
+            torch.empty(local, device="meta"), mesh, src_p, run_check=False,
+            shape=torch.Size(shape), stride=(shape[1], 1),
+        )  # fmt: skip
+        calls = {
+            "reshard": lambda x=x, d=dst_p: rt.redistribute(x, d),
+            "dtensor": lambda x=x, m=mesh, d=dst_p: x.redistribute(m, d),
+        }
+        times: dict[str, list[float]] = {k: [] for k in calls}
+        for f in calls.values():
+            f()  # groups, plans and PyTorch's transform cache
+        for _ in range(10):
+            for k, f in calls.items():
+                times[k].append(median_us(f, 200))
+        ours, theirs = (statistics.median(times[k]) for k in calls)
+        rows.append(
+            f"steady state {src} -> {dst} on {sizes}: Reshard {ours:.1f} us, "
+            f"DTensor {theirs:.1f} us (Reshard/DTensor {ours / theirs:.2f})"
+        )
+    dist.destroy_process_group()
+    return rows
+
+
 def rank_main(rank: int, world: int, store: str, iters: int) -> None:
     import reshard.torch as rt
     import torch
@@ -106,27 +168,37 @@ def rank_main(rank: int, world: int, store: str, iters: int) -> None:
         mesh = init_device_mesh("cpu", sizes)
         src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
         dt = _source(torch.ones(shape), mesh, src_p)
-        times = {"reshard": [], "dtensor": []}
-        for which, f in (
-            ("reshard", lambda dt=dt, dst_p=dst_p: rt.redistribute(dt, dst_p)),
-            (
-                "dtensor",
-                lambda dt=dt, mesh=mesh, dst_p=dst_p: dt.redistribute(mesh, dst_p),
-            ),
-        ):
+        calls = {
+            "reshard": lambda dt=dt, dst_p=dst_p: rt.redistribute(dt, dst_p),
+            "dtensor": lambda dt=dt, m=mesh, dst_p=dst_p: dt.redistribute(m, dst_p),
+        }
+        rounds: dict[str, list[float]] = {k: [] for k in calls}
+        for f in calls.values():
             f()  # warm-up: groups, plans
-            for _ in range(iters):
-                dist.barrier()
-                start = time.perf_counter()
-                f()
-                elapsed = torch.tensor([time.perf_counter() - start])
-                dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
-                times[which].append(float(elapsed))
+        for _ in range(ROUNDS):
+            for which, f in calls.items():
+                rounds[which].append(statistics.median(_timed(f, iters)))
         out.append({"name": name, "sizes": sizes, "shape": shape, **{
-            k: statistics.median(v) * 1e6 for k, v in times.items()}})  # fmt: skip
+            k: statistics.median(v) * 1e6 for k, v in rounds.items()}})  # fmt: skip
     if rank == 0:
         print(json.dumps(out), flush=True)
     dist.destroy_process_group()
+
+
+def _timed(f, iters: int) -> list[float]:  # noqa: ANN001
+    """Each of `iters` runs' time on its slowest rank, in seconds."""
+    import torch
+    import torch.distributed as dist
+
+    times = []
+    for _ in range(iters):
+        dist.barrier()
+        start = time.perf_counter()
+        f()
+        elapsed = torch.tensor([time.perf_counter() - start])
+        dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+        times.append(float(elapsed))
+    return times
 
 
 def _source(full, mesh, placements):  # noqa: ANN001, ANN202
@@ -193,6 +265,8 @@ def main() -> None:
         rank_main(a.rank, a.world, a.store, a.iters)
         return
     for line in planning():
+        print(line, flush=True)
+    for line in steady_state():
         print(line, flush=True)
     for world in (4, 8):
         for line in redistribute(world, a.iters):
