@@ -188,6 +188,35 @@ PlanHandle PlanOne(const MeshHandle& mesh, const Item& item,
   return {mesh.mesh, ValueOrThrow(std::move(plan))};
 }
 
+// Plans `item` and compiles the plan for the rank at mesh `position`, in
+// one call and without a plan object: the rank program JSON and the plan's
+// dst (what reshard.torch runs on a request it has not seen; a repeat is
+// its own cache's).
+std::tuple<std::string, std::string> PlanProgram(const MeshHandle& mesh,
+                                                 const Item& item,
+                                                 const Options& options,
+                                                 int64_t position) {
+  absl::StatusOr<std::tuple<std::string, std::string>> out;
+  {
+    nb::gil_scoped_release release;
+    absl::StatusOr<PlanRequest> request =
+        RequestOf(*mesh.mesh, item, ParseOptions(options));
+    absl::StatusOr<Plan> plan =
+        request.ok() ? MakePlanCached(*mesh.mesh, *request, Cache())
+                     : absl::StatusOr<Plan>(request.status());
+    absl::StatusOr<executor::RankProgram> program =
+        plan.ok() ? executor::CompileRankProgram(*mesh.mesh, *plan, position)
+                  : absl::StatusOr<executor::RankProgram>(plan.status());
+    if (program.ok()) {
+      out = std::make_tuple(executor::RankProgramJson(*program),
+                            plan->dst.ToString());
+    } else {
+      out = program.status();
+    }
+  }
+  return ValueOrThrow(std::move(out));
+}
+
 // A cross-mesh plan (docs/DESIGN.md §9) as its JSON, which Python reads
 // (python/reshard/_cross_plan.py).
 std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
@@ -396,6 +425,7 @@ NB_MODULE(_native, m) {
   m.def("cache_info", &CacheInfo);
   m.def("format_plan_json", &FormatPlanJson);
   m.def("rank_program", &RankProgramOf);
+  m.def("plan_program", &PlanProgram);
   m.def("plan_cross_mesh", &PlanCrossMeshJson);
   m.def("torch_version", [] { return std::string(reshard::kTorchVersion); });
 }

@@ -5,6 +5,7 @@ the rest of the package works without it."""
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -167,6 +168,27 @@ def plan(
     )
     handle = native().plan(native_mesh(mesh), item, _native_options(opts))
     return plan_of(mesh, handle)
+
+
+def plan_program(
+    mesh: Mesh,
+    shape: Sequence[int],
+    src: State,
+    dst: State,
+    dtype: str,
+    position: int,
+    **option_kwargs: Any,
+) -> tuple[dict[str, Any], str]:
+    """Plans in this process and compiles the plan for the rank at mesh
+    `position`, in one native call and without a Plan: that rank's program
+    (docs/PLAN_JSON.md, "Rank programs"), read, and the plan's dst."""
+    opts = options_of(None, option_kwargs)
+    n = native()
+    item = n.Item(list(shape), dtype_name(dtype), state_text(src), state_text(dst))
+    text, dst_text = n.plan_program(
+        native_mesh(mesh), item, _native_options(opts), position
+    )
+    return json.loads(text), dst_text
 
 
 def plan_batch(

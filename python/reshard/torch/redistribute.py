@@ -25,9 +25,10 @@ from reshard._errors import Error, StatusCode, invalid_argument
 from reshard._plan import Plan
 from reshard.torch import steady
 from reshard.torch.dtypes import dtype_name
+from reshard.torch.groups import position_of
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import placement_text, placements_of
-from reshard.torch.program import run
+from reshard.torch.program import prepare, run
 from reshard.torch.run_plan import compile_plan
 
 if TYPE_CHECKING:
@@ -99,15 +100,23 @@ def _compiled(
     s: _Settings,
 ) -> steady.Compiled:
     key = (src, meta, placements, s.planner, s.options, steady.flattened_count(mesh))
-    if s.client is None:
-        found = steady.lookup(mesh, key)
-        if found is not None:
-            return found
-    options = dict(s.options, planner=s.planner)
-    plan = _plan(mesh, meta.shape, src, placements, meta.dtype, s.client, options)
-    compiled = steady.Compiled(compile_plan(plan, mesh), dst_placements(plan))
-    if s.client is None:
-        steady.store(mesh, key, compiled)
+    if s.client is not None:  # a service may answer differently over time
+        plan = _plan(mesh, meta.shape, src, placements, meta.dtype, s.client,
+                     dict(s.options, planner=s.planner))  # fmt: skip
+        return steady.Compiled(compile_plan(plan, mesh), dst_placements(plan))
+    found = steady.lookup(mesh, key)
+    if found is not None:
+        return found
+    from reshard._inprocess import plan_program
+
+    sizes, ndim = tuple(mesh.shape), len(meta.shape)
+    program, dst = plan_program(
+        mesh_of(mesh), meta.shape, placement_text(src, sizes, ndim),
+        placement_text(placements, sizes, ndim), dtype_name(meta.dtype),
+        position_of(mesh), planner=s.planner, **dict(s.options),
+    )  # fmt: skip
+    compiled = steady.Compiled(prepare(program, mesh), placements_of(dst, sizes))
+    steady.store(mesh, key, compiled)
     return compiled
 
 
