@@ -1,9 +1,12 @@
 #include "server/planner_service.h"
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "executor/run/rank_program_json.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
 #include "proto/batch_convert.h"
@@ -20,6 +23,33 @@
 
 namespace reshard::server {
 namespace {
+
+// The rank programs a Plan call asks for (PlanRequest.program_position).
+struct ProgramsAsked {
+  std::optional<int64_t> position;  // none: every rank's
+};
+
+absl::StatusOr<std::optional<ProgramsAsked>> ProgramsAskedOf(
+    const Mesh& mesh, const v1::PlanRequest& request) {
+  if (!request.has_program_position()) return std::nullopt;
+  const int64_t p = request.program_position();
+  const int64_t world = mesh.world_size();
+  if (p == -1 && world > executor::kMaxProgramsRanks) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "program_position: -1 asks for every rank's programs, and a mesh of ",
+        world, " ranks has more than ", executor::kMaxProgramsRanks,
+        "; ask for one position's"));
+  }
+  if (p == -1) return ProgramsAsked{};
+  if (p < 0 || p >= world) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("program_position: ", p,
+                     " is not -1 (every rank's) or a "
+                     "position of the ",
+                     world, "-rank mesh"));
+  }
+  return ProgramsAsked{p};
+}
 
 // The mesh a planning call names and its caller's cache scope, as Plan and
 // PlanBatch both take them.
@@ -278,16 +308,24 @@ grpc::ServerUnaryReactor* PlannerService::Plan(grpc::CallbackServerContext* ctx,
         absl::StatusOr<PlanRequest> parsed =
             ParsePlan(*scoped->mesh, *request, scoped->scope);
         if (!parsed.ok()) return parsed.status();
+        absl::StatusOr<std::optional<ProgramsAsked>> programs =
+            ProgramsAskedOf(*scoped->mesh, *request);
+        if (!programs.ok()) return programs.status();
         const bool heavy = NeedsPlanningPool(*scoped->mesh, *parsed, cache_);
         return PlanningCall{
             heavy, scoped->scope,
             [this, ctx, response, mesh = scoped->mesh,
-             parsed = *std::move(parsed)] {
+             parsed = *std::move(parsed), programs = *programs] {
               absl::StatusOr<reshard::Plan> plan =
                   PlanOne(*mesh, parsed, CallStop(ctx));
               if (!plan.ok()) return plan.status();
               proto::PlanToProto(*mesh, *plan, response->mutable_plan());
               response->mutable_plan()->set_mesh_id(proto::MeshId(*mesh));
+              if (!programs.has_value()) return absl::OkStatus();
+              absl::StatusOr<std::string> json =
+                  executor::ProgramsJson(*mesh, *plan, programs->position);
+              if (!json.ok()) return json.status();
+              response->set_programs_json(*std::move(json));
               return absl::OkStatus();
             }};
       });

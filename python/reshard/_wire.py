@@ -111,13 +111,20 @@ def tensor_to_proto(shape: Sequence[int], dtype: str) -> Any:
     return pb.Tensor(shape=shape, dtype=_enum(pb.DType, "DTYPE_", dtype_name(dtype)))
 
 
-def plan_request(mesh: Mesh | str, item: PlanItem, options: PlanOptions) -> Any:
+def plan_request(
+    mesh: Mesh | str,
+    item: PlanItem,
+    options: PlanOptions,
+    program_position: int | None = None,
+) -> Any:
     out = pb.PlanRequest(
         tensor=tensor_to_proto(item.shape, item.dtype),
         src=pb.DistState(text=state_text(item.src)),
         dst=pb.DistState(text=state_text(item.dst)),
         options=options_to_proto(options),
     )
+    if program_position is not None:
+        out.program_position = program_position
     if isinstance(mesh, str):
         out.mesh_id = mesh
     else:

@@ -16,6 +16,7 @@ $RESHARD_JOB_TOKEN and $RESHARD_ADMIN_TOKEN.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 import time
@@ -343,11 +344,40 @@ class Client:
     ) -> Plan:
         """Plans on an inline mesh (any replica answers) or a registered
         mesh id; options as reshard.plan's."""
-        opts = options_of(options, option_kwargs)
         item = PlanItem(tuple(shape), src, dst, dtype)
-        request = _wire.plan_request(mesh, item, opts)
+        response = self._plan(mesh, item, options_of(options, option_kwargs), None)
+        return _wire.plan_from_proto(self._mesh_of(mesh), response.plan)
+
+    def plan_program(
+        self,
+        mesh: Mesh | str,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str,
+        position: int,
+        options: PlanOptions | None = None,
+        **option_kwargs: Any,
+    ) -> tuple[Plan, dict[str, Any]]:
+        """plan()'s plan with the rank program of the rank at mesh `position`
+        (docs/PLAN_JSON.md, "Rank programs"), compiled by the service: what
+        reshard.torch runs where this install has no native module."""
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        opts = options_of(options, option_kwargs)
+        response = self._plan(mesh, item, opts, position)
+        plan = _wire.plan_from_proto(self._mesh_of(mesh), response.plan)
+        return plan, json.loads(response.programs_json)[0]
+
+    def _plan(
+        self,
+        mesh: Mesh | str,
+        item: PlanItem,
+        opts: PlanOptions,
+        program_position: int | None,
+    ) -> Any:
+        request = _wire.plan_request(mesh, item, opts, program_position)
         try:
-            response = self._call(self._planner("Plan"), request)
+            return self._call(self._planner("Plan"), request)
         except Error as e:
             if e.code != StatusCode.NOT_FOUND or not isinstance(mesh, str):
                 raise
@@ -359,8 +389,7 @@ class Client:
                     f"{e.message}; Client.list_meshes() shows the meshes registered "
                     "on this server",
                 ) from None
-            response = self._replan(known, item, opts)
-        return _wire.plan_from_proto(self._mesh_of(mesh), response.plan)
+            return self._replan(known, item, opts, program_position)
 
     def plan_cross_mesh(
         self,
@@ -385,19 +414,29 @@ class Client:
         response = self._call(self._planner("PlanCrossMesh"), request)
         return _wire.cross_plan_from_proto(response.plan)
 
-    def _replan(self, mesh: Mesh, item: PlanItem, opts: PlanOptions) -> Any:
+    def _replan(
+        self,
+        mesh: Mesh,
+        item: PlanItem,
+        opts: PlanOptions,
+        program_position: int | None,
+    ) -> Any:
         """A server did not know the mesh: register it again (round-robin
         reaches the replicas in turn) and plan, else plan it inline."""
         for _ in range(self.max_attempts):
             mesh_id = self.register_mesh(mesh)
             try:
                 return self._call(
-                    self._planner("Plan"), _wire.plan_request(mesh_id, item, opts)
+                    self._planner("Plan"),
+                    _wire.plan_request(mesh_id, item, opts, program_position),
                 )
             except Error as e:
                 if e.code != StatusCode.NOT_FOUND:
                     raise
-        return self._call(self._planner("Plan"), _wire.plan_request(mesh, item, opts))
+        return self._call(
+            self._planner("Plan"),
+            _wire.plan_request(mesh, item, opts, program_position),
+        )
 
     def plan_batch(
         self,

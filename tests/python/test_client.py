@@ -185,3 +185,24 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] in "ZX"
     except OSError:
         return True
+
+
+def test_plan_program_is_the_executors_rank_program(server: str) -> None:
+    """Client.plan_program: the service compiles the rank program that the
+    native module compiles from the same plan (docs/PLAN_JSON.md, "Rank
+    programs"); a position outside the mesh is refused naming the field."""
+    from reshard._inprocess import native
+
+    client = Client(server)
+    mesh = reshard.Mesh.from_text("A=2,B=2,C=2", ["A,C"])
+    shape, src, dst = (9, 13), "S(0),P(sum),S(1)", "R,S(1),S(0)"
+    plan, program = client.plan_program(mesh, shape, src, dst, "bfloat16", 6)
+    assert program == json.loads(native().rank_program(plan.to_json(), 6))
+    assert program["position"] == 6 and program["steps"], program
+    assert plan == reshard.plan(mesh, shape, src, dst, "bfloat16")
+    with pytest.raises(reshard.Error) as e:
+        client.plan_program(mesh, shape, src, dst, "bfloat16", 8)
+    assert e.value.code == reshard.StatusCode.INVALID_ARGUMENT
+    assert e.value.message == (
+        "program_position: 8 is not -1 (every rank's) or a position of the 8-rank mesh"
+    )

@@ -4,16 +4,20 @@ CPU ranks) whose forward gathers its hidden activation with
 reshard.torch.redistribute where it would call DTensor.redistribute. After
 each of three SGD steps the loss, every gradient and every parameter equal
 those of the same model using DTensor's own: bit for bit with integer-valued
-weights and inputs, within 1e-6 relative with random float32 ones."""
+weights and inputs, within 1e-6 relative with random float32 ones; and the
+same where the ranks have no native module and plan on a planner service,
+which compiles their rank programs."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from reshard_processes import planner
 from torch_ranks import run_ranks
 
 RANK_SCRIPT = Path(__file__).with_name("torch_train_rank.py")
@@ -33,9 +37,20 @@ def close(a: Any, b: Any, rel: float) -> bool:
     )
 
 
-@pytest.mark.parametrize("values", ["int", "random"])
-def test_three_steps_equal_dtensors_own(tmp_path: Path, values: str) -> None:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with planner(tmp_path_factory.mktemp("planner")) as address:
+        yield address
+
+
+@pytest.mark.parametrize(
+    "values,on_service", [("int", False), ("random", False), ("int", True)]
+)
+def test_three_steps_equal_dtensors_own(
+    tmp_path: Path, values: str, on_service: bool, server: str
+) -> None:
     args = [f"--store={tmp_path / 'store'}", f"--values={values}"]
+    args += [f"--server={server}"] if on_service else []
     outputs = run_ranks(RANK_SCRIPT, 4, args, 300)
     for rank, out in enumerate(outputs):
         lines = [json.loads(line) for line in out.splitlines()]

@@ -1,18 +1,22 @@
 """One rank of test_torch_training: a small FSDP2 + TP model (two Linear
 layers, real parallelize_module and fully_shard on a (dp, tp) Gloo CPU mesh)
 whose forward redistributes its hidden activation where a model would call
-DTensor.redistribute, trained for three SGD steps twice: once with
-DTensor's own redistribute, once with reshard.torch.redistribute. Prints
-one JSON line per run and step: the loss, and every parameter's full
-gradient and value after the step (as lists).
+DTensor.redistribute, trained for three SGD steps: with DTensor's own
+redistribute, with reshard.torch.redistribute, and, given --server, with
+reshard.torch.redistribute planning on that service in a process without
+the native module (the service compiles the rank programs). Prints one JSON
+line per run and step: the loss, and every parameter's full gradient and
+value after the step (as lists).
 
   torch_train_rank.py --rank R --world N --store PATH --values int|random
+      [--server HOST:PORT]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -107,13 +111,24 @@ def main() -> None:
         parser.add_argument(flag, type=int, required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--values", choices=["int", "random"], required=True)
+    parser.add_argument("--server")
     a = parser.parse_args()
+    if a.server:
+        sys.modules["reshard._native"] = None  # type: ignore[assignment]
     init_gloo(a.rank, a.world, a.store)
     mesh = init_device_mesh("cpu", (a.world // 2, 2), mesh_dim_names=("dp", "tp"))
-    runs = {
+    runs: dict[str, Redistribute] = {
         "dtensor": lambda h, p: h.redistribute(h.device_mesh, p),
         "reshard": lambda h, p: rt.redistribute(h, p),
     }
+    if a.server:
+        from reshard.client import Client
+
+        client = Client(a.server)
+        runs = {
+            "dtensor": runs["dtensor"],
+            "reshard": lambda h, p: rt.redistribute(h, p, client=client),
+        }
     for run, redistribute in runs.items():
         for line in train(mesh, a.values, redistribute):
             print(json.dumps(dict(line, run=run)), flush=True)

@@ -29,7 +29,6 @@ from reshard.torch.groups import position_of
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import placement_text, placements_of
 from reshard.torch.program import prepare, run
-from reshard.torch.run_plan import compile_plan
 
 if TYPE_CHECKING:
     from reshard.client import Client
@@ -99,22 +98,29 @@ def _compiled(
     placements: tuple[Placement, ...],
     s: _Settings,
 ) -> steady.Compiled:
+    """This rank's program for the request: from the cache, else planned and
+    compiled in one native call, or by `s.client`'s service (not kept: a
+    service may answer differently over time; no native module needed)."""
     key = (src, meta, placements, s.planner, s.options, steady.flattened_count(mesh))
-    if s.client is not None:  # a service may answer differently over time
-        plan = _plan(mesh, meta.shape, src, placements, meta.dtype, s.client,
-                     dict(s.options, planner=s.planner))  # fmt: skip
-        return steady.Compiled(compile_plan(plan, mesh), dst_placements(plan))
-    found = steady.lookup(mesh, key)
+    found = steady.lookup(mesh, key) if s.client is None else None
     if found is not None:
         return found
+    sizes, ndim = tuple(mesh.shape), len(meta.shape)
+    request = (
+        mesh_of(mesh),
+        meta.shape,
+        placement_text(src, sizes, ndim),
+        placement_text(placements, sizes, ndim),
+        dtype_name(meta.dtype),
+        position_of(mesh),
+    )
+    options = dict(s.options, planner=s.planner)
+    if s.client is not None:
+        plan, program = s.client.plan_program(*request, **options)
+        return steady.Compiled(prepare(program, mesh), dst_placements(plan))
     from reshard._inprocess import plan_program
 
-    sizes, ndim = tuple(mesh.shape), len(meta.shape)
-    program, dst = plan_program(
-        mesh_of(mesh), meta.shape, placement_text(src, sizes, ndim),
-        placement_text(placements, sizes, ndim), dtype_name(meta.dtype),
-        position_of(mesh), planner=s.planner, **dict(s.options),
-    )  # fmt: skip
+    program, dst = plan_program(*request, **options)
     compiled = steady.Compiled(prepare(program, mesh), placements_of(dst, sizes))
     steady.store(mesh, key, compiled)
     return compiled
