@@ -15,6 +15,7 @@ value after the step (as lists).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable
@@ -25,7 +26,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import fully_shard
-from torch.distributed.tensor import DTensor, Placement, Replicate, Shard
+from torch.distributed.tensor import DTensor, Partial, Placement, Replicate, Shard
 from torch.distributed.tensor.parallel import (
     ColwiseParallel,
     RowwiseParallel,
@@ -132,7 +133,24 @@ def main() -> None:
     for run, redistribute in runs.items():
         for line in train(mesh, a.values, redistribute):
             print(json.dumps(dict(line, run=run)), flush=True)
+    if not a.server:
+        print(json.dumps({"groups_released": merged_groups_released(a.world)}))
     dist.destroy_process_group()
+
+
+def merged_groups_released(world: int) -> bool:
+    """A merged step's process group lives as long as its DeviceMesh: made
+    on first use, destroyed when the mesh is collected."""
+    mesh = init_device_mesh("cpu", (world // 2, 2), mesh_dim_names=("a", "b"))
+    x = DTensor.from_local(
+        torch.ones(3, 2), mesh, [Partial(), Partial()], run_check=False
+    )
+    out = rt.redistribute(x, [Replicate(), Replicate()], flatten_policy="any")
+    assert torch.equal(out.to_local(), torch.full((3, 2), float(world)))
+    before = len(dist.distributed_c10d._world.pg_map)
+    del x, out, mesh
+    gc.collect()
+    return len(dist.distributed_c10d._world.pg_map) < before
 
 
 if __name__ == "__main__":
