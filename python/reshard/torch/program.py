@@ -12,6 +12,7 @@ all_reduce of the blocks and this member's block is kept."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,10 @@ class ProgramStep:
     before: Copies
     collective: Collective | None
     after: Copies
+    # The all_gather's send block is the whole input: it is sent as it is
+    # and the one copy before is skipped.
+    sends_input: bool
+    uses: tuple[bool, bool]  # whether the copies or the collective use in, out
 
 
 @dataclass(frozen=True)
@@ -96,41 +101,69 @@ def prepare(program: dict[str, Any], mesh: DeviceMesh) -> Program:
     """`program` (a rank program JSON, read) with its groups on `mesh`."""
     dtype = _NAMES[program["dtype"]]
     itemsize = torch.empty((), dtype=dtype, device="meta").element_size()
-    steps = []
-    for s in program["steps"]:
-        io = s["collective"]
-        members = tuple(s["members"])
-        group = step_group(mesh, tuple(s["mesh_dims"]), members) if io else None
-        reduce_op = s["reduce_op"]
-        steps.append(
-            ProgramStep(
-                op=s["op"],
-                group=group,
-                index=s["index"],
-                size=len(members),
-                out_shape=torch.Size(s["out_shape"]),
-                block_bytes=s["block_numel"] * itemsize,
-                wire=(s["wire_in_bytes"], s["wire_out_bytes"]),
-                reduce_op=_OPS[reduce_op] if reduce_op else None,
-                divisor=s["divisor"],
-                before=_copies(s["before"]),
-                collective=(
-                    Collective(
-                        _BUFFERS[io["send"]], io["send_offset"], _BUFFERS[io["recv"]]
-                    )
-                    if io
-                    else None
-                ),
-                after=_copies(s["after"]),
-            )
-        )
+    steps = tuple(_step(s, mesh, itemsize) for s in program["steps"])
     return Program(
         dtype,
         torch.Size(program["in_shape"]),
         torch.Size(program["out_shape"]),
-        tuple(steps),
+        steps,
         dist.get_backend() == "nccl",
     )
+
+
+def _step(s: dict[str, Any], mesh: DeviceMesh, itemsize: int) -> ProgramStep:
+    io = s["collective"]
+    members = tuple(s["members"])
+    collective = (
+        Collective(_BUFFERS[io["send"]], io["send_offset"], _BUFFERS[io["recv"]])
+        if io
+        else None
+    )
+    before, after = _copies(s["before"]), _copies(s["after"])
+    block_bytes = s["block_numel"] * itemsize
+    in_bytes = itemsize * math.prod(s["in_shape"])
+    sends_input = _sends_input(s["op"], collective, before, block_bytes, in_bytes)
+    return ProgramStep(
+        op=s["op"],
+        group=step_group(mesh, tuple(s["mesh_dims"]), members) if io else None,
+        index=s["index"],
+        size=len(members),
+        out_shape=torch.Size(s["out_shape"]),
+        block_bytes=block_bytes,
+        wire=(s["wire_in_bytes"], s["wire_out_bytes"]),
+        reduce_op=_OPS[s["reduce_op"]] if s["reduce_op"] else None,
+        divisor=s["divisor"],
+        before=before,
+        collective=collective,
+        after=after,
+        sends_input=sends_input,
+        uses=_uses(before, collective, after, sends_input),
+    )
+
+
+def _sends_input(
+    op: str, io: Collective | None, before: Copies, block_bytes: int, in_bytes: int
+) -> bool:
+    """Whether the only copy before an all_gather packs the whole input into
+    its send block, so that the input can be sent as it is."""
+    if io is None or op != "all_gather" or len(before.copies) != 1:
+        return False
+    f, t, fo, to, run, counts, _, _ = before.copies[0]
+    whole = f == 0 and fo == 0 and not counts and run == in_bytes
+    return whole and t == io.send and to == io.send_offset and run == block_bytes
+
+
+def _uses(
+    before: Copies, io: Collective | None, after: Copies, sends_input: bool
+) -> tuple[bool, bool]:
+    named: set[int] = set()
+    for c in (before, after):
+        if c is after or not sends_input:
+            named |= {b for copy in c.copies for b in copy[:2]}
+        named |= {fill[0] for fill in c.fills}
+    if io is not None:
+        named |= {io.send, io.recv}
+    return 0 in named, 1 in named
 
 
 def run(program: Program, local: torch.Tensor) -> torch.Tensor:
@@ -153,28 +186,17 @@ def _bytes(t: torch.Tensor) -> torch.Tensor:
 
 def _run_step(program: Program, s: ProgramStep, x: torch.Tensor) -> torch.Tensor:
     out = x.new_empty(s.out_shape)
-    wire_in = x.new_empty(s.wire[0], dtype=torch.uint8) if s.wire[0] else None
-    wire_out = x.new_empty(s.wire[1], dtype=torch.uint8) if s.wire[1] else None
-    buffers = [_bytes(x), _bytes(out), wire_in, wire_out]
-    send = _send_in_place(s, x)
-    _run_copies(s.before, buffers, skip_copy=send is not None)
+    buffers = [
+        _bytes(x) if s.uses[0] else None,
+        _bytes(out) if s.uses[1] else None,
+        x.new_empty(s.wire[0], dtype=torch.uint8) if s.wire[0] else None,
+        x.new_empty(s.wire[1], dtype=torch.uint8) if s.wire[1] else None,
+    ]
+    _run_copies(s.before, buffers, skip_copy=s.sends_input)
     if s.collective is not None:
-        _collective(program, s, buffers, send)
+        _collective(program, s, buffers, x if s.sends_input else None)
     _run_copies(s.after, buffers, skip_copy=False)
     return out
-
-
-def _send_in_place(s: ProgramStep, x: torch.Tensor) -> torch.Tensor | None:
-    """The input itself, where the only copy before an all_gather packs the
-    whole input into the send block (saving that copy)."""
-    io = s.collective
-    if io is None or s.op != "all_gather" or len(s.before.copies) != 1:
-        return None
-    f, t, fo, to, run, counts, _, _ = s.before.copies[0]
-    whole = f == 0 and fo == 0 and not counts and run == x.numel() * x.element_size()
-    if whole and t == io.send and to == io.send_offset and run == s.block_bytes:
-        return x
-    return None
 
 
 def _view(
