@@ -9,6 +9,8 @@
   dispatch work counts): a repeated reshard.torch.redistribute against a
   repeated DTensor.redistribute, 4096x1024 f32, 2,000 calls each in ten
   alternating blocks of 200 (the median of the blocks' medians);
+- the cold call, the same way: a new tensor shape each call (so every
+  call plans), 1,000 calls each, Reshard's then DTensor's;
 - redistribute on 4 and 8 Gloo CPU ranks (one process each, loopback),
   Reshard's against DTensor.redistribute on transformer shapes: per case,
   ROUNDS alternating rounds of `--iters` runs each, each run timed on its
@@ -153,6 +155,41 @@ def steady_state() -> list[str]:
     return rows
 
 
+def cold() -> list[str]:
+    import reshard.torch as rt
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=8)
+    rows = []
+    for name, sizes, (rows0, cols), src, dst in CASES[8]:
+        mesh = init_device_mesh("cpu", sizes)
+        src_p, dst_p = rt.placements_of(src, sizes), rt.placements_of(dst, sizes)
+        inputs = []
+        for i in range(1, 2001):
+            shape = (rows0 + 8 * i, cols)
+            local, _ = compute_local_shape_and_global_offset(shape, mesh, src_p)
+            inputs.append(DTensor.from_local(
+                torch.empty(local, device="meta"), mesh, src_p, run_check=False,
+                shape=torch.Size(shape), stride=(cols, 1),
+            ))  # fmt: skip
+        ours, theirs = iter(inputs[:1000]), iter(inputs[1000:])
+        o = median_us(lambda i=ours, d=dst_p: rt.redistribute(next(i), d), 1000)
+        t = median_us(
+            lambda i=theirs, m=mesh, d=dst_p: next(i).redistribute(m, d), 1000
+        )
+        rows.append(
+            f"cold redistribute {name} on {sizes}: Reshard {o:.1f} us, "
+            f"DTensor {t:.1f} us (Reshard/DTensor {o / t:.2f})"
+        )
+    dist.destroy_process_group()
+    return rows
+
+
 def rank_main(rank: int, world: int, store: str, iters: int) -> None:
     import reshard.torch as rt
     import torch
@@ -267,6 +304,8 @@ def main() -> None:
     for line in planning():
         print(line, flush=True)
     for line in steady_state():
+        print(line, flush=True)
+    for line in cold():
         print(line, flush=True)
     for world in (4, 8):
         for line in redistribute(world, a.iters):

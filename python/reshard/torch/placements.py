@@ -7,6 +7,7 @@ with the reason, as is a Partial op the planner does not have."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,6 +95,12 @@ def placement_text(
     """The text of DTensor `placements` on a mesh of `sizes` for a tensor of
     `ndim` dims: "S(0)[1],S(0)[0],R" (the order suffix where ≥ 2 mesh dims
     split one tensor dim)."""
+    return _text(tuple(placements), tuple(sizes), ndim)
+
+
+# A training loop converts the same few placements over and over.
+@functools.lru_cache(maxsize=4096)
+def _text(placements: tuple[Placement, ...], sizes: tuple[int, ...], ndim: int) -> str:
     if len(placements) != len(sizes):
         raise invalid_argument(
             f"placements: {len(placements)} for a mesh of {len(sizes)} dims"
