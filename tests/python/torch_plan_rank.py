@@ -1,7 +1,10 @@
 """One rank of test_torch_run_plan: a long-lived Gloo CPU process that runs
 every case of a file with reshard.torch.run_plan and prints one JSON line
-per case: its checksum (§6.2, after dst's Partial dims are reduced) and
-whether every element equals the data rule.
+per case: its mesh position, its checksum (§6.2, after dst's Partial dims
+are reduced) and whether every element equals the data rule. A case may
+give the mesh's global ranks in row-major order (`ranks`: a DeviceMesh whose
+ranks are not in order, so torch's group ranks differ from the plan's group
+order).
 
   torch_plan_rank.py --rank R --world N --store PATH --cases FILE
       [--without-native]
@@ -22,7 +25,7 @@ from data_rule import checksum, linear_index, reduced, source_block, source_valu
 from layout import State, box, coordinate
 from reshard._plan import Plan
 from reshard.torch.run_plan import run_plan
-from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch_ranks import init_gloo
 
 DTYPES = {
@@ -50,13 +53,21 @@ def main() -> None:
     for case in json.load(open(a.cases)):
         plan = Plan.from_json(case["plan"])
         sizes = tuple(plan.mesh.shape)
-        key = (sizes, plan.mesh.dim_names)
+        ranks = case.get("ranks")  # the mesh's global ranks, row-major
+        key = (sizes, plan.mesh.dim_names, tuple(ranks or ()))
         if key not in meshes:
-            meshes[key] = init_device_mesh(
-                "cpu", sizes, mesh_dim_names=plan.mesh.dim_names
+            meshes[key] = (
+                DeviceMesh(
+                    "cpu",
+                    torch.tensor(ranks).view(sizes),
+                    mesh_dim_names=plan.mesh.dim_names,
+                )
+                if ranks
+                else init_device_mesh("cpu", sizes, mesh_dim_names=plan.mesh.dim_names)
             )
         mesh = meshes[key]
-        coord = coordinate(a.rank, sizes)
+        position = ranks.index(a.rank) if ranks else a.rank
+        coord = coordinate(position, sizes)
         src, dst = State.parse(plan.src), State.parse(plan.dst)
         local = source_block(plan.shape, src, sizes, coord).to(DTYPES[plan.dtype])
         out = reduced(run_plan(case["plan"], local, mesh), dst, sizes, mesh)
@@ -67,7 +78,14 @@ def main() -> None:
             (out.double() == want.double()).all()
         )
         print(
-            json.dumps({"case": case["id"], "checksum": checksum(out), "ok": ok}),
+            json.dumps(
+                {
+                    "case": case["id"],
+                    "position": position,
+                    "checksum": checksum(out),
+                    "ok": ok,
+                }
+            ),
             flush=True,
         )
     dist.destroy_process_group()
