@@ -122,12 +122,20 @@ class CostModel {
     double us_per_byte = 0;
     double all_to_all_us = 0;  // base and latency
     double all_to_all_us_per_byte = 0;
-    double Time(double bytes, int rounds) const {
-      return (base_us + rounds * (hop_us + bytes * us_per_byte)) *
-             kCostBoundSlack;
+    // The bound of a collective of `rounds` ring passes, and of an
+    // all_to_all, as fixed µs plus µs per byte moved.
+    struct Affine {
+      double fixed_us;
+      double us_per_byte;
+      double At(double bytes) const { return fixed_us + us_per_byte * bytes; }
+    };
+    Affine Time(int rounds) const {
+      return {(base_us + rounds * hop_us) * kCostBoundSlack,
+              rounds * us_per_byte * kCostBoundSlack};
     }
-    double AllToAllTime(double bytes) const {
-      return (all_to_all_us + bytes * all_to_all_us_per_byte) * kCostBoundSlack;
+    Affine AllToAllTime() const {
+      return {all_to_all_us * kCostBoundSlack,
+              all_to_all_us_per_byte * kCostBoundSlack};
     }
   };
   CollectiveBound LowerBound(absl::Span<const int> group) const;

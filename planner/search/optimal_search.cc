@@ -70,10 +70,10 @@ struct SearchScratch {
       std::vector<QueueEntry>().swap(queue);
       records.Release();
     }
-    // The heuristic's memo grows with the states too (sparse past
-    // RemainingBound's dense dims).
-    if (memo.sparse.size() > kKeepStates || memo.touched.size() > kKeepStates) {
-      memo = RemainingBound::Memo();
+    // The heuristic's memo grows with the states too past RemainingBound's
+    // dense dims (within them it is bounded, and kept for the next search).
+    if (memo.sparse.size() > kKeepStates) {
+      memo.sparse = absl::flat_hash_map<uint32_t, double>();
     }
   }
 };

@@ -84,14 +84,43 @@ void RemainingBound::InitCoverCounts(int usable) {
   }
 }
 
-void RemainingBound::ResetMemo() {
-  for (uint32_t d : memo_.touched) memo_.dense[d] = -1;
-  memo_.touched.clear();
-  memo_.sparse.clear();
-  if (ndim_ <= kDenseDims) {
-    const size_t vectors = size_t{1} << (3 * ndim_);
-    if (memo_.dense.size() < vectors) memo_.dense.assign(vectors, -1.0);
+std::vector<double> RemainingBound::EnvelopeInputs() const {
+  std::vector<double> inputs = {static_cast<double>(ndim_), local_us_per_byte_};
+  inputs.insert(inputs.end(), size_product_.begin(), size_product_.end());
+  for (const GroupBound& g : groups_) {
+    const CostModel::CollectiveBound& b = g.bound;
+    inputs.insert(inputs.end(),
+                  {static_cast<double>(g.mask), g.size, b.base_us, b.hop_us,
+                   b.us_per_byte, b.all_to_all_us, b.all_to_all_us_per_byte});
   }
+  return inputs;
+}
+
+void RemainingBound::ResetMemo() {
+  memo_.sparse.clear();
+  envelopes_ = nullptr;
+  if (ndim_ > kDenseDims) return;
+  const uint64_t now = ++memo_.uses;
+  std::vector<double> inputs = EnvelopeInputs();
+  Envelopes* oldest = &memo_.envelopes[0];
+  for (Envelopes& e : memo_.envelopes) {
+    if (e.inputs == inputs && e.lines.size() <= kMaxMemoLines) {
+      envelopes_ = &e;
+      e.last_used = now;
+      return;
+    }
+    if (e.last_used < oldest->last_used) oldest = &e;
+  }
+  // A set of groups seen once (a missing group's pricing search) does not
+  // evict the envelopes of one in use: it is priced at its own bytes.
+  if (oldest->last_used != 0 && now - oldest->last_used < kEnvelopesIdle) {
+    return;
+  }
+  envelopes_ = oldest;
+  oldest->inputs = std::move(inputs);
+  oldest->packed.assign(size_t{1} << (3 * ndim_), 0);
+  oldest->lines.clear();
+  oldest->last_used = now;
 }
 
 std::pair<double, int> RemainingBound::Of(const DistState& s,
@@ -148,21 +177,33 @@ uint32_t RemainingBound::DemandOf(const DistState& s, const DistState& dst,
 
 double RemainingBound::Cost(uint32_t demand) {
   if (demand == 0) return 0;
-  double* memo = nullptr;
-  if (ndim_ <= kDenseDims) {
-    memo = &memo_.dense[demand];
-    if (*memo >= 0) return *memo;
-  } else if (auto it = memo_.sparse.find(demand); it != memo_.sparse.end()) {
+  if (envelopes_ != nullptr) {
+    const uint64_t e = Envelope(demand);
+    const Line* line = &envelopes_->lines[e >> 8];
+    double best = std::numeric_limits<double>::infinity();
+    for (uint64_t i = 0; i < (e & 0xff); ++i) {
+      best = std::min(best, line[i].fixed + line[i].per_unit * unit_bytes_);
+    }
+    return best;
+  }
+  if (auto it = memo_.sparse.find(demand); it != memo_.sparse.end()) {
     return it->second;
   }
   const double best = Schedule(demand);
-  if (memo != nullptr) {
-    memo_.touched.push_back(demand);
-    *memo = best;
-  } else {
-    memo_.sparse[demand] = best;
-  }
+  memo_.sparse[demand] = best;
   return best;
+}
+
+uint64_t RemainingBound::Envelope(uint32_t demand) {
+  if (const uint64_t known = envelopes_->packed[demand]; known != 0) {
+    return known;
+  }
+  const Lines lines = ScheduleLines(demand);
+  std::vector<Line>& pool = envelopes_->lines;
+  const uint64_t e = pool.size() << 8 | lines.size();
+  pool.insert(pool.end(), lines.begin(), lines.end());
+  envelopes_->packed[demand] = e;
+  return e;
 }
 
 // The helpers of Schedule are forced inline: they run for every demand
@@ -203,62 +244,96 @@ ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RemainingBound::Consider(
   if (event < best) best = std::min(best, event + Cost(child));
 }
 
+// Keeps `out` the Pareto-least lines: a line no better in both terms than
+// one already there adds nothing to the minimum at any bytes.
+void RemainingBound::Consider(Line e, uint32_t child, Lines& out) {
+  Lines from;
+  if (child == 0) {
+    from.push_back({0, 0});
+  } else {
+    const uint64_t c = Envelope(child);
+    const auto first = envelopes_->lines.begin() + (c >> 8);
+    from.assign(first, first + (c & 0xff));
+  }
+  for (const Line& l : from) {
+    const Line cand{e.fixed + l.fixed, e.per_unit + l.per_unit};
+    bool dominated = false;
+    for (const Line& o : out) {
+      dominated =
+          dominated || (o.fixed <= cand.fixed && o.per_unit <= cand.per_unit);
+    }
+    if (dominated) continue;
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const Line& o) {
+                               return cand.fixed <= o.fixed &&
+                                      cand.per_unit <= o.per_unit;
+                             }),
+              out.end());
+    out.push_back(cand);
+    if (out.size() > kMaxLines) {
+      // Two lines become their pointwise minimum: lower, so still a bound.
+      const Line a = out.back();
+      out.pop_back();
+      out.back() = {std::min(a.fixed, out.back().fixed),
+                    std::min(a.per_unit, out.back().per_unit)};
+    }
+  }
+}
+
+template <typename Visit>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RemainingBound::LocalStepFirst(
-    uint32_t demand, const DimSets& sets, double& best) {
+    uint32_t demand, const DimSets& sets, Visit& visit) {
   for (int m = 0; m < ndim_; ++m) {
     if (!(sets.local & (1 << m))) continue;
     // partition writes its (unsplit) input's size, shard_to_partial an
     // output that the dim no longer splits.
-    const double bytes =
-        unit_bytes_ * size_product_[(sets.pending | sets.done) | (1 << m)];
-    Consider(bytes * local_us_per_byte_ * kCostBoundSlack,
-             SetField(demand, m, kDone), best);
+    const double units = size_product_[(sets.pending | sets.done) | (1 << m)];
+    visit(Line{0, units * local_us_per_byte_ * kCostBoundSlack},
+          SetField(demand, m, kDone));
   }
 }
 
+// An event on `g` moving `units` rank-shares of the tensor.
+inline RemainingBound::Line LineOf(CostModel::CollectiveBound::Affine a,
+                                   double units) {
+  return {a.fixed_us, a.us_per_byte * units};
+}
+
+template <typename Visit>
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline void RemainingBound::CollectiveFirst(
-    uint32_t demand, const DimSets& sets, const GroupBound& g, double& best) {
+    uint32_t demand, const DimSets& sets, const GroupBound& g, Visit& visit) {
   const int one = sets.one, final = sets.final, pending = sets.pending;
   if ((g.mask & pending) == 0) {
     // all_to_all / all_gather: the group is S, every P dim outside.
-    const double outside = unit_bytes_ * size_product_[pending | sets.done];
+    const double outside = size_product_[pending | sets.done];
     if (const int served = g.mask & one) {
-      Consider(g.bound.AllToAllTime(outside), Meet(demand, served, kNone),
-               best);
+      visit(LineOf(g.bound.AllToAllTime(), outside),
+            Meet(demand, served, kNone));
     }
     if (const int served = g.mask & (one | final)) {
-      Consider(g.bound.Time(g.size * outside, 1), Meet(demand, served, kNone),
-               best);
+      visit(LineOf(g.bound.Time(1), g.size * outside),
+            Meet(demand, served, kNone));
     }
   }
   // reduce_scatter / all_reduce: the group is P (dims without a demand may
   // have been made P locally).
-  const double bytes =
-      unit_bytes_ * g.size * size_product_[(pending | sets.done) & ~g.mask];
+  const double units = g.size * size_product_[(pending | sets.done) & ~g.mask];
   if (const int served = g.mask & (one | pending)) {
-    Consider(g.bound.Time(bytes, 1), Meet(demand, served, kFinal), best);
+    visit(LineOf(g.bound.Time(1), units), Meet(demand, served, kFinal));
   }
   if (const int served = g.mask & (one | final | pending)) {
-    const double all_reduce = g.bound.Time(bytes, 2);
-    Consider(all_reduce, Meet(demand, served, kDone), best);
+    const Line all_reduce = LineOf(g.bound.Time(2), units);
+    visit(all_reduce, Meet(demand, served, kDone));
     if (served & sets.two) {  // not its last collective after all
-      Consider(all_reduce, Meet(demand, served, kFinal), best);
+      visit(all_reduce, Meet(demand, served, kFinal));
     }
   }
 }
 
-double RemainingBound::Schedule(uint32_t demand) {
-  for (int m = 0; m < ndim_; ++m) {
-    if (Field(demand, m) == kMaybe) {
-      // Untouched for good, or finally gathered.
-      return std::min(Cost(SetField(demand, m, kDone)),
-                      Cost(SetField(demand, m, kFinal)));
-    }
-  }
+template <typename Visit>
+void RemainingBound::ForEachFirstEvent(uint32_t demand, Visit visit) {
   const DimSets sets = Classify(demand);
-  if ((sets.one | sets.final | sets.pending | sets.local) == 0) return 0;
-  double best = std::numeric_limits<double>::infinity();
-  LocalStepFirst(demand, sets, best);
+  LocalStepFirst(demand, sets, visit);
   const int demanding = sets.one | sets.final | sets.pending;
   for (const GroupBound& g : groups_) {
     if (g.mask & sets.done) continue;  // nothing touches a dim after its last
@@ -271,8 +346,48 @@ double RemainingBound::Schedule(uint32_t demand) {
       const int sub = group_of_mask_[served];
       if (sub >= 0 && NoDearer(groups_[sub], g)) continue;
     }
-    CollectiveFirst(demand, sets, g, best);
+    CollectiveFirst(demand, sets, g, visit);
   }
+}
+
+int RemainingBound::FirstMaybe(uint32_t demand) const {
+  for (int m = 0; m < ndim_; ++m) {
+    if (Field(demand, m) == kMaybe) return m;
+  }
+  return -1;
+}
+
+RemainingBound::Lines RemainingBound::ScheduleLines(uint32_t demand) {
+  Lines out;
+  if (const int m = FirstMaybe(demand); m >= 0) {
+    // Untouched for good, or finally gathered.
+    Consider(Line{0, 0}, SetField(demand, m, kDone), out);
+    Consider(Line{0, 0}, SetField(demand, m, kFinal), out);
+    return out;
+  }
+  const DimSets sets = Classify(demand);
+  if ((sets.one | sets.final | sets.pending | sets.local) == 0) {
+    out.push_back({0, 0});
+    return out;
+  }
+  ForEachFirstEvent(demand,
+                    [&](Line e, uint32_t child) { Consider(e, child, out); });
+  if (out.empty()) out.push_back({std::numeric_limits<double>::infinity(), 0});
+  return out;
+}
+
+double RemainingBound::Schedule(uint32_t demand) {
+  if (const int m = FirstMaybe(demand); m >= 0) {
+    // Untouched for good, or finally gathered.
+    return std::min(Cost(SetField(demand, m, kDone)),
+                    Cost(SetField(demand, m, kFinal)));
+  }
+  const DimSets sets = Classify(demand);
+  if ((sets.one | sets.final | sets.pending | sets.local) == 0) return 0;
+  double best = std::numeric_limits<double>::infinity();
+  ForEachFirstEvent(demand, [&](Line e, uint32_t child) {
+    Consider(e.fixed + e.per_unit * unit_bytes_, child, best);
+  });
   return best;
 }
 

@@ -27,7 +27,12 @@
 // output, reduce_scatter and all_reduce input). The cheapest time-ordered
 // schedule of typed collectives that meets every demand bounds the
 // remaining cost from below: a dynamic program over demand vectors (3 bits
-// per mesh dim), memoized per search. The smallest cover of the demanding
+// per mesh dim). Every event's price is affine in the tensor's bytes, so on
+// meshes of up to 5 dims the program computes each demand vector's
+// envelope (the Pareto-least (fixed, per-byte) pairs of its schedules) once
+// and keeps it per thread for every later search with the same groups and
+// prices, whatever its tensor; beyond 5 dims it computes the cost at this
+// tensor's bytes, memoized per search. The smallest cover of the demanding
 // dims bounds the remaining communicating steps.
 //
 // The bound is admissible but not consistent (a dim that became kDone reads
@@ -36,11 +41,13 @@
 #ifndef RESHARD_PLANNER_SEARCH_REMAINING_BOUND_H_
 #define RESHARD_PLANNER_SEARCH_REMAINING_BOUND_H_
 
+#include <array>
 #include <cstdint>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "planner/core/dist_state.h"
 #include "planner/core/mesh.h"
 #include "planner/cost/cost_model.h"
@@ -50,12 +57,27 @@ namespace reshard {
 
 class RemainingBound {
  public:
-  // Memoized costs of demand vectors. A search owns one per thread and
-  // reuses it: each RemainingBound resets it in time proportional to what
-  // the previous search used (dense up to 5 mesh dims, hashed beyond).
+  // A schedule's price at u bytes per rank-share: fixed + per_unit * u.
+  struct Line {
+    double fixed;
+    double per_unit;
+  };
+  // Memoized bounds of demand vectors, one per thread. Up to 5 mesh dims:
+  // envelopes, kept for the sets of groups and prices (`inputs`) searches
+  // keep using; otherwise costs, reset by each search.
+  struct Envelopes {
+    std::vector<double> inputs;  // what the envelopes depend on
+    // By demand vector: its envelope's first line in `lines` << 8 | its
+    // line count; 0: not computed.
+    std::vector<uint64_t> packed;
+    std::vector<Line> lines;
+    uint64_t last_used = 0;
+  };
   struct Memo {
-    std::vector<double> dense;  // by demand vector; < 0: not computed
-    std::vector<uint32_t> touched;
+    // A request's search and its missing-group search use different
+    // groups: a few sets of envelopes, the least recently used replaced.
+    std::array<Envelopes, 4> envelopes;
+    uint64_t uses = 0;
     absl::flat_hash_map<uint32_t, double> sparse;
   };
 
@@ -81,6 +103,14 @@ class RemainingBound {
     kLocalSum = 7,
   };
   static constexpr int kDenseDims = 5;
+  // An envelope keeps at most this many lines (more are merged into their
+  // pointwise minimum, a lower bound of both).
+  static constexpr size_t kMaxLines = 16;
+  // Past this many lines the memo starts again (16 MB).
+  static constexpr size_t kMaxMemoLines = size_t{1} << 20;
+  // Searches after which envelopes not used since may be replaced.
+  static constexpr uint64_t kEnvelopesIdle = 64;
+  using Lines = absl::InlinedVector<Line, kMaxLines + 1>;
   // The cover count of a set of dims no usable group covers: more steps
   // than any plan has, and small enough that adding to it cannot overflow.
   static constexpr int kUncoverable = 1 << 20;
@@ -107,10 +137,17 @@ class RemainingBound {
     return (demand & ~(7u << (3 * m))) | value << (3 * m);
   }
   // The cheapest time-ordered schedule of typed collectives meeting
-  // `demand` (memoized).
+  // `demand` at this tensor's bytes (memoized).
   double Cost(uint32_t demand);
-  // The same, computed: every event meets at least one demand.
+  // Up to kDenseDims: the envelope of `demand`'s schedules (memoized), as
+  // Memo::envelopes packs it.
+  uint64_t Envelope(uint32_t demand);
+  // The envelope, computed: every event meets at least one demand.
+  Lines ScheduleLines(uint32_t demand);
+  // Beyond kDenseDims: the cost, computed.
   double Schedule(uint32_t demand);
+  // The first kMaybe dim of `demand`, or -1.
+  int FirstMaybe(uint32_t demand) const;
 
   // The dims of a demand vector (without kMaybe) by demand, as bit masks.
   struct DimSets {
@@ -123,9 +160,19 @@ class RemainingBound {
   // Lowers `best` to the cheapest schedule whose next event is a local
   // step, or a collective on `g`, where one is cheaper.
   void Consider(double event, uint32_t child, double& best);
-  void LocalStepFirst(uint32_t demand, const DimSets& sets, double& best);
+  // Adds to `out` the event `e` followed by each of `child`'s schedules.
+  void Consider(Line e, uint32_t child, Lines& out);
+  // Every first event of a schedule for `demand`: `visit(event, child)`
+  // with the event's price as a Line.
+  template <typename Visit>
+  void ForEachFirstEvent(uint32_t demand, Visit visit);
+  template <typename Visit>
+  void LocalStepFirst(uint32_t demand, const DimSets& sets, Visit& visit);
+  template <typename Visit>
   void CollectiveFirst(uint32_t demand, const DimSets& sets,
-                       const GroupBound& g, double& best);
+                       const GroupBound& g, Visit& visit);
+  // The inputs of the envelopes but the bytes (Memo::inputs).
+  std::vector<double> EnvelopeInputs() const;
 
   // Whether every event on `g` costs no more than the same event on `h`:
   // `g` is no larger and none of its bound's terms is larger.
@@ -139,6 +186,7 @@ class RemainingBound {
   std::vector<double> size_product_;  // by mesh dim mask
   std::vector<int> cover_count_;
   Memo& memo_;
+  Envelopes* envelopes_ = nullptr;  // this search's; null: costs
 };
 
 }  // namespace reshard

@@ -184,8 +184,8 @@ TEST(CostModelTest, AReductionRatePricesWhatRingsReduce) {
         << StepOpName(op);
   }
   // The bound leaves the reduction out: it only adds time.
-  EXPECT_EQ(with.LowerBound({0}).Time(bytes, 2),
-            without.LowerBound({0}).Time(bytes, 2));
+  EXPECT_EQ(with.LowerBound({0}).Time(2).At(bytes),
+            without.LowerBound({0}).Time(2).At(bytes));
   EXPECT_DOUBLE_EQ(
       PriceOf(reducing, {64, 64}, DType::kFloat32, "P(sum)", "S(0)", {0})
           .time_us,
@@ -316,8 +316,8 @@ TEST(CostModelTest, AFlattenedAllToAllCrossesEachDimsLink) {
   EXPECT_DOUBLE_EQ(model.CollectiveTime(StepOp::kAllGather, Group{0, 1}, 256),
                    6.6 + 7 * 30.0 + 7.0 / 8 * 256 / 0.1e9 * 1e6);
   const CostModel::CollectiveBound bound = model.LowerBound(Group{0, 1});
-  EXPECT_LE(bound.AllToAllTime(256), c.time_us);
-  EXPECT_GT(bound.AllToAllTime(256), c.time_us * (1 - 1e-6));
+  EXPECT_LE(bound.AllToAllTime().At(256), c.time_us);
+  EXPECT_GT(bound.AllToAllTime().At(256), c.time_us * (1 - 1e-6));
   // A single dim: the ring's bytes, one round.
   const StepCost one =
       PriceOf(mesh, {64, 8}, DType::kFloat32, "R,S(0)", "R,S(1)", {1});
