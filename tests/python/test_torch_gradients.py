@@ -18,7 +18,7 @@ from typing import Any
 
 import reshard
 from torch_cases import mesh_of, random_request
-from torch_ranks import run_ranks
+from torch_ranks import run_cases
 
 RANK_SCRIPT = Path(__file__).with_name("torch_grad_rank.py")
 CASES_PER_WORLD = 160
@@ -48,11 +48,7 @@ def random_cases(world: int, rng: random.Random) -> list[dict[str, Any]]:
 def rank_results(
     tmp: Path, world: int, cases: list[dict[str, Any]]
 ) -> list[list[dict[str, Any]]]:
-    path = tmp / f"grad-cases-{world}.json"
-    path.write_text(json.dumps(cases))
-    args = [f"--store={tmp / f'store-{world}'}", f"--cases={path}"]
-    outputs = run_ranks(RANK_SCRIPT, world, args, RANKS_TIMEOUT_S)
-    return [[json.loads(line) for line in out.splitlines()] for out in outputs]
+    return run_cases(RANK_SCRIPT, tmp, world, cases, RANKS_TIMEOUT_S)
 
 
 def classify(case: dict[str, Any], lines: list[dict[str, Any]]) -> str:

@@ -14,21 +14,17 @@ with DTensor's own); `forward_dtype` / `backward_dtype` are passed to both.
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections.abc import Callable
 from typing import Any
 
 import reshard.torch as rt
 import torch
-import torch.distributed as dist
 from data_rule import linear_index, reduced, source_block, source_value
 from layout import State, box, coordinate
 from reshard.torch.redistribute import backward_placements
-from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor, Placement, Replicate
 from torch_plan_rank import DTYPES
-from torch_ranks import init_gloo
+from torch_ranks import serve_cases
 from torch_redistribute_rank import equal, mesh_for
 
 Redistribute = Callable[..., DTensor]
@@ -181,21 +177,5 @@ def double_outcome(c: Case) -> str:
     return "equal" if equal(ours, theirs) else "differs"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    for flag in ("--rank", "--world"):
-        parser.add_argument(flag, type=int, required=True)
-    for flag in ("--store", "--cases"):
-        parser.add_argument(flag, required=True)
-    a = parser.parse_args()
-    init_gloo(a.rank, a.world, a.store)
-    meshes: dict[Any, DeviceMesh] = {}
-    with open(a.cases) as f:
-        cases = json.load(f)
-    for case in cases:
-        print(json.dumps(run_case(case, a.rank, meshes)), flush=True)
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    serve_cases(run_case)

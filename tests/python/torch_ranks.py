@@ -5,12 +5,15 @@ every rank script shares."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import json
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 # A collective that waits longer than this fails the rank (no wedged test).
 GLOO_TIMEOUT = datetime.timedelta(seconds=60)
@@ -58,3 +61,36 @@ def init_gloo(rank: int, world: int, store: str) -> None:
         world_size=world,
         timeout=GLOO_TIMEOUT,
     )
+
+
+def run_cases(
+    script: Path, tmp: Path, world: int, cases: list[Any], timeout_s: float
+) -> list[list[dict[str, Any]]]:
+    """Runs a case-serving rank script (serve_cases) on `world` ranks over
+    `cases`, written to a file in `tmp`; every rank's lines, read."""
+    path = tmp / f"{script.stem}-cases-{world}.json"
+    path.write_text(json.dumps(cases))
+    args = [f"--store={tmp / f'{script.stem}-store-{world}'}", f"--cases={path}"]
+    outputs = run_ranks(script, world, args, timeout_s)
+    return [[json.loads(line) for line in out.splitlines()] for out in outputs]
+
+
+def serve_cases(run_case: Callable[[dict[str, Any], int, dict[Any, Any]], Any]) -> None:
+    """A rank script's main: joins the Gloo world and prints one JSON line
+    per case of --cases, `run_case(case, rank, meshes)` (meshes: the
+    script's own, kept across cases)."""
+    import torch.distributed as dist
+
+    parser = argparse.ArgumentParser()
+    for flag in ("--rank", "--world"):
+        parser.add_argument(flag, type=int, required=True)
+    for flag in ("--store", "--cases"):
+        parser.add_argument(flag, required=True)
+    a = parser.parse_args()
+    init_gloo(a.rank, a.world, a.store)
+    meshes: dict[Any, Any] = {}
+    with open(a.cases) as f:
+        cases = json.load(f)
+    for case in cases:
+        print(json.dumps(run_case(case, a.rank, meshes)), flush=True)
+    dist.destroy_process_group()

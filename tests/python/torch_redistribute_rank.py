@@ -10,18 +10,14 @@ element (Partial dims reduced in both), or what DTensor raised.
 
 from __future__ import annotations
 
-import argparse
-import json
-
 import reshard.torch as rt
 import torch
-import torch.distributed as dist
 from data_rule import linear_index, reduced, source_block, source_value
 from layout import State, box, coordinate
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import DTensor
 from torch_plan_rank import DTYPES
-from torch_ranks import init_gloo
+from torch_ranks import serve_cases
 
 
 def mesh_for(case: dict, meshes: dict) -> DeviceMesh:  # noqa: ANN001 (plain JSON)
@@ -67,21 +63,5 @@ def run_case(case: dict, rank: int, meshes: dict) -> dict:  # noqa: ANN001
     return line
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    for flag in ("--rank", "--world"):
-        parser.add_argument(flag, type=int, required=True)
-    for flag in ("--store", "--cases"):
-        parser.add_argument(flag, required=True)
-    a = parser.parse_args()
-    init_gloo(a.rank, a.world, a.store)
-    meshes: dict = {}
-    with open(a.cases) as f:
-        cases = json.load(f)
-    for case in cases:
-        print(json.dumps(run_case(case, a.rank, meshes)), flush=True)
-    dist.destroy_process_group()
-
-
 if __name__ == "__main__":
-    main()
+    serve_cases(run_case)

@@ -22,18 +22,12 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh
 
 from reshard._errors import invalid_argument
+from reshard.torch.dtypes import DTYPES
 from reshard.torch.groups import StepGroup, step_group
 
 _BUFFERS = {"in": 0, "out": 1, "wire_in": 2, "wire_out": 3}
 _OPS = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}
-_NAMES = {
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-    "int32": torch.int32,
-    "int64": torch.int64,
-}
+_NAMES = {name: dtype for dtype, name in DTYPES.items()}
 
 # (buffer, offset, bytes); (from, to, from_offset, to_offset, run_bytes,
 # counts, from_strides, to_strides).
