@@ -14,6 +14,7 @@ import reshard
 import reshard.torch as rt
 import torch
 import torch.distributed as dist
+from reshard import StatusCode
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
 from torch.distributed.tensor._dtensor_spec import DTensorSpec, ShardOrderEntry
@@ -166,7 +167,7 @@ def test_a_dtensors_plan_and_its_destination() -> None:
     assert torch_graph.planner == "torch_graph"
 
 
-def test_explain_and_the_autograd_refusal() -> None:
+def test_explain_and_the_refusals() -> None:
     mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))
     src = (_StridedShard(0, split_factor=4), Shard(0))
     dtensor = DTensor.from_local(
@@ -177,14 +178,27 @@ def test_explain_and_the_autograd_refusal() -> None:
     assert text.startswith("Reshard (optimal):\ntrace: S(0)[1]S(0)[0]->"), text
     assert f"PyTorch {torch.__version__} (" in text
     assert "mesh dim " in text.split("PyTorch", 1)[1], text
-    grad = DTensor.from_local(
-        torch.zeros(2, 8, requires_grad=True), mesh, src, run_check=False,
-        shape=torch.Size([16, 8]), stride=(8, 1),
-    )  # fmt: skip
-    with pytest.raises(reshard.Error) as e:
-        rt.redistribute(grad, (Replicate(), Shard(0)))
-    assert e.value.code == reshard.StatusCode.FAILED_PRECONDITION
-    assert e.value.message.startswith("dtensor: requires_grad is set"), e.value.message
+    refusals = [
+        ({}, StatusCode.INVALID_ARGUMENT, "placements: needed (one per mesh dim)"),
+        (
+            {"placements": (Replicate(),)},
+            StatusCode.INVALID_ARGUMENT,
+            "placements: 1 for a mesh of 2 dims",
+        ),
+        (
+            {
+                "placements": (Replicate(),),
+                "device_mesh": init_device_mesh("cpu", (8,)),
+            },
+            StatusCode.UNIMPLEMENTED,
+            "device_mesh: a mesh other than the DTensor's is a cross-mesh "
+            "redistribution; plan it with reshard.torch.plan_cross_mesh",
+        ),
+    ]
+    for kwargs, code, message in refusals:
+        with pytest.raises(reshard.Error) as e:
+            rt.redistribute(dtensor, **kwargs)
+        assert (e.value.code, e.value.message) == (code, message), kwargs
 
 
 def test_a_dtensor_planned_onto_another_mesh_of_the_world() -> None:
