@@ -31,8 +31,6 @@ ProgramStep ProgramStepOf(const Mesh& mesh, const CompiledStep& c,
   return p;
 }
 
-std::vector<int64_t> ExtentsOf(const Box& box) { return box.extent; }
-
 }  // namespace
 
 absl::StatusOr<RankProgram> CompileRankProgram(const Mesh& mesh,
@@ -49,8 +47,8 @@ absl::StatusOr<RankProgram> CompileRankProgram(const Mesh& mesh,
   program.position = position;
   program.dtype = plan.tensor.dtype();
   const auto& shape = plan.tensor.shape();
-  program.in_shape = ExtentsOf(LocalBox(mesh, plan.src, shape, position));
-  program.out_shape = ExtentsOf(LocalBox(mesh, plan.dst, shape, position));
+  program.in_shape = LocalBox(mesh, plan.src, shape, position).extent;
+  program.out_shape = LocalBox(mesh, plan.dst, shape, position).extent;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const CompiledStep c =
         CompileStep(mesh, plan.tensor, plan.steps[i], position);

@@ -11,6 +11,7 @@ the permutation between the two, or None where they agree."""
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ class _MeshGroups:
     def __init__(self, mesh: DeviceMesh) -> None:
         self.ranks = [int(r) for r in mesh.mesh.flatten().tolist()]
         self.merged: dict[tuple[int, ...], dist.ProcessGroup] = {}
-        self.orders: dict[tuple[int, ...], StepGroup] = {}
+        self.orders: dict[tuple[tuple[int, ...], tuple[int, ...]], StepGroup] = {}
 
 
 _MESHES: weakref.WeakKeyDictionary[DeviceMesh, _MeshGroups] = (
@@ -66,9 +67,7 @@ def _merged_group(
     group = known.merged.get(dims)
     if group is None:
         rest = [d for d in range(mesh.ndim) if d not in dims]
-        size = 1
-        for d in dims:
-            size *= mesh.shape[d]
+        size = math.prod(mesh.shape[d] for d in dims)
         rows = mesh.mesh.permute(*rest, *dims).reshape(-1, size).tolist()
         group, _ = dist.new_subgroups_by_enumeration(
             [[int(r) for r in row] for row in rows]
@@ -89,7 +88,7 @@ def step_group(
     """The group over `dims` whose members, in group order, are the mesh
     positions `members`."""
     known = _mesh_groups(mesh)
-    key = (*dims, -1, *members)
+    key = (dims, members)
     found = known.orders.get(key)
     if found is not None:
         return found

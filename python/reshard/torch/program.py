@@ -150,11 +150,10 @@ def _sends_input(
 def _uses(
     before: Copies, io: Collective | None, after: Copies, sends_input: bool
 ) -> tuple[bool, bool]:
-    named: set[int] = set()
-    for c in (before, after):
-        if c is after or not sends_input:
-            named |= {b for copy in c.copies for b in copy[:2]}
-        named |= {fill[0] for fill in c.fills}
+    """Whether the step touches its input and its output buffers."""
+    copies = after.copies if sends_input else before.copies + after.copies
+    named = {b for copy in copies for b in copy[:2]}
+    named |= {fill[0] for fill in before.fills + after.fills}
     if io is not None:
         named |= {io.send, io.recv}
     return 0 in named, 1 in named

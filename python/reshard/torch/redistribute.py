@@ -34,6 +34,25 @@ if TYPE_CHECKING:
     from reshard.client import Client
 
 
+def _request(
+    mesh: DeviceMesh,
+    shape: Sequence[int],
+    src: Sequence[Placement],
+    dst: Sequence[Placement],
+    dtype: torch.dtype,
+) -> tuple[Any, ...]:
+    """The planner's request in its terms: mesh, shape, src and dst text,
+    dtype name."""
+    sizes = tuple(mesh.shape)
+    return (
+        mesh_of(mesh),
+        tuple(shape),
+        placement_text(src, sizes, len(shape)),
+        placement_text(dst, sizes, len(shape)),
+        dtype_name(dtype),
+    )
+
+
 def _plan(
     mesh: DeviceMesh,
     shape: Sequence[int],
@@ -43,14 +62,7 @@ def _plan(
     client: Client | None,
     options: dict[str, Any],
 ) -> Plan:
-    sizes = tuple(mesh.shape)
-    request = (
-        mesh_of(mesh),
-        tuple(shape),
-        placement_text(src, sizes, len(shape)),
-        placement_text(dst, sizes, len(shape)),
-        dtype_name(dtype),
-    )
+    request = _request(mesh, shape, src, dst, dtype)
     if client is not None:
         return client.plan(*request, **options)
     from reshard._inprocess import plan as plan_in_process
@@ -105,13 +117,8 @@ def _compiled(
     found = steady.lookup(mesh, key) if s.client is None else None
     if found is not None:
         return found
-    sizes, ndim = tuple(mesh.shape), len(meta.shape)
     request = (
-        mesh_of(mesh),
-        meta.shape,
-        placement_text(src, sizes, ndim),
-        placement_text(placements, sizes, ndim),
-        dtype_name(meta.dtype),
+        *_request(mesh, meta.shape, src, placements, meta.dtype),
         position_of(mesh),
     )
     options = dict(s.options, planner=s.planner)
@@ -121,7 +128,9 @@ def _compiled(
     from reshard._inprocess import plan_program
 
     program, dst = plan_program(*request, **options)
-    compiled = steady.Compiled(prepare(program, mesh), placements_of(dst, sizes))
+    compiled = steady.Compiled(
+        prepare(program, mesh), placements_of(dst, tuple(mesh.shape))
+    )
     steady.store(mesh, key, compiled)
     return compiled
 
