@@ -202,18 +202,49 @@ absl::Status RunBatch(const CliArgs& args, const Shared& shared,
   return absl::OkStatus();
 }
 
-// In-process with --offline, else on the service.
-absl::StatusOr<CrossMeshPlan> PlanIt(const ServerFlags& server,
+// In-process without a server or with --offline, else on the service.
+absl::StatusOr<CrossMeshPlan> PlanIt(const ServerFlags* server,
                                      const CliArgs& args, const Mesh& src,
                                      const Mesh& dst,
                                      const CrossMeshRequest& request) {
-  if (args.Has("offline")) return MakeCrossMeshPlan(src, dst, request);
-  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (server == nullptr || args.Has("offline")) {
+    return MakeCrossMeshPlan(src, dst, request);
+  }
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(*server);
   if (!client.ok()) return client.status();
   return (*client)->PlanCrossMesh(src, dst, request);
 }
 
 }  // namespace
+
+std::set<std::string> CrossPlanFlags() {
+  std::set<std::string> flags = PlanFlags();
+  for (const char* mesh_flag : kMeshFlags) flags.erase(mesh_flag);
+  flags.insert({"src_mesh", "dst_mesh", "src_ranks", "dst_ranks", "src_flatten",
+                "dst_flatten", "cross_link", "unavailable_ranks", "batch",
+                "bucket_bytes"});
+  return flags;
+}
+
+absl::StatusOr<CrossMeshes> CrossMeshesFromFlags(const CliArgs& args) {
+  if (absl::Status s = CheckFlags(args); !s.ok()) return s;
+  absl::StatusOr<Mesh> src = SideMesh(args, "src", 0);
+  if (!src.ok()) return src.status();
+  absl::StatusOr<Mesh> dst = SideMesh(args, "dst", src->world_size());
+  if (!dst.ok()) return dst.status();
+  return CrossMeshes{*std::move(src), *std::move(dst)};
+}
+
+absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
+                                                 const CliArgs& args,
+                                                 const CrossMeshes& meshes) {
+  absl::StatusOr<Shared> shared = SharedOf(args);
+  if (!shared.ok()) return shared.status();
+  absl::StatusOr<CrossMeshRequest> request =
+      RequestOf(args, *shared, meshes.src, meshes.dst);
+  if (!request.ok()) return request.status();
+  return PlanIt(server, args, meshes.src, meshes.dst, *request);
+}
 
 bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) {
@@ -225,33 +256,25 @@ bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
 absl::Status RunCrossMeshPlan(const ServerFlags& server,
                               const std::vector<std::string>& argv,
                               std::ostream& out) {
-  // plan's flags, with two meshes for its one.
-  std::set<std::string> flags = PlanFlags();
-  for (const char* mesh_flag : kMeshFlags) flags.erase(mesh_flag);
-  flags.insert({"src_mesh", "dst_mesh", "src_ranks", "dst_ranks", "src_flatten",
-                "dst_flatten", "cross_link", "unavailable_ranks", "batch",
-                "bucket_bytes"});
   absl::StatusOr<CliArgs> args =
-      CliArgs::Parse(argv, flags, {"offline", "json"});
+      CliArgs::Parse(argv, CrossPlanFlags(), {"offline", "json"});
   if (!args.ok()) return args.status();
-  if (absl::Status s = CheckFlags(*args); !s.ok()) return s;
-  absl::StatusOr<Mesh> src = SideMesh(*args, "src", 0);
-  if (!src.ok()) return src.status();
-  absl::StatusOr<Mesh> dst = SideMesh(*args, "dst", src->world_size());
-  if (!dst.ok()) return dst.status();
-  absl::StatusOr<Shared> shared = SharedOf(*args);
-  if (!shared.ok()) return shared.status();
-  if (args->Has("batch")) return RunBatch(*args, *shared, *src, *dst, out);
-  absl::StatusOr<CrossMeshRequest> request =
-      RequestOf(*args, *shared, *src, *dst);
-  if (!request.ok()) return request.status();
+  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(*args);
+  if (!meshes.ok()) return meshes.status();
+  const Mesh& src = meshes->src;
+  const Mesh& dst = meshes->dst;
+  if (args->Has("batch")) {
+    absl::StatusOr<Shared> shared = SharedOf(*args);
+    if (!shared.ok()) return shared.status();
+    return RunBatch(*args, *shared, src, dst, out);
+  }
   absl::StatusOr<CrossMeshPlan> plan =
-      PlanIt(server, *args, *src, *dst, *request);
+      CrossPlanFromFlags(&server, *args, *meshes);
   if (!plan.ok()) return plan.status();
   if (args->Has("json")) {
-    out << CrossPlanJson(*src, *dst, *plan) << "\n";
+    out << CrossPlanJson(src, dst, *plan) << "\n";
   } else {
-    out << CrossPlanTable(*src, *dst, *plan);
+    out << CrossPlanTable(src, dst, *plan);
   }
   return absl::OkStatus();
 }

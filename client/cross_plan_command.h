@@ -4,13 +4,36 @@
 #define RESHARD_CLIENT_CROSS_PLAN_COMMAND_H_
 
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "client/cli_args.h"
+#include "planner/core/mesh.h"
+#include "planner/cross/cross_plan.h"
 
 namespace reshard::client {
+
+// The value flags a cross-mesh plan takes: plan's, with two meshes for its
+// one.
+std::set<std::string> CrossPlanFlags();
+
+// The two meshes the flags name (--src_mesh, --dst_mesh and their rank
+// maps and flattened groups), the destination numbered after the source
+// unless --dst_ranks says otherwise; errors name the flag.
+struct CrossMeshes {
+  Mesh src;
+  Mesh dst;
+};
+absl::StatusOr<CrossMeshes> CrossMeshesFromFlags(const CliArgs& args);
+
+// The plan the flags ask for between `meshes`: made in-process without a
+// server (null) or with --offline, else by the service.
+absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
+                                                 const CliArgs& args,
+                                                 const CrossMeshes& meshes);
 
 // True when `argv` asks for a cross-mesh plan (--src_mesh).
 bool HasCrossMeshFlag(const std::vector<std::string>& argv);

@@ -1,18 +1,19 @@
 #include "client/exec_command.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "client/batch_command.h"
 #include "client/cli_args.h"
+#include "client/cross_exec_command.h"
+#include "client/cross_plan_command.h"
 #include "client/interrupt.h"
+#include "client/local_ranks.h"
 #include "client/plan_flags.h"
 #include "client/run_flags.h"
 #include "client/run_output.h"
@@ -20,10 +21,6 @@
 #include "executor/backends/nccl/shared_gpu.h"
 #include "executor/backends/provider_factory.h"
 #include "executor/judge/harness.h"
-#include "executor/launch/local_launch.h"
-#include "executor/stores/file_store.h"
-#include "executor/stores/memory_store.h"
-#include "executor/stores/rendezvous_dir.h"
 #include "reshard/client.h"
 #include "run_values/run_summary.h"
 
@@ -57,7 +54,14 @@ constexpr char kExecUsage[] =
     "         [--timeout_seconds T] [--threads] [--json]\n"
     "  Runs a batch (lines of `plan --batch`) bucketed, or tensor by tensor\n"
     "  with --no-bucketing: one row per bucket (per step), the batch's time\n"
-    "  per run, every tensor validated with its checksums by rank.\n";
+    "  per run, every tensor validated with its checksums by rank.\n"
+    "       reshardctl [--server HOST:PORT] exec --local N --src_mesh ... "
+    "--dst_mesh ...\n"
+    "         [cross-mesh plan flags] [--iters K] [--warmup W] [--threads]\n"
+    "         [--timeout_seconds T] [--json]\n"
+    "  Runs a cross-mesh plan (flags of `plan --src_mesh`) on Gloo, N = the\n"
+    "  ranks of both rank maps (0..N-1): times its pre-steps, transfers and\n"
+    "  post-steps and validates every destination rank's result.\n";
 
 struct ExecFlags {
   RunFlags run;
@@ -225,56 +229,6 @@ RankReport RunOneRank(const ExecJob& job, int position,
                                 harness);
 }
 
-// What a child that produced no report looked like.
-RankReport LostRank(int64_t rank, const executor::ChildResult& child) {
-  RankReport lost;
-  lost.rank = rank;
-  lost.status = absl::UnavailableError(
-      child.signal == SIGKILL && child.killed
-          ? absl::StrCat("rank ", rank, " did not finish in time")
-      : child.killed
-          ? absl::StrCat("rank ", rank, " died of signal ", child.signal)
-          : absl::StrCat("rank ", rank, " exited with status ", child.exit_code,
-                         " without a report"));
-  return lost;
-}
-
-absl::StatusOr<std::vector<RankReport>> RunProcesses(const ExecJob& job,
-                                                     const ExecFlags& flags) {
-  absl::StatusOr<std::unique_ptr<executor::RendezvousDir>> rendezvous =
-      executor::RendezvousDir::Create("reshardctl-exec");
-  if (!rendezvous.ok()) return rendezvous.status();
-  const std::string& dir = (*rendezvous)->path();
-  auto body = [&](int position) {
-    return executor::SerializeReport(RunOneRank(
-        job, position, std::make_shared<executor::FileStore>(dir), flags));
-  };
-  absl::StatusOr<std::vector<executor::ChildResult>> children =
-      executor::RunLocalRanks(flags.ranks, body, RunDeadline(job, flags));
-  if (!children.ok()) return children.status();
-  std::vector<RankReport> reports;
-  for (int p = 0; p < flags.ranks; ++p) {
-    absl::StatusOr<RankReport> report =
-        executor::ParseReport((*children)[p].output);
-    reports.push_back(report.ok()
-                          ? *std::move(report)
-                          : LostRank(job.mesh.RankAt(p), (*children)[p]));
-  }
-  return reports;
-}
-
-std::vector<RankReport> RunThreads(const ExecJob& job, const ExecFlags& flags) {
-  auto store = std::make_shared<executor::MemoryStore>();
-  std::vector<RankReport> reports(flags.ranks);
-  std::vector<std::thread> threads;
-  for (int p = 0; p < flags.ranks; ++p) {
-    threads.emplace_back(
-        [&, p] { reports[p] = RunOneRank(job, p, store, flags); });
-  }
-  for (std::thread& t : threads) t.join();
-  return reports;
-}
-
 // The executions every rank finished (warmup included).
 int CompletedByAll(const std::vector<RankReport>& reports) {
   int done = reports.empty() ? 0 : reports.front().executions_done;
@@ -299,6 +253,23 @@ RunContext ContextOf(const ExecJob& job, const ExecFlags& flags) {
   return context;
 }
 
+// A cross-mesh plan's run (Gloo, generated data).
+absl::Status RunCross(const std::optional<ServerFlags>& server,
+                      const CliArgs& args, const ExecFlags& flags,
+                      std::ostream& out) {
+  if (flags.backend != Backend::kGloo) {
+    return absl::UnimplementedError(
+        "--backend nccl: cross-mesh plans run on Gloo only so far");
+  }
+  if (args.Has("plan")) {
+    return absl::InvalidArgumentError(
+        "--plan: cannot be combined with --src_mesh (plan files hold one "
+        "mesh's plans)");
+  }
+  return RunCrossExec(server, args, {flags.ranks, flags.run, flags.threads},
+                      out);
+}
+
 }  // namespace
 
 const char* ExecUsage() { return kExecUsage; }
@@ -306,6 +277,7 @@ const char* ExecUsage() { return kExecUsage; }
 absl::Status RunExec(const std::optional<ServerFlags>& server,
                      const std::vector<std::string>& argv, std::ostream& out) {
   std::set<std::string> options = RunValueFlags();
+  for (const std::string& flag : CrossPlanFlags()) options.insert(flag);
   options.insert({"local", "backend"});
   std::set<std::string> switches = RunSwitches();
   switches.insert({"threads", "offline"});
@@ -313,6 +285,7 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
   if (!args.ok()) return args.status();
   absl::StatusOr<ExecFlags> flags = ParseExecFlags(*args);
   if (!flags.ok()) return flags.status();
+  if (args->Has("src_mesh")) return RunCross(server, *args, *flags, out);
   absl::StatusOr<ExecJob> job = ObtainWork(server, *args, *flags);
   if (!job.ok()) return job.status();
   if (flags->ranks != job->mesh.world_size()) {
@@ -322,8 +295,13 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
   }
   InstallInterruptHandler();
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<RankReport>> reports =
-      flags->threads ? RunThreads(*job, *flags) : RunProcesses(*job, *flags);
+  const ExecJob& work = *job;
+  absl::StatusOr<std::vector<RankReport>> reports = RunLocalRanks(
+      flags->ranks, flags->threads, RunDeadline(work, *flags),
+      [&](int p) { return work.mesh.RankAt(p); },
+      [&](int p, std::shared_ptr<executor::KeyValueStore> store) {
+        return RunOneRank(work, p, std::move(store), *flags);
+      });
   if (!reports.ok()) return reports.status();
   RunContext context = ContextOf(*job, *flags);
   if (Interrupted()) {

@@ -125,14 +125,19 @@ absl::Status ReducePartials(const Mesh& mesh, const Plan& plan,
                             {partial.op, partial.avg_divisor});
 }
 
+// The ranks `plan`'s source Partial dims spread a value over.
+int64_t SourcePartialRanks(const Mesh& mesh, const Plan& plan) {
+  return mesh.GroupSize(PartialOf(mesh, plan.src).dims);
+}
+
 // The comparison with g and the checksum of a reduced result on the host.
 TensorCheck JudgeResult(const Mesh& mesh, const Plan& plan, int64_t position,
-                        const std::vector<char>& result) {
+                        const std::vector<char>& result,
+                        int64_t source_partial_ranks) {
   TensorCheck check;
-  const PartialReduction source = PartialOf(mesh, plan.src);
   const absl::Status valid =
       ValidateResult(mesh, plan.tensor, plan.dst, position,
-                     mesh.GroupSize(source.dims), result.data());
+                     source_partial_ranks, result.data());
   check.validated = valid.ok();
   check.validation_error = std::string(valid.message());
   check.checksum =
@@ -168,7 +173,8 @@ absl::StatusOr<TensorCheck> CheckTensor(const Mesh& mesh, const Plan& plan,
     s = space->Download(host.data(), buffers.Result(t), bytes);
   }
   if (!s.ok()) return s;
-  TensorCheck check = JudgeResult(mesh, plan, position, host);
+  TensorCheck check =
+      JudgeResult(mesh, plan, position, host, SourcePartialRanks(mesh, plan));
   check.result = std::move(kept);
   return check;
 }
@@ -241,11 +247,22 @@ class ConservedCheck : public RunCheck {
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result) {
+  return CheckResult(mesh, plan, position, provider, result,
+                     SourcePartialRanks(mesh, plan));
+}
+
+ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
+                        CommunicatorProvider& provider,
+                        std::vector<char>& result,
+                        int64_t source_partial_ranks) {
   ResultCheck out;
   out.status = ReducePartials(mesh, plan, position, provider, result.data(),
                               static_cast<int64_t>(result.size()));
   if (out.status.ok()) out.status = provider.Drain();
-  if (out.status.ok()) out.check = JudgeResult(mesh, plan, position, result);
+  if (out.status.ok()) {
+    out.check =
+        JudgeResult(mesh, plan, position, result, source_partial_ranks);
+  }
   return out;
 }
 

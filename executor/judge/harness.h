@@ -87,6 +87,12 @@ struct ResultCheck {
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,
                         std::vector<char>& result);
+// The same with the number of ranks the source's Partial dims spread a
+// value over given (a cross-mesh plan's source is on another mesh).
+ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
+                        CommunicatorProvider& provider,
+                        std::vector<char>& result,
+                        int64_t source_partial_ranks);
 
 }  // namespace reshard::executor
 

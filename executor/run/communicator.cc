@@ -62,4 +62,11 @@ absl::Status Communicator::Recv(int peer, void*, int64_t) {
                    ": this backend has no point-to-point calls"));
 }
 
+absl::Status Communicator::Exchange(absl::Span<const PeerMessage> sends,
+                                   absl::Span<const PeerMessage>) {
+  return absl::UnimplementedError(absl::StrCat(
+      "exchange with ", sends.size(), " peer(s) of group ", name(),
+      ": this backend has no point-to-point calls"));
+}
+
 }  // namespace reshard::executor

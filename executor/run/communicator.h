@@ -56,6 +56,14 @@ struct SendBlock {
   absl::Span<const ByteRun> runs;
 };
 
+// One message of a point-to-point exchange: `bytes` at `data`, to or from
+// member `peer` of the group.
+struct PeerMessage {
+  int peer = 0;
+  void* data = nullptr;  // read, never written, when sent
+  int64_t bytes = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -112,6 +120,13 @@ class Communicator {
   // point-to-point say UNIMPLEMENTED.
   virtual absl::Status Send(int peer, const void* data, int64_t bytes);
   virtual absl::Status Recv(int peer, void* data, int64_t bytes);
+  // Posts every send and receive at once, then waits for all of them
+  // (NCCL: one group): no order among them can deadlock, so peers may list
+  // theirs in any order, provided each peer pair's messages of a call are
+  // posted in the same call on both ends. At most one message per peer and
+  // direction. Failures name the op, the group and the peer.
+  virtual absl::Status Exchange(absl::Span<const PeerMessage> sends,
+                                absl::Span<const PeerMessage> recvs);
 
  protected:
   // OK when `peer` is another member of the group; else INVALID_ARGUMENT

@@ -225,6 +225,56 @@ class GlooCommunicator : public Communicator {
     });
   }
 
+  // Receives are posted first, then sends; every wait is bounded by the
+  // timeout and the first to fail names its peer.
+  absl::Status Exchange(absl::Span<const PeerMessage> sends,
+                        absl::Span<const PeerMessage> recvs) override {
+    for (const PeerMessage& m : sends) {
+      if (absl::Status s = CheckPeer("send to", m.peer); !s.ok()) return s;
+    }
+    for (const PeerMessage& m : recvs) {
+      if (absl::Status s = CheckPeer("receive from", m.peer); !s.ok()) {
+        return s;
+      }
+    }
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> posted;
+    const char* what = "receive from";
+    int peer = 0;
+    try {
+      for (const auto& [list, send] : {std::pair{recvs, false},
+                                       std::pair{sends, true}}) {
+        for (const PeerMessage& m : list) {
+          if (m.bytes == 0) continue;
+          posted.push_back(context_->createUnboundBuffer(
+              m.data, static_cast<size_t>(m.bytes)));
+          if (send) {
+            posted.back()->send(m.peer, PointToPointSlot());
+          } else {
+            posted.back()->recv(m.peer, PointToPointSlot());
+          }
+        }
+      }
+      size_t k = 0;
+      for (const auto& [list, send] : {std::pair{recvs, false},
+                                       std::pair{sends, true}}) {
+        for (const PeerMessage& m : list) {
+          if (m.bytes == 0) continue;
+          what = send ? "send to" : "receive from";
+          peer = m.peer;
+          const bool done = send ? posted[k]->waitSend(options_.timeout)
+                                 : posted[k]->waitRecv(options_.timeout);
+          ++k;
+          if (!done) throw std::runtime_error("exchange aborted");
+        }
+      }
+      return absl::OkStatus();
+    } catch (const std::exception& e) {
+      return FromGloo(absl::StrCat(what, " member ", peer, " (rank ",
+                                   ranks_[peer], ") of group ", name_),
+                      e);
+    }
+  }
+
  private:
   // Point-to-point calls use a slot of their own, the same on both ends
   // whatever collectives each member ran before (a collective's slots

@@ -320,11 +320,29 @@ class NcclCommunicator : public Communicator {
     });
   }
 
+  absl::Status Exchange(absl::Span<const PeerMessage> sends,
+                        absl::Span<const PeerMessage> recvs) override {
+    int64_t bytes = 0;
+    for (const auto& [list, what] :
+         {std::pair{sends, "send to"}, std::pair{recvs, "receive from"}}) {
+      for (const PeerMessage& m : list) {
+        if (absl::Status s = CheckPeer(what, m.peer); !s.ok()) return s;
+        bytes += m.bytes;
+      }
+    }
+    return Call("exchange", bytes, {}, [&](ncclComm_t c) {
+      return GroupedExchange(sends, recvs, c);
+    });
+  }
+
  private:
   int64_t Divisor(Reduction r) const { return DivisorOf(r, size()); }
 
   ncclResult_t GroupedSendRecv(const char* in, char* out, int64_t block_numel,
                                DType dtype, ncclComm_t c);
+  ncclResult_t GroupedExchange(absl::Span<const PeerMessage> sends,
+                               absl::Span<const PeerMessage> recvs,
+                               ncclComm_t c);
   absl::Status FollowEnqueue(const char* op, const Division& division);
 
   // Begins `op` on the watch, enqueues it with `enqueue(comm)` after the
@@ -377,6 +395,29 @@ ncclResult_t NcclCommunicator::GroupedSendRecv(const char* in, char* out,
                    handle_->stream->stream)}) {
       if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
     }
+  }
+  r = ncclGroupEnd();  // closes the group even after an error
+  return first_error != ncclSuccess ? first_error : r;
+}
+
+// An exchange as one group of point-to-point calls.
+ncclResult_t NcclCommunicator::GroupedExchange(
+    absl::Span<const PeerMessage> sends, absl::Span<const PeerMessage> recvs,
+    ncclComm_t c) {
+  ncclResult_t r = ncclGroupStart();
+  if (r != ncclSuccess) return r;
+  ncclResult_t first_error = ncclSuccess;
+  for (const PeerMessage& m : recvs) {
+    const ncclResult_t q = ncclRecv(m.data, static_cast<size_t>(m.bytes),
+                                    ncclUint8, m.peer, c,
+                                    handle_->stream->stream);
+    if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
+  }
+  for (const PeerMessage& m : sends) {
+    const ncclResult_t q = ncclSend(m.data, static_cast<size_t>(m.bytes),
+                                    ncclUint8, m.peer, c,
+                                    handle_->stream->stream);
+    if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
   }
   r = ncclGroupEnd();  // closes the group even after an error
   return first_error != ncclSuccess ? first_error : r;
