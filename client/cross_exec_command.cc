@@ -45,7 +45,8 @@ absl::Status CheckRanks(const CrossMeshes& meshes, int local) {
   }
   if (static_cast<int64_t>(ranks.size()) != local) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--local: ", local, " ranks given but the two meshes' "
+        absl::StrCat("--local: ", local,
+                     " ranks given but the two meshes' "
                      "rank maps hold ",
                      ranks.size()));
   }
@@ -72,10 +73,9 @@ RankReport RunRank(const CrossMeshes& meshes, const CrossMeshPlan& plan,
   executor::RunOptions run;
   run.stopped = Interrupted;
   std::unique_ptr<executor::CommunicatorProvider> provider =
-      executor::MakeProvider(
-          Backend::kGloo,
-          {std::move(store), "exec-cross", rank, flags.ranks,
-           std::chrono::seconds(flags.run.timeout_seconds)});
+      executor::MakeProvider(Backend::kGloo,
+                             {std::move(store), "exec-cross", rank, flags.ranks,
+                              std::chrono::seconds(flags.run.timeout_seconds)});
   return executor::RunCrossGenerated(meshes.src, meshes.dst, plan, rank,
                                      *provider, run, harness);
 }
@@ -88,15 +88,16 @@ double Slowest(const std::vector<RankReport>& reports, int row, bool median) {
       worst = std::max(worst,
                        median ? r.total_seconds_median : r.total_seconds_min);
     } else if (static_cast<size_t>(row) < r.seconds_median.size()) {
-      worst = std::max(worst, median ? r.seconds_median[row]
-                                     : r.seconds_min[row]);
+      worst =
+          std::max(worst, median ? r.seconds_median[row] : r.seconds_min[row]);
     }
   }
   return worst;
 }
 
 // The first destination rank that did not validate, if any.
-std::optional<std::string> NotValidated(const std::vector<RankReport>& reports) {
+std::optional<std::string> NotValidated(
+    const std::vector<RankReport>& reports) {
   for (const RankReport& r : reports) {
     if (std::optional<std::string> why = r.WhyNotValidated(); why) {
       return absl::StrCat("rank ", r.rank, ": ", *why);
@@ -144,8 +145,8 @@ void PrintJson(const CrossMeshes& meshes, const CrossMeshPlan& plan,
       << absl::StrJoin(rows, ", ")
       << "], \"seconds_min\": " << FormatDouble(Slowest(reports, -1, false))
       << ", \"seconds_median\": " << FormatDouble(Slowest(reports, -1, true))
-      << ", \"ranks\": " << RanksJson(meshes, reports) << ", \"validated\": "
-      << (NotValidated(reports) ? "false" : "true")
+      << ", \"ranks\": " << RanksJson(meshes, reports)
+      << ", \"validated\": " << (NotValidated(reports) ? "false" : "true")
       << ", \"staging_bytes_max\": " << staging
       << ", \"wall_seconds\": " << FormatDouble(wall) << "}\n";
 }
@@ -158,10 +159,9 @@ void PrintTable(const CrossMeshes& meshes, const CrossExecFlags& flags,
       flags.run.warmup);
   out << absl::StrFormat("%-11s %12s %12s\n", "part", "min_us", "median_us");
   for (int row = -1; row < executor::kCrossRows; ++row) {
-    out << absl::StrFormat("%-11s %12.1f %12.1f\n",
-                           row < 0 ? "total" : kRowNames[row],
-                           Slowest(reports, row, false) * 1e6,
-                           Slowest(reports, row, true) * 1e6);
+    out << absl::StrFormat(
+        "%-11s %12.1f %12.1f\n", row < 0 ? "total" : kRowNames[row],
+        Slowest(reports, row, false) * 1e6, Slowest(reports, row, true) * 1e6);
   }
   std::vector<std::string> sums;
   for (const RankReport& r : reports) {
@@ -204,9 +204,9 @@ absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
   if (absl::Status failure = executor::RankFailure(*reports); !failure.ok()) {
     return failure;
   }
-  const double wall = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (flags.run.json) {
     PrintJson(*meshes, *plan, flags, *reports, wall, out);
   } else {

@@ -14,8 +14,7 @@ namespace {
 // Runs `runner` warmup + iters times, the rows timed after the warmup.
 absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
                             const RunOptions& run,
-                            const HarnessOptions& harness,
-                            RankReport& report) {
+                            const HarnessOptions& harness, RankReport& report) {
   std::vector<std::vector<double>> rows(kCrossRows);
   std::vector<double> total;
   CrossRunStats stats;
@@ -23,7 +22,8 @@ absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
   absl::Status s;
   for (int i = 0; i < runs && s.ok(); ++i) {
     if (run.stopped && run.stopped()) {
-      s = absl::CancelledError(absl::StrCat("stopped after ", i, " executions"));
+      s = absl::CancelledError(
+          absl::StrCat("stopped after ", i, " executions"));
       break;
     }
     s = runner.Run(in, out, &stats);
@@ -74,13 +74,12 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
     FillSource(src_mesh, plan.tensor, plan.src, runner.src_position(),
                in.data());
   }
-  report.peak_bytes = runner.StagingBytes() +
-                      static_cast<int64_t>(in.size() + out.size());
+  report.peak_bytes =
+      runner.StagingBytes() + static_cast<int64_t>(in.size() + out.size());
   report.memory_bound_bytes = report.peak_bytes;
-  report.status =
-      TimedCrossRuns(runner, runner.is_source() ? in.data() : nullptr,
-                     runner.is_destination() ? out.data() : nullptr, run,
-                     harness, report);
+  report.status = TimedCrossRuns(
+      runner, runner.is_source() ? in.data() : nullptr,
+      runner.is_destination() ? out.data() : nullptr, run, harness, report);
   if (!report.status.ok() || !runner.is_destination()) return report;
   std::vector<char> kept;
   if (harness.keep_result) kept = out;  // before the validation collective
@@ -95,9 +94,9 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
   ResultCheck check = CheckResult(dst_mesh, judged, runner.dst_position(),
                                   provider, out, partial_ranks);
   if (!check.status.ok()) {
-    report.status = absl::Status(
-        check.status.code(),
-        absl::StrCat("validation: ", check.status.message()));
+    report.status =
+        absl::Status(check.status.code(),
+                     absl::StrCat("validation: ", check.status.message()));
     return report;
   }
   check.check.result = std::move(kept);

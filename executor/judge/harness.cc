@@ -260,8 +260,7 @@ ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                               static_cast<int64_t>(result.size()));
   if (out.status.ok()) out.status = provider.Drain();
   if (out.status.ok()) {
-    out.check =
-        JudgeResult(mesh, plan, position, result, source_partial_ranks);
+    out.check = JudgeResult(mesh, plan, position, result, source_partial_ranks);
   }
   return out;
 }

@@ -63,10 +63,10 @@ absl::Status Communicator::Recv(int peer, void*, int64_t) {
 }
 
 absl::Status Communicator::Exchange(absl::Span<const PeerMessage> sends,
-                                   absl::Span<const PeerMessage>) {
-  return absl::UnimplementedError(absl::StrCat(
-      "exchange with ", sends.size(), " peer(s) of group ", name(),
-      ": this backend has no point-to-point calls"));
+                                    absl::Span<const PeerMessage>) {
+  return absl::UnimplementedError(
+      absl::StrCat("exchange with ", sends.size(), " peer(s) of group ", name(),
+                   ": this backend has no point-to-point calls"));
 }
 
 }  // namespace reshard::executor

@@ -154,17 +154,17 @@ absl::Status CrossRunner::CompileTransfers(CommunicatorProvider& provider) {
     dst_mid_box_ = LocalBox(dst_mesh_, plan_.dst_mid, shape, dst_position_);
   }
   const std::vector<int64_t> ranks = RunRanks(src_mesh_, dst_mesh_);
-  index_ = static_cast<int>(std::lower_bound(ranks.begin(), ranks.end(), rank_) -
-                            ranks.begin());
+  index_ = static_cast<int>(
+      std::lower_bound(ranks.begin(), ranks.end(), rank_) - ranks.begin());
   absl::StatusOr<Communicator*> world = provider.Get(ranks, "cross");
   if (!world.ok()) return world.status();
   world_ = *world;
   absl::Status s = CompareDigests(*world_, ranks, plan_.layout_digest);
   if (!s.ok()) return s;
-  absl::StatusOr<std::vector<Transfer>> transfers = TransfersOfRank(
-      {src_mesh_, dst_mesh_, shape, plan_.src_mid, plan_.dst_mid,
-       plan_.unavailable_ranks},
-      rank_);
+  absl::StatusOr<std::vector<Transfer>> transfers =
+      TransfersOfRank({src_mesh_, dst_mesh_, shape, plan_.src_mid,
+                       plan_.dst_mid, plan_.unavailable_ranks},
+                      rank_);
   if (!transfers.ok()) return transfers.status();
   std::map<int64_t, Message> sends, recvs;
   Message local{rank_};
@@ -186,8 +186,8 @@ absl::Status CrossRunner::CompileTransfers(CommunicatorProvider& provider) {
   for (auto& [peer, m] : recvs) recvs_.push_back(std::move(m));
   if (!local.from.empty()) {
     local_ = std::make_unique<Message>(std::move(local));
-    local_->packed.resize(static_cast<size_t>(
-        PackedNumel(local_->from) * plan_.tensor.itemsize()));
+    local_->packed.resize(static_cast<size_t>(PackedNumel(local_->from) *
+                                              plan_.tensor.itemsize()));
   }
   SizeMessages(sends_, plan_.tensor.itemsize());
   SizeMessages(recvs_, plan_.tensor.itemsize());
@@ -199,8 +199,8 @@ absl::Status CrossRunner::CompileTransfers(CommunicatorProvider& provider) {
 // per call, the same groups on every rank.
 void CrossRunner::ScheduleRounds(const std::vector<int64_t>& ranks) {
   const int64_t n = static_cast<int64_t>(ranks.size());
-  const int64_t groups = (n - 1 + kTransferRoundsInFlight - 1) /
-                         kTransferRoundsInFlight;
+  const int64_t groups =
+      (n - 1 + kTransferRoundsInFlight - 1) / kTransferRoundsInFlight;
   round_sends_.resize(groups);
   round_recvs_.resize(groups);
   round_unpacks_.resize(groups);
@@ -236,8 +236,8 @@ int64_t CrossRunner::SourceNumel() const {
 }
 
 int64_t CrossRunner::ResultNumel() const {
-  return is_destination() ? LocalBox(dst_mesh_, plan_.dst,
-                                     plan_.tensor.shape(), dst_position_)
+  return is_destination() ? LocalBox(dst_mesh_, plan_.dst, plan_.tensor.shape(),
+                                     dst_position_)
                                 .numel()
                           : 0;
 }
@@ -291,8 +291,7 @@ absl::Status CrossRunner::Exchange(const char* src_mid, char* dst_mid,
   return absl::OkStatus();
 }
 
-absl::Status CrossRunner::Run(const void* in, void* out,
-                              CrossRunStats* stats) {
+absl::Status CrossRunner::Run(const void* in, void* out, CrossRunStats* stats) {
   CrossRunStats local_stats;
   CrossRunStats& st = stats != nullptr ? *stats : local_stats;
   st = CrossRunStats{};

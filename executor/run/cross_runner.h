@@ -106,8 +106,8 @@ class CrossRunner {
   std::unique_ptr<PlanRunner> pre_, post_;
   // Staging for the mid blocks, where a pre- or post-step has steps.
   std::vector<char> src_mid_, dst_mid_;
-  Communicator* world_ = nullptr;  // the provider's
-  int index_ = 0;                  // this rank's in `world_`
+  Communicator* world_ = nullptr;       // the provider's
+  int index_ = 0;                       // this rank's in `world_`
   std::vector<Message> sends_, recvs_;  // ascending peer
   std::unique_ptr<Message> local_;      // the copies to itself, if any
   // Per group of kTransferRoundsInFlight rounds, the messages posted.

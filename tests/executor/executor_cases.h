@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "planner/core/local_layout.h"
 #include "planner/search/planner.h"
@@ -98,6 +100,25 @@ inline ExecCase RandomExecCase(std::mt19937_64& rng) {
     absl::StatusOr<Plan> plan = MakePlan(mesh, request);
     if (plan.ok()) return {std::move(mesh), *std::move(plan)};
   }
+}
+
+// Reports of several cases in one child's output: each framed as its
+// length, ':' and its bytes.
+inline std::string Frame(const std::string& s) {
+  return absl::StrCat(s.size(), ":", s);
+}
+
+inline std::vector<std::string> Unframe(const std::string& s) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t colon = s.find(':', at);
+    if (colon == std::string::npos) break;
+    const size_t n = std::stoull(s.substr(at, colon - at));
+    out.push_back(s.substr(colon + 1, n));
+    at = colon + 1 + n;
+  }
+  return out;
 }
 
 // docs/DESIGN.md §6.2's checksum of `position`'s expected result, from the rule

@@ -48,23 +48,6 @@ std::vector<LocalTensor<int64_t>> Simulate(const testing::ExecCase& c) {
   return buffers;
 }
 
-std::string Frame(const std::string& s) {
-  return absl::StrCat(s.size(), ":", s);
-}
-
-std::vector<std::string> Unframe(const std::string& s) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  while (at < s.size()) {
-    const size_t colon = s.find(':', at);
-    if (colon == std::string::npos) break;
-    const size_t n = std::stoull(s.substr(at, colon - at));
-    out.push_back(s.substr(colon + 1, n));
-    at = colon + 1 + n;
-  }
-  return out;
-}
-
 // Runs `cases` (all on meshes of `world` ranks) on `world` processes; each
 // rank reuses its communicators across cases. With `tables`, data moves as
 // the device path moves it: every copy a device copy table run unit by
@@ -90,7 +73,7 @@ std::vector<std::vector<RankReport>> RunOnRanks(
       harness.keep_result = true;
       executor::RunOptions run;
       if (tables) run.space = &space;
-      out += Frame(executor::SerializeReport(executor::RunGenerated(
+      out += testing::Frame(executor::SerializeReport(executor::RunGenerated(
           c->mesh, executor::BatchWork::OfPlan(c->mesh, c->plan), rank,
           tables ? static_cast<executor::CommunicatorProvider&>(checked)
                  : provider,
@@ -107,7 +90,7 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     const executor::ChildResult& child = (*children)[r];
     EXPECT_EQ(child.exit_code, 0)
         << "rank " << r << " ended by signal " << child.signal;
-    const std::vector<std::string> frames = Unframe(child.output);
+    const std::vector<std::string> frames = testing::Unframe(child.output);
     EXPECT_EQ(frames.size(), cases.size()) << "rank " << r;
     for (size_t i = 0; i < frames.size() && i < cases.size(); ++i) {
       absl::StatusOr<RankReport> report = executor::ParseReport(frames[i]);

@@ -111,5 +111,54 @@ TEST(PointToPointTest, AReceiveFromASilentPeerEndsWithinTheTimeoutNamingIt) {
   });
 }
 
+TEST(PointToPointTest, AnExchangeWithEveryPeerPostedInAnyOrderCompletes) {
+  constexpr int kRanks = 4;
+  constexpr int64_t kCount = 300000;  // more than a socket buffer each
+  OnRanks(kRanks, [](int r, Communicator& comm) {
+    std::vector<std::vector<int32_t>> out, in;
+    std::vector<executor::PeerMessage> sends, recvs;
+    // Sends in descending peer order, receives ascending: any order works.
+    for (int k = 0; k < kRanks; ++k) {
+      const int to = kRanks - 1 - k;
+      if (to == r) continue;
+      out.push_back(Payload(r, to, 0, kCount));
+      sends.push_back({to, out.back().data(), kCount * 4});
+    }
+    in.reserve(kRanks);
+    for (int from = 0; from < kRanks; ++from) {
+      if (from == r) continue;
+      in.emplace_back(static_cast<size_t>(kCount), -1);
+      recvs.push_back({from, in.back().data(), kCount * 4});
+    }
+    ASSERT_TRUE(comm.Exchange(sends, recvs).ok());
+    for (const executor::PeerMessage& m : recvs) {
+      const int32_t* got = static_cast<const int32_t*>(m.data);
+      EXPECT_EQ(std::vector<int32_t>(got, got + kCount),
+                Payload(m.peer, r, 0, kCount))
+          << "rank " << r << " from " << m.peer;
+    }
+  });
+}
+
+TEST(PointToPointTest, AnExchangeWithASilentPeerEndsWithinTheTimeoutNamingIt) {
+  std::promise<void> done;
+  std::shared_future<void> finished = done.get_future().share();
+  OnRanks(2, [&](int r, Communicator& comm) {
+    if (r == 1) {
+      finished.wait();
+      return;
+    }
+    std::vector<char> in(64), out(64);
+    const absl::Status s =
+        comm.Exchange({{1, out.data(), 64}}, {{1, in.data(), 64}});
+    done.set_value();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "member 1 (rank 1) of group A"))
+        << s;
+    const absl::Status self = comm.Exchange({{0, out.data(), 64}}, {});
+    EXPECT_EQ(self.code(), absl::StatusCode::kInvalidArgument) << self;
+  });
+}
+
 }  // namespace
 }  // namespace reshard

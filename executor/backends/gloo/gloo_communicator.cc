@@ -241,8 +241,8 @@ class GlooCommunicator : public Communicator {
     const char* what = "receive from";
     int peer = 0;
     try {
-      for (const auto& [list, send] : {std::pair{recvs, false},
-                                       std::pair{sends, true}}) {
+      for (const auto& [list, send] :
+           {std::pair{recvs, false}, std::pair{sends, true}}) {
         for (const PeerMessage& m : list) {
           if (m.bytes == 0) continue;
           posted.push_back(context_->createUnboundBuffer(
@@ -255,8 +255,8 @@ class GlooCommunicator : public Communicator {
         }
       }
       size_t k = 0;
-      for (const auto& [list, send] : {std::pair{recvs, false},
-                                       std::pair{sends, true}}) {
+      for (const auto& [list, send] :
+           {std::pair{recvs, false}, std::pair{sends, true}}) {
         for (const PeerMessage& m : list) {
           if (m.bytes == 0) continue;
           what = send ? "send to" : "receive from";

@@ -330,9 +330,8 @@ class NcclCommunicator : public Communicator {
         bytes += m.bytes;
       }
     }
-    return Call("exchange", bytes, {}, [&](ncclComm_t c) {
-      return GroupedExchange(sends, recvs, c);
-    });
+    return Call("exchange", bytes, {},
+                [&](ncclComm_t c) { return GroupedExchange(sends, recvs, c); });
   }
 
  private:
@@ -408,15 +407,15 @@ ncclResult_t NcclCommunicator::GroupedExchange(
   if (r != ncclSuccess) return r;
   ncclResult_t first_error = ncclSuccess;
   for (const PeerMessage& m : recvs) {
-    const ncclResult_t q = ncclRecv(m.data, static_cast<size_t>(m.bytes),
-                                    ncclUint8, m.peer, c,
-                                    handle_->stream->stream);
+    const ncclResult_t q =
+        ncclRecv(m.data, static_cast<size_t>(m.bytes), ncclUint8, m.peer, c,
+                 handle_->stream->stream);
     if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
   }
   for (const PeerMessage& m : sends) {
-    const ncclResult_t q = ncclSend(m.data, static_cast<size_t>(m.bytes),
-                                    ncclUint8, m.peer, c,
-                                    handle_->stream->stream);
+    const ncclResult_t q =
+        ncclSend(m.data, static_cast<size_t>(m.bytes), ncclUint8, m.peer, c,
+                 handle_->stream->stream);
     if (q != ncclSuccess && first_error == ncclSuccess) first_error = q;
   }
   r = ncclGroupEnd();  // closes the group even after an error
