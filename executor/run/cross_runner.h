@@ -6,8 +6,8 @@
 // both rank maps) compiles the same plan at the same time; a rank in both
 // meshes plays both roles.
 //
-// Transfers: each rank expands its own from the plan's sender rule
-// (planner/cross/transfer.h) at Compile. The pieces for one rank pair
+// Transfers: each rank expands its own from the plan's sender rule at
+// Compile (CompileCrossProgram, cross_program.h). The pieces for one rank pair
 // travel as one message, packed in the rule's order; a rank's copies to
 // itself are local. Messages run in rounds over the run's ranks (round k:
 // to index + k, from index − k), kTransferRoundsInFlight rounds posted at
@@ -31,6 +31,7 @@
 #include "absl/status/statusor.h"
 #include "executor/run/communicator.h"
 #include "executor/run/communicator_provider.h"
+#include "executor/run/cross_program.h"
 #include "executor/run/plan_runner.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/mesh.h"
@@ -54,13 +55,12 @@ struct CrossRunStats {
 
 class CrossRunner {
  public:
-  // Compiles `plan` for global `rank`. INVALID_ARGUMENT when `rank` is in
-  // neither mesh; the provider's error when the run's communicator
-  // ("cross": every rank of the union, ascending) cannot be created;
-  // FAILED_PRECONDITION naming the first rank whose plan's layout digest
-  // differs from this one's (before any data moves); the sender rule's
-  // error (a box held only by unavailable ranks); PlanRunner::Compile's
-  // for the pre- or post-steps. The meshes and the plan are copied.
+  // Compiles `plan` for global `rank` (CompileCrossProgram's errors); the
+  // provider's error when the run's communicator ("cross": every rank of
+  // the union, ascending) cannot be created; FAILED_PRECONDITION naming
+  // the first rank whose plan's layout digest differs from this one's
+  // (before any data moves); PlanRunner::Compile's for the pre- or
+  // post-steps. The meshes and the plan are copied.
   static absl::StatusOr<std::unique_ptr<CrossRunner>> Compile(
       const Mesh& src_mesh, const Mesh& dst_mesh, const CrossMeshPlan& plan,
       int64_t rank, CommunicatorProvider& provider);
@@ -69,50 +69,47 @@ class CrossRunner {
   // (SourceNumel() elements, row-major; null when not a source rank),
   // `out` receives its block under `plan.dst` (ResultNumel(); null when
   // not a destination rank). The first failure is returned, naming the
-  // role ("pre-steps: ", "transfers: ", "post-steps: ").
+  // part ("pre-steps: ", "transfers: ", "post-steps: ").
   absl::Status Run(const void* in, void* out, CrossRunStats* stats = nullptr);
 
-  bool is_source() const { return src_position_ >= 0; }
-  bool is_destination() const { return dst_position_ >= 0; }
+  bool is_source() const { return program_.source.has_value(); }
+  bool is_destination() const { return program_.destination.has_value(); }
   int64_t SourceNumel() const;
   int64_t ResultNumel() const;
   // The staging bytes the runner holds (mid blocks and messages).
   int64_t StagingBytes() const;
   const CrossMeshPlan& plan() const { return plan_; }
-  const Mesh& src_mesh() const { return src_mesh_; }
-  const Mesh& dst_mesh() const { return dst_mesh_; }
-  int64_t src_position() const { return src_position_; }
-  int64_t dst_position() const { return dst_position_; }
-  int64_t rank() const { return rank_; }
-
-  struct Message;  // one peer's packed pieces, one direction
+  const CrossProgram& program() const { return program_; }
+  int64_t src_position() const;
+  int64_t dst_position() const;
 
   ~CrossRunner();
 
  private:
   CrossRunner(const Mesh& src_mesh, const Mesh& dst_mesh,
-              const CrossMeshPlan& plan, int64_t rank);
+              const CrossMeshPlan& plan, CrossProgram program);
+  absl::Status Connect(CommunicatorProvider& provider);
   absl::Status CompileRoles(CommunicatorProvider& provider);
-  absl::Status CompileTransfers(CommunicatorProvider& provider);
-  void ScheduleRounds(const std::vector<int64_t>& ranks);
+  void ScheduleRounds();
   absl::Status Exchange(const char* src_mid, char* dst_mid,
                         CrossRunStats& stats);
 
   Mesh src_mesh_, dst_mesh_;
   CrossMeshPlan plan_;
-  int64_t rank_;
-  int64_t src_position_ = -1, dst_position_ = -1;
-  Box src_mid_box_, dst_mid_box_;  // this rank's, global coordinates
+  CrossProgram program_;
   std::unique_ptr<PlanRunner> pre_, post_;
   // Staging for the mid blocks, where a pre- or post-step has steps.
   std::vector<char> src_mid_, dst_mid_;
-  Communicator* world_ = nullptr;       // the provider's
-  int index_ = 0;                       // this rank's in `world_`
-  std::vector<Message> sends_, recvs_;  // ascending peer
-  std::unique_ptr<Message> local_;      // the copies to itself, if any
-  // Per group of kTransferRoundsInFlight rounds, the messages posted.
+  Communicator* world_ = nullptr;  // the provider's
+  int index_ = 0;                  // this rank's in `world_`
+  // One packed message per peer and direction (program_.sends, .recvs),
+  // and the copies to itself.
+  std::vector<std::vector<char>> send_packed_, recv_packed_;
+  std::vector<char> local_packed_;
+  // Per group of kTransferRoundsInFlight rounds: the messages posted, and
+  // the receives to unpack (indexes into program_.recvs).
   std::vector<std::vector<PeerMessage>> round_sends_, round_recvs_;
-  std::vector<std::vector<const Message*>> round_unpacks_;
+  std::vector<std::vector<size_t>> round_unpacks_;
 };
 
 }  // namespace reshard::executor
