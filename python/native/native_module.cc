@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "executor/run/cross_program.h"
 #include "executor/run/rank_program.h"
 #include "executor/run/rank_program_json.h"
 #include "planner/batch/batch_plan.h"
@@ -217,7 +218,22 @@ std::tuple<std::string, std::string> PlanProgram(const MeshHandle& mesh,
   return ValueOrThrow(std::move(out));
 }
 
-// A cross-mesh plan (docs/DESIGN.md §9) as its JSON, which Python reads
+// A cross-mesh plan (docs/DESIGN.md §9); the caller releases the GIL.
+absl::StatusOr<CrossMeshPlan> MakeCross(
+    const MeshHandle& src, const MeshHandle& dst, std::vector<int64_t> shape,
+    const std::string& dtype, const std::string& from, const std::string& to,
+    std::vector<int64_t> unavailable, const LinkTuple& cross_link,
+    const Options& options) {
+  absl::StatusOr<PlanOptions> parsed = ParseOptions(options);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<CrossMeshRequest> request = ParseCrossMeshRequest(
+      *src.mesh, *dst.mesh, std::move(shape), dtype, from, to,
+      std::move(unavailable), LinkFrom(cross_link), *parsed);
+  if (!request.ok()) return request.status();
+  return MakeCrossMeshPlan(*src.mesh, *dst.mesh, *request, &Cache());
+}
+
+// A cross-mesh plan as its JSON, which Python reads
 // (python/reshard/_cross_plan.py).
 std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
                               std::vector<int64_t> shape,
@@ -229,18 +245,37 @@ std::string PlanCrossMeshJson(const MeshHandle& src, const MeshHandle& dst,
   absl::StatusOr<CrossMeshPlan> plan;
   {
     nb::gil_scoped_release release;
-    absl::StatusOr<PlanOptions> parsed = ParseOptions(options);
-    absl::StatusOr<CrossMeshRequest> request =
-        parsed.ok()
-            ? ParseCrossMeshRequest(*src.mesh, *dst.mesh, std::move(shape),
-                                    dtype, from, to, std::move(unavailable),
-                                    LinkFrom(cross_link), *parsed)
-            : absl::StatusOr<CrossMeshRequest>(parsed.status());
-    plan = request.ok()
-               ? MakeCrossMeshPlan(*src.mesh, *dst.mesh, *request, &Cache())
-               : absl::StatusOr<CrossMeshPlan>(request.status());
+    plan = MakeCross(src, dst, std::move(shape), dtype, from, to,
+                     std::move(unavailable), cross_link, options);
   }
   return CrossPlanJson(*src.mesh, *dst.mesh, ValueOrThrow(std::move(plan)));
+}
+
+// The plan's JSON and global `rank`'s compiled program's (what
+// reshard.torch's cross-mesh moves run), in one call.
+std::tuple<std::string, std::string> PlanCrossProgram(
+    const MeshHandle& src, const MeshHandle& dst, std::vector<int64_t> shape,
+    const std::string& dtype, const std::string& from, const std::string& to,
+    std::vector<int64_t> unavailable, const LinkTuple& cross_link,
+    const Options& options, int64_t rank) {
+  absl::StatusOr<std::tuple<std::string, std::string>> out;
+  {
+    nb::gil_scoped_release release;
+    absl::StatusOr<CrossMeshPlan> plan =
+        MakeCross(src, dst, std::move(shape), dtype, from, to,
+                  std::move(unavailable), cross_link, options);
+    absl::StatusOr<executor::CrossProgram> program =
+        plan.ok()
+            ? executor::CompileCrossProgram(*src.mesh, *dst.mesh, *plan, rank)
+            : absl::StatusOr<executor::CrossProgram>(plan.status());
+    if (program.ok()) {
+      out = std::make_tuple(CrossPlanJson(*src.mesh, *dst.mesh, *plan),
+                            executor::CrossProgramJson(*program));
+    } else {
+      out = program.status();
+    }
+  }
+  return ValueOrThrow(std::move(out));
 }
 
 // A bucket as (op, mesh_dims, group, reduce_op, avg_divisor, bytes,
@@ -427,5 +462,6 @@ NB_MODULE(_native, m) {
   m.def("rank_program", &RankProgramOf);
   m.def("plan_program", &PlanProgram);
   m.def("plan_cross_mesh", &PlanCrossMeshJson);
+  m.def("plan_cross_program", &PlanCrossProgram);
   m.def("torch_version", [] { return std::string(reshard::kTorchVersion); });
 }

@@ -257,6 +257,25 @@ def plan_cross_mesh(
     reshard.plan's (the planner is optimal). Raises reshard.Error."""
     opts = options_of(options, option_kwargs)
     text = native().plan_cross_mesh(
+        *_cross_args(
+            src_mesh, dst_mesh, shape, src, dst, dtype, unavailable_ranks, cross_link
+        ),
+        _native_options(opts),
+    )
+    return CrossMeshPlan.from_json(text)
+
+
+def _cross_args(
+    src_mesh: Mesh,
+    dst_mesh: Mesh,
+    shape: Sequence[int],
+    src: State,
+    dst: State,
+    dtype: str,
+    unavailable_ranks: Sequence[int],
+    cross_link: Link | None,
+) -> tuple[Any, ...]:
+    return (
         native_mesh(src_mesh),
         native_mesh(dst_mesh),
         list(shape),
@@ -265,6 +284,30 @@ def plan_cross_mesh(
         state_text(dst),
         list(unavailable_ranks),
         _link_tuple(cross_link or Link()),
-        _native_options(opts),
     )
-    return CrossMeshPlan.from_json(text)
+
+
+def plan_cross_program(
+    src_mesh: Mesh,
+    dst_mesh: Mesh,
+    shape: Sequence[int],
+    src: State,
+    dst: State,
+    dtype: str,
+    rank: int,
+    unavailable_ranks: Sequence[int] = (),
+    cross_link: Link | None = None,
+    options: PlanOptions | None = None,
+    **option_kwargs: Any,
+) -> tuple[CrossMeshPlan, dict[str, Any]]:
+    """plan_cross_mesh, and global `rank`'s compiled program of the plan
+    (docs/PLAN_JSON.md, "Cross-mesh programs"), read, in one call."""
+    opts = options_of(options, option_kwargs)
+    plan_text, program = native().plan_cross_program(
+        *_cross_args(
+            src_mesh, dst_mesh, shape, src, dst, dtype, unavailable_ranks, cross_link
+        ),
+        _native_options(opts),
+        rank,
+    )
+    return CrossMeshPlan.from_json(plan_text), json.loads(program)

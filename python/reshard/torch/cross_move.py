@@ -1,0 +1,351 @@
+"""reshard.torch cross-mesh moves (docs/DESIGN.md §9): tensors from one
+DeviceMesh layout to another in one torch world (RL weight refit, a
+training mesh to an inference mesh), which DTensor.redistribute refuses.
+
+Each rank runs its compiled cross-mesh program (docs/PLAN_JSON.md,
+"Cross-mesh programs"), made by the C++ core: its pre-steps on the source
+mesh and its post-steps on the destination mesh through the rank-program
+interpreter of run_plan (reshard.torch.program), and its transfers as
+point-to-point messages on the default process group, one per peer for
+all the tensors of a move together, every box given by the program.
+
+`CrossMeshMove` plans and compiles once and moves many times (the RL
+loop): every rank compares the layouts' digests with every other rank
+once, when it is made, and refuses to move (naming the rank) when any
+differs. Destinations may be the caller's own local tensors, written in
+place: a failure part way may leave them half written (there is no
+staging on this path)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.tensor import DTensor, Placement
+
+from reshard._errors import Error, StatusCode, invalid_argument
+from reshard.torch.dtypes import dtype_name
+from reshard.torch.mesh import mesh_of
+from reshard.torch.placements import placement_text
+from reshard.torch.program import Program, prepare, run
+
+Slices = tuple[slice, ...]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a tensor lives: its DeviceMesh, its placements there, its
+    global shape and dtype."""
+
+    mesh: DeviceMesh
+    placements: tuple[Placement, ...]
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+    @classmethod
+    def of(cls, dtensor: DTensor) -> Layout:
+        return cls(
+            dtensor.device_mesh,
+            tuple(dtensor.placements),
+            tuple(dtensor.shape),
+            dtensor.dtype,
+        )
+
+    def text(self) -> str:
+        return placement_text(self.placements, tuple(self.mesh.shape), len(self.shape))
+
+
+@dataclass(frozen=True)
+class _Peers:
+    """One direction's pieces of one tensor, by peer: box slices in the mid
+    block and their element counts."""
+
+    pieces: dict[int, tuple[tuple[Slices, tuple[int, ...]], ...]]
+    numel: dict[int, int]
+
+
+@dataclass(frozen=True)
+class _TensorMove:
+    """One tensor's compiled program on this rank."""
+
+    dtype: torch.dtype
+    pre: Program | None
+    src_mid: torch.Size | None  # None: not a source rank
+    post: Program | None
+    dst_mid: torch.Size | None  # None: not a destination rank
+    sends: _Peers
+    recvs: _Peers
+    local: tuple[tuple[Slices, Slices], ...]
+    digest: str
+
+
+def _slices(box: Mapping[str, Any]) -> tuple[Slices, tuple[int, ...]]:
+    offset, extent = box["offset"], box["extent"]
+    return tuple(slice(o, o + e) for o, e in zip(offset, extent, strict=True)), tuple(
+        extent
+    )
+
+
+def _peers(entries: Sequence[Mapping[str, Any]]) -> _Peers:
+    pieces = {e["peer"]: tuple(_slices(b) for b in e["boxes"]) for e in entries}
+    return _Peers(pieces, {e["peer"]: e["numel"] for e in entries})
+
+
+def _role(role: Mapping[str, Any] | None, mesh: DeviceMesh) -> tuple[Any, Any]:
+    if role is None:
+        return None, None
+    program = prepare(role["program"], mesh) if role["program"] else None
+    return program, torch.Size(role["mid"]["extent"])
+
+
+def _compile(
+    program: Mapping[str, Any], src: Layout, dst: Layout, dtype: torch.dtype
+) -> _TensorMove:
+    pre, src_mid = _role(program["source"], src.mesh)
+    post, dst_mid = _role(program["destination"], dst.mesh)
+    local = tuple(
+        (_slices(f)[0], _slices(t)[0])
+        for f, t in zip(program["local_from"], program["local_to"], strict=True)
+    )
+    return _TensorMove(
+        dtype,
+        pre,
+        src_mid,
+        post,
+        dst_mid,
+        _peers(program["sends"]),
+        _peers(program["recvs"]),
+        local,
+        program["layout_digest"],
+    )
+
+
+def _plan_program(src: Layout, dst: Layout, options: Mapping[str, Any]) -> Any:
+    from reshard._inprocess import native_or_none
+
+    if native_or_none() is None:
+        raise Error(
+            StatusCode.UNIMPLEMENTED,
+            "cross-mesh moves need the native module reshard._native (plans "
+            "and programs are compiled by the C++ core)",
+        )
+    from reshard._inprocess import plan_cross_program
+
+    _, program = plan_cross_program(
+        mesh_of(src.mesh),
+        mesh_of(dst.mesh),
+        src.shape,
+        src.text(),
+        dst.text(),
+        dtype_name(src.dtype),
+        dist.get_rank(),
+        **options,
+    )
+    return program
+
+
+class CrossMeshMove:
+    """Tensors moved from their source layouts to their destination
+    layouts (by name), planned and compiled once on this rank; `run` moves
+    them, as many times as asked. Every rank of the torch world builds it
+    with the same layouts, at the same time (it compares the layouts'
+    digests over the default process group, FAILED_PRECONDITION naming the
+    first rank that differs). Option keywords as reshard.plan_cross_mesh's
+    (unavailable_ranks=, cross_link=, ...)."""
+
+    def __init__(
+        self,
+        sources: Mapping[str, Layout],
+        destinations: Mapping[str, Layout],
+        **options: Any,
+    ) -> None:
+        if set(sources) != set(destinations):
+            missing = sorted(set(sources) ^ set(destinations))
+            raise invalid_argument(
+                f"destinations: names {missing} are on one side only"
+            )
+        self.names = tuple(sources)
+        self.destinations = {n: destinations[n] for n in self.names}
+        self._moves = {}
+        for name in self.names:
+            src, dst = sources[name], destinations[name]
+            if src.shape != dst.shape or src.dtype != dst.dtype:
+                raise invalid_argument(
+                    f"destinations[{name!r}]: {list(dst.shape)} {dst.dtype}, "
+                    f"the source is {list(src.shape)} {src.dtype}"
+                )
+            program = _plan_program(src, dst, options)
+            self._moves[name] = _compile(program, src, dst, src.dtype)
+        _check_digests(self._moves)
+
+    def run(
+        self,
+        sources: Mapping[str, torch.Tensor | DTensor | None],
+        out: Mapping[str, torch.Tensor] | None = None,
+    ) -> dict[str, torch.Tensor | None]:
+        """Moves every tensor: `sources[name]` is this rank's local tensor
+        under its source layout (a DTensor's local tensor is taken; None or
+        absent on a rank outside the source mesh). Returns each tensor's
+        local tensor under its destination layout (None on a rank outside
+        the destination mesh): `out[name]` when given, written in place."""
+        mids: dict[str, torch.Tensor] = {}
+        for name, m in self._moves.items():
+            if m.src_mid is not None:
+                mids[name] = _source_mid(name, m, sources.get(name))
+        results = _destinations(self._moves, out or {})
+        _exchange(self._moves, mids, results)
+        return {
+            name: _finish(m, results.get(name), out, name)
+            for name, m in self._moves.items()
+        }
+
+
+def _source_mid(name: str, m: _TensorMove, given: Any) -> torch.Tensor:
+    local = given.to_local() if isinstance(given, DTensor) else given
+    if local is None:
+        raise invalid_argument(f"sources[{name!r}]: this rank holds a source block")
+    if m.pre is not None:
+        return run(m.pre, local)
+    if local.shape != m.src_mid or local.dtype != m.dtype:
+        raise invalid_argument(
+            f"sources[{name!r}]: {list(local.shape)} {local.dtype}; this "
+            f"rank's block is {list(m.src_mid or ())} {m.dtype}"
+        )
+    return local
+
+
+def _destinations(
+    moves: Mapping[str, _TensorMove], out: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """Where each tensor's transfers land: the caller's output when no
+    post-step follows, else a dst_mid block of our own."""
+    landing = {}
+    for name, m in moves.items():
+        if m.dst_mid is None:
+            continue
+        given = out.get(name)
+        if given is not None and m.post is None:
+            if given.shape != m.dst_mid or given.dtype != m.dtype:
+                raise invalid_argument(
+                    f"out[{name!r}]: {list(given.shape)} {given.dtype}; this "
+                    f"rank's block is {list(m.dst_mid)} {m.dtype}"
+                )
+            landing[name] = given
+        else:
+            landing[name] = torch.empty(m.dst_mid, dtype=m.dtype)
+    return landing
+
+
+def _finish(
+    m: _TensorMove,
+    landed: torch.Tensor | None,
+    out: Mapping[str, torch.Tensor] | None,
+    name: str,
+) -> torch.Tensor | None:
+    if landed is None or m.post is None:
+        return landed
+    result = run(m.post, landed)
+    given = (out or {}).get(name)
+    if given is None:
+        return result
+    given.copy_(result)
+    return given
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(-1).view(torch.uint8)
+
+
+def _exchange(
+    moves: Mapping[str, _TensorMove],
+    mids: Mapping[str, torch.Tensor],
+    landing: Mapping[str, torch.Tensor],
+) -> None:
+    """Every tensor's copies to this rank itself, then one message per peer
+    and direction holding every tensor's pieces in name order, all posted
+    at once on the default process group."""
+    for name, m in moves.items():
+        for f, t in m.local:
+            landing[name][t].copy_(mids[name][f])
+    sends: dict[int, list[torch.Tensor]] = {}
+    recv_bytes: dict[int, int] = {}
+    for name, m in moves.items():
+        size = torch.empty((), dtype=m.dtype).element_size()
+        for peer, pieces in m.sends.pieces.items():
+            sends.setdefault(peer, []).extend(_bytes(mids[name][s]) for s, _ in pieces)
+        for peer, numel in m.recvs.numel.items():
+            recv_bytes[peer] = recv_bytes.get(peer, 0) + numel * size
+    packed = {p: torch.cat(parts) for p, parts in sends.items()}
+    received = {p: torch.empty(n, dtype=torch.uint8) for p, n in recv_bytes.items()}
+    ops = [dist.P2POp(dist.isend, t, p) for p, t in sorted(packed.items())]
+    ops += [dist.P2POp(dist.irecv, t, p) for p, t in sorted(received.items())]
+    if ops:
+        for request in dist.batch_isend_irecv(ops):
+            request.wait()
+    _unpack(moves, received, landing)
+
+
+def _unpack(
+    moves: Mapping[str, _TensorMove],
+    received: Mapping[int, torch.Tensor],
+    landing: Mapping[str, torch.Tensor],
+) -> None:
+    at = dict.fromkeys(received, 0)
+    for name, m in moves.items():
+        size = torch.empty((), dtype=m.dtype).element_size()
+        for peer, pieces in m.recvs.pieces.items():
+            for s, extent in pieces:
+                n = math.prod(extent) * size
+                chunk = received[peer][at[peer] : at[peer] + n]
+                if at[peer] % size:  # after a piece of a narrower dtype
+                    chunk = chunk.clone()
+                landing[name][s].copy_(chunk.view(m.dtype).view(extent))
+                at[peer] += n
+
+
+def _check_digests(moves: Mapping[str, _TensorMove]) -> None:
+    """Every rank's digest of every tensor's layout digest, compared: a rank
+    given another layout is named before any data moves."""
+    joined = ",".join(f"{n}={m.digest}" for n, m in moves.items())
+    mine = int.from_bytes(hashlib.sha256(joined.encode()).digest()[:8], "little")
+    mine_t = torch.tensor([mine >> 1], dtype=torch.int64)
+    every = [torch.zeros_like(mine_t) for _ in range(dist.get_world_size())]
+    dist.all_gather(every, mine_t)
+    for rank, theirs in enumerate(every):
+        if int(theirs) != int(mine_t):
+            raise Error(
+                StatusCode.FAILED_PRECONDITION,
+                f"layout_digest: rank {rank} moves tensors of another layout "
+                "(its meshes, placements, shapes or names differ); no data "
+                "was moved",
+            )
+
+
+def move_state_dict(
+    state_dict: Mapping[str, DTensor | None],
+    device_mesh: DeviceMesh,
+    placements: Callable[[str, DTensor], Sequence[Placement]] | Sequence[Placement],
+    out: Mapping[str, torch.Tensor] | None = None,
+    **options: Any,
+) -> dict[str, torch.Tensor | None]:
+    """Moves every DTensor of `state_dict` to `placements` (one list for
+    all, or a function of the name and the DTensor) on `device_mesh`, in
+    one call: plans, compiles and runs a CrossMeshMove once. Returns each
+    tensor's local tensor under its new layout (None on a rank outside
+    `device_mesh`); `out[name]`, when given, is written in place."""
+    sources, destinations = {}, {}
+    for name, value in state_dict.items():
+        if not isinstance(value, DTensor):
+            raise invalid_argument(f"state_dict[{name!r}]: not a DTensor")
+        sources[name] = Layout.of(value)
+        chosen = placements(name, value) if callable(placements) else placements
+        destinations[name] = Layout(
+            device_mesh, tuple(chosen), tuple(value.shape), value.dtype
+        )
+    return CrossMeshMove(sources, destinations, **options).run(state_dict, out)
