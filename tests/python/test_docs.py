@@ -78,6 +78,17 @@ def test_readme_from_pytorch_runs_as_written(tmp_path: Path) -> None:
     assert "\nPyTorch 2." in ran.stdout and "mesh dim 0:" in ran.stdout, ran.stdout
 
 
+def test_readme_moving_weights_runs_as_written(tmp_path: Path) -> None:
+    [block] = readme_blocks("python", "Moving weights between meshes")
+    script = tmp_path / "refit.py"  # mp.spawn needs a file to import
+    script.write_text(block)
+    ran = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=240
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert ran.stdout == "refit: 3 steps, disjoint and colocated, weights equal\n"
+
+
 def _api_doc_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "python_api_doc", ROOT / "scripts" / "python_api_doc.py"

@@ -50,6 +50,7 @@ class Layout:
 
     @classmethod
     def of(cls, dtensor: DTensor) -> Layout:
+        """A DTensor's layout."""
         return cls(
             dtensor.device_mesh,
             tuple(dtensor.placements),
@@ -58,6 +59,7 @@ class Layout:
         )
 
     def text(self) -> str:
+        """The placements as Reshard's state text."""
         return placement_text(self.placements, tuple(self.mesh.shape), len(self.shape))
 
 
