@@ -185,6 +185,7 @@ class CrossMeshMove:
             program = _plan_program(src, dst, options)
             self._moves[name] = _compile(program, src, dst, src.dtype)
         _check_digests(self._moves)
+        self._messages = (_Messages(self._moves, True), _Messages(self._moves, False))
 
     def run(
         self,
@@ -201,7 +202,7 @@ class CrossMeshMove:
             if m.src_mid is not None:
                 mids[name] = _source_mid(name, m, sources.get(name))
         results = _destinations(self._moves, out or {})
-        _exchange(self._moves, mids, results)
+        _exchange(self._moves, self._messages, mids, results)
         return {
             name: _finish(m, results.get(name), out, name)
             for name, m in self._moves.items()
@@ -260,55 +261,70 @@ def _finish(
     return given
 
 
-def _bytes(t: torch.Tensor) -> torch.Tensor:
-    return t.contiguous().view(-1).view(torch.uint8)
+# Pieces start at multiples of this many bytes within a message, so that
+# every piece can be viewed as its dtype in place.
+_ALIGN = 8
+
+
+@dataclass(frozen=True)
+class _Piece:
+    name: str
+    where: Slices  # in the tensor's src_mid (sent) or dst_mid (received) block
+    offset: int  # bytes into the message
+    extent: tuple[int, ...]
+    dtype: torch.dtype
+
+
+class _Messages:
+    """One direction's messages, one per peer: every tensor's pieces for
+    that peer in name order, each at an aligned offset, in a buffer kept
+    for every run (a repeated run allocates none)."""
+
+    def __init__(self, moves: Mapping[str, _TensorMove], sending: bool) -> None:
+        layout: dict[int, list[_Piece]] = {}
+        size: dict[int, int] = {}
+        for name, m in moves.items():
+            itemsize = m.dtype.itemsize
+            peers = m.sends if sending else m.recvs
+            for peer, pieces in peers.pieces.items():
+                for where, extent in pieces:
+                    at = -(-size.get(peer, 0) // _ALIGN) * _ALIGN
+                    layout.setdefault(peer, []).append(
+                        _Piece(name, where, at, extent, m.dtype)
+                    )
+                    size[peer] = at + math.prod(extent) * itemsize
+        self.pieces = layout
+        self.buffers = {p: torch.empty(n, dtype=torch.uint8) for p, n in size.items()}
+
+    def view(self, piece: _Piece, peer: int) -> torch.Tensor:
+        n = math.prod(piece.extent) * piece.dtype.itemsize
+        raw = self.buffers[peer][piece.offset : piece.offset + n]
+        return raw.view(piece.dtype).view(piece.extent)
 
 
 def _exchange(
     moves: Mapping[str, _TensorMove],
+    messages: tuple[_Messages, _Messages],
     mids: Mapping[str, torch.Tensor],
     landing: Mapping[str, torch.Tensor],
 ) -> None:
     """Every tensor's copies to this rank itself, then one message per peer
-    and direction holding every tensor's pieces in name order, all posted
-    at once on the default process group."""
+    and direction, all posted at once on the default process group."""
     for name, m in moves.items():
         for f, t in m.local:
             landing[name][t].copy_(mids[name][f])
-    sends: dict[int, list[torch.Tensor]] = {}
-    recv_bytes: dict[int, int] = {}
-    for name, m in moves.items():
-        size = torch.empty((), dtype=m.dtype).element_size()
-        for peer, pieces in m.sends.pieces.items():
-            sends.setdefault(peer, []).extend(_bytes(mids[name][s]) for s, _ in pieces)
-        for peer, numel in m.recvs.numel.items():
-            recv_bytes[peer] = recv_bytes.get(peer, 0) + numel * size
-    packed = {p: torch.cat(parts) for p, parts in sends.items()}
-    received = {p: torch.empty(n, dtype=torch.uint8) for p, n in recv_bytes.items()}
-    ops = [dist.P2POp(dist.isend, t, p) for p, t in sorted(packed.items())]
-    ops += [dist.P2POp(dist.irecv, t, p) for p, t in sorted(received.items())]
+    sends, recvs = messages
+    for peer, pieces in sends.pieces.items():
+        for piece in pieces:
+            sends.view(piece, peer).copy_(mids[piece.name][piece.where])
+    ops = [dist.P2POp(dist.isend, t, p) for p, t in sorted(sends.buffers.items())]
+    ops += [dist.P2POp(dist.irecv, t, p) for p, t in sorted(recvs.buffers.items())]
     if ops:
         for request in dist.batch_isend_irecv(ops):
             request.wait()
-    _unpack(moves, received, landing)
-
-
-def _unpack(
-    moves: Mapping[str, _TensorMove],
-    received: Mapping[int, torch.Tensor],
-    landing: Mapping[str, torch.Tensor],
-) -> None:
-    at = dict.fromkeys(received, 0)
-    for name, m in moves.items():
-        size = torch.empty((), dtype=m.dtype).element_size()
-        for peer, pieces in m.recvs.pieces.items():
-            for s, extent in pieces:
-                n = math.prod(extent) * size
-                chunk = received[peer][at[peer] : at[peer] + n]
-                if at[peer] % size:  # after a piece of a narrower dtype
-                    chunk = chunk.clone()
-                landing[name][s].copy_(chunk.view(m.dtype).view(extent))
-                at[peer] += n
+    for peer, pieces in recvs.pieces.items():
+        for piece in pieces:
+            landing[piece.name][piece.where].copy_(recvs.view(piece, peer))
 
 
 def _check_digests(moves: Mapping[str, _TensorMove]) -> None:
