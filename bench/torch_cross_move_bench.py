@@ -200,7 +200,9 @@ class Bench:
             ops, got = [], None
             if self.rank == 0:
                 ops = [
-                    dist.P2POp(dist.isend, full[self.dst.box(shape, d_text, r)], r)
+                    dist.P2POp(
+                        dist.isend, _block(full, self.dst.box(shape, d_text, r)), r
+                    )
                     for r in self.dst.ranks
                     if r != 0
                 ]
@@ -280,6 +282,10 @@ class Bench:
                     dist.broadcast(got, src=group[0], group=self.groups[group])
             out[n] = got
         return out
+
+
+def _block(full: torch.Tensor, box: Box) -> torch.Tensor:
+    return full[box].contiguous()
 
 
 def _shape(box: Box) -> tuple[int, ...]:
