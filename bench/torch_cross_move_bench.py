@@ -39,10 +39,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from median_timing import slowest_rank_seconds
 
 if TYPE_CHECKING:
     import torch
@@ -300,22 +300,6 @@ def _wait(ops: list[Any]) -> None:
             request.wait()
 
 
-def _timed(f: Callable[[], object], iters: int) -> list[float]:
-    """Each of `iters` runs' time on its slowest rank, in seconds."""
-    import torch
-    import torch.distributed as dist
-
-    times = []
-    for _ in range(iters):
-        dist.barrier()
-        start = time.perf_counter()
-        f()
-        elapsed = torch.tensor([time.perf_counter() - start])
-        dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
-        times.append(float(elapsed))
-    return times
-
-
 def rank_main(a: argparse.Namespace) -> None:
     import torch
     import torch.distributed as dist
@@ -336,7 +320,7 @@ def rank_main(a: argparse.Namespace) -> None:
     rounds: dict[str, list[float]] = {k: [] for k in methods}
     for _ in range(ROUNDS):
         for name, f in methods.items():
-            rounds[name].append(statistics.median(_timed(f, a.iters)))
+            rounds[name].append(statistics.median(slowest_rank_seconds(f, a.iters)))
     if a.rank == 0:
         mib = sum(s[0] * s[1] for _, s, _ in b.tensors) * 4 / 2**20
         medians = {k: statistics.median(v) for k, v in rounds.items()}

@@ -29,10 +29,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from median_timing import median_us
+from median_timing import median_us, slowest_rank_seconds
 
 # Alternating rounds of each call per case; a case's time is the median of
 # its rounds' medians (runs on few cores drift over seconds).
@@ -214,28 +213,12 @@ def rank_main(rank: int, world: int, store: str, iters: int) -> None:
             f()  # warm-up: groups, plans
         for _ in range(ROUNDS):
             for which, f in calls.items():
-                rounds[which].append(statistics.median(_timed(f, iters)))
+                rounds[which].append(statistics.median(slowest_rank_seconds(f, iters)))
         out.append({"name": name, "sizes": sizes, "shape": shape, **{
             k: statistics.median(v) * 1e6 for k, v in rounds.items()}})  # fmt: skip
     if rank == 0:
         print(json.dumps(out), flush=True)
     dist.destroy_process_group()
-
-
-def _timed(f, iters: int) -> list[float]:  # noqa: ANN001
-    """Each of `iters` runs' time on its slowest rank, in seconds."""
-    import torch
-    import torch.distributed as dist
-
-    times = []
-    for _ in range(iters):
-        dist.barrier()
-        start = time.perf_counter()
-        f()
-        elapsed = torch.tensor([time.perf_counter() - start])
-        dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
-        times.append(float(elapsed))
-    return times
 
 
 def _source(full, mesh, placements):  # noqa: ANN001, ANN202

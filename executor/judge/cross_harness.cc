@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/judge/data_rule.h"
-#include "run_values/sample_stats.h"
 
 namespace reshard::executor {
 namespace {
@@ -38,16 +37,7 @@ absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
     }
     total.push_back(stats.total_seconds);
   }
-  if (total.empty()) return s;
-  for (const std::vector<double>& row : rows) {
-    report.seconds_min.push_back(Minimum(row));
-    report.seconds_median.push_back(Median(row));
-    report.seconds.emplace_back(
-        row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                       row.size(), kReportedExecutions)));
-  }
-  report.total_seconds_min = Minimum(total);
-  report.total_seconds_median = Median(total);
+  if (!total.empty()) SummarizeTimings(rows, total, report);
   return s;
 }
 

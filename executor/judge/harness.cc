@@ -72,15 +72,7 @@ struct Samples {
     local.push_back(stats.local_seconds);
   }
   void Summarize(RankReport& report) const {
-    for (const std::vector<double>& row : rows) {
-      report.seconds_min.push_back(Minimum(row));
-      report.seconds_median.push_back(Median(row));
-      report.seconds.emplace_back(
-          row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                         row.size(), kReportedExecutions)));
-    }
-    report.total_seconds_min = Minimum(total);
-    report.total_seconds_median = Median(total);
+    SummarizeTimings(rows, total, report);
     report.local_seconds_median = Median(local);
   }
 };
@@ -243,6 +235,19 @@ class ConservedCheck : public RunCheck {
 };
 
 }  // namespace
+
+void SummarizeTimings(const std::vector<std::vector<double>>& rows,
+                      const std::vector<double>& total, RankReport& report) {
+  for (const std::vector<double>& row : rows) {
+    report.seconds_min.push_back(Minimum(row));
+    report.seconds_median.push_back(Median(row));
+    report.seconds.emplace_back(
+        row.begin(), row.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                       row.size(), kReportedExecutions)));
+  }
+  report.total_seconds_min = Minimum(total);
+  report.total_seconds_median = Median(total);
+}
 
 ResultCheck CheckResult(const Mesh& mesh, const Plan& plan, int64_t position,
                         CommunicatorProvider& provider,

@@ -76,6 +76,12 @@ RankReport RunGenerated(const Mesh& mesh, const BatchWork& work, int64_t rank,
                         CommunicatorProvider& provider, const RunOptions& run,
                         const HarnessOptions& harness);
 
+// The timed executions' seconds into `report`: per row its min, median
+// and first kReportedExecutions samples, and the whole run's min and
+// median (`total`, one per execution).
+void SummarizeTimings(const std::vector<std::vector<double>>& rows,
+                      const std::vector<double>& total, RankReport& report);
+
 // What a rank's result of one tensor amounts to (docs/DESIGN.md §6.2): the
 // validation collective (the Partial dims of `plan.dst` reduced in place on
 // `result`, not timed), the comparison with g and the checksum. `status` is

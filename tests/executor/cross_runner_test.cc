@@ -89,20 +89,12 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     }
     return out;
   };
-  absl::StatusOr<std::vector<executor::ChildResult>> children =
-      executor::RunLocalRanks(world, body, std::chrono::minutes(5));
-  EXPECT_TRUE(children.ok()) << children.status();
+  const std::vector<std::vector<RankReport>> by_rank =
+      testing::RunCaseRanks(world, cases.size(), body);
   std::vector<std::vector<RankReport>> reports(cases.size(),
                                                std::vector<RankReport>(world));
-  for (int r = 0; children.ok() && r < world; ++r) {
-    const std::vector<std::string> frames =
-        testing::Unframe((*children)[r].output);
-    EXPECT_EQ(frames.size(), cases.size()) << "rank " << r;
-    for (size_t i = 0; i < frames.size() && i < cases.size(); ++i) {
-      absl::StatusOr<RankReport> report = executor::ParseReport(frames[i]);
-      EXPECT_TRUE(report.ok()) << report.status();
-      if (report.ok()) reports[i][r] = *std::move(report);
-    }
+  for (int r = 0; r < world; ++r) {
+    for (size_t i = 0; i < cases.size(); ++i) reports[i][r] = by_rank[r][i];
   }
   return reports;
 }

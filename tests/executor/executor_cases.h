@@ -6,12 +6,15 @@
 #define RESHARD_TESTS_EXECUTOR_EXECUTOR_CASES_H_
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "executor/launch/local_launch.h"
 #include "gtest/gtest.h"
 #include "planner/core/local_layout.h"
 #include "planner/search/planner.h"
@@ -119,6 +122,32 @@ inline std::vector<std::string> Unframe(const std::string& s) {
     at = colon + 1 + n;
   }
   return out;
+}
+
+// Runs `body(rank)` on `world` rank processes, each returning the framed
+// reports of `cases` cases, and returns them as reports[rank][case]; a
+// child that died or sent fewer fails the test (its reports stay empty).
+inline std::vector<std::vector<executor::RankReport>> RunCaseRanks(
+    int world, size_t cases, const std::function<std::string(int)>& body) {
+  absl::StatusOr<std::vector<executor::ChildResult>> children =
+      executor::RunLocalRanks(world, body, std::chrono::minutes(5));
+  EXPECT_TRUE(children.ok()) << children.status();
+  std::vector<std::vector<executor::RankReport>> reports(
+      world, std::vector<executor::RankReport>(cases));
+  for (int r = 0; children.ok() && r < world; ++r) {
+    const executor::ChildResult& child = (*children)[r];
+    EXPECT_EQ(child.exit_code, 0)
+        << "rank " << r << " ended by signal " << child.signal;
+    const std::vector<std::string> frames = Unframe(child.output);
+    EXPECT_EQ(frames.size(), cases) << "rank " << r;
+    for (size_t i = 0; i < frames.size() && i < cases; ++i) {
+      absl::StatusOr<executor::RankReport> report =
+          executor::ParseReport(frames[i]);
+      EXPECT_TRUE(report.ok()) << report.status();
+      if (report.ok()) reports[r][i] = *std::move(report);
+    }
+  }
+  return reports;
 }
 
 // docs/DESIGN.md §6.2's checksum of `position`'s expected result, from the rule

@@ -64,29 +64,28 @@ def test_readme_from_python_runs_as_written(server: str) -> None:
     assert '{"meshes": [{"mesh_id": "mesh-' in ran.stdout, ran.stdout
 
 
-def test_readme_from_pytorch_runs_as_written(tmp_path: Path) -> None:
-    [block] = readme_blocks("python", "From PyTorch")
-    script = tmp_path / "from_pytorch.py"  # mp.spawn needs a file to import
-    script.write_text(block)
-    ran = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=180
-    )
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    assert ran.stdout.startswith("Reshard (optimal):\ntrace: S(0)[1]S(0)[0]->"), (
-        ran.stdout
-    )
-    assert "\nPyTorch 2." in ran.stdout and "mesh dim 0:" in ran.stdout, ran.stdout
-
-
-def test_readme_moving_weights_runs_as_written(tmp_path: Path) -> None:
-    [block] = readme_blocks("python", "Moving weights between meshes")
-    script = tmp_path / "refit.py"  # mp.spawn needs a file to import
+def run_readme_script(heading: str, tmp_path: Path) -> str:
+    """The section's one Python block run as a script (mp.spawn needs a
+    file to import); its stdout, once it exited 0."""
+    [block] = readme_blocks("python", heading)
+    script = tmp_path / "readme_block.py"
     script.write_text(block)
     ran = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=240
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert ran.stdout == "refit: 3 steps, disjoint and colocated, weights equal\n"
+    return ran.stdout
+
+
+def test_readme_from_pytorch_runs_as_written(tmp_path: Path) -> None:
+    out = run_readme_script("From PyTorch", tmp_path)
+    assert out.startswith("Reshard (optimal):\ntrace: S(0)[1]S(0)[0]->"), out
+    assert "\nPyTorch 2." in out and "mesh dim 0:" in out, out
+
+
+def test_readme_moving_weights_runs_as_written(tmp_path: Path) -> None:
+    out = run_readme_script("Moving weights between meshes", tmp_path)
+    assert out == "refit: 3 steps, disjoint and colocated, weights equal\n"
 
 
 def _api_doc_script() -> ModuleType:
