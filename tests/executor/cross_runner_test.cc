@@ -89,14 +89,8 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     }
     return out;
   };
-  const std::vector<std::vector<RankReport>> by_rank =
-      testing::RunCaseRanks(world, cases.size(), body);
-  std::vector<std::vector<RankReport>> reports(cases.size(),
-                                               std::vector<RankReport>(world));
-  for (int r = 0; r < world; ++r) {
-    for (size_t i = 0; i < cases.size(); ++i) reports[i][r] = by_rank[r][i];
-  }
-  return reports;
+  return testing::RunCaseRanks(world, cases.size(), body,
+                               [](size_t, int r) { return int64_t{r}; });
 }
 
 const CrossMeshPlan& OwnPlan(int, const CrossCase& c) { return c.plan; }

@@ -125,15 +125,17 @@ inline std::vector<std::string> Unframe(const std::string& s) {
 }
 
 // Runs `body(rank)` on `world` rank processes, each returning the framed
-// reports of `cases` cases, and returns them as reports[rank][case]; a
-// child that died or sent fewer fails the test (its reports stay empty).
+// reports of `cases` cases, and returns them as reports[case][slot], where
+// `slot(case, rank)` places rank's report; a child that died or sent fewer
+// fails the test (its reports stay empty).
 inline std::vector<std::vector<executor::RankReport>> RunCaseRanks(
-    int world, size_t cases, const std::function<std::string(int)>& body) {
+    int world, size_t cases, const std::function<std::string(int)>& body,
+    const std::function<int64_t(size_t, int)>& slot) {
   absl::StatusOr<std::vector<executor::ChildResult>> children =
       executor::RunLocalRanks(world, body, std::chrono::minutes(5));
   EXPECT_TRUE(children.ok()) << children.status();
   std::vector<std::vector<executor::RankReport>> reports(
-      world, std::vector<executor::RankReport>(cases));
+      cases, std::vector<executor::RankReport>(world));
   for (int r = 0; children.ok() && r < world; ++r) {
     const executor::ChildResult& child = (*children)[r];
     EXPECT_EQ(child.exit_code, 0)
@@ -144,7 +146,7 @@ inline std::vector<std::vector<executor::RankReport>> RunCaseRanks(
       absl::StatusOr<executor::RankReport> report =
           executor::ParseReport(frames[i]);
       EXPECT_TRUE(report.ok()) << report.status();
-      if (report.ok()) reports[r][i] = *std::move(report);
+      if (report.ok()) reports[i][slot(i, r)] = *std::move(report);
     }
   }
   return reports;

@@ -81,17 +81,9 @@ std::vector<std::vector<RankReport>> RunOnRanks(
     }
     return out;
   };
-  const std::vector<std::vector<RankReport>> by_rank =
-      testing::RunCaseRanks(world, cases.size(), body);
-  std::vector<std::vector<RankReport>> reports(cases.size(),
-                                               std::vector<RankReport>(world));
-  for (int r = 0; r < world; ++r) {
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const int64_t position = cases[i]->mesh.PositionOfRank(r);
-      reports[i][position] = by_rank[r][i];
-    }
-  }
-  return reports;
+  return testing::RunCaseRanks(world, cases.size(), body, [&](size_t i, int r) {
+    return cases[i]->mesh.PositionOfRank(r);
+  });
 }
 
 void CheckCase(const testing::ExecCase& c, const std::vector<RankReport>& got,
