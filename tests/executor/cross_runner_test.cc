@@ -6,6 +6,8 @@
 // collective, with §6.2's checksum computed here independently; a rank
 // that is only a source reports no tensor. A rank given another layout
 // stops every rank before any data moves, naming it.
+#include <cstdlib>
+#include <iostream>
 #include <map>
 #include <random>
 
@@ -26,7 +28,7 @@ namespace {
 
 using executor::RankReport;
 
-constexpr int kRandomPlans = 160;
+constexpr int kRandomPlans = 160;  // in CI; RESHARD_CROSS_PLANS for a bench run
 constexpr int64_t kMaxRunRanks = 8;  // processes on a 2-core machine
 
 struct CrossCase {
@@ -117,7 +119,13 @@ void CheckCase(const CrossCase& c, const std::vector<RankReport>& reports) {
 }
 
 TEST(CrossRunnerTest, RandomPlansOnProcessesValidateOnEveryDestination) {
-  const std::vector<CrossCase> cases = RandomCases(20261207, kRandomPlans);
+  // A recorded bench run asks for more, with another seed:
+  // RESHARD_CROSS_PLANS=480 RESHARD_CROSS_SEED=7 build/tests/cross_runner_test
+  const char* plans = std::getenv("RESHARD_CROSS_PLANS");
+  const char* seed = std::getenv("RESHARD_CROSS_SEED");
+  const int count = plans != nullptr ? std::atoi(plans) : kRandomPlans;
+  const std::vector<CrossCase> cases = RandomCases(
+      seed != nullptr ? std::strtoull(seed, nullptr, 10) : 20261207, count);
   std::map<int64_t, std::vector<const CrossCase*>> by_world;
   for (const CrossCase& c : cases) by_world[c.ranks].push_back(&c);
   int transfers = 0, with_pre = 0, with_post = 0;
@@ -134,7 +142,10 @@ TEST(CrossRunnerTest, RandomPlansOnProcessesValidateOnEveryDestination) {
   // The generator reaches both roles' steps.
   EXPECT_GT(with_pre, 10);
   EXPECT_GT(with_post, 10);
-  EXPECT_GT(transfers, kRandomPlans);
+  EXPECT_GT(transfers, count);
+  std::cout << cases.size() << " plans run, " << transfers << " transfers, "
+            << with_pre << " with pre-steps, " << with_post
+            << " with post-steps\n";
 }
 
 // Rank 1 runs a plan whose layout digest differs: every rank fails at
