@@ -6,8 +6,11 @@ on ranks 4-7, both rank maps shuffled) and colocated (8 ranks to the same
 side), Partial sources of every op, every dtype. Every destination rank's
 result equals its block of the full tensor element for element, on the
 first run and on a second run written in place into the caller's tensors;
-a rank outside the destination mesh gets none. A rank given another layout
-makes every rank refuse before any data moves, naming it."""
+a rank outside the destination mesh gets none; and a third run staged
+into fresh outputs. A rank given another layout makes every rank refuse
+before any data moves, naming it; a source rank gone mid-move makes every
+destination rank that needs it raise UNAVAILABLE with its staged outputs
+as they were."""
 
 from __future__ import annotations
 
@@ -131,3 +134,21 @@ def test_a_rank_given_another_layout_is_named_before_data_moves(
             f"rank {3 if rank != 3 else 0} moves tensors of another layout"
             in (line["message"])
         ), (rank, line)
+
+
+def test_a_rank_gone_mid_move_leaves_staged_outputs_as_they_were(
+    tmp_path: Path,
+) -> None:
+    outputs = run_ranks(
+        RANK_SCRIPT.with_name("torch_cross_move_fault_rank.py"),
+        8,
+        [f"--store={tmp_path / 'store'}"],
+        RANKS_TIMEOUT_S,
+    )
+    lines = [json.loads(out) for out in outputs]
+    for rank in (4, 5, 6, 7):  # each needs rank 2's block
+        raised = lines[rank]["raised"]
+        assert raised is not None and raised["code"] == "UNAVAILABLE", lines[rank]
+        assert "this rank exchanges with ranks [0, 1, 2, 3]" in raised["message"]
+        assert "out is as it was" in raised["message"], raised
+        assert lines[rank]["unchanged"], lines[rank]

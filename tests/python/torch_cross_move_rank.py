@@ -2,10 +2,11 @@
 for every case of a file, moves a small state dict (full tensors known to
 every rank, each rank's source block cut from them by the test's own
 layout oracle) from one DeviceMesh layout to another with
-reshard.torch's CrossMeshMove, twice (the second run into the first run's
-outputs, in place), and prints one JSON line per case: for each tensor,
-whether this rank's result equals its block of the full tensor element for
-element (null on a rank outside the destination mesh).
+reshard.torch's CrossMeshMove three times (the second run into the first
+run's outputs, in place; the third staged into fresh outputs), and prints
+one JSON line per case: for each tensor, whether this rank's results equal
+its block of the full tensor element for element (null on a rank outside
+the destination mesh).
 
   torch_cross_move_rank.py --rank R --world N --store PATH --cases FILE
 """
@@ -76,17 +77,20 @@ def run_case(case: dict[str, Any], rank: int, meshes: dict[Any, Any]) -> Any:
     first = move.run(locals_)
     out = {n: torch.full_like(v, 7) for n, v in first.items() if v is not None}
     second = move.run(locals_, out)
+    staged_out = {n: torch.full_like(v, 7) for n, v in first.items() if v is not None}
+    staged = move.run(locals_, staged_out, staging=True)
     verdict = {}
     for name, want in expected.items():
-        got, again = first[name], second[name]
+        got, again, third = first[name], second[name], staged[name]
         if want is None:
-            verdict[name] = None if got is None and again is None else "extra"
+            nothing = got is None and again is None and third is None
+            verdict[name] = None if nothing else "extra"
             continue
         verdict[name] = (
             got is not None
             and again is out[name]
-            and torch.equal(got, want)
-            and torch.equal(again, want)
+            and third is staged_out[name]
+            and all(torch.equal(t, want) for t in (got, again, third))
         )
     return verdict
 

@@ -13,8 +13,8 @@ all the tensors of a move together, every box given by the program.
 loop): every rank compares the layouts' digests with every other rank
 once, when it is made, and refuses to move (naming the rank) when any
 differs. Destinations may be the caller's own local tensors, written in
-place: a failure part way may leave them half written (there is no
-staging on this path)."""
+place: as data arrives (a failure part way may leave them half written),
+or with `staging=True` only once this rank's part of the run succeeded."""
 
 from __future__ import annotations
 
@@ -191,22 +191,61 @@ class CrossMeshMove:
         self,
         sources: Mapping[str, torch.Tensor | DTensor | None],
         out: Mapping[str, torch.Tensor] | None = None,
+        staging: bool = False,
     ) -> dict[str, torch.Tensor | None]:
         """Moves every tensor: `sources[name]` is this rank's local tensor
         under its source layout (a DTensor's local tensor is taken; None or
         absent on a rank outside the source mesh). Returns each tensor's
         local tensor under its destination layout (None on a rank outside
-        the destination mesh): `out[name]` when given, written in place."""
+        the destination mesh): `out[name]` when given, written in place.
+        Without `staging`, `out` is written as data arrives, so a failure
+        part way may leave it half written; with it, results are made in
+        buffers of their own and copied into `out` only once every transfer
+        and post-step of this rank succeeded (a copy per tensor; each rank
+        decides for itself: there is no commit across ranks). A failed transfer or
+        collective raises Error(UNAVAILABLE) naming this rank's peers."""
         mids: dict[str, torch.Tensor] = {}
         for name, m in self._moves.items():
             if m.src_mid is not None:
                 mids[name] = _source_mid(name, m, sources.get(name))
-        results = _destinations(self._moves, out or {})
-        _exchange(self._moves, self._messages, mids, results)
-        return {
-            name: _finish(m, results.get(name), out, name)
-            for name, m in self._moves.items()
-        }
+        direct = {} if staging else (out or {})
+        results = _destinations(self._moves, direct)
+        try:
+            _exchange(self._moves, self._messages, mids, results)
+            finals = {
+                name: _finish(m, results.get(name), direct, name)
+                for name, m in self._moves.items()
+            }
+        except RuntimeError as e:
+            peers = sorted(
+                set(self._messages[0].buffers) | set(self._messages[1].buffers)
+            )
+            raise Error(
+                StatusCode.UNAVAILABLE,
+                f"transfers: {e} (this rank exchanges with ranks {peers}; "
+                + ("out is as it was)" if staging else "out may be half written)"),
+            ) from e
+        return _written(finals, out) if staging and out else finals
+
+
+def _written(
+    finals: dict[str, torch.Tensor | None], out: Mapping[str, torch.Tensor]
+) -> dict[str, torch.Tensor | None]:
+    """Every staged result copied into the caller's `out` (checked first,
+    so that a wrong shape leaves all of `out` as it was)."""
+    for name, t in finals.items():
+        given = out.get(name)
+        if given is not None and t is not None and given.shape != t.shape:
+            raise invalid_argument(
+                f"out[{name!r}]: {list(given.shape)}; this rank's block is "
+                f"{list(t.shape)}"
+            )
+    for name, t in finals.items():
+        given = out.get(name)
+        if given is not None and t is not None:
+            given.copy_(t)
+            finals[name] = given
+    return finals
 
 
 def _source_mid(name: str, m: _TensorMove, given: Any) -> torch.Tensor:
