@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "executor/run/cross_program.h"
 #include "executor/run/rank_program_json.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
@@ -412,10 +413,14 @@ grpc::ServerUnaryReactor* PlannerService::PlanCrossMesh(
         absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
         if (!credential.ok()) return credential.status();
         call->request.cache_scope = CacheScopeOf(*credential);
+        const std::optional<int64_t> program_rank =
+            request->has_program_rank()
+                ? std::optional<int64_t>(request->program_rank())
+                : std::nullopt;
         // Two meshes' searches and every rank pair's boxes: always heavy.
         return PlanningCall{
             true, call->request.cache_scope,
-            [this, ctx, response, call = *std::move(call)] {
+            [this, ctx, response, program_rank, call = *std::move(call)] {
               absl::StatusOr<CrossMeshPlan> plan =
                   MakeCrossMeshPlan(*call.src_mesh, *call.dst_mesh,
                                     call.request, &cache_, CallStop(ctx));
@@ -423,6 +428,16 @@ grpc::ServerUnaryReactor* PlannerService::PlanCrossMesh(
               proto::CrossPlanToProto(*call.src_mesh, *call.dst_mesh, *plan,
                                       kMaxListedTransfers,
                                       response->mutable_plan());
+              if (!program_rank) return absl::OkStatus();
+              absl::StatusOr<executor::CrossProgram> program =
+                  executor::CompileCrossProgram(*call.src_mesh, *call.dst_mesh,
+                                                *plan, *program_rank);
+              if (!program.ok()) {
+                return absl::Status(
+                    program.status().code(),
+                    absl::StrCat("program_rank: ", program.status().message()));
+              }
+              response->set_program_json(executor::CrossProgramJson(*program));
               return absl::OkStatus();
             }};
       });

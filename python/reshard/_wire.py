@@ -186,6 +186,7 @@ def cross_request(
     unavailable_ranks: Sequence[int],
     cross_link: Link,
     options: PlanOptions,
+    program_rank: int | None = None,
 ) -> Any:
     out = pb.PlanCrossMeshRequest(
         src_mesh=mesh_to_proto(src_mesh),
@@ -197,6 +198,8 @@ def cross_request(
         options=options_to_proto(options),
     )
     _link_to(cross_link, out.cross_link)
+    if program_rank is not None:
+        out.program_rank = program_rank
     return out
 
 

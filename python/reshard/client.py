@@ -414,6 +414,36 @@ class Client:
         response = self._call(self._planner("PlanCrossMesh"), request)
         return _wire.cross_plan_from_proto(response.plan)
 
+    def plan_cross_program(
+        self,
+        src_mesh: Mesh,
+        dst_mesh: Mesh,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str,
+        rank: int,
+        unavailable_ranks: Sequence[int] = (),
+        cross_link: Link | None = None,
+        **option_kwargs: Any,
+    ) -> tuple[CrossMeshPlan, dict[str, Any]]:
+        """plan_cross_mesh, and global `rank`'s compiled program of the plan
+        (docs/PLAN_JSON.md, "Cross-mesh programs"), read: what
+        reshard.torch.CrossMeshMove runs where the native module is not."""
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        request = _wire.cross_request(
+            src_mesh,
+            dst_mesh,
+            item,
+            unavailable_ranks,
+            cross_link or Link(),
+            options_of(None, option_kwargs),
+            rank,
+        )
+        response = self._call(self._planner("PlanCrossMesh"), request)
+        plan = _wire.cross_plan_from_proto(response.plan)
+        return plan, json.loads(response.program_json)
+
     def _replan(
         self,
         mesh: Mesh,

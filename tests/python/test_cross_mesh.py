@@ -93,3 +93,25 @@ def test_refusals_name_the_field(client: Client, tmp_path: Path) -> None:
     with pytest.raises(reshard.Error) as e:
         reshard.CrossMeshPlan.from_json('{"kind": "plan"}')
     assert e.value.code == reshard.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[3]}->{c[4]}")
+def test_the_service_compiles_every_ranks_program_as_in_process(
+    client: Client, case: Any
+) -> None:
+    from reshard._inprocess import plan_cross_program
+
+    src_mesh, dst_mesh, shape, src, dst, unavailable = case
+    ranks = sorted(set(src_mesh.rank_map) | set(dst_mesh.rank_map))
+    for rank in ranks:
+        args = (src_mesh, dst_mesh, shape, src, dst, "float32", rank, unavailable)
+        plan, served = client.plan_cross_program(*args)
+        _, ours = plan_cross_program(*args)
+        assert served == ours, rank
+        assert served["rank"] == rank and served["kind"] == "cross_mesh"
+        assert (served["source"] is not None) == (rank in src_mesh.rank_map)
+        assert served["layout_digest"] == plan.layout_digest
+    with pytest.raises(reshard.Error) as e:
+        client.plan_cross_program(src_mesh, dst_mesh, shape, src, dst, "float32", 99)
+    assert e.value.code == reshard.StatusCode.INVALID_ARGUMENT
+    assert "program_rank: rank 99 is in neither mesh of the plan" in str(e.value)

@@ -5,7 +5,8 @@ on ranks 4-7, both rank maps shuffled) and colocated (8 ranks to the same
 8 permuted), uneven shapes, shard orders (strided shards on the torch
 side), Partial sources of every op, every dtype. Every destination rank's
 result equals its block of the full tensor element for element, on the
-first run and on a second run written in place into the caller's tensors;
+first run and on a second run written in place into the caller's tensors
+(a quarter of the cases planned and compiled by a planner service);
 a rank outside the destination mesh gets none; and a third run staged
 into fresh outputs. A rank given another layout makes every rank refuse
 before any data moves, naming it; a source rank gone mid-move makes every
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import reshard
+from reshard_processes import planner
 from torch_cases import MESHES, random_state
 from torch_ranks import run_cases, run_ranks
 
@@ -85,7 +87,10 @@ def test_random_state_dict_moves_equal_the_full_tensors_blocks(
     tmp_path: Path,
 ) -> None:
     cases = random_cases(random.Random(20261207))
-    results = run_cases(RANK_SCRIPT, tmp_path, 8, cases, RANKS_TIMEOUT_S)
+    with planner(tmp_path) as address:
+        for case in cases[3::4]:  # these plan on the service, not natively
+            case["planner"] = address
+        results = run_cases(RANK_SCRIPT, tmp_path, 8, cases, RANKS_TIMEOUT_S)
     moved = 0
     for i, case in enumerate(cases):
         dst_ranks = set(case["dst_mesh"]["ranks"])

@@ -18,6 +18,7 @@ from typing import Any
 import reshard.torch as rt
 import torch
 from layout import State, box, coordinate
+from reshard.client import Client
 from reshard.torch.cross_move import CrossMeshMove, Layout
 from torch.distributed.device_mesh import DeviceMesh
 from torch_plan_rank import DTYPES
@@ -73,7 +74,8 @@ def run_case(case: dict[str, Any], rank: int, meshes: dict[Any, Any]) -> Any:
             shape, dtype)  # fmt: skip
         locals_[t["name"]] = block(full, t["src"], case["src_mesh"], rank)
         expected[t["name"]] = block(full, t["dst"], case["dst_mesh"], rank)
-    move = CrossMeshMove(sources, destinations)
+    client = Client(case["planner"]) if "planner" in case else None
+    move = CrossMeshMove(sources, destinations, client)
     first = move.run(locals_)
     out = {n: torch.full_like(v, 7) for n, v in first.items() if v is not None}
     second = move.run(locals_, out)

@@ -22,7 +22,7 @@ import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
@@ -34,6 +34,9 @@ from reshard.torch.dtypes import dtype_name
 from reshard.torch.mesh import mesh_of
 from reshard.torch.placements import placement_text
 from reshard.torch.program import Program, prepare, run
+
+if TYPE_CHECKING:
+    from reshard.client import Client
 
 Slices = tuple[slice, ...]
 
@@ -128,18 +131,12 @@ def _compile(
     )
 
 
-def _plan_program(src: Layout, dst: Layout, options: Mapping[str, Any]) -> Any:
-    from reshard._inprocess import native_or_none
-
-    if native_or_none() is None:
-        raise Error(
-            StatusCode.UNIMPLEMENTED,
-            "cross-mesh moves need the native module reshard._native (plans "
-            "and programs are compiled by the C++ core)",
-        )
-    from reshard._inprocess import plan_cross_program
-
-    _, program = plan_cross_program(
+def _plan_program(
+    src: Layout, dst: Layout, client: Client | None, options: Mapping[str, Any]
+) -> Any:
+    """This rank's compiled program of the move: from `client`'s service
+    when given, else from the native module."""
+    args = (
         mesh_of(src.mesh),
         mesh_of(dst.mesh),
         src.shape,
@@ -147,9 +144,20 @@ def _plan_program(src: Layout, dst: Layout, options: Mapping[str, Any]) -> Any:
         dst.text(),
         dtype_name(src.dtype),
         dist.get_rank(),
-        **options,
     )
-    return program
+    if client is not None:
+        return client.plan_cross_program(*args, **options)[1]
+    from reshard._inprocess import native_or_none
+
+    if native_or_none() is None:
+        raise Error(
+            StatusCode.UNIMPLEMENTED,
+            "cross-mesh moves need the native module reshard._native or a "
+            "reshard.Client (client=) whose service compiles the programs",
+        )
+    from reshard._inprocess import plan_cross_program
+
+    return plan_cross_program(*args, **options)[1]
 
 
 class CrossMeshMove:
@@ -158,13 +166,16 @@ class CrossMeshMove:
     them, as many times as asked. Every rank of the torch world builds it
     with the same layouts, at the same time (it compares the layouts'
     digests over the default process group, FAILED_PRECONDITION naming the
-    first rank that differs). Option keywords as reshard.plan_cross_mesh's
-    (unavailable_ranks=, cross_link=, ...)."""
+    first rank that differs). Planned in this process, or by `client`'s
+    service when given (then the native module is not needed). Option
+    keywords as reshard.plan_cross_mesh's (unavailable_ranks=,
+    cross_link=, ...)."""
 
     def __init__(
         self,
         sources: Mapping[str, Layout],
         destinations: Mapping[str, Layout],
+        client: Client | None = None,
         **options: Any,
     ) -> None:
         if set(sources) != set(destinations):
@@ -182,7 +193,7 @@ class CrossMeshMove:
                     f"destinations[{name!r}]: {list(dst.shape)} {dst.dtype}, "
                     f"the source is {list(src.shape)} {src.dtype}"
                 )
-            program = _plan_program(src, dst, options)
+            program = _plan_program(src, dst, client, options)
             self._moves[name] = _compile(program, src, dst, src.dtype)
         _check_digests(self._moves)
         self._messages = (_Messages(self._moves, True), _Messages(self._moves, False))
@@ -389,11 +400,13 @@ def move_state_dict(
     device_mesh: DeviceMesh,
     placements: Callable[[str, DTensor], Sequence[Placement]] | Sequence[Placement],
     out: Mapping[str, torch.Tensor] | None = None,
+    client: Client | None = None,
     **options: Any,
 ) -> dict[str, torch.Tensor | None]:
     """Moves every DTensor of `state_dict` to `placements` (one list for
     all, or a function of the name and the DTensor) on `device_mesh`, in
-    one call: plans, compiles and runs a CrossMeshMove once. Returns each
+    one call: plans (in this process, or by `client`'s service), compiles
+    and runs a CrossMeshMove once. Returns each
     tensor's local tensor under its new layout (None on a rank outside
     `device_mesh`); `out[name]`, when given, is written in place."""
     sources, destinations = {}, {}
@@ -405,4 +418,5 @@ def move_state_dict(
         destinations[name] = Layout(
             device_mesh, tuple(chosen), tuple(value.shape), value.dtype
         )
-    return CrossMeshMove(sources, destinations, **options).run(state_dict, out)
+    move = CrossMeshMove(sources, destinations, client, **options)
+    return move.run(state_dict, out)
