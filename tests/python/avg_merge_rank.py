@@ -11,14 +11,13 @@ without the flattened mesh it gives 10. Reshard's plans give 10, merged
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import reshard.torch as rt
 import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DeviceMesh, DTensor, Partial, Replicate
-from torch_ranks import init_gloo
+from torch_ranks import join_from_args
 
 SHAPE = (4,)
 
@@ -51,12 +50,7 @@ def run(rank: int, world: int) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    for flag in ("--rank", "--world"):
-        parser.add_argument(flag, type=int, required=True)
-    parser.add_argument("--store", required=True)
-    args = parser.parse_args()
-    init_gloo(args.rank, args.world, args.store)
+    args = join_from_args()
     try:
         print(json.dumps(run(args.rank, args.world)), flush=True)
         # No rank tears its groups down while a peer still uses them.

@@ -10,7 +10,6 @@ eager ones, and how many graph breaks dynamo counted.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import reshard.torch as rt
@@ -18,7 +17,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.tensor import DTensor, Replicate, Shard
-from torch_ranks import init_gloo
+from torch_ranks import join_from_args
 
 
 class Gathered(torch.nn.Module):
@@ -46,12 +45,7 @@ def forward_and_grad(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    for flag in ("--rank", "--world"):
-        parser.add_argument(flag, type=int, required=True)
-    parser.add_argument("--store", required=True)
-    a = parser.parse_args()
-    init_gloo(a.rank, a.world, a.store)
+    a = join_from_args()
     mesh = init_device_mesh("cpu", (a.world,))
     module = Gathered(mesh)
     eager = forward_and_grad(module, a.rank)

@@ -11,7 +11,6 @@ were. Exits without tearing the process group down (a peer is gone).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
@@ -20,14 +19,9 @@ import reshard.torch as rt
 import torch
 from reshard.torch.cross_move import CrossMeshMove, Layout
 from torch.distributed.device_mesh import DeviceMesh
-from torch_ranks import init_gloo
+from torch_ranks import join_from_args
 
-parser = argparse.ArgumentParser()
-for flag in ("--rank", "--world"):
-    parser.add_argument(flag, type=int, required=True)
-parser.add_argument("--store", required=True)
-a = parser.parse_args()
-init_gloo(a.rank, a.world, a.store)
+a = join_from_args()
 src_mesh = DeviceMesh("cpu", torch.tensor([[0, 1], [2, 3]]))
 dst_mesh = DeviceMesh("cpu", torch.tensor([4, 5, 6, 7]))
 shape = (16, 8)

@@ -63,6 +63,20 @@ def init_gloo(rank: int, world: int, store: str) -> None:
     )
 
 
+def join_from_args(*flags: str) -> argparse.Namespace:
+    """A rank script's --rank, --world and --store (and each of `flags`, a
+    required string) read from its command line, and its Gloo world
+    joined."""
+    parser = argparse.ArgumentParser()
+    for flag in ("--rank", "--world"):
+        parser.add_argument(flag, type=int, required=True)
+    for flag in ("--store", *flags):
+        parser.add_argument(flag, required=True)
+    a = parser.parse_args()
+    init_gloo(a.rank, a.world, a.store)
+    return a
+
+
 def run_cases(
     script: Path, tmp: Path, world: int, cases: list[Any], timeout_s: float
 ) -> list[list[dict[str, Any]]]:
@@ -81,13 +95,7 @@ def serve_cases(run_case: Callable[[dict[str, Any], int, dict[Any, Any]], Any]) 
     script's own, kept across cases)."""
     import torch.distributed as dist
 
-    parser = argparse.ArgumentParser()
-    for flag in ("--rank", "--world"):
-        parser.add_argument(flag, type=int, required=True)
-    for flag in ("--store", "--cases"):
-        parser.add_argument(flag, required=True)
-    a = parser.parse_args()
-    init_gloo(a.rank, a.world, a.store)
+    a = join_from_args("--cases")
     meshes: dict[Any, Any] = {}
     with open(a.cases) as f:
         cases = json.load(f)
