@@ -193,7 +193,7 @@ absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<RankReport>> reports = RunLocalRanks(
       flags.ranks, flags.threads, Deadline(*plan, flags),
-      [](int i) { return int64_t{i}; },
+      AfterLoss(flags.run.timeout_seconds), [](int i) { return int64_t{i}; },
       [&](int i, std::shared_ptr<executor::KeyValueStore> store) {
         return RunRank(*meshes, *plan, i, std::move(store), flags);
       });

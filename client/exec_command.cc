@@ -41,7 +41,8 @@ constexpr char kExecUsage[] =
     "  (largest padded buffer), min and median microseconds of the slowest\n"
     "  rank (min_us, median_us),\n"
     "  algbw = bytes / median and busbw = algbw x the nccl-tests factor.\n"
-    "  T bounds every collective (default 30). Exit 0 only when validated.\n"
+    "  T bounds every collective (default 30); once a rank dies the others\n"
+    "  get 2T + 1 s, then are stopped. Exit 0 only when validated.\n"
     "  --backend nccl runs on GPUs (data in device memory): rank r on GPU\n"
     "  r mod the GPU count; ranks beyond the GPUs share them as processes,\n"
     "  each its own NCCL host over loopback sockets (timings then are not\n"
@@ -298,6 +299,7 @@ absl::Status RunExec(const std::optional<ServerFlags>& server,
   const ExecJob& work = *job;
   absl::StatusOr<std::vector<RankReport>> reports = RunLocalRanks(
       flags->ranks, flags->threads, RunDeadline(work, *flags),
+      AfterLoss(flags->run.timeout_seconds),
       [&](int p) { return work.mesh.RankAt(p); },
       [&](int p, std::shared_ptr<executor::KeyValueStore> store) {
         return RunOneRank(work, p, std::move(store), *flags);

@@ -16,13 +16,17 @@ namespace {
 
 using executor::RankReport;
 
-// What a child that produced no report looked like.
-RankReport LostRank(int64_t rank, const executor::ChildResult& child) {
+// What a child that produced no report looked like (`lost_rank_of`: the
+// rank of a child index).
+RankReport LostRank(int64_t rank, const executor::ChildResult& child,
+                    const std::function<int64_t(int)>& lost_rank_of) {
   RankReport lost;
   lost.rank = rank;
   lost.status = absl::UnavailableError(
-      child.signal == SIGKILL && child.killed
-          ? absl::StrCat("rank ", rank, " did not finish in time")
+      child.stopped_after >= 0
+          ? absl::StrCat("rank ", rank, " was stopped: rank ",
+                         lost_rank_of(child.stopped_after), " had died")
+      : child.timed_out ? absl::StrCat("rank ", rank, " did not finish in time")
       : child.killed
           ? absl::StrCat("rank ", rank, " died of signal ", child.signal)
           : absl::StrCat("rank ", rank, " exited with status ", child.exit_code,
@@ -32,6 +36,7 @@ RankReport LostRank(int64_t rank, const executor::ChildResult& child) {
 
 absl::StatusOr<std::vector<RankReport>> RunProcesses(
     int n, std::chrono::milliseconds deadline,
+    std::chrono::milliseconds after_loss,
     const std::function<int64_t(int)>& rank_of, const LocalRankBody& body) {
   absl::StatusOr<std::unique_ptr<executor::RendezvousDir>> rendezvous =
       executor::RendezvousDir::Create("reshardctl-exec");
@@ -42,14 +47,15 @@ absl::StatusOr<std::vector<RankReport>> RunProcesses(
         body(index, std::make_shared<executor::FileStore>(dir)));
   };
   absl::StatusOr<std::vector<executor::ChildResult>> children =
-      executor::RunLocalRanks(n, child, deadline);
+      executor::RunLocalRanks(n, child, deadline, after_loss);
   if (!children.ok()) return children.status();
   std::vector<RankReport> reports;
   for (int i = 0; i < n; ++i) {
     absl::StatusOr<RankReport> report =
         executor::ParseReport((*children)[i].output);
-    reports.push_back(report.ok() ? *std::move(report)
-                                  : LostRank(rank_of(i), (*children)[i]));
+    reports.push_back(report.ok()
+                          ? *std::move(report)
+                          : LostRank(rank_of(i), (*children)[i], rank_of));
   }
   return reports;
 }
@@ -69,9 +75,10 @@ std::vector<RankReport> RunThreads(int n, const LocalRankBody& body) {
 
 absl::StatusOr<std::vector<RankReport>> RunLocalRanks(
     int n, bool threads, std::chrono::milliseconds deadline,
+    std::chrono::milliseconds after_loss,
     const std::function<int64_t(int)>& rank_of, const LocalRankBody& body) {
   if (threads) return RunThreads(n, body);
-  return RunProcesses(n, deadline, rank_of, body);
+  return RunProcesses(n, deadline, after_loss, rank_of, body);
 }
 
 }  // namespace reshard::client

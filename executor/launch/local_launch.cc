@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -36,9 +38,25 @@ void WriteAll(int fd, const std::string& data) {
   _exit(0);  // no atexit handlers or static destructors of the parent
 }
 
-// Reads every pipe until EOF or the deadline.
+using Clock = std::chrono::steady_clock;
+
+// When the children still running are killed: the deadline, or
+// `after_loss` after the first child that ended without output.
+struct Stop {
+  Clock::time_point deadline;
+  std::optional<std::chrono::milliseconds> after_loss;
+  int lost = -1;  // the first such child
+  Clock::time_point At() const { return deadline; }
+  void Lost(int child) {
+    if (lost >= 0 || !after_loss.has_value()) return;
+    lost = child;
+    deadline = std::min(deadline, Clock::now() + *after_loss);
+  }
+};
+
+// Reads every pipe until EOF or the stop.
 void Drain(std::vector<Child>& children, std::vector<ChildResult>& results,
-           std::chrono::steady_clock::time_point deadline) {
+           Stop& stop) {
   while (true) {
     std::vector<pollfd> fds;
     std::vector<size_t> owner;
@@ -48,7 +66,7 @@ void Drain(std::vector<Child>& children, std::vector<ChildResult>& results,
       owner.push_back(i);
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+        stop.At() - Clock::now());
     if (fds.empty() || left.count() <= 0) return;
     if (poll(fds.data(), fds.size(), static_cast<int>(left.count())) < 0 &&
         errno != EINTR) {
@@ -63,14 +81,18 @@ void Drain(std::vector<Child>& children, std::vector<ChildResult>& results,
       } else if (n == 0 || errno != EINTR) {
         close(fds[k].fd);
         children[owner[k]].fd = -1;
+        if (results[owner[k]].output.empty()) {
+          stop.Lost(static_cast<int>(owner[k]));
+        }
       }
     }
   }
 }
 
-// Kills what still runs at the deadline and reaps everyone.
+// Kills what still runs at the stop and reaps everyone.
 void Reap(std::vector<Child>& children, std::vector<ChildResult>& results,
-          std::chrono::steady_clock::time_point deadline) {
+          const Stop& stop) {
+  const Clock::time_point deadline = stop.At();
   for (size_t i = 0; i < children.size(); ++i) {
     if (children[i].fd >= 0) close(children[i].fd);
     if (children[i].pid <= 0) continue;
@@ -85,6 +107,8 @@ void Reap(std::vector<Child>& children, std::vector<ChildResult>& results,
       waitpid(children[i].pid, &status, 0);
       results[i].killed = true;
       results[i].signal = SIGKILL;
+      results[i].timed_out = stop.lost < 0;
+      results[i].stopped_after = stop.lost;
       continue;
     }
     if (WIFEXITED(status)) results[i].exit_code = WEXITSTATUS(status);
@@ -99,14 +123,15 @@ void Reap(std::vector<Child>& children, std::vector<ChildResult>& results,
 
 absl::StatusOr<std::vector<ChildResult>> RunLocalRanks(
     int ranks, const std::function<std::string(int)>& body,
-    std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::chrono::milliseconds timeout,
+    std::optional<std::chrono::milliseconds> after_loss) {
+  Stop stop{Clock::now() + timeout, after_loss};
   std::vector<Child> children(ranks);
   std::vector<ChildResult> results(ranks);
   for (int r = 0; r < ranks; ++r) {
     int fds[2];
     if (pipe(fds) != 0) {
-      Reap(children, results, std::chrono::steady_clock::now());
+      Reap(children, results, Stop{Clock::now(), std::nullopt});
       return absl::InternalError(
           absl::StrCat("pipe for rank ", r, ": ", std::strerror(errno)));
     }
@@ -119,14 +144,14 @@ absl::StatusOr<std::vector<ChildResult>> RunLocalRanks(
     close(fds[1]);
     if (pid < 0) {
       close(fds[0]);
-      Reap(children, results, std::chrono::steady_clock::now());
+      Reap(children, results, Stop{Clock::now(), std::nullopt});
       return absl::InternalError(
           absl::StrCat("fork for rank ", r, ": ", std::strerror(errno)));
     }
     children[r] = {pid, fds[0]};
   }
-  Drain(children, results, deadline);
-  Reap(children, results, deadline);
+  Drain(children, results, stop);
+  Reap(children, results, stop);
   return results;
 }
 

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,19 +18,28 @@
 namespace reshard::executor {
 
 struct ChildResult {
-  std::string output;   // what body() returned (empty if it never did)
-  int exit_code = -1;   // the child's exit status; -1 when killed
-  bool killed = false;  // still running at the deadline, or died by signal
-  int signal = 0;       // the signal that ended it, if any
+  std::string output;      // what body() returned (empty if it never did)
+  int exit_code = -1;      // the child's exit status; -1 when killed
+  bool killed = false;     // still running at the deadline, or died by signal
+  int signal = 0;          // the signal that ended it, if any
+  bool timed_out = false;  // killed here at the deadline
+  // Killed here `after_loss` after child `stopped_after` ended without
+  // returning anything (-1: not stopped so).
+  int stopped_after = -1;
 };
 
 // Forks `ranks` children; child r runs `body(r)`. Call only while this
 // process has a single thread (fork copies just the caller's thread).
 // INTERNAL when a process or pipe cannot be created (children already
-// started are killed and reaped).
+// started are killed and reaped). With `after_loss`, once a child has ended
+// without returning anything (killed, crashed), the others still running
+// get that long to finish (their peers' failures reach them within their
+// own timeouts) and are then killed: a run that lost a rank ends soon,
+// whatever the deadline.
 absl::StatusOr<std::vector<ChildResult>> RunLocalRanks(
     int ranks, const std::function<std::string(int)>& body,
-    std::chrono::milliseconds deadline);
+    std::chrono::milliseconds deadline,
+    std::optional<std::chrono::milliseconds> after_loss = std::nullopt);
 
 }  // namespace reshard::executor
 

@@ -3,7 +3,8 @@
 # on Gloo rank processes: a disjoint move (2x2 on ranks 0-3 to 2x2 on 4-7)
 # whose destination checksums equal those of the same layout reached within
 # one mesh, source-only ranks reporting none; a colocated, permuted move
-# from a Partial source; and the errors a user meets first.
+# from a Partial source; the errors a user meets first; and a rank killed
+# mid-run.
 set -u
 CTL="$1"
 . "$(dirname "$0")/lib.sh"
@@ -51,5 +52,28 @@ err=$("$CTL" exec --local 4 --src_mesh x=2 --dst_mesh y=2 --batch /dev/null \
   2>&1 >/dev/null); rc=$?
 [ $rc -ne 0 ] && contains "$err" "cross-mesh batches do not run yet"
 check "a cross-mesh batch says it does not run yet ($rc: $err)" $?
+
+# A rank killed as the ranks connect or run: the others fail or are stopped
+# soon after, exec says which rank died, exits non-zero, and no rank
+# process outlives it.
+tmpk=$(mktemp -d)
+setsid "$CTL" exec --local 8 --src_mesh dp=2,tp=2 --dst_mesh a=2,b=2 --shape 256,256 \
+  --from 'S(0),S(1)' --to 'R,S(0)' --iters 100000 --timeout_seconds 3 \
+  >"$tmpk/out" 2>"$tmpk/err" &
+exec_pid=$!
+for _ in $(seq 200); do
+  [ "$(pgrep -g "$exec_pid" | wc -l)" -ge 9 ] && break
+  sleep 0.05
+done
+victim=$(pgrep -g "$exec_pid" | grep -vx "$exec_pid" | sort -n | sed -n 3p)
+start=$SECONDS
+kill -9 "$victim"
+wait "$exec_pid"; rc=$?
+err=$(cat "$tmpk/err")
+[ $rc -ne 0 ] && contains "$err" "died of signal 9"
+check "a killed rank fails the run, named (exit $rc: $(head -c 400 "$tmpk/err"))" $?
+[ $((SECONDS - start)) -lt 30 ]; check "every rank stopped within 30 s ($((SECONDS - start)) s)" $?
+[ -z "$(pgrep -g "$exec_pid")" ]; check "no rank process outlives it" $?
+rm -rf "$tmpk"
 
 exit $fail
