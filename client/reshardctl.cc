@@ -163,10 +163,14 @@ int Main(const std::vector<std::string>& args) {
   std::cout << out.str();
   if (status.ok()) return kExitOk;
   if (UsageOf(words) == nullptr) std::cerr << kUsage;
+  // exec without --server talks to no server: its failures are its ranks',
+  // and a server's deadline or TLS settings cannot explain them.
+  const bool local = words[0] == "exec" && !flags->server_given;
   return ReportFailure(
-      WithTlsHint(
-          ExplainDeadline(status, flags->server.deadline, absl::Now() - start),
-          flags->server.tls),
+      local ? status
+            : WithTlsHint(ExplainDeadline(status, flags->server.deadline,
+                                          absl::Now() - start),
+                          flags->server.tls),
       flags->json && out.str().empty(), std::cout, std::cerr);
 }
 
