@@ -16,6 +16,7 @@
 #include "common/tls_hint.h"
 #include "common/version.h"
 #include "executor/backends/provider_factory.h"
+#include "executor/judge/cross_harness.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
 #include "spdlog/spdlog.h"
@@ -47,6 +48,10 @@ bool Refusal(absl::StatusCode code) {
 
 // What ran: a plan's steps or a batch's tensors and rows.
 std::string RunShape(const v1::RunWork& run) {
+  if (run.has_cross()) {
+    return absl::StrCat("cross-mesh plan, ", run.cross().pre().steps_size(),
+                        " + ", run.cross().post().steps_size(), " steps");
+  }
   if (!run.has_batch()) return absl::StrCat(run.plan().steps_size(), " steps");
   return absl::StrCat("batch of ", run.batch().batch().plans_size(),
                       " tensors, ", run.batch().batch().buckets_size(),
@@ -135,6 +140,8 @@ absl::StatusOr<int64_t> Agent::Join(
   if (tensors_ != nullptr && space_ == nullptr) {
     request.add_capabilities(kRegisteredTensors);
   }
+  // The cross-mesh runner packs on the host (executor/run/cross_runner.h).
+  if (space_ == nullptr) request.add_capabilities(kCrossMesh);
   v1::JoinResponse response;
   grpc::Status status = JoinOnce(request, deadline, response);
   // ALREADY_EXISTS: this rank's previous process has died but the
@@ -429,6 +436,10 @@ absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
   for (const v1::TensorBinding& b : run.tensors()) {
     names.push_back({b.source(), b.into(), b.allocate()});
   }
+  if (setup.cross.has_value()) {
+    return BoundRun::BindCross(*setup.cross, config_.rank, names.front(),
+                               !run.no_staging(), *tensors_);
+  }
   return BoundRun::Bind(setup.mesh, setup.work, config_.rank, names,
                         !run.no_staging(), *tensors_);
 }
@@ -479,6 +490,10 @@ executor::RankReport Agent::Execute(
     }
     return inbox.Cancelled().has_value();
   };
+  if (setup.cross.has_value()) {
+    return ExecuteCross(run, setup, options, bound, keep_communicators,
+                        provider);
+  }
   // Registered tensors are judged by conservation, generated data by the
   // data rule; a refusal to bind stops every rank in the pre-flight step.
   std::unique_ptr<executor::RunCheck> check =
@@ -489,6 +504,29 @@ executor::RankReport Agent::Execute(
   executor::RankReport report =
       executor::RunJudged(setup.mesh, setup.work, config_.rank, provider,
                           *check, options, setup.options, &preflight);
+  keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
+  return report;
+}
+
+executor::RankReport Agent::ExecuteCross(
+    const v1::RunWork& run, const RunSetup& setup,
+    const executor::RunOptions& options,
+    const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+    bool& keep_communicators, executor::CommunicatorProvider& provider) {
+  const executor::CrossWork& cross = *setup.cross;
+  if (run.tensors_size() == 0) {
+    return executor::RunCrossGenerated(cross.src_mesh, cross.dst_mesh,
+                                       cross.plan, config_.rank, provider,
+                                       options, setup.options);
+  }
+  // A refusal to bind stops every rank in the pre-flight step.
+  executor::Preflight preflight{bound.status()};
+  const executor::RunBuffers* tensors =
+      bound.ok() ? &(*bound)->tensors() : nullptr;
+  executor::RankReport report = executor::RunCrossOnTensors(
+      cross, config_.rank, provider, options,
+      tensors != nullptr ? tensors->sources.front() : nullptr,
+      tensors != nullptr ? tensors->results.front() : nullptr, preflight);
   keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
   return report;
 }

@@ -103,6 +103,13 @@ class Agent {
       const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
       const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
       bool& keep_communicators);
+  // A cross-mesh run's part on this rank: generated data, or its
+  // registered tensors (BindCross) after the pre-flight step.
+  executor::RankReport ExecuteCross(
+      const v1::RunWork& run, const RunSetup& setup,
+      const executor::RunOptions& options,
+      const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+      bool& keep_communicators, executor::CommunicatorProvider& provider);
   // A run on registered tensors: its tensors bound on this rank.
   absl::StatusOr<std::unique_ptr<BoundRun>> BindTensors(
       const v1::RunWork& run, const RunSetup& setup) const;

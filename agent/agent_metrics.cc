@@ -6,6 +6,21 @@
 #include "run_values/run_summary.h"
 
 namespace reshard::agent {
+namespace {
+
+// Registered once per registry; BuildCounter on a name already registered
+// returns the same family.
+prometheus::Family<prometheus::Counter>& TransferBytes(
+    prometheus::Registry& registry) {
+  return prometheus::BuildCounter()
+      .Name("reshard_transfer_bytes_total")
+      .Help(
+          "Bytes of cross-mesh transfers between this rank and others, by "
+          "direction (every execution, warmup included)")
+      .Register(registry);
+}
+
+}  // namespace
 
 AgentMetrics::AgentMetrics(prometheus::Registry& registry)
     : durations_(prometheus::BuildHistogram()
@@ -37,7 +52,18 @@ AgentMetrics::AgentMetrics(prometheus::Registry& registry)
               .Help("Sets of communicators this agent opened, one per "
                     "comm_prefix; a run that reuses the kept ones adds none")
               .Register(registry)
-              .Add({})) {
+              .Add({})),
+      transfer_sent_(TransferBytes(registry).Add({{"direction", "sent"}})),
+      transfer_received_(
+          TransferBytes(registry).Add({{"direction", "received"}})),
+      transfer_duration_(
+          prometheus::BuildHistogram()
+              .Name("reshard_transfer_duration_seconds")
+              .Help("A cross-mesh run's point-to-point transfers on this "
+                    "rank, one observation per run: the median of its timed "
+                    "iterations")
+              .Register(registry)
+              .Add({}, metrics::LatencyBuckets())) {
   auto& errors = prometheus::BuildCounter()
                      .Name("reshard_executor_errors_total")
                      .Help("Failed runs on this rank by kind of failure")
@@ -109,9 +135,26 @@ void AgentMetrics::RecordResult(const absl::Status& status, bool validated) {
   errors_[kind]->Increment();
 }
 
+void AgentMetrics::RecordTransfers(const RunSetup& setup,
+                                   const executor::RankReport& report) {
+  const int executions = report.executions_done;
+  transfer_sent_.Increment(
+      static_cast<double>(setup.cross->SentBytes(report.rank) * executions));
+  transfer_received_.Increment(static_cast<double>(
+      setup.cross->ReceivedBytes(report.rank) * executions));
+  const size_t row = executor::kTransfersRow;
+  if (report.seconds_median.size() > row && report.seconds_median[row] > 0) {
+    transfer_duration_.Observe(report.seconds_median[row]);
+  }
+}
+
 void AgentMetrics::RecordRun(const RunSetup& setup,
                              const executor::RankReport& report) {
-  RecordRows(setup, report);
+  if (setup.cross.has_value()) {
+    RecordTransfers(setup, report);
+  } else {
+    RecordRows(setup, report);
+  }
   RecordResult(report.status, !report.WhyNotValidated().has_value());
 }
 

@@ -16,6 +16,12 @@
 //    labelled `group_size` (ranks) and `size` (the step's bytes,
 //    metrics/size_bucket.h): busbw depends on both, so a series compares
 //    like with like.
+//  - a cross-mesh run's point-to-point transfers (docs/DESIGN.md §9):
+//    reshard_transfer_bytes_total{direction} (sent or received: bytes to
+//    or from other ranks, times the run's executions) and
+//    reshard_transfer_duration_seconds (histogram; one observation per run:
+//    the transfers' median over its timed iterations). No ranks or tensor
+//    names in labels (§7).
 // Every result and kind series exists from the start at 0, so rates and
 // alerts work before the first failure. Recording happens on the agent's
 // run thread; scrapes read prometheus-cpp's atomics.
@@ -75,6 +81,8 @@ class AgentMetrics {
   StepSeries& SeriesFor(const std::string& op, const std::string& group);
   prometheus::Gauge& BusbwFor(const RowSample& row);
   void RecordRows(const RunSetup& setup, const executor::RankReport& report);
+  void RecordTransfers(const RunSetup& setup,
+                       const executor::RankReport& report);
   // Its median, its bytes times the executions, its busbw.
   void RecordRow(const RowSample& row);
   void RecordResult(const absl::Status& status, bool validated);
@@ -87,6 +95,9 @@ class AgentMetrics {
   prometheus::Counter& executions_failed_;
   absl::flat_hash_map<ErrorKind, prometheus::Counter*> errors_;
   prometheus::Counter& communicators_created_;
+  prometheus::Counter& transfer_sent_;
+  prometheus::Counter& transfer_received_;
+  prometheus::Histogram& transfer_duration_;
   metrics::LabelCap groups_{metrics::LabelCap::kGroupCap};
   // By (op, group label); node-based so references stay valid.
   absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;

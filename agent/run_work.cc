@@ -9,6 +9,7 @@
 #include "planner/core/field_error.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "proto/cross_convert.h"
 
 namespace reshard::agent {
 namespace {
@@ -28,7 +29,7 @@ absl::StatusOr<std::chrono::milliseconds> CollectiveTimeout(double seconds) {
       std::max<int64_t>(1, std::llround(seconds * 1000)));
 }
 
-// `what` is "plan" or "batch".
+// `what` is "plan", "batch" or "cross-mesh plan".
 absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
   if (actual == expected) return absl::OkStatus();
   return MarkErrorKind(
@@ -44,15 +45,46 @@ absl::Status CheckDigest(const char* what, uint64_t expected, uint64_t actual) {
 // from the plans where the work was converted, planner/cost/plan_memory.h)
 // against this agent's bound; checked before any buffer is allocated, so a
 // run too large is refused, never an allocation failure.
-absl::Status CheckRunBytes(const executor::BatchWork& work,
-                           int64_t max_run_bytes) {
-  const int64_t peak = work.schedule.peak_bytes;
+absl::Status CheckRunBytes(int64_t peak, int64_t max_run_bytes) {
   if (max_run_bytes <= 0 || peak <= max_run_bytes) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("run: its peak of ", peak,
                    " bytes on a rank exceeds this agent's "
                    "--max_run_bytes ",
                    max_run_bytes, "; nothing was allocated"));
+}
+
+// A cross-mesh run: the plan and its meshes from `run.cross` (its
+// transfers expanded again by the sender rule), its digest compared, and
+// its peak on a rank (CrossMeshPlan::peak_bytes) against the bound.
+absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
+                                      std::chrono::milliseconds timeout,
+                                      int64_t max_run_bytes) {
+  if (run.tensors_size() > 1) {
+    return InvalidField("run.tensors", "a cross-mesh run moves one tensor");
+  }
+  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+      proto::CrossPlanFromProto(run.cross());
+  if (!plan.ok()) return InvalidField("run.cross", plan.status().message());
+  RunSetup setup{std::move(ranks), {}, {}, timeout};
+  setup.cross =
+      executor::CrossWork{std::move(plan->src_mesh), std::move(plan->dst_mesh),
+                          std::move(plan->plan)};
+  std::vector<int64_t> mesh_ranks;
+  for (int64_t p = 0; p < setup.mesh.world_size(); ++p) {
+    mesh_ranks.push_back(setup.mesh.RankAt(p));
+  }
+  if (mesh_ranks != setup.cross->Ranks()) {
+    return InvalidField("run.mesh", "not the cross plan's ranks, ascending");
+  }
+  setup.options.iters = run.iters();
+  setup.options.warmup = run.warmup();
+  absl::Status s =
+      CheckDigest("cross-mesh plan", run.digest(), setup.cross->Digest());
+  if (!s.ok()) return s;
+  s = CheckRunBytes(setup.cross->plan.peak_bytes, max_run_bytes);
+  if (!s.ok()) return s;
+  return setup;
 }
 
 }  // namespace
@@ -75,6 +107,9 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
+  if (run.has_cross()) {
+    return PrepareCross(run, *std::move(mesh), *timeout, max_run_bytes);
+  }
   absl::StatusOr<executor::BatchWork> work =
       proto::RunWorkFromProto(*mesh, run);
   if (!work.ok()) return work.status();
@@ -84,7 +119,7 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
   absl::Status s = CheckDigest(executor::DigestNoun(setup.work.plans.size()),
                                run.digest(), setup.work.Digest(setup.mesh));
   if (!s.ok()) return s;
-  s = CheckRunBytes(setup.work, max_run_bytes);
+  s = CheckRunBytes(setup.work.schedule.peak_bytes, max_run_bytes);
   if (!s.ok()) return s;
   return setup;
 }

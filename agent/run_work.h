@@ -17,6 +17,7 @@
 #include "planner/core/plan.h"
 #include "reshard/v1/coordinator.pb.h"
 #include "run_values/batch_work.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::agent {
 
@@ -25,9 +26,10 @@ inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{30000};
 
 struct RunSetup {
   Mesh mesh;
-  executor::BatchWork work;           // a plan is a batch of one
-  executor::HarnessOptions options;   // iters and warmup
-  std::chrono::milliseconds timeout;  // per collective
+  executor::BatchWork work;                  // a plan is a batch of one
+  executor::HarnessOptions options;          // iters and warmup
+  std::chrono::milliseconds timeout;         // per collective
+  std::optional<executor::CrossWork> cross;  // set: a cross-mesh run
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id
@@ -36,7 +38,8 @@ struct RunSetup {
 // a timeout that is not a finite number of seconds >= 0 (0: the default);
 // FAILED_PRECONDITION when the mesh's world size is not the job's, or when
 // the digest the Coordinator sent is not the plan's or batch's (both
-// digests named), or when the run's peak on a rank (planner/cost/plan_memory.h)
+// digests named; a cross-mesh run's: CrossWork::Digest), or when the run's
+// peak on a rank (planner/cost/plan_memory.h)
 // exceeds `max_run_bytes` (> 0; naming --max_run_bytes and both sizes).
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
                                     int64_t max_run_bytes = 0);

@@ -57,40 +57,75 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
         absl::StrCat("run.tensors: ", names.size(), " bindings for ",
                      work.plans.size(), " items"));
   }
-  auto bound = std::unique_ptr<BoundRun>(new BoundRun());
-  bound->names_ = names;
+  auto bound = std::unique_ptr<BoundRun>(new BoundRun(names, staging));
   const int64_t position = mesh.PositionOfRank(rank);
   for (size_t t = 0; t < names.size(); ++t) {
     const Plan& plan = work.plans[t];
-    const std::string field = absl::StrCat("tensors[", t, "]");
-    const Box src = LocalBox(mesh, plan.src, plan.tensor.shape(), position);
-    const Box dst = LocalBox(mesh, plan.dst, plan.tensor.shape(), position);
-    absl::StatusOr<std::shared_ptr<SharedMemory>> in =
-        Find(registry, field + ".source", names[t].source, plan.tensor.dtype(),
-             src.extent);
-    if (!in.ok()) return in.status();
-    if (names[t].allocate) {
-      absl::Status s = AllocateMissing(registry, field + ".into", names[t].into,
-                                       plan.tensor.dtype(), dst.extent);
-      if (!s.ok()) return s;
-    }
-    absl::StatusOr<std::shared_ptr<SharedMemory>> out =
-        Find(registry, field + ".into", names[t].into, plan.tensor.dtype(),
-             dst.extent);
-    if (!out.ok()) return out.status();
-    bound->tensors_.sources.push_back((*in)->data());
-    if (staging) {
-      bound->staging_.push_back(
-          std::make_unique_for_overwrite<char[]>((*out)->bytes()));
-      bound->staging_sizes_.push_back((*out)->bytes());
-      bound->tensors_.results.push_back(bound->staging_.back().get());
-    } else {
-      bound->tensors_.results.push_back((*out)->data());
-    }
-    bound->sources_.push_back(*std::move(in));
-    bound->destinations_.push_back(*std::move(out));
+    const std::vector<int64_t>& shape = plan.tensor.shape();
+    absl::Status s = bound->BindItem(
+        t, plan.tensor.dtype(),
+        LocalBox(mesh, plan.src, shape, position).extent,
+        LocalBox(mesh, plan.dst, shape, position).extent, registry);
+    if (!s.ok()) return s;
   }
   return bound;
+}
+
+absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::BindCross(
+    const executor::CrossWork& work, int64_t rank, const TensorNames& names,
+    bool staging, TensorRegistry& registry) {
+  auto bound = std::unique_ptr<BoundRun>(new BoundRun({names}, staging));
+  const CrossMeshPlan& plan = work.plan;
+  const std::vector<int64_t>& shape = plan.tensor.shape();
+  std::optional<std::vector<int64_t>> src, dst;
+  if (const int64_t p = work.src_mesh.PositionOfRank(rank); p >= 0) {
+    src = LocalBox(work.src_mesh, plan.src, shape, p).extent;
+  }
+  if (const int64_t p = work.dst_mesh.PositionOfRank(rank); p >= 0) {
+    dst = LocalBox(work.dst_mesh, plan.dst, shape, p).extent;
+  }
+  absl::Status s = bound->BindItem(0, plan.tensor.dtype(), src, dst, registry);
+  if (!s.ok()) return s;
+  return bound;
+}
+
+absl::Status BoundRun::BindItem(size_t t, DType dtype,
+                                const std::optional<std::vector<int64_t>>& src,
+                                const std::optional<std::vector<int64_t>>& dst,
+                                TensorRegistry& registry) {
+  const std::string field = absl::StrCat("tensors[", t, "]");
+  const TensorNames& names = names_[t];
+  const void* in_data = nullptr;
+  if (src.has_value()) {
+    absl::StatusOr<std::shared_ptr<SharedMemory>> in =
+        Find(registry, field + ".source", names.source, dtype, *src);
+    if (!in.ok()) return in.status();
+    in_data = (*in)->data();
+    sources_.push_back(*std::move(in));
+  }
+  tensors_.sources.push_back(in_data);
+  if (!dst.has_value()) {
+    tensors_.results.push_back(nullptr);
+    return absl::OkStatus();
+  }
+  if (names.allocate) {
+    absl::Status s =
+        AllocateMissing(registry, field + ".into", names.into, dtype, *dst);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<std::shared_ptr<SharedMemory>> out =
+      Find(registry, field + ".into", names.into, dtype, *dst);
+  if (!out.ok()) return out.status();
+  if (staging_mode_) {
+    staging_.push_back(std::make_unique_for_overwrite<char[]>((*out)->bytes()));
+    staging_sizes_.push_back((*out)->bytes());
+    tensors_.results.push_back(staging_.back().get());
+  } else {
+    tensors_.results.push_back((*out)->data());
+  }
+  destination_items_.push_back(t);
+  destinations_.push_back(*std::move(out));
+  return absl::OkStatus();
 }
 
 int64_t BoundRun::staging_bytes() const {
@@ -100,9 +135,10 @@ int64_t BoundRun::staging_bytes() const {
 }
 
 absl::Status BoundRun::Commit(const TensorRegistry& registry) const {
-  for (size_t t = 0; t < destinations_.size(); ++t) {
+  for (size_t d = 0; d < destinations_.size(); ++d) {
+    const size_t t = destination_items_[d];
     std::optional<TensorEntry> now = registry.Find(names_[t].into);
-    if (!now.has_value() || now->memory != destinations_[t]) {
+    if (!now.has_value() || now->memory != destinations_[d]) {
       return absl::FailedPreconditionError(absl::StrCat(
           "tensors[", t, "].into: \"", names_[t].into,
           "\" was unregistered or replaced during the run; nothing was "

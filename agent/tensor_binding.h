@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "executor/run/run.h"
 #include "planner/core/mesh.h"
 #include "run_values/batch_work.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::agent {
 
@@ -39,10 +41,20 @@ class BoundRun {
       const std::vector<TensorNames>& names, bool staging,
       TensorRegistry& registry);
 
+  // Binds a cross-mesh run's one item on global `rank` (docs/DESIGN.md §9):
+  // its source where the rank is in the source mesh, its destination where
+  // it is in the destination mesh (a rank in neither binds nothing). The
+  // errors of Bind. tensors() holds null where the rank has no role.
+  static absl::StatusOr<std::unique_ptr<BoundRun>> BindCross(
+      const executor::CrossWork& work, int64_t rank, const TensorNames& names,
+      bool staging, TensorRegistry& registry);
+
   // What the executor reads and writes (the staging buffers, or the
   // destinations themselves).
   const executor::RunBuffers& tensors() const { return tensors_; }
-  bool staged() const { return !staging_.empty(); }
+  // Bound with staging: the run's results wait for Commit (a rank with no
+  // destination commits nothing).
+  bool staged() const { return staging_mode_; }
   // Bytes the staging buffers hold.
   int64_t staging_bytes() const;
 
@@ -52,9 +64,20 @@ class BoundRun {
   absl::Status Commit(const TensorRegistry& registry) const;
 
  private:
-  BoundRun() = default;
+  BoundRun(std::vector<TensorNames> names, bool staging)
+      : names_(std::move(names)), staging_mode_(staging) {}
+  // Item t's source (when `src`, its local extent, is set) and destination
+  // (when `dst` is).
+  absl::Status BindItem(size_t t, DType dtype,
+                        const std::optional<std::vector<int64_t>>& src,
+                        const std::optional<std::vector<int64_t>>& dst,
+                        TensorRegistry& registry);
+
   std::vector<TensorNames> names_;
+  bool staging_mode_ = false;
   std::vector<std::shared_ptr<SharedMemory>> sources_, destinations_;
+  // The item of each destination.
+  std::vector<size_t> destination_items_;
   // Not zero-filled: the run writes every byte before the commit reads it.
   std::vector<std::unique_ptr<char[]>> staging_;
   std::vector<int64_t> staging_sizes_;

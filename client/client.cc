@@ -498,6 +498,17 @@ absl::StatusOr<JobRun> Client::RunJob(const std::string& job, const Mesh& mesh,
   return impl_->CallRunJob(request, mesh, options, &work);
 }
 
+absl::StatusOr<JobRun> Client::RunCrossJob(const std::string& job,
+                                           const Mesh& src_mesh,
+                                           const Mesh& dst_mesh,
+                                           const CrossMeshRequest& core,
+                                           const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  *request.mutable_cross() =
+      proto::CrossRequestToProto(src_mesh, dst_mesh, core);
+  return impl_->CallRunJob(request, src_mesh, options);
+}
+
 absl::Status Client::Impl::SendRunJob(const v1::RunJobRequest& request,
                                       const JobRunOptions& options,
                                       v1::RunJobResponse* response) {
@@ -518,8 +529,17 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
   absl::StatusOr<Mesh> run_mesh =
       response.has_mesh() ? proto::MeshFromProto(response.mesh()) : mesh;
   if (!run_mesh.ok()) return run_mesh.status();
+  std::optional<JobRun::Cross> cross;
+  if (response.has_cross()) {
+    absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+        proto::CrossPlanFromProto(response.cross());
+    if (!plan.ok()) return plan.status();
+    cross = JobRun::Cross{std::move(plan->src_mesh), std::move(plan->dst_mesh),
+                          std::move(plan->plan)};
+  }
   absl::StatusOr<executor::BatchWork> work =
-      proto::RanFromProto(*run_mesh, response, batch);
+      cross.has_value() ? executor::BatchWork()
+                        : proto::RanFromProto(*run_mesh, response, batch);
   if (!work.ok()) return work.status();
   JobRun run{
       response.run_id(),
@@ -532,7 +552,8 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
       {},
       response.interrupted(),
       response.executions_completed(),
-      response.committed()};
+      response.committed(),
+      std::move(cross)};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/cross_plan_command.h"
+#include "client/cross_run_output.h"
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/local_ranks.h"
@@ -17,6 +18,7 @@
 #include "executor/backends/provider_factory.h"
 #include "executor/judge/cross_harness.h"
 #include "planner/format/cross_plan_format.h"
+#include "run_values/cross_work.h"
 #include "run_values/run_summary.h"
 
 namespace reshard::client {
@@ -24,19 +26,10 @@ namespace {
 
 using executor::RankReport;
 
-constexpr const char* kRowNames[executor::kCrossRows] = {
-    "pre_steps", "transfers", "post_steps"};
-
 // The run's ranks, ascending: they must be 0..N−1 with N = --local.
 absl::Status CheckRanks(const CrossMeshes& meshes, int local) {
-  std::vector<int64_t> ranks;
-  for (const Mesh* mesh : {&meshes.src, &meshes.dst}) {
-    for (int64_t p = 0; p < mesh->world_size(); ++p) {
-      ranks.push_back(mesh->RankAt(p));
-    }
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const std::vector<int64_t> ranks =
+      executor::CrossRanks(meshes.src, meshes.dst);
   if (ranks.back() != static_cast<int64_t>(ranks.size()) - 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--src_ranks, --dst_ranks: a local run's ranks are 0..N-1, but the "
@@ -80,99 +73,6 @@ RankReport RunRank(const CrossMeshes& meshes, const CrossMeshPlan& plan,
                                      *provider, run, harness);
 }
 
-// The slowest rank's value of `field` for row `row` (-1: the whole run).
-double Slowest(const std::vector<RankReport>& reports, int row, bool median) {
-  double worst = 0;
-  for (const RankReport& r : reports) {
-    if (row < 0) {
-      worst = std::max(worst,
-                       median ? r.total_seconds_median : r.total_seconds_min);
-    } else if (static_cast<size_t>(row) < r.seconds_median.size()) {
-      worst =
-          std::max(worst, median ? r.seconds_median[row] : r.seconds_min[row]);
-    }
-  }
-  return worst;
-}
-
-// The first destination rank that did not validate, if any.
-std::optional<std::string> NotValidated(
-    const std::vector<RankReport>& reports) {
-  for (const RankReport& r : reports) {
-    if (std::optional<std::string> why = r.WhyNotValidated(); why) {
-      return absl::StrCat("rank ", r.rank, ": ", *why);
-    }
-  }
-  return std::nullopt;
-}
-
-std::string RanksJson(const CrossMeshes& meshes,
-                      const std::vector<RankReport>& reports) {
-  std::vector<std::string> ranks;
-  for (const RankReport& r : reports) {
-    const bool dst = meshes.dst.PositionOfRank(r.rank) >= 0;
-    const bool has = dst && !r.tensors.empty();
-    ranks.push_back(absl::StrCat(
-        "{\"rank\": ", r.rank, ", \"source\": ",
-        meshes.src.PositionOfRank(r.rank) >= 0 ? "true" : "false",
-        ", \"destination\": ", dst ? "true" : "false", ", \"checksum\": ",
-        has ? absl::StrCat(r.tensors.front().checksum) : "null",
-        ", \"validated\": ",
-        has ? (r.tensors.front().validated ? "true" : "false") : "null", "}"));
-  }
-  return absl::StrCat("[", absl::StrJoin(ranks, ", "), "]");
-}
-
-void PrintJson(const CrossMeshes& meshes, const CrossMeshPlan& plan,
-               const CrossExecFlags& flags,
-               const std::vector<RankReport>& reports, double wall,
-               std::ostream& out) {
-  std::vector<std::string> rows;
-  for (int row = 0; row < executor::kCrossRows; ++row) {
-    rows.push_back(absl::StrCat(
-        "{\"name\": \"", kRowNames[row],
-        "\", \"seconds_min\": ", FormatDouble(Slowest(reports, row, false)),
-        ", \"seconds_median\": ", FormatDouble(Slowest(reports, row, true)),
-        "}"));
-  }
-  int64_t staging = 0;
-  for (const RankReport& r : reports) staging = std::max(staging, r.peak_bytes);
-  out << "{\"kind\": \"cross_mesh\", \"plan\": "
-      << CrossPlanJson(meshes.src, meshes.dst, plan)
-      << ", \"backend\": \"gloo\", \"world_size\": " << flags.ranks
-      << ", \"iters\": " << flags.run.iters
-      << ", \"warmup\": " << flags.run.warmup << ", \"rows\": ["
-      << absl::StrJoin(rows, ", ")
-      << "], \"seconds_min\": " << FormatDouble(Slowest(reports, -1, false))
-      << ", \"seconds_median\": " << FormatDouble(Slowest(reports, -1, true))
-      << ", \"ranks\": " << RanksJson(meshes, reports)
-      << ", \"validated\": " << (NotValidated(reports) ? "false" : "true")
-      << ", \"staging_bytes_max\": " << staging
-      << ", \"wall_seconds\": " << FormatDouble(wall) << "}\n";
-}
-
-void PrintTable(const CrossMeshes& meshes, const CrossExecFlags& flags,
-                const std::vector<RankReport>& reports, std::ostream& out) {
-  out << absl::StrFormat(
-      "cross-mesh run: %d ranks (%s), gloo, %d iters after %d warm-up\n",
-      flags.ranks, flags.threads ? "threads" : "processes", flags.run.iters,
-      flags.run.warmup);
-  out << absl::StrFormat("%-11s %12s %12s\n", "part", "min_us", "median_us");
-  for (int row = -1; row < executor::kCrossRows; ++row) {
-    out << absl::StrFormat(
-        "%-11s %12.1f %12.1f\n", row < 0 ? "total" : kRowNames[row],
-        Slowest(reports, row, false) * 1e6, Slowest(reports, row, true) * 1e6);
-  }
-  std::vector<std::string> sums;
-  for (const RankReport& r : reports) {
-    if (meshes.dst.PositionOfRank(r.rank) < 0 || r.tensors.empty()) continue;
-    sums.push_back(absl::StrCat(r.rank, ":", r.tensors.front().checksum));
-  }
-  out << "checksums (destination ranks): " << absl::StrJoin(sums, " ") << "\n";
-  const std::optional<std::string> why = NotValidated(reports);
-  out << (why ? absl::StrCat("NOT VALIDATED: ", *why) : "validated") << "\n";
-}
-
 }  // namespace
 
 absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
@@ -204,18 +104,17 @@ absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
   if (absl::Status failure = executor::RankFailure(*reports); !failure.ok()) {
     return failure;
   }
-  const double wall =
+  const executor::CrossWork work{meshes->src, meshes->dst, *std::move(plan)};
+  executor::RunSummary summary = executor::SummarizeCross(work, *reports);
+  summary.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  if (flags.run.json) {
-    PrintJson(*meshes, *plan, flags, *reports, wall, out);
-  } else {
-    PrintTable(*meshes, flags, *reports, out);
-  }
-  if (std::optional<std::string> why = NotValidated(*reports); why) {
-    return absl::DataLossError(absl::StrCat("not validated: ", *why));
-  }
-  return absl::OkStatus();
+  PrintCrossRun({work, "gloo",
+                 absl::StrCat(flags.ranks, " ranks (",
+                              flags.threads ? "threads" : "processes", ")"),
+                 flags.run.iters, flags.run.warmup, *reports, summary},
+                flags.run.json, out);
+  return CrossRunVerdict(summary);
 }
 
 }  // namespace reshard::client

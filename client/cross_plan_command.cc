@@ -235,13 +235,18 @@ absl::StatusOr<CrossMeshes> CrossMeshesFromFlags(const CliArgs& args) {
   return CrossMeshes{*std::move(src), *std::move(dst)};
 }
 
+absl::StatusOr<CrossMeshRequest> CrossRequestFromFlags(
+    const CliArgs& args, const CrossMeshes& meshes) {
+  absl::StatusOr<Shared> shared = SharedOf(args);
+  if (!shared.ok()) return shared.status();
+  return RequestOf(args, *shared, meshes.src, meshes.dst);
+}
+
 absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
                                                  const CliArgs& args,
                                                  const CrossMeshes& meshes) {
-  absl::StatusOr<Shared> shared = SharedOf(args);
-  if (!shared.ok()) return shared.status();
   absl::StatusOr<CrossMeshRequest> request =
-      RequestOf(args, *shared, meshes.src, meshes.dst);
+      CrossRequestFromFlags(args, meshes);
   if (!request.ok()) return request.status();
   return PlanIt(server, args, meshes.src, meshes.dst, *request);
 }

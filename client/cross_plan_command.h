@@ -29,6 +29,10 @@ struct CrossMeshes {
 };
 absl::StatusOr<CrossMeshes> CrossMeshesFromFlags(const CliArgs& args);
 
+// The request the flags describe between `meshes`; errors name the flag.
+absl::StatusOr<CrossMeshRequest> CrossRequestFromFlags(
+    const CliArgs& args, const CrossMeshes& meshes);
+
 // The plan the flags ask for between `meshes`: made in-process without a
 // server (null) or with --offline, else by the service.
 absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,

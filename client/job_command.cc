@@ -18,6 +18,8 @@
 #include "client/batch_command.h"
 #include "client/calibrate_command.h"
 #include "client/cli_args.h"
+#include "client/cross_plan_command.h"
+#include "client/cross_run_output.h"
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/job_interrupt.h"
@@ -29,6 +31,7 @@
 #include "common/json_text.h"
 #include "planner/format/plan_format.h"
 #include "reshard/client.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::client {
 namespace {
@@ -94,7 +97,14 @@ constexpr char kRunUsage[] =
     "  once every rank validated (--no-staging writes them in place: a\n"
     "  failure may leave them half written). With --allocate a rank where\n"
     "  an --into name is not registered allocates it; its processes read\n"
-    "  it with reshard.agent's LocalAgent.fetch.\n";
+    "  it with reshard.agent's LocalAgent.fetch.\n"
+    "  With the cross-mesh flags of `plan --src_mesh ... --dst_mesh ...`\n"
+    "  the job's replica plans a cross-mesh move and every agent runs its\n"
+    "  part on generated data (the union of both rank maps must be the\n"
+    "  job's ranks 0..N-1), printing what `exec --local N` prints for it;\n"
+    "  with one --tensor and --into name, source ranks read the tensor their\n"
+    "  processes registered, destination ranks write theirs, judged by the\n"
+    "  conservation checksum and committed as above.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -261,10 +271,51 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
 
+// `job run NAME --src_mesh ...`: a cross-mesh move planned by the job's
+// replica and run on its agents, printed as `exec --local` prints one.
+absl::Status RunCross(const ServerFlags& server, const std::string& job,
+                      const CliArgs& args, const RunFlags& flags,
+                      const JobRunOptions& options, std::ostream& out) {
+  if (options.tensors.size() > 1 || flags.batch) {
+    return absl::InvalidArgumentError(
+        "job run --src_mesh: a cross-mesh run moves one tensor (one --tensor "
+        "and --into name, no --batch)");
+  }
+  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
+  if (!meshes.ok()) return meshes.status();
+  absl::StatusOr<CrossMeshRequest> request =
+      CrossRequestFromFlags(args, *meshes);
+  if (!request.ok()) return request.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<JobRun> run;
+  {
+    const RunWatchers watchers = WatchRun(server, job);
+    run = (*client)->RunCrossJob(job, meshes->src, meshes->dst, *request,
+                                 options);
+  }
+  RunContext context;
+  run = WithInterrupt(std::move(run), context);
+  if (!run.ok()) return run.status();
+  if (!run->cross.has_value()) {
+    return absl::InternalError(
+        "RunJob answered without its cross-mesh plan (an older server?)");
+  }
+  const executor::CrossWork work{run->cross->src_mesh, run->cross->dst_mesh,
+                                 run->cross->plan};
+  PrintCrossRun(
+      {work, run->backend, absl::StrCat("job ", job, ", run ", run->run_id),
+       run->iters, run->warmup, run->ranks, run->summary,
+       !options.tensors.empty(), run->committed},
+      flags.json, out);
+  return CrossRunVerdict(run->summary);
+}
+
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
   std::set<std::string> values = RunValueFlags();
   values.insert({"agent_wait_seconds", "tensor", "into"});
+  for (const std::string& flag : CrossPlanFlags()) values.insert(flag);
   std::set<std::string> switches = RunSwitches();
   switches.insert({"no-staging", "allocate"});
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, switches);
@@ -280,6 +331,9 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   options.tensors = *std::move(tensors);
   options.no_staging = args->Has("no-staging");
   options.allocate = args->Has("allocate");
+  if (args->Has("src_mesh")) {
+    return RunCross(server, job, *args, *flags, options, out);
+  }
   if (flags->batch) return RunBatch(server, job, *args, *flags, options, out);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();

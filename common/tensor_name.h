@@ -8,14 +8,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/agent_capabilities.h"
 
 namespace reshard {
 
 inline constexpr size_t kMaxTensorNameLength = 128;
-
-// The capability an agent advertises in Join when it runs tensors
-// registered at its local endpoint.
-inline constexpr char kRegisteredTensors[] = "registered_tensors";
 
 // OK for 1 to kMaxTensorNameLength characters of [A-Za-z0-9._:/-];
 // INVALID_ARGUMENT "`field`: ..." otherwise.

@@ -73,8 +73,26 @@ absl::Status NoJobForCaller(const std::string& name, const char* field,
       HowToPresentJobToken(), ")"));
 }
 
+// A cross-mesh run's ranks, the union of both rank maps, must be the
+// job's: every agent of the job takes part in the run's communicator.
+absl::Status CheckCrossRanks(const executor::CrossWork& cross, const Job& job) {
+  const std::vector<int64_t> ranks = cross.Ranks();
+  if (static_cast<int64_t>(ranks.size()) != job.world_size() ||
+      ranks.back() != job.world_size() - 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cross: the two meshes' rank maps hold ", ranks.size(), " ranks up to ",
+        ranks.back(), "; job \"", job.name(), "\"'s are 0 to ",
+        job.world_size() - 1, ", each in one mesh or both"));
+  }
+  return absl::OkStatus();
+}
+
 // What a run asks of the ranks must fit the job and the executor.
 absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
+  if (spec.cross.has_value()) {
+    absl::Status s = CheckCrossRanks(*spec.cross, job);
+    if (!s.ok()) return s;
+  }
   if (spec.mesh.world_size() != job.world_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mesh: world size ", spec.mesh.world_size(), " differs from job \"",
@@ -105,6 +123,7 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
         absl::StrCat("agent_wait_seconds: ", spec.agent_wait_seconds,
                      " is outside [0, 86400] (0: the server's)"));
   }
+  if (spec.cross.has_value()) return absl::OkStatus();
   const executor::BatchWork& work = spec.work;
   if (work.plans.empty()) {
     return absl::InvalidArgumentError("work: no plans to run");
@@ -127,7 +146,10 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
 
 RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   RunOutcome outcome{result.run_id, backend, {}, std::move(result.reports)};
-  outcome.summary = executor::Summarize(spec.mesh, spec.work, outcome.reports);
+  outcome.summary =
+      spec.cross.has_value()
+          ? executor::SummarizeCross(*spec.cross, outcome.reports)
+          : executor::Summarize(spec.mesh, spec.work, outcome.reports);
   outcome.summary.wall_seconds = result.wall_seconds;
   outcome.interrupted = result.interrupted;
   outcome.committed = result.committed;

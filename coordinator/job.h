@@ -265,8 +265,14 @@ class Job {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   RunResult FinishStoppedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FAILED_PRECONDITION naming the ranks whose agents cannot run `spec`
-  // (a run on registered tensors needs kRegisteredTensors).
+  // (a run on registered tensors needs kRegisteredTensors, a cross-mesh
+  // run kCrossMesh).
   absl::Status CheckCapableLocked(const RunSpec& spec) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FAILED_PRECONDITION, its message led by `field`, naming the ranks
+  // whose agents do not advertise `capability`.
+  absl::Status CheckAdvertisedLocked(const char* capability,
+                                     const char* field) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether the run that ended moves registered tensors through staging
   // and every rank ran and validated it: then it is committed.

@@ -13,27 +13,40 @@
 namespace reshard::coordinator {
 
 absl::Status Job::CheckCapableLocked(const RunSpec& spec) const {
+  if (spec.cross.has_value()) {
+    absl::Status s = CheckAdvertisedLocked(kCrossMesh, "cross");
+    if (!s.ok()) return s;
+  }
   if (!spec.on_tensors()) return absl::OkStatus();
+  return CheckAdvertisedLocked(kRegisteredTensors, "tensors");
+}
+
+absl::Status Job::CheckAdvertisedLocked(const char* capability,
+                                        const char* field) const {
   std::vector<RankFailure> ranks;
   std::vector<std::string> names;
   for (const auto& [r, slot] : slots_) {
     const std::vector<std::string>& can = slot.capabilities;
-    if (std::find(can.begin(), can.end(), kRegisteredTensors) != can.end()) {
+    if (std::find(can.begin(), can.end(), capability) != can.end()) {
       continue;
     }
-    ranks.push_back({r, slot.info.host, "incapable",
-                     "its agent does not run registered tensors"});
+    ranks.push_back(
+        {r, slot.info.host, "incapable",
+         absl::StrCat("its agent does not advertise \"", capability, "\"")});
     if (names.size() < 16) names.push_back(absl::StrCat(r));
   }
   if (ranks.empty()) return absl::OkStatus();
   return WithRankFailures(
       absl::FailedPreconditionError(absl::StrCat(
-          "tensors: the ",
+          field, ": the ",
           ranks.size() == 1 ? "agent of rank " : "agents of ranks ",
           absl::StrJoin(names, ", "),
           ranks.size() == 1 ? " does not" : " do not", " advertise \"",
-          kRegisteredTensors,
-          "\" (start them with --tensor_socket, backend gloo)")),
+          capability, "\" (",
+          capability == std::string(kCrossMesh)
+              ? "an older agent, or a device backend"
+              : "start them with --tensor_socket, backend gloo",
+          ")")),
       ranks);
 }
 

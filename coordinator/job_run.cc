@@ -479,7 +479,12 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   if (run_->reports[id.rank].has_value() || !run_->lost[id.rank].empty()) {
     return absl::OkStatus();  // a repeated report changes nothing
   }
-  const size_t items = run_->spec->work.plans.size();
+  const RunSpec& spec = *run_->spec;
+  // A cross-mesh run's source-only ranks have no result to report.
+  const size_t items =
+      spec.cross.has_value() && !spec.cross->IsDestination(id.rank)
+          ? 0
+          : spec.items();
   if (report.status.ok() && report.tensors.size() != items) {
     return absl::InvalidArgumentError(
         absl::StrCat("report: ", report.tensors.size(), " tensors for run ",

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
 #include "run_values/batch_work.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::coordinator {
 
@@ -38,9 +40,17 @@ struct RunSpec {
   std::vector<TensorBinding> tensors;
   bool no_staging = false;
 
+  // Set: a cross-mesh run (docs/DESIGN.md §9) on generated data; `mesh`
+  // is then one dim over the union of both rank maps and `work` empty.
+  std::optional<executor::CrossWork> cross;
+
   bool on_tensors() const { return !tensors.empty(); }
   // What the ranks check they agree on.
-  uint64_t Digest() const { return work.Digest(mesh); }
+  uint64_t Digest() const {
+    return cross.has_value() ? cross->Digest() : work.Digest(mesh);
+  }
+  // The tensors a destination rank reports.
+  size_t items() const { return cross.has_value() ? 1 : work.plans.size(); }
 };
 
 struct RunWork {

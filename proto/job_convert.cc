@@ -2,6 +2,7 @@
 
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "proto/cross_convert.h"
 
 namespace reshard::proto {
 
@@ -29,7 +30,13 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
   out->set_run_id(run.run_id);
   out->set_generation(run.generation);
   *out->mutable_mesh() = MeshToProto(run.spec->mesh);
-  RunWorkToProto(run.spec->mesh, run.spec->work, out);
+  if (const auto& cross = run.spec->cross; cross.has_value()) {
+    // No transfers listed: each agent expands its own by the sender rule.
+    CrossPlanToProto(cross->src_mesh, cross->dst_mesh, cross->plan, 0,
+                     out->mutable_cross());
+  } else {
+    RunWorkToProto(run.spec->mesh, run.spec->work, out);
+  }
   out->set_digest(run.digest);
   out->set_iters(run.spec->iters);
   out->set_warmup(run.spec->warmup);

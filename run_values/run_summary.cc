@@ -37,18 +37,8 @@ SummaryRow RowOf(const Mesh& mesh, const RunRow& spec, size_t r,
   row.members = spec.members;
   row.bytes = spec.bytes;
   row.model_seconds = spec.model_seconds;
-  for (const RankReport& report : reports) {
-    if (r < report.seconds_min.size()) {
-      row.seconds_min = std::max(row.seconds_min, report.seconds_min[r]);
-    }
-    if (r < report.seconds_median.size()) {
-      row.seconds_median =
-          std::max(row.seconds_median, report.seconds_median[r]);
-    }
-  }
-  row.slowest_median_seconds = SlowestMedian(r, reports);
+  FillRowTimings(r, reports, row);
   if (row.seconds_median > 0) {
-    row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
     row.busbw_gbps = row.algbw_gbps *
                      BusBandwidthFactor(spec.op, mesh.GroupSize(spec.group));
   }
@@ -80,6 +70,34 @@ TensorRow TensorOf(const std::string& name, size_t t,
 
 }  // namespace
 
+void FillRowTimings(size_t r, const std::vector<RankReport>& reports,
+                    SummaryRow& row) {
+  for (const RankReport& report : reports) {
+    if (r < report.seconds_min.size()) {
+      row.seconds_min = std::max(row.seconds_min, report.seconds_min[r]);
+    }
+    if (r < report.seconds_median.size()) {
+      row.seconds_median =
+          std::max(row.seconds_median, report.seconds_median[r]);
+    }
+  }
+  row.slowest_median_seconds = SlowestMedian(r, reports);
+  if (row.seconds_median > 0) {
+    row.algbw_gbps = static_cast<double>(row.bytes) / row.seconds_median / 1e9;
+  }
+}
+
+void FillRunTotals(const std::vector<RankReport>& reports, RunSummary& s) {
+  for (const RankReport& r : reports) {
+    s.seconds_min = std::max(s.seconds_min, r.total_seconds_min);
+    s.seconds_median = std::max(s.seconds_median, r.total_seconds_median);
+    s.local_seconds_median =
+        std::max(s.local_seconds_median, r.local_seconds_median);
+    s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
+    s.memory_bound_bytes = std::max(s.memory_bound_bytes, r.memory_bound_bytes);
+  }
+}
+
 RunSummary Summarize(const Mesh& mesh, const BatchWork& work,
                      std::vector<RankReport> reports) {
   RunSummary s;
@@ -90,14 +108,7 @@ RunSummary Summarize(const Mesh& mesh, const BatchWork& work,
   std::sort(
       reports.begin(), reports.end(),
       [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
-  for (const RankReport& r : reports) {
-    s.seconds_min = std::max(s.seconds_min, r.total_seconds_min);
-    s.seconds_median = std::max(s.seconds_median, r.total_seconds_median);
-    s.local_seconds_median =
-        std::max(s.local_seconds_median, r.local_seconds_median);
-    s.peak_bytes = std::max(s.peak_bytes, r.peak_bytes);
-    s.memory_bound_bytes = std::max(s.memory_bound_bytes, r.memory_bound_bytes);
-  }
+  FillRunTotals(reports, s);
   const size_t items = work.plans.size();
   for (size_t t = 0; t < items; ++t) {
     const std::string name = t < work.names.size() ? work.names[t] : "";

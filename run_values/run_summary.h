@@ -75,6 +75,14 @@ struct RunSummary {
 RunSummary Summarize(const Mesh& mesh, const BatchWork& work,
                      std::vector<RankReport> reports);
 
+// Row r's timings over `reports` (the slowest rank's min, median and
+// per-execution median; algbw from `row.bytes`), for summaries of other
+// kinds of work (cross_work.h).
+void FillRowTimings(size_t r, const std::vector<RankReport>& reports,
+                    SummaryRow& row);
+// The whole work's times, peak and memory bound: the slowest rank's.
+void FillRunTotals(const std::vector<RankReport>& reports, RunSummary& s);
+
 // OK when every rank ran; otherwise the first failing rank's code, with
 // every failing rank's message listed ("the run failed; rank 3: ...").
 absl::Status RankFailure(const std::vector<RankReport>& reports);

@@ -13,10 +13,13 @@
 #include "common/incarnation_text.h"
 #include "common/tensor_name.h"
 #include "common/version.h"
+#include "planner/cross/cross_planner.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "proto/cross_convert.h"
 #include "proto/job_convert.h"
 #include "server/caller_credentials.h"
+#include "server/cross_mesh_request.h"
 #include "server/dispatch_stream.h"
 #include "server/message_bounds.h"
 #include "server/pages.h"
@@ -318,7 +321,7 @@ absl::Status BindTensors(const v1::RunJobRequest& request,
     if (!request.no_staging()) return absl::OkStatus();
     return absl::InvalidArgumentError("no_staging: only with tensors");
   }
-  const size_t items = spec.work.plans.size();
+  const size_t items = spec.items();
   if (static_cast<size_t>(request.tensors_size()) != items) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensors: ", request.tensors_size(), " bindings for ", items,
@@ -360,7 +363,9 @@ absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>>
 CoordinatorService::SpecOf(grpc::ServerContext* ctx,
                            const v1::RunJobRequest& request) {
   absl::StatusOr<coordinator::RunSpec> spec;
-  if (request.has_batch()) {
+  if (request.has_cross()) {
+    spec = CrossSpecOf(ctx, request);
+  } else if (request.has_batch()) {
     spec = BatchSpecOf(request.batch(), options_);
   } else {
     absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
@@ -379,6 +384,26 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
   absl::Status s = BindTensors(request, *spec);
   if (!s.ok()) return s;
   return std::make_shared<const coordinator::RunSpec>(*std::move(spec));
+}
+
+absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
+    grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
+  absl::StatusOr<CrossMeshCall> call =
+      CrossMeshCallOf(registry_, request.cross(), options_);
+  if (!call.ok()) return Within("cross.", call.status());
+  const std::string credential = CredentialOf(*ctx, options_).value_or("");
+  call->request.cache_scope = CacheScopeOf(credential);
+  absl::StatusOr<CrossMeshPlan> plan = MakeCrossMeshPlan(
+      *call->src_mesh, *call->dst_mesh, call->request, &cache_,
+      StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); }));
+  if (!plan.ok()) return plan.status();
+  executor::CrossWork cross{*call->src_mesh, *call->dst_mesh, *std::move(plan)};
+  absl::StatusOr<Mesh> ranks = Mesh::Create(
+      {{static_cast<int64_t>(cross.Ranks().size())}, {"ranks"}, cross.Ranks()});
+  if (!ranks.ok()) return ranks.status();
+  coordinator::RunSpec spec{*std::move(ranks), {}};
+  spec.cross = std::move(cross);
+  return spec;
 }
 
 absl::StatusOr<std::pair<Mesh, Plan>> CoordinatorService::PlanOf(
@@ -422,7 +447,12 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   *response->mutable_mesh() = proto::MeshToProto(spec.mesh);
   response->set_iters(spec.iters);
   response->set_warmup(spec.warmup);
-  proto::RanToProto(spec.mesh, spec.work, response);
+  if (spec.cross.has_value()) {
+    proto::CrossPlanToProto(spec.cross->src_mesh, spec.cross->dst_mesh,
+                            spec.cross->plan, 0, response->mutable_cross());
+  } else {
+    proto::RanToProto(spec.mesh, spec.work, response);
+  }
   proto::RunSummaryToProto(outcome.summary, response);
   int done = -1;
   for (const executor::RankReport& report : outcome.reports) {

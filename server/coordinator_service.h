@@ -93,6 +93,11 @@ class CoordinatorService final
   // The run RunJob asks for: planned here, or given.
   absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> SpecOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);
+  // A cross-mesh run (RunJobRequest.cross), planned here with the
+  // Planner's cache: its spec, `mesh` one dim over the union of the rank
+  // maps.
+  absl::StatusOr<coordinator::RunSpec> CrossSpecOf(
+      grpc::ServerContext* ctx, const v1::RunJobRequest& request);
   // Its mesh and plan: planned here (with the Planner's cache), or given.
   absl::StatusOr<std::pair<Mesh, Plan>> PlanOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);

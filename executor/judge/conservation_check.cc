@@ -6,13 +6,14 @@
 #include "executor/judge/conservation_checksum.h"
 
 namespace reshard::executor {
-namespace {
 
 // The §6.2 checksum is left 0: it assumes the data rule's values, and
 // costs ten times the conservation share per element.
-TensorCheck Verdict(const Plan& plan, uint64_t before, uint64_t after) {
+TensorCheck ConservationVerdict(const TensorSpec& tensor, const DistState& src,
+                                const DistState& dst, uint64_t before,
+                                uint64_t after) {
   TensorCheck check;
-  const Conservation kind = ConservationOf(plan.tensor, plan.src, plan.dst);
+  const Conservation kind = ConservationOf(tensor, src, dst);
   check.conservation = std::string(ConservationName(kind));
   check.conservation_source = before;
   check.conservation_result = after;
@@ -24,8 +25,6 @@ TensorCheck Verdict(const Plan& plan, uint64_t before, uint64_t after) {
   }
   return check;
 }
-
-}  // namespace
 
 std::vector<uint64_t> SourceShares(const Mesh& mesh,
                                    const std::vector<Plan>& plans,
@@ -68,7 +67,8 @@ absl::Status CheckConservation(const Mesh& mesh, const std::vector<Plan>& plans,
       before = AddShares(before, static_cast<uint64_t>(all[at + t]));
       after = AddShares(after, static_cast<uint64_t>(all[at + items + t]));
     }
-    checks.push_back(Verdict(plans[t], before, after));
+    checks.push_back(ConservationVerdict(plans[t].tensor, plans[t].src,
+                                         plans[t].dst, before, after));
   }
   return absl::OkStatus();
 }

@@ -17,6 +17,13 @@
 
 namespace reshard::executor {
 
+// The verdict on a tensor moved from `src` to `dst` whose conservation
+// checksums were `before` and `after` the run: validated when they are
+// equal or ConservationOf says nothing can be proved ("skipped").
+TensorCheck ConservationVerdict(const TensorSpec& tensor, const DistState& src,
+                                const DistState& dst, uint64_t before,
+                                uint64_t after);
+
 // This rank's share of each item's source: `sources[t]` is its block
 // under plans[t].src.
 std::vector<uint64_t> SourceShares(const Mesh& mesh,

@@ -5,7 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "executor/judge/conservation_check.h"
+#include "executor/judge/conservation_checksum.h"
 #include "executor/judge/data_rule.h"
+#include "executor/memory/host_memory_space.h"
 
 namespace reshard::executor {
 namespace {
@@ -41,7 +44,83 @@ absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
   return s;
 }
 
+// The 1-D mesh of the run's ranks: the pre-flight step's world.
+absl::StatusOr<Mesh> RunRanksMesh(const CrossWork& work) {
+  const std::vector<int64_t> ranks = work.Ranks();
+  return Mesh::Create({{static_cast<int64_t>(ranks.size())}, {"ranks"}, ranks});
+}
+
+// This rank's conservation shares of the sources and the results, added
+// over every rank of the run: one tensor's verdict (§6.5).
+absl::StatusOr<TensorCheck> CrossConservation(const CrossWork& work,
+                                              const CrossRunner& runner,
+                                              CommunicatorProvider& provider,
+                                              const void* source,
+                                              const void* result) {
+  const CrossMeshPlan& plan = work.plan;
+  int64_t mine[2] = {0, 0};
+  if (runner.is_source()) {
+    mine[0] = static_cast<int64_t>(ConservationShare(
+        work.src_mesh, plan.tensor, plan.src, runner.src_position(), source));
+  }
+  if (runner.is_destination()) {
+    mine[1] = static_cast<int64_t>(ConservationShare(
+        work.dst_mesh, plan.tensor, plan.dst, runner.dst_position(), result));
+  }
+  const std::vector<int64_t> ranks = work.Ranks();
+  absl::StatusOr<Communicator*> world = provider.Get(ranks, "cross");
+  if (!world.ok()) return world.status();
+  std::vector<int64_t> all(2 * ranks.size());
+  absl::Status s = (*world)->AllGather(mine, all.data(), 2, DType::kInt64);
+  if (s.ok()) s = provider.Drain();
+  if (!s.ok()) return s;
+  uint64_t before = 0, after = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    before = AddShares(before, static_cast<uint64_t>(all[2 * i]));
+    after = AddShares(after, static_cast<uint64_t>(all[2 * i + 1]));
+  }
+  return ConservationVerdict(plan.tensor, plan.src, plan.dst, before, after);
+}
+
 }  // namespace
+
+RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
+                             CommunicatorProvider& provider,
+                             const RunOptions& run, const void* source,
+                             void* result, Preflight& preflight) {
+  RankReport report;
+  report.rank = rank;
+  absl::StatusOr<Mesh> ranks = RunRanksMesh(work);
+  if (!ranks.ok()) {
+    report.status = ranks.status();
+    return report;
+  }
+  HostMemorySpace host;
+  report.status = RunPreflight(*ranks, work.Digest(), "cross-mesh plan", rank,
+                               provider, host, preflight);
+  if (!report.status.ok()) return report;
+  absl::StatusOr<std::unique_ptr<CrossRunner>> runner = CrossRunner::Compile(
+      work.src_mesh, work.dst_mesh, work.plan, rank, provider);
+  if (!runner.ok()) {
+    report.status = runner.status();
+    return report;
+  }
+  report.peak_bytes = (*runner)->StagingBytes();
+  report.memory_bound_bytes = report.peak_bytes;
+  HarnessOptions once;
+  report.status = TimedCrossRuns(**runner, source, result, run, once, report);
+  if (!report.status.ok()) return report;
+  absl::StatusOr<TensorCheck> check =
+      CrossConservation(work, **runner, provider, source, result);
+  if (!check.ok()) {
+    report.status = absl::Status(
+        check.status().code(),
+        absl::StrCat("conservation checksum: ", check.status().message()));
+  } else if ((*runner)->is_destination()) {
+    report.tensors.push_back(*std::move(check));
+  }
+  return report;
+}
 
 RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
                              const CrossMeshPlan& plan, int64_t rank,

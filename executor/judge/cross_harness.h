@@ -13,16 +13,14 @@
 #include "executor/judge/harness.h"
 #include "executor/run/communicator_provider.h"
 #include "executor/run/cross_runner.h"
+#include "executor/run/preflight.h"
 #include "executor/run/run.h"
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_plan.h"
+#include "run_values/cross_work.h"
 #include "run_values/rank_report.h"
 
 namespace reshard::executor {
-
-// The rows of a cross-mesh run's report (RankReport's per-row seconds):
-// the pre-steps, the transfers, the post-steps.
-inline constexpr int kCrossRows = 3;
 
 // Compiles `plan` for global `rank`, runs it warmup + iters times on
 // generated data (`run.stopped` asked before each) and judges the result:
@@ -34,6 +32,20 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
                              CommunicatorProvider& provider,
                              const RunOptions& run,
                              const HarnessOptions& harness);
+
+// One execution of `work` for global `rank` on the caller's own buffers
+// (docs/DESIGN.md §6.6): `source` is this rank's block under plan.src (null
+// when not a source rank), `result` receives its block under plan.dst (null
+// when not a destination rank). First the pre-flight step over every rank
+// of the run (run/preflight.h: the work's digest and `preflight.binding`,
+// so that a rank that could not bind its tensors stops every rank before
+// any data moves); then the run; then the conservation checksums of the
+// sources and the results, added over every rank. A destination rank
+// reports one tensor judged by them (§6.5); a source-only rank none.
+RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
+                             CommunicatorProvider& provider,
+                             const RunOptions& run, const void* source,
+                             void* result, Preflight& preflight);
 
 }  // namespace reshard::executor
 

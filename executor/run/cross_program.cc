@@ -10,6 +10,7 @@
 #include "executor/run/rank_program_json.h"
 #include "planner/cross/layout_digest.h"
 #include "planner/cross/transfer.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::executor {
 namespace {
@@ -21,18 +22,6 @@ Box InFrame(const Box& box, const Box& origin) {
     local.offset[d] -= origin.offset[d];
   }
   return local;
-}
-
-std::vector<int64_t> RunRanks(const Mesh& src, const Mesh& dst) {
-  std::vector<int64_t> ranks;
-  for (const Mesh* mesh : {&src, &dst}) {
-    for (int64_t p = 0; p < mesh->world_size(); ++p) {
-      ranks.push_back(mesh->RankAt(p));
-    }
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  return ranks;
 }
 
 // The role at `position` of `mesh` (-1: none) with `steps`' program.
@@ -134,7 +123,7 @@ absl::StatusOr<CrossProgram> CompileCrossProgram(const Mesh& src_mesh,
   p.rank = rank;
   p.dtype = plan.tensor.dtype();
   p.layout_digest = plan.layout_digest;
-  p.run_ranks = RunRanks(src_mesh, dst_mesh);
+  p.run_ranks = CrossRanks(src_mesh, dst_mesh);
   absl::StatusOr<std::optional<CrossRole>> source =
       RoleOf(src_mesh, plan.pre, plan.src_mid, src_mesh.PositionOfRank(rank),
              "pre-steps: ");

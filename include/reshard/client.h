@@ -16,6 +16,7 @@
 #define RESHARD_CLIENT_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,14 @@ struct JobRun {
   int executions_completed = 0;
   // A run on registered tensors: every rank wrote its destinations.
   bool committed = false;
+  // A cross-mesh run (RunCrossJob): its plan on its two meshes; `mesh` is
+  // then one dim over the job's ranks and `work` empty.
+  struct Cross {
+    Mesh src_mesh;
+    Mesh dst_mesh;
+    CrossMeshPlan plan;
+  };
+  std::optional<Cross> cross;
 };
 
 // One agent of a job, as the Coordinator shows it (not its incarnation:
@@ -216,6 +225,16 @@ class Client {
   absl::StatusOr<JobRun> RunJob(const std::string& job, const Mesh& mesh,
                                 const executor::BatchWork& work,
                                 const JobRunOptions& options);
+  // Runs a cross-mesh request (docs/DESIGN.md §9) on every agent of
+  // `job`, planned by the job's replica, on generated data: the union of
+  // both meshes' rank maps must be the job's ranks 0..N-1 (each agent
+  // advertising "cross_mesh"). The run's `cross` holds the plan, its
+  // summary's rows are pre_steps, transfers and post_steps, and its one
+  // tensor is judged on the destination ranks. Errors as RunJob's.
+  absl::StatusOr<JobRun> RunCrossJob(const std::string& job,
+                                     const Mesh& src_mesh, const Mesh& dst_mesh,
+                                     const CrossMeshRequest& request,
+                                     const JobRunOptions& options);
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);

@@ -14,9 +14,12 @@
 #include "metrics/label_cap.h"
 #include "metrics/size_bucket.h"
 #include "planner/batch/bucket_schedule.h"
+#include "planner/core/state_text.h"
+#include "planner/cross/cross_planner.h"
 #include "prometheus/registry.h"
 #include "proto/convert.h"
 #include "proto/coordinator_convert.h"
+#include "proto/cross_convert.h"
 #include "tests/planner/test_util.h"
 
 namespace reshard::agent {
@@ -330,6 +333,81 @@ TEST(AgentMetricsFlagsTest, APortFileNeedsAnAddressAndMustBeWritable) {
   config = ParseAgentFlags(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics_listen, "127.0.0.1:0");
+}
+
+// A cross-mesh RunWork (docs/DESIGN.md §9): 2 ranks' S(0) to 2 other
+// ranks' S(1) of an 8x4 float32 tensor, over the job's 4 ranks.
+v1::RunWork CrossRunWork(const executor::CrossWork& work) {
+  v1::RunWork run;
+  *run.mutable_mesh() = proto::MeshToProto(*Mesh::Create({{4}, {"ranks"}, {}}));
+  proto::CrossPlanToProto(work.src_mesh, work.dst_mesh, work.plan, 0,
+                          run.mutable_cross());
+  run.set_run_id("run-3");
+  run.set_comm_prefix("job/1/run-3");
+  run.set_digest(work.Digest());
+  return run;
+}
+
+executor::CrossWork DisjointMove() {
+  const Mesh src = *Mesh::Create({{2}, {"a"}, {0, 1}});
+  const Mesh dst = *Mesh::Create({{2}, {"b"}, {2, 3}});
+  CrossMeshRequest request{*TensorSpec::Create({8, 4}, DType::kFloat32),
+                           *ParseDistState("S(0)", 1, 2, "src"),
+                           *ParseDistState("S(1)", 1, 2, "dst")};
+  absl::StatusOr<CrossMeshPlan> plan = MakeCrossMeshPlan(src, dst, request);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return {src, dst, *plan};
+}
+
+TEST(PrepareRunTest, ACrossMeshRunIsReadWithItsTransfersAndItsDigestChecked) {
+  const executor::CrossWork work = DisjointMove();
+  v1::RunWork run = CrossRunWork(work);
+  ASSERT_EQ(run.cross().transfers_size(), 0);  // each agent expands its own
+  absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  ASSERT_TRUE(setup->cross.has_value());
+  EXPECT_EQ(setup->cross->plan.transfers, work.plan.transfers);
+  EXPECT_EQ(setup->cross->Digest(), work.Digest());
+
+  run.set_digest(work.Digest() ^ 1);
+  setup = PrepareRun(run, 4);
+  ASSERT_FALSE(setup.ok());
+  EXPECT_EQ(ErrorKindOf(setup.status()), ErrorKind::kDigestMismatch);
+  EXPECT_TRUE(absl::StartsWith(setup.status().message(),
+                               "cross-mesh plan digest mismatch"))
+      << setup.status();
+
+  run = CrossRunWork(work);
+  *run.mutable_mesh() =
+      proto::MeshToProto(*Mesh::Create({{4}, {"r"}, {1, 0, 2, 3}}));
+  EXPECT_EQ(PrepareRun(run, 4).status().message(),
+            "run.mesh: not the cross plan's ranks, ascending");
+  run = CrossRunWork(work);
+  run.add_tensors()->set_source("w");
+  EXPECT_TRUE(PrepareRun(run, 4).ok());
+  run.add_tensors()->set_source("v");
+  EXPECT_EQ(PrepareRun(run, 4).status().message(),
+            "run.tensors: a cross-mesh run moves one tensor");
+}
+
+TEST_F(AgentMetricsTest, ACrossMeshRunCountsItsTransfers) {
+  const executor::CrossWork work = DisjointMove();
+  RunSetup setup = SetupOf(mesh_, plan_);
+  setup.cross = work;
+  executor::RankReport report;
+  report.rank = 0;
+  report.executions_done = 4;
+  report.seconds_median = {0, 0.003, 0};
+  metrics_.RecordRun(setup, report);
+  std::map<std::string, double> s = Samples(registry_);
+  EXPECT_EQ(s["reshard_transfer_bytes_total{direction=sent}"],
+            4.0 * work.SentBytes(0));
+  EXPECT_GT(work.SentBytes(0), 0);
+  EXPECT_EQ(s["reshard_transfer_bytes_total{direction=received}"], 0);
+  EXPECT_EQ(s["reshard_transfer_duration_seconds{}count"], 1);
+  EXPECT_EQ(s["reshard_transfer_duration_seconds{}sum"], 0.003);
+  // Rank 0 is a source only: it ran, and has no result to judge.
+  EXPECT_EQ(s["reshard_plan_executions_total{result=ok}"], 1);
 }
 
 }  // namespace

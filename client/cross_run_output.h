@@ -1,0 +1,49 @@
+// How reshardctl prints a cross-mesh run (docs/DESIGN.md §9), whoever ran
+// it: `exec --local` on this machine's ranks or `job run` on a job's
+// agents print the same table and the same JSON.
+#ifndef RESHARD_CLIENT_CROSS_RUN_OUTPUT_H_
+#define RESHARD_CLIENT_CROSS_RUN_OUTPUT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "run_values/cross_work.h"
+#include "run_values/rank_report.h"
+#include "run_values/run_summary.h"
+
+namespace reshard::client {
+
+struct CrossRunView {
+  const executor::CrossWork& work;
+  std::string backend;      // gloo
+  std::string launched_on;  // "4 ranks (processes)", "job j, run ID"
+  int iters = 0;
+  int warmup = 0;
+  const std::vector<executor::RankReport>& reports;
+  const executor::RunSummary& summary;  // SummarizeCross's
+  // A run on registered tensors: judged by conservation, then committed.
+  bool on_tensors = false;
+  bool committed = false;
+};
+
+// A table, or with `json` one object {"kind": "cross_mesh", "plan" (plan
+// --json's), "backend", "world_size", "iters", "warmup", "rows": [{"name"
+// ("pre_steps", "transfers", "post_steps"), "seconds_min",
+// "seconds_median"} (the slowest rank's)], "seconds_min",
+// "seconds_median" (a whole run, slowest rank), "ranks": [{"rank",
+// "source", "destination", "checksum" and "validated" (null on a rank
+// that is only a source)}], "validated" (every destination rank
+// validated), "staging_bytes_max", "wall_seconds"}; on registered tensors
+// also "conservation": {"label" (exact or skipped), "source", "result"}
+// and "committed".
+void PrintCrossRun(const CrossRunView& run, bool json, std::ostream& out);
+
+// OK when every destination rank validated; DATA_LOSS naming the first
+// that did not.
+absl::Status CrossRunVerdict(const executor::RunSummary& summary);
+
+}  // namespace reshard::client
+
+#endif  // RESHARD_CLIENT_CROSS_RUN_OUTPUT_H_

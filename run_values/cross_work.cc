@@ -1,0 +1,99 @@
+#include "run_values/cross_work.h"
+
+#include <algorithm>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/fnv1a.h"
+#include "planner/format/plan_digest.h"
+
+namespace reshard::executor {
+
+std::vector<int64_t> CrossRanks(const Mesh& src_mesh, const Mesh& dst_mesh) {
+  std::vector<int64_t> ranks;
+  for (const Mesh* mesh : {&src_mesh, &dst_mesh}) {
+    for (int64_t p = 0; p < mesh->world_size(); ++p) {
+      ranks.push_back(mesh->RankAt(p));
+    }
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+int64_t CrossWork::SentBytes(int64_t rank) const {
+  int64_t n = 0;
+  for (const Transfer& t : plan.transfers) {
+    if (t.from == rank && t.to != rank) n += t.numel();
+  }
+  return n * ItemSize(plan.tensor.dtype());
+}
+
+int64_t CrossWork::ReceivedBytes(int64_t rank) const {
+  int64_t n = 0;
+  for (const Transfer& t : plan.transfers) {
+    if (t.to == rank && t.from != rank) n += t.numel();
+  }
+  return n * ItemSize(plan.tensor.dtype());
+}
+
+uint64_t CrossWork::Digest() const {
+  std::string text =
+      absl::StrCat(plan.layout_digest, ";", plan.src_mid.ToString(), ";",
+                   plan.dst_mid.ToString(), ";", PlanDigest(src_mesh, plan.pre),
+                   ";", PlanDigest(dst_mesh, plan.post), ";");
+  for (int64_t r : plan.unavailable_ranks) absl::StrAppend(&text, r, ",");
+  return Fnv1a64(text);
+}
+
+namespace {
+
+TensorRow CrossTensor(const CrossWork& work,
+                      const std::vector<RankReport>& reports) {
+  TensorRow row;
+  for (const RankReport& r : reports) {
+    const bool destination = work.IsDestination(r.rank);
+    const bool known = !r.tensors.empty();
+    row.checksums.push_back(known ? r.tensors.front().checksum : 0);
+    if (known && row.conservation.empty()) {
+      row.conservation = r.tensors.front().conservation;
+      row.conservation_source = r.tensors.front().conservation_source;
+      row.conservation_result = r.tensors.front().conservation_result;
+    }
+    if (!destination || !row.validated) continue;
+    if (!known || !r.tensors.front().validated) {
+      row.validated = false;
+      row.why_not = absl::StrCat(
+          "rank ", r.rank, ": ",
+          known ? r.tensors.front().validation_error : "no verdict");
+    }
+  }
+  return row;
+}
+
+}  // namespace
+
+RunSummary SummarizeCross(const CrossWork& work,
+                          std::vector<RankReport> reports) {
+  std::sort(
+      reports.begin(), reports.end(),
+      [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
+  RunSummary s;
+  const std::array<int64_t, kCrossRows> bytes = {work.plan.pre.total_bytes,
+                                                 work.plan.bytes_by_rank.total,
+                                                 work.plan.post.total_bytes};
+  for (int r = 0; r < kCrossRows; ++r) {
+    SummaryRow row;
+    row.op = kCrossRowNames[r];
+    row.bytes = bytes[r];
+    FillRowTimings(r, reports, row);
+    s.rows.push_back(std::move(row));
+  }
+  FillRunTotals(reports, s);
+  s.tensors.push_back(CrossTensor(work, reports));
+  s.validated = s.tensors.front().validated;
+  s.why_not = s.tensors.front().why_not;
+  return s;
+}
+
+}  // namespace reshard::executor

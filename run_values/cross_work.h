@@ -1,0 +1,58 @@
+// A cross-mesh run's work (docs/DESIGN.md §9): the plan and its two meshes,
+// what every rank of the run (the union of both rank maps) must agree on,
+// and the summary of their reports. The Coordinator, the agents and
+// reshardctl mean one thing by a cross-mesh run.
+#ifndef RESHARD_RUN_VALUES_CROSS_WORK_H_
+#define RESHARD_RUN_VALUES_CROSS_WORK_H_
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "planner/core/mesh.h"
+#include "planner/cross/cross_plan.h"
+#include "run_values/rank_report.h"
+#include "run_values/run_summary.h"
+
+namespace reshard::executor {
+
+// The rows of a cross-mesh run's report (RankReport's per-row seconds).
+inline constexpr int kCrossRows = 3;
+inline constexpr std::array<const char*, kCrossRows> kCrossRowNames = {
+    "pre_steps", "transfers", "post_steps"};
+inline constexpr int kTransfersRow = 1;
+
+// Every rank of either mesh, ascending: the run's ranks.
+std::vector<int64_t> CrossRanks(const Mesh& src_mesh, const Mesh& dst_mesh);
+
+struct CrossWork {
+  Mesh src_mesh;
+  Mesh dst_mesh;
+  CrossMeshPlan plan;
+
+  std::vector<int64_t> Ranks() const { return CrossRanks(src_mesh, dst_mesh); }
+  bool IsDestination(int64_t rank) const {
+    return dst_mesh.PositionOfRank(rank) >= 0;
+  }
+  // Bytes `rank` sends to other ranks, and receives from them, per run.
+  int64_t SentBytes(int64_t rank) const;
+  int64_t ReceivedBytes(int64_t rank) const;
+  // FNV-1a of the layout digest, both mid states, the pre- and post-steps'
+  // PlanDigests and the unavailable ranks: what decides what every rank
+  // does (its transfers follow from them by the sender rule).
+  uint64_t Digest() const;
+};
+
+// Aggregates the reports of every rank of a run of `work`: the three rows
+// (bytes: the pre-steps', the transfers' between different ranks, the
+// post-steps'), one tensor whose checksums are by rank of Ranks() (0 on a
+// source-only rank, which has no result) and whose verdict is the
+// destination ranks' (on registered tensors: the conservation label and
+// checksums every destination rank computed alike). Meant for runs where
+// every rank ran.
+RunSummary SummarizeCross(const CrossWork& work,
+                          std::vector<RankReport> reports);
+
+}  // namespace reshard::executor
+
+#endif  // RESHARD_RUN_VALUES_CROSS_WORK_H_

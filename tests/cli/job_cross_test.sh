@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# reshardctl job run --src_mesh ... --dst_mesh ... (docs/DESIGN.md §9) on a
+# local cluster (scripts/local-cluster.sh: a reshard-planner and 4 Gloo
+# reshard-agent processes with metrics): disjoint, overlapping and
+# colocated permuted moves validate on every destination rank with the
+# checksums `exec --local 4` prints for the same flags; a random sweep of
+# moves validates; the agents count their transfers' bytes; rank maps that
+# are not the job's ranks, two tensors, and registered tensors on agents
+# without them are refused, naming the field or the ranks.
+# usage: job_cross_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH [MOVES]
+set -u
+CTL="$1"
+export RESHARD_BUILD="$2"
+CLUSTER="$3"
+MOVES="${4:-100}"
+. "$(dirname "$0")/lib.sh"
+
+tmp=$(mktemp -d)
+export RESHARD_CLUSTER_DIR="$tmp/cluster"
+cleanup() {
+  [ -f "$RESHARD_CLUSTER_DIR/pids" ] && "$CLUSTER" stop >/dev/null 2>&1
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+server=$(timeout 60 "$CLUSTER" start 4 --job jc --metrics 2>"$tmp/start.err")
+rc=$?
+check "local-cluster start 4 exits 0" $rc
+[ $rc -eq 0 ] || { cat "$tmp/start.err"; exit 1; }
+RESHARD_JOB_TOKEN=$(cat "$RESHARD_CLUSTER_DIR/job-token")
+export RESHARD_JOB_TOKEN
+J=("$CTL" --server "$server" job run jc --iters 2 --warmup 1
+   --timeout_seconds 20 --json)
+
+# The destination ranks' checksums of a run's JSON, as text (2^61-range
+# numbers lose digits as jq doubles).
+dst_sums() {
+  grep -o '"destination": true, "checksum": [0-9]*' <<<"$1" |
+    awk '{print $NF}' | paste -sd,
+}
+
+# Runs the move FLAGS... on the job and with exec --local 4 and checks
+# that both validate with the same checksums. WHAT names it.
+same_as_exec() {
+  local what=$1 job exec rc
+  shift
+  job=$(timeout 120 "${J[@]}" "$@" 2>"$tmp/err"); rc=$?
+  check "$what: job run exits 0 ($rc: $(cat "$tmp/err"))" $rc
+  jq -e '.kind == "cross_mesh" and .validated and .world_size == 4 and
+    (.rows | map(.name) == ["pre_steps", "transfers", "post_steps"]) and
+    ([.ranks[] | select(.destination) | .validated] | all) and
+    ([.ranks[] | select(.destination | not) | .checksum == null] | all)' \
+    <<<"$job" >/dev/null
+  check "$what: every destination rank validated" $?
+  exec=$(timeout 120 "$CTL" exec --local 4 --iters 1 --warmup 0 --json "$@")
+  [ -n "$(dst_sums "$job")" ] && [ "$(dst_sums "$job")" = "$(dst_sums "$exec")" ]
+  check "$what: checksums equal exec --local's ($(dst_sums "$job"))" $?
+}
+
+same_as_exec "disjoint" --src_mesh a=2 --src_ranks 0,1 --dst_mesh b=2 \
+  --dst_ranks 2,3 --shape 8,6 --dtype f32 --from 'S(0)' --to 'S(1)'
+same_as_exec "overlapping" --src_mesh a=3 --src_ranks 0,1,2 --dst_mesh b=3 \
+  --dst_ranks 3,1,2 --shape 7,5 --dtype bf16 --from 'S(1)' --to 'S(0)'
+same_as_exec "colocated permuted from P(sum)" --src_mesh x=2,y=2 \
+  --dst_mesh z=4 --dst_ranks 3,1,0,2 --shape 9,7 --dtype f32 \
+  --from 'P(sum),S(1)' --to 'S(0)'
+
+# A sweep: random layouts on random rank maps of the job's 4 ranks.
+placements=("R" "S(0)" "S(1)" "P(sum)")
+ok=0
+for i in $(seq "$MOVES"); do
+  src=${placements[RANDOM % 4]}
+  dst=${placements[RANDOM % 3]}
+  perm=$(printf '%s\n' 0 1 2 3 | shuf | paste -sd,)
+  out=$(timeout 120 "${J[@]}" --src_mesh p=2,q=2 --dst_mesh r=4 \
+    --dst_ranks "$perm" --shape $((RANDOM % 9 + 4)),$((RANDOM % 9 + 1)) \
+    --dtype f32 --from "$src,R" --to "$dst" 2>&1)
+  if jq -e '.validated' <<<"$out" >/dev/null 2>&1; then
+    ok=$((ok + 1))
+  else
+    echo "move $i ($src -> $dst on $perm): $out"
+  fi
+done
+[ "$ok" -eq "$MOVES" ]; check "$ok of $MOVES random moves validated" $?
+
+# Every agent counted bytes it sent or received between ranks.
+sent=0
+for r in 0 1 2 3; do
+  port=$(cat "$RESHARD_CLUSTER_DIR/agent-$r.metrics-port")
+  v=$(curl -s "http://127.0.0.1:$port/metrics" |
+    awk '/^reshard_transfer_bytes_total\{direction="sent"\}/ {print $2}')
+  [ -n "$v" ] && awk "BEGIN {exit !($v > 0)}" && sent=$((sent + 1))
+  curl -s "http://127.0.0.1:$port/metrics" |
+    grep -q '^reshard_transfer_duration_seconds_count [1-9]'
+  check "rank $r observed its transfers' duration" $?
+done
+[ "$sent" -eq 4 ]; check "every rank counted bytes sent ($sent of 4)" $?
+
+err=$("${J[@]}" --src_mesh a=2 --src_ranks 0,1 --dst_mesh b=2 --dst_ranks 1,2 \
+  --shape 4 --from 'S(0)' --to R 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && contains "$err" "cross: the two meshes' rank maps hold 3 ranks up to 2" &&
+  contains "$err" "are 0 to 3"
+check "rank maps that are not the job's ranks are refused ($rc: $err)" $?
+err=$("${J[@]}" --src_mesh a=2 --dst_mesh b=2 --shape 4 --from 'S(0)' --to R \
+  --tensor v,w --into x,y 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && contains "$err" "a cross-mesh run moves one tensor"
+check "two --tensor names with --src_mesh are refused ($rc: $err)" $?
+# These agents have no --tensor_socket: a run on registered tensors names
+# every rank that cannot take it.
+err=$("${J[@]}" --src_mesh a=2 --dst_mesh b=2 --shape 4 --from 'S(0)' --to R \
+  --tensor w --into w2 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && contains "$err" 'tensors: the agents of ranks 0, 1, 2, 3 do not advertise "registered_tensors"'
+check "registered tensors on agents without them are refused naming the ranks ($rc)" $?
+exit $fail

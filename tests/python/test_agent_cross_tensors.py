@@ -1,0 +1,215 @@
+"""Cross-mesh runs on a job's own tensors (docs/DESIGN.md §9, §6.6): a
+local cluster of 8 Gloo agents with --tensors, one client process per rank
+(tensor_client.py). Trainer ranks register the source blocks, inference
+ranks the destinations (filled with a sentinel), and `reshardctl job run
+--src_mesh ... --tensor S --into D` moves them: disjoint (ranks 0-3 to
+4-7), overlapping and colocated permuted meshes, uneven shapes, Partial
+sources, every dtype.
+
+Every destination is read back by its client process and compared with
+its block of the full tensor bit for bit; the conservation checksums must
+agree where the run can prove it. A rank whose destination is registered
+with the wrong shape stops every rank before anything moves, naming the
+rank, and leaves every destination as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from layout import State, box, coordinate
+from reshard_processes import cluster, ctl
+from test_agent_tensors import (
+    DTYPES,
+    SENTINEL,
+    Ranks,
+    check_destinations,
+    exact_expected,
+    full_tensor,
+    random_state,
+    source_blocks,
+)
+
+WORLD = 8
+MOVES = 100
+SIZES = {4: [(4,), (2, 2)], 6: [(6,), (2, 3), (3, 2)], 8: [(8,), (2, 4), (4, 2)]}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("cross")
+    job = "cross8"
+    with cluster(tmp, WORLD, job, "--tensors") as c:
+        ranks = Ranks(c, job, WORLD, tmp)
+        env = dict(c["env"], RESHARD_JOB_TOKEN=c["job_token"])
+        try:
+            yield {"c": c, "job": job, "ranks": ranks, "env": env}
+        finally:
+            ranks.stop()
+
+
+def shuffled(rng: random.Random, ranks: range) -> list[int]:
+    out = list(ranks)
+    rng.shuffle(out)
+    return out
+
+
+def random_move(rng: random.Random, kind: str) -> dict[str, Any]:
+    """Rank maps of `kind` whose union is the job's 8 ranks."""
+    if kind == "disjoint":
+        src_ranks, dst_ranks = shuffled(rng, range(4)), shuffled(rng, range(4, 8))
+    elif kind == "overlapping":
+        src_ranks, dst_ranks = shuffled(rng, range(4)), shuffled(rng, range(2, 8))
+    else:
+        src_ranks, dst_ranks = shuffled(rng, range(8)), shuffled(rng, range(8))
+    src_sizes = rng.choice(SIZES[len(src_ranks)])
+    dst_sizes = rng.choice(SIZES[len(dst_ranks)])
+    rank = rng.choice([1, 2, 3])
+    shape = tuple(rng.randint(1, 11) for _ in range(rank))
+    dtype = rng.choice(DTYPES)
+    partial = rng.random() < 0.3
+    return {
+        "kind": kind,
+        "src_sizes": src_sizes,
+        "dst_sizes": dst_sizes,
+        "src_ranks": src_ranks,
+        "dst_ranks": dst_ranks,
+        "shape": shape,
+        "dtype": dtype,
+        "full": full_tensor(
+            np.random.default_rng(rng.randrange(1 << 30)), shape, dtype
+        ),
+        "src": random_state(rng, len(src_sizes), rank, partial),
+        "dst": random_state(rng, len(dst_sizes), rank, partial),
+    }
+
+
+def mesh_flag(sizes: tuple[int, ...], names: str) -> str:
+    return ",".join(f"{names[d]}={s}" for d, s in enumerate(sizes))
+
+
+def register(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
+    """Sources s{k} on the source ranks, destinations d{k} (the sentinel)
+    on the destination ranks, each with its position's block shape."""
+    ranks: Ranks = w["ranks"]
+    full, dtype = move["full"], move["dtype"]
+    src = State.parse(move["src"])
+    for p, piece in enumerate(source_blocks(full, src, move["src_sizes"])):
+        ranks.put(move["src_ranks"][p], f"s{k}", dtype, piece)
+    dst, sizes = State.parse(move["dst"]), move["dst_sizes"]
+    for p, r in enumerate(move["dst_ranks"]):
+        shape = [
+            hi - lo for lo, hi in box(full.shape, dst, sizes, coordinate(p, sizes))
+        ]
+        ranks.ok(r, op="fill", name=f"d{k}", dtype=dtype, shape=shape, value=SENTINEL)
+
+
+def run(w: dict[str, Any], k: int, move: dict[str, Any]) -> Any:
+    return ctl(
+        "--server",
+        w["c"]["server"],
+        "job",
+        "run",
+        w["job"],
+        "--src_mesh",
+        mesh_flag(move["src_sizes"], "abc"),
+        "--src_ranks",
+        ",".join(map(str, move["src_ranks"])),
+        "--dst_mesh",
+        mesh_flag(move["dst_sizes"], "xyz"),
+        "--dst_ranks",
+        ",".join(map(str, move["dst_ranks"])),
+        "--shape",
+        ",".join(map(str, move["shape"])),
+        "--dtype",
+        move["dtype"],
+        "--from",
+        move["src"],
+        "--to",
+        move["dst"],
+        "--tensor",
+        f"s{k}",
+        "--into",
+        f"d{k}",
+        "--timeout_seconds",
+        "20",
+        "--json",
+        env=w["env"],
+    )
+
+
+def destinations(w: dict[str, Any], k: int, move: dict[str, Any]) -> list[np.ndarray]:
+    """By destination position."""
+    return [w["ranks"].get(r, f"d{k}") for r in move["dst_ranks"]]
+
+
+def unregister(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
+    for r in move["src_ranks"]:
+        w["ranks"].ok(r, op="unregister", name=f"s{k}")
+    for r in move["dst_ranks"]:
+        w["ranks"].ok(r, op="unregister", name=f"d{k}")
+
+
+def test_random_moves_land_every_block(world: dict[str, Any]) -> None:
+    """≥ 100 random moves, every destination read back bit for bit."""
+    rng = random.Random(79)
+    kinds, labels = set(), set()
+    for k in range(MOVES):
+        move = random_move(rng, ("disjoint", "overlapping", "colocated")[k % 3])
+        register(world, k, move)
+        done = run(world, k, move)
+        assert done.returncode == 0, (move, done.stderr)
+        out = json.loads(done.stdout)
+        assert out["validated"] and out["committed"], (move, out)
+        conservation = out["conservation"]
+        expected = exact_expected(move["dtype"], move["src"], move["dst"])
+        assert conservation["label"] == ("exact" if expected else "skipped"), move
+        if expected:
+            assert conservation["source"] == conservation["result"], (move, out)
+        check_destinations(
+            destinations(world, k, move),
+            move["full"],
+            State.parse(move["dst"]),
+            move["dst_sizes"],
+            move["dtype"],
+        )
+        kinds.add(move["kind"])
+        labels.add(conservation["label"])
+        unregister(world, k, move)
+    assert kinds == {"disjoint", "overlapping", "colocated"}
+    assert labels == {"exact", "skipped"}
+
+
+def test_a_misshapen_destination_stops_every_rank(world: dict[str, Any]) -> None:
+    """Rank 6 registers its destination one row short: the run fails in
+    pre-flight naming rank 6, and no destination changes."""
+    rng = random.Random(6)
+    move = random_move(rng, "disjoint")
+    move.update(
+        shape=(8, 4),
+        src="S(0)",
+        dst="S(1)",
+        dtype="int32",
+        src_sizes=(4,),
+        dst_sizes=(4,),
+    )
+    move["full"] = full_tensor(np.random.default_rng(1), (8, 4), "int32")
+    k = 1000
+    register(world, k, move)
+    p = move["dst_ranks"].index(6)
+    world["ranks"].ok(6, op="unregister", name=f"d{k}")
+    world["ranks"].ok(
+        6, op="fill", name=f"d{k}", dtype="int32", shape=[7, 1], value=SENTINEL
+    )
+    done = run(world, k, move)
+    assert done.returncode != 0
+    assert "rank 6" in done.stderr and "FAILED_PRECONDITION" in done.stderr, done.stderr
+    for got in destinations(world, k, move):
+        assert (got == SENTINEL).all(), got
+    assert destinations(world, k, move)[p].shape == (7, 1)
+    unregister(world, k, move)
