@@ -10,24 +10,29 @@ Every destination is read back by its client process and compared with
 its block of the full tensor bit for bit; the conservation checksums must
 agree where the run can prove it. A rank whose destination is registered
 with the wrong shape stops every rank before anything moves, naming the
-rank, and leaves every destination as it was.
+rank, and leaves every destination as it was; so do a timed-out run, a
+cancelled one and one whose destination rank's agent is killed mid-run.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 from layout import State, box, coordinate
-from reshard_processes import cluster, ctl
+from reshard_processes import CTL, ROOT, cluster, ctl, wait_until
 from test_agent_tensors import (
     DTYPES,
     SENTINEL,
     Ranks,
+    agent_pid,
     check_destinations,
     exact_expected,
     full_tensor,
@@ -109,8 +114,8 @@ def register(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
         ranks.ok(r, op="fill", name=f"d{k}", dtype=dtype, shape=shape, value=SENTINEL)
 
 
-def run(w: dict[str, Any], k: int, move: dict[str, Any]) -> Any:
-    return ctl(
+def run_args(w: dict[str, Any], k: int, move: dict[str, Any]) -> list[str]:
+    return [
         "--server",
         w["c"]["server"],
         "job",
@@ -136,11 +141,12 @@ def run(w: dict[str, Any], k: int, move: dict[str, Any]) -> Any:
         f"s{k}",
         "--into",
         f"d{k}",
-        "--timeout_seconds",
-        "20",
         "--json",
-        env=w["env"],
-    )
+    ]
+
+
+def run(w: dict[str, Any], k: int, move: dict[str, Any], *extra: str) -> Any:
+    return ctl(*run_args(w, k, move), "--timeout_seconds", "20", *extra, env=w["env"])
 
 
 def destinations(w: dict[str, Any], k: int, move: dict[str, Any]) -> list[np.ndarray]:
@@ -213,3 +219,145 @@ def test_a_misshapen_destination_stops_every_rank(world: dict[str, Any]) -> None
         assert (got == SENTINEL).all(), got
     assert destinations(world, k, move)[p].shape == (7, 1)
     unregister(world, k, move)
+
+
+def job_state(w: dict[str, Any]) -> dict[str, Any]:
+    shown = ctl(
+        "--server", w["c"]["server"], "job", "show", w["job"], "--json", env=w["env"]
+    )
+    return dict(json.loads(shown.stdout)) if shown.returncode == 0 else {}
+
+
+def fault_move(w: dict[str, Any], k: int) -> dict[str, Any]:
+    """A disjoint int32 move, registered; rank 6 is a destination."""
+    move = random_move(random.Random(k), "disjoint")
+    move.update(shape=(64, 48), src="S(0)", dst="S(1)", dtype="int32")
+    move.update(src_sizes=(4,), dst_sizes=(4,))
+    move["full"] = full_tensor(np.random.default_rng(k), (64, 48), "int32")
+    register(w, k, move)
+    return move
+
+
+def run_while_stopped(
+    w: dict[str, Any], k: int, move: dict[str, Any], then: Any, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    """Runs `move` with rank 6's agent stopped (SIGSTOP), calls `then` once
+    the run is in flight and resumes the agent; what reshardctl did."""
+    pid = agent_pid(w, 6)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        proc = subprocess.Popen(
+            [str(CTL), *run_args(w, k, move), *extra],
+            env=w["env"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_until(lambda: job_state(w).get("current_run"), 30, "the run in flight")
+        then()
+        out, err = proc.communicate(timeout=90)
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass  # the test killed it
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def untouched(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
+    for r, got in zip(move["dst_ranks"], destinations(w, k, move), strict=True):
+        assert (got == SENTINEL).all(), f"rank {r}'s destination was written"
+
+
+def settled(w: dict[str, Any]) -> None:
+    def ready() -> bool:
+        job = job_state(w)
+        return job.get("state") == "ready" and not job.get("current_run")
+
+    wait_until(ready, 60, "the job ready again")
+
+
+def test_a_timed_out_run_writes_nothing(world: dict[str, Any]) -> None:
+    move = fault_move(world, 2000)
+    done = run_while_stopped(
+        world,
+        2000,
+        move,
+        lambda: None,
+        "--timeout_seconds",
+        "2",
+        "--deadline_seconds",
+        "40",
+    )
+    assert done.returncode != 0
+    assert "DEADLINE_EXCEEDED" in done.stderr or "UNAVAILABLE" in done.stderr, (
+        done.stderr
+    )
+    untouched(world, 2000, move)
+    settled(world)
+    unregister(world, 2000, move)
+
+
+def test_a_cancelled_run_writes_nothing(world: dict[str, Any]) -> None:
+    move = fault_move(world, 2001)
+
+    def cancel() -> None:
+        ctl(
+            "--server",
+            world["c"]["server"],
+            "job",
+            "cancel",
+            world["job"],
+            env=world["env"],
+        )
+
+    done = run_while_stopped(world, 2001, move, cancel, "--timeout_seconds", "20")
+    assert done.returncode != 0 and "CANCELLED" in done.stderr, done.stderr
+    untouched(world, 2001, move)
+    settled(world)
+    unregister(world, 2001, move)
+
+
+def test_a_killed_destination_rank_leaves_every_destination(
+    world: dict[str, Any],
+) -> None:
+    move = fault_move(world, 2002)
+    pid = agent_pid(world, 6)
+    done = run_while_stopped(
+        world,
+        2002,
+        move,
+        lambda: os.kill(pid, signal.SIGKILL),
+        "--timeout_seconds",
+        "20",
+        "--agent_wait_seconds",
+        "1",
+    )
+    assert done.returncode != 0 and "UNAVAILABLE" in done.stderr, done.stderr
+    assert "rank 6" in done.stderr, done.stderr
+    ranks: Ranks = world["ranks"]
+    ranks.kill(6)  # its agent, and so its registrations, are gone
+    for r in move["dst_ranks"]:
+        if r != 6:
+            assert (ranks.get(r, "d2002") == SENTINEL).all(), r
+    restart = subprocess.run(
+        [str(ROOT / "scripts" / "local-cluster.sh"), "restart", "6"],
+        env=world["c"]["env"],
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert restart.returncode == 0, restart.stderr
+    ranks.start(6)
+    settled(world)
+    register(world, 2002, move)
+    done = run(world, 2002, move)
+    assert done.returncode == 0, done.stderr
+    check_destinations(
+        destinations(world, 2002, move),
+        move["full"],
+        State.parse("S(1)"),
+        (4,),
+        "int32",
+    )
+    unregister(world, 2002, move)
