@@ -13,17 +13,25 @@ std::string ShapeText(DType dtype, const std::vector<int64_t>& shape) {
   return absl::StrCat(DTypeName(dtype), " [", absl::StrJoin(shape, ", "), "]");
 }
 
-// The registered tensor `name` (binding `field`) for a block of `dtype`
-// and `shape` on this rank. The Coordinator names the rank in the run's
-// failure.
+// The registered tensor `name` (binding `field`) for this rank's block of
+// `side` in `dtype`, whose registered layout (where given) must be the
+// side's. The Coordinator names the rank in the run's failure.
 absl::StatusOr<std::shared_ptr<SharedMemory>> Find(
     const TensorRegistry& registry, const std::string& field,
-    const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
+    const std::string& name, DType dtype, const BoundRun::Side& side) {
   std::optional<TensorEntry> entry = registry.Find(name);
   if (!entry.has_value()) {
     return absl::NotFoundError(absl::StrCat(field, ": no tensor \"", name,
                                             "\" is registered at this agent"));
   }
+  if (entry->layout.has_value()) {
+    if (std::optional<std::string> why =
+            LayoutDifference(*entry->layout, side.layout)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          field, ": \"", name, "\" is ", *why, "; no data was moved"));
+    }
+  }
+  const std::vector<int64_t> shape = side.Shape();
   if (entry->dtype != dtype || entry->shape != shape) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": \"", name, "\" is registered as ",
@@ -63,9 +71,8 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
     const Plan& plan = work.plans[t];
     const std::vector<int64_t>& shape = plan.tensor.shape();
     absl::Status s = bound->BindItem(
-        t, plan.tensor.dtype(),
-        LocalBox(mesh, plan.src, shape, position).extent,
-        LocalBox(mesh, plan.dst, shape, position).extent, registry);
+        t, plan.tensor.dtype(), Side{{shape, mesh, plan.src}, position},
+        Side{{shape, mesh, plan.dst}, position}, registry);
     if (!s.ok()) return s;
   }
   return bound;
@@ -77,21 +84,26 @@ absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::BindCross(
   auto bound = std::unique_ptr<BoundRun>(new BoundRun({names}, staging));
   const CrossMeshPlan& plan = work.plan;
   const std::vector<int64_t>& shape = plan.tensor.shape();
-  std::optional<std::vector<int64_t>> src, dst;
+  std::optional<Side> src, dst;
   if (const int64_t p = work.src_mesh.PositionOfRank(rank); p >= 0) {
-    src = LocalBox(work.src_mesh, plan.src, shape, p).extent;
+    src = Side{{shape, work.src_mesh, plan.src}, p};
   }
   if (const int64_t p = work.dst_mesh.PositionOfRank(rank); p >= 0) {
-    dst = LocalBox(work.dst_mesh, plan.dst, shape, p).extent;
+    dst = Side{{shape, work.dst_mesh, plan.dst}, p};
   }
   absl::Status s = bound->BindItem(0, plan.tensor.dtype(), src, dst, registry);
   if (!s.ok()) return s;
   return bound;
 }
 
+std::vector<int64_t> BoundRun::Side::Shape() const {
+  return LocalBox(layout.mesh, layout.state, layout.global_shape, position)
+      .extent;
+}
+
 absl::Status BoundRun::BindItem(size_t t, DType dtype,
-                                const std::optional<std::vector<int64_t>>& src,
-                                const std::optional<std::vector<int64_t>>& dst,
+                                const std::optional<Side>& src,
+                                const std::optional<Side>& dst,
                                 TensorRegistry& registry) {
   const std::string field = absl::StrCat("tensors[", t, "]");
   const TensorNames& names = names_[t];
@@ -109,8 +121,8 @@ absl::Status BoundRun::BindItem(size_t t, DType dtype,
     return absl::OkStatus();
   }
   if (names.allocate) {
-    absl::Status s =
-        AllocateMissing(registry, field + ".into", names.into, dtype, *dst);
+    absl::Status s = AllocateMissing(registry, field + ".into", names.into,
+                                     dtype, dst->Shape());
     if (!s.ok()) return s;
   }
   absl::StatusOr<std::shared_ptr<SharedMemory>> out =

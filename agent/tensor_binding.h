@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "agent/tensor_layout.h"
 #include "agent/tensor_registry.h"
 #include "executor/run/run.h"
 #include "planner/core/mesh.h"
@@ -32,10 +33,19 @@ struct TensorNames {
 
 class BoundRun {
  public:
+  // One side of an item on this rank: the layout the run reads or writes
+  // it as, and the rank's position in its mesh.
+  struct Side {
+    TensorLayout layout;
+    int64_t position = 0;
+    std::vector<int64_t> Shape() const;  // the rank's block
+  };
+
   // Binds every item of `work` on `rank`. NOT_FOUND naming the rank, the
   // binding and the name for a tensor not registered (a destination with
   // `allocate` is allocated instead); FAILED_PRECONDITION naming them for
-  // a dtype or local shape that is not the plan's.
+  // a dtype or local shape that is not the plan's, or a registered layout
+  // (tensor_layout.h) that is not the one the run moves it as.
   static absl::StatusOr<std::unique_ptr<BoundRun>> Bind(
       const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
       const std::vector<TensorNames>& names, bool staging,
@@ -66,11 +76,9 @@ class BoundRun {
  private:
   BoundRun(std::vector<TensorNames> names, bool staging)
       : names_(std::move(names)), staging_mode_(staging) {}
-  // Item t's source (when `src`, its local extent, is set) and destination
-  // (when `dst` is).
-  absl::Status BindItem(size_t t, DType dtype,
-                        const std::optional<std::vector<int64_t>>& src,
-                        const std::optional<std::vector<int64_t>>& dst,
+  // Item t's source (when `src` is set) and destination (when `dst` is).
+  absl::Status BindItem(size_t t, DType dtype, const std::optional<Side>& src,
+                        const std::optional<Side>& dst,
                         TensorRegistry& registry);
 
   std::vector<TensorNames> names_;

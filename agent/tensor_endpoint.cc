@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "common/same_secret.h"
 #include "planner/core/field_error.h"
+#include "planner/core/state_text.h"
 #include "proto/convert.h"
 #include "reshard/v1/agent_local.pb.h"
 #include "spdlog/spdlog.h"
@@ -154,7 +155,31 @@ v1::LocalResponse ResponseOf(const absl::Status& status) {
 // What `proto` asks to register; INVALID_ARGUMENT naming `dtype` for a
 // dtype value this agent does not know (none given: the registry says it
 // is required).
-absl::StatusOr<TensorRequest> RequestOf(const v1::RegisterTensor& proto) {
+// The layout `proto` carries, whose block at `rank` must be `shape`.
+absl::StatusOr<TensorLayout> LayoutOf(const v1::RegisteredLayout& proto,
+                                      int64_t rank,
+                                      const std::vector<int64_t>& shape) {
+  absl::StatusOr<Mesh> mesh = proto::MeshFromProto(proto.mesh());
+  if (!mesh.ok()) return InvalidField("layout.mesh", mesh.status().message());
+  std::vector<int64_t> global(proto.global_shape().begin(),
+                              proto.global_shape().end());
+  if (global.size() != shape.size()) {
+    return InvalidField(
+        "layout.global_shape",
+        absl::StrCat(global.size(), " dims for a block of ", shape.size()));
+  }
+  absl::StatusOr<DistState> state =
+      ParseDistState(proto.placements(), mesh->ndim(),
+                     static_cast<int>(global.size()), "layout.placements");
+  if (!state.ok()) return state.status();
+  TensorLayout layout{std::move(global), *std::move(mesh), *std::move(state)};
+  absl::Status s = CheckLayoutBlock(layout, rank, shape);
+  if (!s.ok()) return s;
+  return layout;
+}
+
+absl::StatusOr<TensorRequest> RequestOf(const v1::RegisterTensor& proto,
+                                        int64_t rank) {
   TensorRequest request;
   request.name = proto.name();
   if (proto.dtype() != v1::DTYPE_UNSPECIFIED) {
@@ -169,11 +194,17 @@ absl::StatusOr<TensorRequest> RequestOf(const v1::RegisterTensor& proto) {
   request.shape.assign(proto.shape().begin(), proto.shape().end());
   request.offset = proto.offset();
   request.length = proto.length();
+  if (proto.has_layout()) {
+    absl::StatusOr<TensorLayout> layout =
+        LayoutOf(proto.layout(), rank, request.shape);
+    if (!layout.ok()) return layout.status();
+    request.layout = *std::move(layout);
+  }
   return request;
 }
 
 // A Register request with its descriptors.
-absl::Status Register(TensorRegistry& registry, uint64_t owner,
+absl::Status Register(TensorRegistry& registry, uint64_t owner, int64_t rank,
                       const v1::RegisterTensor& proto,
                       const std::vector<int>& fds) {
   if (fds.size() != 1) {
@@ -181,7 +212,7 @@ absl::Status Register(TensorRegistry& registry, uint64_t owner,
                                                "SCM_RIGHTS, not ",
                                                fds.size()));
   }
-  absl::StatusOr<TensorRequest> request = RequestOf(proto);
+  absl::StatusOr<TensorRequest> request = RequestOf(proto, rank);
   if (!request.ok()) return request.status();
   return registry.Register(owner, *std::move(request), fds[0]);
 }
@@ -238,7 +269,7 @@ Answer Handle(const EndpointConfig& config, TensorRegistry& registry,
     s = InvalidField("rank",
                      absl::StrCat("this agent serves rank ", config.rank));
   } else if (request.has_register_()) {
-    s = Register(registry, owner, request.register_(), fds);
+    s = Register(registry, owner, config.rank, request.register_(), fds);
   } else if (request.has_unregister()) {
     s = registry.Unregister(request.unregister().name());
   } else if (request.has_fetch()) {

@@ -152,14 +152,16 @@ absl::Status TensorRegistry::Register(uint64_t owner,
   auto old = entries_.find(request.name);
   if (old != entries_.end() && SameEntry(old->second, request, **memory)) {
     old->second.owner = owner;
+    old->second.layout = request.layout;
     return absl::OkStatus();
   }
   s = CheckBounds(request);
   if (!s.ok()) return s;
   if (old != entries_.end()) bytes_ -= old->second.memory->bytes();
   bytes_ += request.length;
-  entries_[request.name] = TensorEntry{
-      request.name, *request.dtype, request.shape, *std::move(memory), owner};
+  entries_[request.name] =
+      TensorEntry{request.name,       *request.dtype, request.shape,
+                  *std::move(memory), owner,          request.layout};
   return absl::OkStatus();
 }
 

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/tensor_layout.h"
 #include "planner/core/tensor_spec.h"
 
 namespace reshard::agent {
@@ -64,6 +65,8 @@ struct TensorEntry {
   std::vector<int64_t> shape;  // the rank's local shape
   std::shared_ptr<SharedMemory> memory;
   uint64_t owner = 0;  // the connection that registered it
+  // Where given: the layout its block is of (runs bind it only as such).
+  std::optional<TensorLayout> layout;
 };
 
 struct RegistryLimits {
@@ -78,6 +81,7 @@ struct TensorRequest {
   std::vector<int64_t> shape;
   int64_t offset = 0;
   int64_t length = 0;
+  std::optional<TensorLayout> layout;  // checked against the shape already
 };
 
 class TensorRegistry {

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from reshard._errors import Error, StatusCode
-from reshard._values import dtype_name
+from reshard._values import Mesh, dtype_name
 
-__all__ = ["LocalAgent", "RegisteredTensor", "empty"]
+__all__ = ["LocalAgent", "RegisteredLayout", "RegisteredTensor", "empty"]
 
 _NUMPY = {
     "float32": np.float32,
@@ -160,6 +160,17 @@ class RegisteredTensor:
     bytes: int
 
 
+@dataclass(frozen=True)
+class RegisteredLayout:
+    """The layout a registered block is of (docs/DESIGN.md §6.6): the global
+    shape, the mesh with its rank map (dim names are labels) and the
+    placements, as plan requests write them ("S(0),R")."""
+
+    global_shape: tuple[int, ...]
+    mesh: Mesh
+    placements: str
+
+
 class LocalAgent:
     """A connection to one rank's agent endpoint (its --tensor_socket).
 
@@ -253,13 +264,23 @@ class LocalAgent:
             data += chunk
         return data
 
-    def register(self, name: str, array: Any, dtype: str | None = None) -> Any:
+    def register(
+        self,
+        name: str,
+        array: Any,
+        dtype: str | None = None,
+        layout: RegisteredLayout | None = None,
+    ) -> Any:
         """Registers `array` (numpy, or a CPU torch tensor) as `name` on this
         rank; again under the same name replaces it. Memory from `empty`
         (or a contiguous view into it) goes with no copy and is returned as
         is; anything else is copied once into a new memfd-backed array,
         which is returned: runs write there. `dtype` overrides the array's
-        (bfloat16 bits in uint16)."""
+        (bfloat16 bits in uint16). With `layout` (whose block at this rank
+        `array` must be: else INVALID_ARGUMENT naming the layout) a run
+        binds the tensor only where it moves it as laid out; otherwise every
+        rank stops before any data moves, naming this rank and `name`."""
+        from reshard._wire import mesh_to_proto
         from reshard.v1 import planner_pb2
 
         pointer, nbytes, contiguous = _pointer_and_bytes(array)
@@ -282,6 +303,10 @@ class LocalAgent:
         r.shape.extend(shape)
         r.offset = offset
         r.length = nbytes
+        if layout is not None:
+            r.layout.global_shape.extend(layout.global_shape)
+            r.layout.mesh.CopyFrom(mesh_to_proto(layout.mesh))
+            r.layout.placements = layout.placements
         self._call(request, memory.fd)
         return array
 

@@ -6,6 +6,8 @@ on stdin, answering one JSON line on stdout:
                                            in memory from reshard.agent.empty
   {"op": "fill", "name", "dtype", "shape", "value"}
                                            register an array of `value`
+  either with "layout": {"global_shape", "sizes", "ranks", "placements"}
+                                           registered as its layout
   {"op": "get", "name", "file"}            save the registered array (.npy)
   {"op": "fetch", "name"}                  map what the agent allocated
   {"op": "unregister", "name"}
@@ -23,22 +25,34 @@ import sys
 from typing import Any
 
 import numpy as np
+import reshard
 from reshard import Error
 from reshard import agent as ragent
 
 
+def layout_of(c: dict[str, Any]) -> ragent.RegisteredLayout | None:
+    if "layout" not in c:
+        return None
+    spec = c["layout"]
+    mesh = reshard.Mesh(tuple(spec["sizes"]), rank_map=tuple(spec["ranks"]))
+    return ragent.RegisteredLayout(
+        tuple(spec["global_shape"]), mesh, spec["placements"]
+    )
+
+
 def handle(local: ragent.LocalAgent, held: dict[str, Any], c: dict[str, Any]) -> Any:
     op = c["op"]
-    if op == "put":
-        data = np.load(c["file"])
-        array = ragent.empty(data.shape, c["dtype"])
-        array[...] = data.view(array.dtype)
-        held[c["name"]] = local.register(c["name"], array, dtype=c["dtype"])
-        return {}
-    if op == "fill":
-        array = ragent.empty(tuple(c["shape"]), c["dtype"])
-        array[...] = c["value"]
-        held[c["name"]] = local.register(c["name"], array, dtype=c["dtype"])
+    if op in ("put", "fill"):
+        if op == "put":
+            data = np.load(c["file"])
+            array = ragent.empty(data.shape, c["dtype"])
+            array[...] = data.view(array.dtype)
+        else:
+            array = ragent.empty(tuple(c["shape"]), c["dtype"])
+            array[...] = c["value"]
+        held[c["name"]] = local.register(
+            c["name"], array, dtype=c["dtype"], layout=layout_of(c)
+        )
         return {}
     if op == "fetch":
         held[c["name"]] = local.fetch(c["name"])

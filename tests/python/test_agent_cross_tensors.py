@@ -8,9 +8,11 @@ sources, every dtype.
 
 Every destination is read back by its client process and compared with
 its block of the full tensor bit for bit; the conservation checksums must
-agree where the run can prove it. A rank whose destination is registered
-with the wrong shape stops every rank before anything moves, naming the
-rank, and leaves every destination as it was; so do a timed-out run, a
+agree where the run can prove it. Every block is registered with its
+layout (reshard.agent.RegisteredLayout). A rank whose destination is
+registered with the wrong shape, or for another layout, stops every rank
+before anything moves, naming the rank (and the tensor), and leaves every
+destination as it was; so do a timed-out run, a
 cancelled one and one whose destination rank's agent is killed mid-run.
 """
 
@@ -98,20 +100,35 @@ def mesh_flag(sizes: tuple[int, ...], names: str) -> str:
     return ",".join(f"{names[d]}={s}" for d, s in enumerate(sizes))
 
 
+def layout(move: dict[str, Any], side: str) -> dict[str, Any]:
+    """tensor_client.py's "layout" of the move's `side` ("src", "dst")."""
+    return {
+        "global_shape": list(move["shape"]),
+        "sizes": list(move[f"{side}_sizes"]),
+        "ranks": move[f"{side}_ranks"],
+        "placements": move[side],
+    }
+
+
 def register(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
     """Sources s{k} on the source ranks, destinations d{k} (the sentinel)
-    on the destination ranks, each with its position's block shape."""
+    on the destination ranks, each with its position's block shape and
+    registered with its layout."""
     ranks: Ranks = w["ranks"]
     full, dtype = move["full"], move["dtype"]
     src = State.parse(move["src"])
     for p, piece in enumerate(source_blocks(full, src, move["src_sizes"])):
-        ranks.put(move["src_ranks"][p], f"s{k}", dtype, piece)
+        path = ranks.tmp / f"put-{p}.npy"
+        np.save(path, piece)
+        r = move["src_ranks"][p]
+        put = {"name": f"s{k}", "dtype": dtype, "file": str(path)}
+        ranks.ok(r, op="put", **put, layout=layout(move, "src"))
     dst, sizes = State.parse(move["dst"]), move["dst_sizes"]
     for p, r in enumerate(move["dst_ranks"]):
-        shape = [
-            hi - lo for lo, hi in box(full.shape, dst, sizes, coordinate(p, sizes))
-        ]
-        ranks.ok(r, op="fill", name=f"d{k}", dtype=dtype, shape=shape, value=SENTINEL)
+        block = box(full.shape, dst, sizes, coordinate(p, sizes))
+        fill = {"name": f"d{k}", "dtype": dtype, "value": SENTINEL}
+        shape = [hi - lo for lo, hi in block]
+        ranks.ok(r, op="fill", **fill, shape=shape, layout=layout(move, "dst"))
 
 
 def run_args(w: dict[str, Any], k: int, move: dict[str, Any]) -> list[str]:
@@ -218,6 +235,55 @@ def test_a_misshapen_destination_stops_every_rank(world: dict[str, Any]) -> None
     for got in destinations(world, k, move):
         assert (got == SENTINEL).all(), got
     assert destinations(world, k, move)[p].shape == (7, 1)
+    unregister(world, k, move)
+
+
+def test_a_destination_laid_out_otherwise_stops_every_rank(
+    world: dict[str, Any],
+) -> None:
+    """Rank 5 registers its destination, of the right shape, for another
+    rank map: the run fails before anything moves, naming rank 5 and the
+    tensor, and no destination changes."""
+    move = random_move(random.Random(5), "disjoint")
+    move.update(shape=(8, 4), src="S(0)", dst="S(1)", dtype="float32")
+    move.update(src_sizes=(4,), dst_sizes=(4,), dst_ranks=[4, 5, 6, 7])
+    move["full"] = full_tensor(np.random.default_rng(5), (8, 4), "float32")
+    k = 1001
+    register(world, k, move)
+    other = dict(layout(move, "dst"), ranks=[4, 5, 7, 6])
+    world["ranks"].ok(
+        5,
+        op="fill",
+        name=f"d{k}",
+        dtype="float32",
+        shape=[8, 1],
+        value=SENTINEL,
+        layout=other,
+    )
+    done = run(world, k, move)
+    assert done.returncode != 0
+    for text in (
+        "FAILED_PRECONDITION",
+        "rank 5",
+        f'"d{k}" is registered as',
+        "ranks [4, 5, 7, 6]",
+    ):
+        assert text in done.stderr, (text, done.stderr)
+    untouched(world, k, move)
+    # A layout whose block at the rank is not the registered shape is
+    # refused when registered, naming the layout.
+    bad = world["ranks"].call(
+        5,
+        op="fill",
+        name=f"d{k}",
+        dtype="float32",
+        shape=[8, 2],
+        value=SENTINEL,
+        layout=layout(move, "dst"),
+    )
+    assert not bad["ok"] and bad["code"] == "INVALID_ARGUMENT", bad
+    assert "layout: rank 5's block of [8, 4] as S(1)" in bad["message"], bad
+    assert "not the registered shape [8, 2]" in bad["message"], bad
     unregister(world, k, move)
 
 
