@@ -46,6 +46,19 @@ def test_device_mesh_with_flattened_meshes_and_a_rank_map() -> None:
     )
 
 
+def test_a_layout_for_registration_at_an_agent() -> None:
+    """Layout.registered: what reshard.agent registers a block's layout as
+    (the rank map and the placements' text, docs/DESIGN.md §6.6)."""
+    permuted = torch.tensor([[3, 1, 0, 2], [7, 5, 4, 6]])
+    mesh = DeviceMesh("cpu", permuted, mesh_dim_names=("dp", "tp"))
+    layout = rt.Layout(mesh, (Shard(0), Shard(0)), (9, 4), torch.float32)
+    registered = layout.registered()
+    assert registered.global_shape == (9, 4)
+    assert registered.mesh.shape == (2, 4)
+    assert registered.mesh.rank_map == (3, 1, 0, 2, 7, 5, 4, 6)
+    assert registered.placements == "S(0)[0],S(0)[1]"  # torch's default order
+
+
 def _random_case(
     rng: random.Random,
 ) -> tuple[tuple[int, ...], list[ShardOrderEntry], tuple]:

@@ -36,6 +36,7 @@ from reshard.torch.placements import placement_text
 from reshard.torch.program import Program, prepare, run
 
 if TYPE_CHECKING:
+    from reshard.agent import RegisteredLayout
     from reshard.client import Client
 
 Slices = tuple[slice, ...]
@@ -64,6 +65,15 @@ class Layout:
     def text(self) -> str:
         """The placements as Reshard's state text."""
         return placement_text(self.placements, tuple(self.mesh.shape), len(self.shape))
+
+    def registered(self) -> RegisteredLayout:
+        """This layout for a registration at a rank's agent
+        (`reshard.agent.LocalAgent.register(name, local, layout=...)`): a
+        run then moves the tensor only as laid out here, else every rank
+        stops before any data moves, naming this rank and the tensor."""
+        from reshard.agent import RegisteredLayout
+
+        return RegisteredLayout(self.shape, mesh_of(self.mesh), self.text())
 
 
 @dataclass(frozen=True)
