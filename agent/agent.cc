@@ -52,6 +52,9 @@ std::string RunShape(const v1::RunWork& run) {
     return absl::StrCat("cross-mesh plan, ", run.cross().pre().steps_size(),
                         " + ", run.cross().post().steps_size(), " steps");
   }
+  if (!run.schedule_id().empty()) {
+    return absl::StrCat("schedule ", run.schedule_id());
+  }
   if (!run.has_batch()) return absl::StrCat(run.plan().steps_size(), " steps");
   return absl::StrCat("batch of ", run.batch().batch().plans_size(),
                       " tensors, ", run.batch().batch().buckets_size(),
@@ -387,11 +390,13 @@ bool Agent::HandleWork(const v1::Work& work, DispatchInbox& inbox) {
 void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   const auto start = std::chrono::steady_clock::now();
   inbox.Begin(run.run_id());
+  schedules_.Retain({run.live_schedules().begin(), run.live_schedules().end()},
+                    run.generation());
   const absl::StatusOr<RunSetup> setup =
-      PrepareRun(run, config_.world_size, config_.max_run_bytes);
-  absl::StatusOr<std::unique_ptr<BoundRun>> bound =
+      PrepareRun(run, config_.world_size, config_.max_run_bytes, &schedules_);
+  absl::StatusOr<std::shared_ptr<BoundRun>> bound =
       setup.ok() ? BindTensors(run, *setup)
-                 : absl::StatusOr<std::unique_ptr<BoundRun>>(nullptr);
+                 : absl::StatusOr<std::shared_ptr<BoundRun>>(nullptr);
   // A run refused in pre-flight leaves the communicators as they were.
   bool keep_communicators = false;
   executor::RankReport report =
@@ -424,8 +429,8 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
              .count());
 }
 
-absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
-    const v1::RunWork& run, const RunSetup& setup) const {
+absl::StatusOr<std::shared_ptr<BoundRun>> Agent::BindTensors(
+    const v1::RunWork& run, const RunSetup& setup) {
   if (run.tensors_size() == 0) return nullptr;
   if (tensors_ == nullptr || space_ != nullptr) {
     return absl::FailedPreconditionError(
@@ -436,9 +441,19 @@ absl::StatusOr<std::unique_ptr<BoundRun>> Agent::BindTensors(
   for (const v1::TensorBinding& b : run.tensors()) {
     names.push_back({b.source(), b.into(), b.allocate()});
   }
-  if (setup.cross.has_value()) {
-    return BoundRun::BindCross(*setup.cross, config_.rank, names.front(),
-                               !run.no_staging(), *tensors_);
+  if (setup.cross != nullptr) {
+    KeptSchedule* kept = schedules_.Find(run.schedule_id());
+    const bool staging = !run.no_staging();
+    if (kept != nullptr && kept->bound != nullptr &&
+        kept->bound->StillBound(names.front(), staging, *tensors_)) {
+      return kept->bound;
+    }
+    absl::StatusOr<std::unique_ptr<BoundRun>> bound = BoundRun::BindCross(
+        *setup.cross, config_.rank, names.front(), staging, *tensors_);
+    if (!bound.ok()) return bound.status();
+    std::shared_ptr<BoundRun> shared = *std::move(bound);
+    if (kept != nullptr) kept->bound = shared;
+    return shared;
   }
   return BoundRun::Bind(setup.mesh, setup.work, config_.rank, names,
                         !run.no_staging(), *tensors_);
@@ -471,7 +486,7 @@ void Agent::HandleCommit(const std::string& run_id) {
 
 executor::RankReport Agent::Execute(
     const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
-    const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+    const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
     bool& keep_communicators) {
   store_->SetRun(run.run_id());
   executor::CommunicatorProvider& provider =
@@ -490,7 +505,7 @@ executor::RankReport Agent::Execute(
     }
     return inbox.Cancelled().has_value();
   };
-  if (setup.cross.has_value()) {
+  if (setup.cross != nullptr) {
     return ExecuteCross(run, setup, options, bound, keep_communicators,
                         provider);
   }
@@ -511,13 +526,22 @@ executor::RankReport Agent::Execute(
 executor::RankReport Agent::ExecuteCross(
     const v1::RunWork& run, const RunSetup& setup,
     const executor::RunOptions& options,
-    const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+    const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
     bool& keep_communicators, executor::CommunicatorProvider& provider) {
   const executor::CrossWork& cross = *setup.cross;
+  // A kept schedule's runner is good on the communicators it was compiled
+  // on; every rank of the run sees them change together (a new prefix).
+  std::unique_ptr<executor::CrossRunner>* runner = nullptr;
+  if (KeptSchedule* kept = schedules_.Find(run.schedule_id())) {
+    if (kept->runner_comms != comms_.opened()) {
+      kept->runner.reset();
+      kept->runner_comms = comms_.opened();
+    }
+    runner = &kept->runner;
+  }
   if (run.tensors_size() == 0) {
-    return executor::RunCrossGenerated(cross.src_mesh, cross.dst_mesh,
-                                       cross.plan, config_.rank, provider,
-                                       options, setup.options);
+    return executor::RunCrossGenerated(cross, config_.rank, provider, options,
+                                       setup.options, runner);
   }
   // A refusal to bind stops every rank in the pre-flight step.
   executor::Preflight preflight{bound.status()};
@@ -526,7 +550,8 @@ executor::RankReport Agent::ExecuteCross(
   executor::RankReport report = executor::RunCrossOnTensors(
       cross, config_.rank, provider, options,
       tensors != nullptr ? tensors->sources.front() : nullptr,
-      tensors != nullptr ? tensors->results.front() : nullptr, preflight);
+      tensors != nullptr ? tensors->results.front() : nullptr, preflight,
+      runner);
   keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
   return report;
 }

@@ -27,6 +27,7 @@
 #include "agent/communicator_cache.h"
 #include "agent/coordinator_store.h"
 #include "agent/dispatch_inbox.h"
+#include "agent/kept_schedules.h"
 #include "agent/run_work.h"
 #include "agent/tensor_binding.h"
 #include "agent/tensor_registry.h"
@@ -101,18 +102,20 @@ class Agent {
   // usable.
   executor::RankReport Execute(
       const v1::RunWork& run, const RunSetup& setup, DispatchInbox& inbox,
-      const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+      const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
       bool& keep_communicators);
   // A cross-mesh run's part on this rank: generated data, or its
-  // registered tensors (BindCross) after the pre-flight step.
+  // registered tensors (BindCross) after the pre-flight step; a kept
+  // schedule's runner reused while its communicators are open.
   executor::RankReport ExecuteCross(
       const v1::RunWork& run, const RunSetup& setup,
       const executor::RunOptions& options,
-      const absl::StatusOr<std::unique_ptr<BoundRun>>& bound,
+      const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
       bool& keep_communicators, executor::CommunicatorProvider& provider);
-  // A run on registered tensors: its tensors bound on this rank.
-  absl::StatusOr<std::unique_ptr<BoundRun>> BindTensors(
-      const v1::RunWork& run, const RunSetup& setup) const;
+  // A run on registered tensors: its tensors bound on this rank (a kept
+  // schedule's binding again while BoundRun::StillBound).
+  absl::StatusOr<std::shared_ptr<BoundRun>> BindTensors(const v1::RunWork& run,
+                                                        const RunSetup& setup);
   // The Coordinator's commit of run `run_id`: the staged results written,
   // and the answer sent.
   void HandleCommit(const std::string& run_id);
@@ -151,7 +154,9 @@ class Agent {
   // The last run on registered tensors while its results wait for the
   // commit (run thread only); dropped by any other work.
   std::string staged_run_;
-  std::unique_ptr<BoundRun> staged_;
+  std::shared_ptr<BoundRun> staged_;
+  // The prepared schedules of the job (run thread only).
+  KeptSchedules schedules_;
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

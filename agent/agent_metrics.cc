@@ -150,7 +150,7 @@ void AgentMetrics::RecordTransfers(const RunSetup& setup,
 
 void AgentMetrics::RecordRun(const RunSetup& setup,
                              const executor::RankReport& report) {
-  if (setup.cross.has_value()) {
+  if (setup.cross != nullptr) {
     RecordTransfers(setup, report);
   } else {
     RecordRows(setup, report);

@@ -54,22 +54,11 @@ absl::Status CheckRunBytes(int64_t peak, int64_t max_run_bytes) {
                    max_run_bytes, "; nothing was allocated"));
 }
 
-// A cross-mesh run: the plan and its meshes from `run.cross` (its
-// transfers expanded again by the sender rule), its digest compared, and
-// its peak on a rank (CrossMeshPlan::peak_bytes) against the bound.
-absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
-                                      std::chrono::milliseconds timeout,
-                                      int64_t max_run_bytes) {
-  if (run.tensors_size() > 1) {
-    return InvalidField("run.tensors", "a cross-mesh run moves one tensor");
-  }
-  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
-      proto::CrossPlanFromProto(run.cross());
-  if (!plan.ok()) return InvalidField("run.cross", plan.status().message());
-  RunSetup setup{std::move(ranks), {}, {}, timeout};
-  setup.cross =
-      executor::CrossWork{std::move(plan->src_mesh), std::move(plan->dst_mesh),
-                          std::move(plan->plan)};
+// The checks of a cross-mesh run on `setup.cross`: the run's mesh is its
+// ranks, the Coordinator's digest is `digest` (the plan's), and its peak
+// on a rank (CrossMeshPlan::peak_bytes) fits the bound.
+absl::Status CheckCross(const v1::RunWork& run, const RunSetup& setup,
+                        uint64_t digest, int64_t max_run_bytes) {
   std::vector<int64_t> mesh_ranks;
   for (int64_t p = 0; p < setup.mesh.world_size(); ++p) {
     mesh_ranks.push_back(setup.mesh.RankAt(p));
@@ -77,20 +66,59 @@ absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
   if (mesh_ranks != setup.cross->Ranks()) {
     return InvalidField("run.mesh", "not the cross plan's ranks, ascending");
   }
+  absl::Status s = CheckDigest("cross-mesh plan", run.digest(), digest);
+  if (!s.ok()) return s;
+  return CheckRunBytes(setup.cross->plan.peak_bytes, max_run_bytes);
+}
+
+// A cross-mesh run: the plan and its meshes from `run.cross` (its
+// transfers expanded again by the sender rule), or the schedule kept
+// under `run.schedule_id` when the run carries no plan.
+absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
+                                      std::chrono::milliseconds timeout,
+                                      int64_t max_run_bytes,
+                                      KeptSchedules* schedules) {
+  if (run.tensors_size() > 1) {
+    return InvalidField("run.tensors", "a cross-mesh run moves one tensor");
+  }
+  RunSetup setup{std::move(ranks), {}, {}, timeout};
   setup.options.iters = run.iters();
   setup.options.warmup = run.warmup();
-  absl::Status s =
-      CheckDigest("cross-mesh plan", run.digest(), setup.cross->Digest());
+  const KeptSchedule* kept = run.has_cross() || schedules == nullptr
+                                 ? nullptr
+                                 : schedules->Find(run.schedule_id());
+  if (!run.has_cross() && kept == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "run.schedule_id: this agent keeps no schedule \"", run.schedule_id(),
+        "\" (it restarted or rejoined since, or the schedule was deleted): "
+        "prepare again"));
+  }
+  uint64_t digest = 0;
+  if (kept != nullptr) {
+    setup.cross = kept->work;
+    digest = kept->digest;
+  } else {
+    absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+        proto::CrossPlanFromProto(run.cross());
+    if (!plan.ok()) return InvalidField("run.cross", plan.status().message());
+    setup.cross = std::make_shared<const executor::CrossWork>(
+        executor::CrossWork{std::move(plan->src_mesh),
+                            std::move(plan->dst_mesh), std::move(plan->plan)});
+    digest = setup.cross->Digest();
+  }
+  absl::Status s = CheckCross(run, setup, digest, max_run_bytes);
   if (!s.ok()) return s;
-  s = CheckRunBytes(setup.cross->plan.peak_bytes, max_run_bytes);
-  if (!s.ok()) return s;
+  if (kept == nullptr && !run.schedule_id().empty() && schedules != nullptr) {
+    schedules->Keep(run.schedule_id(), run.generation(), setup.cross, digest);
+  }
   return setup;
 }
 
 }  // namespace
 
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
-                                    int64_t max_run_bytes) {
+                                    int64_t max_run_bytes,
+                                    KeptSchedules* schedules) {
   if (run.run_id().empty()) return InvalidField("run.run_id", "required");
   if (run.comm_prefix().empty()) {
     return InvalidField("run.comm_prefix", "required");
@@ -107,8 +135,9 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
-  if (run.has_cross()) {
-    return PrepareCross(run, *std::move(mesh), *timeout, max_run_bytes);
+  if (run.has_cross() || !run.schedule_id().empty()) {
+    return PrepareCross(run, *std::move(mesh), *timeout, max_run_bytes,
+                        schedules);
   }
   absl::StatusOr<executor::BatchWork> work =
       proto::RunWorkFromProto(*mesh, run);

@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "agent/kept_schedules.h"
 #include "executor/judge/harness.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
@@ -26,10 +28,11 @@ inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{30000};
 
 struct RunSetup {
   Mesh mesh;
-  executor::BatchWork work;                  // a plan is a batch of one
-  executor::HarnessOptions options;          // iters and warmup
-  std::chrono::milliseconds timeout;         // per collective
-  std::optional<executor::CrossWork> cross;  // set: a cross-mesh run
+  executor::BatchWork work;           // a plan is a batch of one
+  executor::HarnessOptions options;   // iters and warmup
+  std::chrono::milliseconds timeout;  // per collective
+  // Set: a cross-mesh run (a kept schedule's is shared with it).
+  std::shared_ptr<const executor::CrossWork> cross;
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id
@@ -41,8 +44,13 @@ struct RunSetup {
 // digests named; a cross-mesh run's: CrossWork::Digest), or when the run's
 // peak on a rank (planner/cost/plan_memory.h)
 // exceeds `max_run_bytes` (> 0; naming --max_run_bytes and both sizes).
+// A run of a schedule (run.schedule_id, docs/DESIGN.md §9) with its plan
+// keeps it in `schedules`; one without runs the plan kept there:
+// FAILED_PRECONDITION saying "prepare again" when none is kept under the
+// id (or no `schedules` are given), and the digest check as above.
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
-                                    int64_t max_run_bytes = 0);
+                                    int64_t max_run_bytes = 0,
+                                    KeptSchedules* schedules = nullptr);
 
 }  // namespace reshard::agent
 

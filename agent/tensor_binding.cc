@@ -113,6 +113,7 @@ absl::Status BoundRun::BindItem(size_t t, DType dtype,
         Find(registry, field + ".source", names.source, dtype, *src);
     if (!in.ok()) return in.status();
     in_data = (*in)->data();
+    source_items_.push_back(t);
     sources_.push_back(*std::move(in));
   }
   tensors_.sources.push_back(in_data);
@@ -144,6 +145,28 @@ int64_t BoundRun::staging_bytes() const {
   int64_t bytes = 0;
   for (int64_t size : staging_sizes_) bytes += size;
   return bytes;
+}
+
+bool BoundRun::StillBound(const TensorNames& names, bool staging,
+                          const TensorRegistry& registry) const {
+  if (names_.size() != 1 || !(names_.front() == names) ||
+      staging != staging_mode_) {
+    return false;
+  }
+  auto same = [&registry](const std::string& name,
+                          const std::shared_ptr<SharedMemory>& memory) {
+    std::optional<TensorEntry> now = registry.Find(name);
+    return now.has_value() && now->memory == memory;
+  };
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (!same(names_[source_items_[i]].source, sources_[i])) return false;
+  }
+  for (size_t d = 0; d < destinations_.size(); ++d) {
+    if (!same(names_[destination_items_[d]].into, destinations_[d])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::Status BoundRun::Commit(const TensorRegistry& registry) const {

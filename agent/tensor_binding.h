@@ -29,6 +29,7 @@ struct TensorNames {
   // A rank where `into` is not registered allocates it
   // (TensorRegistry::Allocate) instead of failing.
   bool allocate = false;
+  bool operator==(const TensorNames&) const = default;
 };
 
 class BoundRun {
@@ -67,6 +68,11 @@ class BoundRun {
   bool staged() const { return staging_mode_; }
   // Bytes the staging buffers hold.
   int64_t staging_bytes() const;
+  // Whether a run of one item binding `names` with `staging` may use this
+  // binding again: the same names and mode, and every tensor still
+  // registered as the memory it bound (not unregistered or replaced since).
+  bool StillBound(const TensorNames& names, bool staging,
+                  const TensorRegistry& registry) const;
 
   // Copies every staged result into its destination. FAILED_PRECONDITION
   // naming the tensor when a destination was unregistered or replaced
@@ -84,8 +90,8 @@ class BoundRun {
   std::vector<TensorNames> names_;
   bool staging_mode_ = false;
   std::vector<std::shared_ptr<SharedMemory>> sources_, destinations_;
-  // The item of each destination.
-  std::vector<size_t> destination_items_;
+  // The item of each source and destination.
+  std::vector<size_t> source_items_, destination_items_;
   // Not zero-filled: the run writes every byte before the commit reads it.
   std::vector<std::unique_ptr<char[]>> staging_;
   std::vector<int64_t> staging_sizes_;

@@ -509,6 +509,51 @@ absl::StatusOr<JobRun> Client::RunCrossJob(const std::string& job,
   return impl_->CallRunJob(request, src_mesh, options);
 }
 
+absl::StatusOr<JobRun> Client::RunSchedule(const std::string& job,
+                                           const std::string& schedule_id,
+                                           const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  request.set_schedule_id(schedule_id);
+  // The response names the run's mesh (one dim over the job's ranks).
+  return impl_->CallRunJob(request, *Mesh::Create({{1}, {"ranks"}, {}}),
+                           options);
+}
+
+absl::StatusOr<CrossSchedule> Client::PrepareCrossMesh(
+    const std::string& job, const Mesh& src_mesh, const Mesh& dst_mesh,
+    const CrossMeshRequest& core) {
+  v1::PrepareCrossMeshRequest request;
+  request.set_job(job);
+  *request.mutable_cross() =
+      proto::CrossRequestToProto(src_mesh, dst_mesh, core);
+  v1::PrepareCrossMeshResponse response;
+  grpc::ClientContext context;
+  impl_->Authorize(context);
+  context.set_deadline(
+      absl::ToChronoTime(absl::Now() + impl_->options.deadline));
+  absl::Status s =
+      proto::StatusFromGrpc(impl_->CoordinatorFor(job).PrepareCrossMesh(
+          &context, request, &response));
+  if (!s.ok()) return s;
+  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+      proto::CrossPlanFromProto(response.plan());
+  if (!plan.ok()) return plan.status();
+  return CrossSchedule{response.schedule_id(),    response.generation(),
+                       response.schedules(),      std::move(plan->src_mesh),
+                       std::move(plan->dst_mesh), std::move(plan->plan)};
+}
+
+absl::Status Client::DeleteSchedule(const std::string& job,
+                                    const std::string& schedule_id) {
+  v1::DeleteScheduleRequest request;
+  request.set_job(job);
+  request.set_schedule_id(schedule_id);
+  v1::DeleteScheduleResponse response;
+  return impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->CoordinatorFor(job).DeleteSchedule(&ctx, request, &response);
+  });
+}
+
 absl::Status Client::Impl::SendRunJob(const v1::RunJobRequest& request,
                                       const JobRunOptions& options,
                                       v1::RunJobResponse* response) {
@@ -553,7 +598,9 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
       response.interrupted(),
       response.executions_completed(),
       response.committed(),
-      std::move(cross)};
+      std::move(cross),
+      response.schedule_id(),
+      response.plan_sent()};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }

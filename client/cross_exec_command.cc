@@ -69,7 +69,7 @@ RankReport RunRank(const CrossMeshes& meshes, const CrossMeshPlan& plan,
       executor::MakeProvider(Backend::kGloo,
                              {std::move(store), "exec-cross", rank, flags.ranks,
                               std::chrono::seconds(flags.run.timeout_seconds)});
-  return executor::RunCrossGenerated(meshes.src, meshes.dst, plan, rank,
+  return executor::RunCrossGenerated({meshes.src, meshes.dst, plan}, rank,
                                      *provider, run, harness);
 }
 

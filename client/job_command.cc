@@ -23,6 +23,7 @@
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/job_interrupt.h"
+#include "client/job_prepare_command.h"
 #include "client/job_token_command.h"
 #include "client/job_wait.h"
 #include "client/plan_flags.h"
@@ -44,6 +45,9 @@ constexpr char kJobUsage[] =
     "         --batch FILE [--bucket_bytes B] [--no-bucketing]]\n"
     "         [--iters K] [--warmup W] [--timeout_seconds T]\n"
     "         [--deadline_seconds D] [--json]\n"
+    "       reshardctl [--server ...] job prepare NAME --src_mesh ... "
+    "--dst_mesh ...\n"
+    "       reshardctl [--server ...] job run NAME --schedule ID\n"
     "       reshardctl [--server ...] job cancel NAME\n"
     "       reshardctl [--server ...] job calibrate NAME --mesh ... "
     "[--flatten ...]...\n"
@@ -104,7 +108,9 @@ constexpr char kRunUsage[] =
     "  job's ranks 0..N-1), printing what `exec --local N` prints for it;\n"
     "  with one --tensor and --into name, source ranks read the tensor their\n"
     "  processes registered, destination ranks write theirs, judged by the\n"
-    "  conservation checksum and committed as above.\n";
+    "  conservation checksum and committed as above. --schedule ID runs the\n"
+    "  cross-mesh move `job prepare` kept under ID instead, without\n"
+    "  planning.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -271,8 +277,9 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
 
-// `job run NAME --src_mesh ...`: a cross-mesh move planned by the job's
-// replica and run on its agents, printed as `exec --local` prints one.
+// `job run NAME --src_mesh ...` (or `--schedule ID`): a cross-mesh move
+// planned by the job's replica (or prepared there) and run on its agents,
+// printed as `exec --local` prints one.
 absl::Status RunCross(const ServerFlags& server, const std::string& job,
                       const CliArgs& args, const RunFlags& flags,
                       const JobRunOptions& options, std::ostream& out) {
@@ -281,18 +288,26 @@ absl::Status RunCross(const ServerFlags& server, const std::string& job,
         "job run --src_mesh: a cross-mesh run moves one tensor (one --tensor "
         "and --into name, no --batch)");
   }
-  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
-  if (!meshes.ok()) return meshes.status();
-  absl::StatusOr<CrossMeshRequest> request =
-      CrossRequestFromFlags(args, *meshes);
-  if (!request.ok()) return request.status();
+  const std::optional<std::string> schedule = args.Get("schedule");
+  std::optional<CrossMeshes> meshes;
+  std::optional<CrossMeshRequest> request;
+  if (!schedule.has_value()) {
+    absl::StatusOr<CrossMeshes> m = CrossMeshesFromFlags(args);
+    if (!m.ok()) return m.status();
+    absl::StatusOr<CrossMeshRequest> r = CrossRequestFromFlags(args, *m);
+    if (!r.ok()) return r.status();
+    meshes = *std::move(m);
+    request = *std::move(r);
+  }
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<JobRun> run;
   {
     const RunWatchers watchers = WatchRun(server, job);
-    run = (*client)->RunCrossJob(job, meshes->src, meshes->dst, *request,
-                                 options);
+    run = schedule.has_value()
+              ? (*client)->RunSchedule(job, *schedule, options)
+              : (*client)->RunCrossJob(job, meshes->src, meshes->dst, *request,
+                                       options);
   }
   RunContext context;
   run = WithInterrupt(std::move(run), context);
@@ -314,7 +329,7 @@ absl::Status RunCross(const ServerFlags& server, const std::string& job,
 absl::Status RunRun(const ServerFlags& server, const std::string& job,
                     absl::Span<const std::string> argv, std::ostream& out) {
   std::set<std::string> values = RunValueFlags();
-  values.insert({"agent_wait_seconds", "tensor", "into"});
+  values.insert({"agent_wait_seconds", "tensor", "into", "schedule"});
   for (const std::string& flag : CrossPlanFlags()) values.insert(flag);
   std::set<std::string> switches = RunSwitches();
   switches.insert({"no-staging", "allocate"});
@@ -331,7 +346,12 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   options.tensors = *std::move(tensors);
   options.no_staging = args->Has("no-staging");
   options.allocate = args->Has("allocate");
-  if (args->Has("src_mesh")) {
+  if (args->Has("src_mesh") && args->Has("schedule")) {
+    return absl::InvalidArgumentError(
+        "job run: --schedule runs a prepared move; give it without "
+        "--src_mesh and the other cross-mesh flags");
+  }
+  if (args->Has("src_mesh") || args->Has("schedule")) {
     return RunCross(server, job, *args, *flags, options, out);
   }
   if (flags->batch) return RunBatch(server, job, *args, *flags, options, out);
@@ -507,6 +527,7 @@ const char* UsageOf(const std::string& verb) {
   if (verb == "cancel") return kCancelUsage;
   if (verb == "calibrate") return kCalibrateUsage;
   if (verb == "token") return kJobTokenUsage;
+  if (verb == "prepare") return kJobPrepareUsage;
   return nullptr;
 }
 
@@ -530,7 +551,7 @@ absl::Status RunJobCommand(const ServerFlags& server,
   const char* usage = UsageOf(verb);
   if (usage == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job: expected list, show, run, cancel, calibrate or token",
+        "job: expected list, show, run, prepare, cancel, calibrate or token",
         verb.empty() ? "" : absl::StrCat(", not \"", verb, "\"")));
   }
   const auto rest = absl::MakeConstSpan(argv).subspan(1);
@@ -549,6 +570,9 @@ absl::Status RunJobCommand(const ServerFlags& server,
   }
   if (verb == "token") {
     return RunJobTokenCommand(server, rest[0], rest.subspan(1), out);
+  }
+  if (verb == "prepare") {
+    return RunJobPrepareCommand(server, rest[0], rest.subspan(1), out);
   }
   return RunShowOrCancel(server, verb, rest[0], rest.subspan(1), out);
 }

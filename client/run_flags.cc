@@ -37,7 +37,8 @@ absl::Status CheckWork(const CliArgs& args, const std::string& command) {
       return absl::InvalidArgumentError(
           "--plan: cannot be combined with --merge");
     }
-  } else if (!args.Has("mesh") && !args.Has("src_mesh")) {
+  } else if (!args.Has("mesh") && !args.Has("src_mesh") &&
+             !args.Has("schedule")) {
     return absl::InvalidArgumentError(absl::StrCat(
         command,
         ": --plan FILE or the plan flags (--mesh, --shape, --from, --to, ...) "

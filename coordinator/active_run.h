@@ -20,6 +20,7 @@ struct ActiveRun {
   std::string id;
   int64_t generation = 0;
   std::shared_ptr<const RunSpec> spec;
+  bool plan_sent = true;  // a schedule's run: whether its plan went along
   absl::Time dispatched;
   absl::Time last_report;
   std::vector<std::optional<executor::RankReport>> reports;  // by rank

@@ -153,6 +153,7 @@ RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   outcome.summary.wall_seconds = result.wall_seconds;
   outcome.interrupted = result.interrupted;
   outcome.committed = result.committed;
+  outcome.plan_sent = result.plan_sent;
   return outcome;
 }
 
@@ -321,6 +322,35 @@ absl::StatusOr<RunOutcome> Coordinator::RunJob(
       (*job)->Run(std::move(spec), deadline, absl::Seconds(wait), caller_gone);
   if (!result.ok()) return result.status();
   return OutcomeOf(*kept, (*job)->backend(), *std::move(result));
+}
+
+absl::StatusOr<PreparedSchedule> Coordinator::PrepareSchedule(
+    const std::string& name, std::shared_ptr<const RunSpec> spec,
+    const Caller& caller) {
+  if (shut_down_) return absl::UnavailableError("the server is shutting down");
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
+  if (!job.ok()) return job.status();
+  absl::Status s = CheckSpec(*spec, **job);
+  if (!s.ok()) return s;
+  return (*job)->Prepare(std::move(spec));
+}
+
+absl::StatusOr<std::shared_ptr<const RunSpec>> Coordinator::Scheduled(
+    const std::string& name, const std::string& id, const Caller& caller) {
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
+  if (!job.ok()) return job.status();
+  return (*job)->Scheduled(id);
+}
+
+absl::Status Coordinator::DeleteSchedule(const std::string& name,
+                                         const std::string& id,
+                                         const Caller& caller) {
+  absl::StatusOr<std::shared_ptr<Job>> job =
+      AdmittedJob(name, caller, Access::kAct);
+  if (!job.ok()) return job.status();
+  return (*job)->DeleteSchedule(id);
 }
 
 absl::Status Coordinator::CheckActor(const std::string& name,

@@ -42,6 +42,8 @@ struct RunOutcome {
   bool interrupted = false;
   // A run on registered tensors whose every rank wrote its destinations.
   bool committed = false;
+  // A run of a prepared schedule: whether its plan went to the agents.
+  bool plan_sent = false;
 };
 
 class Coordinator {
@@ -126,6 +128,17 @@ class Coordinator {
                                     absl::Time deadline,
                                     const CallerGone& caller_gone,
                                     const Caller& caller = {});
+  // PrepareCrossMesh: keeps `spec`, a cross-mesh run planned for job
+  // `job`, as a schedule of the job's current generation (RunJob's
+  // refusals of the job and the spec; Job::Prepare's).
+  absl::StatusOr<PreparedSchedule> PrepareSchedule(
+      const std::string& job, std::shared_ptr<const RunSpec> spec,
+      const Caller& caller = {});
+  // The run schedule `id` of job `job` is (Job::Scheduled's refusals).
+  absl::StatusOr<std::shared_ptr<const RunSpec>> Scheduled(
+      const std::string& job, const std::string& id, const Caller& caller = {});
+  absl::Status DeleteSchedule(const std::string& job, const std::string& id,
+                              const Caller& caller = {});
   // RunJob's check before it plans: the refusal RunJob would give
   // `caller` for its credentials; OK when there is no job `job` (RunJob
   // then answers NOT_FOUND).

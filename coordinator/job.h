@@ -29,6 +29,7 @@
 #include "coordinator/membership.h"
 #include "coordinator/rendezvous_store.h"
 #include "coordinator/run_record.h"
+#include "coordinator/schedule_book.h"
 #include "coordinator/session_secret.h"
 #include "coordinator/store_waiters.h"
 #include "coordinator/work.h"
@@ -86,6 +87,15 @@ struct RunResult {
   bool interrupted = false;
   // A run on registered tensors: every rank wrote its destinations.
   bool committed = false;
+  // A run of a prepared schedule: whether its plan went to the agents.
+  bool plan_sent = false;
+};
+
+// A schedule PrepareCrossMesh kept: its id and the generation it holds for.
+struct PreparedSchedule {
+  std::string id;
+  int64_t generation = 0;
+  size_t schedules = 0;  // the job's, this one included
 };
 
 // True when the caller of RunJob has gone away (its RPC was cancelled).
@@ -191,6 +201,14 @@ class Job {
   // commit completes.
   std::string Cancel(bool stop = false);
 
+  // Keeps `spec` (a cross-mesh run) as a schedule of the job's current
+  // generation (ScheduleBook::Add's refusal).
+  absl::StatusOr<PreparedSchedule> Prepare(std::shared_ptr<const RunSpec> spec);
+  // The run schedule `id` is (ScheduleBook::Find's refusals).
+  absl::StatusOr<std::shared_ptr<const RunSpec>> Scheduled(
+      const std::string& id);
+  absl::Status DeleteSchedule(const std::string& id);
+
   // The job's state: agents (those of `page`), generation, current and
   // recent runs, store.
   JobSnapshot Info(const AgentPage& page = {}) const;
@@ -293,6 +311,10 @@ class Job {
   // Delivers the answers due_ holds; called with the lock released.
   void DeliverDue() ABSL_LOCKS_EXCLUDED(mu_);
   bool AllReportedLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A run of a schedule ended, `ok` on every rank or not: after a success
+  // every agent keeps its plan; after a failure it is sent again.
+  void NoteScheduleRunLocked(const RunSpec& spec, bool ok)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string name_;
   const int64_t world_size_;
@@ -326,6 +348,7 @@ class Job {
   std::string comm_prefix_ ABSL_GUARDED_BY(mu_);
   int64_t comm_generation_ ABSL_GUARDED_BY(mu_) = -1;
   std::string comm_mesh_ ABSL_GUARDED_BY(mu_);
+  ScheduleBook schedules_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace reshard::coordinator

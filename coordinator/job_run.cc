@@ -290,6 +290,13 @@ void Job::StartRunLocked(std::shared_ptr<const RunSpec> spec) {
   work->generation = generation_;
   work->digest = spec->Digest();
   work->comm_prefix = comm_prefix_;
+  if (!spec->schedule_id.empty()) {
+    absl::StatusOr<Schedule*> schedule =
+        schedules_.Find(spec->schedule_id, generation_, name_);
+    work->send_plan = !schedule.ok() || !(*schedule)->delivered;
+  }
+  work->live_schedules = schedules_.LiveIds(generation_);
+  run_->plan_sent = work->send_plan;
   work->spec = std::move(spec);
   run_->spec = work->spec;
   run_->dispatched = run_->last_report = clock_();
@@ -372,10 +379,14 @@ absl::StatusOr<RunResult> Job::FinishRunLocked(WaitEnd end) {
     failure = CommitFailure(*run, HostsLocked());
   }
   RecordRunLocked(*run, failure);
+  if (!run->spec->schedule_id.empty()) {
+    NoteScheduleRunLocked(*run->spec, failure.ok());
+  }
   active_at_ = clock_();
   if (failure.ok()) {
     RunResult result{run->id, {}, 0};
     result.committed = run->committing;
+    result.plan_sent = run->plan_sent;
     result.wall_seconds =
         absl::ToDoubleSeconds(run->last_report - run->dispatched);
     for (auto& report : run->reports)
@@ -444,6 +455,11 @@ absl::StatusOr<RunResult> Job::RunLocked(std::shared_ptr<const RunSpec> spec,
   --waiters_;
   active_at_ = clock_();
   if (admitted.ok()) admitted = CheckCapableLocked(*spec);
+  // The schedule may have ended while the run waited (deleted, or an
+  // agent joined or left).
+  if (admitted.ok() && !spec->schedule_id.empty()) {
+    admitted = schedules_.Find(spec->schedule_id, generation_, name_).status();
+  }
   if (!admitted.ok()) return admitted;
   StartRunLocked(std::move(spec));
   const WaitEnd end = AwaitRunEndLocked(deadline, caller_gone);

@@ -43,6 +43,9 @@ struct RunSpec {
   // Set: a cross-mesh run (docs/DESIGN.md §9) on generated data; `mesh`
   // is then one dim over the union of both rank maps and `work` empty.
   std::optional<executor::CrossWork> cross;
+  // Set: a run of the job's prepared schedule with this id (`cross` is
+  // its plan; coordinator/schedule_book.h).
+  std::string schedule_id;
 
   bool on_tensors() const { return !tensors.empty(); }
   // What the ranks check they agree on.
@@ -59,6 +62,11 @@ struct RunWork {
   std::shared_ptr<const RunSpec> spec;
   uint64_t digest = 0;      // spec->Digest()
   std::string comm_prefix;  // the store prefix the communicators meet under
+  // A run of a prepared schedule (spec->schedule_id): whether the plan
+  // goes with it (until every agent keeps it), and the job's schedules,
+  // which the agents keep while listed.
+  bool send_plan = true;
+  std::vector<std::string> live_schedules;
 };
 
 struct WorkItem {

@@ -30,10 +30,15 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
   out->set_run_id(run.run_id);
   out->set_generation(run.generation);
   *out->mutable_mesh() = MeshToProto(run.spec->mesh);
+  out->set_schedule_id(run.spec->schedule_id);
+  for (const std::string& id : run.live_schedules) out->add_live_schedules(id);
   if (const auto& cross = run.spec->cross; cross.has_value()) {
-    // No transfers listed: each agent expands its own by the sender rule.
-    CrossPlanToProto(cross->src_mesh, cross->dst_mesh, cross->plan, 0,
-                     out->mutable_cross());
+    // A schedule every agent keeps goes without its plan; otherwise no
+    // transfers are listed: each agent expands its own by the sender rule.
+    if (run.send_plan) {
+      CrossPlanToProto(cross->src_mesh, cross->dst_mesh, cross->plan, 0,
+                       out->mutable_cross());
+    }
   } else {
     RunWorkToProto(run.spec->mesh, run.spec->work, out);
   }

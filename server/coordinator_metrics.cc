@@ -11,9 +11,10 @@ constexpr const char* kJobRunResultNames[kJobRunResultCount] = {
 
 // Every Coordinator RPC: a call of a method not listed is not counted.
 constexpr const char* kMethods[] = {
-    "Join",     "Dispatch",  "Report",      "Progress", "Leave",
-    "StoreSet", "StoreGet",  "StoreDelete", "RunJob",   "ListJobs",
-    "GetJob",   "CancelJob", "Committed"};
+    "Join",      "Dispatch",         "Report",        "Progress",
+    "Leave",     "StoreSet",         "StoreGet",      "StoreDelete",
+    "RunJob",    "ListJobs",         "GetJob",        "CancelJob",
+    "Committed", "PrepareCrossMesh", "DeleteSchedule"};
 
 // Runs last from well under a second (a tiny plan) to many minutes.
 std::vector<double> RunDurationBuckets() {

@@ -364,7 +364,9 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
                            const v1::RunJobRequest& request) {
   absl::StatusOr<coordinator::RunSpec> spec;
   if (request.has_cross()) {
-    spec = CrossSpecOf(ctx, request);
+    spec = CrossSpecOf(ctx, request.cross());
+  } else if (request.source_case() == v1::RunJobRequest::kScheduleId) {
+    spec = ScheduledSpecOf(ctx, request);
   } else if (request.has_batch()) {
     spec = BatchSpecOf(request.batch(), options_);
   } else {
@@ -387,9 +389,9 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
 }
 
 absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
-    grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
+    grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request) {
   absl::StatusOr<CrossMeshCall> call =
-      CrossMeshCallOf(registry_, request.cross(), options_);
+      CrossMeshCallOf(registry_, request, options_);
   if (!call.ok()) return Within("cross.", call.status());
   const std::string credential = CredentialOf(*ctx, options_).value_or("");
   call->request.cache_scope = CacheScopeOf(credential);
@@ -403,6 +405,18 @@ absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
   if (!ranks.ok()) return ranks.status();
   coordinator::RunSpec spec{*std::move(ranks), {}};
   spec.cross = std::move(cross);
+  return spec;
+}
+
+absl::StatusOr<coordinator::RunSpec> CoordinatorService::ScheduledSpecOf(
+    grpc::ServerContext* ctx, const v1::RunJobRequest& request) {
+  absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+  if (!caller.ok()) return caller.status();
+  absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> kept =
+      core_.Scheduled(request.job(), request.schedule_id(), *caller);
+  if (!kept.ok()) return kept.status();
+  coordinator::RunSpec spec = **kept;
+  spec.schedule_id = request.schedule_id();
   return spec;
 }
 
@@ -463,6 +477,8 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   }
   response->set_interrupted(outcome.interrupted);
   response->set_committed(outcome.committed);
+  response->set_schedule_id(spec.schedule_id);
+  response->set_plan_sent(outcome.plan_sent);
   response->set_executions_completed(std::max(done, 0));
 }
 
@@ -553,6 +569,48 @@ grpc::Status CoordinatorService::CancelJob(grpc::ServerContext* ctx,
                  if (!run.ok()) return run.status();
                  response->set_run_id(*run);
                  return absl::OkStatus();
+               });
+}
+
+grpc::Status CoordinatorService::PrepareCrossMesh(
+    grpc::ServerContext* ctx, const v1::PrepareCrossMeshRequest* request,
+    v1::PrepareCrossMeshResponse* response) {
+  return Serve(
+      ctx, "PrepareCrossMesh", *request, response, ServiceCall::Drain::kRefuse,
+      [&]() -> absl::Status {
+        absl::StatusOr<coordinator::Caller> caller = CredentialsOf(*ctx);
+        if (!caller.ok()) return caller.status();
+        absl::Status admitted = core_.CheckActor(request->job(), *caller);
+        if (!admitted.ok()) return admitted;
+        absl::StatusOr<coordinator::RunSpec> spec =
+            CrossSpecOf(ctx, request->cross());
+        if (!spec.ok()) return spec.status();
+        auto kept =
+            std::make_shared<const coordinator::RunSpec>(*std::move(spec));
+        absl::StatusOr<coordinator::PreparedSchedule> prepared =
+            core_.PrepareSchedule(request->job(), kept, *caller);
+        if (!prepared.ok()) return prepared.status();
+        response->set_schedule_id(prepared->id);
+        response->set_generation(prepared->generation);
+        response->set_schedules(static_cast<int32_t>(prepared->schedules));
+        proto::CrossPlanToProto(kept->cross->src_mesh, kept->cross->dst_mesh,
+                                kept->cross->plan, 0, response->mutable_plan());
+        spdlog::info("job={} schedule={} prepared (generation {})",
+                     request->job(), prepared->id, prepared->generation);
+        return absl::OkStatus();
+      });
+}
+
+grpc::Status CoordinatorService::DeleteSchedule(
+    grpc::ServerContext* ctx, const v1::DeleteScheduleRequest* request,
+    v1::DeleteScheduleResponse* response) {
+  return Serve(ctx, "DeleteSchedule", *request, response,
+               ServiceCall::Drain::kServe, [&]() -> absl::Status {
+                 absl::StatusOr<coordinator::Caller> caller =
+                     CredentialsOf(*ctx);
+                 if (!caller.ok()) return caller.status();
+                 return core_.DeleteSchedule(request->job(),
+                                             request->schedule_id(), *caller);
                });
 }
 

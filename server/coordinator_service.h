@@ -88,15 +88,24 @@ class CoordinatorService final
   grpc::Status CancelJob(grpc::ServerContext* ctx,
                          const v1::CancelJobRequest* request,
                          v1::CancelJobResponse* response) override;
+  grpc::Status PrepareCrossMesh(
+      grpc::ServerContext* ctx, const v1::PrepareCrossMeshRequest* request,
+      v1::PrepareCrossMeshResponse* response) override;
+  grpc::Status DeleteSchedule(grpc::ServerContext* ctx,
+                              const v1::DeleteScheduleRequest* request,
+                              v1::DeleteScheduleResponse* response) override;
 
  private:
   // The run RunJob asks for: planned here, or given.
   absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> SpecOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);
-  // A cross-mesh run (RunJobRequest.cross), planned here with the
-  // Planner's cache: its spec, `mesh` one dim over the union of the rank
-  // maps.
+  // A cross-mesh run (RunJobRequest.cross, PrepareCrossMeshRequest.cross;
+  // its errors under `cross.`), planned here with the Planner's cache:
+  // its spec, `mesh` one dim over the union of the rank maps.
   absl::StatusOr<coordinator::RunSpec> CrossSpecOf(
+      grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request);
+  // The run of the job's schedule RunJobRequest.schedule_id names.
+  absl::StatusOr<coordinator::RunSpec> ScheduledSpecOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);
   // Its mesh and plan: planned here (with the Planner's cache), or given.
   absl::StatusOr<std::pair<Mesh, Plan>> PlanOf(

@@ -5,6 +5,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/schedule_bounds.h"
 #include "common/tensor_name.h"
 #include "coordinator/limits.h"
 #include "planner/core/dist_state.h"
@@ -111,6 +112,10 @@ constexpr FieldBound kBounds[] = {
     {"GetJobRequest.page_token", 0, kTokenBytes, true},
     {"ListJobsRequest.page_token", 0, kTokenBytes, true},
     {"CancelJobRequest.job", 0, kCore.max_job_name_bytes, true},
+    {"RunJobRequest.schedule_id", 0, kMaxScheduleIdBytes, true},
+    {"PrepareCrossMeshRequest.job", 0, kCore.max_job_name_bytes, true},
+    {"DeleteScheduleRequest.job", 0, kCore.max_job_name_bytes, true},
+    {"DeleteScheduleRequest.schedule_id", 0, kMaxScheduleIdBytes, true},
 };
 
 // A field the table misses (a new one, until the table and its test catch

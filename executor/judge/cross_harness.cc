@@ -82,12 +82,28 @@ absl::StatusOr<TensorCheck> CrossConservation(const CrossWork& work,
   return ConservationVerdict(plan.tensor, plan.src, plan.dst, before, after);
 }
 
+// The runner of `work` for `rank`: the one `kept` holds, else compiled
+// (and left in `kept` when given).
+absl::StatusOr<CrossRunner*> RunnerOf(const CrossWork& work, int64_t rank,
+                                      CommunicatorProvider& provider,
+                                      std::unique_ptr<CrossRunner>* kept,
+                                      std::unique_ptr<CrossRunner>& own) {
+  std::unique_ptr<CrossRunner>& slot = kept != nullptr ? *kept : own;
+  if (slot != nullptr) return slot.get();
+  absl::StatusOr<std::unique_ptr<CrossRunner>> runner = CrossRunner::Compile(
+      work.src_mesh, work.dst_mesh, work.plan, rank, provider);
+  if (!runner.ok()) return runner.status();
+  slot = *std::move(runner);
+  return slot.get();
+}
+
 }  // namespace
 
 RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run, const void* source,
-                             void* result, Preflight& preflight) {
+                             void* result, Preflight& preflight,
+                             std::unique_ptr<CrossRunner>* kept) {
   RankReport report;
   report.rank = rank;
   absl::StatusOr<Mesh> ranks = RunRanksMesh(work);
@@ -99,8 +115,9 @@ RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
   report.status = RunPreflight(*ranks, work.Digest(), "cross-mesh plan", rank,
                                provider, host, preflight);
   if (!report.status.ok()) return report;
-  absl::StatusOr<std::unique_ptr<CrossRunner>> runner = CrossRunner::Compile(
-      work.src_mesh, work.dst_mesh, work.plan, rank, provider);
+  std::unique_ptr<CrossRunner> own;
+  absl::StatusOr<CrossRunner*> runner =
+      RunnerOf(work, rank, provider, kept, own);
   if (!runner.ok()) {
     report.status = runner.status();
     return report;
@@ -122,20 +139,24 @@ RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
   return report;
 }
 
-RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
-                             const CrossMeshPlan& plan, int64_t rank,
+RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run,
-                             const HarnessOptions& harness) {
+                             const HarnessOptions& harness,
+                             std::unique_ptr<CrossRunner>* kept) {
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<std::unique_ptr<CrossRunner>> compiled =
-      CrossRunner::Compile(src_mesh, dst_mesh, plan, rank, provider);
+  std::unique_ptr<CrossRunner> own;
+  absl::StatusOr<CrossRunner*> compiled =
+      RunnerOf(work, rank, provider, kept, own);
   if (!compiled.ok()) {
     report.status = compiled.status();
     return report;
   }
   CrossRunner& runner = **compiled;
+  const Mesh& src_mesh = work.src_mesh;
+  const Mesh& dst_mesh = work.dst_mesh;
+  const CrossMeshPlan& plan = work.plan;
   const int64_t itemsize = plan.tensor.itemsize();
   std::vector<char> in(static_cast<size_t>(runner.SourceNumel() * itemsize));
   std::vector<char> out(static_cast<size_t>(runner.ResultNumel() * itemsize));
@@ -150,8 +171,8 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
       runner, runner.is_source() ? in.data() : nullptr,
       runner.is_destination() ? out.data() : nullptr, run, harness, report);
   if (!report.status.ok() || !runner.is_destination()) return report;
-  std::vector<char> kept;
-  if (harness.keep_result) kept = out;  // before the validation collective
+  std::vector<char> result;
+  if (harness.keep_result) result = out;  // before the validation collective
   const int64_t partial_ranks =
       src_mesh.GroupSize(PartialOf(src_mesh, plan.src).dims);
   // The result is judged as a plan on the destination mesh that ends in
@@ -168,7 +189,7 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
                      absl::StrCat("validation: ", check.status.message()));
     return report;
   }
-  check.check.result = std::move(kept);
+  check.check.result = std::move(result);
   report.tensors.push_back(std::move(check.check));
   return report;
 }

@@ -9,6 +9,7 @@
 #define RESHARD_EXECUTOR_JUDGE_CROSS_HARNESS_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "executor/judge/harness.h"
 #include "executor/run/communicator_provider.h"
@@ -26,12 +27,14 @@ namespace reshard::executor {
 // generated data (`run.stopped` asked before each) and judges the result:
 // one tensor in `tensors` on a destination rank, none on a source-only one;
 // `peak_bytes` and `memory_bound_bytes` are the runner's staging and the
-// rank's blocks.
-RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
-                             const CrossMeshPlan& plan, int64_t rank,
+// rank's blocks. With `kept` (a prepared schedule's), the runner it holds
+// is run instead of compiling one, and a runner compiled is left there:
+// the caller keeps it only while the provider's communicators stay open.
+RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run,
-                             const HarnessOptions& harness);
+                             const HarnessOptions& harness,
+                             std::unique_ptr<CrossRunner>* kept = nullptr);
 
 // One execution of `work` for global `rank` on the caller's own buffers
 // (docs/DESIGN.md §6.6): `source` is this rank's block under plan.src (null
@@ -42,10 +45,12 @@ RankReport RunCrossGenerated(const Mesh& src_mesh, const Mesh& dst_mesh,
 // any data moves); then the run; then the conservation checksums of the
 // sources and the results, added over every rank. A destination rank
 // reports one tensor judged by them (§6.5); a source-only rank none.
+// `kept` as RunCrossGenerated's: a repeated run compiles nothing.
 RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run, const void* source,
-                             void* result, Preflight& preflight);
+                             void* result, Preflight& preflight,
+                             std::unique_ptr<CrossRunner>* kept = nullptr);
 
 }  // namespace reshard::executor
 

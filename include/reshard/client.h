@@ -124,6 +124,21 @@ struct JobRun {
     CrossMeshPlan plan;
   };
   std::optional<Cross> cross;
+  // A run of a prepared schedule (RunSchedule): its id, and whether the
+  // agents were sent its plan (the first run, or one after a failure).
+  std::string schedule_id;
+  bool plan_sent = false;
+};
+
+// A cross-mesh move planned once for a job (PrepareCrossMesh,
+// docs/DESIGN.md §9 "A static schedule"): RunSchedule names `id`.
+struct CrossSchedule {
+  std::string id;
+  int64_t generation = 0;  // an agent joining or leaving ends it
+  int schedules = 0;       // the job's now, this one included
+  Mesh src_mesh;
+  Mesh dst_mesh;
+  CrossMeshPlan plan;
 };
 
 // One agent of a job, as the Coordinator shows it (not its incarnation:
@@ -235,6 +250,23 @@ class Client {
                                      const Mesh& src_mesh, const Mesh& dst_mesh,
                                      const CrossMeshRequest& request,
                                      const JobRunOptions& options);
+  // Plans a cross-mesh move once for `job` and keeps it there as a
+  // schedule (RunCrossJob's refusals of the request and the job;
+  // RESOURCE_EXHAUSTED when the job holds as many as it keeps). Never
+  // retried: each call makes a schedule.
+  absl::StatusOr<CrossSchedule> PrepareCrossMesh(
+      const std::string& job, const Mesh& src_mesh, const Mesh& dst_mesh,
+      const CrossMeshRequest& request);
+  // Runs schedule `schedule_id` on every agent of `job` as RunCrossJob
+  // runs its move, without planning; once every agent keeps its plan, the
+  // plan is not sent either. FAILED_PRECONDITION saying "prepare again"
+  // once it was deleted or an agent joined or left since it was prepared.
+  absl::StatusOr<JobRun> RunSchedule(const std::string& job,
+                                     const std::string& schedule_id,
+                                     const JobRunOptions& options);
+  // Forgets a schedule (NOT_FOUND naming it when the job holds none).
+  absl::Status DeleteSchedule(const std::string& job,
+                              const std::string& schedule_id);
   // Every job on every replica, by name.
   absl::StatusOr<std::vector<JobInfo>> ListJobs();
   absl::StatusOr<JobInfo> GetJob(const std::string& job);

@@ -21,7 +21,12 @@ from typing import Any
 # module and the generated stubs) until it is installed in one place.
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from reshard._cross_plan import CrossMeshPlan, Transfer, TransferBytes  # noqa: E402
+from reshard._cross_plan import (  # noqa: E402
+    CrossMeshPlan,
+    CrossSchedule,
+    Transfer,
+    TransferBytes,
+)
 from reshard._errors import Error, RankFailure, StatusCode  # noqa: E402
 from reshard._inprocess import (  # noqa: E402
     cache_info,
@@ -72,6 +77,7 @@ __all__ = [
     "BucketMember",
     "Client",
     "CrossMeshPlan",
+    "CrossSchedule",
     "Error",
     "JobInfo",
     "JobRun",

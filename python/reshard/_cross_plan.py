@@ -215,3 +215,16 @@ def _transfer_of(t: Mapping[str, Any]) -> Transfer:
     return Transfer(
         int(t["from"]), int(t["to"]), tuple(t["offset"]), tuple(t["extent"])
     )
+
+
+@dataclass(frozen=True)
+class CrossSchedule:
+    """A cross-mesh move planned once for a job and kept there
+    (Client.prepare_cross_mesh; docs/DESIGN.md §9, "A static schedule"):
+    Client.run_schedule names `id`. It holds until deleted or until an
+    agent of the job joins or leaves (`generation` changes)."""
+
+    id: str
+    generation: int
+    schedules: int  # the job's, this one included
+    plan: CrossMeshPlan

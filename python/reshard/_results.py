@@ -107,6 +107,11 @@ class JobRun:
     executions_completed: int
     # On registered tensors: every rank wrote its destinations.
     committed: bool = False
+    # A run of a prepared schedule (Client.run_schedule): its id, and
+    # whether the agents were sent its plan (the first run, or one after a
+    # failure).
+    schedule_id: str = ""
+    plan_sent: bool = False
 
 
 @dataclass(frozen=True)

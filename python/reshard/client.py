@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reshard._cross_plan import CrossMeshPlan
+from reshard._cross_plan import CrossMeshPlan, CrossSchedule
 from reshard._errors import Error, RankFailure, StatusCode
 from reshard._plan import BatchPlan, Plan
 from reshard._results import JobInfo, JobRun, ResolvedGroup, TensorCheck
@@ -530,16 +530,16 @@ class Client:
         every rank validated (`committed`), unless `no_staging`. With
         `allocate`, a rank where an `into` is not registered allocates it
         (read it with reshard.agent.LocalAgent.fetch)."""
-        request = cpb.RunJobRequest(
-            job=job,
-            iters=1 if tensors else iters,
-            warmup=0 if tensors else warmup,
-            timeout_seconds=timeout_seconds,
-            agent_wait_seconds=agent_wait_seconds,
-            no_staging=no_staging,
+        request = _run_request(
+            job,
+            tensors,
+            iters,
+            warmup,
+            timeout_seconds,
+            agent_wait_seconds,
+            no_staging,
+            allocate,
         )
-        for source, into in tensors:
-            request.tensors.add(source=source, into=into, allocate=allocate)
         if plan is not None:
             request.plan.mesh.CopyFrom(_wire.mesh_to_proto(mesh))
             request.plan.plan.CopyFrom(_wire.plan_to_proto(plan))
@@ -553,7 +553,12 @@ class Client:
             request.request.CopyFrom(
                 _wire.plan_request(mesh, item, options or PlanOptions())
             )
-        server = self.replica_for(job)
+        return self._run_job(request, deadline)
+
+    def _run_job(self, request: Any, deadline: float) -> JobRun:
+        """RunJob on the request's replica, never retried; a run that did
+        not validate raises (see run_job)."""
+        server = self.replica_for(request.job)
         try:
             response = self._coordinator("RunJob")(self._channel(server))(
                 request, timeout=deadline, metadata=self._metadata
@@ -564,6 +569,128 @@ class Client:
         if not run.validated and not run.interrupted:
             raise _not_validated(run)
         return run
+
+    def prepare_cross_mesh(
+        self,
+        job: str,
+        src_mesh: Mesh,
+        dst_mesh: Mesh,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str = "float32",
+        unavailable_ranks: Sequence[int] = (),
+        cross_link: Link | None = None,
+        options: PlanOptions | None = None,
+        deadline: float = 300,
+        **option_kwargs: Any,
+    ) -> CrossSchedule:
+        """Plans a cross-mesh move once for `job` (arguments as
+        plan_cross_mesh's; the union of both rank maps must be the job's
+        ranks) and keeps it there as a schedule that run_schedule names
+        (docs/DESIGN.md §9, "A static schedule"). A job keeps at most 16
+        (RESOURCE_EXHAUSTED past them). Never retried."""
+        opts = options_of(options, option_kwargs)
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        request = cpb.PrepareCrossMeshRequest(
+            job=job,
+            cross=_wire.cross_request(
+                src_mesh, dst_mesh, item, unavailable_ranks, cross_link or Link(), opts
+            ),
+        )
+        server = self.replica_for(job)
+        try:
+            response = self._coordinator("PrepareCrossMesh")(self._channel(server))(
+                request, timeout=deadline, metadata=self._metadata
+            )
+        except grpc.RpcError as e:
+            raise _error_of(e, self._replica_prefix(server)) from None
+        return CrossSchedule(
+            response.schedule_id,
+            response.generation,
+            response.schedules,
+            _wire.cross_plan_from_proto(response.plan),
+        )
+
+    def run_schedule(
+        self,
+        job: str,
+        schedule_id: str,
+        *,
+        iters: int = 10,
+        warmup: int = 2,
+        timeout_seconds: float = 30,
+        deadline: float = 300,
+        agent_wait_seconds: float = 0,
+        tensor: tuple[str, str] | None = None,
+        no_staging: bool = False,
+        allocate: bool = False,
+    ) -> JobRun:
+        """Runs the schedule prepare_cross_mesh kept, on every agent of
+        `job`, without planning; once every agent keeps it, without sending
+        the plan either. `tensor`, one (source, into) pair of registered
+        names, moves the job's own tensors as run_job's `tensors` does.
+        FAILED_PRECONDITION ("prepare again") once the schedule was deleted
+        or an agent of the job joined or left since it was prepared."""
+        request = _run_request(
+            job,
+            (tensor,) if tensor else (),
+            iters,
+            warmup,
+            timeout_seconds,
+            agent_wait_seconds,
+            no_staging,
+            allocate,
+        )
+        request.schedule_id = schedule_id
+        return self._run_job(request, deadline)
+
+    def run_cross_job(
+        self,
+        job: str,
+        src_mesh: Mesh,
+        dst_mesh: Mesh,
+        shape: Sequence[int],
+        src: State,
+        dst: State,
+        dtype: str = "float32",
+        *,
+        options: PlanOptions | None = None,
+        iters: int = 10,
+        warmup: int = 2,
+        timeout_seconds: float = 30,
+        deadline: float = 300,
+        agent_wait_seconds: float = 0,
+        tensor: tuple[str, str] | None = None,
+        no_staging: bool = False,
+        allocate: bool = False,
+    ) -> JobRun:
+        """Plans a cross-mesh move on the job's replica and runs it on every
+        agent of `job` (the union of both rank maps must be the job's
+        ranks), as run_schedule runs a prepared one; each call plans (the
+        plan cache answers a repeat) and sends the plan."""
+        item = PlanItem(tuple(shape), src, dst, dtype)
+        request = _run_request(
+            job,
+            (tensor,) if tensor else (),
+            iters,
+            warmup,
+            timeout_seconds,
+            agent_wait_seconds,
+            no_staging,
+            allocate,
+        )
+        request.cross.CopyFrom(
+            _wire.cross_request(
+                src_mesh, dst_mesh, item, (), Link(), options or PlanOptions()
+            )
+        )
+        return self._run_job(request, deadline)
+
+    def delete_schedule(self, job: str, schedule_id: str) -> None:
+        """Forgets a schedule of `job` (NOT_FOUND when it holds none)."""
+        request = cpb.DeleteScheduleRequest(job=job, schedule_id=schedule_id)
+        self._call(self._coordinator("DeleteSchedule"), request, self.replica_for(job))
 
     def list_jobs(self) -> list[JobInfo]:
         """Every job on every replica, by name."""
@@ -602,6 +729,31 @@ class Client:
             self._coordinator("CancelJob"), request, self.replica_for(job)
         )
         return str(response.run_id)
+
+
+def _run_request(
+    job: str,
+    tensors: Sequence[tuple[str, str]],
+    iters: int,
+    warmup: int,
+    timeout_seconds: float,
+    agent_wait_seconds: float,
+    no_staging: bool,
+    allocate: bool,
+) -> Any:
+    """A RunJobRequest's run knobs; on registered tensors one execution
+    and no warm-up."""
+    request = cpb.RunJobRequest(
+        job=job,
+        iters=1 if tensors else iters,
+        warmup=0 if tensors else warmup,
+        timeout_seconds=timeout_seconds,
+        agent_wait_seconds=agent_wait_seconds,
+        no_staging=no_staging,
+    )
+    for source, into in tensors:
+        request.tensors.add(source=source, into=into, allocate=allocate)
+    return request
 
 
 def _health_status(response: bytes) -> int:

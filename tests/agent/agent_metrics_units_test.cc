@@ -6,10 +6,12 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "agent/agent_config.h"
 #include "agent/agent_metrics.h"
 #include "agent/run_work.h"
 #include "common/error_kind.h"
+#include "common/schedule_bounds.h"
 #include "gtest/gtest.h"
 #include "metrics/label_cap.h"
 #include "metrics/size_bucket.h"
@@ -365,7 +367,7 @@ TEST(PrepareRunTest, ACrossMeshRunIsReadWithItsTransfersAndItsDigestChecked) {
   ASSERT_EQ(run.cross().transfers_size(), 0);  // each agent expands its own
   absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
   ASSERT_TRUE(setup.ok()) << setup.status();
-  ASSERT_TRUE(setup->cross.has_value());
+  ASSERT_NE(setup->cross, nullptr);
   EXPECT_EQ(setup->cross->plan.transfers, work.plan.transfers);
   EXPECT_EQ(setup->cross->Digest(), work.Digest());
 
@@ -390,10 +392,63 @@ TEST(PrepareRunTest, ACrossMeshRunIsReadWithItsTransfersAndItsDigestChecked) {
             "run.tensors: a cross-mesh run moves one tensor");
 }
 
+// A prepared schedule (docs/DESIGN.md §9, "A static schedule"): the run
+// that carries its plan keeps it; later runs name it alone and get the
+// same plan, still checked against the Coordinator's digest.
+TEST(PrepareRunTest, AScheduleIsKeptThenRunWithoutItsPlan) {
+  const executor::CrossWork work = DisjointMove();
+  KeptSchedules kept;
+  v1::RunWork first = CrossRunWork(work);
+  first.set_schedule_id("s1-1");
+  first.set_generation(7);
+  absl::StatusOr<RunSetup> setup = PrepareRun(first, 4, 0, &kept);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  ASSERT_NE(kept.Find("s1-1"), nullptr);
+  EXPECT_EQ(kept.Find("s1-1")->work, setup->cross);  // shared, not copied
+
+  v1::RunWork again = first;
+  again.clear_cross();
+  setup = PrepareRun(again, 4, 0, &kept);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  EXPECT_EQ(setup->cross->plan.transfers, work.plan.transfers);
+  again.set_digest(work.Digest() ^ 1);
+  EXPECT_EQ(ErrorKindOf(PrepareRun(again, 4, 0, &kept).status()),
+            ErrorKind::kDigestMismatch);
+
+  again.set_digest(work.Digest());
+  again.set_schedule_id("s1-2");
+  const absl::Status unknown = PrepareRun(again, 4, 0, &kept).status();
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(
+      absl::StrContains(unknown.message(), "keeps no schedule \"s1-2\""))
+      << unknown;
+  EXPECT_TRUE(absl::StrContains(unknown.message(), "prepare again"));
+  EXPECT_EQ(PrepareRun(again, 4).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  kept.Retain({"s1-1"}, 8);  // a new generation ends every schedule
+  EXPECT_EQ(kept.Find("s1-1"), nullptr);
+}
+
+TEST(KeptSchedulesTest, KeepsOnlyListedSchedulesAndNeverMoreThanTheBound) {
+  KeptSchedules kept;
+  auto work = std::make_shared<const executor::CrossWork>(DisjointMove());
+  for (size_t i = 0; i < kMaxSchedulesPerJob + 3; ++i) {
+    kept.Keep(absl::StrCat("s", i), 1, work, 0);
+    EXPECT_LE(kept.size(), kMaxSchedulesPerJob);
+  }
+  EXPECT_NE(kept.Find(absl::StrCat("s", kMaxSchedulesPerJob + 2)), nullptr);
+  kept.Retain({"s17", "s18", "nope"}, 1);
+  EXPECT_EQ(kept.size(), 2u);
+  EXPECT_NE(kept.Find("s18"), nullptr);
+  kept.Retain({}, 1);
+  EXPECT_EQ(kept.size(), 0u);
+}
+
 TEST_F(AgentMetricsTest, ACrossMeshRunCountsItsTransfers) {
   const executor::CrossWork work = DisjointMove();
   RunSetup setup = SetupOf(mesh_, plan_);
-  setup.cross = work;
+  setup.cross = std::make_shared<const executor::CrossWork>(work);
   executor::RankReport report;
   report.rank = 0;
   report.executions_done = 4;

@@ -369,7 +369,7 @@ done
 err=$("${J[@]}" show 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" "job show: NAME (the job) is required"; check "show without NAME" $?
 err=$("${J[@]}" frob 2>&1); rc=$?
-[ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run, cancel, calibrate or token, not "frob"'
+[ $rc -eq 2 ] && contains "$err" 'job: expected list, show, run, prepare, cancel, calibrate or token, not "frob"'
 check "unknown job verb" $?
 err=$("${J[@]}" calibrate jt --mesh A=2 --small_passes 0 2>&1); rc=$?
 [ $rc -eq 2 ] && contains "$err" '--small_passes: "0" is not an integer >= 1'

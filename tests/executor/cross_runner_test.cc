@@ -86,7 +86,7 @@ std::vector<std::vector<RankReport>> RunOnRanks(
       executor::HarnessOptions harness;
       out +=
           testing::Frame(executor::SerializeReport(executor::RunCrossGenerated(
-              c->pair.src_mesh, c->pair.dst_mesh, plan_of(rank, *c), rank,
+              {c->pair.src_mesh, c->pair.dst_mesh, plan_of(rank, *c)}, rank,
               provider, {}, harness)));
     }
     return out;

@@ -14,6 +14,11 @@ registered with the wrong shape, or for another layout, stops every rank
 before anything moves, naming the rank (and the tensor), and leaves every
 destination as it was; so do a timed-out run, a
 cancelled one and one whose destination rank's agent is killed mid-run.
+
+A schedule prepared once (`job prepare`, Client.run_schedule) moves a
+tensor 100 times: no run after the first plans or carries the plan, and
+no agent's memory grows; once deleted, or once an agent has rejoined, a
+run of it fails FAILED_PRECONDITION saying "prepare again".
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+import reshard
 from layout import State, box, coordinate
 from reshard_processes import CTL, ROOT, cluster, ctl, wait_until
 from test_agent_tensors import (
@@ -44,6 +51,11 @@ from test_agent_tensors import (
 
 WORLD = 8
 MOVES = 100
+SCHEDULED_RUNS = 100
+# What an agent's resident memory may grow by over SCHEDULED_RUNS - 10
+# runs of a schedule (allocator noise; a leak of one staging buffer per
+# run would be 100 x 3 KiB, a compile's more).
+RSS_SLACK_KIB = 256
 SIZES = {4: [(4,), (2, 2)], 6: [(6,), (2, 3), (3, 2)], 8: [(8,), (2, 4), (4, 2)]}
 
 
@@ -51,7 +63,7 @@ SIZES = {4: [(4,), (2, 2)], 6: [(6,), (2, 3), (3, 2)], 8: [(8,), (2, 4), (4, 2)]
 def world(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("cross")
     job = "cross8"
-    with cluster(tmp, WORLD, job, "--tensors") as c:
+    with cluster(tmp, WORLD, job, "--tensors", "--metrics") as c:
         ranks = Ranks(c, job, WORLD, tmp)
         env = dict(c["env"], RESHARD_JOB_TOKEN=c["job_token"])
         try:
@@ -287,6 +299,113 @@ def test_a_destination_laid_out_otherwise_stops_every_rank(
     unregister(world, k, move)
 
 
+def scrape(w: dict[str, Any], port_file: str) -> str:
+    port = (w["c"]["dir"] / port_file).read_text().strip()
+    address = port if ":" in port else f"127.0.0.1:{port}"
+    with socket.create_connection(tuple(address.rsplit(":", 1)), timeout=10) as s:
+        s.sendall(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+        return b"".join(iter(lambda: s.recv(65536), b"")).decode()
+
+
+def planning(w: dict[str, Any]) -> dict[str, float]:
+    """The planner's counts of plan requests and of the plan cache's hits
+    and misses (every planning goes through the cache)."""
+    text = scrape(w, "planner.metrics-port")
+    counts: dict[str, float] = {}
+    for family in (
+        "reshard_plan_requests_total",
+        "reshard_plan_cache_hits_total",
+        "reshard_plan_cache_misses_total",
+    ):
+        counts[family] = sum(
+            float(line.split()[-1])
+            for line in text.splitlines()
+            if line.startswith(family)
+        )
+    return counts
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def prepare(w: dict[str, Any], move: dict[str, Any]) -> dict[str, Any]:
+    """`job prepare` of `move` (run_args' cross-mesh flags): its JSON."""
+    args = run_args(w, 0, move)
+    flags = args[args.index("--src_mesh") : args.index("--tensor")]
+    done = ctl(
+        "--server",
+        w["c"]["server"],
+        "job",
+        "prepare",
+        w["job"],
+        *flags,
+        "--json",
+        env=w["env"],
+    )
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
+    """100 runs of one schedule on registered tensors: every destination
+    lands bit for bit each time (the sources change between runs), only
+    the first run carries the plan, none plans, every agent's RSS stays
+    flat; deleted, the schedule is refused naming it."""
+    move = random_move(random.Random(3), "disjoint")
+    move.update(shape=(48, 40), src="S(0),S(1)", dst="S(1)", dtype="float32")
+    move.update(src_sizes=(2, 2), dst_sizes=(4,))
+    k = 3000
+    move["full"] = full_tensor(np.random.default_rng(k), (48, 40), "float32")
+    register(world, k, move)
+    schedule = prepare(world, move)
+    assert schedule["schedules"] >= 1 and schedule["plan"]["kind"] == "cross_mesh"
+    client = reshard.Client(world["c"]["server"], job_token=world["c"]["job_token"])
+    pids = [agent_pid(world, r) for r in range(WORLD)]
+    before = planning(world)
+    rss: list[int] = []
+    rng = np.random.default_rng(k + 1)
+    for i in range(SCHEDULED_RUNS):
+        if i % 25 == 24:  # new weights, registered in place of the old
+            move["full"] = full_tensor(rng, (48, 40), "float32")
+            unregister(world, k, move)
+            register(world, k, move)
+        run = client.run_schedule(
+            world["job"], schedule["schedule_id"], tensor=(f"s{k}", f"d{k}")
+        )
+        assert run.validated and run.committed, run
+        assert run.schedule_id == schedule["schedule_id"]
+        assert run.plan_sent == (i == 0), (i, run.plan_sent)
+        if i in (9, SCHEDULED_RUNS - 1):
+            rss.append(sum(rss_kib(pid) for pid in pids))
+        if i % 25 in (0, 23):
+            check_destinations(
+                destinations(world, k, move),
+                move["full"],
+                State.parse(move["dst"]),
+                move["dst_sizes"],
+                move["dtype"],
+            )
+    assert planning(world) == before
+    growth = rss[1] - rss[0]
+    print(f"RSS of {WORLD} agents over runs 10-{SCHEDULED_RUNS}: {growth:+d} KiB")
+    assert growth <= WORLD * RSS_SLACK_KIB, rss
+    client.delete_schedule(world["job"], schedule["schedule_id"])
+    with pytest.raises(reshard.Error) as refused:
+        client.run_schedule(
+            world["job"], schedule["schedule_id"], tensor=(f"s{k}", f"d{k}")
+        )
+    assert refused.value.code == reshard.StatusCode.FAILED_PRECONDITION
+    assert schedule["schedule_id"] in str(refused.value)
+    assert "prepare again" in str(refused.value)
+    client.close()
+    unregister(world, k, move)
+
+
 def job_state(w: dict[str, Any]) -> dict[str, Any]:
     shown = ctl(
         "--server", w["c"]["server"], "job", "show", w["job"], "--json", env=w["env"]
@@ -388,6 +507,7 @@ def test_a_killed_destination_rank_leaves_every_destination(
     world: dict[str, Any],
 ) -> None:
     move = fault_move(world, 2002)
+    kept = prepare(world, move)
     pid = agent_pid(world, 6)
     done = run_while_stopped(
         world,
@@ -416,6 +536,20 @@ def test_a_killed_destination_rank_leaves_every_destination(
     assert restart.returncode == 0, restart.stderr
     ranks.start(6)
     settled(world)
+    # Rank 6 rejoined: the job's generation changed, and its schedules ended.
+    again = ctl(
+        "--server",
+        world["c"]["server"],
+        "job",
+        "run",
+        world["job"],
+        "--schedule",
+        kept["schedule_id"],
+        env=world["env"],
+    )
+    assert again.returncode != 0, again.stdout
+    for text in ("FAILED_PRECONDITION", kept["schedule_id"], "prepare again"):
+        assert text in again.stderr, (text, again.stderr)
     register(world, 2002, move)
     done = run(world, 2002, move)
     assert done.returncode == 0, done.stderr
