@@ -531,7 +531,8 @@ executor::RankReport Agent::ExecuteCross(
   const executor::CrossWork& cross = *setup.cross;
   // A kept schedule's runner is good on the communicators it was compiled
   // on; every rank of the run sees them change together (a new prefix).
-  std::unique_ptr<executor::CrossRunner>* runner = nullptr;
+  std::unique_ptr<executor::CrossRunner> fresh;
+  std::unique_ptr<executor::CrossRunner>* runner = &fresh;
   if (KeptSchedule* kept = schedules_.Find(run.schedule_id())) {
     if (kept->runner_comms != comms_.opened()) {
       kept->runner.reset();
@@ -539,20 +540,26 @@ executor::RankReport Agent::ExecuteCross(
     }
     runner = &kept->runner;
   }
+  const bool compiled = *runner != nullptr;
+  executor::RankReport report;
   if (run.tensors_size() == 0) {
-    return executor::RunCrossGenerated(cross, config_.rank, provider, options,
-                                       setup.options, runner);
+    report = executor::RunCrossGenerated(cross, config_.rank, provider, options,
+                                         setup.options, runner);
+  } else {
+    // A refusal to bind stops every rank in the pre-flight step.
+    executor::Preflight preflight{bound.status()};
+    const executor::RunBuffers* tensors =
+        bound.ok() ? &(*bound)->tensors() : nullptr;
+    report = executor::RunCrossOnTensors(
+        cross, config_.rank, provider, options,
+        tensors != nullptr ? tensors->sources.front() : nullptr,
+        tensors != nullptr ? tensors->results.front() : nullptr, preflight,
+        runner);
+    keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
   }
-  // A refusal to bind stops every rank in the pre-flight step.
-  executor::Preflight preflight{bound.status()};
-  const executor::RunBuffers* tensors =
-      bound.ok() ? &(*bound)->tensors() : nullptr;
-  executor::RankReport report = executor::RunCrossOnTensors(
-      cross, config_.rank, provider, options,
-      tensors != nullptr ? tensors->sources.front() : nullptr,
-      tensors != nullptr ? tensors->results.front() : nullptr, preflight,
-      runner);
-  keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
+  if (!compiled && *runner != nullptr && metrics_ != nullptr) {
+    metrics_->RecordCrossCompile();
+  }
   return report;
 }
 

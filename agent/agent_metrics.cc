@@ -63,7 +63,14 @@ AgentMetrics::AgentMetrics(prometheus::Registry& registry)
                     "rank, one observation per run: the median of its timed "
                     "iterations")
               .Register(registry)
-              .Add({}, metrics::LatencyBuckets())) {
+              .Add({}, metrics::LatencyBuckets())),
+      cross_compiled_(
+          prometheus::BuildCounter()
+              .Name("reshard_cross_runners_compiled_total")
+              .Help("Cross-mesh runners this agent compiled; the repeated "
+                    "runs of a prepared schedule reuse theirs and add none")
+              .Register(registry)
+              .Add({})) {
   auto& errors = prometheus::BuildCounter()
                      .Name("reshard_executor_errors_total")
                      .Help("Failed runs on this rank by kind of failure")

@@ -20,8 +20,9 @@
 //    reshard_transfer_bytes_total{direction} (sent or received: bytes to
 //    or from other ranks, times the run's executions) and
 //    reshard_transfer_duration_seconds (histogram; one observation per run:
-//    the transfers' median over its timed iterations). No ranks or tensor
-//    names in labels (§7).
+//    the transfers' median over its timed iterations), and
+//    reshard_cross_runners_compiled_total (a prepared schedule's repeated
+//    runs compile none). No ranks or tensor names in labels (§7).
 // Every result and kind series exists from the start at 0, so rates and
 // alerts work before the first failure. Recording happens on the agent's
 // run thread; scrapes read prometheus-cpp's atomics.
@@ -61,6 +62,8 @@ class AgentMetrics {
   void RecordRefusal(const absl::Status& status);
   // A set of communicators was opened (agent/communicator_cache.h).
   void RecordCommunicatorsCreated() { communicators_created_.Increment(); }
+  // A cross-mesh run compiled its CrossRunner (executor/run/cross_runner.h).
+  void RecordCrossCompile() { cross_compiled_.Increment(); }
 
  private:
   struct StepSeries {
@@ -98,6 +101,7 @@ class AgentMetrics {
   prometheus::Counter& transfer_sent_;
   prometheus::Counter& transfer_received_;
   prometheus::Histogram& transfer_duration_;
+  prometheus::Counter& cross_compiled_;
   metrics::LabelCap groups_{metrics::LabelCap::kGroupCap};
   // By (op, group label); node-based so references stay valid.
   absl::node_hash_map<std::pair<std::string, std::string>, StepSeries> steps_;

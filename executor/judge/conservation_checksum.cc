@@ -1,7 +1,9 @@
 #include "executor/judge/conservation_checksum.h"
 
 #include <cstring>
+#include <vector>
 
+#include "absl/types/span.h"
 #include "executor/judge/data_rule.h"
 #include "planner/core/local_layout.h"
 
@@ -12,35 +14,53 @@ bool IsInteger(DType dtype) {
   return dtype == DType::kInt32 || dtype == DType::kInt64;
 }
 
-// The residue of element k: an integer's value, a float's bit pattern.
-uint64_t ElementResidue(DType dtype, const char* data, int64_t k) {
-  switch (dtype) {
-    case DType::kInt32: {
-      int32_t v;
-      std::memcpy(&v, data + 4 * k, 4);
-      return ChecksumResidue(v);
-    }
-    case DType::kInt64: {
-      int64_t v;
-      std::memcpy(&v, data + 8 * k, 8);
-      return ChecksumResidue(v);
-    }
-    case DType::kFloat32: {
-      uint32_t bits;
-      std::memcpy(&bits, data + 4 * k, 4);
-      return bits;
-    }
-    case DType::kFloat64: {
-      uint64_t bits;
-      std::memcpy(&bits, data + 8 * k, 8);
-      return bits;
-    }
-    default: {  // bfloat16, float16
-      uint16_t bits;
-      std::memcpy(&bits, data + 2 * k, 2);
-      return bits;
-    }
+// The residue of an element: an integer's value, a float's bit pattern
+// (read as the unsigned integer of its width).
+uint64_t Residue(int32_t v) { return ChecksumResidue(v); }
+uint64_t Residue(int64_t v) { return ChecksumResidue(v); }
+uint64_t Residue(uint16_t bits) { return bits; }
+uint64_t Residue(uint32_t bits) { return bits; }
+uint64_t Residue(uint64_t bits) { return bits; }
+
+// Calls row(local_start, global_start, length) for every row of `box`
+// (its last dim, contiguous in the box and in the tensor of `shape`), in
+// the box's row-major order: the index arithmetic once per row.
+template <typename F>
+void ForEachBoxRow(absl::Span<const int64_t> shape, const Box& box, F row) {
+  if (box.numel() == 0) return;
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) {
+    row(0, 0, 1);
+    return;
   }
+  const int64_t length = box.extent[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  for (int64_t k = 0;; k += length) {
+    int64_t linear = 0;
+    for (int d = 0; d < rank - 1; ++d) {
+      linear = linear * shape[d] + box.offset[d] + index[d];
+    }
+    row(k, linear * shape[rank - 1] + box.offset[rank - 1], length);
+    int d = rank - 2;
+    while (d >= 0 && ++index[d] == box.extent[d]) index[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+// Σ (i + 1)·residue(x) over the box's elements of type T.
+template <typename T>
+uint64_t BoxShare(absl::Span<const int64_t> shape, const Box& box,
+                  const char* bytes) {
+  uint64_t share = 0;
+  ForEachBoxRow(shape, box, [&](int64_t k, int64_t linear, int64_t n) {
+    const char* row = bytes + k * static_cast<int64_t>(sizeof(T));
+    for (int64_t j = 0; j < n; ++j) {
+      T v;
+      std::memcpy(&v, row + j * static_cast<int64_t>(sizeof(T)), sizeof(T));
+      share = ChecksumAdd(share, linear + j, Residue(v));
+    }
+  });
+  return share;
 }
 
 bool OnlyIntegerSums(const TensorSpec& tensor, const DistState& state) {
@@ -84,11 +104,18 @@ uint64_t ConservationShare(const Mesh& mesh, const TensorSpec& tensor,
   if (!CountsItsElements(mesh, state, position)) return 0;
   const Box box = LocalBox(mesh, state, tensor.shape(), position);
   const char* bytes = static_cast<const char*>(data);
-  uint64_t share = 0;
-  ForEachBoxElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
-    share = ChecksumAdd(share, i, ElementResidue(tensor.dtype(), bytes, k));
-  });
-  return share;
+  switch (tensor.dtype()) {
+    case DType::kInt32:
+      return BoxShare<int32_t>(tensor.shape(), box, bytes);
+    case DType::kInt64:
+      return BoxShare<int64_t>(tensor.shape(), box, bytes);
+    case DType::kFloat32:
+      return BoxShare<uint32_t>(tensor.shape(), box, bytes);
+    case DType::kFloat64:
+      return BoxShare<uint64_t>(tensor.shape(), box, bytes);
+    default:  // bfloat16, float16
+      return BoxShare<uint16_t>(tensor.shape(), box, bytes);
+  }
 }
 
 uint64_t AddShares(uint64_t a, uint64_t b) {

@@ -67,15 +67,6 @@ uint64_t ChecksumResidue(int64_t value) {
   return static_cast<uint64_t>(r < 0 ? r + m : r);
 }
 
-uint64_t ChecksumAdd(uint64_t sum, int64_t k, uint64_t residue) {
-  const unsigned __int128 term =
-      static_cast<unsigned __int128>(static_cast<uint64_t>(k + 1) %
-                                     kChecksumModulus) *
-      (residue % kChecksumModulus);
-  return static_cast<uint64_t>((sum + term % kChecksumModulus) %
-                               kChecksumModulus);
-}
-
 uint64_t ChecksumTerm(uint64_t sum, int64_t k, int64_t value) {
   return ChecksumAdd(sum, k, ChecksumResidue(value));
 }

@@ -50,9 +50,24 @@ uint64_t Checksum(DType dtype, const void* data, int64_t numel);
 uint64_t ChecksumTerm(uint64_t sum, int64_t k, int64_t value);
 // `value` mod 2^61 - 1, in [0, 2^61 - 1).
 uint64_t ChecksumResidue(int64_t value);
+// `x` mod 2^61 - 1 for any 64-bit x, by the Mersenne fold (x = hi·2^61 +
+// lo ≡ hi + lo), without a division.
+inline uint64_t ChecksumReduce(uint64_t x) {
+  x = (x & kChecksumModulus) + (x >> 61);
+  return x >= kChecksumModulus ? x - kChecksumModulus : x;
+}
 // Adds (k + 1)·residue to a running checksum; `residue` may be any 64-bit
-// number (it is reduced first).
-uint64_t ChecksumAdd(uint64_t sum, int64_t k, uint64_t residue);
+// number (it is reduced first). Inline: the conservation checksum adds one
+// term per element of a registered tensor.
+inline uint64_t ChecksumAdd(uint64_t sum, int64_t k, uint64_t residue) {
+  const unsigned __int128 term = static_cast<unsigned __int128>(ChecksumReduce(
+                                     static_cast<uint64_t>(k + 1))) *
+                                 ChecksumReduce(residue);
+  // term < 2^122: its two 61-bit halves add below 2^62.
+  const uint64_t folded = static_cast<uint64_t>(term & kChecksumModulus) +
+                          static_cast<uint64_t>(term >> 61);
+  return ChecksumReduce(ChecksumReduce(sum) + ChecksumReduce(folded));
+}
 
 // Compares the rank's result (its box under `dst`, Partial dims already
 // reduced) with g element by element. DATA_LOSS naming the position, the

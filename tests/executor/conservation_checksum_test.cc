@@ -69,6 +69,79 @@ TEST(ConservationChecksumTest, SharesOfEveryLayoutAddToTheWhole) {
   EXPECT_GT(exact, testing::ScaledCases(1500) / 2);
 }
 
+// Σ (k + 1)·r mod p by the definition: divisions, one element at a time.
+uint64_t ReferenceAdd(uint64_t sum, int64_t k, uint64_t residue) {
+  const unsigned __int128 term =
+      static_cast<unsigned __int128>(static_cast<uint64_t>(k + 1) %
+                                     kChecksumModulus) *
+      (residue % kChecksumModulus);
+  return static_cast<uint64_t>(
+      (static_cast<unsigned __int128>(sum % kChecksumModulus) + term) %
+      kChecksumModulus);
+}
+
+TEST(ConservationChecksumTest, TheMersenneFoldIsTheDefinition) {
+  std::mt19937_64 rng(2);
+  const uint64_t p = kChecksumModulus;
+  const uint64_t edges[] = {0,     1,     p - 1,        p,
+                            p + 1, 2 * p, ~uint64_t{0}, uint64_t{1} << 63};
+  for (uint64_t sum : edges) {
+    for (uint64_t residue : edges) {
+      for (int64_t k : {int64_t{0}, int64_t{1}, static_cast<int64_t>(p - 2),
+                        static_cast<int64_t>(p), int64_t{1} << 62}) {
+        ASSERT_EQ(ChecksumAdd(sum, k, residue), ReferenceAdd(sum, k, residue))
+            << sum << " " << k << " " << residue;
+      }
+    }
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t sum = rng(), residue = rng();
+    const int64_t k = static_cast<int64_t>(rng() >> 2);
+    ASSERT_EQ(ChecksumAdd(sum, k, residue), ReferenceAdd(sum, k, residue));
+  }
+}
+
+// A rank's share, row by row, is the definition element by element.
+TEST(ConservationChecksumTest, AShareIsItsElementsTermByTerm) {
+  std::mt19937_64 rng(7);
+  for (int c = 0; c < testing::ScaledCases(300); ++c) {
+    testing::RandomCase rc = testing::MakeRandomCase(rng);
+    const DType dtype = kDTypes[c % 6];
+    const TensorSpec tensor = *TensorSpec::Create(rc.tensor.shape(), dtype);
+    const DistState& state = rc.src;
+    const int64_t position = c % rc.mesh.world_size();
+    const std::vector<char> local = Local(rc.mesh, tensor, state, position);
+    const uint64_t share =
+        ConservationShare(rc.mesh, tensor, state, position, local.data());
+    const Box box = LocalBox(rc.mesh, state, tensor.shape(), position);
+    bool counted = true;
+    for (int m = 0; m < state.mesh_ndim(); ++m) {
+      counted = counted && !(state.placement(m).is_replicate() &&
+                             rc.mesh.Coordinate(position, m) != 0);
+    }
+    uint64_t expected = 0;
+    const int64_t size = tensor.itemsize();
+    ForEachBoxElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
+      uint64_t bits = 0;
+      std::memcpy(&bits, local.data() + k * size, size);
+      if (dtype == DType::kInt32 || dtype == DType::kInt64) {
+        int64_t v = 0;
+        if (dtype == DType::kInt32) {
+          int32_t v32;
+          std::memcpy(&v32, local.data() + k * size, 4);
+          v = v32;
+        } else {
+          std::memcpy(&v, local.data() + k * size, 8);
+        }
+        bits = ChecksumResidue(v);
+      }
+      expected = ReferenceAdd(expected, i, bits);
+    });
+    ASSERT_EQ(share, counted ? expected : 0)
+        << "case " << c << " " << DTypeName(dtype);
+  }
+}
+
 TEST(ConservationChecksumTest, AMovedOrChangedElementChangesIt) {
   const Mesh mesh = *Mesh::Create(MeshSpec{{2, 2}, {"A", "B"}, {}, {}, {}});
   const TensorSpec tensor = *TensorSpec::Create({8, 6}, DType::kFloat32);

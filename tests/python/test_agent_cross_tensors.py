@@ -325,6 +325,20 @@ def planning(w: dict[str, Any]) -> dict[str, float]:
     return counts
 
 
+def compiled(w: dict[str, Any]) -> list[float]:
+    """Each agent's reshard_cross_runners_compiled_total."""
+    counts = []
+    for r in range(WORLD):
+        text = scrape(w, f"agent-{r}.metrics-port")
+        (line,) = [
+            x
+            for x in text.splitlines()
+            if x.startswith("reshard_cross_runners_compiled_total")
+        ]
+        counts.append(float(line.split()[-1]))
+    return counts
+
+
 def rss_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -354,8 +368,9 @@ def prepare(w: dict[str, Any], move: dict[str, Any]) -> dict[str, Any]:
 def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
     """100 runs of one schedule on registered tensors: every destination
     lands bit for bit each time (the sources change between runs), only
-    the first run carries the plan, none plans, every agent's RSS stays
-    flat; deleted, the schedule is refused naming it."""
+    the first run carries the plan, none plans, only the first compiles,
+    every agent's RSS stays flat; deleted, the schedule is refused naming
+    it."""
     move = random_move(random.Random(3), "disjoint")
     move.update(shape=(48, 40), src="S(0),S(1)", dst="S(1)", dtype="float32")
     move.update(src_sizes=(2, 2), dst_sizes=(4,))
@@ -367,6 +382,7 @@ def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
     client = reshard.Client(world["c"]["server"], job_token=world["c"]["job_token"])
     pids = [agent_pid(world, r) for r in range(WORLD)]
     before = planning(world)
+    compiles = compiled(world)
     rss: list[int] = []
     rng = np.random.default_rng(k + 1)
     for i in range(SCHEDULED_RUNS):
@@ -391,6 +407,10 @@ def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
                 move["dtype"],
             )
     assert planning(world) == before
+    # The first run compiled each agent's runner; the others reused it.
+    assert [b - a for a, b in zip(compiles, compiled(world), strict=True)] == [
+        1.0
+    ] * WORLD
     growth = rss[1] - rss[0]
     print(f"RSS of {WORLD} agents over runs 10-{SCHEDULED_RUNS}: {growth:+d} KiB")
     assert growth <= WORLD * RSS_SLACK_KIB, rss
