@@ -21,6 +21,11 @@ std::vector<int64_t> CrossRanks(const Mesh& src_mesh, const Mesh& dst_mesh) {
   return ranks;
 }
 
+absl::StatusOr<Mesh> CrossWork::RanksMesh() const {
+  const std::vector<int64_t> ranks = Ranks();
+  return Mesh::Create({{static_cast<int64_t>(ranks.size())}, {"ranks"}, ranks});
+}
+
 int64_t CrossWork::SentBytes(int64_t rank) const {
   int64_t n = 0;
   for (const Transfer& t : plan.transfers) {

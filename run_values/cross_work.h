@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_plan.h"
 #include "run_values/rank_report.h"
@@ -31,6 +32,9 @@ struct CrossWork {
   CrossMeshPlan plan;
 
   std::vector<int64_t> Ranks() const { return CrossRanks(src_mesh, dst_mesh); }
+  // The run's world, one dim "ranks" over Ranks(): the mesh of its
+  // RunWork and of its pre-flight step.
+  absl::StatusOr<Mesh> RanksMesh() const;
   bool IsDestination(int64_t rank) const {
     return dst_mesh.PositionOfRank(rank) >= 0;
   }

@@ -400,8 +400,7 @@ absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
       StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); }));
   if (!plan.ok()) return plan.status();
   executor::CrossWork cross{*call->src_mesh, *call->dst_mesh, *std::move(plan)};
-  absl::StatusOr<Mesh> ranks = Mesh::Create(
-      {{static_cast<int64_t>(cross.Ranks().size())}, {"ranks"}, cross.Ranks()});
+  absl::StatusOr<Mesh> ranks = cross.RanksMesh();
   if (!ranks.ok()) return ranks.status();
   coordinator::RunSpec spec{*std::move(ranks), {}};
   spec.cross = std::move(cross);

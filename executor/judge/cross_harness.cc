@@ -44,12 +44,6 @@ absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
   return s;
 }
 
-// The 1-D mesh of the run's ranks: the pre-flight step's world.
-absl::StatusOr<Mesh> RunRanksMesh(const CrossWork& work) {
-  const std::vector<int64_t> ranks = work.Ranks();
-  return Mesh::Create({{static_cast<int64_t>(ranks.size())}, {"ranks"}, ranks});
-}
-
 // This rank's conservation shares of the sources and the results, added
 // over every rank of the run: one tensor's verdict (§6.5).
 absl::StatusOr<TensorCheck> CrossConservation(const CrossWork& work,
@@ -106,7 +100,7 @@ RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
                              std::unique_ptr<CrossRunner>* kept) {
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<Mesh> ranks = RunRanksMesh(work);
+  absl::StatusOr<Mesh> ranks = work.RanksMesh();
   if (!ranks.ok()) {
     report.status = ranks.status();
     return report;

@@ -406,10 +406,13 @@ class Client:
     ) -> CrossMeshPlan:
         """Plans a cross-mesh move (docs/DESIGN.md §9) on the service, both
         meshes inline; arguments as reshard.plan_cross_mesh's."""
-        opts = options_of(options, option_kwargs)
-        item = PlanItem(tuple(shape), src, dst, dtype)
-        request = _wire.cross_request(
-            src_mesh, dst_mesh, item, unavailable_ranks, cross_link or Link(), opts
+        request = _cross_request(
+            src_mesh,
+            dst_mesh,
+            PlanItem(tuple(shape), src, dst, dtype),
+            unavailable_ranks,
+            cross_link,
+            options_of(options, option_kwargs),
         )
         response = self._call(self._planner("PlanCrossMesh"), request)
         return _wire.cross_plan_from_proto(response.plan)
@@ -430,13 +433,12 @@ class Client:
         """plan_cross_mesh, and global `rank`'s compiled program of the plan
         (docs/PLAN_JSON.md, "Cross-mesh programs"), read: what
         reshard.torch.CrossMeshMove runs where the native module is not."""
-        item = PlanItem(tuple(shape), src, dst, dtype)
-        request = _wire.cross_request(
+        request = _cross_request(
             src_mesh,
             dst_mesh,
-            item,
+            PlanItem(tuple(shape), src, dst, dtype),
             unavailable_ranks,
-            cross_link or Link(),
+            cross_link,
             options_of(None, option_kwargs),
             rank,
         )
@@ -590,12 +592,15 @@ class Client:
         ranks) and keeps it there as a schedule that run_schedule names
         (docs/DESIGN.md §9, "A static schedule"). A job keeps at most 16
         (RESOURCE_EXHAUSTED past them). Never retried."""
-        opts = options_of(options, option_kwargs)
-        item = PlanItem(tuple(shape), src, dst, dtype)
         request = cpb.PrepareCrossMeshRequest(
             job=job,
-            cross=_wire.cross_request(
-                src_mesh, dst_mesh, item, unavailable_ranks, cross_link or Link(), opts
+            cross=_cross_request(
+                src_mesh,
+                dst_mesh,
+                PlanItem(tuple(shape), src, dst, dtype),
+                unavailable_ranks,
+                cross_link,
+                options_of(options, option_kwargs),
             ),
         )
         server = self.replica_for(job)
@@ -669,7 +674,6 @@ class Client:
         agent of `job` (the union of both rank maps must be the job's
         ranks), as run_schedule runs a prepared one; each call plans (the
         plan cache answers a repeat) and sends the plan."""
-        item = PlanItem(tuple(shape), src, dst, dtype)
         request = _run_request(
             job,
             (tensor,) if tensor else (),
@@ -681,8 +685,13 @@ class Client:
             allocate,
         )
         request.cross.CopyFrom(
-            _wire.cross_request(
-                src_mesh, dst_mesh, item, (), Link(), options or PlanOptions()
+            _cross_request(
+                src_mesh,
+                dst_mesh,
+                PlanItem(tuple(shape), src, dst, dtype),
+                (),
+                None,
+                options or PlanOptions(),
             )
         )
         return self._run_job(request, deadline)
@@ -729,6 +738,27 @@ class Client:
             self._coordinator("CancelJob"), request, self.replica_for(job)
         )
         return str(response.run_id)
+
+
+def _cross_request(
+    src_mesh: Mesh,
+    dst_mesh: Mesh,
+    item: PlanItem,
+    unavailable_ranks: Sequence[int],
+    cross_link: Link | None,
+    options: PlanOptions,
+    program_rank: int | None = None,
+) -> Any:
+    """A PlanCrossMeshRequest (no cross link given: the default link)."""
+    return _wire.cross_request(
+        src_mesh,
+        dst_mesh,
+        item,
+        unavailable_ranks,
+        cross_link or Link(),
+        options,
+        program_rank,
+    )
 
 
 def _run_request(

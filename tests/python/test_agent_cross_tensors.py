@@ -183,6 +183,17 @@ def destinations(w: dict[str, Any], k: int, move: dict[str, Any]) -> list[np.nda
     return [w["ranks"].get(r, f"d{k}") for r in move["dst_ranks"]]
 
 
+def landed(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
+    """Every destination of `move` read back equals its block bit for bit."""
+    check_destinations(
+        destinations(w, k, move),
+        move["full"],
+        State.parse(move["dst"]),
+        move["dst_sizes"],
+        move["dtype"],
+    )
+
+
 def unregister(w: dict[str, Any], k: int, move: dict[str, Any]) -> None:
     for r in move["src_ranks"]:
         w["ranks"].ok(r, op="unregister", name=f"s{k}")
@@ -206,13 +217,7 @@ def test_random_moves_land_every_block(world: dict[str, Any]) -> None:
         assert conservation["label"] == ("exact" if expected else "skipped"), move
         if expected:
             assert conservation["source"] == conservation["result"], (move, out)
-        check_destinations(
-            destinations(world, k, move),
-            move["full"],
-            State.parse(move["dst"]),
-            move["dst_sizes"],
-            move["dtype"],
-        )
+        landed(world, k, move)
         kinds.add(move["kind"])
         labels.add(conservation["label"])
         unregister(world, k, move)
@@ -399,13 +404,7 @@ def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
         if i in (9, SCHEDULED_RUNS - 1):
             rss.append(sum(rss_kib(pid) for pid in pids))
         if i % 25 in (0, 23):
-            check_destinations(
-                destinations(world, k, move),
-                move["full"],
-                State.parse(move["dst"]),
-                move["dst_sizes"],
-                move["dtype"],
-            )
+            landed(world, k, move)
     assert planning(world) == before
     # The first run compiled each agent's runner; the others reused it.
     assert [b - a for a, b in zip(compiles, compiled(world), strict=True)] == [
