@@ -6,7 +6,10 @@
 # checksums `exec --local 4` prints for the same flags; a random sweep of
 # moves validates; the agents count their transfers' bytes; rank maps that
 # are not the job's ranks, two tensors, and registered tensors on agents
-# without them are refused, naming the field or the ranks.
+# without them are refused, naming the field or the ranks. A prepared
+# schedule (`job prepare`) runs on generated data with the checksums of the
+# same move planned per run, with its plan sent only the first time; once
+# deleted it is refused saying "prepare again".
 # usage: job_cross_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH [MOVES]
 set -u
 CTL="$1"
@@ -95,6 +98,39 @@ for r in 0 1 2 3; do
   check "rank $r observed its transfers' duration" $?
 done
 [ "$sent" -eq 4 ]; check "every rank counted bytes sent ($sent of 4)" $?
+
+# A prepared schedule: the same move, planned once.
+MOVE=(--src_mesh a=2 --src_ranks 0,1 --dst_mesh b=2 --dst_ranks 2,3
+  --shape 8,6 --dtype f32 --from 'S(0)' --to 'S(1)')
+prepared=$(timeout 60 "$CTL" --server "$server" job prepare jc "${MOVE[@]}" \
+  --json 2>"$tmp/err"); rc=$?
+check "job prepare exits 0 ($rc: $(cat "$tmp/err"))" $rc
+id=$(jq -r .schedule_id <<<"$prepared")
+jq -e '.schedules >= 1 and .generation >= 1 and .plan.kind == "cross_mesh"' \
+  <<<"$prepared" >/dev/null
+check "job prepare prints the schedule ($id) and its plan" $?
+planned=$(timeout 120 "${J[@]}" "${MOVE[@]}")
+for i in 1 2; do
+  out=$(timeout 120 "${J[@]}" --schedule "$id" 2>"$tmp/err"); rc=$?
+  check "run $i of schedule $id exits 0 ($rc: $(cat "$tmp/err"))" $rc
+  [ -n "$(dst_sums "$out")" ] && [ "$(dst_sums "$out")" = "$(dst_sums "$planned")" ]
+  check "run $i of the schedule has the planned run's checksums" $?
+done
+text=$(timeout 60 "$CTL" --server "$server" job prepare jc --delete "$id")
+check "job prepare --delete exits 0" $?
+contains "$text" "schedule $id of job jc deleted"
+check "the delete says so ($text)" $?
+err=$("${J[@]}" --schedule "$id" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 5 ] && contains "$err" "FAILED_PRECONDITION" &&
+  contains "$err" "holds no schedule \"$id\"" && contains "$err" "prepare again"
+check "a deleted schedule is refused, exit 5 ($rc: $err)" $?
+err=$("$CTL" --server "$server" job prepare jc --delete "$id" 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 3 ] && contains "$err" "schedule_id: job \"jc\" holds no schedule"
+check "deleting it again is NOT_FOUND, exit 3 ($rc: $err)" $?
+err=$("${J[@]}" --schedule "$id" "${MOVE[@]}" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--schedule runs a prepared move"
+check "--schedule with the cross-mesh flags is refused ($rc: $err)" $?
 
 err=$("${J[@]}" --src_mesh a=2 --src_ranks 0,1 --dst_mesh b=2 --dst_ranks 1,2 \
   --shape 4 --from 'S(0)' --to R 2>&1 >/dev/null); rc=$?

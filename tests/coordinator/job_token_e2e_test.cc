@@ -115,6 +115,31 @@ class JobTokenE2eTest : public testing::FencingFixture {
     return stub_->RunJob(Context(who).get(), LongRun("guarded", 2, 2),
                          response);
   }
+  // A schedule of ranks 0 to 1 (a valid request: only the job refuses).
+  grpc::Status PrepareCrossMesh(const Credentials& who) {
+    v1::PrepareCrossMeshRequest request;
+    request.set_job("guarded");
+    v1::PlanCrossMeshRequest* cross = request.mutable_cross();
+    for (auto [mesh, rank] : {std::pair{cross->mutable_src_mesh(), 0},
+                              std::pair{cross->mutable_dst_mesh(), 1}}) {
+      mesh->add_shape(1);
+      mesh->add_dim_names("a");
+      mesh->add_rank_map(rank);
+    }
+    cross->mutable_tensor()->add_shape(4);
+    cross->mutable_tensor()->set_dtype(v1::DTYPE_FLOAT32);
+    cross->mutable_src()->set_text("R");
+    cross->mutable_dst()->set_text("R");
+    v1::PrepareCrossMeshResponse response;
+    return stub_->PrepareCrossMesh(Context(who).get(), request, &response);
+  }
+  grpc::Status DeleteSchedule(const Credentials& who) {
+    v1::DeleteScheduleRequest request;
+    request.set_job("guarded");
+    request.set_schedule_id("s1-1");
+    v1::DeleteScheduleResponse response;
+    return stub_->DeleteSchedule(Context(who).get(), request, &response);
+  }
   grpc::Status CancelJob(const Credentials& who) {
     v1::CancelJobRequest request;
     request.set_job("guarded");
@@ -212,6 +237,9 @@ class JobTokenE2eTest : public testing::FencingFixture {
     calls.emplace_back("RunJob", [&] { return RunJob(who, &run); });
     calls.emplace_back("GetJob", [&] { return GetJob(who); });
     calls.emplace_back("CancelJob", [&] { return CancelJob(who); });
+    calls.emplace_back("PrepareCrossMesh",
+                       [&] { return PrepareCrossMesh(who); });
+    calls.emplace_back("DeleteSchedule", [&] { return DeleteSchedule(who); });
     for (const auto& [rpc, call] : calls) {
       const grpc::Status s = call();
       const auto& [code, says] = std::string(rpc) == "Join" ? join : others;
