@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "executor/judge/conservation_check.h"
 #include "executor/judge/conservation_checksum.h"
 #include "executor/judge/data_rule.h"
@@ -14,8 +17,9 @@ namespace reshard::executor {
 namespace {
 
 // Runs `runner` warmup + iters times, the rows timed after the warmup.
-absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
-                            const RunOptions& run,
+absl::Status TimedCrossRuns(CrossRunner& runner,
+                            absl::Span<const void* const> in,
+                            absl::Span<void* const> out, const RunOptions& run,
                             const HarnessOptions& harness, RankReport& report) {
   std::vector<std::vector<double>> rows(kCrossRows);
   std::vector<double> total;
@@ -28,7 +32,7 @@ absl::Status TimedCrossRuns(CrossRunner& runner, const void* in, void* out,
           absl::StrCat("stopped after ", i, " executions"));
       break;
     }
-    s = runner.Run(in, out, &stats);
+    s = runner.RunBatch(in, out, &stats);
     if (!s.ok()) break;
     report.executions_done = i + 1;
     if (run.progress) run.progress(i + 1);
@@ -91,6 +95,70 @@ absl::StatusOr<CrossRunner*> RunnerOf(const CrossWork& work, int64_t rank,
   return slot.get();
 }
 
+// Tensor t's result on this destination rank, judged and reported.
+void JudgeResult(const CrossRunner& runner, int t,
+                 CommunicatorProvider& provider, const HarnessOptions& harness,
+                 std::vector<char>& out, RankReport& report) {
+  const CrossMeshPlan& plan = runner.plan(t);
+  std::vector<char> result;
+  if (harness.keep_result) result = out;  // before the validation collective
+  const Mesh& src_mesh = runner.src_mesh(t);
+  const int64_t partial_ranks =
+      src_mesh.GroupSize(PartialOf(src_mesh, plan.src).dims);
+  Plan judged;
+  judged.tensor = plan.tensor;
+  judged.src = plan.dst_mid;
+  judged.dst = plan.dst;
+  ResultCheck check =
+      CheckResult(runner.dst_mesh(), judged, runner.dst_position(t), provider,
+                  out, partial_ranks);
+  if (!check.status.ok()) {
+    const std::string tensor =
+        runner.size() > 1 ? absl::StrCat("tensors[", t, "]: ") : "";
+    report.status = absl::Status(
+        check.status.code(),
+        absl::StrCat(tensor, "validation: ", check.status.message()));
+    return;
+  }
+  check.check.result = std::move(result);
+  report.tensors.push_back(std::move(check.check));
+}
+
+// Runs the compiled `runner` on generated data: every source block filled
+// by the data rule, warmup + iters timed runs, then every destination
+// block judged as a plan on the destination mesh that ends in its `dst`
+// would be (its source's Partial dims reduced by the validation
+// collective): one tensor in the report per destination tensor, in order.
+void JudgeGenerated(CrossRunner& runner, CommunicatorProvider& provider,
+                    const RunOptions& run, const HarnessOptions& harness,
+                    RankReport& report) {
+  const int n = runner.size();
+  std::vector<std::vector<char>> in(n), out(n);
+  std::vector<const void*> ins(n, nullptr);
+  std::vector<void*> outs(n, nullptr);
+  report.peak_bytes = runner.StagingBytes();
+  for (int t = 0; t < n; ++t) {
+    const CrossMeshPlan& plan = runner.plan(t);
+    const int64_t itemsize = plan.tensor.itemsize();
+    in[t].resize(static_cast<size_t>(runner.SourceNumel(t) * itemsize));
+    out[t].resize(static_cast<size_t>(runner.ResultNumel(t) * itemsize));
+    if (runner.is_source(t)) {
+      FillSource(runner.src_mesh(t), plan.tensor, plan.src,
+                 runner.src_position(t), in[t].data());
+      ins[t] = in[t].data();
+    }
+    if (runner.is_destination(t)) outs[t] = out[t].data();
+    report.peak_bytes += static_cast<int64_t>(in[t].size() + out[t].size());
+  }
+  report.memory_bound_bytes = report.peak_bytes;
+  report.status = TimedCrossRuns(runner, ins, outs, run, harness, report);
+  for (int t = 0; t < n && report.status.ok(); ++t) {
+    if (runner.is_destination(t)) {
+      JudgeResult(runner, t, provider, harness, out[t], report);
+    }
+  }
+}
+
 }  // namespace
 
 RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
@@ -119,7 +187,9 @@ RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
   report.peak_bytes = (*runner)->StagingBytes();
   report.memory_bound_bytes = report.peak_bytes;
   HarnessOptions once;
-  report.status = TimedCrossRuns(**runner, source, result, run, once, report);
+  const void* const in[] = {source};
+  void* const out[] = {result};
+  report.status = TimedCrossRuns(**runner, in, out, run, once, report);
   if (!report.status.ok()) return report;
   absl::StatusOr<TensorCheck> check =
       CrossConservation(work, **runner, provider, source, result);
@@ -147,44 +217,25 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
     report.status = compiled.status();
     return report;
   }
-  CrossRunner& runner = **compiled;
-  const Mesh& src_mesh = work.src_mesh;
-  const Mesh& dst_mesh = work.dst_mesh;
-  const CrossMeshPlan& plan = work.plan;
-  const int64_t itemsize = plan.tensor.itemsize();
-  std::vector<char> in(static_cast<size_t>(runner.SourceNumel() * itemsize));
-  std::vector<char> out(static_cast<size_t>(runner.ResultNumel() * itemsize));
-  if (runner.is_source()) {
-    FillSource(src_mesh, plan.tensor, plan.src, runner.src_position(),
-               in.data());
-  }
-  report.peak_bytes =
-      runner.StagingBytes() + static_cast<int64_t>(in.size() + out.size());
-  report.memory_bound_bytes = report.peak_bytes;
-  report.status = TimedCrossRuns(
-      runner, runner.is_source() ? in.data() : nullptr,
-      runner.is_destination() ? out.data() : nullptr, run, harness, report);
-  if (!report.status.ok() || !runner.is_destination()) return report;
-  std::vector<char> result;
-  if (harness.keep_result) result = out;  // before the validation collective
-  const int64_t partial_ranks =
-      src_mesh.GroupSize(PartialOf(src_mesh, plan.src).dims);
-  // The result is judged as a plan on the destination mesh that ends in
-  // `dst` would be.
-  Plan judged;
-  judged.tensor = plan.tensor;
-  judged.src = plan.dst_mid;
-  judged.dst = plan.dst;
-  ResultCheck check = CheckResult(dst_mesh, judged, runner.dst_position(),
-                                  provider, out, partial_ranks);
-  if (!check.status.ok()) {
-    report.status =
-        absl::Status(check.status.code(),
-                     absl::StrCat("validation: ", check.status.message()));
+  JudgeGenerated(**compiled, provider, run, harness, report);
+  return report;
+}
+
+RankReport RunCrossBatchGenerated(std::vector<CrossRunItem> items,
+                                  const Mesh& dst_mesh, int64_t exchange_bytes,
+                                  int64_t rank, CommunicatorProvider& provider,
+                                  const RunOptions& run,
+                                  const HarnessOptions& harness) {
+  RankReport report;
+  report.rank = rank;
+  absl::StatusOr<std::unique_ptr<CrossRunner>> runner =
+      CrossRunner::CompileBatch(std::move(items), dst_mesh, exchange_bytes,
+                                rank, provider);
+  if (!runner.ok()) {
+    report.status = runner.status();
     return report;
   }
-  check.check.result = std::move(result);
-  report.tensors.push_back(std::move(check.check));
+  JudgeGenerated(**runner, provider, run, harness, report);
   return report;
 }
 

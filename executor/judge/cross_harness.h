@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "executor/judge/harness.h"
 #include "executor/run/communicator_provider.h"
@@ -35,6 +36,15 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
                              const RunOptions& run,
                              const HarnessOptions& harness,
                              std::unique_ptr<CrossRunner>* kept = nullptr);
+
+// A batch's RunCrossGenerated (CrossRunner::CompileBatch's errors): a
+// destination rank reports one tensor per item, in order, each judged on
+// the destination mesh alike.
+RankReport RunCrossBatchGenerated(std::vector<CrossRunItem> items,
+                                  const Mesh& dst_mesh, int64_t exchange_bytes,
+                                  int64_t rank, CommunicatorProvider& provider,
+                                  const RunOptions& run,
+                                  const HarnessOptions& harness);
 
 // One execution of `work` for global `rank` on the caller's own buffers
 // (docs/DESIGN.md §6.6): `source` is this rank's block under plan.src (null

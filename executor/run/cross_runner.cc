@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/fnv1a.h"
 #include "executor/run/box_copy.h"
 #include "planner/cross/layout_digest.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::executor {
 namespace {
@@ -17,7 +21,7 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Every rank's layout digest, compared with this one's: FAILED_PRECONDITION
+// Every rank's digest, compared with this one's: FAILED_PRECONDITION
 // naming the first rank that differs.
 absl::Status CompareDigests(Communicator& world,
                             const std::vector<int64_t>& ranks,
@@ -37,105 +41,250 @@ absl::Status CompareDigests(Communicator& world,
   return absl::OkStatus();
 }
 
-std::string WithPrefix(const char* prefix, const absl::Status& s) {
-  return absl::StrCat(prefix, s.message());
+absl::Status Prefixed(const std::string& prefix, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
+
+// The program of a rank in neither mesh of an item (a batch tensor of
+// another pipeline stage): no role, nothing to move.
+CrossProgram Bystander(const Mesh& src_mesh, const Mesh& dst_mesh,
+                       const CrossMeshPlan& plan, int64_t rank) {
+  CrossProgram p;
+  p.rank = rank;
+  p.dtype = plan.tensor.dtype();
+  p.layout_digest = plan.layout_digest;
+  p.run_ranks = CrossRanks(src_mesh, dst_mesh);
+  return p;
+}
+
+// Every item's layout digest in order; one plan's is its own.
+uint64_t BatchDigest(const std::vector<uint64_t>& digests) {
+  if (digests.size() == 1) return digests[0];
+  std::string text;
+  for (uint64_t d : digests) absl::StrAppend(&text, DigestHex(d), "\n");
+  return Fnv1a64(text);
+}
+
+// One item's piece list in a peer's message, from byte `at`.
+struct Segment {
+  int item = 0;
+  const std::vector<Box>* boxes = nullptr;
+  int64_t at = 0;
+};
+
+struct PeerSegments {
+  int peer = 0;  // index in the run's ranks
+  int64_t bytes = 0;
+  std::vector<Segment> segments;
+};
 
 }  // namespace
 
-CrossRunner::CrossRunner(const Mesh& src_mesh, const Mesh& dst_mesh,
-                         const CrossMeshPlan& plan, CrossProgram program)
-    : src_mesh_(src_mesh),
-      dst_mesh_(dst_mesh),
-      plan_(plan),
-      program_(std::move(program)) {}
+struct CrossRunner::Item {
+  Mesh src_mesh;
+  CrossMeshPlan plan;
+  CrossProgram program;
+  std::unique_ptr<PlanRunner> pre, post;
+  // Staging for the mid blocks, where a pre- or post-step has steps.
+  std::vector<char> src_mid, dst_mid;
+  int64_t itemsize() const { return plan.tensor.itemsize(); }
+};
+
+// Consecutive items [begin, end) and their messages: ascending peer.
+struct CrossRunner::Exchange {
+  int begin = 0, end = 0;
+  std::vector<PeerSegments> sends, recvs;
+  // Per group of kTransferRoundsInFlight rounds: the messages posted, and
+  // the receives to unpack (indexes into recvs).
+  std::vector<std::vector<PeerMessage>> round_sends, round_recvs;
+  std::vector<std::vector<size_t>> round_unpacks;
+};
+
+CrossRunner::CrossRunner(const Mesh& dst_mesh, int64_t rank)
+    : dst_mesh_(dst_mesh), rank_(rank) {}
 
 CrossRunner::~CrossRunner() = default;
 
 absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::Compile(
     const Mesh& src_mesh, const Mesh& dst_mesh, const CrossMeshPlan& plan,
     int64_t rank, CommunicatorProvider& provider) {
-  absl::StatusOr<CrossProgram> program =
-      CompileCrossProgram(src_mesh, dst_mesh, plan, rank);
-  if (!program.ok()) return program.status();
-  std::unique_ptr<CrossRunner> runner(
-      new CrossRunner(src_mesh, dst_mesh, plan, *std::move(program)));
-  absl::Status s = runner->Connect(provider);
-  if (s.ok()) s = runner->CompileRoles(provider);
+  std::vector<CrossRunItem> one;
+  one.push_back({src_mesh, plan});
+  return CompileBatch(std::move(one), dst_mesh,
+                      std::numeric_limits<int64_t>::max(), rank, provider);
+}
+
+absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::CompileBatch(
+    std::vector<CrossRunItem> items, const Mesh& dst_mesh,
+    int64_t exchange_bytes, int64_t rank, CommunicatorProvider& provider) {
+  if (items.empty()) {
+    return absl::InvalidArgumentError("a cross-mesh batch holds no tensor");
+  }
+  if (exchange_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "exchange_bytes: must be at least 1, got ", exchange_bytes));
+  }
+  std::unique_ptr<CrossRunner> runner(new CrossRunner(dst_mesh, rank));
+  absl::Status s = runner->AddItems(std::move(items));
+  if (s.ok()) s = runner->Connect(provider);
+  for (size_t t = 0; s.ok() && t < runner->items_.size(); ++t) {
+    s = runner->CompileRoles(runner->items_[t], provider);
+    if (!s.ok() && runner->size() > 1) {
+      s = Prefixed(absl::StrCat("tensors[", t, "]: "), s);
+    }
+  }
   if (!s.ok()) return s;
-  runner->ScheduleRounds();
+  runner->GroupExchanges(exchange_bytes);
   return runner;
 }
 
-// The run's communicator, the digests compared on it, and the staging of
-// every message.
+// Every item's program, the run's ranks and the batch digest.
+absl::Status CrossRunner::AddItems(std::vector<CrossRunItem> items) {
+  std::vector<uint64_t> digests;
+  for (size_t t = 0; t < items.size(); ++t) {
+    CrossRunItem& in = items[t];
+    const bool plays = in.src_mesh.PositionOfRank(rank_) >= 0 ||
+                       dst_mesh_.PositionOfRank(rank_) >= 0;
+    absl::StatusOr<CrossProgram> program =
+        !plays && items.size() > 1
+            ? Bystander(in.src_mesh, dst_mesh_, in.plan, rank_)
+            : CompileCrossProgram(in.src_mesh, dst_mesh_, in.plan, rank_);
+    if (!program.ok()) {
+      return items.size() > 1 ? Prefixed(absl::StrCat("tensors[", t, "]: "),
+                                         program.status())
+                              : program.status();
+    }
+    run_ranks_.insert(run_ranks_.end(), program->run_ranks.begin(),
+                      program->run_ranks.end());
+    digests.push_back(in.plan.layout_digest);
+    items_.push_back({std::move(in.src_mesh),
+                      std::move(in.plan),
+                      *std::move(program),
+                      nullptr,
+                      nullptr,
+                      {},
+                      {}});
+  }
+  std::sort(run_ranks_.begin(), run_ranks_.end());
+  run_ranks_.erase(std::unique(run_ranks_.begin(), run_ranks_.end()),
+                   run_ranks_.end());
+  if (!std::binary_search(run_ranks_.begin(), run_ranks_.end(), rank_)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", rank_, " is in no mesh of the batch"));
+  }
+  digest_ = BatchDigest(digests);
+  src_mid_ptrs_.resize(items_.size());
+  dst_mid_ptrs_.resize(items_.size());
+  return absl::OkStatus();
+}
+
+// The run's communicator and the digests compared on it.
 absl::Status CrossRunner::Connect(CommunicatorProvider& provider) {
-  const std::vector<int64_t>& ranks = program_.run_ranks;
   index_ = static_cast<int>(
-      std::lower_bound(ranks.begin(), ranks.end(), program_.rank) -
-      ranks.begin());
-  absl::StatusOr<Communicator*> world = provider.Get(ranks, "cross");
+      std::lower_bound(run_ranks_.begin(), run_ranks_.end(), rank_) -
+      run_ranks_.begin());
+  absl::StatusOr<Communicator*> world = provider.Get(run_ranks_, "cross");
   if (!world.ok()) return world.status();
   world_ = *world;
-  absl::Status s = CompareDigests(*world_, ranks, program_.layout_digest);
-  if (!s.ok()) return s;
-  const int64_t itemsize = plan_.tensor.itemsize();
-  for (auto [peers, packed] : {std::pair{&program_.sends, &send_packed_},
-                               std::pair{&program_.recvs, &recv_packed_}}) {
-    for (const PeerPieces& p : *peers) {
-      packed->emplace_back(static_cast<size_t>(p.numel * itemsize));
-    }
-  }
-  int64_t local = 0;
-  for (const Box& b : program_.local_from) local += b.numel();
-  local_packed_.resize(static_cast<size_t>(local * itemsize));
-  return absl::OkStatus();
+  return CompareDigests(*world_, run_ranks_, digest_);
 }
 
 // The pre- and post-steps' runners, where they have steps (a plan without
 // steps leaves every block where it is: the mid block is the caller's).
-absl::Status CrossRunner::CompileRoles(CommunicatorProvider& provider) {
-  const int64_t itemsize = plan_.tensor.itemsize();
-  if (is_source() && program_.source->program) {
+absl::Status CrossRunner::CompileRoles(Item& item,
+                                       CommunicatorProvider& provider) {
+  const CrossProgram& p = item.program;
+  if (p.source && p.source->program) {
     absl::StatusOr<std::unique_ptr<PlanRunner>> pre =
-        PlanRunner::Compile(src_mesh_, plan_.pre, program_.rank, provider);
-    if (!pre.ok()) {
-      return absl::Status(pre.status().code(),
-                          WithPrefix("pre-steps: ", pre.status()));
-    }
-    pre_ = *std::move(pre);
-    src_mid_.resize(
-        static_cast<size_t>(program_.source->mid.numel() * itemsize));
+        PlanRunner::Compile(item.src_mesh, item.plan.pre, rank_, provider);
+    if (!pre.ok()) return Prefixed("pre-steps: ", pre.status());
+    item.pre = *std::move(pre);
+    item.src_mid.resize(
+        static_cast<size_t>(p.source->mid.numel() * item.itemsize()));
   }
-  if (is_destination() && program_.destination->program) {
+  if (p.destination && p.destination->program) {
     absl::StatusOr<std::unique_ptr<PlanRunner>> post =
-        PlanRunner::Compile(dst_mesh_, plan_.post, program_.rank, provider);
-    if (!post.ok()) {
-      return absl::Status(post.status().code(),
-                          WithPrefix("post-steps: ", post.status()));
-    }
-    post_ = *std::move(post);
-    dst_mid_.resize(
-        static_cast<size_t>(program_.destination->mid.numel() * itemsize));
+        PlanRunner::Compile(dst_mesh_, item.plan.post, rank_, provider);
+    if (!post.ok()) return Prefixed("post-steps: ", post.status());
+    item.post = *std::move(post);
+    item.dst_mid.resize(
+        static_cast<size_t>(p.destination->mid.numel() * item.itemsize()));
   }
   return absl::OkStatus();
 }
 
+// Consecutive items while their plans' max_send + max_recv sum within
+// `exchange_bytes`: every rank groups alike, from the plans alone.
+void CrossRunner::GroupExchanges(int64_t exchange_bytes) {
+  const int n = size();
+  send_packed_.assign(run_ranks_.size(), {});
+  recv_packed_.assign(run_ranks_.size(), {});
+  int64_t load = 0;
+  for (int t = 0; t < n; ++t) {
+    const TransferBytes& b = items_[t].plan.bytes_by_rank;
+    const int64_t bytes = b.max_send + b.max_recv;
+    if (exchanges_.empty() || load + bytes > exchange_bytes ||
+        load + bytes < load) {
+      exchanges_.push_back({t, t});
+      load = 0;
+    }
+    exchanges_.back().end = t + 1;
+    load += bytes;
+  }
+  for (Exchange& e : exchanges_) LayOutMessages(e);
+  for (Exchange& e : exchanges_) ScheduleRounds(e);
+}
+
+// Each peer's message of `e`: its items' pieces, item by item; the packed
+// buffers grow to the largest exchange's.
+void CrossRunner::LayOutMessages(Exchange& e) {
+  for (bool sending : {true, false}) {
+    std::map<int, PeerSegments> by_peer;
+    for (int t = e.begin; t < e.end; ++t) {
+      const Item& item = items_[t];
+      const CrossProgram& p = item.program;
+      for (const PeerPieces& pieces : sending ? p.sends : p.recvs) {
+        if (pieces.numel == 0) continue;
+        const int peer =
+            static_cast<int>(std::lower_bound(run_ranks_.begin(),
+                                              run_ranks_.end(), pieces.peer) -
+                             run_ranks_.begin());
+        PeerSegments& m = by_peer[peer];
+        m.peer = peer;
+        m.segments.push_back({t, &pieces.boxes, m.bytes});
+        m.bytes += pieces.numel * item.itemsize();
+      }
+      int64_t local = 0;
+      for (const Box& b : p.local_from) local += b.numel() * item.itemsize();
+      if (sending && local > static_cast<int64_t>(local_packed_.size())) {
+        local_packed_.resize(static_cast<size_t>(local));
+      }
+    }
+    std::vector<std::vector<char>>& packed =
+        sending ? send_packed_ : recv_packed_;
+    for (auto& [peer, m] : by_peer) {
+      if (m.bytes > static_cast<int64_t>(packed[peer].size())) {
+        packed[peer].resize(static_cast<size_t>(m.bytes));
+      }
+      (sending ? e.sends : e.recvs).push_back(std::move(m));
+    }
+  }
+}
+
 // Round k: to index + k, from index − k; kTransferRoundsInFlight rounds
 // per call, the same groups on every rank.
-void CrossRunner::ScheduleRounds() {
-  const std::vector<int64_t>& ranks = program_.run_ranks;
-  const int64_t n = static_cast<int64_t>(ranks.size());
+void CrossRunner::ScheduleRounds(Exchange& e) {
+  const int64_t n = static_cast<int64_t>(run_ranks_.size());
   const int64_t groups =
       (n - 1 + kTransferRoundsInFlight - 1) / kTransferRoundsInFlight;
-  round_sends_.resize(groups);
-  round_recvs_.resize(groups);
-  round_unpacks_.resize(groups);
-  auto find = [](const std::vector<PeerPieces>& list, int64_t peer) {
+  e.round_sends.resize(groups);
+  e.round_recvs.resize(groups);
+  e.round_unpacks.resize(groups);
+  auto find = [](const std::vector<PeerSegments>& list, int peer) {
     auto it = std::lower_bound(
         list.begin(), list.end(), peer,
-        [](const PeerPieces& p, int64_t r) { return p.peer < r; });
-    return it != list.end() && it->peer == peer && it->numel > 0
+        [](const PeerSegments& m, int r) { return m.peer < r; });
+    return it != list.end() && it->peer == peer
                ? static_cast<int64_t>(it - list.begin())
                : int64_t{-1};
   };
@@ -143,111 +292,167 @@ void CrossRunner::ScheduleRounds() {
     const int64_t g = (k - 1) / kTransferRoundsInFlight;
     const int to = static_cast<int>((index_ + k) % n);
     const int from = static_cast<int>((index_ - k + n) % n);
-    if (const int64_t i = find(program_.sends, ranks[to]); i >= 0) {
-      std::vector<char>& m = send_packed_[i];
-      round_sends_[g].push_back({to, m.data(), static_cast<int64_t>(m.size())});
+    if (const int64_t i = find(e.sends, to); i >= 0) {
+      e.round_sends[g].push_back(
+          {to, send_packed_[to].data(), e.sends[i].bytes});
     }
-    if (const int64_t i = find(program_.recvs, ranks[from]); i >= 0) {
-      std::vector<char>& m = recv_packed_[i];
-      round_recvs_[g].push_back(
-          {from, m.data(), static_cast<int64_t>(m.size())});
-      round_unpacks_[g].push_back(static_cast<size_t>(i));
+    if (const int64_t i = find(e.recvs, from); i >= 0) {
+      e.round_recvs[g].push_back(
+          {from, recv_packed_[from].data(), e.recvs[i].bytes});
+      e.round_unpacks[g].push_back(static_cast<size_t>(i));
     }
   }
 }
 
-int64_t CrossRunner::src_position() const {
-  return is_source() ? program_.source->position : -1;
+int CrossRunner::size() const { return static_cast<int>(items_.size()); }
+
+int CrossRunner::exchanges() const {
+  return static_cast<int>(exchanges_.size());
 }
 
-int64_t CrossRunner::dst_position() const {
-  return is_destination() ? program_.destination->position : -1;
+bool CrossRunner::is_source(int t) const {
+  return items_[t].program.source.has_value();
 }
 
-int64_t CrossRunner::SourceNumel() const {
-  return is_source() ? LocalBox(src_mesh_, plan_.src, plan_.tensor.shape(),
-                                program_.source->position)
-                           .numel()
-                     : 0;
+bool CrossRunner::is_destination(int t) const {
+  return items_[t].program.destination.has_value();
 }
 
-int64_t CrossRunner::ResultNumel() const {
-  return is_destination() ? LocalBox(dst_mesh_, plan_.dst, plan_.tensor.shape(),
-                                     program_.destination->position)
-                                .numel()
-                          : 0;
+const Mesh& CrossRunner::src_mesh(int t) const { return items_[t].src_mesh; }
+
+const CrossMeshPlan& CrossRunner::plan(int t) const { return items_[t].plan; }
+
+const CrossProgram& CrossRunner::program(int t) const {
+  return items_[t].program;
+}
+
+int64_t CrossRunner::src_position(int t) const {
+  return is_source(t) ? items_[t].program.source->position : -1;
+}
+
+int64_t CrossRunner::dst_position(int t) const {
+  return is_destination(t) ? items_[t].program.destination->position : -1;
+}
+
+int64_t CrossRunner::SourceNumel(int t) const {
+  const Item& item = items_[t];
+  return is_source(t) ? LocalBox(item.src_mesh, item.plan.src,
+                                 item.plan.tensor.shape(), src_position(t))
+                            .numel()
+                      : 0;
+}
+
+int64_t CrossRunner::ResultNumel(int t) const {
+  const Item& item = items_[t];
+  return is_destination(t) ? LocalBox(dst_mesh_, item.plan.dst,
+                                      item.plan.tensor.shape(), dst_position(t))
+                                 .numel()
+                           : 0;
 }
 
 int64_t CrossRunner::StagingBytes() const {
-  int64_t bytes = static_cast<int64_t>(src_mid_.size() + dst_mid_.size() +
-                                       local_packed_.size());
+  int64_t bytes = static_cast<int64_t>(local_packed_.size());
+  for (const Item& item : items_) {
+    bytes += static_cast<int64_t>(item.src_mid.size() + item.dst_mid.size());
+  }
   for (const auto* list : {&send_packed_, &recv_packed_}) {
     for (const std::vector<char>& m : *list) bytes += m.size();
   }
   return bytes;
 }
 
-// Packs every send (and the copies to itself), exchanges the rounds'
-// messages, and unpacks each group's receipts as it completes.
-absl::Status CrossRunner::Exchange(const char* src_mid, char* dst_mid,
-                                   CrossRunStats& stats) {
-  const int64_t itemsize = plan_.tensor.itemsize();
-  auto pack = [&](const std::vector<Box>& boxes, char* packed) {
-    int64_t at = 0;
+// Packs every send of `e` (and its items' copies to themselves), exchanges
+// the rounds' messages, and unpacks each group's receipts as it completes.
+absl::Status CrossRunner::RunExchange(Exchange& e,
+                                      const std::vector<const char*>& src_mid,
+                                      const std::vector<char*>& dst_mid,
+                                      CrossRunStats& stats) {
+  auto pack = [&](int t, const std::vector<Box>& boxes, char* packed) {
+    const Item& item = items_[t];
     for (const Box& b : boxes) {
-      PackBox(src_mid, program_.source->mid.extent, b, itemsize, packed + at);
-      at += b.numel() * itemsize;
+      PackBox(src_mid[t], item.program.source->mid.extent, b, item.itemsize(),
+              packed);
+      packed += b.numel() * item.itemsize();
     }
   };
-  auto unpack = [&](const std::vector<Box>& boxes, const char* packed) {
-    int64_t at = 0;
+  auto unpack = [&](int t, const std::vector<Box>& boxes, const char* packed) {
+    const Item& item = items_[t];
     for (const Box& b : boxes) {
-      UnpackBox(packed + at, dst_mid, program_.destination->mid.extent, b,
-                itemsize);
-      at += b.numel() * itemsize;
+      UnpackBox(packed, dst_mid[t], item.program.destination->mid.extent, b,
+                item.itemsize());
+      packed += b.numel() * item.itemsize();
     }
   };
-  for (size_t i = 0; i < program_.sends.size(); ++i) {
-    pack(program_.sends[i].boxes, send_packed_[i].data());
-    stats.sent_bytes += static_cast<int64_t>(send_packed_[i].size());
+  for (const PeerSegments& m : e.sends) {
+    for (const Segment& s : m.segments) {
+      pack(s.item, *s.boxes, send_packed_[m.peer].data() + s.at);
+    }
+    stats.sent_bytes += m.bytes;
   }
-  if (!local_packed_.empty()) {
-    pack(program_.local_from, local_packed_.data());
-    unpack(program_.local_to, local_packed_.data());
+  for (int t = e.begin; t < e.end; ++t) {
+    const CrossProgram& p = items_[t].program;
+    if (p.local_from.empty()) continue;
+    pack(t, p.local_from, local_packed_.data());
+    unpack(t, p.local_to, local_packed_.data());
   }
-  for (size_t g = 0; g < round_sends_.size(); ++g) {
-    if (round_sends_[g].empty() && round_recvs_[g].empty()) continue;
-    absl::Status s = world_->Exchange(round_sends_[g], round_recvs_[g]);
+  for (size_t g = 0; g < e.round_sends.size(); ++g) {
+    if (e.round_sends[g].empty() && e.round_recvs[g].empty()) continue;
+    absl::Status s = world_->Exchange(e.round_sends[g], e.round_recvs[g]);
     if (!s.ok()) return s;
-    for (size_t i : round_unpacks_[g]) {
-      unpack(program_.recvs[i].boxes, recv_packed_[i].data());
-      stats.received_bytes += static_cast<int64_t>(recv_packed_[i].size());
+    for (size_t i : e.round_unpacks[g]) {
+      const PeerSegments& m = e.recvs[i];
+      for (const Segment& seg : m.segments) {
+        unpack(seg.item, *seg.boxes, recv_packed_[m.peer].data() + seg.at);
+      }
+      stats.received_bytes += m.bytes;
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status CrossRunner::Run(const void* in, void* out, CrossRunStats* stats) {
+  return RunBatch({in}, {out}, stats);
+}
+
+absl::Status CrossRunner::RunBatch(absl::Span<const void* const> in,
+                                   absl::Span<void* const> out,
+                                   CrossRunStats* stats) {
+  if (in.size() != items_.size() || out.size() != items_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a run of ", items_.size(), " tensors was given ",
+                     in.size(), " sources and ", out.size(), " results"));
+  }
   CrossRunStats local_stats;
   CrossRunStats& st = stats != nullptr ? *stats : local_stats;
   st = CrossRunStats{};
+  auto named = [&](size_t t, const char* part, const absl::Status& s) {
+    return Prefixed(size() > 1 ? absl::StrCat("tensors[", t, "]: ", part)
+                               : std::string(part),
+                    s);
+  };
   const Clock::time_point start = Clock::now();
-  const char* src_mid = static_cast<const char*>(in);
-  if (pre_ != nullptr) {
-    absl::Status s = pre_->Run(in, src_mid_.data());
-    if (!s.ok()) return absl::Status(s.code(), WithPrefix("pre-steps: ", s));
-    src_mid = src_mid_.data();
+  for (size_t t = 0; t < items_.size(); ++t) {
+    Item& item = items_[t];
+    src_mid_ptrs_[t] = static_cast<const char*>(in[t]);
+    dst_mid_ptrs_[t] =
+        item.post != nullptr ? item.dst_mid.data() : static_cast<char*>(out[t]);
+    if (item.pre == nullptr) continue;
+    absl::Status s = item.pre->Run(in[t], item.src_mid.data());
+    if (!s.ok()) return named(t, "pre-steps: ", s);
+    src_mid_ptrs_[t] = item.src_mid.data();
   }
   st.pre_seconds = SecondsSince(start);
   const Clock::time_point moved = Clock::now();
-  char* dst_mid = post_ != nullptr ? dst_mid_.data() : static_cast<char*>(out);
-  absl::Status s = Exchange(src_mid, dst_mid, st);
-  if (!s.ok()) return absl::Status(s.code(), WithPrefix("transfers: ", s));
+  for (Exchange& e : exchanges_) {
+    absl::Status s = RunExchange(e, src_mid_ptrs_, dst_mid_ptrs_, st);
+    if (!s.ok()) return Prefixed("transfers: ", s);
+  }
   st.transfer_seconds = SecondsSince(moved);
   const Clock::time_point posted = Clock::now();
-  if (post_ != nullptr) {
-    s = post_->Run(dst_mid_.data(), out);
-    if (!s.ok()) return absl::Status(s.code(), WithPrefix("post-steps: ", s));
+  for (size_t t = 0; t < items_.size(); ++t) {
+    if (items_[t].post == nullptr) continue;
+    absl::Status s = items_[t].post->Run(items_[t].dst_mid.data(), out[t]);
+    if (!s.ok()) return named(t, "post-steps: ", s);
   }
   st.post_seconds = SecondsSince(posted);
   st.total_seconds = SecondsSince(start);

@@ -1,23 +1,30 @@
-// A CrossRunner is one global rank's compiled form of a cross-mesh plan
-// (docs/DESIGN.md §9): its source role (the pre-steps on the source mesh,
-// src → src_mid), its transfers (src_mid on the source mesh → dst_mid on
-// the destination mesh) and its destination role (the post-steps on the
-// destination mesh, dst_mid → dst). Every rank of the run (the union of
-// both rank maps) compiles the same plan at the same time; a rank in both
-// meshes plays both roles.
+// A CrossRunner is one global rank's compiled form of cross-mesh plans
+// (docs/DESIGN.md §9): one plan, or a batch of them (a model's weights,
+// each tensor with its own source mesh where it has one) that share the
+// destination mesh. Per tensor: its source role (the pre-steps on its
+// source mesh, src → src_mid), its transfers (src_mid → dst_mid on the
+// destination mesh) and its destination role (the post-steps, dst_mid →
+// dst). Every rank of the run (the union of every rank map) compiles the
+// same plans at the same time; a rank in both meshes plays both roles.
 //
-// Transfers: each rank expands its own from the plan's sender rule at
-// Compile (CompileCrossProgram, cross_program.h). The pieces for one rank pair
-// travel as one message, packed in the rule's order; a rank's copies to
-// itself are local. Messages run in rounds over the run's ranks (round k:
-// to index + k, from index − k), kTransferRoundsInFlight rounds posted at
-// once: a rank's concurrent transfers are bounded, and since every rank
-// posts the same rounds together no order of arrival can deadlock.
+// Transfers: each rank expands its own from each plan's sender rule at
+// Compile (CompileCrossProgram, cross_program.h). The tensors run in
+// exchanges: consecutive tensors, in order, while the sum of their plans'
+// max_send + max_recv stays within the batch's exchange bound (a tensor
+// above it is an exchange alone; a single plan is one exchange). Within an
+// exchange, every piece one rank sends another, of every tensor, travels
+// in one message, packed tensor by tensor in the rule's order; a rank's
+// copies to itself are local. Messages run in rounds over the run's ranks
+// (round k: to index + k, from index − k), kTransferRoundsInFlight rounds
+// posted at once: a rank's concurrent transfers are bounded, and since
+// every rank posts the same rounds together no order of arrival can
+// deadlock.
 //
 // Memory: the staging buffers (src_mid and dst_mid blocks where a pre- or
-// post-step needs them, one packed message per peer) are allocated at
-// Compile and kept: a repeated Run allocates nothing. Host memory only
-// (Gloo): the packing copies run on the host.
+// post-step needs them; per peer and direction, one message as large as
+// that peer's largest exchange) are allocated at Compile and kept: a
+// repeated Run allocates nothing. Host memory only (Gloo): the packing
+// copies run on the host.
 //
 // Not thread-safe: one Run at a time per runner.
 #ifndef RESHARD_EXECUTOR_RUN_CROSS_RUNNER_H_
@@ -29,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "executor/run/communicator.h"
 #include "executor/run/communicator_provider.h"
 #include "executor/run/cross_program.h"
@@ -43,10 +51,16 @@ namespace reshard::executor {
 // most one send and one receive).
 inline constexpr int kTransferRoundsInFlight = 8;
 
-// What one Run measured.
+// One tensor of a cross-mesh batch: its source mesh and its plan.
+struct CrossRunItem {
+  Mesh src_mesh;
+  CrossMeshPlan plan;
+};
+
+// What one Run measured, over every tensor.
 struct CrossRunStats {
   double pre_seconds = 0;
-  double transfer_seconds = 0;  // packing, the exchange, unpacking
+  double transfer_seconds = 0;  // packing, the exchanges, unpacking
   double post_seconds = 0;
   double total_seconds = 0;
   int64_t sent_bytes = 0;      // to other ranks
@@ -65,51 +79,74 @@ class CrossRunner {
       const Mesh& src_mesh, const Mesh& dst_mesh, const CrossMeshPlan& plan,
       int64_t rank, CommunicatorProvider& provider);
 
-  // Runs the plan: `in` holds this rank's source block under `plan.src`
-  // (SourceNumel() elements, row-major; null when not a source rank),
-  // `out` receives its block under `plan.dst` (ResultNumel(); null when
-  // not a destination rank). The first failure is returned, naming the
-  // part ("pre-steps: ", "transfers: ", "post-steps: ").
+  // Compiles a batch as Compile compiles one plan; errors of a tensor are
+  // prefixed "tensors[t]: ". INVALID_ARGUMENT for an empty batch or an
+  // exchange bound below one byte. The digest compared is every tensor's
+  // layout digest in order: a rank given another batch stops every rank.
+  static absl::StatusOr<std::unique_ptr<CrossRunner>> CompileBatch(
+      std::vector<CrossRunItem> items, const Mesh& dst_mesh,
+      int64_t exchange_bytes, int64_t rank, CommunicatorProvider& provider);
+
+  // Runs the plans: in[t] holds this rank's source block of tensor t under
+  // its plan's `src` (SourceNumel(t) elements, row-major; null when not a
+  // source rank of it), out[t] receives its block under `dst`
+  // (ResultNumel(t); null when not a destination rank). The first failure
+  // is returned, naming the part ("pre-steps: ", "transfers: ",
+  // "post-steps: ", after "tensors[t]: " in a batch of several).
+  absl::Status RunBatch(absl::Span<const void* const> in,
+                        absl::Span<void* const> out,
+                        CrossRunStats* stats = nullptr);
+  // The one tensor of a runner compiled from one plan.
   absl::Status Run(const void* in, void* out, CrossRunStats* stats = nullptr);
 
-  bool is_source() const { return program_.source.has_value(); }
-  bool is_destination() const { return program_.destination.has_value(); }
-  int64_t SourceNumel() const;
-  int64_t ResultNumel() const;
+  int size() const;
+  int exchanges() const;  // how many the transfers run in
+  bool is_source(int t = 0) const;
+  bool is_destination(int t = 0) const;
+  int64_t SourceNumel(int t = 0) const;
+  int64_t ResultNumel(int t = 0) const;
   // The staging bytes the runner holds (mid blocks and messages).
   int64_t StagingBytes() const;
-  const CrossMeshPlan& plan() const { return plan_; }
-  const CrossProgram& program() const { return program_; }
-  int64_t src_position() const;
-  int64_t dst_position() const;
+  const Mesh& src_mesh(int t = 0) const;
+  const Mesh& dst_mesh() const { return dst_mesh_; }
+  const CrossMeshPlan& plan(int t = 0) const;
+  const CrossProgram& program(int t = 0) const;
+  int64_t src_position(int t = 0) const;
+  int64_t dst_position(int t = 0) const;
 
   ~CrossRunner();
 
  private:
-  CrossRunner(const Mesh& src_mesh, const Mesh& dst_mesh,
-              const CrossMeshPlan& plan, CrossProgram program);
-  absl::Status Connect(CommunicatorProvider& provider);
-  absl::Status CompileRoles(CommunicatorProvider& provider);
-  void ScheduleRounds();
-  absl::Status Exchange(const char* src_mid, char* dst_mid,
-                        CrossRunStats& stats);
+  struct Item;
+  struct Exchange;
 
-  Mesh src_mesh_, dst_mesh_;
-  CrossMeshPlan plan_;
-  CrossProgram program_;
-  std::unique_ptr<PlanRunner> pre_, post_;
-  // Staging for the mid blocks, where a pre- or post-step has steps.
-  std::vector<char> src_mid_, dst_mid_;
-  Communicator* world_ = nullptr;  // the provider's
-  int index_ = 0;                  // this rank's in `world_`
-  // One packed message per peer and direction (program_.sends, .recvs),
-  // and the copies to itself.
+  CrossRunner(const Mesh& dst_mesh, int64_t rank);
+  absl::Status AddItems(std::vector<CrossRunItem> items);
+  absl::Status Connect(CommunicatorProvider& provider);
+  absl::Status CompileRoles(Item& item, CommunicatorProvider& provider);
+  void GroupExchanges(int64_t exchange_bytes);
+  void LayOutMessages(Exchange& exchange);
+  void ScheduleRounds(Exchange& exchange);
+  absl::Status RunExchange(Exchange& exchange,
+                           const std::vector<const char*>& src_mid,
+                           const std::vector<char*>& dst_mid,
+                           CrossRunStats& stats);
+
+  Mesh dst_mesh_;
+  int64_t rank_ = 0;
+  std::vector<Item> items_;
+  std::vector<Exchange> exchanges_;
+  std::vector<int64_t> run_ranks_;  // every item's, ascending
+  uint64_t digest_ = 0;             // the layout digests, in order
+  Communicator* world_ = nullptr;   // the provider's
+  int index_ = 0;                   // this rank's in `world_`
+  // Per rank of the run (index into run_ranks_) and direction: one packed
+  // message, as large as its largest exchange's; the local copies' buffer.
   std::vector<std::vector<char>> send_packed_, recv_packed_;
   std::vector<char> local_packed_;
-  // Per group of kTransferRoundsInFlight rounds: the messages posted, and
-  // the receives to unpack (indexes into program_.recvs).
-  std::vector<std::vector<PeerMessage>> round_sends_, round_recvs_;
-  std::vector<std::vector<size_t>> round_unpacks_;
+  // Per item, the caller's or the staged mid blocks of the Run under way.
+  std::vector<const char*> src_mid_ptrs_;
+  std::vector<char*> dst_mid_ptrs_;
 };
 
 }  // namespace reshard::executor

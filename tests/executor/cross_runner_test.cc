@@ -8,6 +8,7 @@
 // stops every rank before any data moves, naming it.
 #include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -146,6 +147,150 @@ TEST(CrossRunnerTest, RandomPlansOnProcessesValidateOnEveryDestination) {
   std::cout << cases.size() << " plans run, " << transfers << " transfers, "
             << with_pre << " with pre-steps, " << with_post
             << " with post-steps\n";
+}
+
+// A batch on one pair's meshes: 2-6 tensors of random dtypes, some with
+// their own source mesh (a pipeline stage: some of the source's ranks in
+// another shape), tensor 0 always on the pair's source mesh so that every
+// rank of the pair plays; a random exchange bound (one byte: a tensor per
+// exchange).
+struct CrossBatchCase {
+  testing::Pair pair;
+  std::vector<executor::CrossRunItem> items;
+  int64_t exchange_bytes = 0;
+  int64_t ranks = 0;
+};
+
+std::vector<CrossBatchCase> RandomBatches(uint64_t seed, int count) {
+  std::mt19937_64 rng(seed);
+  const DType dtypes[] = {DType::kFloat32, DType::kBFloat16, DType::kInt64};
+  const int64_t bounds[] = {1, 96, 1024, std::numeric_limits<int64_t>::max()};
+  std::vector<CrossBatchCase> cases;
+  while (static_cast<int>(cases.size()) < count) {
+    CrossBatchCase c{testing::RandomPair(rng)};
+    c.ranks = RunRanks(c.pair);
+    if (c.ranks > kMaxRunRanks) continue;
+    c.exchange_bytes = bounds[rng() % 4];
+    const int n = 2 + static_cast<int>(rng() % 5);
+    const Mesh& src = c.pair.src_mesh;
+    for (int t = 0; t < n; ++t) {
+      Mesh own = src;
+      if (t > 0 && rng() % 3 == 0) {
+        const int64_t m = 1 + static_cast<int64_t>(rng() % src.world_size());
+        std::vector<int64_t> ranks;
+        for (int64_t q = 0; q < m; ++q) ranks.push_back(src.RankAt(q));
+        own = testing::MeshOf(rng, testing::Factorize(rng, m), ranks, "ABC");
+      }
+      CrossMeshRequest r = testing::RandomRequest(rng, own, c.pair.dst_mesh);
+      r.tensor = *TensorSpec::Create(r.tensor.shape(), dtypes[rng() % 3]);
+      absl::StatusOr<CrossMeshPlan> plan =
+          MakeCrossMeshPlan(own, c.pair.dst_mesh, r);
+      EXPECT_TRUE(plan.ok()) << plan.status();
+      if (plan.ok()) c.items.push_back({std::move(own), *std::move(plan)});
+    }
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+using ItemsOf = std::function<std::vector<executor::CrossRunItem>(
+    int, const CrossBatchCase&)>;
+
+std::vector<executor::CrossRunItem> OwnItems(int, const CrossBatchCase& c) {
+  return c.items;
+}
+
+// Runs `cases` (all on `world` ranks) on `world` processes, in order;
+// `items_of(rank, case)` is the batch that rank runs.
+std::vector<std::vector<RankReport>> RunBatchesOnRanks(
+    const std::vector<const CrossBatchCase*>& cases, int world,
+    const ItemsOf& items_of = OwnItems) {
+  const auto dir = *executor::RendezvousDir::Create("reshard-cross-batch");
+  auto body = [&](int rank) {
+    auto store = std::make_shared<executor::FileStore>(dir->path());
+    executor::GlooOptions options;
+    options.timeout = std::chrono::seconds(30);
+    executor::GlooCommunicatorProvider provider(store, "cross", rank, options);
+    std::string out;
+    for (const CrossBatchCase* c : cases) {
+      executor::HarnessOptions harness;
+      harness.iters = 2;  // a second run reuses every buffer
+      out += testing::Frame(
+          executor::SerializeReport(executor::RunCrossBatchGenerated(
+              items_of(rank, *c), c->pair.dst_mesh, c->exchange_bytes, rank,
+              provider, {}, harness)));
+    }
+    return out;
+  };
+  return testing::RunCaseRanks(world, cases.size(), body,
+                               [](size_t, int r) { return int64_t{r}; });
+}
+
+TEST(CrossRunnerTest, RandomBatchesValidateEveryTensorOnEveryDestination) {
+  const std::vector<CrossBatchCase> cases = RandomBatches(20261208, 40);
+  std::map<int64_t, std::vector<const CrossBatchCase*>> by_world;
+  for (const CrossBatchCase& c : cases) by_world[c.ranks].push_back(&c);
+  int tensors = 0, own_meshes = 0;
+  for (const auto& [world, group] : by_world) {
+    const auto reports = RunBatchesOnRanks(group, static_cast<int>(world));
+    for (size_t i = 0; i < group.size(); ++i) {
+      const CrossBatchCase& c = *group[i];
+      SCOPED_TRACE(testing::Describe(c.pair));
+      const Mesh& dst = c.pair.dst_mesh;
+      for (int64_t rank = 0; rank < c.ranks; ++rank) {
+        const RankReport& r = reports[i][rank];
+        ASSERT_TRUE(r.status.ok()) << "rank " << rank << ": " << r.status;
+        const int64_t position = dst.PositionOfRank(rank);
+        ASSERT_EQ(r.tensors.size(), position < 0 ? 0u : c.items.size())
+            << "rank " << rank;
+        for (size_t t = 0; t < r.tensors.size(); ++t) {
+          const CrossMeshPlan& plan = c.items[t].plan;
+          EXPECT_TRUE(r.tensors[t].validated)
+              << "rank " << rank << " tensor " << t << ": "
+              << r.tensors[t].validation_error;
+          EXPECT_EQ(
+              r.tensors[t].checksum,
+              testing::ExpectedChecksum(dst, plan.tensor, plan.dst, position))
+              << "rank " << rank << " tensor " << t;
+        }
+      }
+      tensors += static_cast<int>(c.items.size());
+      for (const auto& item : c.items) {
+        own_meshes += !(item.src_mesh == c.pair.src_mesh);
+      }
+    }
+  }
+  EXPECT_GT(own_meshes, 10);  // the generator reaches pipeline stages
+  std::cout << cases.size() << " batches run, " << tensors << " tensors, "
+            << own_meshes << " on their own source mesh\n";
+}
+
+// Rank 1 runs the batch without its last tensor: every rank fails at
+// Compile, naming rank 1 (or, on rank 1, rank 0), before any data moves.
+TEST(CrossRunnerTest, ABatchOfOtherTensorsStopsEveryRankNamingIt) {
+  std::vector<CrossBatchCase> cases = RandomBatches(11, 20);
+  const CrossBatchCase* chosen = nullptr;
+  for (const CrossBatchCase& c : cases) {
+    if (c.ranks >= 3 && c.items.size() >= 3) chosen = &c;
+  }
+  ASSERT_NE(chosen, nullptr);
+  const auto reports =
+      RunBatchesOnRanks({chosen}, static_cast<int>(chosen->ranks),
+                        [](int rank, const CrossBatchCase& c) {
+                          std::vector<executor::CrossRunItem> items = c.items;
+                          if (rank == 1) items.pop_back();
+                          return items;
+                        });
+  for (int64_t rank = 0; rank < chosen->ranks; ++rank) {
+    const RankReport& r = reports[0][rank];
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition)
+        << "rank " << rank << ": " << r.status;
+    EXPECT_TRUE(absl::StrContains(r.status.message(),
+                                  rank == 1 ? "rank 0 runs a plan for another "
+                                            : "rank 1 runs a plan for another"))
+        << r.status;
+    EXPECT_EQ(r.executions_done, 0);
+  }
 }
 
 // Rank 1 runs a plan whose layout digest differs: every rank fails at

@@ -96,6 +96,28 @@ inline std::vector<int64_t> DestinationRanks(std::mt19937_64& rng, int kind,
   return out;
 }
 
+// A random f32 tensor of 1-3 dims moved between `src_mesh` and `dst_mesh`
+// (the destination's Partial dims sum or avg).
+inline CrossMeshRequest RandomRequest(std::mt19937_64& rng,
+                                      const Mesh& src_mesh,
+                                      const Mesh& dst_mesh) {
+  const int rank = std::uniform_int_distribution<int>(1, 3)(rng);
+  std::vector<int64_t> shape;
+  for (int d = 0; d < rank; ++d) {
+    shape.push_back(std::uniform_int_distribution<int64_t>(1, 9)(rng));
+  }
+  DistState dst = RandomState(rng, dst_mesh, rank);
+  for (int m = 0; m < dst.mesh_ndim(); ++m) {
+    const Placement& p = dst.placement(m);
+    if (p.is_partial() && p.op() != ReduceOp::kSum &&
+        p.op() != ReduceOp::kAvg) {
+      dst.SetPartial(m, ReduceOp::kSum);
+    }
+  }
+  return {*TensorSpec::Create(shape, DType::kFloat32),
+          RandomState(rng, src_mesh, rank), dst};
+}
+
 inline Pair RandomPair(std::mt19937_64& rng) {
   const int kind = static_cast<int>(rng() % 4);
   const std::vector<int64_t> src_shape = RandomShape(rng, {1, 2, 3, 4});
@@ -111,21 +133,7 @@ inline Pair RandomPair(std::mt19937_64& rng) {
       DestinationRanks(rng, kind, src_ranks, Numel(dst_shape));
   Mesh src_mesh = MeshOf(rng, src_shape, src_ranks, "ABC");
   Mesh dst_mesh = MeshOf(rng, dst_shape, dst_ranks, "XYZ");
-  const int rank = std::uniform_int_distribution<int>(1, 3)(rng);
-  std::vector<int64_t> shape;
-  for (int d = 0; d < rank; ++d) {
-    shape.push_back(std::uniform_int_distribution<int64_t>(1, 9)(rng));
-  }
-  DistState dst = RandomState(rng, dst_mesh, rank);
-  for (int m = 0; m < dst.mesh_ndim(); ++m) {
-    const Placement& p = dst.placement(m);
-    if (p.is_partial() && p.op() != ReduceOp::kSum &&
-        p.op() != ReduceOp::kAvg) {
-      dst.SetPartial(m, ReduceOp::kSum);
-    }
-  }
-  CrossMeshRequest r{*TensorSpec::Create(shape, DType::kFloat32),
-                     RandomState(rng, src_mesh, rank), dst};
+  CrossMeshRequest r = RandomRequest(rng, src_mesh, dst_mesh);
   const char* kinds[] = {"disjoint", "overlapping", "nested", "permuted"};
   return {std::move(src_mesh), std::move(dst_mesh), std::move(r), kinds[kind]};
 }
