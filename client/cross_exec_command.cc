@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,17 @@ namespace {
 
 using executor::RankReport;
 
-// The run's ranks, ascending: they must be 0..N−1 with N = --local.
-absl::Status CheckRanks(const CrossMeshes& meshes, int local) {
-  const std::vector<int64_t> ranks =
-      executor::CrossRanks(meshes.src, meshes.dst);
+// The run's ranks (every work's), ascending: they must be 0..N−1 with
+// N = --local.
+absl::Status CheckRanks(const std::vector<executor::CrossWork>& works,
+                        int local) {
+  std::vector<int64_t> ranks;
+  for (const executor::CrossWork& work : works) {
+    const std::vector<int64_t> mine = work.Ranks();
+    ranks.insert(ranks.end(), mine.begin(), mine.end());
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   if (ranks.back() != static_cast<int64_t>(ranks.size()) - 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--src_ranks, --dst_ranks: a local run's ranks are 0..N-1, but the "
@@ -46,19 +54,25 @@ absl::Status CheckRanks(const CrossMeshes& meshes, int local) {
   return absl::OkStatus();
 }
 
-// A bound on the whole run: every collective and exchange round group is
-// bounded by the timeout.
-std::chrono::milliseconds Deadline(const CrossMeshPlan& plan,
-                                   const CrossExecFlags& flags) {
-  const int64_t per_run =
-      static_cast<int64_t>(plan.pre.steps.size() + plan.post.steps.size()) +
-      flags.ranks / executor::kTransferRoundsInFlight + 4;
+// A bound on the whole run: every collective, exchange round group and
+// validation is bounded by the timeout.
+std::chrono::milliseconds Deadline(
+    const std::vector<executor::CrossWork>& works,
+    const CrossExecFlags& flags) {
+  int64_t per_run = 4;
+  for (const executor::CrossWork& work : works) {
+    per_run += static_cast<int64_t>(work.plan.pre.steps.size() +
+                                    work.plan.post.steps.size()) +
+               flags.ranks / executor::kTransferRoundsInFlight + 2;
+  }
   const int64_t calls = per_run * (flags.run.iters + flags.run.warmup + 1);
   return std::chrono::seconds(flags.run.timeout_seconds * (calls + 2) + 10);
 }
 
-RankReport RunRank(const CrossMeshes& meshes, const CrossMeshPlan& plan,
-                   int rank, std::shared_ptr<executor::KeyValueStore> store,
+// Tensor by tensor from a plan, or the batch's in bounded exchanges.
+RankReport RunRank(const std::vector<executor::CrossWork>& works,
+                   std::optional<int64_t> exchange_bytes, int rank,
+                   std::shared_ptr<executor::KeyValueStore> store,
                    const CrossExecFlags& flags) {
   executor::HarnessOptions harness;
   harness.iters = flags.run.iters;
@@ -69,33 +83,26 @@ RankReport RunRank(const CrossMeshes& meshes, const CrossMeshPlan& plan,
       executor::MakeProvider(Backend::kGloo,
                              {std::move(store), "exec-cross", rank, flags.ranks,
                               std::chrono::seconds(flags.run.timeout_seconds)});
-  return executor::RunCrossGenerated({meshes.src, meshes.dst, plan}, rank,
-                                     *provider, run, harness);
+  if (exchange_bytes.has_value()) {
+    return executor::RunCrossBatchGenerated(works, *exchange_bytes, rank,
+                                            *provider, run, harness);
+  }
+  return executor::RunCrossGenerated(works.front(), rank, *provider, run,
+                                     harness);
 }
 
-}  // namespace
-
-absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
-                          const CliArgs& args, const CrossExecFlags& flags,
-                          std::ostream& out) {
-  if (args.Has("batch")) {
-    return absl::UnimplementedError(
-        "exec --src_mesh --batch: cross-mesh batches do not run yet; run "
-        "each tensor's plan with exec");
-  }
-  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
-  if (!meshes.ok()) return meshes.status();
-  if (absl::Status s = CheckRanks(*meshes, flags.ranks); !s.ok()) return s;
-  absl::StatusOr<CrossMeshPlan> plan = CrossPlanFromFlags(
-      server.has_value() ? &*server : nullptr, args, *meshes);
-  if (!plan.ok()) return plan.status();
+// Every rank's report of `works` run on --local processes (or threads);
+// the first failure of the launch, an interrupt or a rank.
+absl::StatusOr<std::vector<RankReport>> RunWorks(
+    const std::vector<executor::CrossWork>& works,
+    std::optional<int64_t> exchange_bytes, const CrossExecFlags& flags) {
+  if (absl::Status s = CheckRanks(works, flags.ranks); !s.ok()) return s;
   InstallInterruptHandler();
-  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<RankReport>> reports = RunLocalRanks(
-      flags.ranks, flags.threads, Deadline(*plan, flags),
+      flags.ranks, flags.threads, Deadline(works, flags),
       AfterLoss(flags.run.timeout_seconds), [](int i) { return int64_t{i}; },
       [&](int i, std::shared_ptr<executor::KeyValueStore> store) {
-        return RunRank(*meshes, *plan, i, std::move(store), flags);
+        return RunRank(works, exchange_bytes, i, std::move(store), flags);
       });
   if (!reports.ok()) return reports.status();
   if (Interrupted()) {
@@ -104,11 +111,75 @@ absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
   if (absl::Status failure = executor::RankFailure(*reports); !failure.ok()) {
     return failure;
   }
-  const executor::CrossWork work{meshes->src, meshes->dst, *std::move(plan)};
+  return reports;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Every item of the batch, planned: the first that could not be is its
+// error, naming it.
+absl::StatusOr<std::vector<executor::CrossWork>> BatchWorks(
+    const CrossBatch& batch) {
+  std::vector<executor::CrossWork> works;
+  for (size_t t = 0; t < batch.items.size(); ++t) {
+    const CrossBatchItem& item = batch.items[t];
+    const absl::StatusOr<CrossMeshPlan>& plan = batch.plan.plans[t];
+    if (!plan.ok()) {
+      return absl::Status(plan.status().code(),
+                          absl::StrCat("--batch: tensors[", t, "] (", item.name,
+                                       "): ", plan.status().message()));
+    }
+    works.push_back({item.src_mesh ? *item.src_mesh : batch.meshes.src,
+                     batch.meshes.dst, *plan});
+  }
+  return works;
+}
+
+absl::Status RunBatchExec(const CliArgs& args, const CrossMeshes& meshes,
+                          const CrossExecFlags& flags, std::ostream& out) {
+  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<std::vector<executor::CrossWork>> works = BatchWorks(*batch);
+  if (!works.ok()) return works.status();
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<RankReport>> reports =
+      RunWorks(*works, batch->bucket_bytes, flags);
+  if (!reports.ok()) return reports.status();
+  executor::RunSummary summary =
+      executor::SummarizeCrossBatch(*works, *reports);
+  summary.wall_seconds = SecondsSince(start);
+  PrintCrossBatchRun(
+      {*batch, *works, "gloo",
+       absl::StrCat(flags.ranks, " ranks (",
+                    flags.threads ? "threads" : "processes", ")"),
+       flags.run.iters, flags.run.warmup, *reports, summary},
+      flags.run.json, out);
+  return CrossRunVerdict(summary);
+}
+
+}  // namespace
+
+absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
+                          const CliArgs& args, const CrossExecFlags& flags,
+                          std::ostream& out) {
+  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
+  if (!meshes.ok()) return meshes.status();
+  if (args.Has("batch")) return RunBatchExec(args, *meshes, flags, out);
+  absl::StatusOr<CrossMeshPlan> plan = CrossPlanFromFlags(
+      server.has_value() ? &*server : nullptr, args, *meshes);
+  if (!plan.ok()) return plan.status();
+  const std::vector<executor::CrossWork> works = {
+      {meshes->src, meshes->dst, *std::move(plan)}};
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::vector<RankReport>> reports =
+      RunWorks(works, std::nullopt, flags);
+  if (!reports.ok()) return reports.status();
+  const executor::CrossWork& work = works.front();
   executor::RunSummary summary = executor::SummarizeCross(work, *reports);
-  summary.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+  summary.wall_seconds = SecondsSince(start);
   PrintCrossRun({work, "gloo",
                  absl::StrCat(flags.ranks, " ranks (",
                               flags.threads ? "threads" : "processes", ")"),

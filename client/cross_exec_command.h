@@ -3,7 +3,8 @@
 // the union of both rank maps (which must be 0..N−1), on generated data:
 // sources by the data rule on the source mesh, every destination rank's
 // result validated by §6.2's checksums on the destination mesh (a rank
-// that is only a source reports no checksum).
+// that is only a source reports no checksum). With --batch (and --offline)
+// a cross-mesh batch, every tensor validated alike.
 #ifndef RESHARD_CLIENT_CROSS_EXEC_COMMAND_H_
 #define RESHARD_CLIENT_CROSS_EXEC_COMMAND_H_
 
@@ -31,8 +32,9 @@ struct CrossExecFlags {
 // "seconds_min", "seconds_median" (a whole run, slowest rank), "ranks":
 // [{"rank", "source", "destination", "checksum" and "validated" (null on
 // a rank that is only a source)}], "validated" (every destination rank
-// validated), "staging_bytes_max", "wall_seconds"}. OK only when validated;
-// DATA_LOSS naming the first rank that did not.
+// validated), "staging_bytes_max", "wall_seconds"}; a batch prints
+// PrintCrossBatchRun's (client/cross_run_output.h). OK only when validated;
+// DATA_LOSS naming the first rank (and tensor) that did not.
 absl::Status RunCrossExec(const std::optional<ServerFlags>& server,
                           const CliArgs& args, const CrossExecFlags& flags,
                           std::ostream& out);

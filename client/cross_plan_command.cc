@@ -90,7 +90,7 @@ absl::Status CheckFlags(const CliArgs& args) {
     required.insert(required.end(), {"shape", "from", "to"});
   if (args.Has("batch") && !args.Has("offline")) {
     return absl::UnimplementedError(
-        "plan --src_mesh --batch: the planner service does not plan "
+        "--batch with --src_mesh: the planner service does not plan "
         "cross-mesh batches yet; add --offline to plan in-process");
   }
   for (const char* flag : required) {
@@ -182,23 +182,14 @@ CrossBatchItem ItemOf(const BatchFileItem& line, const Shared& shared,
   return item;
 }
 
-absl::Status RunBatch(const CliArgs& args, const Shared& shared,
-                      const Mesh& src, const Mesh& dst, std::ostream& out) {
-  absl::StatusOr<std::vector<BatchFileItem>> lines =
-      ReadBatchFile(*args.Get("batch"), /*source_meshes=*/true);
-  if (!lines.ok()) return lines.status();
-  int64_t bucket_bytes = kDefaultBucketBytes;
-  absl::Status s = ParseByteFlag(args, "bucket_bytes", 1, bucket_bytes);
-  if (!s.ok()) return s;
-  std::vector<CrossBatchItem> items;
-  for (const BatchFileItem& line : *lines) {
-    items.push_back(ItemOf(line, shared, src, dst));
-  }
-  absl::StatusOr<CrossBatchPlan> batch =
-      MakeCrossMeshBatch(src, dst, items, bucket_bytes);
+absl::Status RunBatch(const CliArgs& args, const CrossMeshes& meshes,
+                      std::ostream& out) {
+  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
   if (!batch.ok()) return batch.status();
-  out << (args.Has("json") ? CrossBatchJson(src, dst, items, *batch) + "\n"
-                           : CrossBatchTable(items, *batch));
+  out << (args.Has("json") ? CrossBatchJson(meshes.src, meshes.dst,
+                                            batch->items, batch->plan) +
+                                 "\n"
+                           : CrossBatchTable(batch->items, batch->plan));
   return absl::OkStatus();
 }
 
@@ -251,6 +242,27 @@ absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
   return PlanIt(server, args, meshes.src, meshes.dst, *request);
 }
 
+absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
+                                               const CrossMeshes& meshes) {
+  absl::StatusOr<Shared> shared = SharedOf(args);
+  if (!shared.ok()) return shared.status();
+  absl::StatusOr<std::vector<BatchFileItem>> lines =
+      ReadBatchFile(*args.Get("batch"), /*source_meshes=*/true);
+  if (!lines.ok()) return lines.status();
+  CrossBatch batch{meshes};
+  batch.bucket_bytes = kDefaultBucketBytes;
+  absl::Status s = ParseByteFlag(args, "bucket_bytes", 1, batch.bucket_bytes);
+  if (!s.ok()) return s;
+  for (const BatchFileItem& line : *lines) {
+    batch.items.push_back(ItemOf(line, *shared, meshes.src, meshes.dst));
+  }
+  absl::StatusOr<CrossBatchPlan> plan = MakeCrossMeshBatch(
+      meshes.src, meshes.dst, batch.items, batch.bucket_bytes);
+  if (!plan.ok()) return plan.status();
+  batch.plan = *std::move(plan);
+  return batch;
+}
+
 bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) {
     if (a == "--src_mesh" || a.rfind("--src_mesh=", 0) == 0) return true;
@@ -268,11 +280,7 @@ absl::Status RunCrossMeshPlan(const ServerFlags& server,
   if (!meshes.ok()) return meshes.status();
   const Mesh& src = meshes->src;
   const Mesh& dst = meshes->dst;
-  if (args->Has("batch")) {
-    absl::StatusOr<Shared> shared = SharedOf(*args);
-    if (!shared.ok()) return shared.status();
-    return RunBatch(*args, *shared, src, dst, out);
-  }
+  if (args->Has("batch")) return RunBatch(*args, *meshes, out);
   absl::StatusOr<CrossMeshPlan> plan =
       CrossPlanFromFlags(&server, *args, *meshes);
   if (!plan.ok()) return plan.status();

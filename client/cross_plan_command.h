@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "client/cli_args.h"
 #include "planner/core/mesh.h"
+#include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_plan.h"
 
 namespace reshard::client {
@@ -38,6 +39,19 @@ absl::StatusOr<CrossMeshRequest> CrossRequestFromFlags(
 absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
                                                  const CliArgs& args,
                                                  const CrossMeshes& meshes);
+
+// The batch file --batch names, planned in-process between `meshes` (a
+// line with its own source mesh on that mesh), its buckets bounded by
+// --bucket_bytes: errors name the flag or the file's line; an item that
+// cannot be planned is its own error in `plan.plans`.
+struct CrossBatch {
+  CrossMeshes meshes;
+  std::vector<CrossBatchItem> items;
+  CrossBatchPlan plan;
+  int64_t bucket_bytes = 0;
+};
+absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
+                                               const CrossMeshes& meshes);
 
 // True when `argv` asks for a cross-mesh plan (--src_mesh).
 bool HasCrossMeshFlag(const std::vector<std::string>& argv);

@@ -28,8 +28,7 @@ std::string RanksJson(const executor::CrossWork& work,
   return absl::StrCat("[", absl::StrJoin(ranks, ", "), "]");
 }
 
-void PrintJson(const CrossRunView& run, std::ostream& out) {
-  const executor::RunSummary& summary = run.summary;
+std::string RowsJson(const executor::RunSummary& summary) {
   std::vector<std::string> rows;
   for (const executor::SummaryRow& row : summary.rows) {
     rows.push_back(absl::StrCat(
@@ -37,13 +36,18 @@ void PrintJson(const CrossRunView& run, std::ostream& out) {
         "\", \"seconds_min\": ", FormatDouble(row.seconds_min),
         ", \"seconds_median\": ", FormatDouble(row.seconds_median), "}"));
   }
+  return absl::StrCat("[", absl::StrJoin(rows, ", "), "]");
+}
+
+void PrintJson(const CrossRunView& run, std::ostream& out) {
+  const executor::RunSummary& summary = run.summary;
   out << "{\"kind\": \"cross_mesh\", \"plan\": "
       << CrossPlanJson(run.work.src_mesh, run.work.dst_mesh, run.work.plan)
       << ", \"backend\": \"" << run.backend
       << "\", \"world_size\": " << run.work.Ranks().size()
       << ", \"iters\": " << run.iters << ", \"warmup\": " << run.warmup
-      << ", \"rows\": [" << absl::StrJoin(rows, ", ")
-      << "], \"seconds_min\": " << FormatDouble(summary.seconds_min)
+      << ", \"rows\": " << RowsJson(summary)
+      << ", \"seconds_min\": " << FormatDouble(summary.seconds_min)
       << ", \"seconds_median\": " << FormatDouble(summary.seconds_median)
       << ", \"ranks\": " << RanksJson(run.work, run.reports)
       << ", \"validated\": " << (summary.validated ? "true" : "false")
@@ -59,10 +63,7 @@ void PrintJson(const CrossRunView& run, std::ostream& out) {
   out << "}\n";
 }
 
-void PrintTable(const CrossRunView& run, std::ostream& out) {
-  const executor::RunSummary& summary = run.summary;
-  out << absl::StrFormat("cross-mesh run: %s, %s, %d iters after %d warm-up\n",
-                         run.launched_on, run.backend, run.iters, run.warmup);
+void PrintParts(const executor::RunSummary& summary, std::ostream& out) {
   out << absl::StrFormat("%-11s %12s %12s\n", "part", "min_us", "median_us");
   out << absl::StrFormat("%-11s %12.1f %12.1f\n", "total",
                          summary.seconds_min * 1e6,
@@ -71,6 +72,13 @@ void PrintTable(const CrossRunView& run, std::ostream& out) {
     out << absl::StrFormat("%-11s %12.1f %12.1f\n", row.op,
                            row.seconds_min * 1e6, row.seconds_median * 1e6);
   }
+}
+
+void PrintTable(const CrossRunView& run, std::ostream& out) {
+  const executor::RunSummary& summary = run.summary;
+  out << absl::StrFormat("cross-mesh run: %s, %s, %d iters after %d warm-up\n",
+                         run.launched_on, run.backend, run.iters, run.warmup);
+  PrintParts(summary, out);
   std::vector<std::string> sums;
   for (const RankReport& r : run.reports) {
     if (!run.work.IsDestination(r.rank) || r.tensors.empty()) continue;
@@ -86,7 +94,70 @@ void PrintTable(const CrossRunView& run, std::ostream& out) {
   out << "\n";
 }
 
+std::string BatchTensorsJson(const CrossBatchRunView& run) {
+  std::vector<std::string> tensors;
+  for (size_t t = 0; t < run.works.size(); ++t) {
+    const executor::TensorRow& row = run.summary.tensors[t];
+    std::vector<std::string> sums;
+    for (size_t i = 0; i < run.reports.size(); ++i) {
+      const int64_t rank = run.reports[i].rank;
+      if (!run.works[t].IsDestination(rank)) continue;
+      sums.push_back(absl::StrCat("{\"rank\": ", rank,
+                                  ", \"checksum\": ", row.checksums[i], "}"));
+    }
+    tensors.push_back(absl::StrCat(
+        "{\"name\": ", JsonString(run.batch.items[t].name),
+        ", \"validated\": ", row.validated ? "true" : "false",
+        ", \"why_not\": ", row.validated ? "null" : JsonString(row.why_not),
+        ", \"checksums\": [", absl::StrJoin(sums, ", "), "]}"));
+  }
+  return absl::StrCat("[", absl::StrJoin(tensors, ", "), "]");
+}
+
+void PrintBatchJson(const CrossBatchRunView& run, std::ostream& out) {
+  const executor::RunSummary& summary = run.summary;
+  const CrossMeshes& meshes = run.batch.meshes;
+  out << "{\"kind\": \"cross_mesh_batch\", \"plan\": "
+      << CrossBatchJson(meshes.src, meshes.dst, run.batch.items, run.batch.plan)
+      << ", \"backend\": \"" << run.backend
+      << "\", \"world_size\": " << run.reports.size()
+      << ", \"iters\": " << run.iters << ", \"warmup\": " << run.warmup
+      << ", \"rows\": " << RowsJson(summary)
+      << ", \"seconds_min\": " << FormatDouble(summary.seconds_min)
+      << ", \"seconds_median\": " << FormatDouble(summary.seconds_median)
+      << ", \"tensors\": " << BatchTensorsJson(run)
+      << ", \"validated\": " << (summary.validated ? "true" : "false")
+      << ", \"staging_bytes_max\": " << summary.peak_bytes
+      << ", \"wall_seconds\": " << FormatDouble(summary.wall_seconds) << "}\n";
+}
+
+void PrintBatchTable(const CrossBatchRunView& run, std::ostream& out) {
+  const executor::RunSummary& summary = run.summary;
+  out << absl::StrFormat(
+      "cross-mesh batch run: %d tensors, %s, %s, %d iters after %d warm-up\n",
+      run.works.size(), run.launched_on, run.backend, run.iters, run.warmup);
+  PrintParts(summary, out);
+  for (size_t t = 0; t < run.works.size(); ++t) {
+    const executor::TensorRow& row = summary.tensors[t];
+    out << absl::StrFormat(
+        "%-24s %s\n", run.batch.items[t].name,
+        row.validated ? "validated" : "NOT VALIDATED: " + row.why_not);
+  }
+  out << (summary.validated ? "validated"
+                            : absl::StrCat("NOT VALIDATED: ", summary.why_not))
+      << "\n";
+}
+
 }  // namespace
+
+void PrintCrossBatchRun(const CrossBatchRunView& run, bool json,
+                        std::ostream& out) {
+  if (json) {
+    PrintBatchJson(run, out);
+  } else {
+    PrintBatchTable(run, out);
+  }
+}
 
 void PrintCrossRun(const CrossRunView& run, bool json, std::ostream& out) {
   if (json) {

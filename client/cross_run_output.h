@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "client/cross_plan_command.h"
 #include "run_values/cross_work.h"
 #include "run_values/rank_report.h"
 #include "run_values/run_summary.h"
@@ -39,6 +40,28 @@ struct CrossRunView {
 // also "conservation": {"label" (exact or skipped), "source", "result"}
 // and "committed".
 void PrintCrossRun(const CrossRunView& run, bool json, std::ostream& out);
+
+// A cross-mesh batch's run (`exec --local --src_mesh ... --batch FILE`).
+struct CrossBatchRunView {
+  const CrossBatch& batch;  // its items and schedule, as planned
+  const std::vector<executor::CrossWork>& works;  // by item
+  std::string backend;
+  std::string launched_on;
+  int iters = 0;
+  int warmup = 0;
+  const std::vector<executor::RankReport>& reports;
+  const executor::RunSummary& summary;  // SummarizeCrossBatch's
+};
+
+// A table, or with `json` one object {"kind": "cross_mesh_batch", "plan"
+// (plan --batch --json's), "backend", "world_size", "iters", "warmup",
+// "rows" and "seconds_min", "seconds_median" (as a cross-mesh run's, over
+// every tensor), "tensors": [{"name", "validated", "why_not" (null when
+// validated), "checksums": [{"rank", "checksum"}] (destination ranks)}],
+// "validated" (every tensor on every destination rank),
+// "staging_bytes_max", "wall_seconds"}.
+void PrintCrossBatchRun(const CrossBatchRunView& run, bool json,
+                        std::ostream& out);
 
 // OK when every destination rank validated; DATA_LOSS naming the first
 // that did not.

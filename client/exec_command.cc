@@ -62,7 +62,9 @@ constexpr char kExecUsage[] =
     "         [--timeout_seconds T] [--json]\n"
     "  Runs a cross-mesh plan (flags of `plan --src_mesh`) on Gloo, N = the\n"
     "  ranks of both rank maps (0..N-1): times its pre-steps, transfers and\n"
-    "  post-steps and validates every destination rank's result.\n";
+    "  post-steps and validates every destination rank's result. With\n"
+    "  --offline --batch FILE (lines of `plan --src_mesh --batch`) runs the\n"
+    "  batch in exchanges bounded by --bucket_bytes, every tensor validated.\n";
 
 struct ExecFlags {
   RunFlags run;

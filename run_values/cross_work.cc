@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/fnv1a.h"
@@ -53,24 +54,26 @@ uint64_t CrossWork::Digest() const {
 
 namespace {
 
-TensorRow CrossTensor(const CrossWork& work,
+// Tensor t's row over the reports of every rank (a rank's t-th tensor: a
+// destination rank reports one per tensor, a source-only rank none).
+TensorRow CrossTensor(const CrossWork& work, size_t t,
                       const std::vector<RankReport>& reports) {
   TensorRow row;
   for (const RankReport& r : reports) {
     const bool destination = work.IsDestination(r.rank);
-    const bool known = !r.tensors.empty();
-    row.checksums.push_back(known ? r.tensors.front().checksum : 0);
+    const bool known = r.tensors.size() > t;
+    row.checksums.push_back(known ? r.tensors[t].checksum : 0);
     if (known && row.conservation.empty()) {
-      row.conservation = r.tensors.front().conservation;
-      row.conservation_source = r.tensors.front().conservation_source;
-      row.conservation_result = r.tensors.front().conservation_result;
+      row.conservation = r.tensors[t].conservation;
+      row.conservation_source = r.tensors[t].conservation_source;
+      row.conservation_result = r.tensors[t].conservation_result;
     }
     if (!destination || !row.validated) continue;
-    if (!known || !r.tensors.front().validated) {
+    if (!known || !r.tensors[t].validated) {
       row.validated = false;
-      row.why_not = absl::StrCat(
-          "rank ", r.rank, ": ",
-          known ? r.tensors.front().validation_error : "no verdict");
+      row.why_not =
+          absl::StrCat("rank ", r.rank, ": ",
+                       known ? r.tensors[t].validation_error : "no verdict");
     }
   }
   return row;
@@ -80,13 +83,21 @@ TensorRow CrossTensor(const CrossWork& work,
 
 RunSummary SummarizeCross(const CrossWork& work,
                           std::vector<RankReport> reports) {
+  return SummarizeCrossBatch({work}, std::move(reports));
+}
+
+RunSummary SummarizeCrossBatch(const std::vector<CrossWork>& items,
+                               std::vector<RankReport> reports) {
   std::sort(
       reports.begin(), reports.end(),
       [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });
   RunSummary s;
-  const std::array<int64_t, kCrossRows> bytes = {work.plan.pre.total_bytes,
-                                                 work.plan.bytes_by_rank.total,
-                                                 work.plan.post.total_bytes};
+  std::array<int64_t, kCrossRows> bytes = {0, 0, 0};
+  for (const CrossWork& work : items) {
+    bytes[0] += work.plan.pre.total_bytes;
+    bytes[1] += work.plan.bytes_by_rank.total;
+    bytes[2] += work.plan.post.total_bytes;
+  }
   for (int r = 0; r < kCrossRows; ++r) {
     SummaryRow row;
     row.op = kCrossRowNames[r];
@@ -95,9 +106,16 @@ RunSummary SummarizeCross(const CrossWork& work,
     s.rows.push_back(std::move(row));
   }
   FillRunTotals(reports, s);
-  s.tensors.push_back(CrossTensor(work, reports));
-  s.validated = s.tensors.front().validated;
-  s.why_not = s.tensors.front().why_not;
+  for (size_t t = 0; t < items.size(); ++t) {
+    s.tensors.push_back(CrossTensor(items[t], t, reports));
+    if (s.validated && !s.tensors.back().validated) {
+      s.validated = false;
+      s.why_not =
+          items.size() > 1
+              ? absl::StrCat("tensors[", t, "]: ", s.tensors.back().why_not)
+              : s.tensors.back().why_not;
+    }
+  }
   return s;
 }
 

@@ -57,6 +57,13 @@ struct CrossWork {
 RunSummary SummarizeCross(const CrossWork& work,
                           std::vector<RankReport> reports);
 
+// A batch's SummarizeCross (its tensors share the destination mesh): the
+// rows' bytes summed over the tensors, one tensor row per tensor (by the
+// reports' tensors in order), validated when every tensor is; why_not
+// names the first that is not ("tensors[t]: rank 3: ...").
+RunSummary SummarizeCrossBatch(const std::vector<CrossWork>& items,
+                               std::vector<RankReport> reports);
+
 }  // namespace reshard::executor
 
 #endif  // RESHARD_RUN_VALUES_CROSS_WORK_H_

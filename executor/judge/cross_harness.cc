@@ -221,16 +221,16 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
   return report;
 }
 
-RankReport RunCrossBatchGenerated(std::vector<CrossRunItem> items,
-                                  const Mesh& dst_mesh, int64_t exchange_bytes,
-                                  int64_t rank, CommunicatorProvider& provider,
+RankReport RunCrossBatchGenerated(std::vector<CrossWork> items,
+                                  int64_t exchange_bytes, int64_t rank,
+                                  CommunicatorProvider& provider,
                                   const RunOptions& run,
                                   const HarnessOptions& harness) {
   RankReport report;
   report.rank = rank;
   absl::StatusOr<std::unique_ptr<CrossRunner>> runner =
-      CrossRunner::CompileBatch(std::move(items), dst_mesh, exchange_bytes,
-                                rank, provider);
+      CrossRunner::CompileBatch(std::move(items), exchange_bytes, rank,
+                                provider);
   if (!runner.ok()) {
     report.status = runner.status();
     return report;

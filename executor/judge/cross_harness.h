@@ -40,9 +40,9 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
 // A batch's RunCrossGenerated (CrossRunner::CompileBatch's errors): a
 // destination rank reports one tensor per item, in order, each judged on
 // the destination mesh alike.
-RankReport RunCrossBatchGenerated(std::vector<CrossRunItem> items,
-                                  const Mesh& dst_mesh, int64_t exchange_bytes,
-                                  int64_t rank, CommunicatorProvider& provider,
+RankReport RunCrossBatchGenerated(std::vector<CrossWork> items,
+                                  int64_t exchange_bytes, int64_t rank,
+                                  CommunicatorProvider& provider,
                                   const RunOptions& run,
                                   const HarnessOptions& harness);
 

@@ -108,18 +108,27 @@ CrossRunner::~CrossRunner() = default;
 absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::Compile(
     const Mesh& src_mesh, const Mesh& dst_mesh, const CrossMeshPlan& plan,
     int64_t rank, CommunicatorProvider& provider) {
-  std::vector<CrossRunItem> one;
-  one.push_back({src_mesh, plan});
-  return CompileBatch(std::move(one), dst_mesh,
-                      std::numeric_limits<int64_t>::max(), rank, provider);
+  std::vector<CrossWork> one;
+  one.push_back({src_mesh, dst_mesh, plan});
+  return CompileBatch(std::move(one), std::numeric_limits<int64_t>::max(), rank,
+                      provider);
 }
 
 absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::CompileBatch(
-    std::vector<CrossRunItem> items, const Mesh& dst_mesh,
-    int64_t exchange_bytes, int64_t rank, CommunicatorProvider& provider) {
+    std::vector<CrossWork> items, int64_t exchange_bytes, int64_t rank,
+    CommunicatorProvider& provider) {
   if (items.empty()) {
     return absl::InvalidArgumentError("a cross-mesh batch holds no tensor");
   }
+  for (size_t t = 1; t < items.size(); ++t) {
+    if (!(items[t].dst_mesh == items[0].dst_mesh)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensors[", t,
+                       "]: its destination mesh is not tensors[0]'s: a "
+                       "batch has one destination mesh"));
+    }
+  }
+  const Mesh dst_mesh = items[0].dst_mesh;
   if (exchange_bytes < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "exchange_bytes: must be at least 1, got ", exchange_bytes));
@@ -139,10 +148,10 @@ absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::CompileBatch(
 }
 
 // Every item's program, the run's ranks and the batch digest.
-absl::Status CrossRunner::AddItems(std::vector<CrossRunItem> items) {
+absl::Status CrossRunner::AddItems(std::vector<CrossWork> items) {
   std::vector<uint64_t> digests;
   for (size_t t = 0; t < items.size(); ++t) {
-    CrossRunItem& in = items[t];
+    CrossWork& in = items[t];
     const bool plays = in.src_mesh.PositionOfRank(rank_) >= 0 ||
                        dst_mesh_.PositionOfRank(rank_) >= 0;
     absl::StatusOr<CrossProgram> program =

@@ -44,18 +44,13 @@
 #include "planner/core/local_layout.h"
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_plan.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::executor {
 
 // How many rounds of a rank's transfers are posted at once (each round at
 // most one send and one receive).
 inline constexpr int kTransferRoundsInFlight = 8;
-
-// One tensor of a cross-mesh batch: its source mesh and its plan.
-struct CrossRunItem {
-  Mesh src_mesh;
-  CrossMeshPlan plan;
-};
 
 // What one Run measured, over every tensor.
 struct CrossRunStats {
@@ -79,13 +74,15 @@ class CrossRunner {
       const Mesh& src_mesh, const Mesh& dst_mesh, const CrossMeshPlan& plan,
       int64_t rank, CommunicatorProvider& provider);
 
-  // Compiles a batch as Compile compiles one plan; errors of a tensor are
-  // prefixed "tensors[t]: ". INVALID_ARGUMENT for an empty batch or an
+  // Compiles a batch (each tensor's work: its own source mesh or the
+  // batch's, and one destination mesh for all) as Compile compiles one
+  // plan; errors of a tensor are prefixed "tensors[t]: ". INVALID_ARGUMENT
+  // for an empty batch, tensors on different destination meshes or an
   // exchange bound below one byte. The digest compared is every tensor's
   // layout digest in order: a rank given another batch stops every rank.
   static absl::StatusOr<std::unique_ptr<CrossRunner>> CompileBatch(
-      std::vector<CrossRunItem> items, const Mesh& dst_mesh,
-      int64_t exchange_bytes, int64_t rank, CommunicatorProvider& provider);
+      std::vector<CrossWork> items, int64_t exchange_bytes, int64_t rank,
+      CommunicatorProvider& provider);
 
   // Runs the plans: in[t] holds this rank's source block of tensor t under
   // its plan's `src` (SourceNumel(t) elements, row-major; null when not a
@@ -121,7 +118,7 @@ class CrossRunner {
   struct Exchange;
 
   CrossRunner(const Mesh& dst_mesh, int64_t rank);
-  absl::Status AddItems(std::vector<CrossRunItem> items);
+  absl::Status AddItems(std::vector<CrossWork> items);
   absl::Status Connect(CommunicatorProvider& provider);
   absl::Status CompileRoles(Item& item, CommunicatorProvider& provider);
   void GroupExchanges(int64_t exchange_bytes);

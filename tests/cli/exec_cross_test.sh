@@ -48,10 +48,47 @@ err=$("$CTL" exec --local 4 --src_mesh x=2 --dst_mesh y=2 --plan /dev/null \
   2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && contains "$err" "--plan: cannot be combined with --src_mesh"
 check "--plan beside --src_mesh is refused ($rc: $err)" $?
-err=$("$CTL" exec --local 4 --src_mesh x=2 --dst_mesh y=2 --batch /dev/null \
-  2>&1 >/dev/null); rc=$?
-[ $rc -ne 0 ] && contains "$err" "cross-mesh batches do not run yet"
-check "a cross-mesh batch says it does not run yet ($rc: $err)" $?
+
+# A batch: two pipeline stages' tensors, each from its own source mesh,
+# and two on the batch's, every tensor validated on every destination
+# rank; in one exchange and in one per tensor (--bucket_bytes 1) alike; a
+# tensor moved in the batch ends with the checksums it has moved alone.
+tmpb=$(mktemp -d)
+cat >"$tmpb/batch.jsonl" <<'LINES'
+{"name": "stage0.w", "shape": [64, 32], "dtype": "bf16", "from": "R", "to": "S(0),R", "src_mesh": "D=2", "src_ranks": [0, 1]}
+{"name": "stage1.w", "shape": [64, 33], "dtype": "bf16", "from": "S(1)", "to": "S(1),S(0)", "src_mesh": "D=2", "src_ranks": [2, 3]}
+{"name": "norm", "shape": [31], "dtype": "f32", "from": "R,R", "to": "R,R"}
+{"name": "grad", "shape": [16, 15], "dtype": "f32", "from": "P(sum),S(0)", "to": "R,S(1)"}
+LINES
+BATCH=(exec --local 8 --offline --src_mesh pp=2,dp=2 --dst_mesh a=2,b=2
+       --batch "$tmpb/batch.jsonl" --iters 2 --warmup 1 --timeout_seconds 20)
+for bound in 25MiB 1; do
+  json=$(timeout 120 "$CTL" "${BATCH[@]}" --bucket_bytes $bound --json); rc=$?
+  check "a cross-mesh batch runs (--bucket_bytes $bound, exit $rc)" $rc
+  echo "$json" | jq -e '.kind == "cross_mesh_batch" and .validated and
+    .world_size == 8 and (.tensors | map(.name)) ==
+      ["stage0.w", "stage1.w", "norm", "grad"] and
+    ([.tensors[] | .validated and (.checksums | map(.rank)) == [4, 5, 6, 7]]
+     | all) and .rows[1].seconds_median > 0 and
+    (.plan.items | length) == 4' >/dev/null
+  check "every tensor validated on every destination rank ($bound)" $?
+done
+alone=$(timeout 120 "$CTL" exec --local 8 --src_mesh pp=2,dp=2 \
+  --dst_mesh a=2,b=2 --shape 16,15 --dtype f32 --from 'P(sum),S(0)' \
+  --to 'R,S(1)' --json | jq -c '[.ranks[] | select(.destination) | .checksum]')
+batched=$(echo "$json" | jq -c '[.tensors[3].checksums[].checksum]')
+[ -n "$alone" ] && [ "$alone" = "$batched" ]
+check "a batched tensor's checksums equal its own run's ($batched vs $alone)" $?
+echo '{"name": "bad", "shape": [4], "from": "S(3),R", "to": "R,R"}' \
+  >>"$tmpb/batch.jsonl"
+err=$("$CTL" "${BATCH[@]}" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && contains "$err" "--batch: tensors[4] (bad): "
+check "a tensor that cannot be planned is refused by name ($rc: $err)" $?
+err=$("$CTL" exec --local 8 --src_mesh pp=2,dp=2 --dst_mesh a=2,b=2 \
+  --batch "$tmpb/batch.jsonl" 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && contains "$err" "add --offline to plan in-process"
+check "a batch without --offline says how to plan it ($rc: $err)" $?
+rm -rf "$tmpb"
 
 # A rank killed as the ranks connect or run: the others fail or are stopped
 # soon after, exec says which rank died, exits non-zero, and no rank

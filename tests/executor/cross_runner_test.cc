@@ -156,7 +156,7 @@ TEST(CrossRunnerTest, RandomPlansOnProcessesValidateOnEveryDestination) {
 // exchange).
 struct CrossBatchCase {
   testing::Pair pair;
-  std::vector<executor::CrossRunItem> items;
+  std::vector<executor::CrossWork> items;
   int64_t exchange_bytes = 0;
   int64_t ranks = 0;
 };
@@ -186,17 +186,19 @@ std::vector<CrossBatchCase> RandomBatches(uint64_t seed, int count) {
       absl::StatusOr<CrossMeshPlan> plan =
           MakeCrossMeshPlan(own, c.pair.dst_mesh, r);
       EXPECT_TRUE(plan.ok()) << plan.status();
-      if (plan.ok()) c.items.push_back({std::move(own), *std::move(plan)});
+      if (plan.ok()) {
+        c.items.push_back({std::move(own), c.pair.dst_mesh, *std::move(plan)});
+      }
     }
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
-using ItemsOf = std::function<std::vector<executor::CrossRunItem>(
-    int, const CrossBatchCase&)>;
+using ItemsOf =
+    std::function<std::vector<executor::CrossWork>(int, const CrossBatchCase&)>;
 
-std::vector<executor::CrossRunItem> OwnItems(int, const CrossBatchCase& c) {
+std::vector<executor::CrossWork> OwnItems(int, const CrossBatchCase& c) {
   return c.items;
 }
 
@@ -217,8 +219,8 @@ std::vector<std::vector<RankReport>> RunBatchesOnRanks(
       harness.iters = 2;  // a second run reuses every buffer
       out += testing::Frame(
           executor::SerializeReport(executor::RunCrossBatchGenerated(
-              items_of(rank, *c), c->pair.dst_mesh, c->exchange_bytes, rank,
-              provider, {}, harness)));
+              items_of(rank, *c), c->exchange_bytes, rank, provider, {},
+              harness)));
     }
     return out;
   };
@@ -277,7 +279,7 @@ TEST(CrossRunnerTest, ABatchOfOtherTensorsStopsEveryRankNamingIt) {
   const auto reports =
       RunBatchesOnRanks({chosen}, static_cast<int>(chosen->ranks),
                         [](int rank, const CrossBatchCase& c) {
-                          std::vector<executor::CrossRunItem> items = c.items;
+                          std::vector<executor::CrossWork> items = c.items;
                           if (rank == 1) items.pop_back();
                           return items;
                         });
