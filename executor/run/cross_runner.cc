@@ -7,8 +7,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/fnv1a.h"
+#include "executor/run/batch_runner.h"
 #include "executor/run/box_copy.h"
+#include "planner/batch/bucket_schedule.h"
 #include "planner/cross/layout_digest.h"
 #include "run_values/cross_work.h"
 
@@ -84,10 +87,21 @@ struct CrossRunner::Item {
   Mesh src_mesh;
   CrossMeshPlan plan;
   CrossProgram program;
-  std::unique_ptr<PlanRunner> pre, post;
   // Staging for the mid blocks, where a pre- or post-step has steps.
+  bool staged_src = false, staged_dst = false;
   std::vector<char> src_mid, dst_mid;
   int64_t itemsize() const { return plan.tensor.itemsize(); }
+};
+
+// One role's steps of several items on one mesh (the pre-steps of the
+// items that share a source mesh, or the post-steps), bucketed as a
+// single-mesh batch's (planner/batch/bucket_schedule.h) and run by one
+// BatchRunner: one collective per bucket, not one per tensor.
+struct CrossRunner::RoleBatch {
+  std::vector<int> items;
+  std::unique_ptr<BatchRunner> runner;
+  std::vector<const void*> in;  // per member, the Run under way's
+  std::vector<void*> out;
 };
 
 // Consecutive items [begin, end) and their messages: ascending peer.
@@ -136,12 +150,7 @@ absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::CompileBatch(
   std::unique_ptr<CrossRunner> runner(new CrossRunner(dst_mesh, rank));
   absl::Status s = runner->AddItems(std::move(items));
   if (s.ok()) s = runner->Connect(provider);
-  for (size_t t = 0; s.ok() && t < runner->items_.size(); ++t) {
-    s = runner->CompileRoles(runner->items_[t], provider);
-    if (!s.ok() && runner->size() > 1) {
-      s = Prefixed(absl::StrCat("tensors[", t, "]: "), s);
-    }
-  }
+  if (s.ok()) s = runner->CompileRoles(exchange_bytes, provider);
   if (!s.ok()) return s;
   runner->GroupExchanges(exchange_bytes);
   return runner;
@@ -166,13 +175,8 @@ absl::Status CrossRunner::AddItems(std::vector<CrossWork> items) {
     run_ranks_.insert(run_ranks_.end(), program->run_ranks.begin(),
                       program->run_ranks.end());
     digests.push_back(in.plan.layout_digest);
-    items_.push_back({std::move(in.src_mesh),
-                      std::move(in.plan),
-                      *std::move(program),
-                      nullptr,
-                      nullptr,
-                      {},
-                      {}});
+    items_.push_back(
+        {std::move(in.src_mesh), std::move(in.plan), *std::move(program)});
   }
   std::sort(run_ranks_.begin(), run_ranks_.end());
   run_ranks_.erase(std::unique(run_ranks_.begin(), run_ranks_.end()),
@@ -198,27 +202,68 @@ absl::Status CrossRunner::Connect(CommunicatorProvider& provider) {
   return CompareDigests(*world_, run_ranks_, digest_);
 }
 
-// The pre- and post-steps' runners, where they have steps (a plan without
+// The pre- and post-steps' batches, where they have steps (a plan without
 // steps leaves every block where it is: the mid block is the caller's).
-absl::Status CrossRunner::CompileRoles(Item& item,
+// Every rank of a mesh groups alike: by plan and mesh alone.
+absl::Status CrossRunner::CompileRoles(int64_t bucket_bytes,
                                        CommunicatorProvider& provider) {
-  const CrossProgram& p = item.program;
-  if (p.source && p.source->program) {
-    absl::StatusOr<std::unique_ptr<PlanRunner>> pre =
-        PlanRunner::Compile(item.src_mesh, item.plan.pre, rank_, provider);
-    if (!pre.ok()) return Prefixed("pre-steps: ", pre.status());
-    item.pre = *std::move(pre);
-    item.src_mid.resize(
-        static_cast<size_t>(p.source->mid.numel() * item.itemsize()));
+  for (int t = 0; t < size(); ++t) {
+    Item& item = items_[t];
+    const CrossProgram& p = item.program;
+    if (p.source && p.source->program) {
+      auto same = [&](const RoleBatch& b) {
+        return items_[b.items.front()].src_mesh == item.src_mesh;
+      };
+      auto it = std::find_if(pre_.begin(), pre_.end(), same);
+      if (it == pre_.end()) it = pre_.emplace(pre_.end());
+      it->items.push_back(t);
+      item.staged_src = true;
+      item.src_mid.resize(
+          static_cast<size_t>(p.source->mid.numel() * item.itemsize()));
+    }
+    if (p.destination && p.destination->program) {
+      if (post_.empty()) post_.emplace_back();
+      post_.front().items.push_back(t);
+      item.staged_dst = true;
+      item.dst_mid.resize(
+          static_cast<size_t>(p.destination->mid.numel() * item.itemsize()));
+    }
   }
-  if (p.destination && p.destination->program) {
-    absl::StatusOr<std::unique_ptr<PlanRunner>> post =
-        PlanRunner::Compile(dst_mesh_, item.plan.post, rank_, provider);
-    if (!post.ok()) return Prefixed("post-steps: ", post.status());
-    item.post = *std::move(post);
-    item.dst_mid.resize(
-        static_cast<size_t>(p.destination->mid.numel() * item.itemsize()));
+  for (RoleBatch& b : pre_) {
+    absl::Status s = CompileRole(b, true, bucket_bytes, provider);
+    if (!s.ok()) return s;
   }
+  for (RoleBatch& b : post_) {
+    absl::Status s = CompileRole(b, false, bucket_bytes, provider);
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// `b`'s BatchRunner: its items' pre-steps (`pre`) or post-steps, bucketed.
+absl::Status CrossRunner::CompileRole(RoleBatch& b, bool pre,
+                                      int64_t bucket_bytes,
+                                      CommunicatorProvider& provider) {
+  const Mesh& mesh = pre ? items_[b.items.front()].src_mesh : dst_mesh_;
+  std::vector<Plan> plans;
+  for (int t : b.items)
+    plans.push_back(pre ? items_[t].plan.pre : items_[t].plan.post);
+  std::vector<const Plan*> members;
+  for (const Plan& plan : plans) members.push_back(&plan);
+  const char* part = pre ? "pre-steps: " : "post-steps: ";
+  const std::string label =
+      size() > 1 ? absl::StrCat(part, "the batch of tensors[",
+                                absl::StrJoin(b.items, ","), "]: ")
+                 : std::string(part);
+  absl::StatusOr<BucketSchedule> schedule =
+      ScheduleBuckets(mesh, members, {bucket_bytes, {}});
+  if (!schedule.ok()) return Prefixed(label, schedule.status());
+  absl::StatusOr<std::unique_ptr<BatchRunner>> runner = BatchRunner::Compile(
+      mesh, std::move(plans), *std::move(schedule), rank_, provider);
+  if (!runner.ok()) return Prefixed(label, runner.status());
+  b.runner = *std::move(runner);
+  b.in.resize(b.items.size());
+  b.out.resize(b.items.size());
   return absl::OkStatus();
 }
 
@@ -434,21 +479,21 @@ absl::Status CrossRunner::RunBatch(absl::Span<const void* const> in,
   CrossRunStats local_stats;
   CrossRunStats& st = stats != nullptr ? *stats : local_stats;
   st = CrossRunStats{};
-  auto named = [&](size_t t, const char* part, const absl::Status& s) {
-    return Prefixed(size() > 1 ? absl::StrCat("tensors[", t, "]: ", part)
-                               : std::string(part),
-                    s);
-  };
   const Clock::time_point start = Clock::now();
   for (size_t t = 0; t < items_.size(); ++t) {
     Item& item = items_[t];
-    src_mid_ptrs_[t] = static_cast<const char*>(in[t]);
+    src_mid_ptrs_[t] =
+        item.staged_src ? item.src_mid.data() : static_cast<const char*>(in[t]);
     dst_mid_ptrs_[t] =
-        item.post != nullptr ? item.dst_mid.data() : static_cast<char*>(out[t]);
-    if (item.pre == nullptr) continue;
-    absl::Status s = item.pre->Run(in[t], item.src_mid.data());
-    if (!s.ok()) return named(t, "pre-steps: ", s);
-    src_mid_ptrs_[t] = item.src_mid.data();
+        item.staged_dst ? item.dst_mid.data() : static_cast<char*>(out[t]);
+  }
+  for (RoleBatch& b : pre_) {
+    for (size_t k = 0; k < b.items.size(); ++k) {
+      b.in[k] = in[b.items[k]];
+      b.out[k] = items_[b.items[k]].src_mid.data();
+    }
+    absl::Status s = b.runner->Run(b.in, b.out);
+    if (!s.ok()) return Prefixed("pre-steps: ", s);
   }
   st.pre_seconds = SecondsSince(start);
   const Clock::time_point moved = Clock::now();
@@ -458,10 +503,13 @@ absl::Status CrossRunner::RunBatch(absl::Span<const void* const> in,
   }
   st.transfer_seconds = SecondsSince(moved);
   const Clock::time_point posted = Clock::now();
-  for (size_t t = 0; t < items_.size(); ++t) {
-    if (items_[t].post == nullptr) continue;
-    absl::Status s = items_[t].post->Run(items_[t].dst_mid.data(), out[t]);
-    if (!s.ok()) return named(t, "post-steps: ", s);
+  for (RoleBatch& b : post_) {
+    for (size_t k = 0; k < b.items.size(); ++k) {
+      b.in[k] = items_[b.items[k]].dst_mid.data();
+      b.out[k] = out[b.items[k]];
+    }
+    absl::Status s = b.runner->Run(b.in, b.out);
+    if (!s.ok()) return Prefixed("post-steps: ", s);
   }
   st.post_seconds = SecondsSince(posted);
   st.total_seconds = SecondsSince(start);

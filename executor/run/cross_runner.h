@@ -7,6 +7,12 @@
 // dst). Every rank of the run (the union of every rank map) compiles the
 // same plans at the same time; a rank in both meshes plays both roles.
 //
+// Steps: the pre-steps of the tensors that share a source mesh run as one
+// single-mesh batch, and so do all tensors' post-steps (BatchRunner,
+// bucketed by ScheduleBuckets under the batch's bound: one collective per
+// bucket, not one per tensor); every rank of a mesh groups alike, from
+// the plans and meshes alone.
+//
 // Transfers: each rank expands its own from each plan's sender rule at
 // Compile (CompileCrossProgram, cross_program.h). The tensors run in
 // exchanges: consecutive tensors, in order, while the sum of their plans'
@@ -40,7 +46,6 @@
 #include "executor/run/communicator.h"
 #include "executor/run/communicator_provider.h"
 #include "executor/run/cross_program.h"
-#include "executor/run/plan_runner.h"
 #include "planner/core/local_layout.h"
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_plan.h"
@@ -76,7 +81,9 @@ class CrossRunner {
 
   // Compiles a batch (each tensor's work: its own source mesh or the
   // batch's, and one destination mesh for all) as Compile compiles one
-  // plan; errors of a tensor are prefixed "tensors[t]: ". INVALID_ARGUMENT
+  // plan; `exchange_bytes` bounds the exchanges and the steps' buckets.
+  // Errors of a tensor are prefixed "tensors[t]: ", of a role's batch
+  // "pre-steps: the batch of tensors[a,b]: ". INVALID_ARGUMENT
   // for an empty batch, tensors on different destination meshes or an
   // exchange bound below one byte. The digest compared is every tensor's
   // layout digest in order: a rank given another batch stops every rank.
@@ -115,12 +122,16 @@ class CrossRunner {
 
  private:
   struct Item;
+  struct RoleBatch;
   struct Exchange;
 
   CrossRunner(const Mesh& dst_mesh, int64_t rank);
   absl::Status AddItems(std::vector<CrossWork> items);
   absl::Status Connect(CommunicatorProvider& provider);
-  absl::Status CompileRoles(Item& item, CommunicatorProvider& provider);
+  absl::Status CompileRoles(int64_t bucket_bytes,
+                            CommunicatorProvider& provider);
+  absl::Status CompileRole(RoleBatch& batch, bool pre, int64_t bucket_bytes,
+                           CommunicatorProvider& provider);
   void GroupExchanges(int64_t exchange_bytes);
   void LayOutMessages(Exchange& exchange);
   void ScheduleRounds(Exchange& exchange);
@@ -132,6 +143,8 @@ class CrossRunner {
   Mesh dst_mesh_;
   int64_t rank_ = 0;
   std::vector<Item> items_;
+  // The pre-steps by source mesh, and the post-steps (at most one).
+  std::vector<RoleBatch> pre_, post_;
   std::vector<Exchange> exchanges_;
   std::vector<int64_t> run_ranks_;  // every item's, ascending
   uint64_t digest_ = 0;             // the layout digests, in order

@@ -232,7 +232,7 @@ TEST(CrossRunnerTest, RandomBatchesValidateEveryTensorOnEveryDestination) {
   const std::vector<CrossBatchCase> cases = RandomBatches(20261208, 40);
   std::map<int64_t, std::vector<const CrossBatchCase*>> by_world;
   for (const CrossBatchCase& c : cases) by_world[c.ranks].push_back(&c);
-  int tensors = 0, own_meshes = 0;
+  int tensors = 0, own_meshes = 0, shared_posts = 0;
   for (const auto& [world, group] : by_world) {
     const auto reports = RunBatchesOnRanks(group, static_cast<int>(world));
     for (size_t i = 0; i < group.size(); ++i) {
@@ -257,14 +257,20 @@ TEST(CrossRunnerTest, RandomBatchesValidateEveryTensorOnEveryDestination) {
         }
       }
       tensors += static_cast<int>(c.items.size());
+      int with_post = 0;
+      for (const auto& item : c.items)
+        with_post += !item.plan.post.steps.empty();
+      shared_posts += with_post >= 2;
       for (const auto& item : c.items) {
         own_meshes += !(item.src_mesh == c.pair.src_mesh);
       }
     }
   }
-  EXPECT_GT(own_meshes, 10);  // the generator reaches pipeline stages
+  EXPECT_GT(own_meshes, 10);   // the generator reaches pipeline stages
+  EXPECT_GT(shared_posts, 3);  // and post-steps run as one batch
   std::cout << cases.size() << " batches run, " << tensors << " tensors, "
-            << own_meshes << " on their own source mesh\n";
+            << own_meshes << " on their own source mesh, " << shared_posts
+            << " with several tensors' post-steps\n";
 }
 
 // Rank 1 runs the batch without its last tensor: every rank fails at
