@@ -48,6 +48,10 @@ bool Refusal(absl::StatusCode code) {
 
 // What ran: a plan's steps or a batch's tensors and rows.
 std::string RunShape(const v1::RunWork& run) {
+  if (run.cross_batch_size() > 0) {
+    return absl::StrCat("cross-mesh batch of ", run.cross_batch_size(),
+                        " tensors");
+  }
   if (run.has_cross()) {
     return absl::StrCat("cross-mesh plan, ", run.cross().pre().steps_size(),
                         " + ", run.cross().post().steps_size(), " steps");
@@ -144,7 +148,10 @@ absl::StatusOr<int64_t> Agent::Join(
     request.add_capabilities(kRegisteredTensors);
   }
   // The cross-mesh runner packs on the host (executor/run/cross_runner.h).
-  if (space_ == nullptr) request.add_capabilities(kCrossMesh);
+  if (space_ == nullptr) {
+    request.add_capabilities(kCrossMesh);
+    request.add_capabilities(kCrossMeshBatches);
+  }
   v1::JoinResponse response;
   grpc::Status status = JoinOnce(request, deadline, response);
   // ALREADY_EXISTS: this rank's previous process has died but the
@@ -505,6 +512,11 @@ executor::RankReport Agent::Execute(
     }
     return inbox.Cancelled().has_value();
   };
+  if (!setup.cross_batch.empty()) {
+    return executor::RunCrossBatchGenerated(setup.cross_batch,
+                                            setup.exchange_bytes, config_.rank,
+                                            provider, options, setup.options);
+  }
   if (setup.cross != nullptr) {
     return ExecuteCross(run, setup, options, bound, keep_communicators,
                         provider);

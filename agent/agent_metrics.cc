@@ -145,10 +145,17 @@ void AgentMetrics::RecordResult(const absl::Status& status, bool validated) {
 void AgentMetrics::RecordTransfers(const RunSetup& setup,
                                    const executor::RankReport& report) {
   const int executions = report.executions_done;
-  transfer_sent_.Increment(
-      static_cast<double>(setup.cross->SentBytes(report.rank) * executions));
-  transfer_received_.Increment(static_cast<double>(
-      setup.cross->ReceivedBytes(report.rank) * executions));
+  int64_t sent = 0, received = 0;
+  if (setup.cross != nullptr) {
+    sent = setup.cross->SentBytes(report.rank);
+    received = setup.cross->ReceivedBytes(report.rank);
+  }
+  for (const executor::CrossWork& work : setup.cross_batch) {
+    sent += work.SentBytes(report.rank);
+    received += work.ReceivedBytes(report.rank);
+  }
+  transfer_sent_.Increment(static_cast<double>(sent * executions));
+  transfer_received_.Increment(static_cast<double>(received * executions));
   const size_t row = executor::kTransfersRow;
   if (report.seconds_median.size() > row && report.seconds_median[row] > 0) {
     transfer_duration_.Observe(report.seconds_median[row]);
@@ -157,7 +164,7 @@ void AgentMetrics::RecordTransfers(const RunSetup& setup,
 
 void AgentMetrics::RecordRun(const RunSetup& setup,
                              const executor::RankReport& report) {
-  if (setup.cross != nullptr) {
+  if (setup.cross != nullptr || !setup.cross_batch.empty()) {
     RecordTransfers(setup, report);
   } else {
     RecordRows(setup, report);

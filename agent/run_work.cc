@@ -1,7 +1,9 @@
 #include "agent/run_work.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -54,16 +56,20 @@ absl::Status CheckRunBytes(int64_t peak, int64_t max_run_bytes) {
                    max_run_bytes, "; nothing was allocated"));
 }
 
+// The mesh's ranks in position order.
+std::vector<int64_t> RanksOf(const Mesh& mesh) {
+  std::vector<int64_t> ranks;
+  for (int64_t p = 0; p < mesh.world_size(); ++p)
+    ranks.push_back(mesh.RankAt(p));
+  return ranks;
+}
+
 // The checks of a cross-mesh run on `setup.cross`: the run's mesh is its
 // ranks, the Coordinator's digest is `digest` (the plan's), and its peak
 // on a rank (CrossMeshPlan::peak_bytes) fits the bound.
 absl::Status CheckCross(const v1::RunWork& run, const RunSetup& setup,
                         uint64_t digest, int64_t max_run_bytes) {
-  std::vector<int64_t> mesh_ranks;
-  for (int64_t p = 0; p < setup.mesh.world_size(); ++p) {
-    mesh_ranks.push_back(setup.mesh.RankAt(p));
-  }
-  if (mesh_ranks != setup.cross->Ranks()) {
+  if (RanksOf(setup.mesh) != setup.cross->Ranks()) {
     return InvalidField("run.mesh", "not the cross plan's ranks, ascending");
   }
   absl::Status s = CheckDigest("cross-mesh plan", run.digest(), digest);
@@ -114,6 +120,54 @@ absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
   return setup;
 }
 
+// A cross-mesh batch from `run.cross_batch` (generated data only): every
+// tensor's plan with its meshes, one destination mesh, the run's mesh the
+// union of every rank map, the digest CrossBatchDigest's, and the sum of
+// the tensors' peaks within the bound.
+absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
+                                           std::chrono::milliseconds timeout,
+                                           int64_t max_run_bytes) {
+  if (run.tensors_size() > 0) {
+    return InvalidField("run.tensors",
+                        "a cross-mesh batch runs on generated data so far");
+  }
+  if (run.exchange_bytes() < 1) {
+    return InvalidField("run.exchange_bytes", "must be at least 1");
+  }
+  RunSetup setup{std::move(ranks), {}, {}, timeout};
+  setup.options.iters = run.iters();
+  setup.options.warmup = run.warmup();
+  setup.exchange_bytes = run.exchange_bytes();
+  std::vector<int64_t> union_ranks;
+  int64_t peak = 0;
+  for (int t = 0; t < run.cross_batch_size(); ++t) {
+    absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+        proto::CrossPlanFromProto(run.cross_batch(t));
+    if (!plan.ok()) {
+      return InvalidField(absl::StrCat("run.cross_batch[", t, "]"),
+                          plan.status().message());
+    }
+    setup.cross_batch.push_back({std::move(plan->src_mesh),
+                                 std::move(plan->dst_mesh),
+                                 std::move(plan->plan)});
+    for (int64_t r : setup.cross_batch.back().Ranks()) union_ranks.push_back(r);
+    peak += setup.cross_batch.back().plan.peak_bytes;
+  }
+  std::sort(union_ranks.begin(), union_ranks.end());
+  union_ranks.erase(std::unique(union_ranks.begin(), union_ranks.end()),
+                    union_ranks.end());
+  if (RanksOf(setup.mesh) != union_ranks) {
+    return InvalidField("run.mesh", "not the cross batch's ranks, ascending");
+  }
+  absl::Status s = CheckDigest(
+      "cross-mesh batch", run.digest(),
+      executor::CrossBatchDigest(setup.cross_batch, setup.exchange_bytes));
+  if (!s.ok()) return s;
+  s = CheckRunBytes(peak, max_run_bytes);
+  if (!s.ok()) return s;
+  return setup;
+}
+
 }  // namespace
 
 absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
@@ -134,6 +188,9 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
     return absl::FailedPreconditionError(
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
+  }
+  if (run.cross_batch_size() > 0) {
+    return PrepareCrossBatch(run, *std::move(mesh), *timeout, max_run_bytes);
   }
   if (run.has_cross() || !run.schedule_id().empty()) {
     return PrepareCross(run, *std::move(mesh), *timeout, max_run_bytes,

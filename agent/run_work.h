@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/kept_schedules.h"
@@ -33,6 +34,9 @@ struct RunSetup {
   std::chrono::milliseconds timeout;  // per collective
   // Set: a cross-mesh run (a kept schedule's is shared with it).
   std::shared_ptr<const executor::CrossWork> cross;
+  // Set: a cross-mesh batch on generated data, and its exchange bound.
+  std::vector<executor::CrossWork> cross_batch;
+  int64_t exchange_bytes = 0;
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id

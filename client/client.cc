@@ -509,6 +509,24 @@ absl::StatusOr<JobRun> Client::RunCrossJob(const std::string& job,
   return impl_->CallRunJob(request, src_mesh, options);
 }
 
+absl::StatusOr<JobRun> Client::RunCrossBatchJob(
+    const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+    int64_t exchange_bytes, const JobRunOptions& options) {
+  if (tensors.empty()) {
+    return absl::InvalidArgumentError("cross_batch: no tensors to move");
+  }
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  v1::GivenCrossBatch* given = request.mutable_cross_batch();
+  for (const CrossBatchTensor& t : tensors) {
+    // No transfers listed: every agent expands its own by the sender rule.
+    proto::CrossPlanToProto(t.src_mesh, t.dst_mesh, t.plan, 0,
+                            given->add_plans());
+    given->add_names(t.name);
+  }
+  given->set_exchange_bytes(exchange_bytes);
+  return impl_->CallRunJob(request, tensors.front().dst_mesh, options);
+}
+
 absl::StatusOr<JobRun> Client::RunSchedule(const std::string& job,
                                            const std::string& schedule_id,
                                            const JobRunOptions& options) {
@@ -583,8 +601,9 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
                           std::move(plan->plan)};
   }
   absl::StatusOr<executor::BatchWork> work =
-      cross.has_value() ? executor::BatchWork()
-                        : proto::RanFromProto(*run_mesh, response, batch);
+      cross.has_value() || response.has_cross_batch()
+          ? executor::BatchWork()
+          : proto::RanFromProto(*run_mesh, response, batch);
   if (!work.ok()) return work.status();
   JobRun run{
       response.run_id(),

@@ -119,30 +119,12 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// Every item of the batch, planned: the first that could not be is its
-// error, naming it.
-absl::StatusOr<std::vector<executor::CrossWork>> BatchWorks(
-    const CrossBatch& batch) {
-  std::vector<executor::CrossWork> works;
-  for (size_t t = 0; t < batch.items.size(); ++t) {
-    const CrossBatchItem& item = batch.items[t];
-    const absl::StatusOr<CrossMeshPlan>& plan = batch.plan.plans[t];
-    if (!plan.ok()) {
-      return absl::Status(plan.status().code(),
-                          absl::StrCat("--batch: tensors[", t, "] (", item.name,
-                                       "): ", plan.status().message()));
-    }
-    works.push_back({item.src_mesh ? *item.src_mesh : batch.meshes.src,
-                     batch.meshes.dst, *plan});
-  }
-  return works;
-}
-
 absl::Status RunBatchExec(const CliArgs& args, const CrossMeshes& meshes,
                           const CrossExecFlags& flags, std::ostream& out) {
   absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
   if (!batch.ok()) return batch.status();
-  absl::StatusOr<std::vector<executor::CrossWork>> works = BatchWorks(*batch);
+  absl::StatusOr<std::vector<executor::CrossWork>> works =
+      CrossBatchWorks(*batch);
   if (!works.ok()) return works.status();
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::vector<RankReport>> reports =

@@ -263,6 +263,23 @@ absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
   return batch;
 }
 
+absl::StatusOr<std::vector<executor::CrossWork>> CrossBatchWorks(
+    const CrossBatch& batch) {
+  std::vector<executor::CrossWork> works;
+  for (size_t t = 0; t < batch.items.size(); ++t) {
+    const CrossBatchItem& item = batch.items[t];
+    const absl::StatusOr<CrossMeshPlan>& plan = batch.plan.plans[t];
+    if (!plan.ok()) {
+      return absl::Status(plan.status().code(),
+                          absl::StrCat("--batch: tensors[", t, "] (", item.name,
+                                       "): ", plan.status().message()));
+    }
+    works.push_back({item.src_mesh ? *item.src_mesh : batch.meshes.src,
+                     batch.meshes.dst, *plan});
+  }
+  return works;
+}
+
 bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) {
     if (a == "--src_mesh" || a.rfind("--src_mesh=", 0) == 0) return true;

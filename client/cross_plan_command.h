@@ -14,6 +14,7 @@
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_plan.h"
+#include "run_values/cross_work.h"
 
 namespace reshard::client {
 
@@ -52,6 +53,11 @@ struct CrossBatch {
 };
 absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
                                                const CrossMeshes& meshes);
+
+// Every item of `batch`, planned, as a run's work: the first that could
+// not be planned is its error, naming it ("--batch: tensors[t] (NAME): ").
+absl::StatusOr<std::vector<executor::CrossWork>> CrossBatchWorks(
+    const CrossBatch& batch);
 
 // True when `argv` asks for a cross-mesh plan (--src_mesh).
 bool HasCrossMeshFlag(const std::vector<std::string>& argv);

@@ -110,7 +110,9 @@ constexpr char kRunUsage[] =
     "  processes registered, destination ranks write theirs, judged by the\n"
     "  conservation checksum and committed as above. --schedule ID runs the\n"
     "  cross-mesh move `job prepare` kept under ID instead, without\n"
-    "  planning.\n";
+    "  planning. With --offline --batch FILE (lines of `plan --src_mesh\n"
+    "  --batch`) it plans the batch here and the agents run it on generated\n"
+    "  data, every tensor validated.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -277,16 +279,58 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
 
+// `job run NAME --src_mesh ... --offline --batch FILE`: a cross-mesh batch
+// planned here and run on the job's agents on generated data, printed as
+// `exec --local` prints one.
+absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
+                           const CliArgs& args, const RunFlags& flags,
+                           const JobRunOptions& options, std::ostream& out) {
+  if (!options.tensors.empty()) {
+    return absl::InvalidArgumentError(
+        "job run --src_mesh --batch: a cross-mesh batch runs on generated "
+        "data so far (no --tensor)");
+  }
+  absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
+  if (!meshes.ok()) return meshes.status();
+  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, *meshes);
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<std::vector<executor::CrossWork>> works =
+      CrossBatchWorks(*batch);
+  if (!works.ok()) return works.status();
+  std::vector<Client::CrossBatchTensor> tensors;
+  for (size_t t = 0; t < works->size(); ++t) {
+    const executor::CrossWork& w = (*works)[t];
+    tensors.push_back({batch->items[t].name, w.src_mesh, w.dst_mesh, w.plan});
+  }
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<JobRun> run;
+  {
+    const RunWatchers watchers = WatchRun(server, job);
+    run =
+        (*client)->RunCrossBatchJob(job, tensors, batch->bucket_bytes, options);
+  }
+  RunContext context;
+  run = WithInterrupt(std::move(run), context);
+  if (!run.ok()) return run.status();
+  PrintCrossBatchRun({*batch, *works, run->backend,
+                      absl::StrCat("job ", job, ", run ", run->run_id),
+                      run->iters, run->warmup, run->ranks, run->summary},
+                     flags.json, out);
+  return CrossRunVerdict(run->summary);
+}
+
 // `job run NAME --src_mesh ...` (or `--schedule ID`): a cross-mesh move
 // planned by the job's replica (or prepared there) and run on its agents,
 // printed as `exec --local` prints one.
 absl::Status RunCross(const ServerFlags& server, const std::string& job,
                       const CliArgs& args, const RunFlags& flags,
                       const JobRunOptions& options, std::ostream& out) {
-  if (options.tensors.size() > 1 || flags.batch) {
+  if (flags.batch) return RunCrossBatch(server, job, args, flags, options, out);
+  if (options.tensors.size() > 1) {
     return absl::InvalidArgumentError(
         "job run --src_mesh: a cross-mesh run moves one tensor (one --tensor "
-        "and --into name, no --batch)");
+        "and --into name)");
   }
   const std::optional<std::string> schedule = args.Get("schedule");
   std::optional<CrossMeshes> meshes;
@@ -332,7 +376,7 @@ absl::Status RunRun(const ServerFlags& server, const std::string& job,
   values.insert({"agent_wait_seconds", "tensor", "into", "schedule"});
   for (const std::string& flag : CrossPlanFlags()) values.insert(flag);
   std::set<std::string> switches = RunSwitches();
-  switches.insert({"no-staging", "allocate"});
+  switches.insert({"no-staging", "allocate", "offline"});
   absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, switches);
   if (!args.ok()) return args.status();
   absl::StatusOr<RunFlags> flags = ParseRunFlags(*args, "job run");

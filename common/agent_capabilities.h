@@ -10,6 +10,8 @@ namespace reshard {
 inline constexpr char kRegisteredTensors[] = "registered_tensors";
 // Runs cross-mesh plans (RunWork.cross, docs/DESIGN.md §9).
 inline constexpr char kCrossMesh[] = "cross_mesh";
+// Runs cross-mesh batches (RunWork.cross_batch, docs/DESIGN.md §9).
+inline constexpr char kCrossMeshBatches[] = "cross_mesh_batches";
 
 }  // namespace reshard
 

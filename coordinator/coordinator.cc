@@ -73,10 +73,13 @@ absl::Status NoJobForCaller(const std::string& name, const char* field,
       HowToPresentJobToken(), ")"));
 }
 
-// A cross-mesh run's ranks, the union of both rank maps, must be the
+// A cross-mesh run's ranks, the union of every rank map, must be the
 // job's: every agent of the job takes part in the run's communicator.
-absl::Status CheckCrossRanks(const executor::CrossWork& cross, const Job& job) {
-  const std::vector<int64_t> ranks = cross.Ranks();
+absl::Status CheckCrossRanks(const RunSpec& spec, const Job& job) {
+  std::vector<int64_t> ranks;
+  for (int64_t p = 0; p < spec.mesh.world_size(); ++p) {
+    ranks.push_back(spec.mesh.RankAt(p));
+  }
   if (static_cast<int64_t>(ranks.size()) != job.world_size() ||
       ranks.back() != job.world_size() - 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -89,8 +92,8 @@ absl::Status CheckCrossRanks(const executor::CrossWork& cross, const Job& job) {
 
 // What a run asks of the ranks must fit the job and the executor.
 absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
-  if (spec.cross.has_value()) {
-    absl::Status s = CheckCrossRanks(*spec.cross, job);
+  if (spec.is_cross()) {
+    absl::Status s = CheckCrossRanks(spec, job);
     if (!s.ok()) return s;
   }
   if (spec.mesh.world_size() != job.world_size()) {
@@ -123,7 +126,7 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
         absl::StrCat("agent_wait_seconds: ", spec.agent_wait_seconds,
                      " is outside [0, 86400] (0: the server's)"));
   }
-  if (spec.cross.has_value()) return absl::OkStatus();
+  if (spec.is_cross()) return absl::OkStatus();
   const executor::BatchWork& work = spec.work;
   if (work.plans.empty()) {
     return absl::InvalidArgumentError("work: no plans to run");
@@ -146,10 +149,18 @@ absl::Status CheckSpec(const RunSpec& spec, const Job& job) {
 
 RunOutcome OutcomeOf(const RunSpec& spec, Backend backend, RunResult result) {
   RunOutcome outcome{result.run_id, backend, {}, std::move(result.reports)};
-  outcome.summary =
-      spec.cross.has_value()
-          ? executor::SummarizeCross(*spec.cross, outcome.reports)
-          : executor::Summarize(spec.mesh, spec.work, outcome.reports);
+  if (!spec.cross_batch.empty()) {
+    outcome.summary =
+        executor::SummarizeCrossBatch(spec.cross_batch, outcome.reports);
+    for (size_t t = 0; t < spec.cross_names.size(); ++t) {
+      outcome.summary.tensors[t].name = spec.cross_names[t];
+    }
+  } else {
+    outcome.summary =
+        spec.cross.has_value()
+            ? executor::SummarizeCross(*spec.cross, outcome.reports)
+            : executor::Summarize(spec.mesh, spec.work, outcome.reports);
+  }
   outcome.summary.wall_seconds = result.wall_seconds;
   outcome.interrupted = result.interrupted;
   outcome.committed = result.committed;

@@ -17,6 +17,10 @@ absl::Status Job::CheckCapableLocked(const RunSpec& spec) const {
     absl::Status s = CheckAdvertisedLocked(kCrossMesh, "cross");
     if (!s.ok()) return s;
   }
+  if (!spec.cross_batch.empty()) {
+    absl::Status s = CheckAdvertisedLocked(kCrossMeshBatches, "cross_batch");
+    if (!s.ok()) return s;
+  }
   if (!spec.on_tensors()) return absl::OkStatus();
   return CheckAdvertisedLocked(kRegisteredTensors, "tensors");
 }
@@ -43,7 +47,7 @@ absl::Status Job::CheckAdvertisedLocked(const char* capability,
           absl::StrJoin(names, ", "),
           ranks.size() == 1 ? " does not" : " do not", " advertise \"",
           capability, "\" (",
-          capability == std::string(kCrossMesh)
+          capability != std::string(kRegisteredTensors)
               ? "an older agent, or a device backend"
               : "start them with --tensor_socket, backend gloo",
           ")")),

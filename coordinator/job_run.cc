@@ -497,10 +497,7 @@ absl::Status Job::Report(const AgentId& id, int64_t generation,
   }
   const RunSpec& spec = *run_->spec;
   // A cross-mesh run's source-only ranks have no result to report.
-  const size_t items =
-      spec.cross.has_value() && !spec.cross->IsDestination(id.rank)
-          ? 0
-          : spec.items();
+  const size_t items = spec.ItemsOf(id.rank);
   if (report.status.ok() && report.tensors.size() != items) {
     return absl::InvalidArgumentError(
         absl::StrCat("report: ", report.tensors.size(), " tensors for run ",

@@ -46,14 +46,30 @@ struct RunSpec {
   // Set: a run of the job's prepared schedule with this id (`cross` is
   // its plan; coordinator/schedule_book.h).
   std::string schedule_id;
+  // Set: a cross-mesh batch on generated data (one destination mesh for
+  // all), its exchanges and buckets bounded by `exchange_bytes`, its
+  // tensors named by `cross_names`; `mesh` as for `cross`.
+  std::vector<executor::CrossWork> cross_batch;
+  int64_t exchange_bytes = 0;
+  std::vector<std::string> cross_names;
 
   bool on_tensors() const { return !tensors.empty(); }
+  bool is_cross() const { return cross.has_value() || !cross_batch.empty(); }
   // What the ranks check they agree on.
   uint64_t Digest() const {
+    if (!cross_batch.empty()) {
+      return executor::CrossBatchDigest(cross_batch, exchange_bytes);
+    }
     return cross.has_value() ? cross->Digest() : work.Digest(mesh);
   }
-  // The tensors a destination rank reports.
-  size_t items() const { return cross.has_value() ? 1 : work.plans.size(); }
+  // The tensors a rank reports (a cross-mesh run's source-only ranks: 0).
+  size_t ItemsOf(int64_t rank) const {
+    if (!cross_batch.empty()) {
+      return cross_batch.front().IsDestination(rank) ? cross_batch.size() : 0;
+    }
+    if (cross.has_value()) return cross->IsDestination(rank) ? 1 : 0;
+    return work.plans.size();
+  }
 };
 
 struct RunWork {

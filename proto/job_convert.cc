@@ -39,6 +39,12 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
       CrossPlanToProto(cross->src_mesh, cross->dst_mesh, cross->plan, 0,
                        out->mutable_cross());
     }
+  } else if (!run.spec->cross_batch.empty()) {
+    for (const executor::CrossWork& work : run.spec->cross_batch) {
+      CrossPlanToProto(work.src_mesh, work.dst_mesh, work.plan, 0,
+                       out->add_cross_batch());
+    }
+    out->set_exchange_bytes(run.spec->exchange_bytes);
   } else {
     RunWorkToProto(run.spec->mesh, run.spec->work, out);
   }

@@ -52,6 +52,14 @@ uint64_t CrossWork::Digest() const {
   return Fnv1a64(text);
 }
 
+uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
+                          int64_t exchange_bytes) {
+  std::string text = absl::StrCat("batch;", exchange_bytes, ";");
+  for (const CrossWork& work : items)
+    absl::StrAppend(&text, work.Digest(), ";");
+  return Fnv1a64(text);
+}
+
 namespace {
 
 // Tensor t's row over the reports of every rank (a rank's t-th tensor: a

@@ -47,6 +47,11 @@ struct CrossWork {
   uint64_t Digest() const;
 };
 
+// A cross-mesh batch's digest (what every rank of its run agrees on):
+// FNV-1a of every tensor's Digest() in order and the exchange bound.
+uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
+                          int64_t exchange_bytes);
+
 // Aggregates the reports of every rank of a run of `work`: the three rows
 // (bytes: the pre-steps', the transfers' between different ranks, the
 // post-steps'), one tensor whose checksums are by rank of Ranks() (0 on a

@@ -313,6 +313,55 @@ absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
   return coordinator::RunSpec{*std::move(mesh), *std::move(work)};
 }
 
+// A given cross-mesh batch: at most `limits.max_batch_items` items, every
+// plan with its meshes (CrossPlanFromProto), one destination mesh for all,
+// an exchange bound of at least one byte; names as a batch's.
+absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
+    const v1::GivenCrossBatch& given, const ServiceOptions& limits) {
+  const int items = given.plans_size();
+  if (items < 1 || items > limits.max_batch_items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cross_batch.plans: ", items, " items, 1 to ",
+                     limits.max_batch_items, " per batch"));
+  }
+  if (given.exchange_bytes() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cross_batch.exchange_bytes: must be at least 1, got ",
+                     given.exchange_bytes()));
+  }
+  if (given.names_size() > items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cross_batch.names: ", given.names_size(), " names for ",
+                     items, " items"));
+  }
+  coordinator::RunSpec spec{*Mesh::Create({{1}, {"ranks"}, {0}}), {}};
+  std::vector<int64_t> ranks;
+  for (int t = 0; t < items; ++t) {
+    const std::string field = absl::StrCat("cross_batch.plans[", t, "].");
+    absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+        proto::CrossPlanFromProto(given.plans(t));
+    if (!plan.ok()) return Within(field, plan.status());
+    if (t > 0 && !(plan->dst_mesh == spec.cross_batch.front().dst_mesh)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, "dst_mesh: not plans[0]'s; a batch has one destination mesh"));
+    }
+    executor::CrossWork work{std::move(plan->src_mesh),
+                             std::move(plan->dst_mesh), std::move(plan->plan)};
+    for (int64_t r : work.Ranks()) ranks.push_back(r);
+    spec.cross_batch.push_back(std::move(work));
+    spec.cross_names.push_back(
+        t < given.names_size() ? given.names(t) : absl::StrCat("item ", t));
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  absl::StatusOr<Mesh> mesh = Mesh::Create(
+      {{static_cast<int64_t>(ranks.size())}, {"ranks"}, std::move(ranks)});
+  if (!mesh.ok()) return Within("cross_batch.plans: ", mesh.status());
+  spec.mesh = *std::move(mesh);
+  spec.exchange_bytes = given.exchange_bytes();
+  return spec;
+}
+
 // RunJobRequest.tensors into `spec` (docs/DESIGN.md §6.6): one binding per
 // item, valid names, no destination written twice, one execution.
 absl::Status BindTensors(const v1::RunJobRequest& request,
@@ -321,7 +370,11 @@ absl::Status BindTensors(const v1::RunJobRequest& request,
     if (!request.no_staging()) return absl::OkStatus();
     return absl::InvalidArgumentError("no_staging: only with tensors");
   }
-  const size_t items = spec.items();
+  if (!spec.cross_batch.empty()) {
+    return absl::InvalidArgumentError(
+        "tensors: a cross-mesh batch runs on generated data so far");
+  }
+  const size_t items = spec.is_cross() ? 1 : spec.work.plans.size();
   if (static_cast<size_t>(request.tensors_size()) != items) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensors: ", request.tensors_size(), " bindings for ", items,
@@ -369,6 +422,8 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
     spec = ScheduledSpecOf(ctx, request);
   } else if (request.has_batch()) {
     spec = BatchSpecOf(request.batch(), options_);
+  } else if (request.has_cross_batch()) {
+    spec = CrossBatchSpecOf(request.cross_batch(), options_);
   } else {
     absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
     if (!planned.ok()) return planned.status();
@@ -463,6 +518,10 @@ void FillRunResponse(const coordinator::RunSpec& spec,
   if (spec.cross.has_value()) {
     proto::CrossPlanToProto(spec.cross->src_mesh, spec.cross->dst_mesh,
                             spec.cross->plan, 0, response->mutable_cross());
+  } else if (!spec.cross_batch.empty()) {
+    v1::CrossBatchRunInfo* info = response->mutable_cross_batch();
+    info->set_tensors(static_cast<int>(spec.cross_batch.size()));
+    info->set_exchange_bytes(spec.exchange_bytes);
   } else {
     proto::RanToProto(spec.mesh, spec.work, response);
   }

@@ -79,6 +79,8 @@ constexpr FieldBound kBounds[] = {
     {"Bucket.group", 0, kStateBytes},
     {"Bucket.members", kRanks, 0},
     {"GivenBatch.names", kBatchItems, kStateBytes},
+    {"GivenCrossBatch.plans", kBatchItems, 0},
+    {"GivenCrossBatch.names", kBatchItems, kStateBytes},
     // Agents (coordinator.proto).
     {"AgentId.job", 0, kCore.max_job_name_bytes, true},
     {"AgentId.session", 0, kIdBytes, true},

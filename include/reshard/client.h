@@ -250,6 +250,24 @@ class Client {
                                      const Mesh& src_mesh, const Mesh& dst_mesh,
                                      const CrossMeshRequest& request,
                                      const JobRunOptions& options);
+  // One tensor of a cross-mesh batch as planned (MakeCrossMeshBatch's
+  // plans): its name, its meshes and its plan.
+  struct CrossBatchTensor {
+    std::string name;
+    Mesh src_mesh;
+    Mesh dst_mesh;
+    CrossMeshPlan plan;
+  };
+  // Runs a cross-mesh batch (docs/DESIGN.md §9) on every agent of `job`
+  // on generated data: one destination mesh for all tensors, the union of
+  // every rank map the job's ranks 0..N-1 (each agent advertising
+  // "cross_mesh_batches"), the exchanges and the steps' buckets bounded by
+  // `exchange_bytes`. Its summary's rows are pre_steps, transfers and
+  // post_steps over every tensor; its tensors, named, are judged on the
+  // destination ranks. Errors as RunJob's.
+  absl::StatusOr<JobRun> RunCrossBatchJob(
+      const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+      int64_t exchange_bytes, const JobRunOptions& options);
   // Plans a cross-mesh move once for `job` and keeps it there as a
   // schedule (RunCrossJob's refusals of the request and the job;
   // RESOURCE_EXHAUSTED when the job holds as many as it keeps). Never
