@@ -135,8 +135,8 @@ std::chrono::system_clock::time_point Agent::Deadline() const {
 
 absl::StatusOr<int64_t> Agent::Join() { return Join(Deadline()); }
 
-absl::StatusOr<int64_t> Agent::Join(
-    std::chrono::system_clock::time_point deadline) {
+// Who this agent is and what it runs.
+v1::JoinRequest Agent::JoinRequestOf() const {
   v1::JoinRequest request;
   *request.mutable_agent() = id_;
   request.set_world_size(config_.world_size);
@@ -152,6 +152,12 @@ absl::StatusOr<int64_t> Agent::Join(
     request.add_capabilities(kCrossMesh);
     request.add_capabilities(kCrossMeshBatches);
   }
+  return request;
+}
+
+absl::StatusOr<int64_t> Agent::Join(
+    std::chrono::system_clock::time_point deadline) {
+  v1::JoinRequest request = JoinRequestOf();
   v1::JoinResponse response;
   grpc::Status status = JoinOnce(request, deadline, response);
   // ALREADY_EXISTS: this rank's previous process has died but the

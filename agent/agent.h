@@ -119,6 +119,8 @@ class Agent {
   // The Coordinator's commit of run `run_id`: the staged results written,
   // and the answer sent.
   void HandleCommit(const std::string& run_id);
+  // Who this agent is and what it runs (its capabilities).
+  v1::JoinRequest JoinRequestOf() const;
   // One Join call: a short first attempt, then (saying so) one that waits
   // for the Coordinator up to `deadline`.
   grpc::Status JoinOnce(const v1::JoinRequest& request,

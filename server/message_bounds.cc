@@ -10,6 +10,7 @@
 #include "coordinator/limits.h"
 #include "planner/core/dist_state.h"
 #include "planner/core/mesh.h"
+#include "planner/format/cross_plan_format.h"
 
 namespace reshard::server {
 namespace {
@@ -81,6 +82,17 @@ constexpr FieldBound kBounds[] = {
     {"GivenBatch.names", kBatchItems, kStateBytes},
     {"GivenCrossBatch.plans", kBatchItems, 0},
     {"GivenCrossBatch.names", kBatchItems, kStateBytes},
+    {"CrossMeshPlan.src", 0, kStateBytes},
+    {"CrossMeshPlan.dst", 0, kStateBytes},
+    {"CrossMeshPlan.src_mid", 0, kStateBytes},
+    {"CrossMeshPlan.dst_mid", 0, kStateBytes},
+    {"CrossMeshPlan.transfers", kMaxListedTransfers, 0},
+    {"CrossMeshPlan.warnings", kSteps, 0},
+    {"CrossMeshPlan.layout_digest", 0, kNameBytes},
+    {"Transfer.offset", kMaxTensorRank, 0},
+    {"Transfer.extent", kMaxTensorRank, 0},
+    {"SenderRule.name", 0, kNameBytes},
+    {"SenderRule.unavailable_ranks", kRanks, 0},
     // Agents (coordinator.proto).
     {"AgentId.job", 0, kCore.max_job_name_bytes, true},
     {"AgentId.session", 0, kIdBytes, true},

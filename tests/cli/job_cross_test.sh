@@ -9,7 +9,8 @@
 # without them are refused, naming the field or the ranks. A prepared
 # schedule (`job prepare`) runs on generated data with the checksums of the
 # same move planned per run, with its plan sent only the first time; once
-# deleted it is refused saying "prepare again".
+# deleted it is refused saying "prepare again". A cross-mesh batch runs with
+# the checksums `exec --local 4` prints for it.
 # usage: job_cross_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH [MOVES]
 set -u
 CTL="$1"
@@ -131,6 +132,36 @@ check "deleting it again is NOT_FOUND, exit 3 ($rc: $err)" $?
 err=$("${J[@]}" --schedule "$id" "${MOVE[@]}" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && contains "$err" "--schedule runs a prepared move"
 check "--schedule with the cross-mesh flags is refused ($rc: $err)" $?
+
+# A batch planned here (--offline): two pipeline stages' tensors from
+# their own source meshes and two from the batch's, colocated and
+# permuted; every tensor validates on every destination rank with the
+# checksums exec --local 4 prints for the same batch, in one exchange and
+# in one per tensor.
+cat >"$tmp/batch.jsonl" <<'LINES'
+{"name": "stage0.w", "shape": [16, 12], "dtype": "bf16", "from": "R", "to": "S(0)", "src_mesh": "D=2", "src_ranks": [0, 1]}
+{"name": "stage1.w", "shape": [16, 13], "dtype": "bf16", "from": "S(1)", "to": "S(1)", "src_mesh": "D=2", "src_ranks": [2, 3]}
+{"name": "norm", "shape": [31], "dtype": "f32", "from": "R,R", "to": "R"}
+{"name": "grad", "shape": [9, 7], "dtype": "f32", "from": "P(sum),S(0)", "to": "S(1)"}
+LINES
+BATCH=(--offline --src_mesh pp=2,dp=2 --dst_mesh z=4 --dst_ranks 3,1,0,2
+  --batch "$tmp/batch.jsonl")
+all_sums() { grep -o '"checksum": [0-9]*' <<<"$1" | awk '{print $NF}' | paste -sd,; }
+exec_out=$(timeout 120 "$CTL" exec --local 4 --iters 1 --warmup 0 --json "${BATCH[@]}")
+for bound in 25MiB 1; do
+  out=$(timeout 120 "${J[@]}" "${BATCH[@]}" --bucket_bytes "$bound" 2>"$tmp/err"); rc=$?
+  check "a cross-mesh batch runs on the job (--bucket_bytes $bound, $rc: $(cat "$tmp/err"))" $rc
+  jq -e '.kind == "cross_mesh_batch" and .validated and .world_size == 4 and
+    (.tensors | map(.name)) == ["stage0.w", "stage1.w", "norm", "grad"] and
+    ([.tensors[] | .validated and (.checksums | length) == 4] | all)' \
+    <<<"$out" >/dev/null
+  check "every tensor validated on every destination rank ($bound)" $?
+  [ -n "$(all_sums "$out")" ] && [ "$(all_sums "$out")" = "$(all_sums "$exec_out")" ]
+  check "the batch's checksums equal exec --local's ($bound)" $?
+done
+err=$("${J[@]}" "${BATCH[@]}" --tensor w --into w2 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && contains "$err" "a cross-mesh batch runs on generated data so far"
+check "a batch on registered tensors is refused ($rc: $err)" $?
 
 err=$("${J[@]}" --src_mesh a=2 --src_ranks 0,1 --dst_mesh b=2 --dst_ranks 1,2 \
   --shape 4 --from 'S(0)' --to R 2>&1 >/dev/null); rc=$?

@@ -125,6 +125,42 @@ TEST_F(CommitTest, AgentsWithoutTheCapabilityAreRefusedNamingThem) {
   EXPECT_FALSE(Next(0, 0.2).has_value());  // nothing was dispatched
 }
 
+// A cross-mesh batch from rank 0 to rank 1 (or, with `to_self`, to rank
+// 0: a batch that leaves rank 1 out).
+std::shared_ptr<const RunSpec> CrossBatchSpec(bool to_self = false) {
+  RunSpec spec = *SpecFor(kWorld);
+  for (int t = 0; t < 2; ++t) {
+    spec.cross_batch.push_back({*Mesh::Create({{1}, {"a"}, {0}}),
+                                *Mesh::Create({{1}, {"b"}, {to_self ? 0 : 1}}),
+                                CrossMeshPlan()});
+    spec.cross_names.push_back(absl::StrCat("w", t));
+  }
+  spec.exchange_bytes = 1024;
+  return std::make_shared<const RunSpec>(std::move(spec));
+}
+
+TEST_F(CommitTest, ACrossBatchNeedsAgentsThatAdvertiseIt) {
+  Connect();
+  absl::StatusOr<RunOutcome> outcome =
+      c_.RunJob("j", CrossBatchSpec(), absl::Now() + absl::Seconds(5), nullptr);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.status().message(),
+            "cross_batch: the agents of ranks 0, 1 do not advertise "
+            "\"cross_mesh_batches\" (an older agent, or a device backend)");
+  EXPECT_EQ(RankFailuresOf(outcome.status()).size(), 2u);
+  EXPECT_FALSE(Next(0, 0.2).has_value());  // nothing was dispatched
+}
+
+TEST_F(CommitTest, ACrossBatchMustCoverTheJobsRanks) {
+  Connect();
+  absl::StatusOr<RunOutcome> outcome = c_.RunJob(
+      "j", CrossBatchSpec(true), absl::Now() + absl::Seconds(5), nullptr);
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(outcome.status().message()),
+              ::testing::HasSubstr("cross_batch: the tensors' rank maps hold "
+                                   "1 ranks up to 0; job \"j\"'s are 0 to 1"));
+}
+
 TEST_F(CommitTest, CommitsOnceEveryRankValidated) {
   Connect();
   StartRun(TensorSpec());
