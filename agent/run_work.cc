@@ -138,7 +138,6 @@ absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
   setup.options.iters = run.iters();
   setup.options.warmup = run.warmup();
   setup.exchange_bytes = run.exchange_bytes();
-  std::vector<int64_t> union_ranks;
   int64_t peak = 0;
   for (int t = 0; t < run.cross_batch_size(); ++t) {
     absl::StatusOr<proto::CrossPlanWithMeshes> plan =
@@ -150,13 +149,9 @@ absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
     setup.cross_batch.push_back({std::move(plan->src_mesh),
                                  std::move(plan->dst_mesh),
                                  std::move(plan->plan)});
-    for (int64_t r : setup.cross_batch.back().Ranks()) union_ranks.push_back(r);
     peak += setup.cross_batch.back().plan.peak_bytes;
   }
-  std::sort(union_ranks.begin(), union_ranks.end());
-  union_ranks.erase(std::unique(union_ranks.begin(), union_ranks.end()),
-                    union_ranks.end());
-  if (RanksOf(setup.mesh) != union_ranks) {
+  if (RanksOf(setup.mesh) != executor::CrossBatchRanks(setup.cross_batch)) {
     return InvalidField("run.mesh", "not the cross batch's ranks, ascending");
   }
   absl::Status s = CheckDigest(

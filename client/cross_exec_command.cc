@@ -31,13 +31,7 @@ using executor::RankReport;
 // N = --local.
 absl::Status CheckRanks(const std::vector<executor::CrossWork>& works,
                         int local) {
-  std::vector<int64_t> ranks;
-  for (const executor::CrossWork& work : works) {
-    const std::vector<int64_t> mine = work.Ranks();
-    ranks.insert(ranks.end(), mine.begin(), mine.end());
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const std::vector<int64_t> ranks = executor::CrossBatchRanks(works);
   if (ranks.back() != static_cast<int64_t>(ranks.size()) - 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--src_ranks, --dst_ranks: a local run's ranks are 0..N-1, but the "

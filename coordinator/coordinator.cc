@@ -76,14 +76,9 @@ absl::Status NoJobForCaller(const std::string& name, const char* field,
 // A cross-mesh run's ranks, the union of every rank map, must be the
 // job's: every agent of the job takes part in the run's communicator.
 absl::Status CheckCrossRanks(const RunSpec& spec, const Job& job) {
-  std::vector<int64_t> ranks =
-      spec.cross.has_value() ? spec.cross->Ranks() : std::vector<int64_t>();
-  for (const executor::CrossWork& work : spec.cross_batch) {
-    const std::vector<int64_t> mine = work.Ranks();
-    ranks.insert(ranks.end(), mine.begin(), mine.end());
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const std::vector<int64_t> ranks =
+      spec.cross.has_value() ? spec.cross->Ranks()
+                             : executor::CrossBatchRanks(spec.cross_batch);
   if (static_cast<int64_t>(ranks.size()) != job.world_size() ||
       ranks.back() != job.world_size() - 1) {
     return absl::InvalidArgumentError(absl::StrCat(

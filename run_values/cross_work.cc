@@ -52,6 +52,17 @@ uint64_t CrossWork::Digest() const {
   return Fnv1a64(text);
 }
 
+std::vector<int64_t> CrossBatchRanks(const std::vector<CrossWork>& items) {
+  std::vector<int64_t> ranks;
+  for (const CrossWork& work : items) {
+    const std::vector<int64_t> mine = work.Ranks();
+    ranks.insert(ranks.end(), mine.begin(), mine.end());
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
 uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
                           int64_t exchange_bytes) {
   std::string text = absl::StrCat("batch;", exchange_bytes, ";");

@@ -47,6 +47,9 @@ struct CrossWork {
   uint64_t Digest() const;
 };
 
+// Every rank of any tensor's two meshes, ascending: a batch's run's ranks.
+std::vector<int64_t> CrossBatchRanks(const std::vector<CrossWork>& items);
+
 // A cross-mesh batch's digest (what every rank of its run agrees on):
 // FNV-1a of every tensor's Digest() in order and the exchange bound.
 uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,

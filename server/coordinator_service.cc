@@ -335,7 +335,6 @@ absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
                      items, " items"));
   }
   coordinator::RunSpec spec{*Mesh::Create({{1}, {"ranks"}, {0}}), {}};
-  std::vector<int64_t> ranks;
   for (int t = 0; t < items; ++t) {
     const std::string field = absl::StrCat("cross_batch.plans[", t, "].");
     absl::StatusOr<proto::CrossPlanWithMeshes> plan =
@@ -347,13 +346,11 @@ absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
     }
     executor::CrossWork work{std::move(plan->src_mesh),
                              std::move(plan->dst_mesh), std::move(plan->plan)};
-    for (int64_t r : work.Ranks()) ranks.push_back(r);
     spec.cross_batch.push_back(std::move(work));
     spec.cross_names.push_back(
         t < given.names_size() ? given.names(t) : absl::StrCat("item ", t));
   }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::vector<int64_t> ranks = executor::CrossBatchRanks(spec.cross_batch);
   absl::StatusOr<Mesh> mesh = Mesh::Create(
       {{static_cast<int64_t>(ranks.size())}, {"ranks"}, std::move(ranks)});
   if (!mesh.ok()) return Within("cross_batch.plans: ", mesh.status());

@@ -158,6 +158,7 @@ absl::StatusOr<std::unique_ptr<CrossRunner>> CrossRunner::CompileBatch(
 
 // Every item's program, the run's ranks and the batch digest.
 absl::Status CrossRunner::AddItems(std::vector<CrossWork> items) {
+  run_ranks_ = CrossBatchRanks(items);
   std::vector<uint64_t> digests;
   for (size_t t = 0; t < items.size(); ++t) {
     CrossWork& in = items[t];
@@ -172,15 +173,10 @@ absl::Status CrossRunner::AddItems(std::vector<CrossWork> items) {
                                          program.status())
                               : program.status();
     }
-    run_ranks_.insert(run_ranks_.end(), program->run_ranks.begin(),
-                      program->run_ranks.end());
     digests.push_back(in.plan.layout_digest);
     items_.push_back(
         {std::move(in.src_mesh), std::move(in.plan), *std::move(program)});
   }
-  std::sort(run_ranks_.begin(), run_ranks_.end());
-  run_ranks_.erase(std::unique(run_ranks_.begin(), run_ranks_.end()),
-                   run_ranks_.end());
   if (!std::binary_search(run_ranks_.begin(), run_ranks_.end(), rank_)) {
     return absl::InvalidArgumentError(
         absl::StrCat("rank ", rank_, " is in no mesh of the batch"));
