@@ -454,15 +454,15 @@ absl::StatusOr<std::shared_ptr<BoundRun>> Agent::BindTensors(
   for (const v1::TensorBinding& b : run.tensors()) {
     names.push_back({b.source(), b.into(), b.allocate()});
   }
-  if (setup.cross != nullptr) {
+  if (setup.is_cross()) {
     KeptSchedule* kept = schedules_.Find(run.schedule_id());
     const bool staging = !run.no_staging();
     if (kept != nullptr && kept->bound != nullptr &&
-        kept->bound->StillBound(names.front(), staging, *tensors_)) {
+        kept->bound->StillBound(names, staging, *tensors_)) {
       return kept->bound;
     }
     absl::StatusOr<std::unique_ptr<BoundRun>> bound = BoundRun::BindCross(
-        *setup.cross, config_.rank, names.front(), staging, *tensors_);
+        setup.CrossItems(), config_.rank, names, staging, *tensors_);
     if (!bound.ok()) return bound.status();
     std::shared_ptr<BoundRun> shared = *std::move(bound);
     if (kept != nullptr) kept->bound = shared;
@@ -518,12 +518,7 @@ executor::RankReport Agent::Execute(
     }
     return inbox.Cancelled().has_value();
   };
-  if (!setup.cross_batch.empty()) {
-    return executor::RunCrossBatchGenerated(setup.cross_batch,
-                                            setup.exchange_bytes, config_.rank,
-                                            provider, options, setup.options);
-  }
-  if (setup.cross != nullptr) {
+  if (setup.is_cross()) {
     return ExecuteCross(run, setup, options, bound, keep_communicators,
                         provider);
   }
@@ -546,7 +541,6 @@ executor::RankReport Agent::ExecuteCross(
     const executor::RunOptions& options,
     const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
     bool& keep_communicators, executor::CommunicatorProvider& provider) {
-  const executor::CrossWork& cross = *setup.cross;
   // A kept schedule's runner is good on the communicators it was compiled
   // on; every rank of the run sees them change together (a new prefix).
   std::unique_ptr<executor::CrossRunner> fresh;
@@ -561,18 +555,17 @@ executor::RankReport Agent::ExecuteCross(
   const bool compiled = *runner != nullptr;
   executor::RankReport report;
   if (run.tensors_size() == 0) {
-    report = executor::RunCrossGenerated(cross, config_.rank, provider, options,
-                                         setup.options, runner);
+    report = executor::RunCrossBatchGenerated(
+        setup.CrossItems(), setup.exchange_bytes, config_.rank, provider,
+        options, setup.options, runner);
   } else {
     // A refusal to bind stops every rank in the pre-flight step.
     executor::Preflight preflight{bound.status()};
-    const executor::RunBuffers* tensors =
-        bound.ok() ? &(*bound)->tensors() : nullptr;
+    const executor::RunBuffers unbound;
     report = executor::RunCrossOnTensors(
-        cross, config_.rank, provider, options,
-        tensors != nullptr ? tensors->sources.front() : nullptr,
-        tensors != nullptr ? tensors->results.front() : nullptr, preflight,
-        runner);
+        {setup.CrossItems(), setup.exchange_bytes, setup.cross_digest},
+        config_.rank, provider, options,
+        bound.ok() ? (*bound)->tensors() : unbound, preflight, runner);
     keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
   }
   if (!compiled && *runner != nullptr && metrics_ != nullptr) {

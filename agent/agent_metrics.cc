@@ -146,11 +146,7 @@ void AgentMetrics::RecordTransfers(const RunSetup& setup,
                                    const executor::RankReport& report) {
   const int executions = report.executions_done;
   int64_t sent = 0, received = 0;
-  if (setup.cross != nullptr) {
-    sent = setup.cross->SentBytes(report.rank);
-    received = setup.cross->ReceivedBytes(report.rank);
-  }
-  for (const executor::CrossWork& work : setup.cross_batch) {
+  for (const executor::CrossWork& work : setup.CrossItems()) {
     sent += work.SentBytes(report.rank);
     received += work.ReceivedBytes(report.rank);
   }
@@ -164,7 +160,7 @@ void AgentMetrics::RecordTransfers(const RunSetup& setup,
 
 void AgentMetrics::RecordRun(const RunSetup& setup,
                              const executor::RankReport& report) {
-  if (setup.cross != nullptr || !setup.cross_batch.empty()) {
+  if (setup.is_cross()) {
     RecordTransfers(setup, report);
   } else {
     RecordRows(setup, report);

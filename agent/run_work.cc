@@ -114,22 +114,24 @@ absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
   }
   absl::Status s = CheckCross(run, setup, digest, max_run_bytes);
   if (!s.ok()) return s;
+  setup.cross_digest = digest;
   if (kept == nullptr && !run.schedule_id().empty() && schedules != nullptr) {
     schedules->Keep(run.schedule_id(), run.generation(), setup.cross, digest);
   }
   return setup;
 }
 
-// A cross-mesh batch from `run.cross_batch` (generated data only): every
-// tensor's plan with its meshes, one destination mesh, the run's mesh the
-// union of every rank map, the digest CrossBatchDigest's, and the sum of
-// the tensors' peaks within the bound.
+// A cross-mesh batch from `run.cross_batch`: every tensor's plan with its
+// meshes, one destination mesh, the run's mesh the union of every rank
+// map, the digest CrossBatchDigest's, and the sum of the tensors' peaks
+// within the bound; on registered tensors, one binding per tensor.
 absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
                                            std::chrono::milliseconds timeout,
                                            int64_t max_run_bytes) {
-  if (run.tensors_size() > 0) {
+  if (run.tensors_size() > 0 && run.tensors_size() != run.cross_batch_size()) {
     return InvalidField("run.tensors",
-                        "a cross-mesh batch runs on generated data so far");
+                        absl::StrCat(run.tensors_size(), " bindings for ",
+                                     run.cross_batch_size(), " tensors"));
   }
   if (run.exchange_bytes() < 1) {
     return InvalidField("run.exchange_bytes", "must be at least 1");
@@ -154,9 +156,10 @@ absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
   if (RanksOf(setup.mesh) != executor::CrossBatchRanks(setup.cross_batch)) {
     return InvalidField("run.mesh", "not the cross batch's ranks, ascending");
   }
-  absl::Status s = CheckDigest(
-      "cross-mesh batch", run.digest(),
-      executor::CrossBatchDigest(setup.cross_batch, setup.exchange_bytes));
+  setup.cross_digest =
+      executor::CrossBatchDigest(setup.cross_batch, setup.exchange_bytes);
+  absl::Status s =
+      CheckDigest("cross-mesh batch", run.digest(), setup.cross_digest);
   if (!s.ok()) return s;
   s = CheckRunBytes(peak, max_run_bytes);
   if (!s.ok()) return s;

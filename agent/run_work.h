@@ -9,11 +9,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "agent/kept_schedules.h"
 #include "executor/judge/harness.h"
 #include "planner/core/mesh.h"
@@ -34,9 +36,19 @@ struct RunSetup {
   std::chrono::milliseconds timeout;  // per collective
   // Set: a cross-mesh run (a kept schedule's is shared with it).
   std::shared_ptr<const executor::CrossWork> cross;
-  // Set: a cross-mesh batch on generated data, and its exchange bound.
+  // Set: a cross-mesh batch.
   std::vector<executor::CrossWork> cross_batch;
-  int64_t exchange_bytes = 0;
+  // A cross-mesh run's or batch's exchange bound (none for one plan) and
+  // the digest its ranks agree on.
+  int64_t exchange_bytes = std::numeric_limits<int64_t>::max();
+  uint64_t cross_digest = 0;
+
+  bool is_cross() const { return cross != nullptr || !cross_batch.empty(); }
+  // A cross-mesh run's items: its one plan, or the batch's.
+  absl::Span<const executor::CrossWork> CrossItems() const {
+    if (cross != nullptr) return {cross.get(), 1};
+    return cross_batch;
+  }
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id

@@ -54,44 +54,54 @@ absl::Status AllocateMissing(TensorRegistry& registry, const std::string& field,
   return absl::Status(s.code(), absl::StrCat(field, ": ", s.message()));
 }
 
+// One binding per item, or INVALID_ARGUMENT.
+absl::Status CheckBindings(size_t names, size_t items) {
+  if (names == items) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("run.tensors: ", names, " bindings for ", items, " items"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::Bind(
     const Mesh& mesh, const executor::BatchWork& work, int64_t rank,
     const std::vector<TensorNames>& names, bool staging,
     TensorRegistry& registry) {
-  if (names.size() != work.plans.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("run.tensors: ", names.size(), " bindings for ",
-                     work.plans.size(), " items"));
-  }
+  absl::Status s = CheckBindings(names.size(), work.plans.size());
+  if (!s.ok()) return s;
   auto bound = std::unique_ptr<BoundRun>(new BoundRun(names, staging));
   const int64_t position = mesh.PositionOfRank(rank);
-  for (size_t t = 0; t < names.size(); ++t) {
+  for (size_t t = 0; t < names.size() && s.ok(); ++t) {
     const Plan& plan = work.plans[t];
     const std::vector<int64_t>& shape = plan.tensor.shape();
-    absl::Status s = bound->BindItem(
-        t, plan.tensor.dtype(), Side{{shape, mesh, plan.src}, position},
-        Side{{shape, mesh, plan.dst}, position}, registry);
-    if (!s.ok()) return s;
+    s = bound->BindItem(t, plan.tensor.dtype(),
+                        Side{{shape, mesh, plan.src}, position},
+                        Side{{shape, mesh, plan.dst}, position}, registry);
   }
+  if (!s.ok()) return s;
   return bound;
 }
 
 absl::StatusOr<std::unique_ptr<BoundRun>> BoundRun::BindCross(
-    const executor::CrossWork& work, int64_t rank, const TensorNames& names,
-    bool staging, TensorRegistry& registry) {
-  auto bound = std::unique_ptr<BoundRun>(new BoundRun({names}, staging));
-  const CrossMeshPlan& plan = work.plan;
-  const std::vector<int64_t>& shape = plan.tensor.shape();
-  std::optional<Side> src, dst;
-  if (const int64_t p = work.src_mesh.PositionOfRank(rank); p >= 0) {
-    src = Side{{shape, work.src_mesh, plan.src}, p};
+    absl::Span<const executor::CrossWork> items, int64_t rank,
+    const std::vector<TensorNames>& names, bool staging,
+    TensorRegistry& registry) {
+  absl::Status s = CheckBindings(names.size(), items.size());
+  if (!s.ok()) return s;
+  auto bound = std::unique_ptr<BoundRun>(new BoundRun(names, staging));
+  for (size_t t = 0; t < items.size() && s.ok(); ++t) {
+    const executor::CrossWork& work = items[t];
+    const CrossMeshPlan& plan = work.plan;
+    const std::vector<int64_t>& shape = plan.tensor.shape();
+    std::optional<Side> src, dst;
+    if (const int64_t p = work.src_mesh.PositionOfRank(rank); p >= 0) {
+      src = Side{{shape, work.src_mesh, plan.src}, p};
+    }
+    if (const int64_t p = work.dst_mesh.PositionOfRank(rank); p >= 0) {
+      dst = Side{{shape, work.dst_mesh, plan.dst}, p};
+    }
+    s = bound->BindItem(t, plan.tensor.dtype(), src, dst, registry);
   }
-  if (const int64_t p = work.dst_mesh.PositionOfRank(rank); p >= 0) {
-    dst = Side{{shape, work.dst_mesh, plan.dst}, p};
-  }
-  absl::Status s = bound->BindItem(0, plan.tensor.dtype(), src, dst, registry);
   if (!s.ok()) return s;
   return bound;
 }
@@ -147,12 +157,9 @@ int64_t BoundRun::staging_bytes() const {
   return bytes;
 }
 
-bool BoundRun::StillBound(const TensorNames& names, bool staging,
+bool BoundRun::StillBound(const std::vector<TensorNames>& names, bool staging,
                           const TensorRegistry& registry) const {
-  if (names_.size() != 1 || !(names_.front() == names) ||
-      staging != staging_mode_) {
-    return false;
-  }
+  if (names_ != names || staging != staging_mode_) return false;
   auto same = [&registry](const std::string& name,
                           const std::shared_ptr<SharedMemory>& memory) {
     std::optional<TensorEntry> now = registry.Find(name);

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "agent/tensor_layout.h"
 #include "agent/tensor_registry.h"
 #include "executor/run/run.h"
@@ -52,13 +53,15 @@ class BoundRun {
       const std::vector<TensorNames>& names, bool staging,
       TensorRegistry& registry);
 
-  // Binds a cross-mesh run's one item on global `rank` (docs/DESIGN.md §9):
-  // its source where the rank is in the source mesh, its destination where
-  // it is in the destination mesh (a rank in neither binds nothing). The
-  // errors of Bind. tensors() holds null where the rank has no role.
+  // Binds a cross-mesh run's items (one plan, or a batch) on global
+  // `rank` (docs/DESIGN.md §9): each item's source where the rank is in
+  // its source mesh, its destination where it is in the destination mesh
+  // (a rank in neither binds nothing). The errors of Bind. tensors()
+  // holds null where the rank has no role.
   static absl::StatusOr<std::unique_ptr<BoundRun>> BindCross(
-      const executor::CrossWork& work, int64_t rank, const TensorNames& names,
-      bool staging, TensorRegistry& registry);
+      absl::Span<const executor::CrossWork> items, int64_t rank,
+      const std::vector<TensorNames>& names, bool staging,
+      TensorRegistry& registry);
 
   // What the executor reads and writes (the staging buffers, or the
   // destinations themselves).
@@ -68,10 +71,10 @@ class BoundRun {
   bool staged() const { return staging_mode_; }
   // Bytes the staging buffers hold.
   int64_t staging_bytes() const;
-  // Whether a run of one item binding `names` with `staging` may use this
-  // binding again: the same names and mode, and every tensor still
-  // registered as the memory it bound (not unregistered or replaced since).
-  bool StillBound(const TensorNames& names, bool staging,
+  // Whether a run binding `names` with `staging` may use this binding
+  // again: the same names and mode, and every tensor still registered as
+  // the memory it bound (not unregistered or replaced since).
+  bool StillBound(const std::vector<TensorNames>& names, bool staging,
                   const TensorRegistry& registry) const;
 
   // Copies every staged result into its destination. FAILED_PRECONDITION

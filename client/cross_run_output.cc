@@ -28,6 +28,13 @@ std::string RanksJson(const executor::CrossWork& work,
   return absl::StrCat("[", absl::StrJoin(ranks, ", "), "]");
 }
 
+// A registered tensor's conservation checksums (§6.5) as JSON.
+std::string ConservationJson(const executor::TensorRow& t) {
+  return absl::StrCat("{\"label\": \"", t.conservation,
+                      "\", \"source\": ", t.conservation_source,
+                      ", \"result\": ", t.conservation_result, "}");
+}
+
 std::string RowsJson(const executor::RunSummary& summary) {
   std::vector<std::string> rows;
   for (const executor::SummaryRow& row : summary.rows) {
@@ -55,10 +62,8 @@ void PrintJson(const CrossRunView& run, std::ostream& out) {
       << ", \"wall_seconds\": " << FormatDouble(summary.wall_seconds);
   if (run.on_tensors && !summary.tensors.empty()) {
     const executor::TensorRow& t = summary.tensors.front();
-    out << ", \"conservation\": {\"label\": \"" << t.conservation
-        << "\", \"source\": " << t.conservation_source
-        << ", \"result\": " << t.conservation_result
-        << "}, \"committed\": " << (run.committed ? "true" : "false");
+    out << ", \"conservation\": " << ConservationJson(t)
+        << ", \"committed\": " << (run.committed ? "true" : "false");
   }
   out << "}\n";
 }
@@ -109,7 +114,9 @@ std::string BatchTensorsJson(const CrossBatchRunView& run) {
         "{\"name\": ", JsonString(run.batch.items[t].name),
         ", \"validated\": ", row.validated ? "true" : "false",
         ", \"why_not\": ", row.validated ? "null" : JsonString(row.why_not),
-        ", \"checksums\": [", absl::StrJoin(sums, ", "), "]}"));
+        ", \"checksums\": [", absl::StrJoin(sums, ", "), "]",
+        run.on_tensors ? ", \"conservation\": " + ConservationJson(row) : "",
+        "}"));
   }
   return absl::StrCat("[", absl::StrJoin(tensors, ", "), "]");
 }
@@ -128,7 +135,11 @@ void PrintBatchJson(const CrossBatchRunView& run, std::ostream& out) {
       << ", \"tensors\": " << BatchTensorsJson(run)
       << ", \"validated\": " << (summary.validated ? "true" : "false")
       << ", \"staging_bytes_max\": " << summary.peak_bytes
-      << ", \"wall_seconds\": " << FormatDouble(summary.wall_seconds) << "}\n";
+      << ", \"wall_seconds\": " << FormatDouble(summary.wall_seconds);
+  if (run.on_tensors) {
+    out << ", \"committed\": " << (run.committed ? "true" : "false");
+  }
+  out << "}\n";
 }
 
 void PrintBatchTable(const CrossBatchRunView& run, std::ostream& out) {
@@ -140,12 +151,17 @@ void PrintBatchTable(const CrossBatchRunView& run, std::ostream& out) {
   for (size_t t = 0; t < run.works.size(); ++t) {
     const executor::TensorRow& row = summary.tensors[t];
     out << absl::StrFormat(
-        "%-24s %s\n", run.batch.items[t].name,
-        row.validated ? "validated" : "NOT VALIDATED: " + row.why_not);
+        "%-24s %s%s\n", run.batch.items[t].name,
+        row.validated ? "validated" : "NOT VALIDATED: " + row.why_not,
+        run.on_tensors ? absl::StrCat(" (conservation ", row.conservation, ")")
+                       : "");
   }
   out << (summary.validated ? "validated"
-                            : absl::StrCat("NOT VALIDATED: ", summary.why_not))
-      << "\n";
+                            : absl::StrCat("NOT VALIDATED: ", summary.why_not));
+  if (run.on_tensors) {
+    out << (run.committed ? ", committed" : ", not committed");
+  }
+  out << "\n";
 }
 
 }  // namespace

@@ -51,6 +51,9 @@ struct CrossBatchRunView {
   int warmup = 0;
   const std::vector<executor::RankReport>& reports;
   const executor::RunSummary& summary;  // SummarizeCrossBatch's
+  // A run on registered tensors, as CrossRunView's.
+  bool on_tensors = false;
+  bool committed = false;
 };
 
 // A table, or with `json` one object {"kind": "cross_mesh_batch", "plan"
@@ -59,7 +62,9 @@ struct CrossBatchRunView {
 // every tensor), "tensors": [{"name", "validated", "why_not" (null when
 // validated), "checksums": [{"rank", "checksum"}] (destination ranks)}],
 // "validated" (every tensor on every destination rank),
-// "staging_bytes_max", "wall_seconds"}.
+// "staging_bytes_max", "wall_seconds"}; on registered tensors every tensor
+// also has "conservation" (as a cross-mesh run's) and the object
+// "committed".
 void PrintCrossBatchRun(const CrossBatchRunView& run, bool json,
                         std::ostream& out);
 

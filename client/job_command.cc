@@ -111,8 +111,9 @@ constexpr char kRunUsage[] =
     "  conservation checksum and committed as above. --schedule ID runs the\n"
     "  cross-mesh move `job prepare` kept under ID instead, without\n"
     "  planning. With --offline --batch FILE (lines of `plan --src_mesh\n"
-    "  --batch`) it plans the batch here and the agents run it on generated\n"
-    "  data, every tensor validated.\n";
+    "  --batch`) it plans the batch here and the agents run it, every\n"
+    "  tensor validated: on generated data, or with one --tensor and --into\n"
+    "  name per line on the registered tensors, committed together.\n";
 
 constexpr char kCancelUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job cancel NAME\n"
@@ -280,20 +281,22 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
 }
 
 // `job run NAME --src_mesh ... --offline --batch FILE`: a cross-mesh batch
-// planned here and run on the job's agents on generated data, printed as
-// `exec --local` prints one.
+// planned here and run on the job's agents (on generated data, or with
+// --tensor on its registered tensors), printed as `exec --local` prints
+// one.
 absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
                            const CliArgs& args, const RunFlags& flags,
                            const JobRunOptions& options, std::ostream& out) {
-  if (!options.tensors.empty()) {
-    return absl::InvalidArgumentError(
-        "job run --src_mesh --batch: a cross-mesh batch runs on generated "
-        "data so far (no --tensor)");
-  }
   absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
   if (!meshes.ok()) return meshes.status();
   absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, *meshes);
   if (!batch.ok()) return batch.status();
+  if (!options.tensors.empty() &&
+      options.tensors.size() != batch->items.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tensor: ", options.tensors.size(), " names for ",
+                     batch->items.size(), " tensors in --batch (one each)"));
+  }
   absl::StatusOr<std::vector<executor::CrossWork>> works =
       CrossBatchWorks(*batch);
   if (!works.ok()) return works.status();
@@ -315,7 +318,8 @@ absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
   if (!run.ok()) return run.status();
   PrintCrossBatchRun({*batch, *works, run->backend,
                       absl::StrCat("job ", job, ", run ", run->run_id),
-                      run->iters, run->warmup, run->ranks, run->summary},
+                      run->iters, run->warmup, run->ranks, run->summary,
+                      !options.tensors.empty(), run->committed},
                      flags.json, out);
   return CrossRunVerdict(run->summary);
 }

@@ -23,8 +23,7 @@ std::vector<int64_t> CrossRanks(const Mesh& src_mesh, const Mesh& dst_mesh) {
 }
 
 absl::StatusOr<Mesh> CrossWork::RanksMesh() const {
-  const std::vector<int64_t> ranks = Ranks();
-  return Mesh::Create({{static_cast<int64_t>(ranks.size())}, {"ranks"}, ranks});
+  return CrossBatchRanksMesh({this, 1});
 }
 
 int64_t CrossWork::SentBytes(int64_t rank) const {
@@ -52,7 +51,7 @@ uint64_t CrossWork::Digest() const {
   return Fnv1a64(text);
 }
 
-std::vector<int64_t> CrossBatchRanks(const std::vector<CrossWork>& items) {
+std::vector<int64_t> CrossBatchRanks(absl::Span<const CrossWork> items) {
   std::vector<int64_t> ranks;
   for (const CrossWork& work : items) {
     const std::vector<int64_t> mine = work.Ranks();
@@ -61,6 +60,12 @@ std::vector<int64_t> CrossBatchRanks(const std::vector<CrossWork>& items) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   return ranks;
+}
+
+absl::StatusOr<Mesh> CrossBatchRanksMesh(absl::Span<const CrossWork> items) {
+  std::vector<int64_t> ranks = CrossBatchRanks(items);
+  const auto size = static_cast<int64_t>(ranks.size());
+  return Mesh::Create({{size}, {"ranks"}, std::move(ranks)});
 }
 
 uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_plan.h"
 #include "run_values/rank_report.h"
@@ -48,7 +49,9 @@ struct CrossWork {
 };
 
 // Every rank of any tensor's two meshes, ascending: a batch's run's ranks.
-std::vector<int64_t> CrossBatchRanks(const std::vector<CrossWork>& items);
+std::vector<int64_t> CrossBatchRanks(absl::Span<const CrossWork> items);
+// The run's world of a batch, one dim "ranks" over CrossBatchRanks().
+absl::StatusOr<Mesh> CrossBatchRanksMesh(absl::Span<const CrossWork> items);
 
 // A cross-mesh batch's digest (what every rank of its run agrees on):
 // FNV-1a of every tensor's Digest() in order and the exchange bound.

@@ -350,9 +350,7 @@ absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
     spec.cross_names.push_back(
         t < given.names_size() ? given.names(t) : absl::StrCat("item ", t));
   }
-  std::vector<int64_t> ranks = executor::CrossBatchRanks(spec.cross_batch);
-  absl::StatusOr<Mesh> mesh = Mesh::Create(
-      {{static_cast<int64_t>(ranks.size())}, {"ranks"}, std::move(ranks)});
+  absl::StatusOr<Mesh> mesh = executor::CrossBatchRanksMesh(spec.cross_batch);
   if (!mesh.ok()) return Within("cross_batch.plans: ", mesh.status());
   spec.mesh = *std::move(mesh);
   spec.exchange_bytes = given.exchange_bytes();
@@ -367,11 +365,9 @@ absl::Status BindTensors(const v1::RunJobRequest& request,
     if (!request.no_staging()) return absl::OkStatus();
     return absl::InvalidArgumentError("no_staging: only with tensors");
   }
-  if (!spec.cross_batch.empty()) {
-    return absl::InvalidArgumentError(
-        "tensors: a cross-mesh batch runs on generated data so far");
-  }
-  const size_t items = spec.is_cross() ? 1 : spec.work.plans.size();
+  const size_t items = !spec.cross_batch.empty() ? spec.cross_batch.size()
+                       : spec.cross.has_value()  ? 1
+                                                 : spec.work.plans.size();
   if (static_cast<size_t>(request.tensors_size()) != items) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensors: ", request.tensors_size(), " bindings for ", items,

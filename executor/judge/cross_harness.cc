@@ -1,6 +1,7 @@
 #include "executor/judge/cross_harness.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -48,48 +49,62 @@ absl::Status TimedCrossRuns(CrossRunner& runner,
   return s;
 }
 
-// This rank's conservation shares of the sources and the results, added
-// over every rank of the run: one tensor's verdict (§6.5).
-absl::StatusOr<TensorCheck> CrossConservation(const CrossWork& work,
-                                              const CrossRunner& runner,
-                                              CommunicatorProvider& provider,
-                                              const void* source,
-                                              const void* result) {
-  const CrossMeshPlan& plan = work.plan;
-  int64_t mine[2] = {0, 0};
-  if (runner.is_source()) {
-    mine[0] = static_cast<int64_t>(ConservationShare(
-        work.src_mesh, plan.tensor, plan.src, runner.src_position(), source));
+// This rank's conservation shares of every tensor's source and result,
+// added over every rank of the run: one verdict per tensor (§6.5), in
+// order.
+absl::StatusOr<std::vector<TensorCheck>> CrossConservation(
+    const CrossRunner& runner, CommunicatorProvider& provider,
+    const RunBuffers& tensors) {
+  const int n = runner.size();
+  std::vector<int64_t> mine(2 * n, 0);
+  for (int t = 0; t < n; ++t) {
+    const CrossMeshPlan& plan = runner.plan(t);
+    if (runner.is_source(t)) {
+      mine[2 * t] = static_cast<int64_t>(
+          ConservationShare(runner.src_mesh(t), plan.tensor, plan.src,
+                            runner.src_position(t), tensors.sources[t]));
+    }
+    if (runner.is_destination(t)) {
+      mine[2 * t + 1] = static_cast<int64_t>(
+          ConservationShare(runner.dst_mesh(), plan.tensor, plan.dst,
+                            runner.dst_position(t), tensors.results[t]));
+    }
   }
-  if (runner.is_destination()) {
-    mine[1] = static_cast<int64_t>(ConservationShare(
-        work.dst_mesh, plan.tensor, plan.dst, runner.dst_position(), result));
-  }
-  const std::vector<int64_t> ranks = work.Ranks();
+  const std::vector<int64_t>& ranks = runner.run_ranks();
   absl::StatusOr<Communicator*> world = provider.Get(ranks, "cross");
   if (!world.ok()) return world.status();
-  std::vector<int64_t> all(2 * ranks.size());
-  absl::Status s = (*world)->AllGather(mine, all.data(), 2, DType::kInt64);
+  std::vector<int64_t> all(mine.size() * ranks.size());
+  absl::Status s =
+      (*world)->AllGather(mine.data(), all.data(), mine.size(), DType::kInt64);
   if (s.ok()) s = provider.Drain();
   if (!s.ok()) return s;
-  uint64_t before = 0, after = 0;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    before = AddShares(before, static_cast<uint64_t>(all[2 * i]));
-    after = AddShares(after, static_cast<uint64_t>(all[2 * i + 1]));
+  std::vector<TensorCheck> checks;
+  for (int t = 0; t < n; ++t) {
+    uint64_t before = 0, after = 0;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const int64_t* shares = &all[i * mine.size() + 2 * t];
+      before = AddShares(before, static_cast<uint64_t>(shares[0]));
+      after = AddShares(after, static_cast<uint64_t>(shares[1]));
+    }
+    const CrossMeshPlan& plan = runner.plan(t);
+    checks.push_back(
+        ConservationVerdict(plan.tensor, plan.src, plan.dst, before, after));
   }
-  return ConservationVerdict(plan.tensor, plan.src, plan.dst, before, after);
+  return checks;
 }
 
-// The runner of `work` for `rank`: the one `kept` holds, else compiled
+// The runner of `items` for `rank`: the one `kept` holds, else compiled
 // (and left in `kept` when given).
-absl::StatusOr<CrossRunner*> RunnerOf(const CrossWork& work, int64_t rank,
+absl::StatusOr<CrossRunner*> RunnerOf(absl::Span<const CrossWork> items,
+                                      int64_t exchange_bytes, int64_t rank,
                                       CommunicatorProvider& provider,
                                       std::unique_ptr<CrossRunner>* kept,
                                       std::unique_ptr<CrossRunner>& own) {
   std::unique_ptr<CrossRunner>& slot = kept != nullptr ? *kept : own;
   if (slot != nullptr) return slot.get();
-  absl::StatusOr<std::unique_ptr<CrossRunner>> runner = CrossRunner::Compile(
-      work.src_mesh, work.dst_mesh, work.plan, rank, provider);
+  absl::StatusOr<std::unique_ptr<CrossRunner>> runner =
+      CrossRunner::CompileBatch({items.begin(), items.end()}, exchange_bytes,
+                                rank, provider);
   if (!runner.ok()) return runner.status();
   slot = *std::move(runner);
   return slot.get();
@@ -161,25 +176,27 @@ void JudgeGenerated(CrossRunner& runner, CommunicatorProvider& provider,
 
 }  // namespace
 
-RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
+RankReport RunCrossOnTensors(const CrossTensorsRun& what, int64_t rank,
                              CommunicatorProvider& provider,
-                             const RunOptions& run, const void* source,
-                             void* result, Preflight& preflight,
+                             const RunOptions& run, const RunBuffers& tensors,
+                             Preflight& preflight,
                              std::unique_ptr<CrossRunner>* kept) {
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<Mesh> ranks = work.RanksMesh();
-  if (!ranks.ok()) {
-    report.status = ranks.status();
+  absl::StatusOr<Mesh> world = CrossBatchRanksMesh(what.items);
+  if (!world.ok()) {
+    report.status = world.status();
     return report;
   }
   HostMemorySpace host;
-  report.status = RunPreflight(*ranks, work.Digest(), "cross-mesh plan", rank,
-                               provider, host, preflight);
+  const char* noun =
+      what.items.size() == 1 ? "cross-mesh plan" : "cross-mesh batch";
+  report.status =
+      RunPreflight(*world, what.digest, noun, rank, provider, host, preflight);
   if (!report.status.ok()) return report;
   std::unique_ptr<CrossRunner> own;
   absl::StatusOr<CrossRunner*> runner =
-      RunnerOf(work, rank, provider, kept, own);
+      RunnerOf(what.items, what.exchange_bytes, rank, provider, kept, own);
   if (!runner.ok()) {
     report.status = runner.status();
     return report;
@@ -187,18 +204,21 @@ RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
   report.peak_bytes = (*runner)->StagingBytes();
   report.memory_bound_bytes = report.peak_bytes;
   HarnessOptions once;
-  const void* const in[] = {source};
-  void* const out[] = {result};
-  report.status = TimedCrossRuns(**runner, in, out, run, once, report);
+  report.status = TimedCrossRuns(**runner, tensors.sources, tensors.results,
+                                 run, once, report);
   if (!report.status.ok()) return report;
-  absl::StatusOr<TensorCheck> check =
-      CrossConservation(work, **runner, provider, source, result);
-  if (!check.ok()) {
+  absl::StatusOr<std::vector<TensorCheck>> checks =
+      CrossConservation(**runner, provider, tensors);
+  if (!checks.ok()) {
     report.status = absl::Status(
-        check.status().code(),
-        absl::StrCat("conservation checksum: ", check.status().message()));
-  } else if ((*runner)->is_destination()) {
-    report.tensors.push_back(*std::move(check));
+        checks.status().code(),
+        absl::StrCat("conservation checksum: ", checks.status().message()));
+    return report;
+  }
+  for (int t = 0; t < (*runner)->size(); ++t) {
+    if ((*runner)->is_destination(t)) {
+      report.tensors.push_back(std::move((*checks)[t]));
+    }
   }
   return report;
 }
@@ -208,29 +228,21 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
                              const RunOptions& run,
                              const HarnessOptions& harness,
                              std::unique_ptr<CrossRunner>* kept) {
-  RankReport report;
-  report.rank = rank;
-  std::unique_ptr<CrossRunner> own;
-  absl::StatusOr<CrossRunner*> compiled =
-      RunnerOf(work, rank, provider, kept, own);
-  if (!compiled.ok()) {
-    report.status = compiled.status();
-    return report;
-  }
-  JudgeGenerated(**compiled, provider, run, harness, report);
-  return report;
+  return RunCrossBatchGenerated({&work, 1}, std::numeric_limits<int64_t>::max(),
+                                rank, provider, run, harness, kept);
 }
 
-RankReport RunCrossBatchGenerated(std::vector<CrossWork> items,
+RankReport RunCrossBatchGenerated(absl::Span<const CrossWork> items,
                                   int64_t exchange_bytes, int64_t rank,
                                   CommunicatorProvider& provider,
                                   const RunOptions& run,
-                                  const HarnessOptions& harness) {
+                                  const HarnessOptions& harness,
+                                  std::unique_ptr<CrossRunner>* kept) {
   RankReport report;
   report.rank = rank;
-  absl::StatusOr<std::unique_ptr<CrossRunner>> runner =
-      CrossRunner::CompileBatch(std::move(items), exchange_bytes, rank,
-                                provider);
+  std::unique_ptr<CrossRunner> own;
+  absl::StatusOr<CrossRunner*> runner =
+      RunnerOf(items, exchange_bytes, rank, provider, kept, own);
   if (!runner.ok()) {
     report.status = runner.status();
     return report;

@@ -9,9 +9,11 @@
 #define RESHARD_EXECUTOR_JUDGE_CROSS_HARNESS_H_
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "executor/judge/harness.h"
 #include "executor/run/communicator_provider.h"
 #include "executor/run/cross_runner.h"
@@ -39,27 +41,40 @@ RankReport RunCrossGenerated(const CrossWork& work, int64_t rank,
 
 // A batch's RunCrossGenerated (CrossRunner::CompileBatch's errors): a
 // destination rank reports one tensor per item, in order, each judged on
-// the destination mesh alike.
-RankReport RunCrossBatchGenerated(std::vector<CrossWork> items,
+// the destination mesh alike. RunCrossGenerated is a batch of one with no
+// exchange bound.
+RankReport RunCrossBatchGenerated(absl::Span<const CrossWork> items,
                                   int64_t exchange_bytes, int64_t rank,
                                   CommunicatorProvider& provider,
                                   const RunOptions& run,
-                                  const HarnessOptions& harness);
+                                  const HarnessOptions& harness,
+                                  std::unique_ptr<CrossRunner>* kept = nullptr);
 
-// One execution of `work` for global `rank` on the caller's own buffers
-// (docs/DESIGN.md §6.6): `source` is this rank's block under plan.src (null
-// when not a source rank), `result` receives its block under plan.dst (null
-// when not a destination rank). First the pre-flight step over every rank
-// of the run (run/preflight.h: the work's digest and `preflight.binding`,
-// so that a rank that could not bind its tensors stops every rank before
-// any data moves); then the run; then the conservation checksums of the
-// sources and the results, added over every rank. A destination rank
-// reports one tensor judged by them (§6.5); a source-only rank none.
-// `kept` as RunCrossGenerated's: a repeated run compiles nothing.
-RankReport RunCrossOnTensors(const CrossWork& work, int64_t rank,
+// What a run on the caller's own buffers moves: one plan (a batch of one
+// with no exchange bound) or a batch, and the digest its ranks agree on
+// (CrossWork::Digest, CrossBatchDigest), computed once by the caller.
+struct CrossTensorsRun {
+  absl::Span<const CrossWork> items;
+  int64_t exchange_bytes = std::numeric_limits<int64_t>::max();
+  uint64_t digest = 0;
+};
+
+// One execution of `what` for global `rank` on the caller's own buffers
+// (docs/DESIGN.md §6.6): `tensors.sources[t]` is this rank's block of
+// tensor t under its plan's src (null when not a source rank of it),
+// `tensors.results[t]` receives its block under dst (null when not a
+// destination rank). First the pre-flight step over every rank of the run
+// (run/preflight.h: the digest and `preflight.binding`, so that a rank
+// that could not bind its tensors, and holds no buffers, stops every rank
+// before any data moves); then the run; then every tensor's conservation
+// checksums of the sources and the results, added over every rank. A
+// destination rank reports one tensor per item judged by them (§6.5); a
+// source-only rank none. `kept` as RunCrossGenerated's: a repeated run
+// compiles nothing.
+RankReport RunCrossOnTensors(const CrossTensorsRun& what, int64_t rank,
                              CommunicatorProvider& provider,
-                             const RunOptions& run, const void* source,
-                             void* result, Preflight& preflight,
+                             const RunOptions& run, const RunBuffers& tensors,
+                             Preflight& preflight,
                              std::unique_ptr<CrossRunner>* kept = nullptr);
 
 }  // namespace reshard::executor

@@ -117,6 +117,8 @@ class CrossRunner {
   const CrossProgram& program(int t = 0) const;
   int64_t src_position(int t = 0) const;
   int64_t dst_position(int t = 0) const;
+  // Every rank of the run (of any tensor's meshes), ascending.
+  const std::vector<int64_t>& run_ranks() const { return run_ranks_; }
 
   ~CrossRunner();
 

@@ -258,8 +258,10 @@ class Client {
     Mesh dst_mesh;
     CrossMeshPlan plan;
   };
-  // Runs a cross-mesh batch (docs/DESIGN.md §9) on every agent of `job`
-  // on generated data: one destination mesh for all tensors, the union of
+  // Runs a cross-mesh batch (docs/DESIGN.md §9) on every agent of `job`,
+  // on generated data or, with options.tensors (one binding per tensor, in
+  // order), on its registered tensors, judged by conservation and
+  // committed as RunJob's: one destination mesh for all tensors, the union of
   // every rank map the job's ranks 0..N-1 (each agent advertising
   // "cross_mesh_batches"), the exchanges and the steps' buckets bounded by
   // `exchange_bytes`. Its summary's rows are pre_steps, transfers and
