@@ -462,7 +462,7 @@ absl::StatusOr<std::shared_ptr<BoundRun>> Agent::BindTensors(
       return kept->bound;
     }
     absl::StatusOr<std::unique_ptr<BoundRun>> bound = BoundRun::BindCross(
-        setup.CrossItems(), config_.rank, names, staging, *tensors_);
+        setup.cross->items, config_.rank, names, staging, *tensors_);
     if (!bound.ok()) return bound.status();
     std::shared_ptr<BoundRun> shared = *std::move(bound);
     if (kept != nullptr) kept->bound = shared;
@@ -556,15 +556,14 @@ executor::RankReport Agent::ExecuteCross(
   executor::RankReport report;
   if (run.tensors_size() == 0) {
     report = executor::RunCrossBatchGenerated(
-        setup.CrossItems(), setup.exchange_bytes, config_.rank, provider,
+        setup.cross->items, setup.cross->exchange_bytes, config_.rank, provider,
         options, setup.options, runner);
   } else {
     // A refusal to bind stops every rank in the pre-flight step.
     executor::Preflight preflight{bound.status()};
     const executor::RunBuffers unbound;
     report = executor::RunCrossOnTensors(
-        {setup.CrossItems(), setup.exchange_bytes, setup.cross_digest},
-        config_.rank, provider, options,
+        *setup.cross, config_.rank, provider, options,
         bound.ok() ? (*bound)->tensors() : unbound, preflight, runner);
     keep_communicators = !preflight.verdict.ok() && preflight.exchanged;
   }

@@ -146,7 +146,7 @@ void AgentMetrics::RecordTransfers(const RunSetup& setup,
                                    const executor::RankReport& report) {
   const int executions = report.executions_done;
   int64_t sent = 0, received = 0;
-  for (const executor::CrossWork& work : setup.CrossItems()) {
+  for (const executor::CrossWork& work : setup.cross->items) {
     sent += work.SentBytes(report.rank);
     received += work.ReceivedBytes(report.rank);
   }

@@ -21,7 +21,7 @@ void KeptSchedules::Retain(const std::vector<std::string>& live,
 
 KeptSchedule& KeptSchedules::Keep(
     const std::string& id, int64_t generation,
-    std::shared_ptr<const executor::CrossWork> work, uint64_t digest) {
+    std::shared_ptr<const executor::CrossRunWork> work) {
   kept_.erase(id);
   // Never reached after Retain with the run's list (it holds this id and
   // at most kMaxSchedulesPerJob in all): a bound whatever the sender.
@@ -29,7 +29,6 @@ KeptSchedule& KeptSchedules::Keep(
   KeptSchedule& kept = kept_[id];
   kept.generation = generation;
   kept.work = std::move(work);
-  kept.digest = digest;
   return kept;
 }
 

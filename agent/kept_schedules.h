@@ -24,8 +24,7 @@ namespace reshard::agent {
 
 struct KeptSchedule {
   int64_t generation = 0;
-  std::shared_ptr<const executor::CrossWork> work;
-  uint64_t digest = 0;  // work->Digest()
+  std::shared_ptr<const executor::CrossRunWork> work;  // a plan or a batch
   std::unique_ptr<executor::CrossRunner> runner;
   // CommunicatorCache::opened() when `runner` was compiled: it is good
   // only on the same communicators.
@@ -40,8 +39,7 @@ class KeptSchedules {
   // Keeps `work` under `id` (replacing what was kept), dropping another
   // schedule when that would exceed kMaxSchedulesPerJob.
   KeptSchedule& Keep(const std::string& id, int64_t generation,
-                     std::shared_ptr<const executor::CrossWork> work,
-                     uint64_t digest);
+                     std::shared_ptr<const executor::CrossRunWork> work);
   // Null when not kept.
   KeptSchedule* Find(const std::string& id);
   size_t size() const { return kept_.size(); }

@@ -64,83 +64,22 @@ std::vector<int64_t> RanksOf(const Mesh& mesh) {
   return ranks;
 }
 
-// The checks of a cross-mesh run on `setup.cross`: the run's mesh is its
-// ranks, the Coordinator's digest is `digest` (the plan's), and its peak
-// on a rank (CrossMeshPlan::peak_bytes) fits the bound.
-absl::Status CheckCross(const v1::RunWork& run, const RunSetup& setup,
-                        uint64_t digest, int64_t max_run_bytes) {
-  if (RanksOf(setup.mesh) != setup.cross->Ranks()) {
-    return InvalidField("run.mesh", "not the cross plan's ranks, ascending");
-  }
-  absl::Status s = CheckDigest("cross-mesh plan", run.digest(), digest);
-  if (!s.ok()) return s;
-  return CheckRunBytes(setup.cross->plan.peak_bytes, max_run_bytes);
-}
-
-// A cross-mesh run: the plan and its meshes from `run.cross` (its
-// transfers expanded again by the sender rule), or the schedule kept
-// under `run.schedule_id` when the run carries no plan.
-absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
-                                      std::chrono::milliseconds timeout,
-                                      int64_t max_run_bytes,
-                                      KeptSchedules* schedules) {
-  if (run.tensors_size() > 1) {
-    return InvalidField("run.tensors", "a cross-mesh run moves one tensor");
-  }
-  RunSetup setup{std::move(ranks), {}, {}, timeout};
-  setup.options.iters = run.iters();
-  setup.options.warmup = run.warmup();
-  const KeptSchedule* kept = run.has_cross() || schedules == nullptr
-                                 ? nullptr
-                                 : schedules->Find(run.schedule_id());
-  if (!run.has_cross() && kept == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "run.schedule_id: this agent keeps no schedule \"", run.schedule_id(),
-        "\" (it restarted or rejoined since, or the schedule was deleted): "
-        "prepare again"));
-  }
-  uint64_t digest = 0;
-  if (kept != nullptr) {
-    setup.cross = kept->work;
-    digest = kept->digest;
-  } else {
+// A cross-mesh run's plans from `run.cross` (one plan) or
+// `run.cross_batch` (a batch and its bound), each with its meshes and its
+// transfers expanded again by the sender rule.
+absl::StatusOr<executor::CrossRunWork> CrossRunWorkOf(const v1::RunWork& run) {
+  if (run.has_cross()) {
     absl::StatusOr<proto::CrossPlanWithMeshes> plan =
         proto::CrossPlanFromProto(run.cross());
     if (!plan.ok()) return InvalidField("run.cross", plan.status().message());
-    setup.cross = std::make_shared<const executor::CrossWork>(
-        executor::CrossWork{std::move(plan->src_mesh),
-                            std::move(plan->dst_mesh), std::move(plan->plan)});
-    digest = setup.cross->Digest();
-  }
-  absl::Status s = CheckCross(run, setup, digest, max_run_bytes);
-  if (!s.ok()) return s;
-  setup.cross_digest = digest;
-  if (kept == nullptr && !run.schedule_id().empty() && schedules != nullptr) {
-    schedules->Keep(run.schedule_id(), run.generation(), setup.cross, digest);
-  }
-  return setup;
-}
-
-// A cross-mesh batch from `run.cross_batch`: every tensor's plan with its
-// meshes, one destination mesh, the run's mesh the union of every rank
-// map, the digest CrossBatchDigest's, and the sum of the tensors' peaks
-// within the bound; on registered tensors, one binding per tensor.
-absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
-                                           std::chrono::milliseconds timeout,
-                                           int64_t max_run_bytes) {
-  if (run.tensors_size() > 0 && run.tensors_size() != run.cross_batch_size()) {
-    return InvalidField("run.tensors",
-                        absl::StrCat(run.tensors_size(), " bindings for ",
-                                     run.cross_batch_size(), " tensors"));
+    return executor::CrossRunWork::OfPlan({std::move(plan->src_mesh),
+                                           std::move(plan->dst_mesh),
+                                           std::move(plan->plan)});
   }
   if (run.exchange_bytes() < 1) {
     return InvalidField("run.exchange_bytes", "must be at least 1");
   }
-  RunSetup setup{std::move(ranks), {}, {}, timeout};
-  setup.options.iters = run.iters();
-  setup.options.warmup = run.warmup();
-  setup.exchange_bytes = run.exchange_bytes();
-  int64_t peak = 0;
+  std::vector<executor::CrossWork> items;
   for (int t = 0; t < run.cross_batch_size(); ++t) {
     absl::StatusOr<proto::CrossPlanWithMeshes> plan =
         proto::CrossPlanFromProto(run.cross_batch(t));
@@ -148,21 +87,75 @@ absl::StatusOr<RunSetup> PrepareCrossBatch(const v1::RunWork& run, Mesh ranks,
       return InvalidField(absl::StrCat("run.cross_batch[", t, "]"),
                           plan.status().message());
     }
-    setup.cross_batch.push_back({std::move(plan->src_mesh),
-                                 std::move(plan->dst_mesh),
-                                 std::move(plan->plan)});
-    peak += setup.cross_batch.back().plan.peak_bytes;
+    items.push_back({std::move(plan->src_mesh), std::move(plan->dst_mesh),
+                     std::move(plan->plan)});
   }
-  if (RanksOf(setup.mesh) != executor::CrossBatchRanks(setup.cross_batch)) {
-    return InvalidField("run.mesh", "not the cross batch's ranks, ascending");
+  return executor::CrossRunWork::OfBatch(std::move(items),
+                                         run.exchange_bytes());
+}
+
+// The checks of a cross-mesh run on `work`: one binding per tensor on
+// registered tensors, the run's mesh is the union of every rank map, the
+// Coordinator's digest is the work's, and the sum of the tensors' peaks on
+// a rank (CrossMeshPlan::peak_bytes) fits the bound.
+absl::Status CheckCross(const v1::RunWork& run, const Mesh& mesh,
+                        const executor::CrossRunWork& work,
+                        int64_t max_run_bytes) {
+  const auto items = static_cast<int>(work.items.size());
+  if (run.tensors_size() > 0 && run.tensors_size() != items) {
+    return InvalidField("run.tensors",
+                        work.batch
+                            ? absl::StrCat(run.tensors_size(), " bindings for ",
+                                           items, " tensors")
+                            : "a cross-mesh run moves one tensor");
   }
-  setup.cross_digest =
-      executor::CrossBatchDigest(setup.cross_batch, setup.exchange_bytes);
+  const std::string noun = work.batch ? "cross batch" : "cross plan";
+  if (RanksOf(mesh) != executor::CrossBatchRanks(work.items)) {
+    return InvalidField("run.mesh",
+                        absl::StrCat("not the ", noun, "'s ranks, ascending"));
+  }
   absl::Status s =
-      CheckDigest("cross-mesh batch", run.digest(), setup.cross_digest);
+      CheckDigest(work.batch ? "cross-mesh batch" : "cross-mesh plan",
+                  run.digest(), work.digest);
   if (!s.ok()) return s;
-  s = CheckRunBytes(peak, max_run_bytes);
+  int64_t peak = 0;
+  for (const executor::CrossWork& item : work.items) {
+    peak += item.plan.peak_bytes;
+  }
+  return CheckRunBytes(peak, max_run_bytes);
+}
+
+// A cross-mesh run: its plan or batch from the RunWork, or the schedule
+// kept under `run.schedule_id` when the run carries neither (a run of a
+// schedule that carries one keeps it there).
+absl::StatusOr<RunSetup> PrepareCross(const v1::RunWork& run, Mesh ranks,
+                                      std::chrono::milliseconds timeout,
+                                      int64_t max_run_bytes,
+                                      KeptSchedules* schedules) {
+  RunSetup setup{std::move(ranks), {}, {}, timeout};
+  setup.options.iters = run.iters();
+  setup.options.warmup = run.warmup();
+  const bool carried = run.has_cross() || run.cross_batch_size() > 0;
+  if (carried) {
+    absl::StatusOr<executor::CrossRunWork> work = CrossRunWorkOf(run);
+    if (!work.ok()) return work.status();
+    setup.cross =
+        std::make_shared<const executor::CrossRunWork>(*std::move(work));
+  } else if (const KeptSchedule* kept =
+                 schedules == nullptr ? nullptr
+                                      : schedules->Find(run.schedule_id())) {
+    setup.cross = kept->work;
+  } else {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "run.schedule_id: this agent keeps no schedule \"", run.schedule_id(),
+        "\" (it restarted or rejoined since, or the schedule was deleted): "
+        "prepare again"));
+  }
+  absl::Status s = CheckCross(run, setup.mesh, *setup.cross, max_run_bytes);
   if (!s.ok()) return s;
+  if (carried && !run.schedule_id().empty() && schedules != nullptr) {
+    schedules->Keep(run.schedule_id(), run.generation(), setup.cross);
+  }
   return setup;
 }
 
@@ -187,10 +180,8 @@ absl::StatusOr<RunSetup> PrepareRun(const v1::RunWork& run, int64_t world_size,
         absl::StrCat("run.mesh: world size ", mesh->world_size(),
                      " is not the job's (", world_size, ")"));
   }
-  if (run.cross_batch_size() > 0) {
-    return PrepareCrossBatch(run, *std::move(mesh), *timeout, max_run_bytes);
-  }
-  if (run.has_cross() || !run.schedule_id().empty()) {
+  if (run.has_cross() || run.cross_batch_size() > 0 ||
+      !run.schedule_id().empty()) {
     return PrepareCross(run, *std::move(mesh), *timeout, max_run_bytes,
                         schedules);
   }

@@ -9,13 +9,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "agent/kept_schedules.h"
 #include "executor/judge/harness.h"
 #include "planner/core/mesh.h"
@@ -34,21 +32,11 @@ struct RunSetup {
   executor::BatchWork work;           // a plan is a batch of one
   executor::HarnessOptions options;   // iters and warmup
   std::chrono::milliseconds timeout;  // per collective
-  // Set: a cross-mesh run (a kept schedule's is shared with it).
-  std::shared_ptr<const executor::CrossWork> cross;
-  // Set: a cross-mesh batch.
-  std::vector<executor::CrossWork> cross_batch;
-  // A cross-mesh run's or batch's exchange bound (none for one plan) and
-  // the digest its ranks agree on.
-  int64_t exchange_bytes = std::numeric_limits<int64_t>::max();
-  uint64_t cross_digest = 0;
+  // Set: a cross-mesh run, one plan or a batch (a kept schedule's is
+  // shared with it).
+  std::shared_ptr<const executor::CrossRunWork> cross;
 
-  bool is_cross() const { return cross != nullptr || !cross_batch.empty(); }
-  // A cross-mesh run's items: its one plan, or the batch's.
-  absl::Span<const executor::CrossWork> CrossItems() const {
-    if (cross != nullptr) return {cross.get(), 1};
-    return cross_batch;
-  }
+  bool is_cross() const { return cross != nullptr; }
 };
 
 // The run's setup. INVALID_ARGUMENT naming the field for a missing run id

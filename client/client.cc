@@ -82,6 +82,9 @@ struct Client::Impl {
                                     const Mesh& mesh,
                                     const JobRunOptions& options,
                                     const executor::BatchWork* batch = nullptr);
+  // The PrepareCrossMesh RPC (never retried).
+  absl::StatusOr<v1::PrepareCrossMeshResponse> CallPrepare(
+      const v1::PrepareCrossMeshRequest& request);
   // The RunJob RPC itself: never retried, bounded by options.deadline.
   absl::Status SendRunJob(const v1::RunJobRequest& request,
                           const JobRunOptions& options,
@@ -509,21 +512,34 @@ absl::StatusOr<JobRun> Client::RunCrossJob(const std::string& job,
   return impl_->CallRunJob(request, src_mesh, options);
 }
 
-absl::StatusOr<JobRun> Client::RunCrossBatchJob(
-    const std::string& job, const std::vector<CrossBatchTensor>& tensors,
-    int64_t exchange_bytes, const JobRunOptions& options) {
+namespace {
+
+// The batch as RunJob and PrepareCrossMesh carry it. No transfers listed:
+// every agent expands its own by the sender rule.
+absl::Status GiveCrossBatch(
+    const std::vector<Client::CrossBatchTensor>& tensors,
+    int64_t exchange_bytes, v1::GivenCrossBatch* given) {
   if (tensors.empty()) {
     return absl::InvalidArgumentError("cross_batch: no tensors to move");
   }
-  v1::RunJobRequest request = RunJobRequestOf(job, options);
-  v1::GivenCrossBatch* given = request.mutable_cross_batch();
-  for (const CrossBatchTensor& t : tensors) {
-    // No transfers listed: every agent expands its own by the sender rule.
+  for (const Client::CrossBatchTensor& t : tensors) {
     proto::CrossPlanToProto(t.src_mesh, t.dst_mesh, t.plan, 0,
                             given->add_plans());
     given->add_names(t.name);
   }
   given->set_exchange_bytes(exchange_bytes);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<JobRun> Client::RunCrossBatchJob(
+    const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+    int64_t exchange_bytes, const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  absl::Status s =
+      GiveCrossBatch(tensors, exchange_bytes, request.mutable_cross_batch());
+  if (!s.ok()) return s;
   return impl_->CallRunJob(request, tensors.front().dst_mesh, options);
 }
 
@@ -544,21 +560,46 @@ absl::StatusOr<CrossSchedule> Client::PrepareCrossMesh(
   request.set_job(job);
   *request.mutable_cross() =
       proto::CrossRequestToProto(src_mesh, dst_mesh, core);
+  absl::StatusOr<v1::PrepareCrossMeshResponse> response =
+      impl_->CallPrepare(request);
+  if (!response.ok()) return response.status();
+  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
+      proto::CrossPlanFromProto(response->plan());
+  if (!plan.ok()) return plan.status();
+  return CrossSchedule{response->schedule_id(),   response->generation(),
+                       response->schedules(),     std::move(plan->src_mesh),
+                       std::move(plan->dst_mesh), std::move(plan->plan)};
+}
+
+absl::StatusOr<CrossSchedule> Client::PrepareCrossBatch(
+    const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+    int64_t exchange_bytes) {
+  v1::PrepareCrossMeshRequest request;
+  request.set_job(job);
+  absl::Status s =
+      GiveCrossBatch(tensors, exchange_bytes, request.mutable_cross_batch());
+  if (!s.ok()) return s;
+  absl::StatusOr<v1::PrepareCrossMeshResponse> response =
+      impl_->CallPrepare(request);
+  if (!response.ok()) return response.status();
+  CrossSchedule schedule{response->schedule_id(),  response->generation(),
+                         response->schedules(),    tensors.front().src_mesh,
+                         tensors.front().dst_mesh, {}};
+  schedule.batch_tensors = response->cross_batch().tensors();
+  return schedule;
+}
+
+absl::StatusOr<v1::PrepareCrossMeshResponse> Client::Impl::CallPrepare(
+    const v1::PrepareCrossMeshRequest& request) {
   v1::PrepareCrossMeshResponse response;
   grpc::ClientContext context;
-  impl_->Authorize(context);
-  context.set_deadline(
-      absl::ToChronoTime(absl::Now() + impl_->options.deadline));
-  absl::Status s =
-      proto::StatusFromGrpc(impl_->CoordinatorFor(job).PrepareCrossMesh(
-          &context, request, &response));
+  Authorize(context);
+  context.set_deadline(absl::ToChronoTime(absl::Now() + options.deadline));
+  absl::Status s = proto::StatusFromGrpc(
+      CoordinatorFor(request.job())
+          .PrepareCrossMesh(&context, request, &response));
   if (!s.ok()) return s;
-  absl::StatusOr<proto::CrossPlanWithMeshes> plan =
-      proto::CrossPlanFromProto(response.plan());
-  if (!plan.ok()) return plan.status();
-  return CrossSchedule{response.schedule_id(),    response.generation(),
-                       response.schedules(),      std::move(plan->src_mesh),
-                       std::move(plan->dst_mesh), std::move(plan->plan)};
+  return response;
 }
 
 absl::Status Client::DeleteSchedule(const std::string& job,
@@ -619,7 +660,8 @@ absl::StatusOr<JobRun> Client::Impl::CallRunJob(
       response.committed(),
       std::move(cross),
       response.schedule_id(),
-      response.plan_sent()};
+      response.plan_sent(),
+      response.cross_batch().tensors()};
   for (const v1::RankReport& r : response.ranks()) {
     run.ranks.push_back(proto::RankReportFromProto(r));
   }

@@ -128,7 +128,7 @@ absl::Status RunBatchExec(const CliArgs& args, const CrossMeshes& meshes,
       executor::SummarizeCrossBatch(*works, *reports);
   summary.wall_seconds = SecondsSince(start);
   PrintCrossBatchRun(
-      {*batch, *works, "gloo",
+      {&*batch, &*works, "gloo",
        absl::StrCat(flags.ranks, " ranks (",
                     flags.threads ? "threads" : "processes", ")"),
        flags.run.iters, flags.run.warmup, *reports, summary},

@@ -280,6 +280,16 @@ absl::StatusOr<std::vector<executor::CrossWork>> CrossBatchWorks(
   return works;
 }
 
+std::vector<Client::CrossBatchTensor> CrossBatchTensors(
+    const CrossBatch& batch, const std::vector<executor::CrossWork>& works) {
+  std::vector<Client::CrossBatchTensor> tensors;
+  for (size_t t = 0; t < works.size(); ++t) {
+    const executor::CrossWork& w = works[t];
+    tensors.push_back({batch.items[t].name, w.src_mesh, w.dst_mesh, w.plan});
+  }
+  return tensors;
+}
+
 bool HasCrossMeshFlag(const std::vector<std::string>& argv) {
   for (const std::string& a : argv) {
     if (a == "--src_mesh" || a.rfind("--src_mesh=", 0) == 0) return true;

@@ -14,6 +14,7 @@
 #include "planner/core/mesh.h"
 #include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_plan.h"
+#include "reshard/client.h"
 #include "run_values/cross_work.h"
 
 namespace reshard::client {
@@ -58,6 +59,11 @@ absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
 // not be planned is its error, naming it ("--batch: tensors[t] (NAME): ").
 absl::StatusOr<std::vector<executor::CrossWork>> CrossBatchWorks(
     const CrossBatch& batch);
+
+// `batch`'s items with their works, as Client::RunCrossBatchJob and
+// PrepareCrossBatch take them.
+std::vector<Client::CrossBatchTensor> CrossBatchTensors(
+    const CrossBatch& batch, const std::vector<executor::CrossWork>& works);
 
 // True when `argv` asks for a cross-mesh plan (--src_mesh).
 bool HasCrossMeshFlag(const std::vector<std::string>& argv);

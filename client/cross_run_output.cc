@@ -99,22 +99,33 @@ void PrintTable(const CrossRunView& run, std::ostream& out) {
   out << "\n";
 }
 
+// Tensor t's name: the batch file's, else the summary's.
+std::string BatchTensorName(const CrossBatchRunView& run, size_t t) {
+  return run.batch != nullptr ? run.batch->items[t].name
+                              : run.summary.tensors[t].name;
+}
+
 std::string BatchTensorsJson(const CrossBatchRunView& run) {
   std::vector<std::string> tensors;
-  for (size_t t = 0; t < run.works.size(); ++t) {
+  for (size_t t = 0; t < run.summary.tensors.size(); ++t) {
     const executor::TensorRow& row = run.summary.tensors[t];
-    std::vector<std::string> sums;
-    for (size_t i = 0; i < run.reports.size(); ++i) {
-      const int64_t rank = run.reports[i].rank;
-      if (!run.works[t].IsDestination(rank)) continue;
-      sums.push_back(absl::StrCat("{\"rank\": ", rank,
-                                  ", \"checksum\": ", row.checksums[i], "}"));
+    std::string sums;
+    if (run.works != nullptr) {
+      std::vector<std::string> by_rank;
+      for (size_t i = 0; i < run.reports.size(); ++i) {
+        const int64_t rank = run.reports[i].rank;
+        if (!(*run.works)[t].IsDestination(rank)) continue;
+        by_rank.push_back(absl::StrCat(
+            "{\"rank\": ", rank, ", \"checksum\": ", row.checksums[i], "}"));
+      }
+      sums =
+          absl::StrCat(", \"checksums\": [", absl::StrJoin(by_rank, ", "), "]");
     }
     tensors.push_back(absl::StrCat(
-        "{\"name\": ", JsonString(run.batch.items[t].name),
+        "{\"name\": ", JsonString(BatchTensorName(run, t)),
         ", \"validated\": ", row.validated ? "true" : "false",
         ", \"why_not\": ", row.validated ? "null" : JsonString(row.why_not),
-        ", \"checksums\": [", absl::StrJoin(sums, ", "), "]",
+        sums,
         run.on_tensors ? ", \"conservation\": " + ConservationJson(row) : "",
         "}"));
   }
@@ -123,10 +134,14 @@ std::string BatchTensorsJson(const CrossBatchRunView& run) {
 
 void PrintBatchJson(const CrossBatchRunView& run, std::ostream& out) {
   const executor::RunSummary& summary = run.summary;
-  const CrossMeshes& meshes = run.batch.meshes;
-  out << "{\"kind\": \"cross_mesh_batch\", \"plan\": "
-      << CrossBatchJson(meshes.src, meshes.dst, run.batch.items, run.batch.plan)
-      << ", \"backend\": \"" << run.backend
+  out << "{\"kind\": \"cross_mesh_batch\"";
+  if (run.batch != nullptr) {
+    const CrossMeshes& meshes = run.batch->meshes;
+    out << ", \"plan\": "
+        << CrossBatchJson(meshes.src, meshes.dst, run.batch->items,
+                          run.batch->plan);
+  }
+  out << ", \"backend\": \"" << run.backend
       << "\", \"world_size\": " << run.reports.size()
       << ", \"iters\": " << run.iters << ", \"warmup\": " << run.warmup
       << ", \"rows\": " << RowsJson(summary)
@@ -136,6 +151,9 @@ void PrintBatchJson(const CrossBatchRunView& run, std::ostream& out) {
       << ", \"validated\": " << (summary.validated ? "true" : "false")
       << ", \"staging_bytes_max\": " << summary.peak_bytes
       << ", \"wall_seconds\": " << FormatDouble(summary.wall_seconds);
+  if (run.batch == nullptr) {
+    out << ", \"plan_sent\": " << (run.plan_sent ? "true" : "false");
+  }
   if (run.on_tensors) {
     out << ", \"committed\": " << (run.committed ? "true" : "false");
   }
@@ -146,12 +164,13 @@ void PrintBatchTable(const CrossBatchRunView& run, std::ostream& out) {
   const executor::RunSummary& summary = run.summary;
   out << absl::StrFormat(
       "cross-mesh batch run: %d tensors, %s, %s, %d iters after %d warm-up\n",
-      run.works.size(), run.launched_on, run.backend, run.iters, run.warmup);
+      summary.tensors.size(), run.launched_on, run.backend, run.iters,
+      run.warmup);
   PrintParts(summary, out);
-  for (size_t t = 0; t < run.works.size(); ++t) {
+  for (size_t t = 0; t < summary.tensors.size(); ++t) {
     const executor::TensorRow& row = summary.tensors[t];
     out << absl::StrFormat(
-        "%-24s %s%s\n", run.batch.items[t].name,
+        "%-24s %s%s\n", BatchTensorName(run, t),
         row.validated ? "validated" : "NOT VALIDATED: " + row.why_not,
         run.on_tensors ? absl::StrCat(" (conservation ", row.conservation, ")")
                        : "");

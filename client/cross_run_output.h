@@ -43,8 +43,11 @@ void PrintCrossRun(const CrossRunView& run, bool json, std::ostream& out);
 
 // A cross-mesh batch's run (`exec --local --src_mesh ... --batch FILE`).
 struct CrossBatchRunView {
-  const CrossBatch& batch;  // its items and schedule, as planned
-  const std::vector<executor::CrossWork>& works;  // by item
+  // Its items and schedule as planned, and the works by item; null for a
+  // prepared schedule's run (`job run --schedule`), whose plans the
+  // client does not hold: its tensors are then named by the summary.
+  const CrossBatch* batch = nullptr;
+  const std::vector<executor::CrossWork>* works = nullptr;
   std::string backend;
   std::string launched_on;
   int iters = 0;
@@ -54,15 +57,19 @@ struct CrossBatchRunView {
   // A run on registered tensors, as CrossRunView's.
   bool on_tensors = false;
   bool committed = false;
+  // A schedule's run: whether the agents were sent its plans.
+  bool plan_sent = false;
 };
 
 // A table, or with `json` one object {"kind": "cross_mesh_batch", "plan"
-// (plan --batch --json's), "backend", "world_size", "iters", "warmup",
+// (plan --batch --json's; omitted for a schedule's run, as are the
+// checksums), "backend", "world_size", "iters", "warmup",
 // "rows" and "seconds_min", "seconds_median" (as a cross-mesh run's, over
 // every tensor), "tensors": [{"name", "validated", "why_not" (null when
 // validated), "checksums": [{"rank", "checksum"}] (destination ranks)}],
 // "validated" (every tensor on every destination rank),
-// "staging_bytes_max", "wall_seconds"}; on registered tensors every tensor
+// "staging_bytes_max", "wall_seconds"} (a schedule's run adds "plan_sent");
+// on registered tensors every tensor
 // also has "conservation" (as a cross-mesh run's) and the object
 // "committed".
 void PrintCrossBatchRun(const CrossBatchRunView& run, bool json,

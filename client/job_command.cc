@@ -300,11 +300,8 @@ absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
   absl::StatusOr<std::vector<executor::CrossWork>> works =
       CrossBatchWorks(*batch);
   if (!works.ok()) return works.status();
-  std::vector<Client::CrossBatchTensor> tensors;
-  for (size_t t = 0; t < works->size(); ++t) {
-    const executor::CrossWork& w = (*works)[t];
-    tensors.push_back({batch->items[t].name, w.src_mesh, w.dst_mesh, w.plan});
-  }
+  const std::vector<Client::CrossBatchTensor> tensors =
+      CrossBatchTensors(*batch, *works);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<JobRun> run;
@@ -316,7 +313,7 @@ absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
   RunContext context;
   run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  PrintCrossBatchRun({*batch, *works, run->backend,
+  PrintCrossBatchRun({&*batch, &*works, run->backend,
                       absl::StrCat("job ", job, ", run ", run->run_id),
                       run->iters, run->warmup, run->ranks, run->summary,
                       !options.tensors.empty(), run->committed},
@@ -331,12 +328,13 @@ absl::Status RunCross(const ServerFlags& server, const std::string& job,
                       const CliArgs& args, const RunFlags& flags,
                       const JobRunOptions& options, std::ostream& out) {
   if (flags.batch) return RunCrossBatch(server, job, args, flags, options, out);
-  if (options.tensors.size() > 1) {
+  const std::optional<std::string> schedule = args.Get("schedule");
+  // A schedule may hold a batch: the Coordinator checks its bindings.
+  if (options.tensors.size() > 1 && !schedule.has_value()) {
     return absl::InvalidArgumentError(
         "job run --src_mesh: a cross-mesh run moves one tensor (one --tensor "
         "and --into name)");
   }
-  const std::optional<std::string> schedule = args.Get("schedule");
   std::optional<CrossMeshes> meshes;
   std::optional<CrossMeshRequest> request;
   if (!schedule.has_value()) {
@@ -360,6 +358,15 @@ absl::Status RunCross(const ServerFlags& server, const std::string& job,
   RunContext context;
   run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
+  if (run->cross_batch_tensors > 0) {  // a batch's schedule
+    PrintCrossBatchRun(
+        {nullptr, nullptr, run->backend,
+         absl::StrCat("job ", job, ", run ", run->run_id), run->iters,
+         run->warmup, run->ranks, run->summary, !options.tensors.empty(),
+         run->committed, run->plan_sent},
+        flags.json, out);
+    return CrossRunVerdict(run->summary);
+  }
   if (!run->cross.has_value()) {
     return absl::InternalError(
         "RunJob answered without its cross-mesh plan (an older server?)");

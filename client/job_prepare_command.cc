@@ -15,17 +15,59 @@ namespace reshard::client {
 const char kJobPrepareUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job prepare NAME\n"
     "         --src_mesh ... --dst_mesh ... [cross-mesh plan flags] [--json]\n"
+    "       reshardctl [--server ...] job prepare NAME --offline --src_mesh\n"
+    "         ... --dst_mesh ... --batch FILE [--bucket_bytes B] [--json]\n"
     "       reshardctl [--server ...] job prepare NAME --delete ID\n"
     "  Plans a cross-mesh move once (the flags of `plan --src_mesh ...`)\n"
     "  for job NAME and keeps it there as a schedule; prints its id, the\n"
     "  job's generation and the plan (--json: one object with schedule_id,\n"
-    "  generation, schedules and plan). `job run NAME --schedule ID` runs it\n"
-    "  without planning, and once every agent keeps it without sending the\n"
+    "  generation, schedules and plan). With --offline --batch FILE (lines\n"
+    "  of `plan --src_mesh --batch`) it plans a batch here and keeps it\n"
+    "  whole. `job run NAME --schedule ID` runs it (a batch's with one\n"
+    "  --tensor and --into name per line on registered tensors) without\n"
+    "  planning, and once every agent keeps it without sending the\n"
     "  plan. A schedule holds until deleted (--delete ID) or until an agent\n"
     "  of the job joins or leaves: a run of it then fails\n"
     "  FAILED_PRECONDITION (\"prepare again\"). A job keeps at most 16.\n";
 
 static_assert(kMaxSchedulesPerJob == 16, "kJobPrepareUsage says 16");
+
+namespace {
+
+void PrintPrepared(const CrossSchedule& schedule, const std::string& job,
+                   std::ostream& out) {
+  out << "schedule " << schedule.id << " prepared for job " << job
+      << " (generation " << schedule.generation << "; the job holds "
+      << schedule.schedules << " of at most " << kMaxSchedulesPerJob << ")\n";
+}
+
+// `job prepare NAME --offline --src_mesh ... --batch FILE`: the batch
+// planned here, kept by the job as one schedule.
+absl::Status PrepareBatch(Client& client, const std::string& job,
+                          const CliArgs& args, const CrossMeshes& meshes,
+                          std::ostream& out) {
+  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<std::vector<executor::CrossWork>> works =
+      CrossBatchWorks(*batch);
+  if (!works.ok()) return works.status();
+  absl::StatusOr<CrossSchedule> schedule = client.PrepareCrossBatch(
+      job, CrossBatchTensors(*batch, *works), batch->bucket_bytes);
+  if (!schedule.ok()) return schedule.status();
+  if (args.Has("json")) {
+    out << "{\"schedule_id\":" << JsonString(schedule->id)
+        << ",\"generation\":" << schedule->generation
+        << ",\"schedules\":" << schedule->schedules << ",\"plan\":"
+        << CrossBatchJson(meshes.src, meshes.dst, batch->items, batch->plan)
+        << "}\n";
+    return absl::OkStatus();
+  }
+  PrintPrepared(*schedule, job, out);
+  out << CrossBatchTable(batch->items, batch->plan);
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status RunJobPrepareCommand(const ServerFlags& server,
                                   const std::string& job,
@@ -33,7 +75,8 @@ absl::Status RunJobPrepareCommand(const ServerFlags& server,
                                   std::ostream& out) {
   std::set<std::string> values = CrossPlanFlags();
   values.insert("delete");
-  absl::StatusOr<CliArgs> args = CliArgs::Parse(argv, values, {"json"});
+  absl::StatusOr<CliArgs> args =
+      CliArgs::Parse(argv, values, {"json", "offline"});
   if (!args.ok()) return args.status();
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
@@ -45,6 +88,9 @@ absl::Status RunJobPrepareCommand(const ServerFlags& server,
   }
   absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(*args);
   if (!meshes.ok()) return meshes.status();
+  if (args->Has("batch")) {
+    return PrepareBatch(**client, job, *args, *meshes, out);
+  }
   absl::StatusOr<CrossMeshRequest> request =
       CrossRequestFromFlags(*args, *meshes);
   if (!request.ok()) return request.status();
@@ -59,10 +105,8 @@ absl::Status RunJobPrepareCommand(const ServerFlags& server,
         << "}\n";
     return absl::OkStatus();
   }
-  out << "schedule " << schedule->id << " prepared for job " << job
-      << " (generation " << schedule->generation << "; the job holds "
-      << schedule->schedules << " of at most " << kMaxSchedulesPerJob << ")\n"
-      << CrossPlanTable(schedule->src_mesh, schedule->dst_mesh, schedule->plan);
+  PrintPrepared(*schedule, job, out);
+  out << CrossPlanTable(schedule->src_mesh, schedule->dst_mesh, schedule->plan);
   return absl::OkStatus();
 }
 

@@ -40,9 +40,11 @@ void RunToProto(const coordinator::RunWork& run, v1::RunWork* out) {
                        out->mutable_cross());
     }
   } else if (!run.spec->cross_batch.empty()) {
-    for (const executor::CrossWork& work : run.spec->cross_batch) {
-      CrossPlanToProto(work.src_mesh, work.dst_mesh, work.plan, 0,
-                       out->add_cross_batch());
+    if (run.send_plan) {
+      for (const executor::CrossWork& work : run.spec->cross_batch) {
+        CrossPlanToProto(work.src_mesh, work.dst_mesh, work.plan, 0,
+                         out->add_cross_batch());
+      }
     }
     out->set_exchange_bytes(run.spec->exchange_bytes);
   } else {

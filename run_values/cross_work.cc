@@ -76,6 +76,23 @@ uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
   return Fnv1a64(text);
 }
 
+CrossRunWork CrossRunWork::OfPlan(CrossWork work) {
+  CrossRunWork run;
+  run.digest = work.Digest();
+  run.items.push_back(std::move(work));
+  return run;
+}
+
+CrossRunWork CrossRunWork::OfBatch(std::vector<CrossWork> items,
+                                   int64_t exchange_bytes) {
+  CrossRunWork run;
+  run.digest = CrossBatchDigest(items, exchange_bytes);
+  run.items = std::move(items);
+  run.exchange_bytes = exchange_bytes;
+  run.batch = true;
+  return run;
+}
+
 namespace {
 
 // Tensor t's row over the reports of every rank (a rank's t-th tensor: a

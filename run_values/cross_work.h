@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -57,6 +58,21 @@ absl::StatusOr<Mesh> CrossBatchRanksMesh(absl::Span<const CrossWork> items);
 // FNV-1a of every tensor's Digest() in order and the exchange bound.
 uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
                           int64_t exchange_bytes);
+
+// A cross-mesh run's tensors as its ranks run them: one plan (no exchange
+// bound) or a batch on one destination mesh, and the digest its ranks
+// agree on (CrossWork::Digest for one plan made by OfPlan, else
+// CrossBatchDigest).
+struct CrossRunWork {
+  std::vector<CrossWork> items;
+  int64_t exchange_bytes = std::numeric_limits<int64_t>::max();
+  uint64_t digest = 0;
+  bool batch = false;  // made by OfBatch (a batch of one included)
+
+  static CrossRunWork OfPlan(CrossWork work);
+  static CrossRunWork OfBatch(std::vector<CrossWork> items,
+                              int64_t exchange_bytes);
+};
 
 // Aggregates the reports of every rank of a run of `work`: the three rows
 // (bytes: the pre-steps', the transfers' between different ranks, the

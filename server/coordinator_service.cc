@@ -634,7 +634,9 @@ grpc::Status CoordinatorService::PrepareCrossMesh(
         absl::Status admitted = core_.CheckActor(request->job(), *caller);
         if (!admitted.ok()) return admitted;
         absl::StatusOr<coordinator::RunSpec> spec =
-            CrossSpecOf(ctx, request->cross());
+            request->has_cross_batch()
+                ? CrossBatchSpecOf(request->cross_batch(), options_)
+                : CrossSpecOf(ctx, request->cross());
         if (!spec.ok()) return spec.status();
         auto kept =
             std::make_shared<const coordinator::RunSpec>(*std::move(spec));
@@ -644,8 +646,15 @@ grpc::Status CoordinatorService::PrepareCrossMesh(
         response->set_schedule_id(prepared->id);
         response->set_generation(prepared->generation);
         response->set_schedules(static_cast<int32_t>(prepared->schedules));
-        proto::CrossPlanToProto(kept->cross->src_mesh, kept->cross->dst_mesh,
-                                kept->cross->plan, 0, response->mutable_plan());
+        if (kept->cross.has_value()) {
+          proto::CrossPlanToProto(kept->cross->src_mesh, kept->cross->dst_mesh,
+                                  kept->cross->plan, 0,
+                                  response->mutable_plan());
+        } else {
+          v1::CrossBatchRunInfo* info = response->mutable_cross_batch();
+          info->set_tensors(static_cast<int>(kept->cross_batch.size()));
+          info->set_exchange_bytes(kept->exchange_bytes);
+        }
         spdlog::info("job={} schedule={} prepared (generation {})",
                      request->job(), prepared->id, prepared->generation);
         return absl::OkStatus();

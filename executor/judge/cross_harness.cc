@@ -176,7 +176,7 @@ void JudgeGenerated(CrossRunner& runner, CommunicatorProvider& provider,
 
 }  // namespace
 
-RankReport RunCrossOnTensors(const CrossTensorsRun& what, int64_t rank,
+RankReport RunCrossOnTensors(const CrossRunWork& what, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run, const RunBuffers& tensors,
                              Preflight& preflight,
@@ -189,8 +189,7 @@ RankReport RunCrossOnTensors(const CrossTensorsRun& what, int64_t rank,
     return report;
   }
   HostMemorySpace host;
-  const char* noun =
-      what.items.size() == 1 ? "cross-mesh plan" : "cross-mesh batch";
+  const char* noun = what.batch ? "cross-mesh batch" : "cross-mesh plan";
   report.status =
       RunPreflight(*world, what.digest, noun, rank, provider, host, preflight);
   if (!report.status.ok()) return report;

@@ -9,7 +9,6 @@
 #define RESHARD_EXECUTOR_JUDGE_CROSS_HARNESS_H_
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -50,15 +49,6 @@ RankReport RunCrossBatchGenerated(absl::Span<const CrossWork> items,
                                   const HarnessOptions& harness,
                                   std::unique_ptr<CrossRunner>* kept = nullptr);
 
-// What a run on the caller's own buffers moves: one plan (a batch of one
-// with no exchange bound) or a batch, and the digest its ranks agree on
-// (CrossWork::Digest, CrossBatchDigest), computed once by the caller.
-struct CrossTensorsRun {
-  absl::Span<const CrossWork> items;
-  int64_t exchange_bytes = std::numeric_limits<int64_t>::max();
-  uint64_t digest = 0;
-};
-
 // One execution of `what` for global `rank` on the caller's own buffers
 // (docs/DESIGN.md §6.6): `tensors.sources[t]` is this rank's block of
 // tensor t under its plan's src (null when not a source rank of it),
@@ -71,7 +61,7 @@ struct CrossTensorsRun {
 // destination rank reports one tensor per item judged by them (§6.5); a
 // source-only rank none. `kept` as RunCrossGenerated's: a repeated run
 // compiles nothing.
-RankReport RunCrossOnTensors(const CrossTensorsRun& what, int64_t rank,
+RankReport RunCrossOnTensors(const CrossRunWork& what, int64_t rank,
                              CommunicatorProvider& provider,
                              const RunOptions& run, const RunBuffers& tensors,
                              Preflight& preflight,

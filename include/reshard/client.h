@@ -128,6 +128,9 @@ struct JobRun {
   // agents were sent its plan (the first run, or one after a failure).
   std::string schedule_id;
   bool plan_sent = false;
+  // A cross-mesh batch's run (RunCrossBatchJob, or a batch's schedule):
+  // its tensors, named in the summary's; 0 otherwise.
+  int cross_batch_tensors = 0;
 };
 
 // A cross-mesh move planned once for a job (PrepareCrossMesh,
@@ -136,9 +139,12 @@ struct CrossSchedule {
   std::string id;
   int64_t generation = 0;  // an agent joining or leaving ends it
   int schedules = 0;       // the job's now, this one included
+  // The plan on its meshes (PrepareCrossMesh); a batch's schedule
+  // (PrepareCrossBatch) holds its first tensor's meshes and no plan.
   Mesh src_mesh;
   Mesh dst_mesh;
   CrossMeshPlan plan;
+  int batch_tensors = 0;  // a batch's schedule: its tensors; 0 otherwise
 };
 
 // One agent of a job, as the Coordinator shows it (not its incarnation:
@@ -277,6 +283,14 @@ class Client {
   absl::StatusOr<CrossSchedule> PrepareCrossMesh(
       const std::string& job, const Mesh& src_mesh, const Mesh& dst_mesh,
       const CrossMeshRequest& request);
+  // Keeps a cross-mesh batch planned by the caller (RunCrossBatchJob's
+  // tensors and bound) for `job` as a schedule: a run naming it runs the
+  // whole batch, on generated data or, with options.tensors, one binding
+  // per tensor, on the job's registered tensors. RunCrossBatchJob's
+  // refusals of the batch, PrepareCrossMesh's of the job. Never retried.
+  absl::StatusOr<CrossSchedule> PrepareCrossBatch(
+      const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+      int64_t exchange_bytes);
   // Runs schedule `schedule_id` on every agent of `job` as RunCrossJob
   // runs its move, without planning; once every agent keeps its plan, the
   // plan is not sent either. FAILED_PRECONDITION saying "prepare again"

@@ -368,8 +368,9 @@ TEST(PrepareRunTest, ACrossMeshRunIsReadWithItsTransfersAndItsDigestChecked) {
   absl::StatusOr<RunSetup> setup = PrepareRun(run, 4);
   ASSERT_TRUE(setup.ok()) << setup.status();
   ASSERT_NE(setup->cross, nullptr);
-  EXPECT_EQ(setup->cross->plan.transfers, work.plan.transfers);
-  EXPECT_EQ(setup->cross->Digest(), work.Digest());
+  ASSERT_EQ(setup->cross->items.size(), 1u);
+  EXPECT_EQ(setup->cross->items[0].plan.transfers, work.plan.transfers);
+  EXPECT_EQ(setup->cross->digest, work.Digest());
 
   run.set_digest(work.Digest() ^ 1);
   setup = PrepareRun(run, 4);
@@ -410,7 +411,7 @@ TEST(PrepareRunTest, AScheduleIsKeptThenRunWithoutItsPlan) {
   again.clear_cross();
   setup = PrepareRun(again, 4, 0, &kept);
   ASSERT_TRUE(setup.ok()) << setup.status();
-  EXPECT_EQ(setup->cross->plan.transfers, work.plan.transfers);
+  EXPECT_EQ(setup->cross->items[0].plan.transfers, work.plan.transfers);
   again.set_digest(work.Digest() ^ 1);
   EXPECT_EQ(ErrorKindOf(PrepareRun(again, 4, 0, &kept).status()),
             ErrorKind::kDigestMismatch);
@@ -430,11 +431,47 @@ TEST(PrepareRunTest, AScheduleIsKeptThenRunWithoutItsPlan) {
   EXPECT_EQ(kept.Find("s1-1"), nullptr);
 }
 
+// A batch's schedule is kept whole: a later run naming it alone gets every
+// tensor and the bound, and its bindings are one per tensor.
+TEST(PrepareRunTest, ABatchScheduleIsKeptWholeThenRunWithoutItsPlans) {
+  const executor::CrossWork work = DisjointMove();
+  v1::RunWork first = CrossRunWork(work);
+  first.clear_cross();
+  for (int t = 0; t < 2; ++t) {
+    proto::CrossPlanToProto(work.src_mesh, work.dst_mesh, work.plan, 0,
+                            first.add_cross_batch());
+  }
+  first.set_exchange_bytes(64);
+  first.set_digest(executor::CrossBatchDigest({work, work}, 64));
+  first.set_schedule_id("b1-1");
+  KeptSchedules kept;
+  absl::StatusOr<RunSetup> setup = PrepareRun(first, 4, 0, &kept);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+
+  v1::RunWork again = first;
+  again.clear_cross_batch();
+  setup = PrepareRun(again, 4, 0, &kept);
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  EXPECT_TRUE(setup->cross->batch);
+  EXPECT_EQ(setup->cross->items.size(), 2u);
+  EXPECT_EQ(setup->cross->exchange_bytes, 64);
+  for (int t = 0; t < 3; ++t) again.add_tensors()->set_source("w");
+  EXPECT_EQ(PrepareRun(again, 4, 0, &kept).status().message(),
+            "run.tensors: 3 bindings for 2 tensors");
+  again.clear_tensors();
+  again.set_digest(work.Digest());
+  const absl::Status other = PrepareRun(again, 4, 0, &kept).status();
+  EXPECT_EQ(ErrorKindOf(other), ErrorKind::kDigestMismatch);
+  EXPECT_TRUE(absl::StartsWith(other.message(), "cross-mesh batch digest"))
+      << other;
+}
+
 TEST(KeptSchedulesTest, KeepsOnlyListedSchedulesAndNeverMoreThanTheBound) {
   KeptSchedules kept;
-  auto work = std::make_shared<const executor::CrossWork>(DisjointMove());
+  auto work = std::make_shared<const executor::CrossRunWork>(
+      executor::CrossRunWork::OfPlan(DisjointMove()));
   for (size_t i = 0; i < kMaxSchedulesPerJob + 3; ++i) {
-    kept.Keep(absl::StrCat("s", i), 1, work, 0);
+    kept.Keep(absl::StrCat("s", i), 1, work);
     EXPECT_LE(kept.size(), kMaxSchedulesPerJob);
   }
   EXPECT_NE(kept.Find(absl::StrCat("s", kMaxSchedulesPerJob + 2)), nullptr);
@@ -448,7 +485,8 @@ TEST(KeptSchedulesTest, KeepsOnlyListedSchedulesAndNeverMoreThanTheBound) {
 TEST_F(AgentMetricsTest, ACrossMeshRunCountsItsTransfers) {
   const executor::CrossWork work = DisjointMove();
   RunSetup setup = SetupOf(mesh_, plan_);
-  setup.cross = std::make_shared<const executor::CrossWork>(work);
+  setup.cross = std::make_shared<const executor::CrossRunWork>(
+      executor::CrossRunWork::OfPlan(work));
   executor::RankReport report;
   report.rank = 0;
   report.executions_done = 4;

@@ -10,9 +10,12 @@ uneven shapes, Partial sources, every dtype; exchange bounds from one byte
 to unbounded): every destination of every tensor is read back by its
 client process and compared with its block of the full tensor bit for
 bit, and each tensor's conservation checksums agree where they prove
-anything. One misshapen destination of the batch's last tensor stops every
-rank before anything moves, naming the rank and the tensor, and leaves
-every tensor's destinations as they were: the batch commits together.
+anything. A batch prepared once (`job prepare --offline --batch`) moves
+the model every step without planning or sending its plans, with no
+growth in the agents' memory. One misshapen destination of the batch's
+last tensor stops every rank before anything moves, naming the rank and
+the tensor, and leaves every tensor's destinations as they were: the
+batch commits together.
 """
 
 from __future__ import annotations
@@ -27,17 +30,21 @@ import numpy as np
 import pytest
 from reshard_processes import cluster, ctl
 from test_agent_cross_tensors import (
+    RSS_SLACK_KIB,
     SIZES,
+    compiled,
     destinations,
     landed,
     mesh_flag,
     random_move,
     register,
+    rss_kib,
     unregister,
 )
 from test_agent_tensors import (
     SENTINEL,
     Ranks,
+    agent_pid,
     exact_expected,
     full_tensor,
     random_state,
@@ -45,6 +52,7 @@ from test_agent_tensors import (
 
 WORLD = 8
 BATCHES = 30
+SCHEDULED_RUNS = 40
 # Exchange bounds: every piece its own exchange, a few tensors, one for all.
 BOUNDS = ("1", "256", "25MiB")
 
@@ -52,12 +60,12 @@ BOUNDS = ("1", "256", "25MiB")
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("batches")
-    job = "batch8"
-    with cluster(tmp, WORLD, job, "--tensors") as c:
-        ranks = Ranks(c, job, WORLD, tmp)
+    name = "batch8"
+    with cluster(tmp, WORLD, name, "--tensors", "--metrics") as c:
+        ranks = Ranks(c, name, WORLD, tmp)
         env = dict(c["env"], RESHARD_JOB_TOKEN=c["job_token"])
         try:
-            yield {"c": c, "job": job, "ranks": ranks, "env": env, "tmp": tmp}
+            yield {"c": c, "job": name, "ranks": ranks, "env": env, "tmp": tmp}
         finally:
             ranks.stop()
 
@@ -114,16 +122,12 @@ def names(k: int, batch: dict[str, Any], prefix: str) -> str:
     return ",".join(f"{prefix}{k}_{t}" for t in range(len(batch["items"])))
 
 
-def run_batch(w: dict[str, Any], k: int, batch: dict[str, Any]) -> Any:
+def batch_flags(w: dict[str, Any], k: int, batch: dict[str, Any]) -> list[str]:
+    """The batch's cross-mesh flags, its file written."""
     first = batch["items"][0]
     path = w["tmp"] / f"batch-{k}.jsonl"
     batch_file(path, batch)
-    return ctl(
-        "--server",
-        w["c"]["server"],
-        "job",
-        "run",
-        w["job"],
+    return [
         "--offline",
         "--src_mesh",
         mesh_flag(first["src_sizes"], "abc"),
@@ -137,14 +141,29 @@ def run_batch(w: dict[str, Any], k: int, batch: dict[str, Any]) -> Any:
         str(path),
         "--bucket_bytes",
         batch["bound"],
-        "--tensor",
-        names(k, batch, "s"),
-        "--into",
-        names(k, batch, "d"),
+    ]
+
+
+def job(w: dict[str, Any], *args: str) -> Any:
+    """`reshardctl job ARGS...` on the world's job."""
+    return ctl(
+        "--server", w["c"]["server"], "job", args[0], w["job"], *args[1:], env=w["env"]
+    )
+
+
+def bindings(k: int, batch: dict[str, Any]) -> list[str]:
+    return ["--tensor", names(k, batch, "s"), "--into", names(k, batch, "d")]
+
+
+def run_batch(w: dict[str, Any], k: int, batch: dict[str, Any]) -> Any:
+    return job(
+        w,
+        "run",
+        *batch_flags(w, k, batch),
+        *bindings(k, batch),
         "--timeout_seconds",
         "20",
         "--json",
-        env=w["env"],
     )
 
 
@@ -213,4 +232,67 @@ def test_one_misshapen_destination_stops_the_whole_batch(
     for t, item in enumerate(batch["items"]):
         for got in destinations(world, item_key(k, t), item):
             assert (got == SENTINEL).all(), (t, got)
+        unregister(world, item_key(k, t), item)
+
+
+def test_a_prepared_batch_moves_the_model_every_step(world: dict[str, Any]) -> None:
+    """A batch prepared once (`job prepare --offline --batch`) and run
+    SCHEDULED_RUNS times on the registered tensors, the trainer's weights
+    replaced every 10 runs: every tensor lands bit for bit, only the first
+    run sends the plans, each agent compiles its runner once and its RSS
+    stays flat; deleted, the schedule is refused saying "prepare again"."""
+    rng = random.Random(4)
+    batch = random_batch(rng, "colocated")
+    while len(batch["items"]) < 4:
+        batch = random_batch(rng, "colocated")
+    k = 3000
+    for t, item in enumerate(batch["items"]):
+        register(world, item_key(k, t), item)
+    prepared = job(world, "prepare", *batch_flags(world, k, batch), "--json")
+    assert prepared.returncode == 0, prepared.stderr
+    schedule = json.loads(prepared.stdout)
+    assert schedule["plan"]["kind"] == "cross_mesh_batch", schedule
+    pids = [agent_pid(world, r) for r in range(WORLD)]
+    compiles = compiled(world)
+    data = np.random.default_rng(k)
+    rss: list[int] = []
+    for i in range(SCHEDULED_RUNS):
+        if i % 10 == 9:  # new weights, registered in place of the old
+            for t, item in enumerate(batch["items"]):
+                unregister(world, item_key(k, t), item)
+                item["full"] = full_tensor(data, item["shape"], item["dtype"])
+                register(world, item_key(k, t), item)
+        done = job(
+            world,
+            "run",
+            "--schedule",
+            schedule["schedule_id"],
+            *bindings(k, batch),
+            "--json",
+        )
+        assert done.returncode == 0, (i, done.stderr)
+        out = json.loads(done.stdout)
+        assert out["validated"] and out["committed"], out
+        assert out["plan_sent"] == (i == 0), (i, out["plan_sent"])
+        assert [r["name"] for r in out["tensors"]] == [
+            f"t{t}" for t in range(len(batch["items"]))
+        ]
+        if i in (9, SCHEDULED_RUNS - 1):
+            rss.append(sum(rss_kib(pid) for pid in pids))
+        if i % 10 in (0, 9):
+            for t, item in enumerate(batch["items"]):
+                landed(world, item_key(k, t), item)
+    assert [b - a for a, b in zip(compiles, compiled(world), strict=True)] == [
+        1.0
+    ] * WORLD
+    growth = rss[1] - rss[0]
+    print(f"RSS of {WORLD} agents over runs 10-{SCHEDULED_RUNS}: {growth:+d} KiB")
+    assert growth <= WORLD * RSS_SLACK_KIB, rss
+    assert job(world, "prepare", "--delete", schedule["schedule_id"]).returncode == 0
+    refused = job(
+        world, "run", "--schedule", schedule["schedule_id"], *bindings(k, batch)
+    )
+    assert refused.returncode != 0
+    assert "prepare again" in refused.stderr, refused.stderr
+    for t, item in enumerate(batch["items"]):
         unregister(world, item_key(k, t), item)
