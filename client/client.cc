@@ -531,7 +531,47 @@ absl::Status GiveCrossBatch(
   return absl::OkStatus();
 }
 
+// The batch as the job's replica plans it.
+absl::Status AskCrossBatch(
+    const std::vector<Client::CrossBatchRequestTensor>& tensors,
+    int64_t exchange_bytes, v1::CrossBatchRequest* out) {
+  if (tensors.empty()) {
+    return absl::InvalidArgumentError("cross_batch: no tensors to move");
+  }
+  for (const Client::CrossBatchRequestTensor& t : tensors) {
+    *out->add_tensors() =
+        proto::CrossRequestToProto(t.src_mesh, t.dst_mesh, t.request);
+    out->add_names(t.name);
+  }
+  out->set_exchange_bytes(exchange_bytes);
+  return absl::OkStatus();
+}
+
+// A batch's schedule as PrepareCrossMesh answered it (its first tensor's
+// meshes, no plan).
+CrossSchedule BatchScheduleOf(const v1::PrepareCrossMeshResponse& response,
+                              const Mesh& src_mesh, const Mesh& dst_mesh) {
+  CrossSchedule schedule{response.schedule_id(),
+                         response.generation(),
+                         response.schedules(),
+                         src_mesh,
+                         dst_mesh,
+                         {}};
+  schedule.batch_tensors = response.cross_batch().tensors();
+  return schedule;
+}
+
 }  // namespace
+
+absl::StatusOr<JobRun> Client::RunCrossBatchJob(
+    const std::string& job, const std::vector<CrossBatchRequestTensor>& tensors,
+    int64_t exchange_bytes, const JobRunOptions& options) {
+  v1::RunJobRequest request = RunJobRequestOf(job, options);
+  absl::Status s = AskCrossBatch(tensors, exchange_bytes,
+                                 request.mutable_cross_batch_request());
+  if (!s.ok()) return s;
+  return impl_->CallRunJob(request, tensors.front().dst_mesh, options);
+}
 
 absl::StatusOr<JobRun> Client::RunCrossBatchJob(
     const std::string& job, const std::vector<CrossBatchTensor>& tensors,
@@ -582,11 +622,23 @@ absl::StatusOr<CrossSchedule> Client::PrepareCrossBatch(
   absl::StatusOr<v1::PrepareCrossMeshResponse> response =
       impl_->CallPrepare(request);
   if (!response.ok()) return response.status();
-  CrossSchedule schedule{response->schedule_id(),  response->generation(),
-                         response->schedules(),    tensors.front().src_mesh,
-                         tensors.front().dst_mesh, {}};
-  schedule.batch_tensors = response->cross_batch().tensors();
-  return schedule;
+  return BatchScheduleOf(*response, tensors.front().src_mesh,
+                         tensors.front().dst_mesh);
+}
+
+absl::StatusOr<CrossSchedule> Client::PrepareCrossBatch(
+    const std::string& job, const std::vector<CrossBatchRequestTensor>& tensors,
+    int64_t exchange_bytes) {
+  v1::PrepareCrossMeshRequest request;
+  request.set_job(job);
+  absl::Status s = AskCrossBatch(tensors, exchange_bytes,
+                                 request.mutable_cross_batch_request());
+  if (!s.ok()) return s;
+  absl::StatusOr<v1::PrepareCrossMeshResponse> response =
+      impl_->CallPrepare(request);
+  if (!response.ok()) return response.status();
+  return BatchScheduleOf(*response, tensors.front().src_mesh,
+                         tensors.front().dst_mesh);
 }
 
 absl::StatusOr<v1::PrepareCrossMeshResponse> Client::Impl::CallPrepare(

@@ -88,11 +88,6 @@ absl::Status CheckFlags(const CliArgs& args) {
   std::vector<const char*> required = {"src_mesh", "dst_mesh"};
   if (!args.Has("batch"))
     required.insert(required.end(), {"shape", "from", "to"});
-  if (args.Has("batch") && !args.Has("offline")) {
-    return absl::UnimplementedError(
-        "--batch with --src_mesh: the planner service does not plan "
-        "cross-mesh batches yet; add --offline to plan in-process");
-  }
   for (const char* flag : required) {
     if (!args.Has(flag)) {
       return absl::InvalidArgumentError(
@@ -244,6 +239,23 @@ absl::StatusOr<CrossMeshPlan> CrossPlanFromFlags(const ServerFlags* server,
 
 absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
                                                const CrossMeshes& meshes) {
+  if (!args.Has("offline")) {
+    return absl::UnimplementedError(
+        "--batch with --src_mesh: `plan` and `exec` plan cross-mesh batches "
+        "in-process; add --offline (`job run` and `job prepare` without it "
+        "have the job's replica plan them)");
+  }
+  absl::StatusOr<CrossBatch> batch = CrossBatchLinesFromFlags(args, meshes);
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<CrossBatchPlan> plan = MakeCrossMeshBatch(
+      meshes.src, meshes.dst, batch->items, batch->bucket_bytes);
+  if (!plan.ok()) return plan.status();
+  batch->plan = *std::move(plan);
+  return batch;
+}
+
+absl::StatusOr<CrossBatch> CrossBatchLinesFromFlags(const CliArgs& args,
+                                                    const CrossMeshes& meshes) {
   absl::StatusOr<Shared> shared = SharedOf(args);
   if (!shared.ok()) return shared.status();
   absl::StatusOr<std::vector<BatchFileItem>> lines =
@@ -256,10 +268,6 @@ absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
   for (const BatchFileItem& line : *lines) {
     batch.items.push_back(ItemOf(line, *shared, meshes.src, meshes.dst));
   }
-  absl::StatusOr<CrossBatchPlan> plan = MakeCrossMeshBatch(
-      meshes.src, meshes.dst, batch.items, batch.bucket_bytes);
-  if (!plan.ok()) return plan.status();
-  batch.plan = *std::move(plan);
   return batch;
 }
 
@@ -286,6 +294,23 @@ std::vector<Client::CrossBatchTensor> CrossBatchTensors(
   for (size_t t = 0; t < works.size(); ++t) {
     const executor::CrossWork& w = works[t];
     tensors.push_back({batch.items[t].name, w.src_mesh, w.dst_mesh, w.plan});
+  }
+  return tensors;
+}
+
+absl::StatusOr<std::vector<Client::CrossBatchRequestTensor>> CrossBatchRequests(
+    const CrossBatch& batch) {
+  std::vector<Client::CrossBatchRequestTensor> tensors;
+  for (size_t t = 0; t < batch.items.size(); ++t) {
+    const CrossBatchItem& item = batch.items[t];
+    if (!item.invalid.ok()) {
+      return absl::Status(item.invalid.code(),
+                          absl::StrCat("--batch: tensors[", t, "] (", item.name,
+                                       "): ", item.invalid.message()));
+    }
+    tensors.push_back({item.name,
+                       item.src_mesh ? *item.src_mesh : batch.meshes.src,
+                       batch.meshes.dst, item.request});
   }
   return tensors;
 }

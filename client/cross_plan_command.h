@@ -54,6 +54,10 @@ struct CrossBatch {
 };
 absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
                                                const CrossMeshes& meshes);
+// The batch file's items and --bucket_bytes as CrossBatchFromFlags reads
+// them, not planned (`plan` empty): what the job's replica plans.
+absl::StatusOr<CrossBatch> CrossBatchLinesFromFlags(const CliArgs& args,
+                                                    const CrossMeshes& meshes);
 
 // Every item of `batch`, planned, as a run's work: the first that could
 // not be planned is its error, naming it ("--batch: tensors[t] (NAME): ").
@@ -64,6 +68,11 @@ absl::StatusOr<std::vector<executor::CrossWork>> CrossBatchWorks(
 // PrepareCrossBatch take them.
 std::vector<Client::CrossBatchTensor> CrossBatchTensors(
     const CrossBatch& batch, const std::vector<executor::CrossWork>& works);
+
+// `batch`'s items as requests for the job's replica to plan; the first
+// line that could not be read is its error ("--batch: tensors[t] (NAME): ").
+absl::StatusOr<std::vector<Client::CrossBatchRequestTensor>> CrossBatchRequests(
+    const CrossBatch& batch);
 
 // True when `argv` asks for a cross-mesh plan (--src_mesh).
 bool HasCrossMeshFlag(const std::vector<std::string>& argv);

@@ -109,23 +109,22 @@ std::string BatchTensorsJson(const CrossBatchRunView& run) {
   std::vector<std::string> tensors;
   for (size_t t = 0; t < run.summary.tensors.size(); ++t) {
     const executor::TensorRow& row = run.summary.tensors[t];
-    std::string sums;
-    if (run.works != nullptr) {
-      std::vector<std::string> by_rank;
-      for (size_t i = 0; i < run.reports.size(); ++i) {
-        const int64_t rank = run.reports[i].rank;
-        if (!(*run.works)[t].IsDestination(rank)) continue;
-        by_rank.push_back(absl::StrCat(
-            "{\"rank\": ", rank, ", \"checksum\": ", row.checksums[i], "}"));
-      }
-      sums =
-          absl::StrCat(", \"checksums\": [", absl::StrJoin(by_rank, ", "), "]");
+    // A destination rank reports every tensor; a source-only rank none.
+    std::vector<std::string> sums;
+    for (size_t i = 0; i < run.reports.size(); ++i) {
+      const executor::RankReport& report = run.reports[i];
+      const bool destination = run.works != nullptr
+                                   ? (*run.works)[t].IsDestination(report.rank)
+                                   : report.tensors.size() > t;
+      if (!destination) continue;
+      sums.push_back(absl::StrCat("{\"rank\": ", report.rank,
+                                  ", \"checksum\": ", row.checksums[i], "}"));
     }
     tensors.push_back(absl::StrCat(
         "{\"name\": ", JsonString(BatchTensorName(run, t)),
         ", \"validated\": ", row.validated ? "true" : "false",
         ", \"why_not\": ", row.validated ? "null" : JsonString(row.why_not),
-        sums,
+        ", \"checksums\": [", absl::StrJoin(sums, ", "), "]",
         run.on_tensors ? ", \"conservation\": " + ConservationJson(row) : "",
         "}"));
   }

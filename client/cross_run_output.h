@@ -62,8 +62,8 @@ struct CrossBatchRunView {
 };
 
 // A table, or with `json` one object {"kind": "cross_mesh_batch", "plan"
-// (plan --batch --json's; omitted for a schedule's run, as are the
-// checksums), "backend", "world_size", "iters", "warmup",
+// (plan --batch --json's; omitted when the client holds no plans),
+// "backend", "world_size", "iters", "warmup",
 // "rows" and "seconds_min", "seconds_median" (as a cross-mesh run's, over
 // every tensor), "tensors": [{"name", "validated", "why_not" (null when
 // validated), "checksums": [{"rank", "checksum"}] (destination ranks)}],

@@ -110,8 +110,9 @@ constexpr char kRunUsage[] =
     "  processes registered, destination ranks write theirs, judged by the\n"
     "  conservation checksum and committed as above. --schedule ID runs the\n"
     "  cross-mesh move `job prepare` kept under ID instead, without\n"
-    "  planning. With --offline --batch FILE (lines of `plan --src_mesh\n"
-    "  --batch`) it plans the batch here and the agents run it, every\n"
+    "  planning. With --batch FILE (lines of `plan --src_mesh --batch`)\n"
+    "  the job's replica (with --offline this client) plans the batch and\n"
+    "  the agents run it, every\n"
     "  tensor validated: on generated data, or with one --tensor and --into\n"
     "  name per line on the registered tensors, committed together.\n";
 
@@ -280,16 +281,36 @@ absl::Status RunBatch(const ServerFlags& server, const std::string& job,
   return PrintRun(run->mesh, run->work, context, run->summary, flags.json, out);
 }
 
-// `job run NAME --src_mesh ... --offline --batch FILE`: a cross-mesh batch
-// planned here and run on the job's agents (on generated data, or with
-// --tensor on its registered tensors), printed as `exec --local` prints
-// one.
+// Runs `batch` on the job's agents: planned here (`works` set) or, without
+// --offline, by the job's replica.
+absl::StatusOr<JobRun> RunBatchOnJob(
+    Client& client, const std::string& job, const CrossBatch& batch,
+    const std::vector<executor::CrossWork>* works,
+    const JobRunOptions& options) {
+  if (works != nullptr) {
+    return client.RunCrossBatchJob(job, CrossBatchTensors(batch, *works),
+                                   batch.bucket_bytes, options);
+  }
+  absl::StatusOr<std::vector<Client::CrossBatchRequestTensor>> requests =
+      CrossBatchRequests(batch);
+  if (!requests.ok()) return requests.status();
+  return client.RunCrossBatchJob(job, *requests, batch.bucket_bytes, options);
+}
+
+// `job run NAME --src_mesh ... --batch FILE [--offline]`: a cross-mesh
+// batch planned by the job's replica (or with --offline here) and run on
+// the job's agents (on generated data, or with --tensor on its registered
+// tensors), printed as `exec --local` prints one (without --offline, by
+// the tensors' names: the client holds no plans).
 absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
                            const CliArgs& args, const RunFlags& flags,
                            const JobRunOptions& options, std::ostream& out) {
   absl::StatusOr<CrossMeshes> meshes = CrossMeshesFromFlags(args);
   if (!meshes.ok()) return meshes.status();
-  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, *meshes);
+  const bool offline = args.Has("offline");
+  absl::StatusOr<CrossBatch> batch =
+      offline ? CrossBatchFromFlags(args, *meshes)
+              : CrossBatchLinesFromFlags(args, *meshes);
   if (!batch.ok()) return batch.status();
   if (!options.tensors.empty() &&
       options.tensors.size() != batch->items.size()) {
@@ -298,26 +319,25 @@ absl::Status RunCrossBatch(const ServerFlags& server, const std::string& job,
                      batch->items.size(), " tensors in --batch (one each)"));
   }
   absl::StatusOr<std::vector<executor::CrossWork>> works =
-      CrossBatchWorks(*batch);
+      offline ? CrossBatchWorks(*batch) : std::vector<executor::CrossWork>();
   if (!works.ok()) return works.status();
-  const std::vector<Client::CrossBatchTensor> tensors =
-      CrossBatchTensors(*batch, *works);
   absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
   if (!client.ok()) return client.status();
   absl::StatusOr<JobRun> run;
   {
     const RunWatchers watchers = WatchRun(server, job);
-    run =
-        (*client)->RunCrossBatchJob(job, tensors, batch->bucket_bytes, options);
+    run = RunBatchOnJob(**client, job, *batch, offline ? &*works : nullptr,
+                        options);
   }
   RunContext context;
   run = WithInterrupt(std::move(run), context);
   if (!run.ok()) return run.status();
-  PrintCrossBatchRun({&*batch, &*works, run->backend,
-                      absl::StrCat("job ", job, ", run ", run->run_id),
-                      run->iters, run->warmup, run->ranks, run->summary,
-                      !options.tensors.empty(), run->committed},
-                     flags.json, out);
+  PrintCrossBatchRun(
+      {offline ? &*batch : nullptr, offline ? &*works : nullptr, run->backend,
+       absl::StrCat("job ", job, ", run ", run->run_id), run->iters,
+       run->warmup, run->ranks, run->summary, !options.tensors.empty(),
+       run->committed, run->plan_sent},
+      flags.json, out);
   return CrossRunVerdict(run->summary);
 }
 

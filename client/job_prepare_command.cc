@@ -15,15 +15,16 @@ namespace reshard::client {
 const char kJobPrepareUsage[] =
     "usage: reshardctl [--server HOST:PORT[,...]] job prepare NAME\n"
     "         --src_mesh ... --dst_mesh ... [cross-mesh plan flags] [--json]\n"
-    "       reshardctl [--server ...] job prepare NAME --offline --src_mesh\n"
+    "       reshardctl [--server ...] job prepare NAME [--offline] --src_mesh\n"
     "         ... --dst_mesh ... --batch FILE [--bucket_bytes B] [--json]\n"
     "       reshardctl [--server ...] job prepare NAME --delete ID\n"
     "  Plans a cross-mesh move once (the flags of `plan --src_mesh ...`)\n"
     "  for job NAME and keeps it there as a schedule; prints its id, the\n"
     "  job's generation and the plan (--json: one object with schedule_id,\n"
-    "  generation, schedules and plan). With --offline --batch FILE (lines\n"
-    "  of `plan --src_mesh --batch`) it plans a batch here and keeps it\n"
-    "  whole. `job run NAME --schedule ID` runs it (a batch's with one\n"
+    "  generation, schedules and plan). With --batch FILE (lines of `plan\n"
+    "  --src_mesh --batch`) the job's replica plans a batch (--offline:\n"
+    "  this client, printing the plans) and keeps it whole (--json adds\n"
+    "  tensors). `job run NAME --schedule ID` runs it (a batch's with one\n"
     "  --tensor and --into name per line on registered tensors) without\n"
     "  planning, and once every agent keeps it without sending the\n"
     "  plan. A schedule holds until deleted (--delete ID) or until an agent\n"
@@ -34,11 +35,29 @@ static_assert(kMaxSchedulesPerJob == 16, "kJobPrepareUsage says 16");
 
 namespace {
 
+// The schedule's id, generation and count (with `json` one object, its
+// "plan" `plan_json` when given, and a batch's "tensors").
 void PrintPrepared(const CrossSchedule& schedule, const std::string& job,
-                   std::ostream& out) {
+                   bool json, std::ostream& out,
+                   const std::string& plan_json = "") {
+  if (json) {
+    out << "{\"schedule_id\":" << JsonString(schedule.id)
+        << ",\"generation\":" << schedule.generation
+        << ",\"schedules\":" << schedule.schedules;
+    if (schedule.batch_tensors > 0) {
+      out << ",\"tensors\":" << schedule.batch_tensors;
+    }
+    if (!plan_json.empty()) out << ",\"plan\":" << plan_json;
+    out << "}\n";
+    return;
+  }
   out << "schedule " << schedule.id << " prepared for job " << job
       << " (generation " << schedule.generation << "; the job holds "
-      << schedule.schedules << " of at most " << kMaxSchedulesPerJob << ")\n";
+      << schedule.schedules << " of at most " << kMaxSchedulesPerJob << ")";
+  if (schedule.batch_tensors > 0) {
+    out << ": a batch of " << schedule.batch_tensors << " tensors";
+  }
+  out << "\n";
 }
 
 // `job prepare NAME --offline --src_mesh ... --batch FILE`: the batch
@@ -46,6 +65,18 @@ void PrintPrepared(const CrossSchedule& schedule, const std::string& job,
 absl::Status PrepareBatch(Client& client, const std::string& job,
                           const CliArgs& args, const CrossMeshes& meshes,
                           std::ostream& out) {
+  if (!args.Has("offline")) {  // the job's replica plans it
+    absl::StatusOr<CrossBatch> lines = CrossBatchLinesFromFlags(args, meshes);
+    if (!lines.ok()) return lines.status();
+    absl::StatusOr<std::vector<Client::CrossBatchRequestTensor>> requests =
+        CrossBatchRequests(*lines);
+    if (!requests.ok()) return requests.status();
+    absl::StatusOr<CrossSchedule> schedule =
+        client.PrepareCrossBatch(job, *requests, lines->bucket_bytes);
+    if (!schedule.ok()) return schedule.status();
+    PrintPrepared(*schedule, job, args.Has("json"), out);
+    return absl::OkStatus();
+  }
   absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
   if (!batch.ok()) return batch.status();
   absl::StatusOr<std::vector<executor::CrossWork>> works =
@@ -54,16 +85,10 @@ absl::Status PrepareBatch(Client& client, const std::string& job,
   absl::StatusOr<CrossSchedule> schedule = client.PrepareCrossBatch(
       job, CrossBatchTensors(*batch, *works), batch->bucket_bytes);
   if (!schedule.ok()) return schedule.status();
-  if (args.Has("json")) {
-    out << "{\"schedule_id\":" << JsonString(schedule->id)
-        << ",\"generation\":" << schedule->generation
-        << ",\"schedules\":" << schedule->schedules << ",\"plan\":"
-        << CrossBatchJson(meshes.src, meshes.dst, batch->items, batch->plan)
-        << "}\n";
-    return absl::OkStatus();
-  }
-  PrintPrepared(*schedule, job, out);
-  out << CrossBatchTable(batch->items, batch->plan);
+  PrintPrepared(
+      *schedule, job, args.Has("json"), out,
+      CrossBatchJson(meshes.src, meshes.dst, batch->items, batch->plan));
+  if (!args.Has("json")) out << CrossBatchTable(batch->items, batch->plan);
   return absl::OkStatus();
 }
 
@@ -97,16 +122,13 @@ absl::Status RunJobPrepareCommand(const ServerFlags& server,
   absl::StatusOr<CrossSchedule> schedule =
       (*client)->PrepareCrossMesh(job, meshes->src, meshes->dst, *request);
   if (!schedule.ok()) return schedule.status();
-  if (args->Has("json")) {
-    out << "{\"schedule_id\":" << JsonString(schedule->id)
-        << ",\"generation\":" << schedule->generation
-        << ",\"schedules\":" << schedule->schedules << ",\"plan\":"
-        << CrossPlanJson(schedule->src_mesh, schedule->dst_mesh, schedule->plan)
-        << "}\n";
-    return absl::OkStatus();
+  PrintPrepared(
+      *schedule, job, args->Has("json"), out,
+      CrossPlanJson(schedule->src_mesh, schedule->dst_mesh, schedule->plan));
+  if (!args->Has("json")) {
+    out << CrossPlanTable(schedule->src_mesh, schedule->dst_mesh,
+                          schedule->plan);
   }
-  PrintPrepared(*schedule, job, out);
-  out << CrossPlanTable(schedule->src_mesh, schedule->dst_mesh, schedule->plan);
   return absl::OkStatus();
 }
 

@@ -313,48 +313,76 @@ absl::StatusOr<coordinator::RunSpec> BatchSpecOf(const v1::GivenBatch& given,
   return coordinator::RunSpec{*std::move(mesh), *std::move(work)};
 }
 
-// A given cross-mesh batch: at most `limits.max_batch_items` items, every
-// plan with its meshes (CrossPlanFromProto), one destination mesh for all,
-// an exchange bound of at least one byte; names as a batch's.
-absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
-    const v1::GivenCrossBatch& given, const ServiceOptions& limits) {
-  const int items = given.plans_size();
+// A cross-mesh batch's shape, given or planned here (`field`: the
+// message, `items_field`: its tensors): 1 to `limits.max_batch_items`
+// tensors, an exchange bound of at least one byte, no more names than
+// tensors.
+absl::Status CheckCrossBatchShape(const std::string& field,
+                                  const char* items_field, int items, int names,
+                                  int64_t exchange_bytes,
+                                  const ServiceOptions& limits) {
   if (items < 1 || items > limits.max_batch_items) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cross_batch.plans: ", items, " items, 1 to ",
+        absl::StrCat(field, ".", items_field, ": ", items, " items, 1 to ",
                      limits.max_batch_items, " per batch"));
   }
-  if (given.exchange_bytes() < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cross_batch.exchange_bytes: must be at least 1, got ",
-                     given.exchange_bytes()));
+  if (exchange_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, ".exchange_bytes: must be at least 1, got ", exchange_bytes));
   }
-  if (given.names_size() > items) {
+  if (names > items) {
     return absl::InvalidArgumentError(
-        absl::StrCat("cross_batch.names: ", given.names_size(), " names for ",
-                     items, " items"));
+        absl::StrCat(field, ".names: ", names, " names for ", items, " items"));
   }
+  return absl::OkStatus();
+}
+
+// The run of a cross-mesh batch's tensors (`items_field`: where they came
+// from, naming the first whose destination mesh is not the first's), named
+// by `names` (`item I` where missing), over the union of every rank map.
+absl::StatusOr<coordinator::RunSpec> CrossBatchSpec(
+    std::vector<executor::CrossWork> works,
+    const google::protobuf::RepeatedPtrField<std::string>& names,
+    int64_t exchange_bytes, const std::string& items_field) {
   coordinator::RunSpec spec{*Mesh::Create({{1}, {"ranks"}, {0}}), {}};
-  for (int t = 0; t < items; ++t) {
-    const std::string field = absl::StrCat("cross_batch.plans[", t, "].");
+  for (size_t t = 0; t < works.size(); ++t) {
+    if (!(works[t].dst_mesh == works.front().dst_mesh)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(items_field, "[", t, "].dst_mesh: not ", items_field,
+                       "[0]'s; a batch has one destination mesh"));
+    }
+    spec.cross_names.push_back(static_cast<int>(t) < names.size()
+                                   ? names[static_cast<int>(t)]
+                                   : absl::StrCat("item ", t));
+  }
+  spec.cross_batch = std::move(works);
+  absl::StatusOr<Mesh> mesh = executor::CrossBatchRanksMesh(spec.cross_batch);
+  if (!mesh.ok()) return Within(items_field + ": ", mesh.status());
+  spec.mesh = *std::move(mesh);
+  spec.exchange_bytes = exchange_bytes;
+  return spec;
+}
+
+// A given cross-mesh batch: its shape checked, every plan with its meshes
+// (CrossPlanFromProto).
+absl::StatusOr<coordinator::RunSpec> CrossBatchSpecOf(
+    const v1::GivenCrossBatch& given, const ServiceOptions& limits) {
+  absl::Status s =
+      CheckCrossBatchShape("cross_batch", "plans", given.plans_size(),
+                           given.names_size(), given.exchange_bytes(), limits);
+  if (!s.ok()) return s;
+  std::vector<executor::CrossWork> works;
+  for (int t = 0; t < given.plans_size(); ++t) {
     absl::StatusOr<proto::CrossPlanWithMeshes> plan =
         proto::CrossPlanFromProto(given.plans(t));
-    if (!plan.ok()) return Within(field, plan.status());
-    if (t > 0 && !(plan->dst_mesh == spec.cross_batch.front().dst_mesh)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, "dst_mesh: not plans[0]'s; a batch has one destination mesh"));
+    if (!plan.ok()) {
+      return Within(absl::StrCat("cross_batch.plans[", t, "]."), plan.status());
     }
-    executor::CrossWork work{std::move(plan->src_mesh),
-                             std::move(plan->dst_mesh), std::move(plan->plan)};
-    spec.cross_batch.push_back(std::move(work));
-    spec.cross_names.push_back(
-        t < given.names_size() ? given.names(t) : absl::StrCat("item ", t));
+    works.push_back({std::move(plan->src_mesh), std::move(plan->dst_mesh),
+                     std::move(plan->plan)});
   }
-  absl::StatusOr<Mesh> mesh = executor::CrossBatchRanksMesh(spec.cross_batch);
-  if (!mesh.ok()) return Within("cross_batch.plans: ", mesh.status());
-  spec.mesh = *std::move(mesh);
-  spec.exchange_bytes = given.exchange_bytes();
-  return spec;
+  return CrossBatchSpec(std::move(works), given.names(), given.exchange_bytes(),
+                        "cross_batch.plans");
 }
 
 // RunJobRequest.tensors into `spec` (docs/DESIGN.md §6.6): one binding per
@@ -417,6 +445,8 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
     spec = BatchSpecOf(request.batch(), options_);
   } else if (request.has_cross_batch()) {
     spec = CrossBatchSpecOf(request.cross_batch(), options_);
+  } else if (request.has_cross_batch_request()) {
+    spec = PlannedCrossBatchSpecOf(ctx, request.cross_batch_request());
   } else {
     absl::StatusOr<std::pair<Mesh, Plan>> planned = PlanOf(ctx, request);
     if (!planned.ok()) return planned.status();
@@ -436,23 +466,51 @@ CoordinatorService::SpecOf(grpc::ServerContext* ctx,
   return std::make_shared<const coordinator::RunSpec>(*std::move(spec));
 }
 
-absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
-    grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request) {
+absl::StatusOr<executor::CrossWork> CoordinatorService::PlanCross(
+    grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request,
+    const std::string& field) {
   absl::StatusOr<CrossMeshCall> call =
       CrossMeshCallOf(registry_, request, options_);
-  if (!call.ok()) return Within("cross.", call.status());
+  if (!call.ok()) return Within(field, call.status());
   const std::string credential = CredentialOf(*ctx, options_).value_or("");
   call->request.cache_scope = CacheScopeOf(credential);
   absl::StatusOr<CrossMeshPlan> plan = MakeCrossMeshPlan(
       *call->src_mesh, *call->dst_mesh, call->request, &cache_,
       StopAt(ctx->deadline(), [ctx] { return ctx->IsCancelled(); }));
-  if (!plan.ok()) return plan.status();
-  executor::CrossWork cross{*call->src_mesh, *call->dst_mesh, *std::move(plan)};
-  absl::StatusOr<Mesh> ranks = cross.RanksMesh();
+  if (!plan.ok()) return Within(field, plan.status());
+  return executor::CrossWork{*call->src_mesh, *call->dst_mesh,
+                             *std::move(plan)};
+}
+
+absl::StatusOr<coordinator::RunSpec> CoordinatorService::CrossSpecOf(
+    grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request) {
+  absl::StatusOr<executor::CrossWork> cross = PlanCross(ctx, request, "cross.");
+  if (!cross.ok()) return cross.status();
+  absl::StatusOr<Mesh> ranks = cross->RanksMesh();
   if (!ranks.ok()) return ranks.status();
   coordinator::RunSpec spec{*std::move(ranks), {}};
-  spec.cross = std::move(cross);
+  spec.cross = *std::move(cross);
   return spec;
+}
+
+absl::StatusOr<coordinator::RunSpec>
+CoordinatorService::PlannedCrossBatchSpecOf(
+    grpc::ServerContext* ctx, const v1::CrossBatchRequest& request) {
+  absl::Status s = CheckCrossBatchShape(
+      "cross_batch_request", "tensors", request.tensors_size(),
+      request.names_size(), request.exchange_bytes(), options_);
+  if (!s.ok()) return s;
+  std::vector<executor::CrossWork> works;
+  for (int t = 0; t < request.tensors_size(); ++t) {
+    absl::StatusOr<executor::CrossWork> work =
+        PlanCross(ctx, request.tensors(t),
+                  absl::StrCat("cross_batch_request.tensors[", t, "]."));
+    if (!work.ok()) return work.status();
+    works.push_back(*std::move(work));
+  }
+  return CrossBatchSpec(std::move(works), request.names(),
+                        request.exchange_bytes(),
+                        "cross_batch_request.tensors");
 }
 
 absl::StatusOr<coordinator::RunSpec> CoordinatorService::ScheduledSpecOf(
@@ -636,6 +694,8 @@ grpc::Status CoordinatorService::PrepareCrossMesh(
         absl::StatusOr<coordinator::RunSpec> spec =
             request->has_cross_batch()
                 ? CrossBatchSpecOf(request->cross_batch(), options_)
+            : request->has_cross_batch_request()
+                ? PlannedCrossBatchSpecOf(ctx, request->cross_batch_request())
                 : CrossSpecOf(ctx, request->cross());
         if (!spec.ok()) return spec.status();
         auto kept =

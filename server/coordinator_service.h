@@ -19,6 +19,7 @@
 #include "coordinator/coordinator.h"
 #include "planner/search/plan_cache.h"
 #include "reshard/v1/coordinator.grpc.pb.h"
+#include "run_values/cross_work.h"
 #include "server/coordinator_metrics.h"
 #include "server/mesh_registry.h"
 #include "server/request_plan.h"
@@ -99,9 +100,18 @@ class CoordinatorService final
   // The run RunJob asks for: planned here, or given.
   absl::StatusOr<std::shared_ptr<const coordinator::RunSpec>> SpecOf(
       grpc::ServerContext* ctx, const v1::RunJobRequest& request);
+  // Plans one cross-mesh request here with the Planner's cache (its
+  // errors prefixed by `field`).
+  absl::StatusOr<executor::CrossWork> PlanCross(
+      grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request,
+      const std::string& field);
+  // A cross-mesh batch planned here, tensor by tensor (PlanCross; errors
+  // under `cross_batch_request.`).
+  absl::StatusOr<coordinator::RunSpec> PlannedCrossBatchSpecOf(
+      grpc::ServerContext* ctx, const v1::CrossBatchRequest& request);
   // A cross-mesh run (RunJobRequest.cross, PrepareCrossMeshRequest.cross;
-  // its errors under `cross.`), planned here with the Planner's cache:
-  // its spec, `mesh` one dim over the union of the rank maps.
+  // its errors under `cross.`), planned here: its spec, `mesh` one dim
+  // over the union of the rank maps.
   absl::StatusOr<coordinator::RunSpec> CrossSpecOf(
       grpc::ServerContext* ctx, const v1::PlanCrossMeshRequest& request);
   // The run of the job's schedule RunJobRequest.schedule_id names.

@@ -82,6 +82,8 @@ constexpr FieldBound kBounds[] = {
     {"GivenBatch.names", kBatchItems, kStateBytes},
     {"GivenCrossBatch.plans", kBatchItems, 0},
     {"GivenCrossBatch.names", kBatchItems, kStateBytes},
+    {"CrossBatchRequest.tensors", kBatchItems, 0},
+    {"CrossBatchRequest.names", kBatchItems, kStateBytes},
     {"CrossMeshPlan.src", 0, kStateBytes},
     {"CrossMeshPlan.dst", 0, kStateBytes},
     {"CrossMeshPlan.src_mid", 0, kStateBytes},

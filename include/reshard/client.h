@@ -283,6 +283,22 @@ class Client {
   absl::StatusOr<CrossSchedule> PrepareCrossMesh(
       const std::string& job, const Mesh& src_mesh, const Mesh& dst_mesh,
       const CrossMeshRequest& request);
+  // One tensor of a cross-mesh batch for the job's replica to plan: its
+  // name, its meshes (its own source mesh, or the batch's) and request.
+  struct CrossBatchRequestTensor {
+    std::string name;
+    Mesh src_mesh;
+    Mesh dst_mesh;
+    CrossMeshRequest request;
+  };
+  // RunCrossBatchJob with every tensor planned by the job's replica (its
+  // plan cache shared); refusals of a request name it
+  // ("cross_batch_request.tensors[t]."). The reply names the tensors but
+  // does not carry their plans.
+  absl::StatusOr<JobRun> RunCrossBatchJob(
+      const std::string& job,
+      const std::vector<CrossBatchRequestTensor>& tensors,
+      int64_t exchange_bytes, const JobRunOptions& options);
   // Keeps a cross-mesh batch planned by the caller (RunCrossBatchJob's
   // tensors and bound) for `job` as a schedule: a run naming it runs the
   // whole batch, on generated data or, with options.tensors, one binding
@@ -290,6 +306,11 @@ class Client {
   // refusals of the batch, PrepareCrossMesh's of the job. Never retried.
   absl::StatusOr<CrossSchedule> PrepareCrossBatch(
       const std::string& job, const std::vector<CrossBatchTensor>& tensors,
+      int64_t exchange_bytes);
+  // PrepareCrossBatch with every tensor planned by the job's replica.
+  absl::StatusOr<CrossSchedule> PrepareCrossBatch(
+      const std::string& job,
+      const std::vector<CrossBatchRequestTensor>& tensors,
       int64_t exchange_bytes);
   // Runs schedule `schedule_id` on every agent of `job` as RunCrossJob
   // runs its move, without planning; once every agent keeps its plan, the

@@ -10,7 +10,8 @@
 # schedule (`job prepare`) runs on generated data with the checksums of the
 # same move planned per run, with its plan sent only the first time; once
 # deleted it is refused saying "prepare again". A cross-mesh batch runs with
-# the checksums `exec --local 4` prints for it.
+# the checksums `exec --local 4` prints for it, planned in the client or by
+# the job's replica, and prepared once by the replica.
 # usage: job_cross_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH [MOVES]
 set -u
 CTL="$1"
@@ -159,6 +160,41 @@ for bound in 25MiB 1; do
   [ -n "$(all_sums "$out")" ] && [ "$(all_sums "$out")" = "$(all_sums "$exec_out")" ]
   check "the batch's checksums equal exec --local's ($bound)" $?
 done
+# Without --offline the job's replica plans the batch: the same checksums.
+SERVICE=(--src_mesh pp=2,dp=2 --dst_mesh z=4 --dst_ranks 3,1,0,2
+  --batch "$tmp/batch.jsonl")
+out=$(timeout 120 "${J[@]}" "${SERVICE[@]}" 2>"$tmp/err"); rc=$?
+check "the job's replica plans the batch and runs it ($rc: $(cat "$tmp/err"))" $rc
+jq -e '.kind == "cross_mesh_batch" and .validated and (has("plan") | not) and
+  (.tensors | map(.name)) == ["stage0.w", "stage1.w", "norm", "grad"]' \
+  <<<"$out" >/dev/null
+check "its tensors are named and validated" $?
+[ -n "$(all_sums "$out")" ] && [ "$(all_sums "$out")" = "$(all_sums "$exec_out")" ]
+check "its checksums equal exec --local's" $?
+# Prepared once by the replica: its plans go to the agents on the first
+# run only, every run with the same checksums.
+prepared=$(timeout 60 "$CTL" --server "$server" job prepare jc "${SERVICE[@]}" \
+  --json 2>"$tmp/err")
+check "job prepare keeps the batch ($(cat "$tmp/err"))" $?
+bid=$(jq -r .schedule_id <<<"$prepared")
+jq -e '.tensors == 4 and (has("plan") | not)' <<<"$prepared" >/dev/null
+check "job prepare says the schedule holds 4 tensors" $?
+for i in 1 2 3; do
+  out=$(timeout 120 "${J[@]}" --schedule "$bid" 2>"$tmp/err"); rc=$?
+  check "run $i of the batch's schedule exits 0 ($rc: $(cat "$tmp/err"))" $rc
+  sent=$([ "$i" = 1 ] && echo true || echo false)
+  jq -e ".validated and .plan_sent == $sent" <<<"$out" >/dev/null &&
+    [ "$(all_sums "$out")" = "$(all_sums "$exec_out")" ]
+  check "run $i validates with exec --local's checksums (plan sent: $sent)" $?
+done
+"$CTL" --server "$server" job prepare jc --delete "$bid" >/dev/null
+err=$("${J[@]}" --schedule "$bid" 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && contains "$err" "prepare again"
+check "a deleted batch schedule is refused ($rc)" $?
+err=$("$CTL" plan "${SERVICE[@]}" 2>&1 >/dev/null); rc=$?
+[ $rc -ne 0 ] && contains "$err" "add --offline"
+check "plan --batch --src_mesh without --offline says to add it ($rc)" $?
+
 err=$("${J[@]}" "${BATCH[@]}" --tensor w --into w2 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && contains "$err" "--tensor: 1 names for 4 tensors in --batch (one each)"
 check "a batch's --tensor names must be one per tensor ($rc: $err)" $?
