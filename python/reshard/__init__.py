@@ -22,6 +22,7 @@ from typing import Any
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from reshard._cross_plan import (  # noqa: E402
+    CrossBatchTensor,
     CrossMeshPlan,
     CrossSchedule,
     Transfer,
@@ -76,6 +77,7 @@ __all__ = [
     "Bucket",
     "BucketMember",
     "Client",
+    "CrossBatchTensor",
     "CrossMeshPlan",
     "CrossSchedule",
     "Error",

@@ -11,7 +11,7 @@ from typing import Any
 
 from reshard._errors import invalid_argument
 from reshard._plan import PlanWarning, Step, plain_json
-from reshard._values import Link, Mesh
+from reshard._values import Link, Mesh, State
 
 
 @dataclass(frozen=True)
@@ -220,11 +220,30 @@ def _transfer_of(t: Mapping[str, Any]) -> Transfer:
 @dataclass(frozen=True)
 class CrossSchedule:
     """A cross-mesh move planned once for a job and kept there
-    (Client.prepare_cross_mesh; docs/DESIGN.md §9, "A static schedule"):
-    Client.run_schedule names `id`. It holds until deleted or until an
-    agent of the job joins or leaves (`generation` changes)."""
+    (Client.prepare_cross_mesh, or a batch's Client.prepare_cross_batch;
+    docs/DESIGN.md §9, "A static schedule"): Client.run_schedule names
+    `id`. It holds until deleted or until an agent of the job joins or
+    leaves (`generation` changes)."""
 
     id: str
     generation: int
     schedules: int  # the job's, this one included
-    plan: CrossMeshPlan
+    plan: CrossMeshPlan | None  # a batch's schedule: None
+    tensors: int = 1  # a batch's: how many it moves
+
+
+@dataclass(frozen=True)
+class CrossBatchTensor:
+    """One tensor of a cross-mesh batch for a job's replica to plan
+    (Client.run_cross_batch_job, Client.prepare_cross_batch): its name,
+    its source mesh (its own, a pipeline stage, or the batch's), the
+    destination mesh every tensor of the batch shares, its global shape,
+    placements on both meshes and dtype."""
+
+    name: str
+    src_mesh: Mesh
+    dst_mesh: Mesh
+    shape: tuple[int, ...]
+    src: State
+    dst: State
+    dtype: str = "float32"

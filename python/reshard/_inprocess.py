@@ -14,6 +14,7 @@ from reshard._cross_plan import CrossMeshPlan
 from reshard._errors import Error, StatusCode
 from reshard._plan import BatchPlan, Bucket, LazySteps, Plan, PlanWarning, Step
 from reshard._values import (
+    DEFAULT_BUCKET_BYTES,
     Link,
     Mesh,
     PlanItem,
@@ -194,7 +195,7 @@ def plan_program(
 def plan_batch(
     mesh: Mesh,
     items: Sequence[PlanItem],
-    bucket_bytes: int = 25 << 20,
+    bucket_bytes: int = DEFAULT_BUCKET_BYTES,
     all_or_nothing: bool = False,
     options: PlanOptions | None = None,
     **option_kwargs: Any,

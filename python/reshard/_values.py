@@ -32,6 +32,9 @@ PLANNERS = ("optimal", "torch_greedy", "torch_graph")
 COST_MODELS = ("alpha_beta", "torch")
 FLATTEN_POLICIES = ("existing", "any", "none")
 REDUCE_OPS = ("sum", "avg", "max", "min")
+# A batch's bucket (and a cross-mesh batch's exchange) bound when none is
+# given: planner/batch/bucket_schedule.h's kDefaultBucketBytes.
+DEFAULT_BUCKET_BYTES = 25 << 20
 
 
 def dtype_name(dtype: str) -> str:

@@ -23,12 +23,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reshard._cross_plan import CrossMeshPlan, CrossSchedule
-from reshard._errors import Error, RankFailure, StatusCode
+from reshard._cross_plan import CrossBatchTensor, CrossMeshPlan, CrossSchedule
+from reshard._errors import Error, RankFailure, StatusCode, invalid_argument
 from reshard._plan import BatchPlan, Plan
 from reshard._results import JobInfo, JobRun, ResolvedGroup, TensorCheck
 from reshard._servers import DEFAULT_SERVER, server_target
-from reshard._values import Link, Mesh, PlanItem, PlanOptions, State, options_of
+from reshard._values import (
+    DEFAULT_BUCKET_BYTES,
+    Link,
+    Mesh,
+    PlanItem,
+    PlanOptions,
+    State,
+    options_of,
+)
 from reshard.job_replica import replica_index, split_replicas
 
 try:
@@ -603,19 +611,92 @@ class Client:
                 options_of(options, option_kwargs),
             ),
         )
-        server = self.replica_for(job)
-        try:
-            response = self._coordinator("PrepareCrossMesh")(self._channel(server))(
-                request, timeout=deadline, metadata=self._metadata
-            )
-        except grpc.RpcError as e:
-            raise _error_of(e, self._replica_prefix(server)) from None
+        response = self._prepare(request, deadline)
         return CrossSchedule(
             response.schedule_id,
             response.generation,
             response.schedules,
             _wire.cross_plan_from_proto(response.plan),
         )
+
+    def prepare_cross_batch(
+        self,
+        job: str,
+        tensors: Sequence[CrossBatchTensor],
+        exchange_bytes: int = DEFAULT_BUCKET_BYTES,
+        *,
+        options: PlanOptions | None = None,
+        deadline: float = 300,
+    ) -> CrossSchedule:
+        """prepare_cross_mesh for a whole batch (a model's weights): the
+        job's replica plans every tensor (`options` for all) and keeps the
+        batch as one schedule, its transfers in exchanges and its steps in
+        buckets of at most `exchange_bytes`; run_schedule with `tensors`,
+        one (source, into) pair per tensor, moves the registered tensors.
+        A refused tensor is named ("cross_batch_request.tensors[t]."). Never
+        retried."""
+        request = cpb.PrepareCrossMeshRequest(
+            job=job,
+            cross_batch_request=_cross_batch_request(
+                tensors, exchange_bytes, options or PlanOptions()
+            ),
+        )
+        response = self._prepare(request, deadline)
+        return CrossSchedule(
+            response.schedule_id,
+            response.generation,
+            response.schedules,
+            None,
+            response.cross_batch.tensors,
+        )
+
+    def _prepare(self, request: Any, deadline: float) -> Any:
+        server = self.replica_for(request.job)
+        try:
+            return self._coordinator("PrepareCrossMesh")(self._channel(server))(
+                request, timeout=deadline, metadata=self._metadata
+            )
+        except grpc.RpcError as e:
+            raise _error_of(e, self._replica_prefix(server)) from None
+
+    def run_cross_batch_job(
+        self,
+        job: str,
+        tensors: Sequence[CrossBatchTensor],
+        exchange_bytes: int = DEFAULT_BUCKET_BYTES,
+        *,
+        options: PlanOptions | None = None,
+        iters: int = 10,
+        warmup: int = 2,
+        timeout_seconds: float = 30,
+        deadline: float = 300,
+        agent_wait_seconds: float = 0,
+        bindings: Sequence[tuple[str, str]] = (),
+        no_staging: bool = False,
+        allocate: bool = False,
+    ) -> JobRun:
+        """Moves a batch of tensors (a model's weights, one destination
+        mesh, each tensor from its own source mesh) on every agent of
+        `job` in one run: the job's replica plans every tensor, the agents
+        run the transfers in exchanges and the steps in buckets of at most
+        `exchange_bytes`. On generated data, or with `bindings`, one
+        (source, into) pair of registered names per tensor, on the job's
+        own tensors, committed together. The run's `tensors` are named
+        after the batch's."""
+        request = _run_request(
+            job,
+            bindings,
+            iters,
+            warmup,
+            timeout_seconds,
+            agent_wait_seconds,
+            no_staging,
+            allocate,
+        )
+        request.cross_batch_request.CopyFrom(
+            _cross_batch_request(tensors, exchange_bytes, options or PlanOptions())
+        )
+        return self._run_job(request, deadline)
 
     def run_schedule(
         self,
@@ -628,18 +709,22 @@ class Client:
         deadline: float = 300,
         agent_wait_seconds: float = 0,
         tensor: tuple[str, str] | None = None,
+        tensors: Sequence[tuple[str, str]] = (),
         no_staging: bool = False,
         allocate: bool = False,
     ) -> JobRun:
-        """Runs the schedule prepare_cross_mesh kept, on every agent of
-        `job`, without planning; once every agent keeps it, without sending
-        the plan either. `tensor`, one (source, into) pair of registered
-        names, moves the job's own tensors as run_job's `tensors` does.
+        """Runs the schedule prepare_cross_mesh (or prepare_cross_batch)
+        kept, on every agent of `job`, without planning; once every agent
+        keeps it, without sending the plan either. `tensor`, one (source,
+        into) pair of registered names (a batch's: `tensors`, one pair per
+        tensor), moves the job's own tensors as run_job's `tensors` does.
         FAILED_PRECONDITION ("prepare again") once the schedule was deleted
         or an agent of the job joined or left since it was prepared."""
+        if tensor and tensors:
+            raise invalid_argument("run_schedule: give tensor or tensors, not both")
         request = _run_request(
             job,
-            (tensor,) if tensor else (),
+            (tensor,) if tensor else tensors,
             iters,
             warmup,
             timeout_seconds,
@@ -759,6 +844,26 @@ def _cross_request(
         options,
         program_rank,
     )
+
+
+def _cross_batch_request(
+    tensors: Sequence[CrossBatchTensor], exchange_bytes: int, options: PlanOptions
+) -> Any:
+    """A CrossBatchRequest: every tensor's PlanCrossMeshRequest, named."""
+    request = cpb.CrossBatchRequest(exchange_bytes=exchange_bytes)
+    for t in tensors:
+        request.tensors.append(
+            _cross_request(
+                t.src_mesh,
+                t.dst_mesh,
+                PlanItem(tuple(t.shape), t.src, t.dst, t.dtype),
+                (),
+                None,
+                options,
+            )
+        )
+        request.names.append(t.name)
+    return request
 
 
 def _run_request(

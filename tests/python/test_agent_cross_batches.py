@@ -20,6 +20,7 @@ batch commits together.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import reshard
 from reshard_processes import cluster, ctl
 from test_agent_cross_tensors import (
     RSS_SLACK_KIB,
@@ -296,3 +298,76 @@ def test_a_prepared_batch_moves_the_model_every_step(world: dict[str, Any]) -> N
     assert "prepare again" in refused.stderr, refused.stderr
     for t, item in enumerate(batch["items"]):
         unregister(world, item_key(k, t), item)
+
+
+def batch_tensors(batch: dict[str, Any]) -> list[reshard.CrossBatchTensor]:
+    """The batch's tensors as reshard.Client takes them."""
+    out = []
+    for t, item in enumerate(batch["items"]):
+        names = "pq" if item.get("own_stage") else "abc"
+        src_mesh = reshard.Mesh(
+            tuple(item["src_sizes"]),
+            tuple(names[: len(item["src_sizes"])]),
+            rank_map=tuple(item["src_ranks"]),
+        )
+        dst_mesh = reshard.Mesh(
+            tuple(item["dst_sizes"]),
+            tuple("xyz"[: len(item["dst_sizes"])]),
+            rank_map=tuple(item["dst_ranks"]),
+        )
+        out.append(
+            reshard.CrossBatchTensor(
+                f"t{t}",
+                src_mesh,
+                dst_mesh,
+                tuple(item["shape"]),
+                item["src"],
+                item["dst"],
+                item["dtype"],
+            )
+        )
+    return out
+
+
+def pairs(k: int, batch: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(f"s{k}_{t}", f"d{k}_{t}") for t in range(len(batch["items"]))]
+
+
+def test_the_python_client_moves_and_prepares_batches(world: dict[str, Any]) -> None:
+    """Client.run_cross_batch_job and prepare_cross_batch + run_schedule:
+    the job's replica plans every tensor, every destination lands bit for
+    bit, a schedule's plans go to the agents once; a tensor the replica
+    cannot plan is refused by its index."""
+    client = reshard.Client(world["c"]["server"], job_token=world["c"]["job_token"])
+    rng = random.Random(11)
+    for k, kind in ((4000, "overlapping"), (4001, "disjoint")):
+        batch = random_batch(rng, kind)
+        for t, item in enumerate(batch["items"]):
+            register(world, item_key(k, t), item)
+        run = client.run_cross_batch_job(
+            world["job"], batch_tensors(batch), 256, bindings=pairs(k, batch)
+        )
+        assert run.validated and run.committed, run
+        assert [t.name for t in run.tensors] == [
+            f"t{t}" for t in range(len(batch["items"]))
+        ]
+        for t, item in enumerate(batch["items"]):
+            landed(world, item_key(k, t), item)
+        schedule = client.prepare_cross_batch(world["job"], batch_tensors(batch))
+        assert schedule.plan is None and schedule.tensors == len(batch["items"])
+        for i in range(2):
+            run = client.run_schedule(
+                world["job"], schedule.id, tensors=pairs(k, batch)
+            )
+            assert run.validated and run.committed and run.plan_sent == (i == 0)
+        client.delete_schedule(world["job"], schedule.id)
+        for t, item in enumerate(batch["items"]):
+            landed(world, item_key(k, t), item)
+            unregister(world, item_key(k, t), item)
+    bad = batch_tensors(batch)
+    bad[1] = dataclasses.replace(bad[1], src="S(7)")
+    with pytest.raises(reshard.Error) as refused:
+        client.run_cross_batch_job(world["job"], bad)
+    assert refused.value.code == reshard.StatusCode.INVALID_ARGUMENT
+    assert "cross_batch_request.tensors[1]." in str(refused.value), refused.value
+    client.close()
