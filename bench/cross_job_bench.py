@@ -23,6 +23,7 @@ over the runs, and of the wall time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,11 +107,10 @@ def measure(client: reshard.Client, runs: int, size: int) -> dict[str, Any]:
     return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--size", type=int, default=1024)
-    args = parser.parse_args()
+@contextlib.contextmanager
+def local_cluster(job: str) -> Iterator[tuple[str, str, Path]]:
+    """8 Gloo agents with --tensors (scripts/local-cluster.sh): the
+    server, the job token and the state folder; stopped on the way out."""
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp) / "cluster"
         env = dict(
@@ -120,7 +120,7 @@ def main() -> int:
         )
         script = str(ROOT / "scripts" / "local-cluster.sh")
         started = subprocess.run(
-            [script, "start", "8", "--job", JOB, "--tensors"],
+            [script, "start", "8", "--job", job, "--tensors"],
             env=env,
             capture_output=True,
             text=True,
@@ -128,16 +128,24 @@ def main() -> int:
         )
         try:
             if started.returncode != 0:
-                print(started.stderr, file=sys.stderr)
-                return 1
+                raise RuntimeError(started.stderr)
             token = (state / "job-token").read_text().strip()
-            held = register_blocks(state, token, args.size)
-            client = reshard.Client(started.stdout.strip(), job_token=token)
-            result = measure(client, args.runs, args.size)
-            client.close()
-            del held
+            yield started.stdout.strip(), token, state
         finally:
             subprocess.run([script, "stop"], env=env, capture_output=True, timeout=60)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--size", type=int, default=1024)
+    args = parser.parse_args()
+    with local_cluster(JOB) as (server, token, state):
+        held = register_blocks(state, token, args.size)
+        client = reshard.Client(server, job_token=token)
+        result = measure(client, args.runs, args.size)
+        client.close()
+        del held
     result["date"] = datetime.date.today().isoformat()
     print(json.dumps(result, indent=1))
     return 0
