@@ -1,6 +1,8 @@
 #include "executor/judge/conservation_checksum.h"
 
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -47,6 +49,57 @@ void ForEachBoxRow(absl::Span<const int64_t> shape, const Box& box, F row) {
   }
 }
 
+// Elements summed per chunk of a row before one modular reduction: small
+// enough that no sum below can overflow its accumulator.
+constexpr int64_t kShareChunk = int64_t{1} << 16;
+
+// A residue below the modulus whose products with chunk indices fit the
+// accumulator: types of at most 32 bits need no reduction.
+template <typename T>
+uint64_t ReducedResidue(T v) {
+  if constexpr (sizeof(T) <= 4 && !std::is_same_v<T, int32_t>) {
+    return Residue(v);
+  } else {
+    return ChecksumReduce(Residue(v));
+  }
+}
+
+// x mod 2^61 - 1 for any 128-bit x (ChecksumReduce's fold, twice).
+uint64_t Reduce128(unsigned __int128 x) {
+  const uint64_t lo = static_cast<uint64_t>(x) & kChecksumModulus;
+  const unsigned __int128 hi = x >> 61;  // below 2^67
+  const uint64_t hi_lo = static_cast<uint64_t>(hi) & kChecksumModulus;
+  const uint64_t hi_hi = static_cast<uint64_t>(hi >> 61);  // below 2^6
+  return ChecksumReduce(ChecksumReduce(lo + hi_lo) + hi_hi);
+}
+
+// Σ (linear + j + 1)·residue(x_j) over a row's `n` elements of type T, as
+// (linear + c + 1)·Σ r_j + Σ (j - c)·r_j per chunk starting at c: two wide
+// sums per element and one modular product per chunk. Residues of at most
+// 32 bits sum in 64-bit accumulators (each term below 2^48, a chunk below
+// 2^64), wider ones (below 2^61) in 128-bit ones.
+template <typename T>
+uint64_t RowShare(const char* row, int64_t linear, int64_t n) {
+  using Wide = std::conditional_t<sizeof(T) <= 4 && !std::is_same_v<T, int32_t>,
+                                  uint64_t, unsigned __int128>;
+  uint64_t share = 0;
+  for (int64_t start = 0; start < n; start += kShareChunk) {
+    const int64_t length = std::min(kShareChunk, n - start);
+    Wide sum = 0, weighted = 0;
+    for (int64_t j = 0; j < length; ++j) {
+      T v;
+      std::memcpy(&v, row + (start + j) * static_cast<int64_t>(sizeof(T)),
+                  sizeof(T));
+      const uint64_t r = ReducedResidue(v);
+      sum += r;
+      weighted += static_cast<Wide>(j) * r;
+    }
+    share = ChecksumAdd(share, linear + start, Reduce128(sum));
+    share = ChecksumReduce(share + Reduce128(weighted));
+  }
+  return share;
+}
+
 // Σ (i + 1)·residue(x) over the box's elements of type T.
 template <typename T>
 uint64_t BoxShare(absl::Span<const int64_t> shape, const Box& box,
@@ -54,11 +107,7 @@ uint64_t BoxShare(absl::Span<const int64_t> shape, const Box& box,
   uint64_t share = 0;
   ForEachBoxRow(shape, box, [&](int64_t k, int64_t linear, int64_t n) {
     const char* row = bytes + k * static_cast<int64_t>(sizeof(T));
-    for (int64_t j = 0; j < n; ++j) {
-      T v;
-      std::memcpy(&v, row + j * static_cast<int64_t>(sizeof(T)), sizeof(T));
-      share = ChecksumAdd(share, linear + j, Residue(v));
-    }
+    share = ChecksumReduce(share + RowShare<T>(row, linear, n));
   });
   return share;
 }

@@ -142,6 +142,49 @@ TEST(ConservationChecksumTest, AShareIsItsElementsTermByTerm) {
   }
 }
 
+// Rows longer than a chunk of the row sums, of extreme bit patterns (all
+// ones, the top bit, negative integers), sharded on a 2-D mesh: each
+// rank's share is still the definition term by term.
+TEST(ConservationChecksumTest, LongRowsOfExtremeBitsAreTheDefinition) {
+  std::mt19937_64 rng(11);
+  const Mesh mesh = *Mesh::Create({{2, 1}, {"a", "b"}, {}});
+  const DistState state = *ParseDistState("S(0),R", 2, 2, "state");
+  for (DType dtype : kDTypes) {
+    const TensorSpec tensor = *TensorSpec::Create({4, 3 * 65536 + 17}, dtype);
+    for (int64_t position = 0; position < 2; ++position) {
+      const Box box = LocalBox(mesh, state, tensor.shape(), position);
+      const int64_t size = tensor.itemsize();
+      std::vector<char> local(box.numel() * size);
+      for (int64_t k = 0; k < box.numel(); ++k) {
+        const uint64_t pick = rng() % 4;
+        const uint64_t bits = pick == 0   ? ~uint64_t{0}
+                              : pick == 1 ? uint64_t{1} << (8 * size - 1)
+                                          : rng();
+        std::memcpy(local.data() + k * size, &bits, size);
+      }
+      uint64_t expected = 0;
+      ForEachBoxElement(tensor.shape(), box, [&](int64_t k, int64_t i) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, local.data() + k * size, size);
+        if (dtype == DType::kInt32) {
+          int32_t v;
+          std::memcpy(&v, local.data() + k * size, 4);
+          bits = ChecksumResidue(v);
+        } else if (dtype == DType::kInt64) {
+          int64_t v;
+          std::memcpy(&v, local.data() + k * size, 8);
+          bits = ChecksumResidue(v);
+        }
+        expected = ReferenceAdd(expected, i, bits);
+      });
+      EXPECT_EQ(
+          ConservationShare(mesh, tensor, state, position, local.data()),
+          expected)
+          << DTypeName(dtype) << " position " << position;
+    }
+  }
+}
+
 TEST(ConservationChecksumTest, AMovedOrChangedElementChangesIt) {
   const Mesh mesh = *Mesh::Create(MeshSpec{{2, 2}, {"A", "B"}, {}, {}, {}});
   const TensorSpec tensor = *TensorSpec::Create({8, 6}, DType::kFloat32);
