@@ -407,6 +407,7 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
                     run.generation());
   const absl::StatusOr<RunSetup> setup =
       PrepareRun(run, config_.world_size, config_.max_run_bytes, &schedules_);
+  if (setup.ok() && setup->is_cross()) FitKeptSchedules(run, *setup);
   absl::StatusOr<std::shared_ptr<BoundRun>> bound =
       setup.ok() ? BindTensors(run, *setup)
                  : absl::StatusOr<std::shared_ptr<BoundRun>>(nullptr);
@@ -440,6 +441,19 @@ void Agent::HandleRun(const v1::RunWork& run, DispatchInbox& inbox) {
   LogRun(run, report, sent,
          std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
              .count());
+}
+
+void Agent::FitKeptSchedules(const v1::RunWork& run, const RunSetup& setup) {
+  if (config_.max_run_bytes <= 0) return;
+  const int64_t held = schedules_.HeldBytes(run.schedule_id());
+  if (held == 0 || held + setup.cross->PeakBytes() <= config_.max_run_bytes) {
+    return;
+  }
+  const int64_t freed = schedules_.Release(run.schedule_id());
+  spdlog::info(
+      "run {}: freed {} bytes other schedules' runners and bindings held, "
+      "to fit --max_run_bytes {}",
+      run.run_id(), freed, config_.max_run_bytes);
 }
 
 absl::StatusOr<std::shared_ptr<BoundRun>> Agent::BindTensors(

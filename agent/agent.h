@@ -112,6 +112,9 @@ class Agent {
       const executor::RunOptions& options,
       const absl::StatusOr<std::shared_ptr<BoundRun>>& bound,
       bool& keep_communicators, executor::CommunicatorProvider& provider);
+  // Frees the runners and bindings other kept schedules hold when with
+  // this cross-mesh run's peak they would exceed --max_run_bytes.
+  void FitKeptSchedules(const v1::RunWork& run, const RunSetup& setup);
   // A run on registered tensors: its tensors bound on this rank (a kept
   // schedule's binding again while BoundRun::StillBound).
   absl::StatusOr<std::shared_ptr<BoundRun>> BindTensors(const v1::RunWork& run,

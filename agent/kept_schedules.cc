@@ -37,4 +37,24 @@ KeptSchedule* KeptSchedules::Find(const std::string& id) {
   return it == kept_.end() ? nullptr : &it->second;
 }
 
+int64_t KeptSchedules::HeldBytes(const std::string& except) const {
+  int64_t bytes = 0;
+  for (const auto& [id, kept] : kept_) {
+    if (id == except) continue;
+    if (kept.runner != nullptr) bytes += kept.runner->StagingBytes();
+    if (kept.bound != nullptr) bytes += kept.bound->staging_bytes();
+  }
+  return bytes;
+}
+
+int64_t KeptSchedules::Release(const std::string& except) {
+  const int64_t bytes = HeldBytes(except);
+  for (auto& [id, kept] : kept_) {
+    if (id == except) continue;
+    kept.runner.reset();
+    kept.bound.reset();
+  }
+  return bytes;
+}
+
 }  // namespace reshard::agent

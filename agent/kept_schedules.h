@@ -42,6 +42,13 @@ class KeptSchedules {
                      std::shared_ptr<const executor::CrossRunWork> work);
   // Null when not kept.
   KeptSchedule* Find(const std::string& id);
+  // The staging bytes the kept runners and bindings hold, `except`'s not
+  // counted.
+  int64_t HeldBytes(const std::string& except) const;
+  // Frees every kept runner and binding but `except`'s (each schedule is
+  // compiled and bound again on its next run); returns the bytes freed.
+  // What keeps them with the run under way within --max_run_bytes.
+  int64_t Release(const std::string& except);
   size_t size() const { return kept_.size(); }
 
  private:

@@ -118,11 +118,7 @@ absl::Status CheckCross(const v1::RunWork& run, const Mesh& mesh,
       CheckDigest(work.batch ? "cross-mesh batch" : "cross-mesh plan",
                   run.digest(), work.digest);
   if (!s.ok()) return s;
-  int64_t peak = 0;
-  for (const executor::CrossWork& item : work.items) {
-    peak += item.plan.peak_bytes;
-  }
-  return CheckRunBytes(peak, max_run_bytes);
+  return CheckRunBytes(work.PeakBytes(), max_run_bytes);
 }
 
 // A cross-mesh run: its plan or batch from the RunWork, or the schedule

@@ -76,6 +76,12 @@ uint64_t CrossBatchDigest(const std::vector<CrossWork>& items,
   return Fnv1a64(text);
 }
 
+int64_t CrossRunWork::PeakBytes() const {
+  int64_t peak = 0;
+  for (const CrossWork& item : items) peak += item.plan.peak_bytes;
+  return peak;
+}
+
 CrossRunWork CrossRunWork::OfPlan(CrossWork work) {
   CrossRunWork run;
   run.digest = work.Digest();

@@ -69,6 +69,9 @@ struct CrossRunWork {
   uint64_t digest = 0;
   bool batch = false;  // made by OfBatch (a batch of one included)
 
+  // The sum of the tensors' peaks on a rank (CrossMeshPlan::peak_bytes).
+  int64_t PeakBytes() const;
+
   static CrossRunWork OfPlan(CrossWork work);
   static CrossRunWork OfBatch(std::vector<CrossWork> items,
                               int64_t exchange_bytes);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "agent/kept_schedules.h"
 #include "agent/tensor_binding.h"
 #include "gtest/gtest.h"
 #include "run_values/batch_work.h"
@@ -173,6 +174,27 @@ TEST_F(BoundRunTest, StagesResultsAndCommitsThem) {
   ASSERT_TRUE((*bound)->Commit(registry_).ok());
   ASSERT_EQ(pread(dst_.get(), &first, 1, 95), 1);
   EXPECT_EQ(first, 0x5a);
+}
+
+// Kept schedules' bindings hold staging; an agent frees the others' to fit
+// --max_run_bytes, keeping the one it runs.
+TEST_F(BoundRunTest, KeptSchedulesReleaseTheOthersStaging) {
+  RegisterBoth();
+  KeptSchedules kept;
+  auto work = std::make_shared<const executor::CrossRunWork>();
+  for (const char* id : {"a", "b"}) {
+    absl::StatusOr<std::unique_ptr<BoundRun>> bound = Bind(true);
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    kept.Keep(id, 1, work).bound = *std::move(bound);
+  }
+  EXPECT_EQ(kept.HeldBytes("a"), 96);
+  EXPECT_EQ(kept.HeldBytes(""), 192);
+  EXPECT_EQ(kept.Release("a"), 96);
+  EXPECT_NE(kept.Find("a")->bound, nullptr);
+  EXPECT_EQ(kept.Find("b")->bound, nullptr);
+  EXPECT_NE(kept.Find("b"), nullptr);  // the schedule itself stays
+  EXPECT_EQ(kept.HeldBytes(""), 96);
+  EXPECT_EQ(kept.Release("a"), 0);
 }
 
 TEST_F(BoundRunTest, WithoutStagingTheRunWritesTheDestination) {

@@ -177,9 +177,8 @@ TEST(ConservationChecksumTest, LongRowsOfExtremeBitsAreTheDefinition) {
         }
         expected = ReferenceAdd(expected, i, bits);
       });
-      EXPECT_EQ(
-          ConservationShare(mesh, tensor, state, position, local.data()),
-          expected)
+      EXPECT_EQ(ConservationShare(mesh, tensor, state, position, local.data()),
+                expected)
           << DTypeName(dtype) << " position " << position;
     }
   }
