@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "executor/run/communicator_provider.h"
 
 namespace reshard::bench {
@@ -44,6 +45,11 @@ class LoopbackCommunicator : public executor::Communicator {
   absl::Status AllToAll(const void* in, void* out, int64_t block_numel,
                         DType dtype) override {
     std::memcpy(out, in, block_numel * ItemSize(dtype) * size_);
+    return absl::OkStatus();
+  }
+  // Point-to-point: no peer, so receives keep what their buffers held.
+  absl::Status Exchange(absl::Span<const executor::PeerMessage>,
+                        absl::Span<const executor::PeerMessage>) override {
     return absl::OkStatus();
   }
 

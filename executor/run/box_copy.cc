@@ -1,7 +1,6 @@
 #include "executor/run/box_copy.h"
 
 #include <cstring>
-#include <vector>
 
 namespace reshard::executor {
 

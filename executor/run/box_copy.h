@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 #include "planner/core/box_runs.h"
 #include "planner/core/local_layout.h"
@@ -25,17 +25,21 @@ inline void ZeroBytes(void* to, int64_t bytes) {
 }
 
 // Calls f(tensor_offset, packed_offset, count) per contiguous run of `box`
-// in `shape`, in elements, in packed (row-major) order.
+// in `shape`, in elements, in packed (row-major) order. Tensors of up to
+// kInlineRank dims walk without touching the heap: a repeated run copies
+// thousands of boxes.
+inline constexpr int kInlineRank = 8;
+
 template <typename F>
 void ForEachBoxRun(absl::Span<const int64_t> shape, const Box& box, F f) {
   if (box.numel() == 0) return;
   const int rank = static_cast<int>(shape.size());
-  std::vector<int64_t> stride(rank, 1);
+  absl::InlinedVector<int64_t, kInlineRank> stride(rank, 1);
   for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape[d + 1];
   const RowWalk walk = RowsOf(shape, box);
   int64_t base = 0;
   for (int d = 0; d < rank; ++d) base += box.offset[d] * stride[d];
-  std::vector<int64_t> index(walk.inner, 0);
+  absl::InlinedVector<int64_t, kInlineRank> index(walk.inner, 0);
   for (int64_t packed = 0;; packed += walk.run) {
     int64_t at = base;
     for (int d = 0; d < walk.inner; ++d) at += index[d] * stride[d];
