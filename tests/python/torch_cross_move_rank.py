@@ -2,8 +2,10 @@
 for every case of a file, moves a small state dict (full tensors known to
 every rank, each rank's source block cut from them by the test's own
 layout oracle) from one DeviceMesh layout to another with
-reshard.torch's CrossMeshMove three times (the second run into the first
-run's outputs, in place; the third staged into fresh outputs), and prints
+reshard.torch's CrossMeshMove four times (the second run into the first
+run's outputs, in place; the third staged into fresh outputs; the fourth
+into the second's outputs again, with new weights given in place, on
+other memory and as new objects), and prints
 one JSON line per case: for each tensor, whether this rank's results equal
 its block of the full tensor element for element (null on a rank outside
 the destination mesh).
@@ -81,20 +83,53 @@ def run_case(case: dict[str, Any], rank: int, meshes: dict[Any, Any]) -> Any:
     second = move.run(locals_, out)
     staged_out = {n: torch.full_like(v, 7) for n, v in first.items() if v is not None}
     staged = move.run(locals_, staged_out, staging=True)
+    right = {
+        name: want is not None
+        and first[name] is not None
+        and second[name] is out[name]
+        and staged[name] is staged_out[name]
+        and all(torch.equal(t, want) for t in (first[name], out[name], staged[name]))
+        for name, want in expected.items()
+    }
+    flipped = new_weights(case, rank, locals_, out)
+    fourth = move.run(locals_, out)
     verdict = {}
     for name, want in expected.items():
-        got, again, third = first[name], second[name], staged[name]
         if want is None:
-            nothing = got is None and again is None and third is None
-            verdict[name] = None if nothing else "extra"
+            runs = (first, second, staged, fourth)
+            verdict[name] = None if all(r[name] is None for r in runs) else "extra"
             continue
         verdict[name] = (
-            got is not None
-            and again is out[name]
-            and third is staged_out[name]
-            and all(torch.equal(t, want) for t in (got, again, third))
+            right[name]
+            and fourth[name] is out[name]
+            and torch.equal(fourth[name], flipped[name])
         )
     return verdict
+
+
+def new_weights(
+    case: dict[str, Any], rank: int, locals_: dict[str, Any], out: dict[str, Any]
+) -> dict[str, Any]:
+    """The next step's weights (each full tensor flipped) given as an RL
+    loop gives them: every other source written in place, the others the
+    same tensor object on other memory (set_), one of them a new object,
+    and every other output on other memory: a run may keep views of the
+    caller's tensors only while they are still theirs. Returns this rank's
+    expected destination blocks."""
+    expected = {}
+    for i, t in enumerate(case["tensors"]):
+        name, full = t["name"], full_tensor(t).flip(0)
+        new = block(full, t["src"], case["src_mesh"], rank)
+        if new is not None and i == 0:
+            locals_[name] = new
+        elif new is not None and i % 2:
+            locals_[name].copy_(new)
+        elif new is not None:
+            locals_[name].set_(new)
+        if name in out and i % 2 == 0:
+            out[name].set_(torch.full_like(out[name], 7))
+        expected[name] = block(full, t["dst"], case["dst_mesh"], rank)
+    return expected
 
 
 if __name__ == "__main__":

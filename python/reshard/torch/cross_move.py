@@ -207,6 +207,8 @@ class CrossMeshMove:
             self._moves[name] = _compile(program, src, dst, src.dtype)
         _check_digests(self._moves)
         self._messages = (_Messages(self._moves, True), _Messages(self._moves, False))
+        self._copies = _copies_of(self._moves, self._messages)
+        self._views = (_Views(), _Views())  # of source mids, of landing blocks
 
     def run(
         self,
@@ -224,15 +226,24 @@ class CrossMeshMove:
         buffers of their own and copied into `out` only once every transfer
         and post-step of this rank succeeded (a copy per tensor; each rank
         decides for itself: there is no commit across ranks). A failed transfer or
-        collective raises Error(UNAVAILABLE) naming this rank's peers."""
+        collective raises Error(UNAVAILABLE) naming this rank's peers. The
+        move keeps its views of the caller's tensors for the next run, while
+        each name is given the same tensor object on the same memory: the
+        RL loop's repeated run only copies."""
         mids: dict[str, torch.Tensor] = {}
         for name, m in self._moves.items():
             if m.src_mid is not None:
                 mids[name] = _source_mid(name, m, sources.get(name))
         direct = {} if staging else (out or {})
         results = _destinations(self._moves, direct)
+        # The caller's own tensors (no pre- or post-step between): their
+        # piece views are kept for the next run.
+        given = (
+            {n for n, m in self._moves.items() if m.pre is None and n in mids},
+            {n for n, m in self._moves.items() if m.post is None and n in direct},
+        )
         try:
-            _exchange(self._moves, self._messages, mids, results)
+            self._exchange(mids, results, given)
             finals = {
                 name: _finish(m, results.get(name), direct, name)
                 for name, m in self._moves.items()
@@ -247,6 +258,37 @@ class CrossMeshMove:
                 + ("out is as it was)" if staging else "out may be half written)"),
             ) from e
         return _written(finals, out) if staging and out else finals
+
+    def _exchange(
+        self,
+        mids: Mapping[str, torch.Tensor],
+        landing: Mapping[str, torch.Tensor],
+        given: tuple[set[str], set[str]],
+    ) -> None:
+        """Every tensor's copies to this rank itself and its packing, then
+        one message per peer and direction, all posted at once on the
+        default process group, then the unpacking: each a batch of copies."""
+        to: list[torch.Tensor] = []
+        frm: list[torch.Tensor] = []
+        unpack_to: list[torch.Tensor] = []
+        unpack_from: list[torch.Tensor] = []
+        for name, c in self._copies.items():
+            src = self._views[0].of(name, mids.get(name), c.src_slices, given[0])
+            dst = self._views[1].of(name, landing.get(name), c.dst_slices, given[1])
+            to += dst[: c.local]
+            frm += src[: c.local]
+            to += c.sent
+            frm += src[c.local :]
+            unpack_to += dst[c.local :]
+            unpack_from += c.received
+        _copy_all(to, frm)
+        sends, recvs = self._messages
+        ops = [dist.P2POp(dist.isend, t, p) for p, t in sorted(sends.buffers.items())]
+        ops += [dist.P2POp(dist.irecv, t, p) for p, t in sorted(recvs.buffers.items())]
+        if ops:
+            for request in dist.batch_isend_irecv(ops):
+                request.wait()
+        _copy_all(unpack_to, unpack_from)
 
 
 def _written(
@@ -353,38 +395,93 @@ class _Messages:
                         _Piece(name, where, at, extent, m.dtype)
                     )
                     size[peer] = at + math.prod(extent) * itemsize
-        self.pieces = layout
         self.buffers = {p: torch.empty(n, dtype=torch.uint8) for p, n in size.items()}
+        # Each piece with its view of its message, made once: a repeated
+        # run only copies.
+        self.pieces = {
+            peer: tuple((piece, self._view(piece, peer)) for piece in pieces)
+            for peer, pieces in layout.items()
+        }
 
-    def view(self, piece: _Piece, peer: int) -> torch.Tensor:
+    def _view(self, piece: _Piece, peer: int) -> torch.Tensor:
         n = math.prod(piece.extent) * piece.dtype.itemsize
         raw = self.buffers[peer][piece.offset : piece.offset + n]
         return raw.view(piece.dtype).view(piece.extent)
 
 
-def _exchange(
-    moves: Mapping[str, _TensorMove],
-    messages: tuple[_Messages, _Messages],
-    mids: Mapping[str, torch.Tensor],
-    landing: Mapping[str, torch.Tensor],
-) -> None:
-    """Every tensor's copies to this rank itself, then one message per peer
-    and direction, all posted at once on the default process group."""
+@dataclass(frozen=True)
+class _Copies:
+    """One tensor's copies on this rank, in a fixed order: slices of its
+    source mid block (its local copies' sources, then its sent pieces)
+    and of its landing block (the local copies' targets, then its received
+    pieces), with the message views its pieces are packed into and
+    unpacked from."""
+
+    src_slices: tuple[Slices, ...]
+    dst_slices: tuple[Slices, ...]
+    local: int  # how many local copies lead each slices tuple
+    sent: tuple[torch.Tensor, ...]
+    received: tuple[torch.Tensor, ...]
+
+
+def _copies_of(
+    moves: Mapping[str, _TensorMove], messages: tuple[_Messages, _Messages]
+) -> dict[str, _Copies]:
+    pieces: dict[str, tuple[list[Slices], list[torch.Tensor]]] = {}
+    for direction, message in enumerate(messages):
+        for peer_pieces in message.pieces.values():
+            for piece, view in peer_pieces:
+                slices, views = pieces.setdefault((piece.name, direction), ([], []))
+                slices.append(piece.where)
+                views.append(view)
+    copies = {}
     for name, m in moves.items():
-        for f, t in m.local:
-            landing[name][t].copy_(mids[name][f])
-    sends, recvs = messages
-    for peer, pieces in sends.pieces.items():
-        for piece in pieces:
-            sends.view(piece, peer).copy_(mids[piece.name][piece.where])
-    ops = [dist.P2POp(dist.isend, t, p) for p, t in sorted(sends.buffers.items())]
-    ops += [dist.P2POp(dist.irecv, t, p) for p, t in sorted(recvs.buffers.items())]
-    if ops:
-        for request in dist.batch_isend_irecv(ops):
-            request.wait()
-    for peer, pieces in recvs.pieces.items():
-        for piece in pieces:
-            landing[piece.name][piece.where].copy_(recvs.view(piece, peer))
+        sent = pieces.get((name, 0), ([], []))
+        received = pieces.get((name, 1), ([], []))
+        copies[name] = _Copies(
+            tuple(f for f, _ in m.local) + tuple(sent[0]),
+            tuple(t for _, t in m.local) + tuple(received[0]),
+            len(m.local),
+            tuple(sent[1]),
+            tuple(received[1]),
+        )
+    return copies
+
+
+class _Views:
+    """Each tensor's views at its slices, kept for a tensor object the
+    caller hands again (an RL loop moves the same weights every step)
+    while it still has the same memory: a repeated run then only copies.
+    Views of tensors made by the run itself are not kept."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[torch.Tensor, Any, list[torch.Tensor]]] = {}
+
+    def of(
+        self,
+        name: str,
+        tensor: torch.Tensor | None,
+        slices: tuple[Slices, ...],
+        keep: set[str],
+    ) -> list[torch.Tensor]:
+        if tensor is None:
+            return []
+        key = (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype)
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] is tensor and kept[1] == key:
+            return kept[2]
+        views = [tensor[s] for s in slices]
+        if name in keep:
+            self._kept[name] = (tensor, key, views)
+        else:
+            self._kept.pop(name, None)
+        return views
+
+
+def _copy_all(to: list[torch.Tensor], frm: list[torch.Tensor]) -> None:
+    """to[i] = frm[i] for every i, in one dispatch."""
+    if to:
+        torch._foreach_copy_(to, frm)
 
 
 def _check_digests(moves: Mapping[str, _TensorMove]) -> None:
