@@ -10,7 +10,7 @@
 #                                    [--backend gloo|nccl]
 #                                    [--hosts H [--inter_mbit X]]
 #                                    [--job_token_file F] [--tls] [--metrics]
-#                                    [--tensors]
+#                                    [--tensors] [--max_run_bytes B]
 #   scripts/local-cluster.sh restart RANK [--dir STATE_DIR]
 #   scripts/local-cluster.sh stop [--dir STATE_DIR]
 #   scripts/local-cluster.sh status [--dir STATE_DIR]
@@ -40,7 +40,8 @@
 # planner.metrics-port and agent-R.metrics-port. --tensors serves each
 # agent's local endpoint at STATE_DIR/agent-R.sock, where rank R's
 # processes register the tensors `job run --tensor` moves (the socket's
-# path must stay under 108 bytes). `restart RANK` stops
+# path must stay under 108 bytes). --max_run_bytes B gives every agent
+# that bound (its own flag; default: the agent's). `restart RANK` stops
 # rank RANK's agent (SIGTERM) and starts it again with the same flags,
 # then waits for the job to be ready. The state directory ($RESHARD_CLUSTER_DIR, else
 # /tmp/reshard-cluster-$USER) holds the PIDs, the port and the logs; `stop`
@@ -300,6 +301,7 @@ start_agent() {
     --metrics_port_file "$DIR/agent-$r.metrics-port")
   rm -f "$DIR/agent-$r.metrics-port"
   [ "$TENSORS" = 1 ] && extra+=(--tensor_socket "$DIR/agent-$r.sock")
+  [ -n "$MAX_RUN_BYTES" ] && extra+=(--max_run_bytes "$MAX_RUN_BYTES")
   # shellcheck disable=SC2046,SC2086  # words split on purpose
   $(on_host "$host") env $(agent_env "$r" "$n" "$gpus") "$AGENT" \
     --server "$server" --job "$job" --rank "$r" --world_size "$n" \
@@ -331,8 +333,8 @@ start_agents() {
 
 # The cluster's options, for `restart`.
 save_config() {
-  printf 'N=%s\nJOB=%s\nBACKEND=%s\nHOSTS=%s\nTLS=%s\nMETRICS=%s\nTENSORS=%s\n' \
-    "$1" "$2" "$BACKEND" "$HOSTS" "$TLS" "$METRICS" "$TENSORS" > "$DIR/config"
+  printf 'N=%s\nJOB=%s\nBACKEND=%s\nHOSTS=%s\nTLS=%s\nMETRICS=%s\nTENSORS=%s\nMAX_RUN_BYTES=%s\n' \
+    "$1" "$2" "$BACKEND" "$HOSTS" "$TLS" "$METRICS" "$TENSORS" "$MAX_RUN_BYTES" > "$DIR/config"
 }
 
 # Stops rank $1's agent and starts it again with the same flags.
@@ -417,6 +419,7 @@ TOKEN_FILE=""
 TLS=0
 METRICS=0
 TENSORS=0
+MAX_RUN_BYTES=""
 JOB=local
 BACKEND=gloo
 HOSTS=0
@@ -441,6 +444,9 @@ while [ $# -gt 0 ]; do
     --tls) TLS=1; shift ;;
     --metrics) METRICS=1; shift ;;
     --tensors) TENSORS=1; shift ;;
+    --max_run_bytes)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "local-cluster: --max_run_bytes needs a byte count" >&2; exit 2; }
+      MAX_RUN_BYTES="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "local-cluster: unknown argument \"$1\"" >&2; exit 2 ;;
   esac

@@ -18,7 +18,9 @@ cancelled one and one whose destination rank's agent is killed mid-run.
 A schedule prepared once (`job prepare`, Client.run_schedule) moves a
 tensor 100 times: no run after the first plans or carries the plan, and
 no agent's memory grows; once deleted, or once an agent has rejoined, a
-run of it fails FAILED_PRECONDITION saying "prepare again".
+run of it fails FAILED_PRECONDITION saying "prepare again". Agents whose
+--max_run_bytes cannot keep two schedules' runners and staging free the
+other's before each run, and every run still lands.
 """
 
 from __future__ import annotations
@@ -423,6 +425,62 @@ def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
     assert "prepare again" in str(refused.value)
     client.close()
     unregister(world, k, move)
+
+
+def peak_bytes(move: dict[str, Any]) -> int:
+    """The plan's peak bytes on a rank, as `reshardctl plan --offline`
+    gives them for `move` (run_args' cross-mesh flags)."""
+    args = run_args({"c": {"server": ""}, "job": ""}, 0, move)
+    flags = args[args.index("--src_mesh") : args.index("--tensor")]
+    done = ctl("plan", "--offline", *flags, "--json")
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["peak_bytes"])
+
+
+def test_kept_schedules_stay_within_max_run_bytes(tmp_path: Any) -> None:
+    """Agents whose --max_run_bytes holds one schedule's run but not two
+    schedules' kept runners and staging: two prepared schedules run in
+    turn, each lands bit for bit every time; before each run an agent
+    frees the other schedule's runner and staging (its log says so) and
+    compiles its own again, where an unbounded agent compiles each once
+    (the `world` test above); the schedules themselves stay."""
+    moves = []
+    for k in (4000, 4001):
+        move = random_move(random.Random(k), "disjoint")
+        move.update(shape=(256, 128), src="S(0),S(1)", dst="S(1)", dtype="float32")
+        move.update(src_sizes=(2, 2), dst_sizes=(4,))
+        move["full"] = full_tensor(np.random.default_rng(k), (256, 128), "float32")
+        moves.append(move)
+    bound = max(peak_bytes(m) for m in moves) * 3 // 2
+    flags = ("--tensors", "--metrics", "--max_run_bytes", str(bound))
+    with cluster(tmp_path, WORLD, "tight8", *flags) as c:
+        ranks = Ranks(c, "tight8", WORLD, tmp_path)
+        w = {"c": c, "job": "tight8", "ranks": ranks,
+             "env": dict(c["env"], RESHARD_JOB_TOKEN=c["job_token"])}  # fmt: skip
+        try:
+            ids = []
+            for k, move in zip((4000, 4001), moves, strict=True):
+                register(w, k, move)
+                ids.append(prepare(w, move)["schedule_id"])
+            client = reshard.Client(c["server"], job_token=c["job_token"])
+            for i in range(6):
+                k = 4000 + i % 2
+                run = client.run_schedule(
+                    "tight8", ids[i % 2], tensor=(f"s{k}", f"d{k}")
+                )
+                assert run.validated and run.committed, (i, run)
+                landed(w, k, moves[i % 2])
+            client.close()
+            assert compiled(w) == [6.0] * WORLD
+            freed = [
+                (c["dir"] / f"agent-{r}.log")
+                .read_text()
+                .count("to fit --max_run_bytes")
+                for r in range(WORLD)
+            ]
+            assert freed == [5] * WORLD, freed
+        finally:
+            ranks.stop()
 
 
 def job_state(w: dict[str, Any]) -> dict[str, Any]:
