@@ -514,37 +514,45 @@ absl::StatusOr<JobRun> Client::RunCrossJob(const std::string& job,
 
 namespace {
 
-// The batch as RunJob and PrepareCrossMesh carry it. No transfers listed:
-// every agent expands its own by the sender rule.
-absl::Status GiveCrossBatch(
-    const std::vector<Client::CrossBatchTensor>& tensors,
-    int64_t exchange_bytes, v1::GivenCrossBatch* given) {
+// Fills a batch message (GivenCrossBatch or CrossBatchRequest): each
+// tensor's entry by `add`, its name, then the exchange bound.
+template <typename Tensor, typename Message, typename Add>
+absl::Status FillCrossBatch(const std::vector<Tensor>& tensors,
+                            int64_t exchange_bytes, Message* out, Add add) {
   if (tensors.empty()) {
     return absl::InvalidArgumentError("cross_batch: no tensors to move");
   }
-  for (const Client::CrossBatchTensor& t : tensors) {
-    proto::CrossPlanToProto(t.src_mesh, t.dst_mesh, t.plan, 0,
-                            given->add_plans());
-    given->add_names(t.name);
+  for (const Tensor& t : tensors) {
+    add(t, *out);
+    out->add_names(t.name);
   }
-  given->set_exchange_bytes(exchange_bytes);
+  out->set_exchange_bytes(exchange_bytes);
   return absl::OkStatus();
+}
+
+// The batch with the caller's plans, as RunJob and PrepareCrossMesh carry
+// it. No transfers listed: every agent expands its own by the sender rule.
+absl::Status GiveCrossBatch(
+    const std::vector<Client::CrossBatchTensor>& tensors,
+    int64_t exchange_bytes, v1::GivenCrossBatch* given) {
+  return FillCrossBatch(
+      tensors, exchange_bytes, given,
+      [](const Client::CrossBatchTensor& t, v1::GivenCrossBatch& out) {
+        proto::CrossPlanToProto(t.src_mesh, t.dst_mesh, t.plan, 0,
+                                out.add_plans());
+      });
 }
 
 // The batch as the job's replica plans it.
 absl::Status AskCrossBatch(
     const std::vector<Client::CrossBatchRequestTensor>& tensors,
     int64_t exchange_bytes, v1::CrossBatchRequest* out) {
-  if (tensors.empty()) {
-    return absl::InvalidArgumentError("cross_batch: no tensors to move");
-  }
-  for (const Client::CrossBatchRequestTensor& t : tensors) {
-    *out->add_tensors() =
-        proto::CrossRequestToProto(t.src_mesh, t.dst_mesh, t.request);
-    out->add_names(t.name);
-  }
-  out->set_exchange_bytes(exchange_bytes);
-  return absl::OkStatus();
+  return FillCrossBatch(
+      tensors, exchange_bytes, out,
+      [](const Client::CrossBatchRequestTensor& t, v1::CrossBatchRequest& m) {
+        *m.add_tensors() =
+            proto::CrossRequestToProto(t.src_mesh, t.dst_mesh, t.request);
+      });
 }
 
 // A batch's schedule as PrepareCrossMesh answered it (its first tensor's
