@@ -4,14 +4,16 @@
 // qkv, o, up, down and two norms, hidden H, f32) moved by the C++ runner
 // on a loopback provider (bench/loopback_provider.h: no peers, nothing
 // waits, every count deterministic), as a library user runs it:
-//  - BenchPrepare: the batch planned (MakeCrossMeshBatch) and this rank's runner
+//  - BenchPrepare: the batch planned (MakeCrossMeshBatch) and this rank's
+//  runner
 //    compiled (CrossRunner::CompileBatch, staging allocated);
 //  - BenchFirstRun: its first RunBatch on the caller's buffers;
 //  - BenchRepeatedRun: each later RunBatch on the same buffers.
-// Each is a named function (noipa: kept apart, not merged) so that callgrind's toggled counts price them
-// (bench/cross_repeat_callgrind.sh subtracts the bytes' copies, memcpy and
-// memmove, from each: what is left is the work outside the transfers).
-// Without valgrind it prints each part's wall-clock median.
+// Each is a named function (noipa: kept apart, not merged) so that callgrind's
+// toggled counts price them (bench/cross_repeat_callgrind.sh subtracts the
+// bytes' copies, memcpy and memmove, from each: what is left is the work
+// outside the transfers). Without valgrind it prints each part's wall-clock
+// median.
 //
 //   cross_repeat_bench [--scenario disjoint|colocated] [--rank R]
 //                      [--hidden H] [--layers L] [--reps N]
@@ -49,7 +51,8 @@ struct Scenario {
 
 Mesh MeshOf(std::vector<int64_t> shape, std::vector<int64_t> ranks) {
   std::vector<std::string> names;
-  for (size_t d = 0; d < shape.size(); ++d) names.push_back(absl::StrCat("d", d));
+  for (size_t d = 0; d < shape.size(); ++d)
+    names.push_back(absl::StrCat("d", d));
   return *Mesh::Create(
       {.shape = std::move(shape), .dim_names = names, .rank_map = ranks});
 }
@@ -60,10 +63,21 @@ Scenario ScenarioOf(const std::string& name) {
   if (name == "colocated") {
     return {MeshOf({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}),
             MeshOf({4, 2}, {7, 5, 3, 1, 6, 4, 2, 0}),
-            "S(1),S(0)", "R,S(0)", "S(0),S(1)", "R,S(1)", "S(0),R", "R,R"};
+            "S(1),S(0)",
+            "R,S(0)",
+            "S(0),S(1)",
+            "R,S(1)",
+            "S(0),R",
+            "R,R"};
   }
-  return {MeshOf({2, 2}, {0, 1, 2, 3}), MeshOf({2, 2}, {4, 5, 6, 7}),
-          "R,S(0)", "S(0),S(0)", "R,S(1)", "S(1),S(1)", "R,R", "R,R"};
+  return {MeshOf({2, 2}, {0, 1, 2, 3}),
+          MeshOf({2, 2}, {4, 5, 6, 7}),
+          "R,S(0)",
+          "S(0),S(0)",
+          "R,S(1)",
+          "S(1),S(1)",
+          "R,R",
+          "R,R"};
 }
 
 std::vector<CrossBatchItem> ModelItems(const Scenario& s, const Options& o) {
@@ -134,18 +148,17 @@ void MustRun(executor::CrossRunner& runner, UserBuffers& b) {
 }
 
 [[gnu::noipa]] void BenchFirstRun(executor::CrossRunner& runner,
-                                UserBuffers& b) {
+                                  UserBuffers& b) {
   MustRun(runner, b);
 }
 
 [[gnu::noipa]] void BenchRepeatedRun(executor::CrossRunner& runner,
-                                   UserBuffers& b) {
+                                     UserBuffers& b) {
   MustRun(runner, b);
 }
 
 double Since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
