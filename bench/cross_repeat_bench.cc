@@ -5,15 +5,13 @@
 // on a loopback provider (bench/loopback_provider.h: no peers, nothing
 // waits, every count deterministic), as a library user runs it:
 //  - BenchPrepare: the batch planned (MakeCrossMeshBatch) and this rank's
-//  runner
-//    compiled (CrossRunner::CompileBatch, staging allocated);
+//    runner compiled (CrossRunner::CompileBatch, staging allocated);
 //  - BenchFirstRun: its first RunBatch on the caller's buffers;
 //  - BenchRepeatedRun: each later RunBatch on the same buffers.
-// Each is a named function (noipa: kept apart, not merged) so that callgrind's
-// toggled counts price them (bench/cross_repeat_callgrind.sh subtracts the
-// bytes' copies, memcpy and memmove, from each: what is left is the work
-// outside the transfers). Without valgrind it prints each part's wall-clock
-// median.
+// Each is a named function (noipa: kept apart, not merged) so that
+// callgrind's toggled counts price them; bench/cross_repeat_callgrind.sh
+// takes the bytes' copies out of each, and what is left is the work
+// outside the transfers. Without valgrind it prints wall-clock times.
 //
 //   cross_repeat_bench [--scenario disjoint|colocated] [--rank R]
 //                      [--hidden H] [--layers L] [--reps N]
