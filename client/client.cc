@@ -440,6 +440,9 @@ JobInfo JobInfoFromProto(const v1::JobInfo& proto) {
   for (const v1::JobRun& r : proto.recent_runs()) {
     job.recent_runs.push_back({r.run_id(), r.result(), r.error(), r.seconds()});
   }
+  for (const v1::PreparedSchedule& s : proto.schedules()) {
+    job.schedules.push_back({s.id(), s.tensors(), s.delivered()});
+  }
   return job;
 }
 

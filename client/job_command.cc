@@ -461,6 +461,12 @@ std::string RunJson(const JobInfo::Run& run) {
                       ", \"seconds\": ", run.seconds, "}");
 }
 
+std::string ScheduleJson(const JobInfo::Schedule& s) {
+  return absl::StrCat("{\"id\": ", JsonString(s.id),
+                      ", \"tensors\": ", s.tensors,
+                      ", \"delivered\": ", s.delivered ? "true" : "false", "}");
+}
+
 // The current run's progress, or null when none runs.
 std::string ProgressJson(const JobInfo& job) {
   if (job.current_run.empty()) return "null";
@@ -484,6 +490,10 @@ std::string JobJson(const JobInfo& job) {
   for (const JobAgentInfo& a : job.agents) agents.push_back(AgentJson(a));
   std::vector<std::string> runs;
   for (const JobInfo::Run& r : job.recent_runs) runs.push_back(RunJson(r));
+  std::vector<std::string> schedules;
+  for (const JobInfo::Schedule& s : job.schedules) {
+    schedules.push_back(ScheduleJson(s));
+  }
   return absl::StrCat(
       "{\"name\": ", JsonString(job.name), ", \"world_size\": ", job.world_size,
       ", \"backend\": ", JsonString(job.backend),
@@ -496,7 +506,8 @@ std::string JobJson(const JobInfo& job) {
       ", \"runs_failed\": ", job.runs_failed,
       ", \"store_keys\": ", job.store_keys,
       ", \"store_bytes\": ", job.store_bytes, ", \"recent_runs\": [",
-      absl::StrJoin(runs, ", "), "]}");
+      absl::StrJoin(runs, ", "), "], \"schedules\": [",
+      absl::StrJoin(schedules, ", "), "]}");
 }
 
 // Which jobs a listing shows the caller: the ones it may see, so that an
@@ -558,6 +569,14 @@ void PrintJob(const JobInfo& j, std::ostream& out) {
   for (const JobAgentInfo& a : j.agents) {
     out << absl::StrFormat("%6d  %-9s  %-10s  %s\n", a.rank,
                            a.connected ? "yes" : "no", a.version, a.host);
+  }
+  if (!j.schedules.empty()) {
+    out << absl::StrFormat("prepared schedules (%d):\n", j.schedules.size());
+  }
+  for (const JobInfo::Schedule& s : j.schedules) {
+    out << absl::StrFormat(
+        "  %s  %d tensor%s, %s\n", s.id, s.tensors, s.tensors == 1 ? "" : "s",
+        s.delivered ? "held by every agent" : "plans sent with its next run");
   }
   if (j.recent_runs.empty()) return;
   out << absl::StrFormat("recent runs (last %d):\n", j.recent_runs.size());

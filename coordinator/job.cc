@@ -321,6 +321,12 @@ JobSnapshot Job::Info(const AgentPage& page) const {
   }
   info.run_calls = waiters_;
   info.recent_runs.assign(recent_.begin(), recent_.end());
+  for (const auto& [id, schedule] : schedules_.Of(generation_)) {
+    const RunSpec& spec = *schedule->spec;
+    info.schedules.push_back(
+        {id, spec.cross_batch.empty() ? 1 : int64_t(spec.cross_batch.size()),
+         schedule->delivered});
+  }
   for (const auto& [rank, slot] : slots_) {
     if (!slot.present) continue;
     ++info.agents_joined;

@@ -74,6 +74,13 @@ struct JobSnapshot {
     double seconds = 0;
   };
   Progress current_run_progress;
+  // The prepared schedules of this generation, by id.
+  struct PreparedSchedule {
+    std::string id;
+    int64_t tensors = 0;  // 1 for one plan, else the batch's
+    bool delivered = false;
+  };
+  std::vector<PreparedSchedule> schedules;
 };
 
 // Every rank's report of a run that ran to the end on every rank (each may

@@ -99,4 +99,13 @@ std::vector<std::string> ScheduleBook::LiveIds(int64_t generation) {
   return ids;
 }
 
+std::vector<std::pair<std::string, const Schedule*>> ScheduleBook::Of(
+    int64_t generation) const {
+  std::vector<std::pair<std::string, const Schedule*>> out;
+  for (const auto& [id, schedule] : schedules_) {
+    if (schedule.generation == generation) out.emplace_back(id, &schedule);
+  }
+  return out;
+}
+
 }  // namespace reshard::coordinator

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -44,6 +45,9 @@ class ScheduleBook {
   absl::Status Delete(const std::string& id, const std::string& job);
   // The ids it holds for `generation` (the others are forgotten).
   std::vector<std::string> LiveIds(int64_t generation);
+  // The schedules of `generation` by id, leaving the others to LiveIds.
+  std::vector<std::pair<std::string, const Schedule*>> Of(
+      int64_t generation) const;
   size_t size() const { return schedules_.size(); }
 
  private:

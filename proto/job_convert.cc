@@ -119,6 +119,12 @@ void JobSnapshotToProto(const coordinator::JobSnapshot& info,
     r->set_error(run.error);
     r->set_seconds(run.seconds);
   }
+  for (const coordinator::JobSnapshot::PreparedSchedule& s : info.schedules) {
+    v1::PreparedSchedule* p = out->add_schedules();
+    p->set_id(s.id);
+    p->set_tensors(s.tensors);
+    p->set_delivered(s.delivered);
+  }
 }
 
 }  // namespace reshard::proto

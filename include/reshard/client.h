@@ -187,6 +187,13 @@ struct JobInfo {
     double seconds = 0;
   };
   std::vector<Run> recent_runs;  // the last 16, oldest first
+  // The prepared schedules of this generation (PrepareCrossMesh), by id.
+  struct Schedule {
+    std::string id;
+    int64_t tensors = 0;     // 1 for one plan, else the batch's
+    bool delivered = false;  // every agent holds its plans
+  };
+  std::vector<Schedule> schedules;
 };
 
 class Client {

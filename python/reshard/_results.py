@@ -138,6 +138,17 @@ class RecentRun:
 
 
 @dataclass(frozen=True)
+class PreparedSchedule:
+    """A schedule prepare_cross_mesh (or prepare_cross_batch) made: its id,
+    how many tensors it moves, whether every agent holds its plans (its
+    runs then send none)."""
+
+    id: str
+    tensors: int
+    delivered: bool
+
+
+@dataclass(frozen=True)
 class RunProgress:
     """How far the run in flight is: executions done of all it will do."""
 
@@ -167,3 +178,4 @@ class JobInfo:
     store_bytes: int
     recent_runs: tuple[RecentRun, ...]
     current_run_progress: RunProgress | None = None  # while a run is in flight
+    schedules: tuple[PreparedSchedule, ...] = ()  # of this generation, by id

@@ -23,6 +23,7 @@ from reshard._results import (
     AgentInfo,
     JobInfo,
     JobRun,
+    PreparedSchedule,
     RankReport,
     RecentRun,
     ResolvedGroup,
@@ -362,6 +363,7 @@ def job_info_from_proto(j: Any) -> JobInfo:
         backend=_backend(j.backend),
         agents=tuple(_fill(AgentInfo, a) for a in j.agents),
         recent_runs=tuple(_fill(RecentRun, run) for run in j.recent_runs),
+        schedules=tuple(_fill(PreparedSchedule, s) for s in j.schedules),
         current_run_progress=_fill(RunProgress, j.current_run_progress)
         if j.HasField("current_run_progress")
         else None,

@@ -9,7 +9,8 @@
 # without them are refused, naming the field or the ranks. A prepared
 # schedule (`job prepare`) runs on generated data with the checksums of the
 # same move planned per run, with its plan sent only the first time; once
-# deleted it is refused saying "prepare again". A cross-mesh batch runs with
+# deleted it is refused saying "prepare again"; `job show` lists it while
+# it holds. A cross-mesh batch runs with
 # the checksums `exec --local 4` prints for it, planned in the client or by
 # the job's replica, and prepared once by the replica.
 # usage: job_cross_test.sh RESHARDCTL BUILD_DIR LOCAL_CLUSTER_SH [MOVES]
@@ -111,6 +112,14 @@ id=$(jq -r .schedule_id <<<"$prepared")
 jq -e '.schedules >= 1 and .generation >= 1 and .plan.kind == "cross_mesh"' \
   <<<"$prepared" >/dev/null
 check "job prepare prints the schedule ($id) and its plan" $?
+# listed ID TENSORS DELIVERED: `job show` lists schedule ID so.
+listed() {
+  "$CTL" --server "$server" job show jc --json | jq -e --arg id "$1" \
+    "[.schedules[] | select(.id == \$id)] == [{id: \$id, tensors: $2, delivered: $3}]" \
+    >/dev/null
+}
+listed "$id" 1 false
+check "job show lists the schedule, its plan not yet delivered" $?
 planned=$(timeout 120 "${J[@]}" "${MOVE[@]}")
 for i in 1 2; do
   out=$(timeout 120 "${J[@]}" --schedule "$id" 2>"$tmp/err"); rc=$?
@@ -118,6 +127,9 @@ for i in 1 2; do
   [ -n "$(dst_sums "$out")" ] && [ "$(dst_sums "$out")" = "$(dst_sums "$planned")" ]
   check "run $i of the schedule has the planned run's checksums" $?
 done
+listed "$id" 1 true &&
+  contains "$("$CTL" --server "$server" job show jc)" "$id  1 tensor, held by every agent"
+check "job show says every agent holds the schedule's plan" $?
 text=$(timeout 60 "$CTL" --server "$server" job prepare jc --delete "$id")
 check "job prepare --delete exits 0" $?
 contains "$text" "schedule $id of job jc deleted"
@@ -187,7 +199,13 @@ for i in 1 2 3; do
     [ "$(all_sums "$out")" = "$(all_sums "$exec_out")" ]
   check "run $i validates with exec --local's checksums (plan sent: $sent)" $?
 done
+listed "$bid" 4 true
+check "job show lists the batch's schedule with its 4 tensors" $?
 "$CTL" --server "$server" job prepare jc --delete "$bid" >/dev/null
+listed "$bid" 0 false
+[ $? -ne 0 ] && [ "$("$CTL" --server "$server" job show jc --json |
+  jq --arg id "$bid" '[.schedules[] | select(.id == $id)] | length')" = 0 ]
+check "a deleted schedule is no longer listed" $?
 err=$("${J[@]}" --schedule "$bid" 2>&1 >/dev/null); rc=$?
 [ $rc -ne 0 ] && contains "$err" "prepare again"
 check "a deleted batch schedule is refused ($rc)" $?

@@ -2,8 +2,11 @@
 // static schedule"): kept per job and generation, refused with "prepare
 // again" once deleted or once an agent rejoined, bounded per job, and their
 // ids checked before they are echoed.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/schedule_bounds.h"
 #include "coordinator/coordinator.h"
@@ -55,6 +58,46 @@ TEST_F(CoordinatorTest, AScheduleHoldsUntilDeletedOrAnAgentRejoins) {
   EXPECT_THAT(stale.message(), HasSubstr(absl::StrCat("prepared in generation ",
                                                       kept->generation)));
   EXPECT_THAT(stale.message(), HasSubstr("prepare again"));
+}
+
+// A batch of `tensors` cross-mesh works, as CrossSpec's.
+std::shared_ptr<const RunSpec> CrossBatchSpec(int tensors) {
+  RunSpec spec = *CrossSpec();
+  spec.cross_batch.assign(tensors, *spec.cross);
+  spec.cross.reset();
+  return std::make_shared<const RunSpec>(std::move(spec));
+}
+
+// The ids and tensor counts GetJob lists.
+std::vector<std::pair<std::string, int64_t>> Listed(const Coordinator& c) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  absl::StatusOr<JobSnapshot> job = c.GetJob("j");
+  if (!job.ok()) return out;
+  for (const JobSnapshot::PreparedSchedule& s : job->schedules) {
+    EXPECT_FALSE(s.delivered) << s.id;  // no run of it succeeded yet
+    out.emplace_back(s.id, s.tensors);
+  }
+  return out;
+}
+
+TEST_F(CoordinatorTest, AJobListsItsSchedulesOfThisGeneration) {
+  for (int64_t r = 0; r < 4; ++r) ASSERT_TRUE(c_.Join(Joining("j", r, 4)).ok());
+  EXPECT_TRUE(Listed(c_).empty());
+  absl::StatusOr<PreparedSchedule> one = c_.PrepareSchedule("j", CrossSpec());
+  absl::StatusOr<PreparedSchedule> batch =
+      c_.PrepareSchedule("j", CrossBatchSpec(3));
+  ASSERT_TRUE(one.ok() && batch.ok());
+  std::vector<std::pair<std::string, int64_t>> want = {{one->id, 1},
+                                                       {batch->id, 3}};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(Listed(c_), want);
+
+  ASSERT_TRUE(c_.DeleteSchedule("j", one->id).ok());
+  EXPECT_EQ(Listed(c_),
+            (std::vector<std::pair<std::string, int64_t>>{{batch->id, 3}}));
+  // Rank 2 comes back as another process: no schedule holds any more.
+  ASSERT_TRUE(c_.Join(Joining("j", 2, 4, 900)).ok());
+  EXPECT_TRUE(Listed(c_).empty());
 }
 
 TEST_F(CoordinatorTest, AJobKeepsABoundedNumberOfSchedules) {

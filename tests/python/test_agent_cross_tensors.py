@@ -408,6 +408,8 @@ def test_a_prepared_schedule_plans_once(world: dict[str, Any]) -> None:
         if i % 25 in (0, 23):
             landed(world, k, move)
     assert planning(world) == before
+    listed = client.get_job(world["job"]).schedules
+    assert reshard.PreparedSchedule(schedule["schedule_id"], 1, True) in listed
     # The first run compiled each agent's runner; the others reused it.
     assert [b - a for a, b in zip(compiles, compiled(world), strict=True)] == [
         1.0
