@@ -304,9 +304,10 @@ void CrossRunner::LayOutMessages(Exchange& e) {
         m.segments.push_back({t, &pieces.boxes, m.bytes});
         m.bytes += pieces.numel * item.itemsize();
       }
-      int64_t local = 0;
+      if (!sending) continue;
+      int64_t local = 0;  // one tensor's local copies pass through at a time
       for (const Box& b : p.local_from) local += b.numel() * item.itemsize();
-      if (sending && local > static_cast<int64_t>(local_packed_.size())) {
+      if (local > static_cast<int64_t>(local_packed_.size())) {
         local_packed_.resize(static_cast<size_t>(local));
       }
     }
