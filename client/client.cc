@@ -320,6 +320,23 @@ absl::StatusOr<CrossMeshPlan> Client::PlanCrossMesh(
   return std::move(plan->plan);
 }
 
+absl::StatusOr<CrossBatchPlan> Client::PlanCrossMeshBatch(
+    const std::vector<CrossBatchRequestTensor>& tensors, int64_t bucket_bytes) {
+  v1::PlanCrossMeshBatchRequest request;
+  for (const CrossBatchRequestTensor& t : tensors) {
+    *request.add_tensors() =
+        proto::CrossRequestToProto(t.src_mesh, t.dst_mesh, t.request);
+    request.add_names(t.name);
+  }
+  request.set_bucket_bytes(bucket_bytes);
+  v1::PlanCrossMeshBatchResponse response;
+  absl::Status s = impl_->WithRetries([&](grpc::ClientContext& ctx) {
+    return impl_->stub->PlanCrossMeshBatch(&ctx, request, &response);
+  });
+  if (!s.ok()) return s;
+  return proto::CrossBatchFromProto(response);
+}
+
 namespace {
 
 v1::PlanBatchRequest BatchRequest(const Mesh& mesh,

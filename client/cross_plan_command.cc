@@ -177,9 +177,28 @@ CrossBatchItem ItemOf(const BatchFileItem& line, const Shared& shared,
   return item;
 }
 
-absl::Status RunBatch(const CliArgs& args, const CrossMeshes& meshes,
-                      std::ostream& out) {
-  absl::StatusOr<CrossBatch> batch = CrossBatchFromFlags(args, meshes);
+// The batch planned in-process with --offline, else by the service.
+absl::StatusOr<CrossBatch> PlannedBatch(const ServerFlags& server,
+                                        const CliArgs& args,
+                                        const CrossMeshes& meshes) {
+  if (args.Has("offline")) return CrossBatchFromFlags(args, meshes);
+  absl::StatusOr<CrossBatch> batch = CrossBatchLinesFromFlags(args, meshes);
+  if (!batch.ok()) return batch.status();
+  absl::StatusOr<std::vector<Client::CrossBatchRequestTensor>> tensors =
+      CrossBatchRequests(*batch);
+  if (!tensors.ok()) return tensors.status();
+  absl::StatusOr<std::unique_ptr<Client>> client = ConnectClient(server);
+  if (!client.ok()) return client.status();
+  absl::StatusOr<CrossBatchPlan> plan =
+      (*client)->PlanCrossMeshBatch(*tensors, batch->bucket_bytes);
+  if (!plan.ok()) return plan.status();
+  batch->plan = *std::move(plan);
+  return batch;
+}
+
+absl::Status RunBatch(const ServerFlags& server, const CliArgs& args,
+                      const CrossMeshes& meshes, std::ostream& out) {
+  absl::StatusOr<CrossBatch> batch = PlannedBatch(server, args, meshes);
   if (!batch.ok()) return batch.status();
   out << (args.Has("json") ? CrossBatchJson(meshes.src, meshes.dst,
                                             batch->items, batch->plan) +
@@ -241,9 +260,9 @@ absl::StatusOr<CrossBatch> CrossBatchFromFlags(const CliArgs& args,
                                                const CrossMeshes& meshes) {
   if (!args.Has("offline")) {
     return absl::UnimplementedError(
-        "--batch with --src_mesh: `plan` and `exec` plan cross-mesh batches "
-        "in-process; add --offline (`job run` and `job prepare` without it "
-        "have the job's replica plan them)");
+        "--batch with --src_mesh: `exec` plans cross-mesh batches "
+        "in-process; add --offline (`plan`, `job run` and `job prepare` "
+        "without it have the service plan them)");
   }
   absl::StatusOr<CrossBatch> batch = CrossBatchLinesFromFlags(args, meshes);
   if (!batch.ok()) return batch.status();
@@ -332,7 +351,7 @@ absl::Status RunCrossMeshPlan(const ServerFlags& server,
   if (!meshes.ok()) return meshes.status();
   const Mesh& src = meshes->src;
   const Mesh& dst = meshes->dst;
-  if (args->Has("batch")) return RunBatch(*args, *meshes, out);
+  if (args->Has("batch")) return RunBatch(server, *args, *meshes, out);
   absl::StatusOr<CrossMeshPlan> plan =
       CrossPlanFromFlags(&server, *args, *meshes);
   if (!plan.ok()) return plan.status();

@@ -1,5 +1,6 @@
 #include "proto/cross_convert.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -157,6 +158,119 @@ absl::StatusOr<CrossPlanWithMeshes> CrossPlanFromProto(
   }
   return CrossPlanWithMeshes{*std::move(src_mesh), *std::move(dst_mesh),
                              std::move(plan)};
+}
+
+namespace {
+
+void CrossBucketToProto(const CrossBucket& bucket, v1::CrossBucket* out) {
+  for (const auto& [tensor, transfer] : bucket.members) {
+    v1::CrossBucketMember* m = out->add_members();
+    m->set_tensor(tensor);
+    m->set_transfer(transfer);
+  }
+  out->set_bytes(bucket.bytes);
+  out->set_max_rank_bytes(bucket.max_rank_bytes);
+  out->set_messages(bucket.messages);
+  out->set_time_us(bucket.time_us);
+}
+
+CrossBucket CrossBucketFromProto(const v1::CrossBucket& proto) {
+  CrossBucket bucket;
+  for (const v1::CrossBucketMember& m : proto.members()) {
+    bucket.members.emplace_back(m.tensor(), m.transfer());
+  }
+  bucket.bytes = proto.bytes();
+  bucket.max_rank_bytes = proto.max_rank_bytes();
+  bucket.messages = proto.messages();
+  bucket.time_us = proto.time_us();
+  return bucket;
+}
+
+// A schedule that only counts its collectives.
+BucketSchedule CountedSchedule(int64_t collectives) {
+  BucketSchedule schedule;
+  schedule.collectives_after = collectives;
+  return schedule;
+}
+
+}  // namespace
+
+void CrossBatchToProto(const std::vector<const Mesh*>& src_meshes,
+                       const Mesh& dst_mesh, const CrossBatchPlan& batch,
+                       int64_t max_listed,
+                       v1::PlanCrossMeshBatchResponse* proto) {
+  const int64_t share =
+      max_listed /
+      std::max<int64_t>(1, static_cast<int64_t>(batch.plans.size()));
+  int64_t pre_collectives = 0;
+  for (const BucketSchedule& s : batch.pre_schedules) {
+    pre_collectives += s.collectives_after;
+  }
+  for (size_t t = 0; t < batch.plans.size(); ++t) {
+    v1::CrossMeshPlan* plan = proto->add_plans();
+    if (batch.plans[t].ok()) {
+      CrossPlanToProto(*src_meshes[t], dst_mesh, *batch.plans[t], share, plan);
+      continue;
+    }
+    v1::BatchItemError* error = proto->add_errors();
+    error->set_item(static_cast<int>(t));
+    error->set_code(static_cast<int>(batch.plans[t].status().code()));
+    error->set_message(std::string(batch.plans[t].status().message()));
+  }
+  for (const CrossBucket& b : batch.buckets) {
+    CrossBucketToProto(b, proto->add_buckets());
+  }
+  proto->set_pre_collectives(pre_collectives);
+  proto->set_post_collectives(batch.post_schedule.collectives_after);
+  proto->set_pre_time_us(batch.pre_time_us);
+  proto->set_transfer_time_us(batch.transfer_time_us);
+  proto->set_post_time_us(batch.post_time_us);
+  proto->set_total_time_us(batch.total_time_us);
+  proto->set_total_bytes(batch.total_bytes);
+  v1::TransferBytes* bytes = proto->mutable_bytes_by_rank();
+  bytes->set_max_send(batch.bytes_by_rank.max_send);
+  bytes->set_mean_send(batch.bytes_by_rank.mean_send);
+  bytes->set_max_recv(batch.bytes_by_rank.max_recv);
+  proto->set_planning_us(batch.planning_us);
+}
+
+absl::StatusOr<CrossBatchPlan> CrossBatchFromProto(
+    const v1::PlanCrossMeshBatchResponse& proto) {
+  CrossBatchPlan batch;
+  std::vector<absl::Status> errors(proto.plans_size());
+  for (const v1::BatchItemError& e : proto.errors()) {
+    if (e.item() < 0 || e.item() >= proto.plans_size()) continue;
+    errors[e.item()] =
+        absl::Status(static_cast<absl::StatusCode>(e.code()), e.message());
+  }
+  for (int t = 0; t < proto.plans_size(); ++t) {
+    if (!errors[t].ok()) {
+      batch.plans.push_back(errors[t]);
+      continue;
+    }
+    absl::StatusOr<CrossPlanWithMeshes> plan =
+        CrossPlanFromProto(proto.plans(t));
+    if (!plan.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("plans[", t, "]: ", plan.status().message()));
+    }
+    batch.plans.push_back(std::move(plan->plan));
+  }
+  for (const v1::CrossBucket& b : proto.buckets()) {
+    batch.buckets.push_back(CrossBucketFromProto(b));
+  }
+  batch.pre_schedules.push_back(CountedSchedule(proto.pre_collectives()));
+  batch.post_schedule = CountedSchedule(proto.post_collectives());
+  batch.pre_time_us = proto.pre_time_us();
+  batch.transfer_time_us = proto.transfer_time_us();
+  batch.post_time_us = proto.post_time_us();
+  batch.total_time_us = proto.total_time_us();
+  batch.total_bytes = proto.total_bytes();
+  batch.bytes_by_rank = {proto.bytes_by_rank().max_send(),
+                         proto.bytes_by_rank().mean_send(),
+                         proto.bytes_by_rank().max_recv()};
+  batch.planning_us = proto.planning_us();
+  return batch;
 }
 
 }  // namespace reshard::proto

@@ -4,6 +4,7 @@
 #define RESHARD_PROTO_CROSS_CONVERT_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "planner/core/mesh.h"
@@ -38,6 +39,21 @@ struct CrossPlanWithMeshes {
 };
 absl::StatusOr<CrossPlanWithMeshes> CrossPlanFromProto(
     const v1::CrossMeshPlan& proto);
+
+// A cross-mesh batch's schedule as PlanCrossMeshBatch answers it: item t's
+// plan on (src_meshes[t], dst_mesh), the plans together listing at most
+// `max_listed` transfers (an equal share each, all or none per plan), or
+// its error.
+void CrossBatchToProto(const std::vector<const Mesh*>& src_meshes,
+                       const Mesh& dst_mesh, const CrossBatchPlan& batch,
+                       int64_t max_listed,
+                       v1::PlanCrossMeshBatchResponse* proto);
+// And back: every plan (omitted transfers expanded again) or its error,
+// the buckets and the totals; the pre- and post-steps' schedules carry
+// only their collective counts. INVALID_ARGUMENT naming plans[t] for a
+// plan that does not convert.
+absl::StatusOr<CrossBatchPlan> CrossBatchFromProto(
+    const v1::PlanCrossMeshBatchResponse& proto);
 
 }  // namespace reshard::proto
 

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/echoed_text.h"
@@ -62,6 +63,48 @@ absl::StatusOr<CrossMeshCall> CrossMeshCallOf(
   }
   request->options.max_search_bytes = limits.max_search_bytes;
   return CrossMeshCall{*std::move(src), *std::move(dst), *std::move(request)};
+}
+
+absl::StatusOr<CrossBatchCall> CrossBatchCallOf(
+    const MeshRegistry& registry, const v1::PlanCrossMeshBatchRequest& proto,
+    const ServiceOptions& limits) {
+  const int tensors = proto.tensors_size();
+  if (tensors < 1 || tensors > limits.max_batch_items) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensors: ", tensors, " items, 1 to ",
+                     limits.max_batch_items, " per batch"));
+  }
+  if (proto.names_size() > tensors) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "names: ", proto.names_size(), " names for ", tensors, " tensors"));
+  }
+  CrossBatchCall call;
+  call.bucket_bytes =
+      proto.has_bucket_bytes() ? proto.bucket_bytes() : kDefaultBucketBytes;
+  if (call.bucket_bytes < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bucket_bytes: must be at least 1, got ", call.bucket_bytes));
+  }
+  for (int t = 0; t < tensors; ++t) {
+    absl::StatusOr<CrossMeshCall> one =
+        CrossMeshCallOf(registry, proto.tensors(t), limits);
+    const std::string field = absl::StrCat("tensors[", t, "].");
+    if (!one.ok()) {
+      return absl::Status(one.status().code(),
+                          absl::StrCat(field, one.status().message()));
+    }
+    if (call.dst_mesh == nullptr) call.dst_mesh = one->dst_mesh;
+    if (!(*one->dst_mesh == *call.dst_mesh)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field,
+                       "dst_mesh: not tensors[0]'s destination mesh (a batch "
+                       "moves to one mesh)"));
+    }
+    const std::string name =
+        t < proto.names_size() ? proto.names(t) : absl::StrCat("item ", t);
+    call.items.push_back({name, one->src_mesh, std::move(one->request)});
+  }
+  return call;
 }
 
 }  // namespace reshard::server

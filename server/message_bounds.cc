@@ -54,6 +54,8 @@ constexpr FieldBound kBounds[] = {
     {"PlanCrossMeshRequest.src_mesh_id", 0, kIdBytes, true},
     {"PlanCrossMeshRequest.dst_mesh_id", 0, kIdBytes, true},
     {"PlanCrossMeshRequest.unavailable_ranks", kRanks, 0},
+    {"PlanCrossMeshBatchRequest.tensors", kBatchItems, 0},
+    {"PlanCrossMeshBatchRequest.names", kBatchItems, kStateBytes},
     // Plans and batches given to RunJob.
     {"Plan.mesh_id", 0, kIdBytes, true},
     {"Plan.src", 0, kStateBytes},

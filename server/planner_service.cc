@@ -3,11 +3,13 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "executor/run/cross_program.h"
 #include "executor/run/rank_program_json.h"
+#include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
 #include "proto/batch_convert.h"
@@ -438,6 +440,39 @@ grpc::ServerUnaryReactor* PlannerService::PlanCrossMesh(
                     absl::StrCat("program_rank: ", program.status().message()));
               }
               response->set_program_json(executor::CrossProgramJson(*program));
+              return absl::OkStatus();
+            }};
+      });
+}
+
+grpc::ServerUnaryReactor* PlannerService::PlanCrossMeshBatch(
+    grpc::CallbackServerContext* ctx,
+    const v1::PlanCrossMeshBatchRequest* request,
+    v1::PlanCrossMeshBatchResponse* response) {
+  return RunPlanning(
+      ctx, Rpc::kPlanCrossMeshBatch, *request, response,
+      [&]() -> absl::StatusOr<PlanningCall> {
+        absl::StatusOr<CrossBatchCall> call =
+            CrossBatchCallOf(registry_, *request, options_);
+        if (!call.ok()) return call.status();
+        absl::StatusOr<std::string> credential = CredentialOf(*ctx, options_);
+        if (!credential.ok()) return credential.status();
+        const uint64_t scope = CacheScopeOf(*credential);
+        for (CrossBatchItem& item : call->items) {
+          item.request.cache_scope = scope;
+        }
+        return PlanningCall{
+            true, scope, [this, ctx, response, call = *std::move(call)] {
+              absl::StatusOr<CrossBatchPlan> batch = MakeCrossMeshBatch(
+                  *call.items.front().src_mesh, *call.dst_mesh, call.items,
+                  call.bucket_bytes, &cache_, CallStop(ctx));
+              if (!batch.ok()) return batch.status();
+              std::vector<const Mesh*> sources;
+              for (const CrossBatchItem& item : call.items) {
+                sources.push_back(item.src_mesh.get());
+              }
+              proto::CrossBatchToProto(sources, *call.dst_mesh, *batch,
+                                       kMaxListedTransfers, response);
               return absl::OkStatus();
             }};
       });

@@ -72,6 +72,10 @@ class PlannerService final : public v1::Planner::CallbackService {
   grpc::ServerUnaryReactor* PlanCrossMesh(
       grpc::CallbackServerContext* ctx, const v1::PlanCrossMeshRequest* request,
       v1::PlanCrossMeshResponse* response) override;
+  grpc::ServerUnaryReactor* PlanCrossMeshBatch(
+      grpc::CallbackServerContext* ctx,
+      const v1::PlanCrossMeshBatchRequest* request,
+      v1::PlanCrossMeshBatchResponse* response) override;
 
  private:
   // The service's methods, named in logs and metrics by kRpcNames.
@@ -84,10 +88,12 @@ class PlannerService final : public v1::Planner::CallbackService {
     kPlanBatch,
     kResolveGroups,
     kPlanCrossMesh,
+    kPlanCrossMeshBatch,
   };
-  static constexpr std::array<const char*, 8> kRpcNames = {
-      "RegisterMesh", "GetMesh",   "ListMeshes",    "DeleteMesh",
-      "Plan",         "PlanBatch", "ResolveGroups", "PlanCrossMesh"};
+  static constexpr std::array<const char*, 9> kRpcNames = {
+      "RegisterMesh",  "GetMesh",       "ListMeshes",
+      "DeleteMesh",    "Plan",          "PlanBatch",
+      "ResolveGroups", "PlanCrossMesh", "PlanCrossMeshBatch"};
 
   // A Plan's or PlanBatch's planning, ready to run: whether it needs the
   // planning pool, whose it is there, and the work (it fills the reply).

@@ -298,6 +298,15 @@ class Client {
     Mesh dst_mesh;
     CrossMeshRequest request;
   };
+  // Plans a cross-mesh batch without running it (PlanCrossMeshBatch,
+  // docs/DESIGN.md §9): each tensor's plan or its own error, the buckets
+  // under `bucket_bytes` and the totals, as the in-process
+  // MakeCrossMeshBatch gives them (the pre- and post-steps' schedules
+  // count their collectives only). Refusals of a tensor's request name it
+  // ("tensors[t]."); transfers past the reply's list are expanded again.
+  absl::StatusOr<CrossBatchPlan> PlanCrossMeshBatch(
+      const std::vector<CrossBatchRequestTensor>& tensors,
+      int64_t bucket_bytes);
   // RunCrossBatchJob with every tensor planned by the job's replica (its
   // plan cache shared); refusals of a request name it
   // ("cross_batch_request.tensors[t]."). The reply names the tensors but

@@ -42,32 +42,6 @@ struct CrossBatchItem {
   absl::Status invalid;
 };
 
-// A bucket of transfers: (item, transfer index) pairs.
-struct CrossBucket {
-  std::vector<std::pair<int, int>> members;
-  int64_t bytes = 0;           // sent between different ranks
-  int64_t max_rank_bytes = 0;  // the most one rank sends plus receives
-  int64_t messages = 0;        // rank pairs that exchange data
-  double time_us = 0;          // priced as one phase (cross_cost.h)
-};
-
-struct CrossBatchPlan {
-  std::vector<absl::StatusOr<CrossMeshPlan>> plans;  // in item order
-  // The pre-steps bucketed per source mesh (one schedule per distinct
-  // source mesh, in order of first use, over every item's plan: items of
-  // other meshes take no part), and the post-steps on the destination mesh.
-  std::vector<BucketSchedule> pre_schedules;
-  BucketSchedule post_schedule;
-  std::vector<CrossBucket> buckets;
-  double pre_time_us = 0;       // every planned item's pre-steps, in turn
-  double post_time_us = 0;      // and post-steps
-  double transfer_time_us = 0;  // the buckets, in turn
-  double total_time_us = 0;
-  int64_t total_bytes = 0;
-  TransferBytes bytes_by_rank;  // over the whole schedule
-  double planning_us = 0;
-};
-
 // `bucket_bytes` bounds the transfer buckets and the collective buckets.
 // A bucket bound below one byte is INVALID_ARGUMENT naming bucket_bytes;
 // an item that cannot be planned is that item's own error in `plans`. The

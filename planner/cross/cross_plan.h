@@ -9,8 +9,11 @@
 #define RESHARD_PLANNER_CROSS_CROSS_PLAN_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "planner/batch/bucket_schedule.h"
 #include "planner/core/dist_state.h"
 #include "planner/core/mesh.h"
 #include "planner/core/plan.h"
@@ -77,6 +80,34 @@ struct CrossMeshPlan {
   int64_t peak_bytes = 0;
   uint64_t layout_digest = 0;  // layout_digest.h
   std::vector<Warning> warnings;
+  double planning_us = 0;
+};
+
+// A bucket of a cross-mesh batch's transfers (planner/cross/cross_batch.h
+// makes them): (item, transfer index) pairs.
+struct CrossBucket {
+  std::vector<std::pair<int, int>> members;
+  int64_t bytes = 0;           // sent between different ranks
+  int64_t max_rank_bytes = 0;  // the most one rank sends plus receives
+  int64_t messages = 0;        // rank pairs that exchange data
+  double time_us = 0;          // priced as one phase (cross_cost.h)
+};
+
+// A cross-mesh batch's schedule (planner/cross/cross_batch.h).
+struct CrossBatchPlan {
+  std::vector<absl::StatusOr<CrossMeshPlan>> plans;  // in item order
+  // The pre-steps bucketed per source mesh (one schedule per distinct
+  // source mesh, in order of first use, over every item's plan: items of
+  // other meshes take no part), and the post-steps on the destination mesh.
+  std::vector<BucketSchedule> pre_schedules;
+  BucketSchedule post_schedule;
+  std::vector<CrossBucket> buckets;
+  double pre_time_us = 0;       // every planned item's pre-steps, in turn
+  double post_time_us = 0;      // and post-steps
+  double transfer_time_us = 0;  // the buckets, in turn
+  double total_time_us = 0;
+  int64_t total_bytes = 0;
+  TransferBytes bytes_by_rank;  // over the whole schedule
   double planning_us = 0;
 };
 

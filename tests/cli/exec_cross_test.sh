@@ -86,7 +86,7 @@ err=$("$CTL" "${BATCH[@]}" 2>&1 >/dev/null); rc=$?
 check "a tensor that cannot be planned is refused by name ($rc: $err)" $?
 err=$("$CTL" exec --local 8 --src_mesh pp=2,dp=2 --dst_mesh a=2,b=2 \
   --batch "$tmpb/batch.jsonl" 2>&1 >/dev/null); rc=$?
-[ $rc -ne 0 ] && contains "$err" "plan cross-mesh batches in-process; add --offline"
+[ $rc -ne 0 ] && contains "$err" "plans cross-mesh batches in-process; add --offline"
 check "a batch without --offline says how to plan it ($rc: $err)" $?
 rm -rf "$tmpb"
 

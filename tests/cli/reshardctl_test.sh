@@ -117,9 +117,13 @@ echo "$out" | jq -e '.kind == "cross_mesh_batch" and (.items | length) == 3
   and ([.buckets[].max_rank_bytes] | max) <= 2048
   and ([.buckets[].members | length] | add) == 8' >/dev/null
 check "cross-mesh batch json" $?
-err=$("$CTL" plan --src_mesh P=2 --dst_mesh X=2 --batch "$batch" 2>&1 >/dev/null); rc=$?
-[ $rc -eq 1 ]; check "cross-mesh batch without --offline exits 1 (UNIMPLEMENTED)" $?
-contains "$err" "add --offline"; check "cross-mesh batch service message" $?
+# Without --offline the service plans the batch: a bad line refuses it
+# before any call, naming the line.
+err=$("$CTL" plan --src_mesh P=2,D=2 --dst_mesh X=4 --dst_ranks 4,5,6,7 \
+  --batch "$batch" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ]; check "cross-mesh batch with a bad line exits 2 ($rc)" $?
+contains "$err" "--batch: tensors[2] (bad): dst[0]: "
+check "cross-mesh batch names its bad line ($err)" $?
 rm -f "$batch"
 
 err=$("$CTL" plan --offline --src_mesh A=2 --dst_mesh X=4000000000,Y=4000000000 --shape 4 --from 'S(0)' --to R,R 2>&1 >/dev/null); rc=$?

@@ -1,12 +1,17 @@
 // PlanCrossMesh on a real reshard-planner (docs/DESIGN.md §9): plans equal
 // the in-process planner's, meshes by id or inline, errors naming their
 // field; and a reply that omits its transfers is expanded again by the
-// client.
+// client. PlanCrossMeshBatch: the in-process batch's schedule, a tensor
+// that cannot be planned as its own error, refusals naming tensors[t].
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "planner/cross/cross_batch.h"
 #include "planner/cross/cross_planner.h"
 #include "planner/format/cross_plan_format.h"
 #include "proto/convert.h"
@@ -143,6 +148,94 @@ TEST(CrossMeshServiceTest, OmittedTransfersAreExpandedFromTheRule) {
   wire.set_layout_digest("0000000000000000");
   EXPECT_EQ(proto::CrossPlanFromProto(wire).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Zero planning times, so that two plannings of one batch compare.
+std::string BatchWithoutTiming(const std::vector<CrossBatchItem>& items,
+                               CrossBatchPlan batch) {
+  batch.planning_us = 0;
+  for (absl::StatusOr<CrossMeshPlan>& plan : batch.plans) {
+    if (plan.ok()) plan->planning_us = 0;
+  }
+  return CrossBatchJson(*items.front().src_mesh, Pairs()[0].dst, items, batch);
+}
+
+TEST(CrossMeshServiceTest, ABatchOnTheServiceIsTheInProcessBatch) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  auto client = Connect(server.address());
+  const std::vector<Pair> pairs = Pairs();
+  // Pairs 0 and 3 move to mesh b; the third tensor's shard 0 is held only
+  // by unavailable ranks: its own FAILED_PRECONDITION.
+  Pair unheld = pairs[0];
+  unheld.request.unavailable_ranks = {0, 1};
+  std::vector<CrossBatchItem> items;
+  std::vector<Client::CrossBatchRequestTensor> tensors;
+  for (const Pair* p :
+       std::vector<const Pair*>{&pairs[0], &pairs[3], &unheld}) {
+    const std::string name = absl::StrCat("w", items.size());
+    items.push_back({name, std::make_shared<const Mesh>(p->src), p->request});
+    tensors.push_back({name, p->src, p->dst, p->request});
+  }
+  absl::StatusOr<CrossBatchPlan> offline =
+      MakeCrossMeshBatch(pairs[0].src, pairs[0].dst, items, 64);
+  absl::StatusOr<CrossBatchPlan> remote =
+      client->PlanCrossMeshBatch(tensors, 64);
+  ASSERT_TRUE(offline.ok() && remote.ok())
+      << offline.status() << remote.status();
+  EXPECT_EQ(remote->plans[2].status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_GT(remote->buckets.size(), 1u);  // 64-byte buckets
+  EXPECT_EQ(BatchWithoutTiming(items, *offline),
+            BatchWithoutTiming(items, *remote));
+}
+
+TEST(CrossMeshServiceTest, ABatchsRefusalsNameTheirField) {
+  ServerProcess server;
+  ASSERT_NE(server.port(), 0) << server.log();
+  RawStub raw(server.address());
+  const std::vector<Pair> pairs = Pairs();
+  v1::PlanCrossMeshBatchRequest good;
+  for (const Pair* p : {&pairs[0], &pairs[3]}) {
+    *good.add_tensors() =
+        proto::CrossRequestToProto(p->src, p->dst, p->request);
+  }
+  struct Case {
+    std::function<void(v1::PlanCrossMeshBatchRequest&)> edit;
+    std::string message;
+  } cases[] = {
+      {[](auto& r) { r.clear_tensors(); }, "tensors: 0 items, 1 to "},
+      {[](auto& r) { r.set_bucket_bytes(0); },
+       "bucket_bytes: must be at least 1, got 0"},
+      {[](auto& r) {
+         for (int i = 0; i < 3; ++i) r.add_names("n");
+       },
+       "names: 3 names for 2 tensors"},
+      {[&](auto& r) {
+         *r.mutable_tensors(1) = proto::CrossRequestToProto(
+             pairs[1].src, pairs[1].dst, pairs[1].request);
+       },
+       "tensors[1].dst_mesh: not tensors[0]'s destination mesh"},
+      {[](auto& r) {
+         r.mutable_tensors(1)->mutable_dst_mesh()->add_rank_map(99);
+       },
+       "tensors[1].dst_mesh: mesh.rank_map"},
+  };
+  for (const Case& c : cases) {
+    v1::PlanCrossMeshBatchRequest r = good;
+    c.edit(r);
+    grpc::ClientContext call;
+    v1::PlanCrossMeshBatchResponse response;
+    grpc::Status status = raw.stub().PlanCrossMeshBatch(&call, r, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.message;
+    EXPECT_EQ(status.error_message().rfind(c.message, 0), 0u)
+        << status.error_message();
+  }
+  grpc::ClientContext call;
+  v1::PlanCrossMeshBatchResponse response;
+  EXPECT_TRUE(raw.stub().PlanCrossMeshBatch(&call, good, &response).ok());
+  EXPECT_EQ(response.plans_size(), 2);
 }
 
 }  // namespace
