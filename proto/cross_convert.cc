@@ -13,6 +13,16 @@
 namespace reshard::proto {
 namespace {
 
+TransferBytes TransferBytesFromProto(const v1::TransferBytes& proto) {
+  return {proto.max_send(), proto.mean_send(), proto.max_recv()};
+}
+
+void TransferBytesToProto(const TransferBytes& bytes, v1::TransferBytes* out) {
+  out->set_max_send(bytes.max_send);
+  out->set_mean_send(bytes.mean_send);
+  out->set_max_recv(bytes.max_recv);
+}
+
 v1::Transfer TransferToProto(const Transfer& t) {
   v1::Transfer proto;
   proto.set_from(t.from);
@@ -38,9 +48,7 @@ void FieldsFromProto(const v1::CrossMeshPlan& proto, CrossMeshPlan& plan) {
   plan.total_time_us = proto.total_time_us();
   plan.total_bytes = proto.total_bytes();
   plan.peak_bytes = proto.peak_bytes();
-  plan.bytes_by_rank = {proto.bytes_by_rank().max_send(),
-                        proto.bytes_by_rank().mean_send(),
-                        proto.bytes_by_rank().max_recv()};
+  plan.bytes_by_rank = TransferBytesFromProto(proto.bytes_by_rank());
   plan.planning_us = proto.planning_us();
   for (const v1::Transfer& t : proto.transfers()) {
     plan.transfers.push_back(TransferFromProto(t));
@@ -111,10 +119,7 @@ void CrossPlanToProto(const Mesh& src_mesh, const Mesh& dst_mesh,
   proto->set_total_time_us(plan.total_time_us);
   proto->set_total_bytes(plan.total_bytes);
   proto->set_peak_bytes(plan.peak_bytes);
-  v1::TransferBytes* bytes = proto->mutable_bytes_by_rank();
-  bytes->set_max_send(plan.bytes_by_rank.max_send);
-  bytes->set_mean_send(plan.bytes_by_rank.mean_send);
-  bytes->set_max_recv(plan.bytes_by_rank.max_recv);
+  TransferBytesToProto(plan.bytes_by_rank, proto->mutable_bytes_by_rank());
   v1::SenderRule* rule = proto->mutable_sender_rule();
   rule->set_name(kSenderRuleName);
   for (int64_t r : plan.unavailable_ranks) rule->add_unavailable_ranks(r);
@@ -227,10 +232,7 @@ void CrossBatchToProto(const std::vector<const Mesh*>& src_meshes,
   proto->set_post_time_us(batch.post_time_us);
   proto->set_total_time_us(batch.total_time_us);
   proto->set_total_bytes(batch.total_bytes);
-  v1::TransferBytes* bytes = proto->mutable_bytes_by_rank();
-  bytes->set_max_send(batch.bytes_by_rank.max_send);
-  bytes->set_mean_send(batch.bytes_by_rank.mean_send);
-  bytes->set_max_recv(batch.bytes_by_rank.max_recv);
+  TransferBytesToProto(batch.bytes_by_rank, proto->mutable_bytes_by_rank());
   proto->set_planning_us(batch.planning_us);
 }
 
@@ -266,9 +268,7 @@ absl::StatusOr<CrossBatchPlan> CrossBatchFromProto(
   batch.post_time_us = proto.post_time_us();
   batch.total_time_us = proto.total_time_us();
   batch.total_bytes = proto.total_bytes();
-  batch.bytes_by_rank = {proto.bytes_by_rank().max_send(),
-                         proto.bytes_by_rank().mean_send(),
-                         proto.bytes_by_rank().max_recv()};
+  batch.bytes_by_rank = TransferBytesFromProto(proto.bytes_by_rank());
   batch.planning_us = proto.planning_us();
   return batch;
 }
